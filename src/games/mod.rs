@@ -1,0 +1,260 @@
+//! The games, and the one enum at the edge that maps a variant name to a game.
+//!
+//! Every algorithm is generic over [`Game`]; only the CLI needs to turn a string such as
+//! `cdc:PPPP` into a concrete game, which [`AnyGame`] does (like shakmaty's
+//! `VariantPosition`). [`with_game!`](crate::with_game) runs generic code on whichever game
+//! it holds.
+//!
+//! Variant names are `family:params[,option=value...]`, e.g. `cdc:KPPP`,
+//! `cdc:4x8,no_progress=50,repetition=off`, `ewn:3x3x3`, `c4:5x4`, `checkers:5x5-3,win=filled`.
+
+pub mod cdc;
+pub mod checkers;
+pub mod connect4;
+pub mod ewn;
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::GameError;
+use crate::game::Game;
+
+pub use cdc::{Cdc, Cdc4x8};
+pub use checkers::Checkers;
+pub use connect4::ConnectFour;
+pub use ewn::Ewn;
+
+/// Any game of the registry.
+#[derive(Clone, Debug)]
+pub enum AnyGame {
+    /// 2x4 Chinese dark chess, one of the 24 material combinations.
+    Cdc(Cdc),
+    /// Standard 4x8 Chinese dark chess.
+    Cdc4x8(Cdc4x8),
+    Ewn(Ewn),
+    ConnectFour(ConnectFour),
+    Checkers(Checkers),
+}
+
+/// Runs `$body` with `$g` bound to the concrete game inside an [`AnyGame`].
+#[macro_export]
+macro_rules! with_game {
+    ($any:expr, |$g:ident| $body:expr) => {
+        match $any {
+            $crate::games::AnyGame::Cdc($g) => $body,
+            $crate::games::AnyGame::Cdc4x8($g) => $body,
+            $crate::games::AnyGame::Ewn($g) => $body,
+            $crate::games::AnyGame::ConnectFour($g) => $body,
+            $crate::games::AnyGame::Checkers($g) => $body,
+        }
+    };
+}
+
+impl AnyGame {
+    /// The canonical variant name (parses back to an equal game).
+    pub fn variant(&self) -> String {
+        with_game!(self, |g| g.variant())
+    }
+
+    /// |A| of the game.
+    pub fn num_actions(&self) -> usize {
+        with_game!(self, |g| g.num_actions())
+    }
+}
+
+impl FromStr for AnyGame {
+    type Err = GameError;
+
+    fn from_str(s: &str) -> Result<AnyGame, GameError> {
+        let spec = VariantSpec::parse(s)?;
+        match spec.family.as_str() {
+            "cdc" if spec.params.eq_ignore_ascii_case("4x8") => {
+                Ok(AnyGame::Cdc4x8(Cdc4x8::from_spec(&spec)?))
+            }
+            "cdc" => Ok(AnyGame::Cdc(Cdc::from_spec(&spec)?)),
+            "ewn" => Ok(AnyGame::Ewn(Ewn::from_spec(&spec)?)),
+            "c4" => Ok(AnyGame::ConnectFour(ConnectFour::from_spec(&spec)?)),
+            "checkers" => Ok(AnyGame::Checkers(Checkers::from_spec(&spec)?)),
+            other => Err(GameError::UnknownFamily {
+                family: other.to_string(),
+                allowed: FAMILIES
+                    .iter()
+                    .map(|f| f.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for AnyGame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.variant())
+    }
+}
+
+/// What `tabula games` prints about a family.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FamilyInfo {
+    pub name: &'static str,
+    pub title: &'static str,
+    /// The variant syntax, e.g. `ewn:WxHxk`.
+    pub syntax: &'static str,
+    /// Parameters and options with their allowed values and defaults.
+    pub parameters: &'static [(&'static str, &'static str)],
+    /// |A|, as a formula where it depends on the parameters.
+    pub action_space: &'static str,
+    pub examples: &'static [&'static str],
+}
+
+/// Every family, in the order `tabula games` lists them.
+pub const FAMILIES: &[FamilyInfo] = &[cdc::FAMILY, ewn::FAMILY, connect4::FAMILY, checkers::FAMILY];
+
+/// A variant name split into family, parameters and `key=value` options.
+///
+/// Each game's `from_spec` reads its parameters, takes the options it knows with
+/// [`VariantSpec::take`] and finishes with [`VariantSpec::finish`], which rejects unknown ones.
+#[derive(Clone, Debug)]
+pub struct VariantSpec {
+    /// The whole text as given, for error messages.
+    pub text: String,
+    pub family: String,
+    pub params: String,
+    options: Vec<(String, String)>,
+    taken: Vec<bool>,
+}
+
+impl VariantSpec {
+    pub fn parse(text: &str) -> Result<VariantSpec, GameError> {
+        let text = text.trim();
+        let mut parts = text.split(',');
+        let head = parts.next().unwrap_or("");
+        let (family, params) = match head.split_once(':') {
+            Some((f, p)) => (f.trim().to_ascii_lowercase(), p.trim().to_string()),
+            None => (head.trim().to_ascii_lowercase(), String::new()),
+        };
+        if family.is_empty() {
+            return Err(GameError::bad_variant(
+                text,
+                "expected `family:params`, e.g. cdc:PPPP, ewn:3x3x3, c4:7x6, checkers:5x5-3",
+            ));
+        }
+        let mut options = Vec::new();
+        for part in parts {
+            let Some((k, v)) = part.split_once('=') else {
+                return Err(GameError::bad_variant(
+                    text,
+                    format!("option `{part}` is not of the form key=value"),
+                ));
+            };
+            let k = k.trim().to_ascii_lowercase();
+            if options.iter().any(|(seen, _)| *seen == k) {
+                return Err(GameError::bad_variant(
+                    text,
+                    format!("option `{k}` given twice"),
+                ));
+            }
+            options.push((k, v.trim().to_string()));
+        }
+        let taken = vec![false; options.len()];
+        Ok(VariantSpec {
+            text: text.to_string(),
+            family,
+            params,
+            options,
+            taken,
+        })
+    }
+
+    /// The value of option `key`, if given, marking it as known.
+    pub fn take(&mut self, key: &str) -> Option<String> {
+        let i = self.options.iter().position(|(k, _)| k == key)?;
+        self.taken[i] = true;
+        Some(self.options[i].1.clone())
+    }
+
+    /// Option `key` as an integer in `range` (or `default` when absent).
+    pub fn take_int(
+        &mut self,
+        key: &str,
+        range: std::ops::RangeInclusive<u32>,
+        default: u32,
+    ) -> Result<u32, GameError> {
+        match self.take(key) {
+            None => Ok(default),
+            Some(v) => match v.parse::<u32>() {
+                Ok(n) if range.contains(&n) => Ok(n),
+                _ => Err(self.error(format!(
+                    "option {key}={v} is out of range; allowed: an integer {}..={}",
+                    range.start(),
+                    range.end()
+                ))),
+            },
+        }
+    }
+
+    /// Rejects options no `take` asked for, naming them and the allowed ones.
+    pub fn finish(&self, allowed: &[&str]) -> Result<(), GameError> {
+        for ((k, _), taken) in self.options.iter().zip(&self.taken) {
+            if !taken {
+                let allowed = if allowed.is_empty() {
+                    "none".to_string()
+                } else {
+                    allowed.join(", ")
+                };
+                return Err(self.error(format!("unknown option `{k}`; allowed options: {allowed}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// A `BadVariant` error about this text.
+    pub fn error(&self, reason: impl Into<String>) -> GameError {
+        GameError::bad_variant(self.text.clone(), reason)
+    }
+}
+
+/// Parses `AxB` or `AxBxC` dimension lists such as `3x4x3`.
+pub fn parse_dims(
+    spec: &VariantSpec,
+    text: &str,
+    n: usize,
+    what: &str,
+) -> Result<Vec<u32>, GameError> {
+    let dims: Option<Vec<u32>> = text
+        .split(['x', 'X'])
+        .map(|d| d.trim().parse().ok())
+        .collect();
+    match dims {
+        Some(d) if d.len() == n => Ok(d),
+        _ => Err(spec.error(format!("expected {what}, got `{text}`"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_parsing() {
+        let mut s = VariantSpec::parse("CDC:PPPP, no_progress=50 ,repetition=off").unwrap();
+        assert_eq!(s.family, "cdc");
+        assert_eq!(s.params, "PPPP");
+        assert_eq!(s.take_int("no_progress", 1..=64, 40).unwrap(), 50);
+        assert!(s.finish(&["no_progress", "repetition"]).is_err());
+        assert_eq!(s.take("repetition").as_deref(), Some("off"));
+        assert!(s.finish(&["no_progress", "repetition"]).is_ok());
+        assert!(VariantSpec::parse("cdc:PPPP,oops").is_err());
+        assert!(VariantSpec::parse("cdc:PPPP,a=1,a=2").is_err());
+        assert!(VariantSpec::parse(":x").is_err());
+    }
+
+    #[test]
+    fn unknown_family_names_the_allowed_ones() {
+        let e = "chess:8x8".parse::<AnyGame>().unwrap_err().to_string();
+        assert!(
+            e.contains("chess") && e.contains("ewn") && e.contains("checkers"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,17 @@
+//! tabula: AlphaZero-style self-play research on games small enough to be solved exactly.
+//!
+//! - [`game`]: the `Game` trait (explicit chance, fixed action spaces, canonical keys);
+//! - [`games`]: Chinese dark chess (2x4 and 4x8), EinStein würfelt nicht!, Connect Four,
+//!   Chinese Checkers, and the registry that maps variant names to them;
+//! - [`rng`]: named ChaCha streams, the only source of randomness;
+//! - [`play`]: generic helpers to play games (random playouts, chance sampling).
+
+pub mod error;
+pub mod game;
+pub mod games;
+pub mod play;
+pub mod rng;
+
+pub use error::GameError;
+pub use game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};
+pub use games::AnyGame;
