@@ -11,6 +11,7 @@ pub mod game;
 pub mod games;
 pub mod play;
 pub mod rng;
+pub mod store;
 
 pub use error::GameError;
 pub use game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};

@@ -10,6 +10,10 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "tabula", version, about, long_about = None)]
 pub struct Cli {
+    /// The store (SQLite file). Default: $TABULA_DB, else ./tabula.db.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<std::path::PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -20,6 +24,32 @@ pub enum Command {
     Games(GamesArgs),
     /// Play one game between two players and print it move by move with boards.
     Play(PlayArgs),
+    /// Run one SQL query on a read-only connection to the store and print the rows.
+    ///
+    /// Nothing a query does can change the store. Try
+    /// `tabula sql "SELECT name FROM sqlite_master WHERE type IN ('table','view')"`.
+    Sql(SqlArgs),
+    /// Recompute the hash of every object in the store and report any that do not match.
+    Fsck(FsckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SqlArgs {
+    /// The query (one statement).
+    pub query: String,
+    /// Print CSV (header line, then rows).
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// Print a JSON array of objects, one per row.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FsckArgs {
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

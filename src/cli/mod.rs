@@ -3,6 +3,8 @@
 pub mod args;
 mod games_cmd;
 mod play_cmd;
+mod progress;
+mod store_cmd;
 
 use args::{Cli, Command};
 
@@ -10,5 +12,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Games(a) => games_cmd::run(&a),
         Command::Play(a) => play_cmd::run(&a),
+        Command::Sql(a) => store_cmd::sql(cli.db.as_deref(), &a),
+        Command::Fsck(a) => store_cmd::fsck(cli.db.as_deref(), &a),
     }
 }

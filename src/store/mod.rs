@@ -1,0 +1,272 @@
+//! The experiment store: one SQLite file holding every record, content-addressed.
+//!
+//! Design (spec `store.md`): a record is a versioned Rust struct ([`Record`]) serialised with
+//! postcard; its address is `blake3(kind tag || 0x00 || bytes)` ([`ObjectHash`]). Objects are
+//! deduplicated by hash, and relational tables index them for SQL. The object bytes are the
+//! source of truth; [`Store::fsck`] recomputes every hash.
+//!
+//! The public face is small: [`Store`], [`ObjectHash`], [`Record`], [`StoreError`] and the
+//! query/report types. Table layouts and encodings stay private to this module (like redb's
+//! `db.rs` over a private `tree_store/`); the schema itself lives in `schema/` as numbered,
+//! commented migrations applied on open.
+//!
+//! Durability: WAL mode, `synchronous=NORMAL` (never corrupts; after a power loss the last
+//! commits may roll back), write transactions `BEGIN IMMEDIATE`, batches rather than a commit
+//! per row.
+
+mod hash;
+mod objects;
+mod query;
+mod schema;
+mod solutions;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+pub use hash::ObjectHash;
+pub use objects::Record;
+pub use query::{QueryResult, Value};
+pub use solutions::SolutionRow;
+
+/// Where the store lives when neither `--db` nor `TABULA_DB` says otherwise.
+pub const DEFAULT_PATH: &str = "tabula.db";
+
+/// Errors of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store {path}: {source}")]
+    Sqlite {
+        path: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error(
+        "store {path} has schema version {found}, newer than this tabula understands ({supported}); \
+         use a newer tabula"
+    )]
+    TooNew {
+        path: String,
+        found: i64,
+        supported: i64,
+    },
+    #[error("no store at {0} (run a command that writes, e.g. `tabula solve`, to create one)")]
+    Missing(String),
+    #[error("object {0} is not in the store")]
+    NotFound(ObjectHash),
+    #[error("object {hash} is damaged: {reason}")]
+    Corrupt { hash: ObjectHash, reason: String },
+    #[error("object {hash} is a `{found}` record, expected `{expected}`")]
+    WrongKind {
+        hash: ObjectHash,
+        found: String,
+        expected: &'static str,
+    },
+    #[error("encoding a `{kind}` record: {source}")]
+    Encode {
+        kind: &'static str,
+        #[source]
+        source: postcard::Error,
+    },
+    #[error("the query failed: {0}")]
+    Query(String),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// An open store. One writer connection per process.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+    read_only: bool,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("read_only", &self.read_only)
+            .finish()
+    }
+}
+
+impl Store {
+    /// The store path the user asked for: `--db` first, then `TABULA_DB`, then `./tabula.db`.
+    pub fn resolve_path(flag: Option<&Path>) -> PathBuf {
+        if let Some(p) = flag {
+            return p.to_path_buf();
+        }
+        match std::env::var_os("TABULA_DB") {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => PathBuf::from(DEFAULT_PATH),
+        }
+    }
+
+    /// Opens (creating if needed) a store for reading and writing, applying any pending
+    /// migrations. A store written by a newer tabula is refused.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path).map_err(|e| sqlite(path, e))?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+            read_only: false,
+        };
+        store.configure()?;
+        schema::migrate(&mut store.conn).map_err(|e| store.schema_err(e))?;
+        Ok(store)
+    }
+
+    /// Opens an existing store read-only: no statement on this connection can change it.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        if !path.exists() {
+            return Err(StoreError::Missing(path.display().to_string()));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| sqlite(path, e))?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+            read_only: true,
+        };
+        store
+            .conn
+            .busy_timeout(Duration::from_secs(10))
+            .map_err(|e| store.err(e))?;
+        store
+            .conn
+            .pragma_update(None, "query_only", true)
+            .map_err(|e| store.err(e))?;
+        schema::check_version(&store.conn).map_err(|e| store.schema_err(e))?;
+        Ok(store)
+    }
+
+    fn configure(&self) -> Result<()> {
+        let c = &self.conn;
+        c.busy_timeout(Duration::from_secs(30))
+            .map_err(|e| self.err(e))?;
+        c.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| self.err(e))?;
+        c.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| self.err(e))?;
+        c.pragma_update(None, "foreign_keys", true)
+            .map_err(|e| self.err(e))?;
+        // 64 MiB page cache (negative = KiB).
+        c.pragma_update(None, "cache_size", -65536)
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Stores a record (if not already there) and returns its address.
+    pub fn put<R: Record>(&self, record: &R) -> Result<ObjectHash> {
+        objects::put(&self.conn, record).map_err(|e| self.lift(e))
+    }
+
+    /// Loads and decodes a record, checking its hash and kind.
+    pub fn get<R: Record>(&self, hash: &ObjectHash) -> Result<R> {
+        objects::get(&self.conn, hash).map_err(|e| self.lift(e))
+    }
+
+    /// Whether an object is stored.
+    pub fn contains(&self, hash: &ObjectHash) -> Result<bool> {
+        objects::contains(&self.conn, hash).map_err(|e| self.lift(e))
+    }
+
+    /// Runs `f` inside one `BEGIN IMMEDIATE` transaction: all its writes land together or
+    /// not at all.
+    pub fn write<T>(&mut self, f: impl FnOnce(&Writer<'_>) -> Result<T>) -> Result<T> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| sqlite(&path, e))?;
+        let out = f(&Writer {
+            tx: &tx,
+            path: &path,
+        })?;
+        tx.commit().map_err(|e| sqlite(&path, e))?;
+        Ok(out)
+    }
+
+    /// Recomputes every object's hash from its kind and bytes.
+    pub fn fsck(&self, mut progress: impl FnMut(u64, u64)) -> Result<FsckReport> {
+        objects::fsck(&self.conn, &mut progress).map_err(|e| self.lift(e))
+    }
+
+    /// Runs one SQL statement on a read-only connection and returns its rows.
+    pub fn query(&self, sql: &str) -> Result<QueryResult> {
+        if !self.read_only {
+            return Err(StoreError::Query(
+                "queries run only on a store opened with Store::open_read_only".into(),
+            ));
+        }
+        query::run(&self.conn, sql)
+    }
+
+    /// The stored solution of `variant`, if any.
+    pub fn solution(&self, variant: &str) -> Result<Option<SolutionRow>> {
+        solutions::find(&self.conn, variant).map_err(|e| self.err(e))
+    }
+
+    fn err(&self, e: rusqlite::Error) -> StoreError {
+        sqlite(&self.path, e)
+    }
+
+    fn schema_err(&self, e: schema::SchemaError) -> StoreError {
+        match e {
+            schema::SchemaError::Sqlite(e) => self.err(e),
+            schema::SchemaError::TooNew(found) => StoreError::TooNew {
+                path: self.path.display().to_string(),
+                found,
+                supported: schema::VERSION,
+            },
+        }
+    }
+
+    fn lift(&self, e: objects::Error) -> StoreError {
+        e.into_store_error(&self.path)
+    }
+}
+
+/// Writes inside one transaction of [`Store::write`].
+pub struct Writer<'a> {
+    tx: &'a rusqlite::Transaction<'a>,
+    path: &'a Path,
+}
+
+impl Writer<'_> {
+    pub fn put<R: Record>(&self, record: &R) -> Result<ObjectHash> {
+        objects::put(self.tx, record).map_err(|e| e.into_store_error(self.path))
+    }
+
+    /// Records (or replaces) the solution row of a variant; its manifest must be stored.
+    pub fn put_solution(&self, row: &SolutionRow) -> Result<()> {
+        solutions::upsert(self.tx, row).map_err(|e| sqlite(self.path, e))
+    }
+}
+
+/// What `fsck` found.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FsckReport {
+    pub objects: u64,
+    pub bytes: u64,
+    /// Objects whose bytes no longer hash to their address, with the reason.
+    pub damaged: Vec<(ObjectHash, String)>,
+}
+
+impl FsckReport {
+    pub fn is_clean(&self) -> bool {
+        self.damaged.is_empty()
+    }
+}
+
+fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
+    StoreError::Sqlite {
+        path: path.display().to_string(),
+        source,
+    }
+}

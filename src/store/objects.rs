@@ -1,0 +1,128 @@
+//! The object table: put, get, fsck. Private to the store.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{ObjectHash, StoreError};
+
+/// A record kind that can be stored. `KIND` names the kind and its encoding version
+/// (`"solution-chunk/v1"`): changing a record's fields or meaning is a new version, because
+/// the bytes and the hash are a contract.
+pub trait Record: Serialize + DeserializeOwned {
+    const KIND: &'static str;
+}
+
+pub(super) enum Error {
+    Sqlite(rusqlite::Error),
+    Store(StoreError),
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Error {
+        Error::Sqlite(e)
+    }
+}
+
+impl Error {
+    pub(super) fn into_store_error(self, path: &Path) -> StoreError {
+        match self {
+            Error::Sqlite(e) => super::sqlite(path, e),
+            Error::Store(e) => e,
+        }
+    }
+}
+
+pub(super) fn encode<R: Record>(record: &R) -> Result<Vec<u8>, Error> {
+    postcard::to_stdvec(record).map_err(|source| {
+        Error::Store(StoreError::Encode {
+            kind: R::KIND,
+            source,
+        })
+    })
+}
+
+pub(super) fn put<R: Record>(conn: &Connection, record: &R) -> Result<ObjectHash, Error> {
+    let bytes = encode(record)?;
+    let hash = ObjectHash::of(R::KIND, &bytes);
+    conn.prepare_cached(
+        "INSERT INTO objects (hash, kind, size, bytes) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT(hash) DO NOTHING",
+    )?
+    .execute(params![&hash.0[..], R::KIND, bytes.len() as i64, bytes])?;
+    Ok(hash)
+}
+
+pub(super) fn contains(conn: &Connection, hash: &ObjectHash) -> Result<bool, Error> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM objects WHERE hash = ?1")?
+        .query_row([&hash.0[..]], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+pub(super) fn get<R: Record>(conn: &Connection, hash: &ObjectHash) -> Result<R, Error> {
+    let row: Option<(String, Vec<u8>)> = conn
+        .prepare_cached("SELECT kind, bytes FROM objects WHERE hash = ?1")?
+        .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let Some((kind, bytes)) = row else {
+        return Err(Error::Store(StoreError::NotFound(*hash)));
+    };
+    if kind != R::KIND {
+        return Err(Error::Store(StoreError::WrongKind {
+            hash: *hash,
+            found: kind,
+            expected: R::KIND,
+        }));
+    }
+    if ObjectHash::of(&kind, &bytes) != *hash {
+        return Err(Error::Store(StoreError::Corrupt {
+            hash: *hash,
+            reason: "its bytes no longer hash to its address".into(),
+        }));
+    }
+    postcard::from_bytes(&bytes).map_err(|e| {
+        Error::Store(StoreError::Corrupt {
+            hash: *hash,
+            reason: format!("cannot decode as `{}`: {e}", R::KIND),
+        })
+    })
+}
+
+pub(super) fn fsck(
+    conn: &Connection,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<super::FsckReport, Error> {
+    let total: i64 = conn.query_row("SELECT count(*) FROM objects", [], |r| r.get(0))?;
+    let mut report = super::FsckReport::default();
+    let mut stmt = conn.prepare("SELECT hash, kind, bytes FROM objects ORDER BY id")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let stored: Vec<u8> = row.get(0)?;
+        let kind: String = row.get(1)?;
+        let bytes: Vec<u8> = row.get(2)?;
+        report.objects += 1;
+        report.bytes += bytes.len() as u64;
+        let actual = ObjectHash::of(&kind, &bytes);
+        let Ok(stored) = <[u8; 32]>::try_from(stored.as_slice()) else {
+            report
+                .damaged
+                .push((actual, format!("address is {} bytes, not 32", stored.len())));
+            continue;
+        };
+        if actual.0 != stored {
+            report.damaged.push((
+                ObjectHash(stored),
+                format!("`{kind}` bytes hash to {actual}, not to their address"),
+            ));
+        }
+        if report.objects % 1024 == 0 {
+            progress(report.objects, total as u64);
+        }
+    }
+    progress(report.objects, total as u64);
+    Ok(report)
+}
