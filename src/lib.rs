@@ -11,7 +11,9 @@ pub mod game;
 pub mod games;
 pub mod play;
 pub mod rng;
+pub mod solver;
 pub mod store;
+pub mod util;
 
 pub use error::GameError;
 pub use game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};

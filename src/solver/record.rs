@@ -1,0 +1,115 @@
+//! Solutions in the experiment store.
+//!
+//! A solution is a manifest object (`solution/v1`: variant, counts, start value, chunk
+//! addresses) over chunk objects (`solution-chunk/v1`: up to [`CHUNK_POSITIONS`] sorted keys
+//! and their values, at most a few MiB each). The `solutions` table maps the canonical variant
+//! name to the manifest, so a second `solve` finds it at once.
+
+use serde::{Deserialize, Serialize};
+
+use super::Solution;
+use crate::game::PositionKey;
+use crate::store::{ObjectHash, Record, SolutionRow, Store, StoreError};
+
+/// Positions per chunk object (about 2 MiB of keys and values).
+pub const CHUNK_POSITIONS: usize = 1 << 17;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct SolutionManifest {
+    variant: String,
+    positions: u64,
+    /// Start value for the first player, [-1, 1].
+    start_value: f64,
+    chunks: Vec<ObjectHash>,
+}
+
+impl Record for SolutionManifest {
+    const KIND: &'static str = "solution/v1";
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound = "K: PositionKey")]
+struct SolutionChunk<K> {
+    keys: Vec<K>,
+    values: Vec<f64>,
+}
+
+impl<K: PositionKey> Record for SolutionChunk<K> {
+    const KIND: &'static str = "solution-chunk/v1";
+}
+
+/// Stores a solution (chunks, manifest and its `solutions` row in one transaction) and
+/// returns the manifest's address. `seconds` is the solve time, kept beside, not hashed.
+pub fn save_solution<K: PositionKey>(
+    store: &mut Store,
+    sol: &Solution<K>,
+    start_value: f64,
+    seconds: f64,
+) -> Result<ObjectHash, StoreError> {
+    let keys = sol.keys();
+    let values = sol.values();
+    store.write(|w| {
+        let mut chunks = Vec::new();
+        for (k, v) in keys
+            .chunks(CHUNK_POSITIONS)
+            .zip(values.chunks(CHUNK_POSITIONS))
+        {
+            chunks.push(w.put(&SolutionChunk {
+                keys: k.to_vec(),
+                values: v.to_vec(),
+            })?);
+        }
+        let manifest = SolutionManifest {
+            variant: sol.variant.clone(),
+            positions: keys.len() as u64,
+            start_value,
+            chunks,
+        };
+        let hash = w.put(&manifest)?;
+        w.put_solution(&SolutionRow {
+            variant: sol.variant.clone(),
+            hash,
+            positions: keys.len() as u64,
+            value: super::to_unit(start_value),
+            engine_version: env!("CARGO_PKG_VERSION").to_string(),
+            seconds,
+            created_at: crate::util::utc_now_rfc3339(),
+        })?;
+        Ok(hash)
+    })
+}
+
+/// Loads the stored solution of `variant` with its manifest address, if there is one.
+/// Every chunk is checked against its address as it is read.
+pub fn load_solution<K: PositionKey>(
+    store: &Store,
+    variant: &str,
+) -> Result<Option<(Solution<K>, ObjectHash)>, StoreError> {
+    let Some(row) = store.solution(variant)? else {
+        return Ok(None);
+    };
+    let manifest: SolutionManifest = store.get(&row.hash)?;
+    let mut keys = Vec::with_capacity(manifest.positions as usize);
+    let mut values = Vec::with_capacity(manifest.positions as usize);
+    for h in &manifest.chunks {
+        let chunk: SolutionChunk<K> = store.get(h)?;
+        if chunk.keys.len() != chunk.values.len() {
+            return Err(StoreError::Corrupt {
+                hash: *h,
+                reason: "a solution chunk has unequal key and value counts".into(),
+            });
+        }
+        keys.extend(chunk.keys);
+        values.extend(chunk.values);
+    }
+    if keys.len() as u64 != manifest.positions || !keys.windows(2).all(|w| w[0] < w[1]) {
+        return Err(StoreError::Corrupt {
+            hash: row.hash,
+            reason: "the solution's keys are not the sorted list its manifest promises".into(),
+        });
+    }
+    Ok(Some((
+        Solution::from_sorted(manifest.variant, keys, values),
+        row.hash,
+    )))
+}
