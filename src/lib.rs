@@ -4,13 +4,15 @@
 //! - [`games`]: Chinese dark chess (2x4 and 4x8), EinStein würfelt nicht!, Connect Four,
 //!   Chinese Checkers, and the registry that maps variant names to them;
 //! - [`rng`]: named ChaCha streams, the only source of randomness;
-//! - [`play`]: generic helpers to play games (random playouts, chance sampling).
+//! - [`play`]: generic helpers to play games (random playouts, chance sampling);
+//! - [`search`]: PUCT MCTS with chance nodes, MCTS-Solver, leaf evaluators.
 
 pub mod error;
 pub mod game;
 pub mod games;
 pub mod play;
 pub mod rng;
+pub mod search;
 pub mod solver;
 pub mod store;
 pub mod util;

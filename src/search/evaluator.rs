@@ -1,0 +1,115 @@
+//! Leaf evaluators: what a search asks of a new leaf.
+
+use crate::game::{Action, Game, Player, Turn};
+use crate::play::{Scratch, random_playout};
+use crate::rng::StreamRng;
+
+/// Values a decision state for its side to move and gives priors over its legal actions.
+///
+/// `evaluate` receives the legal actions of `s` (ascending) and a `priors` slice of the same
+/// length to fill with non-negative numbers summing to 1; it returns the value of `s` in
+/// [0, 1] for the player to move. Random draws, if any, come from `rng` (the search's own
+/// stream), so a search stays a pure function of its inputs.
+///
+/// `&mut self` lets an evaluator keep scratch buffers; a shared, read-only model (the
+/// learner's lookup table) is wrapped per searcher, e.g. `struct TableEval<'a>(&'a Table, ..)`.
+pub trait Evaluator<G: Game> {
+    fn evaluate(
+        &mut self,
+        g: &G,
+        s: &G::State,
+        legal: &[Action],
+        priors: &mut [f64],
+        rng: &mut StreamRng,
+    ) -> f64;
+}
+
+/// Fills `priors` with the uniform distribution.
+#[inline]
+pub fn uniform_priors(priors: &mut [f64]) {
+    let p = 1.0 / priors.len() as f64;
+    priors.fill(p);
+}
+
+/// Uniform priors and the value 0.5 (a draw) for every leaf: search guided by nothing but the
+/// terminal scores it reaches.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Uniform;
+
+impl<G: Game> Evaluator<G> for Uniform {
+    #[inline]
+    fn evaluate(
+        &mut self,
+        _: &G,
+        _: &G::State,
+        _: &[Action],
+        priors: &mut [f64],
+        _: &mut StreamRng,
+    ) -> f64 {
+        uniform_priors(priors);
+        0.5
+    }
+}
+
+/// Uniform priors, and as value the mean score of `playouts` uniformly random playouts from
+/// the leaf (chance by its probabilities), drawn from the search's stream.
+#[derive(Debug)]
+pub struct Rollout {
+    playouts: u32,
+    scratch: Scratch,
+}
+
+impl Rollout {
+    /// `playouts` random playouts per leaf (at least 1).
+    pub fn new(playouts: u32) -> Rollout {
+        Rollout {
+            playouts: playouts.max(1),
+            scratch: Scratch::new(),
+        }
+    }
+
+    pub fn playouts(&self) -> u32 {
+        self.playouts
+    }
+
+    /// The mean score for `p` of the playouts from `s` (any state).
+    pub fn value_for<G: Game>(
+        &mut self,
+        g: &G,
+        s: &G::State,
+        p: Player,
+        rng: &mut StreamRng,
+    ) -> f64 {
+        let mut total = 0.0;
+        for _ in 0..self.playouts {
+            let (r, _) = random_playout(g, *s, rng, &mut self.scratch);
+            total += r.score(p);
+        }
+        total / f64::from(self.playouts)
+    }
+}
+
+impl Default for Rollout {
+    fn default() -> Rollout {
+        Rollout::new(1)
+    }
+}
+
+impl<G: Game> Evaluator<G> for Rollout {
+    fn evaluate(
+        &mut self,
+        g: &G,
+        s: &G::State,
+        _: &[Action],
+        priors: &mut [f64],
+        rng: &mut StreamRng,
+    ) -> f64 {
+        uniform_priors(priors);
+        let p = match g.turn(s) {
+            Turn::Player(p) => p,
+            // Search only evaluates decision states; anything else has no side to move.
+            _ => Player::P0,
+        };
+        self.value_for(g, s, p, rng)
+    }
+}

@@ -1,0 +1,1067 @@
+//! PUCT MCTS with chance nodes, AlphaZero's knobs and KataGo's options (see the module docs
+//! of [`crate::search`]).
+
+use std::num::NonZeroU32;
+
+use rand::RngExt;
+use rand::distr::Distribution;
+use serde::{Deserialize, Serialize};
+
+use super::{Evaluator, SearchError};
+use crate::game::{Action, ChanceOutcome, Game, Player, Turn};
+use crate::rng::StreamRng;
+
+/// The value of an unvisited edge in selection.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InitQ {
+    /// Q = 0 (AlphaZero's default).
+    #[default]
+    Loss,
+    /// Q = 0.5.
+    Draw,
+    /// Q = 1.
+    Win,
+    /// Q = +infinity: untried actions first; among several, the exploration term decides.
+    First,
+}
+
+impl InitQ {
+    /// The allowed names, for error messages.
+    pub const NAMES: &'static str = "loss, draw, win, first";
+
+    pub fn parse(text: &str) -> Option<InitQ> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "loss" => Some(InitQ::Loss),
+            "draw" => Some(InitQ::Draw),
+            "win" => Some(InitQ::Win),
+            "first" => Some(InitQ::First),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            InitQ::Loss => "loss",
+            InitQ::Draw => "draw",
+            InitQ::Win => "win",
+            InitQ::First => "first",
+        }
+    }
+
+    /// The Q of an unvisited edge, `None` for `first` (+infinity).
+    fn value(self) -> Option<f64> {
+        match self {
+            InitQ::Loss => Some(0.0),
+            InitQ::Draw => Some(0.5),
+            InitQ::Win => Some(1.0),
+            InitQ::First => None,
+        }
+    }
+}
+
+fn default_p_full() -> f64 {
+    0.25
+}
+
+fn default_forced_k() -> f64 {
+    2.0
+}
+
+/// KataGo's playout cap randomisation: with probability `p_full` a full search of
+/// `simulations` with root noise, otherwise a fast search of `n_fast` without noise. Only
+/// full searches are training targets ([`SearchResult::full`]).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlayoutCap {
+    #[serde(default = "default_p_full")]
+    pub p_full: f64,
+    pub n_fast: u32,
+}
+
+/// KataGo's forced playouts at the root of full searches: a root child c with N(c) > 0 and
+/// N(c) < sqrt(k * P(c) * sum N) is selected first.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForcedPlayouts {
+    #[serde(default = "default_forced_k")]
+    pub k: f64,
+}
+
+impl Default for ForcedPlayouts {
+    fn default() -> ForcedPlayouts {
+        ForcedPlayouts { k: 2.0 }
+    }
+}
+
+/// Every knob of the search. `Default` is the literature's (c_puct 1, alpha 1.5, epsilon
+/// 0.25, tau 1, every move sampled, 800 simulations, init_q loss, KataGo options off).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchConfig {
+    pub c_puct: f64,
+    pub dirichlet_alpha: f64,
+    /// Weight of the root noise; 0 turns it off (evaluation play).
+    pub dirichlet_epsilon: f64,
+    /// tau: moves are sampled with probability proportional to N^(1/tau); 0 takes the most
+    /// visited action.
+    pub temperature: f64,
+    /// Only the first `k` moves of a game (plies, both players counted) are sampled; later
+    /// moves take the most visited action. `None`: every move is sampled.
+    pub sample_moves: Option<u32>,
+    pub simulations: u32,
+    pub init_q: InitQ,
+    pub playout_cap: Option<PlayoutCap>,
+    pub forced_playouts: Option<ForcedPlayouts>,
+    /// Policy target pruning (needs `forced_playouts`).
+    pub policy_target_pruning: bool,
+}
+
+impl Default for SearchConfig {
+    fn default() -> SearchConfig {
+        SearchConfig {
+            c_puct: 1.0,
+            dirichlet_alpha: 1.5,
+            dirichlet_epsilon: 0.25,
+            temperature: 1.0,
+            sample_moves: None,
+            simulations: 800,
+            init_q: InitQ::Loss,
+            playout_cap: None,
+            forced_playouts: None,
+            policy_target_pruning: false,
+        }
+    }
+}
+
+/// A setting outside its allowed range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("search setting `{key}` = {value} is out of range; allowed: {allowed}")]
+pub struct SearchConfigError {
+    pub key: &'static str,
+    pub value: String,
+    pub allowed: &'static str,
+}
+
+impl SearchConfig {
+    /// Evaluation play: no root noise, always the most visited action.
+    pub fn evaluation(simulations: u32) -> SearchConfig {
+        SearchConfig {
+            dirichlet_epsilon: 0.0,
+            temperature: 0.0,
+            simulations,
+            ..SearchConfig::default()
+        }
+    }
+
+    /// Checks every setting; the error names the first bad key and its allowed range.
+    pub fn validate(&self) -> Result<(), SearchConfigError> {
+        fn bad(
+            key: &'static str,
+            value: impl ToString,
+            allowed: &'static str,
+        ) -> SearchConfigError {
+            SearchConfigError {
+                key,
+                value: value.to_string(),
+                allowed,
+            }
+        }
+        let c = self.c_puct;
+        if !(c.is_finite() && c >= 0.0) {
+            return Err(bad(
+                "c_puct",
+                c,
+                "a finite number >= 0 (the literature sweeps 1/64..64)",
+            ));
+        }
+        let a = self.dirichlet_alpha;
+        if !(a.is_finite() && a > 0.0) {
+            return Err(bad(
+                "dirichlet_alpha",
+                a,
+                "a finite number > 0 (the literature sweeps 0.03..12)",
+            ));
+        }
+        let e = self.dirichlet_epsilon;
+        if !(0.0..=1.0).contains(&e) {
+            return Err(bad("dirichlet_epsilon", e, "a number in [0, 1]"));
+        }
+        let t = self.temperature;
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(bad(
+                "temperature",
+                t,
+                "a finite number >= 0 (0: most visited; the literature sweeps 1/16..16)",
+            ));
+        }
+        if self.simulations == 0 {
+            return Err(bad("simulations", 0, "an integer >= 1"));
+        }
+        if let Some(pc) = self.playout_cap {
+            if !(0.0..=1.0).contains(&pc.p_full) {
+                return Err(bad("playout_cap.p_full", pc.p_full, "a number in [0, 1]"));
+            }
+            if pc.n_fast == 0 || pc.n_fast >= self.simulations {
+                return Err(bad(
+                    "playout_cap.n_fast",
+                    pc.n_fast,
+                    "an integer >= 1 and below `simulations`",
+                ));
+            }
+        }
+        if let Some(fp) = self.forced_playouts
+            && !(fp.k.is_finite() && fp.k > 0.0)
+        {
+            return Err(bad(
+                "forced_playouts.k",
+                fp.k,
+                "a finite number > 0 (KataGo: 2)",
+            ));
+        }
+        if self.policy_target_pruning && self.forced_playouts.is_none() {
+            return Err(bad(
+                "policy_target_pruning",
+                true,
+                "true only together with `forced_playouts` (pruning removes forced visits)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What one search returns. Vectors are indexed like `actions` (the root's legal actions,
+/// ascending).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchResult {
+    pub actions: Vec<Action>,
+    /// Root priors as the search used them (root noise included).
+    pub priors: Vec<f64>,
+    /// N(s0, a) after the search.
+    pub visits: Vec<u32>,
+    /// The training target's counts: `visits` after policy target pruning (equal to `visits`
+    /// when pruning is off or the search was fast). pi = target / sum(target).
+    pub target: Vec<u32>,
+    /// A full search (always, unless playout cap randomisation drew a fast one).
+    pub full: bool,
+    /// Simulations run (N_sim, or n_fast for a fast search).
+    pub simulations: u32,
+    /// The move chosen by the temperature / `sample_moves` rules.
+    pub action: Action,
+    /// The root's mean backed-up value for the player to move, in [0, 1].
+    pub value: f64,
+}
+
+impl SearchResult {
+    /// pi: the target counts normalised.
+    pub fn policy(&self) -> Vec<f64> {
+        let total: u64 = self.target.iter().map(|&n| u64::from(n)).sum();
+        self.target
+            .iter()
+            .map(|&n| {
+                if total == 0 {
+                    0.0
+                } else {
+                    f64::from(n) / total as f64
+                }
+            })
+            .collect()
+    }
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Kind {
+    Decision(Player),
+    Chance,
+    /// The score of player 0.
+    Terminal(f64),
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Node<S> {
+    state: S,
+    kind: Kind,
+    /// Edges `first .. first + len` of the edge arena.
+    first: u32,
+    len: u32,
+    /// sum_b N(s, b).
+    visits: u32,
+}
+
+/// An edge: a decision node's action (P = prior) or a chance node's outcome (P = its
+/// probability).
+#[derive(Copy, Clone, Debug)]
+struct Edge {
+    child: Option<NonZeroU32>,
+    label: u16,
+    n: u32,
+    /// Sum of the values backed up through this edge, for its chooser.
+    w: f64,
+    p: f64,
+}
+
+/// A reusable PUCT searcher: owns the arenas, so keep one per worker and call
+/// [`Search::run`] for every move.
+#[derive(Debug)]
+pub struct Search<G: Game> {
+    config: SearchConfig,
+    nodes: Vec<Node<G::State>>,
+    edges: Vec<Edge>,
+    /// (edge, node it leaves) of the current simulation.
+    path: Vec<(u32, u32)>,
+    actions: Vec<Action>,
+    outcomes: Vec<ChanceOutcome>,
+    priors: Vec<f64>,
+}
+
+impl<G: Game> Search<G> {
+    pub fn new(config: SearchConfig) -> Result<Search<G>, SearchConfigError> {
+        config.validate()?;
+        Ok(Search {
+            config,
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            path: Vec::with_capacity(64),
+            actions: Vec::with_capacity(64),
+            outcomes: Vec::with_capacity(64),
+            priors: Vec::with_capacity(64),
+        })
+    }
+
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+
+    /// Nodes in the tree of the last search (decision, chance and terminal).
+    pub fn tree_size(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Searches from the decision state `root`, `ply` plies into the game (for
+    /// `sample_moves`). Every random draw comes from `rng`, in this order: the playout-cap
+    /// coin (if enabled), the root noise (one Gamma draw per legal action, if epsilon > 0 in a
+    /// full search), the simulations (chance outcomes and the evaluator's draws), then the
+    /// move sample (if sampling).
+    pub fn run<E: Evaluator<G>>(
+        &mut self,
+        g: &G,
+        root: &G::State,
+        ply: u32,
+        eval: &mut E,
+        rng: &mut StreamRng,
+    ) -> Result<SearchResult, SearchError> {
+        match g.turn(root) {
+            Turn::Player(_) => {}
+            Turn::Chance => return Err(SearchError::NotADecision("a chance state")),
+            Turn::Terminal(_) => return Err(SearchError::NotADecision("terminal")),
+        }
+        let cfg = self.config;
+        self.nodes.clear();
+        self.edges.clear();
+        let (full, sims) = match cfg.playout_cap {
+            Some(pc) => {
+                let full = rng.random::<f64>() < pc.p_full;
+                (full, if full { cfg.simulations } else { pc.n_fast })
+            }
+            None => (true, cfg.simulations),
+        };
+        self.new_node(g, *root, eval, rng);
+        if full && cfg.dirichlet_epsilon > 0.0 {
+            self.add_root_noise(rng);
+        }
+        let forced = if full { cfg.forced_playouts } else { None };
+        for _ in 0..sims {
+            self.simulate(g, eval, rng, forced);
+        }
+
+        let root_node = self.nodes[0];
+        let edges =
+            &self.edges[root_node.first as usize..(root_node.first + root_node.len) as usize];
+        let actions: Vec<Action> = edges.iter().map(|e| e.label).collect();
+        let priors: Vec<f64> = edges.iter().map(|e| e.p).collect();
+        let visits: Vec<u32> = edges.iter().map(|e| e.n).collect();
+        let (w, n) = edges
+            .iter()
+            .fold((0.0, 0u64), |(w, n), e| (w + e.w, n + u64::from(e.n)));
+        let value = if n == 0 { 0.5 } else { w / n as f64 };
+        let target = match forced {
+            Some(fp) if cfg.policy_target_pruning => prune(edges, cfg.c_puct, fp.k),
+            _ => visits.clone(),
+        };
+        let sample = cfg.temperature > 0.0 && cfg.sample_moves.is_none_or(|k| ply < k);
+        let i = if sample {
+            sample_by_temperature(&visits, cfg.temperature, rng)
+        } else {
+            most_visited(&visits)
+        };
+        Ok(SearchResult {
+            action: actions[i],
+            actions,
+            priors,
+            visits,
+            target,
+            full,
+            simulations: sims,
+            value,
+        })
+    }
+
+    /// Adds a node for `state`; returns its index and, for a decision or terminal node, the
+    /// score of player 0 to back up (decision nodes are evaluated here).
+    fn new_node<E: Evaluator<G>>(
+        &mut self,
+        g: &G,
+        state: G::State,
+        eval: &mut E,
+        rng: &mut StreamRng,
+    ) -> (u32, Option<f64>) {
+        let idx = self.nodes.len() as u32;
+        let first = self.edges.len() as u32;
+        let (kind, len, v0) = match g.turn(&state) {
+            Turn::Terminal(r) => {
+                let v0 = r.score(Player::P0);
+                (Kind::Terminal(v0), 0, Some(v0))
+            }
+            Turn::Chance => {
+                g.chance_outcomes(&state, &mut self.outcomes);
+                for o in &self.outcomes {
+                    self.edges.push(Edge {
+                        child: None,
+                        label: o.outcome,
+                        n: 0,
+                        w: 0.0,
+                        p: o.prob,
+                    });
+                }
+                (Kind::Chance, self.outcomes.len() as u32, None)
+            }
+            Turn::Player(p) => {
+                g.legal_actions(&state, &mut self.actions);
+                self.priors.clear();
+                self.priors.resize(self.actions.len(), 0.0);
+                let v = eval.evaluate(g, &state, &self.actions, &mut self.priors, rng);
+                for (&a, &prior) in self.actions.iter().zip(&self.priors) {
+                    self.edges.push(Edge {
+                        child: None,
+                        label: a,
+                        n: 0,
+                        w: 0.0,
+                        p: prior,
+                    });
+                }
+                let v0 = if p == Player::P0 { v } else { 1.0 - v };
+                (Kind::Decision(p), self.actions.len() as u32, Some(v0))
+            }
+        };
+        self.nodes.push(Node {
+            state,
+            kind,
+            first,
+            len,
+            visits: 0,
+        });
+        (idx, v0)
+    }
+
+    fn add_root_noise(&mut self, rng: &mut StreamRng) {
+        let cfg = self.config;
+        let Ok(gamma) = rand_distr::Gamma::new(cfg.dirichlet_alpha, 1.0) else {
+            return; // unreachable: alpha > 0 is validated
+        };
+        let root = self.nodes[0];
+        let range = root.first as usize..(root.first + root.len) as usize;
+        self.priors.clear();
+        let mut sum = 0.0;
+        for _ in range.clone() {
+            let x: f64 = gamma.sample(rng);
+            sum += x;
+            self.priors.push(x);
+        }
+        if !(sum > 0.0 && sum.is_finite()) {
+            return;
+        }
+        let eps = cfg.dirichlet_epsilon;
+        for (e, &x) in self.edges[range].iter_mut().zip(&self.priors) {
+            e.p = (1.0 - eps) * e.p + eps * (x / sum);
+        }
+    }
+
+    fn simulate<E: Evaluator<G>>(
+        &mut self,
+        g: &G,
+        eval: &mut E,
+        rng: &mut StreamRng,
+        forced: Option<ForcedPlayouts>,
+    ) {
+        self.path.clear();
+        let mut cur = 0u32;
+        let v0 = loop {
+            let node = &self.nodes[cur as usize];
+            let e = match node.kind {
+                Kind::Terminal(v0) => break v0,
+                Kind::Decision(_) => {
+                    let root_forced = if cur == 0 { forced } else { None };
+                    self.select(cur, root_forced)
+                }
+                Kind::Chance => self.sample_chance(cur, rng),
+            };
+            self.path.push((e, cur));
+            let edge = self.edges[e as usize];
+            match edge.child {
+                Some(c) => cur = c.get(),
+                None => {
+                    let parent = &self.nodes[cur as usize];
+                    let s = match parent.kind {
+                        Kind::Chance => g.apply_chance(&parent.state, edge.label),
+                        _ => g.apply(&parent.state, edge.label),
+                    };
+                    let (c, v) = self.new_node(g, s, eval, rng);
+                    // The root is node 0, so a child's index is never 0.
+                    self.edges[e as usize].child = NonZeroU32::new(c);
+                    match v {
+                        Some(v0) => break v0,
+                        None => cur = c,
+                    }
+                }
+            }
+        };
+        for &(e, n) in &self.path {
+            let node = &mut self.nodes[n as usize];
+            node.visits += 1;
+            let kind = node.kind;
+            let edge = &mut self.edges[e as usize];
+            edge.n += 1;
+            if let Kind::Decision(p) = kind {
+                edge.w += if p == Player::P0 { v0 } else { 1.0 - v0 };
+            }
+        }
+    }
+
+    /// The PUCT choice at decision node `i` (ties: lowest action).
+    #[inline]
+    fn select(&self, i: u32, forced: Option<ForcedPlayouts>) -> u32 {
+        let node = &self.nodes[i as usize];
+        let total = f64::from(node.visits);
+        let sqrt_total = total.sqrt();
+        let c = self.config.c_puct;
+        let init = self.config.init_q.value();
+        let mut best = node.first;
+        let mut best_tier = 0u8;
+        let mut best_score = f64::NEG_INFINITY;
+        for e in node.first..node.first + node.len {
+            let edge = &self.edges[e as usize];
+            let n = f64::from(edge.n);
+            let u = c * edge.p * sqrt_total / (1.0 + n);
+            let (tier, score) = if edge.n == 0 {
+                match init {
+                    Some(q) => (0, q + u),
+                    None => (1, u),
+                }
+            } else if forced.is_some_and(|fp| n < (fp.k * edge.p * total).sqrt()) {
+                (2, u)
+            } else {
+                (0, edge.w / n + u)
+            };
+            if tier > best_tier || (tier == best_tier && score > best_score) {
+                best = e;
+                best_tier = tier;
+                best_score = score;
+            }
+        }
+        best
+    }
+
+    /// Samples an outcome edge of chance node `i` by probability (like
+    /// [`crate::rng::sample_outcome`]).
+    #[inline]
+    fn sample_chance(&self, i: u32, rng: &mut StreamRng) -> u32 {
+        let node = &self.nodes[i as usize];
+        let u: f64 = rng.random();
+        let mut acc = 0.0;
+        for e in node.first..node.first + node.len {
+            acc += self.edges[e as usize].p;
+            if u < acc {
+                return e;
+            }
+        }
+        node.first + node.len - 1
+    }
+}
+
+/// Policy target pruning (KataGo): from each root child other than the most visited, subtract
+/// up to n_forced(c) = sqrt(k * P(c) * sum N) visits as long as its PUCT value stays below the
+/// best child's; a child left with one visit is pruned to 0.
+fn prune(edges: &[Edge], c_puct: f64, k: f64) -> Vec<u32> {
+    let visits: Vec<u32> = edges.iter().map(|e| e.n).collect();
+    let best = most_visited(&visits);
+    let total: f64 = visits.iter().map(|&n| f64::from(n)).sum();
+    let sqrt_total = total.sqrt();
+    let puct =
+        |e: &Edge, n: u32| e.w / f64::from(e.n) + c_puct * e.p * sqrt_total / (1.0 + f64::from(n));
+    let best_edge = &edges[best];
+    if best_edge.n == 0 {
+        return visits;
+    }
+    let best_puct = puct(best_edge, best_edge.n);
+    let mut target = visits.clone();
+    for (i, e) in edges.iter().enumerate() {
+        if i == best || e.n == 0 {
+            continue;
+        }
+        let forced = (k * e.p * total).sqrt();
+        let mut n = e.n;
+        while n > 0 && f64::from(e.n - n + 1) <= forced && puct(e, n - 1) < best_puct {
+            n -= 1;
+        }
+        target[i] = if n == 1 { 0 } else { n };
+    }
+    target
+}
+
+/// The index of the largest count (ties: lowest index).
+pub fn most_visited(visits: &[u32]) -> usize {
+    let mut best = 0;
+    for (i, &n) in visits.iter().enumerate() {
+        if n > visits[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Samples an index with probability proportional to N^(1/tau) (computed as (N / max)^(1/tau)
+/// so large exponents do not overflow).
+pub fn sample_by_temperature(visits: &[u32], tau: f64, rng: &mut StreamRng) -> usize {
+    let max = f64::from(visits[most_visited(visits)]);
+    if max == 0.0 {
+        return 0;
+    }
+    let inv = 1.0 / tau;
+    let weight = |n: u32| (f64::from(n) / max).powf(inv);
+    let total: f64 = visits.iter().map(|&n| weight(n)).sum();
+    let u = rng.random::<f64>() * total;
+    let mut acc = 0.0;
+    let mut last = 0;
+    for (i, &n) in visits.iter().enumerate() {
+        if n == 0 {
+            continue;
+        }
+        acc += weight(n);
+        last = i;
+        if u < acc {
+            return i;
+        }
+    }
+    last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::GameResult::{Draw, Win};
+    use crate::rng::stream;
+    use crate::search::toy::{TNode, TreeGame};
+    use crate::search::{Rollout, Uniform};
+    use Player::{P0, P1};
+
+    /// Fixed priors by legal index, value 0.5.
+    struct Fixed(Vec<f64>);
+
+    impl<G: Game> Evaluator<G> for Fixed {
+        fn evaluate(
+            &mut self,
+            _: &G,
+            _: &G::State,
+            legal: &[Action],
+            priors: &mut [f64],
+            _: &mut StreamRng,
+        ) -> f64 {
+            if legal.len() == self.0.len() {
+                priors.copy_from_slice(&self.0);
+            } else {
+                priors.fill(1.0 / legal.len() as f64);
+            }
+            0.5
+        }
+    }
+
+    fn quiet(simulations: u32, init_q: InitQ) -> SearchConfig {
+        SearchConfig {
+            init_q,
+            ..SearchConfig::evaluation(simulations)
+        }
+    }
+
+    fn visits<E: Evaluator<TreeGame>>(g: &TreeGame, cfg: SearchConfig, eval: &mut E) -> Vec<u32> {
+        let mut search = Search::new(cfg).unwrap();
+        let mut rng = stream(1, "test");
+        search.run(g, &0, 0, eval, &mut rng).unwrap().visits
+    }
+
+    /// Player 0 picks [win, loss, loss, loss] with uniform priors 1/4, c_puct 1, 7
+    /// simulations. By hand (T = visits so far, u = 0.25 sqrt(T) / (1 + N)):
+    /// - loss (Q0 = 0): the win is found first and an untried action needs
+    ///   0.25 sqrt(T) > 1 + 0.25 sqrt(T) / (1 + T), first true at T = 18: [7, 0, 0, 0].
+    /// - draw (Q0 = 0.5): 0.5 + 0.25 sqrt(T) > 1 + 0.25 sqrt(T) / (1 + T) first at T = 6,
+    ///   the 7th simulation: [6, 1, 0, 0].
+    /// - win and first: every action once (T = 1..3: the untried ones score 1 + 0.25 sqrt(T)
+    ///   above the win's 1 + 0.25 sqrt(T) / (1 + N)), then the win: [4, 1, 1, 1].
+    #[test]
+    fn init_q_changes_visits_as_computed_by_hand() {
+        let g = TreeGame::pick(&[Win(P0), Win(P1), Win(P1), Win(P1)]);
+        let expect = [
+            (InitQ::Loss, [7, 0, 0, 0]),
+            (InitQ::Draw, [6, 1, 0, 0]),
+            (InitQ::Win, [4, 1, 1, 1]),
+            (InitQ::First, [4, 1, 1, 1]),
+        ];
+        for (init, want) in expect {
+            assert_eq!(visits(&g, quiet(7, init), &mut Uniform), want, "{init:?}");
+        }
+        // Loss: the first untried action is taken at T = 18, the 19th simulation.
+        assert_eq!(
+            visits(&g, quiet(18, InitQ::Loss), &mut Uniform),
+            [18, 0, 0, 0]
+        );
+        assert_eq!(
+            visits(&g, quiet(19, InitQ::Loss), &mut Uniform),
+            [18, 1, 0, 0]
+        );
+    }
+
+    /// `win` and `first` differ when priors differ: [win, loss] with priors [0.9, 0.1].
+    /// Second simulation (T = 1): under `win` the visited win scores 1 + 0.9 / 2 = 1.45 and the
+    /// untried loss 1 + 0.1 = 1.1, so the win is repeated; under `first` the untried action
+    /// goes first whatever the scores.
+    #[test]
+    fn first_tries_untried_actions_before_any_repeat() {
+        let g = TreeGame::pick(&[Win(P0), Win(P1)]);
+        let mut eval = Fixed(vec![0.9, 0.1]);
+        assert_eq!(visits(&g, quiet(2, InitQ::Win), &mut eval), [2, 0]);
+        assert_eq!(visits(&g, quiet(2, InitQ::First), &mut eval), [1, 1]);
+        // Among several untried actions under `first`, the larger exploration term decides.
+        let g = TreeGame::pick(&[Win(P0), Win(P1), Win(P1)]);
+        let mut eval = Fixed(vec![0.2, 0.3, 0.5]);
+        assert_eq!(visits(&g, quiet(2, InitQ::First), &mut eval), [1, 0, 1]);
+    }
+
+    /// [loss, win] with uniform priors, init_q win, forced playouts k = 2, 10 simulations.
+    /// By hand: simulations 1-2 try both; from then on the loss (N = n0) is forced while
+    /// n0 < sqrt(2 * 0.5 * T) = sqrt(T): at T = 2 (n0 = 1), T = 5 (n0 = 2), T = 10 is the
+    /// 11th. So [3, 7] with forced playouts, [1, 9] without. Pruning: best PUCT
+    /// 1 + 0.5 sqrt(10) / 8 = 1.198; the loss may lose up to sqrt(10) = 3.16 visits while
+    /// 0.5 sqrt(10) / (1 + n) stays below that: n = 2 (0.53), n = 1 (0.79), not n = 0 (1.58);
+    /// one visit left is pruned to 0: target [0, 7].
+    #[test]
+    fn forced_playouts_and_pruning_as_computed_by_hand() {
+        let g = TreeGame::pick(&[Win(P1), Win(P0)]);
+        let plain = quiet(10, InitQ::Win);
+        assert_eq!(visits(&g, plain, &mut Uniform), [1, 9]);
+        let forced = SearchConfig {
+            forced_playouts: Some(ForcedPlayouts { k: 2.0 }),
+            ..plain
+        };
+        assert_eq!(visits(&g, forced, &mut Uniform), [3, 7]);
+        let pruned = SearchConfig {
+            policy_target_pruning: true,
+            ..forced
+        };
+        let mut search = Search::new(pruned).unwrap();
+        let r = search
+            .run(&g, &0, 0, &mut Uniform, &mut stream(1, "test"))
+            .unwrap();
+        assert_eq!(r.visits, [3, 7]);
+        assert_eq!(r.target, [0, 7]);
+        assert_eq!(r.policy(), [0.0, 1.0]);
+        // The second forced visit is at T = 5, the 6th simulation: [3, 3] after six.
+        let six = SearchConfig {
+            simulations: 6,
+            ..pruned
+        };
+        let mut search = Search::new(six).unwrap();
+        let r = search
+            .run(&g, &0, 0, &mut Uniform, &mut stream(1, "test"))
+            .unwrap();
+        assert_eq!(r.visits, [3, 3]);
+    }
+
+    /// Playout cap randomisation: p_full 0 always searches fast (n_fast simulations, no root
+    /// noise, not a training target); p_full 1 always full, with noise.
+    #[test]
+    fn playout_cap_switches_between_fast_and_full() {
+        let g = TreeGame::pick(&[Win(P0), Draw, Win(P1)]);
+        let base = SearchConfig {
+            simulations: 50,
+            ..SearchConfig::default()
+        };
+        for (p_full, full) in [(0.0, false), (1.0, true)] {
+            let cfg = SearchConfig {
+                playout_cap: Some(PlayoutCap { p_full, n_fast: 5 }),
+                ..base
+            };
+            let mut search = Search::new(cfg).unwrap();
+            let r = search
+                .run(&g, &0, 0, &mut Uniform, &mut stream(3, "cap"))
+                .unwrap();
+            assert_eq!(r.full, full);
+            assert_eq!(r.simulations, if full { 50 } else { 5 });
+            assert_eq!(r.visits.iter().sum::<u32>(), r.simulations);
+            let uniform = r.priors.iter().all(|&p| (p - 1.0 / 3.0).abs() < 1e-15);
+            assert_eq!(
+                uniform, !full,
+                "noise only in full searches: {:?}",
+                r.priors
+            );
+        }
+        // With p_full 0.25 about a quarter of the searches are full.
+        let cfg = SearchConfig {
+            playout_cap: Some(PlayoutCap {
+                p_full: 0.25,
+                n_fast: 5,
+            }),
+            ..base
+        };
+        let mut search = Search::new(cfg).unwrap();
+        let mut rng = stream(4, "cap");
+        let full = (0..400)
+            .filter(|_| search.run(&g, &0, 0, &mut Uniform, &mut rng).unwrap().full)
+            .count();
+        assert!((70..130).contains(&full), "{full} of 400 full");
+    }
+
+    /// Root noise is Gamma(alpha, 1) per legal action, normalised, drawn first from the
+    /// stream: recompute it by hand from the same stream.
+    #[test]
+    fn root_noise_is_normalised_gamma_from_the_stream() {
+        let g = TreeGame::pick(&[Win(P0), Draw, Win(P1)]);
+        let cfg = SearchConfig {
+            simulations: 1,
+            dirichlet_alpha: 0.3,
+            dirichlet_epsilon: 0.25,
+            ..SearchConfig::default()
+        };
+        let mut search = Search::new(cfg).unwrap();
+        let r = search
+            .run(&g, &0, 0, &mut Uniform, &mut stream(9, "noise"))
+            .unwrap();
+        let mut rng = stream(9, "noise");
+        let gamma = rand_distr::Gamma::new(0.3, 1.0).unwrap();
+        let eta: Vec<f64> = (0..3).map(|_| gamma.sample(&mut rng)).collect();
+        let sum: f64 = eta.iter().sum();
+        for (p, e) in r.priors.iter().zip(&eta) {
+            assert_eq!(*p, 0.75 / 3.0 + 0.25 * e / sum);
+        }
+        assert!((r.priors.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+
+    /// Values flip when the chooser changes and not across chance: player 1 refutes a0, so
+    /// player 0 should prefer the draw a1; and after a chance node the same player moves
+    /// again and keeps its own point of view.
+    #[test]
+    fn backup_flips_with_the_chooser_only() {
+        // 0: P0 {a0 -> 1, a1 -> 4}; 1: P1 {b0 -> 2 (P0 wins), b1 -> 3 (P1 wins)}; 4: draw.
+        let g = TreeGame {
+            nodes: vec![
+                TNode::Decision(P0, vec![1, 4]),
+                TNode::Decision(P1, vec![2, 3]),
+                TNode::Terminal(Win(P0)),
+                TNode::Terminal(Win(P1)),
+                TNode::Terminal(Draw),
+            ],
+        };
+        let mut search = Search::new(quiet(400, InitQ::Draw)).unwrap();
+        let r = search
+            .run(&g, &0, 0, &mut Uniform, &mut stream(1, "flip"))
+            .unwrap();
+        assert_eq!(r.action, 1, "{r:?}");
+        assert!(r.visits[1] > 300, "{r:?}");
+        // 0: P0 {a0 -> chance 1, a1 -> draw}; chance 1: 1/2 -> P0 node 3 {c0 loss, c1 win},
+        // 1/2 -> win. a0 is worth 1 for P0 (P0 moves again after the chance node).
+        let g = TreeGame {
+            nodes: vec![
+                TNode::Decision(P0, vec![1, 2]),
+                TNode::Chance(vec![(3, 0.5), (4, 0.5)]),
+                TNode::Terminal(Draw),
+                TNode::Decision(P0, vec![5, 4]),
+                TNode::Terminal(Win(P0)),
+                TNode::Terminal(Win(P1)),
+            ],
+        };
+        let mut search = Search::new(quiet(400, InitQ::Draw)).unwrap();
+        let r = search
+            .run(&g, &0, 0, &mut Uniform, &mut stream(1, "chance"))
+            .unwrap();
+        assert_eq!(r.action, 0, "{r:?}");
+        assert!(r.value > 0.9, "{r:?}");
+    }
+
+    /// Chance outcomes are sampled by probability: a0 leads to a 3/4 win, 1/4 loss lottery;
+    /// a1 is the only other action, a certain loss. The root value converges to 0.75.
+    #[test]
+    fn chance_nodes_sample_by_probability() {
+        let g = TreeGame {
+            nodes: vec![
+                TNode::Decision(P0, vec![1, 3]),
+                TNode::Chance(vec![(2, 0.75), (3, 0.25)]),
+                TNode::Terminal(Win(P0)),
+                TNode::Terminal(Win(P1)),
+            ],
+        };
+        let mut search = Search::new(quiet(4000, InitQ::Loss)).unwrap();
+        let r = search
+            .run(&g, &0, 0, &mut Rollout::new(1), &mut stream(2, "lottery"))
+            .unwrap();
+        assert!((r.value - 0.75).abs() < 0.03, "{r:?}");
+        assert_eq!(r.action, 0);
+        // The tree holds root, chance node, two outcomes and a1's terminal: five nodes.
+        assert_eq!(search.tree_size(), 5);
+    }
+
+    #[test]
+    fn temperature_and_sample_moves() {
+        let mut rng = stream(5, "tau");
+        let visits = [1, 9];
+        let count = |tau: f64, rng: &mut StreamRng| {
+            (0..2000)
+                .filter(|_| sample_by_temperature(&visits, tau, rng) == 0)
+                .count()
+        };
+        // tau 1: P(a0) = 0.1; tau 16: (1/9)^(1/16) / (1 + that) = 0.466; tau 1/16: ~0.
+        let c1 = count(1.0, &mut rng);
+        assert!((140..260).contains(&c1), "{c1}");
+        let c16 = count(16.0, &mut rng);
+        assert!((850..1010).contains(&c16), "{c16}");
+        assert_eq!(count(1.0 / 16.0, &mut rng), 0);
+        assert_eq!(most_visited(&[3, 5, 5, 1]), 1);
+        // sample_moves = 2: plies 0 and 1 sample, ply 2 takes the most visited.
+        let g = TreeGame::pick(&[Win(P0), Draw, Win(P1)]);
+        let cfg = SearchConfig {
+            sample_moves: Some(2),
+            simulations: 30,
+            dirichlet_epsilon: 0.0,
+            temperature: 16.0,
+            ..SearchConfig::default()
+        };
+        let mut search = Search::new(cfg).unwrap();
+        let mut rng = stream(6, "moves");
+        let mut chosen = [[0; 3]; 3];
+        for ply in 0..3u32 {
+            for _ in 0..200 {
+                let r = search.run(&g, &0, ply, &mut Uniform, &mut rng).unwrap();
+                chosen[ply as usize][r.action as usize] += 1;
+            }
+        }
+        assert!(chosen[0][1] > 0 && chosen[1][1] > 0, "{chosen:?}");
+        assert_eq!(chosen[2], [200, 0, 0]);
+    }
+
+    #[test]
+    fn search_is_a_pure_function_of_its_stream() {
+        let g = TreeGame {
+            nodes: vec![
+                TNode::Decision(P0, vec![1, 3]),
+                TNode::Chance(vec![(2, 0.5), (4, 0.5)]),
+                TNode::Terminal(Win(P0)),
+                TNode::Terminal(Win(P1)),
+                TNode::Decision(P1, vec![2, 3]),
+            ],
+        };
+        let run = || {
+            let mut search = Search::new(SearchConfig::default()).unwrap();
+            search
+                .run(&g, &0, 0, &mut Rollout::new(2), &mut stream(8, "pure"))
+                .unwrap()
+        };
+        assert_eq!(run(), run());
+    }
+
+    #[test]
+    fn config_validation_names_the_key_and_range() {
+        let bad = [
+            (
+                SearchConfig {
+                    c_puct: -1.0,
+                    ..Default::default()
+                },
+                "c_puct",
+            ),
+            (
+                SearchConfig {
+                    dirichlet_alpha: 0.0,
+                    ..Default::default()
+                },
+                "dirichlet_alpha",
+            ),
+            (
+                SearchConfig {
+                    dirichlet_epsilon: 1.5,
+                    ..Default::default()
+                },
+                "dirichlet_epsilon",
+            ),
+            (
+                SearchConfig {
+                    temperature: f64::NAN,
+                    ..Default::default()
+                },
+                "temperature",
+            ),
+            (
+                SearchConfig {
+                    simulations: 0,
+                    ..Default::default()
+                },
+                "simulations",
+            ),
+            (
+                SearchConfig {
+                    playout_cap: Some(PlayoutCap {
+                        p_full: 0.25,
+                        n_fast: 800,
+                    }),
+                    ..Default::default()
+                },
+                "playout_cap.n_fast",
+            ),
+            (
+                SearchConfig {
+                    policy_target_pruning: true,
+                    ..Default::default()
+                },
+                "policy_target_pruning",
+            ),
+        ];
+        for (cfg, key) in bad {
+            let e = cfg.validate().unwrap_err();
+            assert_eq!(e.key, key);
+            assert!(e.to_string().contains("allowed"), "{e}");
+        }
+        assert!(SearchConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn config_reads_the_run_spec_toml() {
+        let cfg: SearchConfig = toml::from_str(
+            "c_puct = 2.0\nsimulations = 100\ninit_q = \"first\"\nsample_moves = 30\n\
+             playout_cap = { n_fast = 20 }\nforced_playouts = {}\npolicy_target_pruning = true\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.c_puct, 2.0);
+        assert_eq!(cfg.init_q, InitQ::First);
+        assert_eq!(cfg.sample_moves, Some(30));
+        assert_eq!(
+            cfg.playout_cap,
+            Some(PlayoutCap {
+                p_full: 0.25,
+                n_fast: 20
+            })
+        );
+        assert_eq!(cfg.forced_playouts, Some(ForcedPlayouts { k: 2.0 }));
+        assert_eq!(cfg.dirichlet_alpha, 1.5);
+        assert!(cfg.validate().is_ok());
+        let e = toml::from_str::<SearchConfig>("cpuct = 2.0")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cpuct"), "{e}");
+    }
+}
