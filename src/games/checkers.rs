@@ -125,13 +125,6 @@ pub enum WinRule {
     Filled,
 }
 
-/// One possible hop from a square: over `over` to `land` (both on the board).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
-struct Hop {
-    over: Square,
-    land: Square,
-}
-
 /// Two-player Chinese Checkers with its parameters and precomputed board tables.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Checkers {
@@ -141,13 +134,12 @@ pub struct Checkers {
     max_plies: u16,
     /// Start triangle of each player.
     start: [u64; 2],
-    /// Start squares of each player in id order (row-major).
-    start_squares: [[Square; MAX_CHECKERS]; 2],
-    /// Neighbour set of each square.
-    nbr: [u64; 64],
-    /// Possible hops of each square (the first `hop_len[sq]` entries).
-    hops: [[Hop; 6]; 64],
-    hop_len: [u8; 64],
+    /// Square-index offset dr*N + dc of each direction of [`DIRS`].
+    delta: [i8; 6],
+    /// Squares from which one step in direction d stays on the board.
+    step_from: [u64; 6],
+    /// Squares from which two steps in direction d stay on the board.
+    hop_from: [u64; 6],
 }
 
 impl fmt::Debug for Checkers {
@@ -218,39 +210,34 @@ impl Checkers {
             win,
             max_plies,
             start: [0; 2],
-            start_squares: [[0; MAX_CHECKERS]; 2],
-            nbr: [0; 64],
-            hops: [[Hop::default(); 6]; 64],
-            hop_len: [0; 64],
+            delta: [0; 6],
+            step_from: [0; 6],
+            hop_from: [0; 6],
         };
         let last = n - 1;
-        let mut count = [0usize; 2];
+        for (d, (dr, dc)) in DIRS.into_iter().enumerate() {
+            g.delta[d] = (dr * n as i32 + dc) as i8;
+        }
         for r in 0..n {
             for c in 0..n {
                 let sq = (r * n + c) as Square;
-                for (player, inside) in [(last - r) + c < t, r + (last - c) < t]
-                    .into_iter()
-                    .enumerate()
-                {
-                    if inside {
-                        g.start[player] |= bit(sq);
-                        g.start_squares[player][count[player]] = sq;
-                        count[player] += 1;
-                    }
+                if (last - r) + c < t {
+                    g.start[0] |= bit(sq);
                 }
-                for (dr, dc) in DIRS {
-                    if let Some(over) = g.offset(r, c, dr, dc) {
-                        g.nbr[sq as usize] |= bit(over);
-                        if let Some(land) = g.offset(r, c, 2 * dr, 2 * dc) {
-                            let k = g.hop_len[sq as usize] as usize;
-                            g.hops[sq as usize][k] = Hop { over, land };
-                            g.hop_len[sq as usize] += 1;
-                        }
+                if r + (last - c) < t {
+                    g.start[1] |= bit(sq);
+                }
+                for (d, (dr, dc)) in DIRS.into_iter().enumerate() {
+                    if g.offset(r, c, dr, dc).is_some() {
+                        g.step_from[d] |= bit(sq);
+                    }
+                    if g.offset(r, c, 2 * dr, 2 * dc).is_some() {
+                        g.hop_from[d] |= bit(sq);
                     }
                 }
             }
         }
-        debug_assert_eq!(count, [p, p]);
+        debug_assert_eq!(g.start.map(u64::count_ones), [p as u32, p as u32]);
         Ok(g)
     }
 
@@ -415,11 +402,22 @@ impl Checkers {
             .fold(0, |m, &sq| m | bit(sq))
     }
 
+    /// The squares one step in direction `d` from the squares of `m` (staying on the board).
+    #[inline]
+    fn shift(&self, m: u64, d: usize) -> u64 {
+        let m = m & self.step_from[d];
+        let k = self.delta[d];
+        if k >= 0 { m << k } else { m >> -k }
+    }
+
     /// Every square the checker on `from` can move to, given all occupied squares `occ`.
     /// Allocation-free: a fixed stack and a visited bitset drive the hop chains.
     fn destinations(&self, occ: u64, from: Square) -> u64 {
         let occ = occ & !bit(from);
-        let steps = self.nbr[from as usize] & !occ;
+        let mut steps = 0;
+        for d in 0..6 {
+            steps |= self.shift(bit(from), d);
+        }
         let mut visited = bit(from);
         // Every square is pushed at most once (when it is first visited).
         let mut stack = [0 as Square; 64];
@@ -427,27 +425,31 @@ impl Checkers {
         let mut len = 1;
         while len > 0 {
             len -= 1;
-            let cur = stack[len] as usize;
-            for h in &self.hops[cur][..self.hop_len[cur] as usize] {
-                if occ & bit(h.over) != 0 && (occ | visited) & bit(h.land) == 0 {
-                    visited |= bit(h.land);
-                    stack[len] = h.land;
+            let cur = stack[len];
+            for d in 0..6 {
+                if self.hop_from[d] & bit(cur) == 0 {
+                    continue;
+                }
+                let over = cur.wrapping_add_signed(self.delta[d]);
+                let land = over.wrapping_add_signed(self.delta[d]);
+                if occ & bit(over) != 0 && (occ | visited) & bit(land) == 0 {
+                    visited |= bit(land);
+                    stack[len] = land;
                     len += 1;
                 }
             }
         }
-        (steps | visited) & !bit(from)
+        ((steps & !occ) | visited) & !bit(from)
     }
 
-    /// Whether `player` has any legal move (a step, or a first hop: a single hop never lands
-    /// on its start square).
+    /// Whether `player` has any legal move: a step, or a first hop (a single hop never lands
+    /// on its start square). Whole-board shifts, one per direction.
     fn has_move(&self, pos: &[[Square; MAX_CHECKERS]; 2], player: Player) -> bool {
-        let occ = self.occupancy(pos, Player::P0) | self.occupancy(pos, Player::P1);
-        pos[player.index()][..self.p].iter().any(|&sq| {
-            self.nbr[sq as usize] & !occ != 0
-                || self.hops[sq as usize][..self.hop_len[sq as usize] as usize]
-                    .iter()
-                    .any(|h| occ & bit(h.over) != 0 && occ & bit(h.land) == 0)
+        let own = self.occupancy(pos, player);
+        let occ = own | self.occupancy(pos, player.other());
+        (0..6).any(|d| {
+            let next = self.shift(own, d);
+            next & !occ != 0 || self.shift(next & occ, d) & !occ != 0
         })
     }
 
@@ -541,7 +543,16 @@ impl Game for Checkers {
     }
 
     fn initial_state(&self) -> CheckersState {
-        self.fresh_state(self.start_squares, Player::P0)
+        let mut pos = [[0 as Square; MAX_CHECKERS]; 2];
+        for player in Player::BOTH {
+            // Ids in row-major order of the start squares: ascending square indices.
+            let mut m = self.start[player.index()];
+            for slot in &mut pos[player.index()][..self.p] {
+                *slot = m.trailing_zeros() as Square;
+                m &= m - 1;
+            }
+        }
+        self.fresh_state(pos, Player::P0)
     }
 
     #[inline]
