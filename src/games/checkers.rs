@@ -23,7 +23,8 @@
 //!    holds at least one own checker, which defeats a player who never leaves home.
 //! 2. the player to move **loses if it has no legal move** (there is no pass action: a player
 //!    that is completely blocked in is beaten, as in the solver's convention for CDC). It takes
-//!    many blockers, so it happens only on crowded boards such as `5x5-10`.
+//!    many blockers (a home triangle of 6 needs 9 of them), so it arises on crowded boards;
+//!    the tests build one on `5x5-10`.
 //! 3. the game is drawn when `max_plies` plies have been played (move limit), or
 //! 4. when at least 16 plies have been played and the last 16 moves went to fewer than 6
 //!    distinct destination squares (short-cycle detector).
@@ -279,7 +280,7 @@ impl Checkers {
         )?;
         spec.finish(&["win", "max_plies"])?;
         let n = dims[0] as usize;
-        // The range check of `new` reports a bad side; keep huge numbers from overflowing.
+        // `new` checks the side and the checker count; its errors are re-worded for this text.
         Checkers::new(n, p, win, max_plies as u16).map_err(|e| match e {
             GameError::BadVariant { reason, .. } => spec.error(reason),
             other => other,
@@ -295,7 +296,7 @@ impl Checkers {
 
     /// The checker counts allowed on an `n` x `n` board.
     pub fn allowed_counts(n: usize) -> Vec<usize> {
-        (1..n.max(1))
+        (1..n)
             .map(|t| t * (t + 1) / 2)
             .filter(|&p| p <= MAX_CHECKERS)
             .collect()
@@ -375,8 +376,8 @@ impl Checkers {
         self.start[player.other().index()]
     }
 
-    /// The (from, to) squares of action `a` (below [`Game::num_actions`]) for the side to move
-    /// in `s`. Meaningful for legal actions.
+    /// The (from, to) squares of action `a` for the side to move in `s`. Meant for legal
+    /// actions; `a` must be below [`Game::num_actions`].
     pub fn move_squares(&self, s: &CheckersState, a: Action) -> (Square, Square) {
         let nn = self.n * self.n;
         let id = a as usize / nn;
