@@ -43,6 +43,15 @@ GAMES = {
     "connect_four": ({}, 300, 50, False),
 }
 
+# Banqi: after the random games, also record this many games that end with the side to move
+# having pieces but no legal action (about 1 random game in 1000), from the seeds
+# "banqi:stalemate:<j>", j = 0, 1, ..., keeping the first ones that end so.
+BANQI_STALEMATE_GAMES = 4
+# ... and this many games, played by the policy `captures_first`, that reach a decision point
+# where the side to move has no piece left at all but may still flip (OpenSpiel plays on; the
+# spec would end the game), from the seeds "banqi:wipeout:<j>".
+BANQI_WIPEOUT_GAMES = 2
+
 # Snapshot str(state) every this many decision points (banqi), besides the fixed ones.
 BANQI_SNAPSHOT_EVERY = 50
 
@@ -53,11 +62,12 @@ def dumps(value):
     )
 
 
-def chance_weights(state):
+def chance_weights(state, allow_uniform):
     """OpenSpiel's chance outcomes as exact integer weights.
 
-    Returns (weights, den): either weights = n (an int: outcomes 0..n-1, each 1/n) or a list
-    w where outcome i has probability w[i]/den (w[i] = 0: not an outcome), den = sum(w).
+    Returns (weights, den): weights = n (an int: outcomes 0..n-1, each 1/n; only where
+    allow_uniform, and asserted) or a list w where outcome i has probability w[i]/den (w[i] = 0:
+    not an outcome), den = sum(w).
     Asserts that every OpenSpiel probability is exactly that fraction (as a double).
     """
     outcomes = state.chance_outcomes()
@@ -73,7 +83,8 @@ def chance_weights(state):
     nums = [f.numerator * (den // f.denominator) for f in fracs]
     for num, p in zip(nums, probs):
         assert num / den == p, (num, den, p)
-    if ids == list(range(len(ids))) and len(set(nums)) == 1:
+    if allow_uniform:
+        assert ids == list(range(len(ids))) and len(set(nums)) == 1, "not uniform"
         return len(ids), len(ids)
     w = [0] * (max(ids) + 1)
     for o, num in zip(ids, nums):
@@ -112,20 +123,44 @@ def snapshot_due(name, state, decisions, after_chance, chance_count):
     return False
 
 
-def record_game(name, game, index, full_strings, delta):
-    seed = f"{name}:{index}"
+def captures_first(state, player, legal, rng):
+    """Banqi policy for the selected 'wipeout' games: a capture if any, else a move, else a flip
+    (uniform within the class)."""
+    caps = [a for a in legal if a >= 32 and "x" in state.action_to_string(player, a)]
+    moves = [a for a in legal if a >= 32]
+    pool = caps or moves or legal
+    return pool[rng.randrange(len(pool))]
+
+
+def banqi_mover_has_nothing(state, revealed):
+    """True at a banqi decision point where the side to move has no piece left, neither face up
+    nor face down (revealed[c] = pieces of colour c flipped so far; 16 per colour)."""
+    lines = str(state).split("\n")
+    if "(P0=" not in lines[4]:
+        return False
+    mover_red = (state.current_player() == 0) == ("(P0=Red)" in lines[4])
+    board = "".join(lines[:4])
+    on_board = sum(1 for ch in board if ch.isalpha() and (ch.isupper() if mover_red else ch.islower()))
+    return on_board + 16 - revealed[0 if mover_red else 1] == 0
+
+
+def record_game(name, game, index, seed, full_strings, delta, policy="uniform"):
     rng = random.Random(seed)
     state = game.new_initial_state()
-    lines = [dumps(["game", index, seed])]
+    lines = [dumps(["game", index, seed, policy])]
+    revealed = [0, 0]  # banqi: pieces of each colour flipped so far
+    nothing_left = False  # banqi: a decision point where the mover had no piece at all
     decisions = 0
     chances = 0
     previous = {0: [], 1: []}  # each player's previous legal set (delta encoding)
     while not state.is_terminal():
         if state.is_chance_node():
-            weights, den = chance_weights(state)
+            weights, den = chance_weights(state, name == "einstein_wurfelt_nicht")
             o = sample_weighted(rng, weights, den)
             num = 1 if isinstance(weights, int) else weights[o]
             o_str = state.action_to_string(pyspiel.PlayerId.CHANCE, o)
+            if name == "banqi":
+                revealed[o // 7] += 1
             lines.append(dumps(["c", o, num, den, weights, o_str]))
             state.apply_action(o)
             chances += 1
@@ -135,7 +170,13 @@ def record_game(name, game, index, full_strings, delta):
         player = state.current_player()
         legal = list(state.legal_actions())
         assert legal, "decision point with no legal action"
-        a = legal[rng.randrange(len(legal))]
+        if policy == "uniform":
+            a = legal[rng.randrange(len(legal))]
+        else:
+            assert policy == "captures-first"
+            a = captures_first(state, player, legal, rng)
+        if name == "banqi" and banqi_mover_has_nothing(state, revealed):
+            nothing_left = True
         if delta:
             before = set(previous[player])
             now = set(legal)
@@ -154,7 +195,24 @@ def record_game(name, game, index, full_strings, delta):
             lines.append(dumps(["s", str(state)]))
     lines.append(dumps(["s", str(state)]))
     lines.append(dumps(["end", list(state.returns()), decisions]))
-    return lines
+    return lines, state, nothing_left
+
+
+def banqi_stalemate(state):
+    """True if the banqi game ended because the side to move, with pieces left, had no action.
+
+    At such an end nothing is face down (a flip would be an action), so the loser's pieces are
+    exactly its letters on the final board (upper case red, lower case black).
+    """
+    if state.returns()[0] == 0:
+        return False
+    lines = str(state).split("\n")
+    loser = int(lines[4].split()[1])
+    p0_red = "(P0=Red)" in lines[4]
+    loser_red = (loser == 0) == p0_red
+    board = "".join(lines[:4])
+    assert "?" not in board
+    return any(ch.isupper() if loser_red else ch.islower() for ch in board if ch.isalpha())
 
 
 def record(name):
@@ -171,9 +229,44 @@ def record(name):
         "legal_encoding": "delta" if delta else "list",
         "policy": "uniform over legal_actions() by index; chance by exact weights",
     }
-    lines = [dumps(["meta", meta])]
+    body = []
     for i in range(num_games):
-        lines.extend(record_game(name, game, i, full_strings, delta))
+        game_lines, _, nothing_left = record_game(name, game, i, f"{name}:{i}", full_strings, delta)
+        assert not nothing_left, "a random game reached the wipeout case: rethink the selection"
+        body.extend(game_lines)
+    selected = 0
+    if name == "banqi":
+        j = 0
+        while selected < BANQI_STALEMATE_GAMES:
+            index = num_games + selected
+            seed = f"banqi:stalemate:{j}"
+            game_lines, final, _ = record_game(name, game, index, seed, full_strings, delta)
+            if banqi_stalemate(final):
+                body.extend(game_lines)
+                selected += 1
+            j += 1
+        j = 0
+        while selected < BANQI_STALEMATE_GAMES + BANQI_WIPEOUT_GAMES:
+            index = num_games + selected
+            seed = f"banqi:wipeout:{j}"
+            game_lines, _, nothing_left = record_game(
+                name, game, index, seed, full_strings, delta, "captures-first"
+            )
+            if nothing_left:
+                body.extend(game_lines)
+                selected += 1
+            j += 1
+        meta["selected_games"] = selected
+        meta["selected_games_are"] = (
+            f"{BANQI_STALEMATE_GAMES} uniform games with seeds banqi:stalemate:<j> that end with "
+            "the side to move having pieces but no legal action, then "
+            f"{BANQI_WIPEOUT_GAMES} captures-first games with seeds banqi:wipeout:<j> that reach "
+            "a decision point where the side to move has no piece left (face up or down) but "
+            "can flip; in each case the first such seeds in j order"
+        )
+    meta["games"] = num_games + selected
+    meta["random_games"] = num_games
+    lines = [dumps(["meta", meta])] + body
     return "\n".join(lines) + "\n"
 
 
