@@ -438,11 +438,11 @@ impl Ewn {
             *a = i as u8 + 1;
         }
         let mut out = [0u8; KMAX];
-        for j in 0..k {
+        for (j, slot) in out.iter_mut().enumerate().take(k) {
             let f = factorial(k - 1 - j);
             let idx = o / f;
             o %= f;
-            out[j] = avail[idx];
+            *slot = avail[idx];
             avail.copy_within(idx + 1..k - j, idx);
         }
         out
