@@ -34,9 +34,9 @@
 //!
 //! # Parameters
 //! `ewn:WxHxk` with W, H in 2..=15 and k in 1..=7, subject to: red's k start squares must not
-//! meet blue's (2k <= W*H), and the key must fit 64 bits: `2k*b + 1 + db <= 64` with `b` the bit length of
-//! W*H and `db` the bit length of k (see the key layout). For example 5x5 allows k <= 6, 2x2
-//! allows k <= 2, 3x3 and 3x4 allow k <= 4.
+//! meet blue's (2k <= W*H), and the key must fit 64 bits: `2k*b + 1 + db <= 64` with `b` the
+//! bit length of W*H and `db` the bit length of k (see the key layout). For example 2x2
+//! allows k <= 2, 3x3 k <= 4, 3x4 and 5x5 k <= 6, 4x4 k <= 6 (k = 7 would need 74 key bits).
 //!
 //! # Actions (|A| = 6)
 //! `3*h + dir`: h = 0 moves the piece numbered <= d (the rolled piece, or the lower substitute
@@ -908,6 +908,7 @@ mod tests {
             ("ewn:3x3x5", "1..=4"),
             ("ewn:5x5x7", "1..=6"),
             ("ewn:4x4x7", "1..=6"),
+            ("ewn:3x4x7", "1..=6"),
             ("ewn:1x5x1", "2..=15"),
             ("ewn:16x2x1", "2..=15"),
             ("ewn:3x3x0", "1..=4"),
