@@ -64,10 +64,15 @@
 //! `(board: u128, aux: u64)`. Terminal states have keys too (the position decides the loss;
 //! draws come from counters, which are not in the key).
 //!
-//! The key does not say which seat plays which colour (the spec's key holds the colour to
-//! move only, and a position's value does not depend on the seat). [`Game::state_from_key`]
-//! therefore has to pick the seats: it gives the side to move the seat the parity invariant
-//! of [`seat_to_move`] names, which is the seat it has in every game actually played.
+//! The key does not say which seat plays which colour: the spec's key holds the colour to
+//! move only (a position's value does not depend on the seat, and the must-reproduce counts
+//! dedup by that key), and the seat is not a function of it: of the 197,429 PPPP keys reachable
+//! (terminal ones included), 185,616 are reachable both with P0 and with P1 to move, since
+//! flips and captures let the number of plies to a position differ in parity. So
+//! [`Game::state_from_key`] picks the seats by a convention: once colours are assigned the side
+//! to move (or the flipper) sits in `P1` (the seat that moves after P0's first flip, so rebuilt
+//! S_test positions equal the played ones). The colour to move, the legal actions and the
+//! value are always those of the position; only the seat label may differ from a game's.
 //!
 //! # Notation
 //! `<board> <to move> <face down> [flip=<square>]`: the board file by file (a1..aR, then
@@ -372,9 +377,9 @@ impl Rules {
                     } else {
                         format!("an integer 1..={max}")
                     };
-                    return Err(
-                        spec.error(format!("option no_progress={v} is out of range; allowed: {why}"))
-                    );
+                    return Err(spec.error(format!(
+                        "option no_progress={v} is out of range; allowed: {why}"
+                    )));
                 }
             },
         };
@@ -416,7 +421,7 @@ impl Rules {
         let r = self.ranks;
         match dir {
             0 => sq.checked_sub(r),
-            1 => (sq % r != 0).then(|| sq - 1),
+            1 => (!sq.is_multiple_of(r)).then(|| sq - 1),
             2 => (sq % r != r - 1).then_some(sq + 1),
             _ => (sq + r < self.n()).then_some(sq + r),
         }
@@ -463,7 +468,11 @@ impl Rules {
     }
 
     fn square_name(&self, sq: usize) -> String {
-        format!("{}{}", (b'a' + (sq / self.ranks) as u8) as char, sq % self.ranks + 1)
+        format!(
+            "{}{}",
+            (b'a' + (sq / self.ranks) as u8) as char,
+            sq % self.ranks + 1
+        )
     }
 
     fn parse_square(&self, t: &str) -> Option<usize> {
@@ -586,7 +595,11 @@ impl Rules {
             .filter(|&&t| t >= PIECE0 && ck_colour(t - PIECE0) == c)
             .count() as u32;
         let lo = c.index() * KINDS;
-        on_board + s.hidden[lo..lo + KINDS].iter().map(|&h| h as u32).sum::<u32>()
+        on_board
+            + s.hidden[lo..lo + KINDS]
+                .iter()
+                .map(|&h| h as u32)
+                .sum::<u32>()
     }
 
     #[inline]
@@ -627,7 +640,7 @@ impl Rules {
             };
             b[src] = b[dst];
             b[dst] = EMPTY;
-            if (k - i) % 2 == 0 && b == s.board {
+            if (k - i).is_multiple_of(2) && b == s.board {
                 count += 1;
                 if count >= rep {
                     return true;
@@ -699,7 +712,9 @@ impl Rules {
             self.settle(&mut t, Change::Progress);
         } else {
             if self.repetition.is_some() && (t.quiet as usize) < MAX_HISTORY {
-                let dir = (0..4).find(|&d| self.step(src, d) == Some(dst)).unwrap_or(0);
+                let dir = (0..4)
+                    .find(|&d| self.step(src, d) == Some(dst))
+                    .unwrap_or(0);
                 let i = t.quiet as usize;
                 self.hist_set(&mut t, i, dst << 2 | dir);
             }
@@ -823,9 +838,12 @@ impl Rules {
         let (seat, p0) = match side {
             None => (Player::P0, None),
             Some(c) => {
-                let seat = seat_to_move(&board, self.ranks, c);
-                let p0 = if seat == Player::P0 { c } else { c.other() };
-                (seat, Some(p0))
+                let p0 = if REBUILT_SEAT == Player::P0 {
+                    c
+                } else {
+                    c.other()
+                };
+                (REBUILT_SEAT, Some(p0))
             }
         };
         let mut s = CdcState {
@@ -848,7 +866,7 @@ impl Rules {
         self.material.iter().map(|&m| m as usize).sum()
     }
 
-    fn from_key_parts<const N: usize, const HB: usize>(
+    fn decode_key_parts<const N: usize, const HB: usize>(
         &self,
         board_bits: u128,
         aux: u64,
@@ -1039,7 +1057,11 @@ impl Rules {
         t
     }
 
-    fn action_name<const N: usize, const HB: usize>(&self, s: &CdcState<N, HB>, a: Action) -> String {
+    fn action_name<const N: usize, const HB: usize>(
+        &self,
+        s: &CdcState<N, HB>,
+        a: Action,
+    ) -> String {
         if (a as usize) < N {
             return format!("flip {}", self.square_name(a as usize));
         }
@@ -1078,15 +1100,11 @@ impl Rules {
     }
 }
 
-/// The seat that has the move in a position where colour `c` is to move, from the parity
-/// invariant of the rules. See the module docs: the key holds colours only.
-fn seat_to_move(board: &[u8], ranks: usize, c: Colour) -> Player {
-    let _ = (board, ranks);
-    match c {
-        Colour::Red => Player::P0,
-        Colour::Black => Player::P1,
-    }
-}
+/// The seat [`Game::state_from_key`] gives the side to move (or the flipper of a chance
+/// state) once colours are assigned: always `P1`, the seat that moves right after P0's first
+/// flip, so the rebuilt test positions are exactly the played ones. The key holds colours
+/// only, and most positions are reachable with either seat to move (see the module docs).
+const REBUILT_SEAT: Player = Player::P1;
 
 /// 2x4 Chinese dark chess with one of the material combinations ("XXXX vs xxxx").
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1262,7 +1280,7 @@ impl Game for Cdc {
 
     fn state_from_key(&self, k: u64) -> Result<CdcState2x4, GameError> {
         self.rules
-            .from_key_parts((k & 0xFFFF_FFFF) as u128, k >> 32)
+            .decode_key_parts((k & 0xFFFF_FFFF) as u128, k >> 32)
             .map_err(|r| GameError::bad_key(self.variant(), k, r))
     }
 }
@@ -1283,7 +1301,7 @@ impl Game for Cdc4x8 {
 
     fn state_from_key(&self, k: (u128, u64)) -> Result<CdcState4x8, GameError> {
         self.rules
-            .from_key_parts(k.0, k.1)
+            .decode_key_parts(k.0, k.1)
             .map_err(|r| GameError::bad_key(self.variant(), k, r))
     }
 }
@@ -1341,13 +1359,275 @@ mod tests {
         by_down
     }
 
+    fn pos(game: &Cdc, text: &str) -> CdcState2x4 {
+        game.parse_notation(text)
+            .unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    fn legal(game: &Cdc, s: &CdcState2x4) -> Vec<Action> {
+        let mut v = Vec::new();
+        game.legal_actions(s, &mut v);
+        v
+    }
+
+    fn names(game: &Cdc, s: &CdcState2x4) -> Vec<String> {
+        legal(game, s)
+            .iter()
+            .map(|&a| game.action_name(s, a))
+            .collect()
+    }
+
+    /// Applies the legal action named `name` (e.g. `a1-a2`, `a1xa3`, `flip b2`).
+    fn play(game: &Cdc, s: &CdcState2x4, name: &str) -> CdcState2x4 {
+        let a = legal(game, s)
+            .into_iter()
+            .find(|&a| game.action_name(s, a) == name)
+            .unwrap_or_else(|| panic!("`{name}` not legal; legal: {:?}", names(game, s)));
+        game.apply(s, a)
+    }
+
     #[test]
-    fn pppp_count() {
-        let by = enumerate(&g("cdc:PPPP"));
-        eprintln!("{by:?} {}", by.iter().sum::<u64>());
+    fn move_encoding_matches_the_spec() {
+        let game = g("cdc:PPPP");
+        assert_eq!(game.num_actions(), 40);
+        // a1 -> a2 a3 a4 b1; b4 -> a4 b1 b2 b3.
+        assert_eq!(Rules::dests_2x4(0), [1, 2, 3, 4]);
+        assert_eq!(Rules::dests_2x4(7), [3, 4, 5, 6]);
+        let r = &game.rules;
+        assert_eq!([1, 2, 3, 4].map(|d| r.move_action(0, d)), [8, 9, 10, 11]);
+        assert_eq!([3, 4, 5, 6].map(|d| r.move_action(7, d)), [36, 37, 38, 39]);
+        // b2 (square 5): a2 b1 b3 b4.
+        assert_eq!(Rules::dests_2x4(5), [1, 4, 6, 7]);
+        assert_eq!(r.move_action(5, 1), 8 + 20);
+        for a in 8..40 {
+            let (src, dst) = r.decode_move(a).unwrap();
+            assert_eq!(r.move_action(src, dst), a);
+        }
+        assert_eq!(r.decode_move(7), None);
+        assert_eq!(r.decode_move(40), None);
+        let s = pos(&game, "P.../.... r -");
+        assert_eq!(legal(&game, &s), vec![8, 11]);
+        assert_eq!(names(&game, &s), ["a1-a2", "a1-b1"]);
+    }
+
+    #[test]
+    fn captures_follow_rank_order() {
+        let game = g("cdc:GMRP");
+        // Red M on a2: m on a1 (equal: yes), g on a3 (higher: no), r on b2 (lower: yes).
+        let s = pos(&game, "mMg./.r.. r -");
+        assert_eq!(names(&game, &s), ["a2xa1", "a2xb2"]);
+        assert_eq!(legal(&game, &s), vec![12, 15]);
+        // Black to move: g takes M (lower), m takes M (equal), r cannot take M (higher).
+        let s = pos(&game, "mMg./.r.P b -");
         assert_eq!(
-            by,
-            [10164, 52488, 75656, 43320, 11208, 1872, 208, 16, 1]
+            names(&game, &s),
+            [
+                "a1xa2", "a1-b1", "a3xa2", "a3-a4", "a3-b3", "b2-b1", "b2-b3"
+            ]
         );
+        // A pawn takes an equal pawn but nothing higher.
+        let s = pos(&game, "Pp../R... b -");
+        assert_eq!(names(&game, &s), ["a2xa1", "a2-a3", "a2-b2"]);
+    }
+
+    #[test]
+    fn king_cannot_take_pawn_but_pawn_takes_king() {
+        let game = g("cdc:KPPP");
+        let s = pos(&game, "Kp../.... r -");
+        assert_eq!(names(&game, &s), ["a1-b1"]);
+        let s = pos(&game, "Kp../.... b -");
+        assert_eq!(names(&game, &s), ["a2xa1", "a2-a3", "a2-b2"]);
+        // Kings take each other (equal rank).
+        let s = pos(&game, "Kk../.... b -");
+        assert_eq!(names(&game, &s), ["a2xa1", "a2-a3", "a2-b2"]);
+    }
+
+    #[test]
+    fn cannon_rules() {
+        let game = g("cdc:KCPP");
+        // Face-down screen.
+        let s = pos(&game, "Cxp./.... r k");
+        assert!(names(&game, &s).contains(&"a1xa3".to_string()));
+        // Face-up screen of its own colour, and of the enemy's.
+        let s = pos(&game, "CPc./.... r -");
+        assert_eq!(names(&game, &s), ["a1xa3", "a1-b1", "a2-b2"]);
+        let s = pos(&game, "Ckp./.... r -");
+        assert_eq!(names(&game, &s), ["a1xa3", "a1-b1"]);
+        // Any distance: empty squares before and after the screen; also a move to a2.
+        let s = pos(&game, "C.ck/.... r -");
+        assert_eq!(names(&game, &s), ["a1-a2", "a1xa4", "a1-b1"]);
+        // Any rank: a cannon takes a king.
+        let s = pos(&game, "Cc.k/.... r -");
+        assert_eq!(names(&game, &s), ["a1xa4", "a1-b1"]);
+        // Never adjacent; never over two screens; never onto a face-down piece or a friend.
+        let s = pos(&game, "Cp../k... r -");
+        assert_eq!(names(&game, &s), Vec::<String>::new());
+        let s = pos(&game, "Cxxp/.... r Pp");
+        assert_eq!(names(&game, &s), ["flip a2", "flip a3", "a1-b1"]);
+        let s = pos(&game, "C.xx/.... r PP");
+        assert_eq!(names(&game, &s), ["flip a3", "flip a4", "a1-a2", "a1-b1"]);
+        let s = pos(&game, "CcP./.... r -");
+        assert_eq!(names(&game, &s), ["a1-b1", "a3-a4", "a3-b3"]);
+        // Backwards along the file, and no jump across the 2-wide rank.
+        let s = pos(&game, "k.pC/...p r -");
+        assert_eq!(names(&game, &s), ["a4xa1"]);
+        // A pawn cannot take a cannon (C ranks above P); a king can.
+        let s = pos(&game, "pC../.k.. b -");
+        assert_eq!(names(&game, &s), ["a1-b1", "b2xa2", "b2-b1", "b2-b3"]);
+    }
+
+    #[test]
+    fn flips_reveal_by_count_and_assign_colours() {
+        let game = g("cdc:KPPP");
+        let s0 = game.initial_state();
+        assert_eq!(game.turn(&s0), Turn::Player(Player::P0));
+        assert_eq!(legal(&game, &s0), (0..8).collect::<Vec<_>>());
+        let c = game.apply(&s0, 5);
+        assert_eq!(game.turn(&c), Turn::Chance);
+        assert_eq!(game.notation(&c), "xxxx/xxxx - KPPPkppp flip=b2");
+        let mut out = Vec::new();
+        game.chance_outcomes(&c, &mut out);
+        let got: Vec<(Outcome, f64)> = out.iter().map(|o| (o.outcome, o.prob)).collect();
+        assert_eq!(got, [(0, 0.125), (6, 0.375), (7, 0.125), (13, 0.375)]);
+        assert_eq!(game.outcome_name(&c, 7), "reveals k");
+        // P0 reveals a black king: P0 is black, P1 (red) moves next.
+        let s = game.apply_chance(&c, 7);
+        assert_eq!(s.colour_of(Player::P0), Some(Colour::Black));
+        assert_eq!(s.colour_to_move(), Some(Colour::Red));
+        assert_eq!(game.turn(&s), Turn::Player(Player::P1));
+        assert_eq!(game.notation(&s), "xxxx/xkxx r KPPPppp");
+        // Red has no face-up piece: flips only. Then the next flip draws from 7 pieces.
+        assert_eq!(legal(&game, &s), vec![0, 1, 2, 3, 4, 6, 7]);
+        let c2 = game.apply(&s, 0);
+        game.chance_outcomes(&c2, &mut out);
+        let got: Vec<(Outcome, f64)> = out.iter().map(|o| (o.outcome, o.prob)).collect();
+        assert_eq!(got, [(0, 1.0 / 7.0), (6, 3.0 / 7.0), (13, 3.0 / 7.0)]);
+        // P1 reveals a black pawn: colours stay, black (P0) moves.
+        let s2 = game.apply_chance(&c2, 13);
+        assert_eq!(game.turn(&s2), Turn::Player(Player::P0));
+        assert_eq!(s2.colour_to_move(), Some(Colour::Black));
+        // And P0 revealing red first makes P0 red.
+        let s = game.apply_chance(&c, 0);
+        assert_eq!(s.colour_of(Player::P0), Some(Colour::Red));
+        assert_eq!(s.colour_to_move(), Some(Colour::Black));
+        // PPPP: even odds.
+        let game = g("cdc:PPPP");
+        game.chance_outcomes(&game.apply(&game.initial_state(), 0), &mut out);
+        let got: Vec<(Outcome, f64)> = out.iter().map(|o| (o.outcome, o.prob)).collect();
+        assert_eq!(got, [(6, 0.5), (13, 0.5)]);
+    }
+
+    #[test]
+    fn loss_without_pieces() {
+        let game = g("cdc:PPPP");
+        // Red takes black's last piece; black could flip, but has no piece left: it loses.
+        let s = pos(&game, "Pp../xxx. r PPP");
+        let mover = game.turn(&s);
+        let t = play(&game, &s, "a1xa2");
+        assert_eq!(t.colour_to_move(), Some(Colour::Black));
+        let Turn::Player(red_seat) = mover else {
+            panic!()
+        };
+        assert_eq!(game.turn(&t), Turn::Terminal(GameResult::Win(red_seat)));
+        assert!(legal(&game, &t).is_empty());
+        // The same position rebuilt from its key or notation is a loss too.
+        let r = game.state_from_key(game.key(&t)).unwrap();
+        assert!(matches!(game.turn(&r), Turn::Terminal(GameResult::Win(_))));
+        // While a face-down piece of its colour is left it plays on (by flipping).
+        let s = pos(&game, ".P../xxx. b PPp");
+        assert_eq!(names(&game, &s), ["flip b1", "flip b2", "flip b3"]);
+    }
+
+    #[test]
+    fn loss_without_legal_action() {
+        let game = g("cdc:KPPP");
+        // Black's king on a1 is hemmed in by red pawns it may not take.
+        let s = pos(&game, "kP../.P.. r -");
+        let Turn::Player(red) = game.turn(&s) else {
+            panic!()
+        };
+        let t = play(&game, &s, "b2-b1");
+        assert_eq!(game.notation(&t), "kP../P... b -");
+        assert_eq!(game.turn(&t), Turn::Terminal(GameResult::Win(red)));
+        assert!(legal(&game, &t).is_empty());
+        // With a face-down square left black could flip, so the game goes on.
+        let s = pos(&game, "kP../.P.x r p");
+        let t = play(&game, &s, "b2-b1");
+        assert_eq!(names(&game, &t), ["flip b4"]);
+    }
+
+    /// Kings shuffling: K a1, k b4, plain moves only.
+    const SHUFFLE: [&str; 4] = ["a1-a2", "b4-b3", "a2-a1", "b3-b4"];
+
+    #[test]
+    fn no_progress_draw_at_exactly_n_plies() {
+        let game = g("cdc:KPPP,no_progress=6,repetition=off");
+        let mut s = pos(&game, "K.../...k r -");
+        for ply in 1..=6 {
+            s = play(&game, &s, SHUFFLE[(ply - 1) % 4]);
+            assert_eq!(s.no_progress_plies(), ply as u32);
+            if ply < 6 {
+                assert!(matches!(game.turn(&s), Turn::Player(_)), "ply {ply}");
+            }
+        }
+        assert_eq!(game.turn(&s), Turn::Terminal(GameResult::Draw));
+        // A capture or a flip resets the counter.
+        let game = g("cdc:KPPP,no_progress=2,repetition=off");
+        let s = pos(&game, "K.../..kx r p");
+        let s = play(&game, &s, "a1-a2");
+        let s = game.apply_chance(&game.apply(&s, 7), 13);
+        assert_eq!(s.no_progress_plies(), 0);
+        let s = play(&game, &s, "a2-a3");
+        assert!(matches!(game.turn(&s), Turn::Player(_)));
+        let s = play(&game, &s, "b3xa3");
+        assert_eq!(s.no_progress_plies(), 0);
+        assert!(matches!(game.turn(&s), Turn::Terminal(GameResult::Win(_))));
+    }
+
+    #[test]
+    fn repetition_draw_at_the_nth_occurrence() {
+        for (variant, n) in [
+            ("cdc:KPPP", 3),
+            ("cdc:KPPP,repetition=2", 2),
+            ("cdc:KPPP,repetition=4", 4),
+        ] {
+            let game = g(variant);
+            let mut s = pos(&game, "K.../...k r -");
+            let mut occurrences = 1;
+            for ply in 1..=4 * (n - 1) {
+                s = play(&game, &s, SHUFFLE[(ply - 1) % 4]);
+                if ply % 4 == 0 {
+                    occurrences += 1;
+                }
+                if occurrences < n {
+                    assert!(
+                        matches!(game.turn(&s), Turn::Player(_)),
+                        "{variant} ply {ply}"
+                    );
+                }
+            }
+            assert_eq!(occurrences, n);
+            assert_eq!(game.turn(&s), Turn::Terminal(GameResult::Draw), "{variant}");
+        }
+        // Any plain moves may make the cycle; and a rebuilt state starts a fresh count.
+        let game = g("cdc:KPPP,repetition=2");
+        let x = pos(&game, "K.../..pk r -");
+        let mut s = x;
+        for m in ["a1-a2", "b3-b2", "a2-a1"] {
+            s = play(&game, &s, m);
+            assert!(matches!(game.turn(&s), Turn::Player(_)), "{m}");
+        }
+        let s = play(&game, &s, "b2-b3");
+        assert_eq!(game.key(&s), game.key(&x));
+        assert_eq!(game.turn(&s), Turn::Terminal(GameResult::Draw));
+        let s = play(&game, &game.state_from_key(game.key(&s)).unwrap(), "a1-a2");
+        assert!(matches!(game.turn(&s), Turn::Player(_)));
+    }
+
+    #[test]
+    fn pppp_count_must_reproduce() {
+        let by = enumerate(&g("cdc:PPPP"));
+        assert_eq!(by, [10164, 52488, 75656, 43320, 11208, 1872, 208, 16, 1]);
+        assert_eq!(by.iter().sum::<u64>(), 194_933);
     }
 }
