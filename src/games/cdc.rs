@@ -1727,7 +1727,7 @@ mod more_tests {
         assert_eq!(game.notation(&s0), "xxxx/xxxx - KPPPkppp");
         // Board all face down (code 1 per nibble), no colour, no flip pending, full
         // multiset: K digit 1 (base 2), P digit 3 (base 4), k, p likewise.
-        let radix = 1 + 3 * 2 + 1 * 8 + 3 * 16;
+        let radix = 1 + 3 * 2 + 8 + 3 * 16;
         assert_eq!(game.key(&s0), 0x1111_1111 | (radix << 8) << 32);
         let c = game.apply(&s0, 2);
         assert_ne!(game.key(&c), game.key(&s0));
@@ -1771,7 +1771,8 @@ mod more_tests {
         assert!(bad(k0 | (10 << 2) << 32).contains("pending square field 10"));
         assert!(bad((k0 & 0xFFFF_FFFF) | (25 << 8) << 32).contains("multiset number 25"));
         // Wrong counts: five red pawns; face-down squares not matching the multiset.
-        let five = 0x8888_8111u64 | (1 << 32) | (0 << 8) << 32;
+        // Squares a4..b4 hold five red pawns.
+        let five = 0x8888_8111u64 | (1 << 32);
         assert!(bad(five | (4 * 5) << 40).contains("on the board and face down"));
         assert!(bad(0x1111_1110 | (1 << 32) | (24u64 << 40)).contains("face-down squares"));
         // A king in PPPP; no colour to move after a flip; a pending flip on a face-up square.
@@ -1894,5 +1895,66 @@ mod more_tests {
         // Rank order holds on 4x8 too: the red pawn takes the king but not the rook.
         let s = board48(&game, &[("c4", 'P'), ("c5", 'k'), ("d4", 'r')], "r -");
         assert_eq!(names48(&game, &s), ["c4-b4", "c4-c3", "c4xc5"]);
+    }
+
+    /// Replays OpenSpiel `banqi` transcripts (random games; one per line: `d<action>:<legal
+    /// actions>` for decisions, `c<outcome>` for flips, `r<P0 return>` at the end; `#`
+    /// comments) under `cdc:4x8,no_progress=50,repetition=off`, comparing every legal set and
+    /// the result. Returns the number of games.
+    fn replay_banqi(text: &str) -> usize {
+        let game = g48("cdc:4x8,no_progress=50,repetition=off");
+        let mut legal = Vec::new();
+        let mut games = 0;
+        for (i, line) in text.lines().enumerate() {
+            if line.starts_with('#') {
+                continue;
+            }
+            let mut s = game.initial_state();
+            for tok in line.split_whitespace() {
+                let (kind, rest) = tok.split_at(1);
+                match kind {
+                    "c" => {
+                        assert_eq!(game.turn(&s), Turn::Chance, "game {i}");
+                        s = game.apply_chance(&s, rest.parse().unwrap());
+                    }
+                    "d" => {
+                        let (a, list) = rest.split_once(':').unwrap();
+                        let want: Vec<Action> =
+                            list.split(',').map(|x| x.parse().unwrap()).collect();
+                        game.legal_actions(&s, &mut legal);
+                        assert_eq!(legal, want, "game {i}: {}", game.notation(&s));
+                        s = game.apply(&s, a.parse().unwrap());
+                    }
+                    _ => {
+                        let want = match rest {
+                            "1" => Turn::Terminal(GameResult::Win(Player::P0)),
+                            "-1" => Turn::Terminal(GameResult::Win(Player::P1)),
+                            _ => Turn::Terminal(GameResult::Draw),
+                        };
+                        assert_eq!(game.turn(&s), want, "game {i}: {}", game.notation(&s));
+                    }
+                }
+            }
+            games += 1;
+        }
+        games
+    }
+
+    /// 12 OpenSpiel games (8 decisive, 4 drawn by the 50-ply rule), replayed exactly.
+    #[test]
+    fn agrees_with_openspiel_banqi() {
+        let text = include_str!("../../tests/data/cdc_banqi_random.txt");
+        assert_eq!(replay_banqi(text), 12);
+    }
+
+    /// A larger transcript file (20,000 random games agreed when this was written):
+    /// `CDC_BANQI_TRANSCRIPTS=file cargo test --lib cdc -- --ignored`.
+    #[test]
+    #[ignore = "needs a transcript file made with OpenSpiel"]
+    fn replays_openspiel_banqi_file() {
+        if let Ok(path) = std::env::var("CDC_BANQI_TRANSCRIPTS") {
+            let n = replay_banqi(&std::fs::read_to_string(path).unwrap());
+            eprintln!("{n} OpenSpiel banqi games replayed");
+        }
     }
 }
