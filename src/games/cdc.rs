@@ -79,7 +79,7 @@
 //! b1..bR, ...), files separated by `/`, `.` empty, `x` face down, a piece letter otherwise;
 //! the colour to move `r`, `b` or `-` (none yet); the face-down multiset as letters in outcome
 //! order (`-` if none); and for a chance state the square whose flip is pending. The 2x4 start
-//! is `xxxx/xxxx - PPPPpppp`; `xx.P/p.xK r Pp` has red to move.
+//! is `xxxx/xxxx - PPPPpppp`; `xx.P/p.xK r PPp` has red to move.
 //!
 //! # Draw-rule history
 //! Only plain moves can repeat a position (a flip or a capture is irreversible), so the state
@@ -1770,6 +1770,13 @@ mod more_tests {
         assert_eq!(
             game.notation(&game.apply(&s, 0)),
             "xxpx/xxxx r KPPPkpp flip=a1"
+        );
+        // The module docs' example, and its picture.
+        let s = game.parse_notation("xx.P/p.xK r PPp").unwrap();
+        assert_eq!(game.notation(&s), "xx.P/p.xK r PPp");
+        assert!(
+            game.render(&s)
+                .starts_with("   a b\n 4 P K\n 3 . x\n 2 x .\n 1 x p\n")
         );
         // Keys of 2x4 stay under 48 bits.
         assert!(game.key(&s0) < 1 << 48);
