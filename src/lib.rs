@@ -5,12 +5,18 @@
 //!   Chinese Checkers, and the registry that maps variant names to them;
 //! - [`rng`]: named ChaCha streams, the only source of randomness;
 //! - [`play`]: generic helpers to play games (random playouts, chance sampling);
-//! - [`search`]: PUCT MCTS with chance nodes, MCTS-Solver, leaf evaluators.
+//! - [`search`]: PUCT MCTS with chance nodes, MCTS-Solver, leaf evaluators;
+//! - [`players`]: player specs (`mcts:sims=800`, `optimal`, ...) and the agents they make;
+//! - [`matches`]: matches between two players, in parallel, reproducible;
+//! - [`record`]: the game record (`game/v1`) every played game is stored as.
 
 pub mod error;
 pub mod game;
 pub mod games;
+pub mod matches;
 pub mod play;
+pub mod players;
+pub mod record;
 pub mod rng;
 pub mod search;
 pub mod solver;

@@ -31,6 +31,50 @@ pub enum Command {
     Sql(SqlArgs),
     /// Recompute the hash of every object in the store and report any that do not match.
     Fsck(FsckArgs),
+    /// Play N games between two players, half with each first, in parallel; print A's score.
+    ///
+    /// Players: random, optimal, greedy, greedy-stochastic, mcts[:key=value,...],
+    /// mcts-solver[:sims=N,c=X], e.g. `mcts:sims=800,c=1,init=draw`. Game i draws all its
+    /// randomness from the stream `match(i)` of --seed, so the match is reproducible.
+    Match(MatchArgs),
+    /// Re-play a stored game from its recorded inputs, check its hash, optionally show it.
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MatchArgs {
+    /// The variant, e.g. cdc:PPPP, ewn:3x3x3, c4:7x6, checkers:5x5-3.
+    pub variant: String,
+    /// Player A, e.g. `mcts:sims=800,c=1,init=draw`, `mcts-solver:sims=8000`, `optimal`.
+    #[arg(long)]
+    pub a: String,
+    /// Player B.
+    #[arg(long)]
+    pub b: String,
+    /// Number of games (A moves first in games 0, 2, 4, ...).
+    #[arg(long, default_value_t = 100)]
+    pub games: u32,
+    /// The match seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Print one JSON object (score_a, ci95, wins_a, draws, losses_a, games, game hashes).
+    #[arg(long)]
+    pub json: bool,
+    /// Store every game as a content-addressed game record.
+    #[arg(long)]
+    pub record: bool,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The game record's hash (64 hex digits, as `tabula match --record` prints).
+    pub hash: String,
+    /// Show the game board by board, with the search's visit counts.
+    #[arg(long)]
+    pub show: bool,
 }
 
 #[derive(Debug, Args)]

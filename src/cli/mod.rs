@@ -2,8 +2,10 @@
 
 pub mod args;
 mod games_cmd;
+mod match_cmd;
 mod play_cmd;
 mod progress;
+mod replay_cmd;
 mod store_cmd;
 
 use args::{Cli, Command};
@@ -14,5 +16,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Play(a) => play_cmd::run(&a),
         Command::Sql(a) => store_cmd::sql(cli.db.as_deref(), &a),
         Command::Fsck(a) => store_cmd::fsck(cli.db.as_deref(), &a),
+        Command::Match(a) => match_cmd::run(cli.db.as_deref(), &a),
+        Command::Replay(a) => replay_cmd::run(cli.db.as_deref(), &a),
     }
 }

@@ -1,0 +1,125 @@
+//! `tabula match`: N games between two players, in parallel, reproducible.
+
+use std::path::Path;
+
+use anyhow::Context;
+use tabula::games::AnyGame;
+use tabula::matches::{MatchReport, run_match};
+use tabula::players::{Player, PlayerGame, PlayerSpec};
+use tabula::store::Store;
+use tabula::with_game;
+
+use super::args::MatchArgs;
+
+/// The validated form of `MatchArgs`.
+struct MatchConfig {
+    game: AnyGame,
+    a: PlayerSpec,
+    b: PlayerSpec,
+    games: u32,
+    seed: u64,
+    json: bool,
+    record: bool,
+    threads: Option<usize>,
+}
+
+fn resolve(args: &MatchArgs) -> anyhow::Result<MatchConfig> {
+    let game: AnyGame = args.variant.parse()?;
+    let a: PlayerSpec = args.a.parse().context("--a")?;
+    let b: PlayerSpec = args.b.parse().context("--b")?;
+    if args.games == 0 {
+        anyhow::bail!("--games 0: a match needs at least one game");
+    }
+    if args.threads == Some(0) {
+        anyhow::bail!("--threads 0: give at least one thread (or leave it out for all cores)");
+    }
+    Ok(MatchConfig {
+        game,
+        a,
+        b,
+        games: args.games,
+        seed: args.seed,
+        json: args.json,
+        record: args.record,
+        threads: args.threads,
+    })
+}
+
+pub fn run(db: Option<&Path>, args: &MatchArgs) -> anyhow::Result<()> {
+    let cfg = resolve(args)?;
+    let needs_store =
+        cfg.record || matches!(cfg.a, PlayerSpec::Optimal) || matches!(cfg.b, PlayerSpec::Optimal);
+    let mut store = if needs_store {
+        Some(Store::open(&Store::resolve_path(db))?)
+    } else {
+        None
+    };
+    with_game!(&cfg.game, |g| play(g, &cfg, store.as_mut()))
+}
+
+fn play<G: PlayerGame>(
+    g: &G,
+    cfg: &MatchConfig,
+    mut store: Option<&mut Store>,
+) -> anyhow::Result<()> {
+    let a = Player::resolve(&cfg.a, g, store.as_deref_mut())?;
+    let b = Player::resolve(&cfg.b, g, store.as_deref_mut())?;
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = cfg.threads {
+        pool = pool.num_threads(n);
+    }
+    let pool = pool.build().context("starting the worker threads")?;
+    let t = std::time::Instant::now();
+    let report = pool.install(|| run_match(g, &a, &b, cfg.games, cfg.seed))?;
+    let seconds = t.elapsed().as_secs_f64();
+    if let (true, Some(store)) = (cfg.record, store) {
+        store.write(|w| {
+            for r in report.records() {
+                w.put(r)?;
+            }
+            Ok(())
+        })?;
+    }
+    if cfg.json {
+        let mut v = serde_json::to_value(&report)?;
+        v["recorded"] = serde_json::Value::Bool(cfg.record);
+        v["seconds"] = serde_json::json!(seconds);
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print_report(&report, cfg.record, seconds);
+    }
+    Ok(())
+}
+
+fn print_report(r: &MatchReport, recorded: bool, seconds: f64) {
+    println!("{}  seed {}  {} games", r.variant, r.seed, r.games);
+    println!("  A: {}", r.a);
+    println!("  B: {}", r.b);
+    println!(
+        "score of A: {:.4}  (95% CI {:.4} .. {:.4})",
+        r.score_a, r.ci95[0], r.ci95[1]
+    );
+    println!(
+        "A wins {}  draws {}  A losses {}  mean length {:.1} plies",
+        r.wins_a, r.draws, r.losses_a, r.mean_plies
+    );
+    if r.adjudicated > 0 {
+        println!(
+            "{} games adjudicated (the optimal player's certain win)",
+            r.adjudicated
+        );
+    }
+    println!("{seconds:.2} s");
+    if recorded {
+        println!(
+            "recorded {} games; replay one with `tabula replay HASH --show`:",
+            r.games
+        );
+        for h in r.hashes().iter().take(4) {
+            println!("  {h}");
+        }
+        if r.games > 4 {
+            println!("  ... (all hashes with --json)");
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Matches: N games between two players, half with each first, in parallel.
+//!
+//! Game i seats player A first when i is even and second when i is odd, and draws all its
+//! randomness (both players' and chance's) from the stream `match(i)` of the match seed, so
+//! a match is a pure function of (variant, players, seed, N): the same results and the same
+//! game-record hashes on any number of threads. Results are folded in game order.
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::game::{Player as Seat, Turn};
+use crate::players::{Agent, Decision, Player, PlayerError, PlayerGame};
+use crate::record::{Adjudication, GameEnd, GameRecord, Step};
+use crate::rng::{StreamRng, sample_outcome, stream};
+
+/// The stream name of match game `i`.
+pub fn match_stream(i: u32) -> String {
+    format!("match({i})")
+}
+
+/// Plays one game from `start` (the game's start when `None`) between two agents, player 0
+/// first, drawing everything from `rng`. `players` and `(seed, stream)` are recorded as given.
+#[allow(clippy::too_many_arguments)]
+pub fn play_game<G: PlayerGame>(
+    g: &G,
+    agents: [&mut Agent<G>; 2],
+    players: [String; 2],
+    start: Option<String>,
+    seed: u64,
+    stream_name: String,
+    rng: &mut StreamRng,
+) -> Result<GameRecord, PlayerError> {
+    let mut record = GameRecord {
+        variant: g.variant(),
+        seed,
+        stream: stream_name,
+        players,
+        start,
+        steps: Vec::new(),
+        end: GameEnd::Finished(crate::game::GameResult::Draw),
+    };
+    let mut s = record.start_state(g).map_err(|e| PlayerError::BadSpec {
+        spec: record.start.clone().unwrap_or_default(),
+        reason: e.to_string(),
+    })?;
+    let mut outcomes = Vec::new();
+    let mut ply = 0u32;
+    record.end = loop {
+        match g.turn(&s) {
+            Turn::Terminal(r) => break GameEnd::Finished(r),
+            Turn::Chance => {
+                g.chance_outcomes(&s, &mut outcomes);
+                let o = outcomes[sample_outcome(rng, &outcomes)].outcome;
+                record.steps.push(Step::Chance { outcome: o });
+                s = g.apply_chance(&s, o);
+            }
+            Turn::Player(p) => match agents[p.index()].decide(g, &s, ply, rng)? {
+                Decision::ClaimWin => {
+                    break GameEnd::Adjudicated {
+                        winner: p,
+                        reason: Adjudication::CertainWin,
+                    };
+                }
+                Decision::Play { action, search } => {
+                    record.steps.push(Step::Move { action, search });
+                    s = g.apply(&s, action);
+                    ply += 1;
+                }
+            },
+        }
+    };
+    Ok(record)
+}
+
+/// One game of a match.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MatchGame {
+    pub index: u32,
+    /// Player A's seat.
+    pub a_seat: usize,
+    pub score_a: f64,
+    pub plies: usize,
+    pub adjudicated: bool,
+    pub hash: String,
+    #[serde(skip)]
+    pub record: GameRecord,
+}
+
+/// The result of a match, from player A's point of view.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MatchReport {
+    pub variant: String,
+    pub a: String,
+    pub b: String,
+    pub seed: u64,
+    pub games: u32,
+    pub score_a: f64,
+    /// 95% confidence interval of A's score (normal approximation, clamped to [0, 1]).
+    pub ci95: [f64; 2],
+    pub wins_a: u32,
+    pub draws: u32,
+    pub losses_a: u32,
+    /// Games a player was declared the winner of before the end.
+    pub adjudicated: u32,
+    pub mean_plies: f64,
+    #[serde(rename = "games_detail")]
+    pub game_list: Vec<MatchGame>,
+}
+
+impl MatchReport {
+    pub fn hashes(&self) -> Vec<&str> {
+        self.game_list.iter().map(|m| m.hash.as_str()).collect()
+    }
+
+    pub fn records(&self) -> impl Iterator<Item = &GameRecord> {
+        self.game_list.iter().map(|m| &m.record)
+    }
+}
+
+/// Plays match game `i` between A and B (A first when `i` is even).
+pub fn play_match_game<G: PlayerGame>(
+    g: &G,
+    a: &Player<G>,
+    b: &Player<G>,
+    seed: u64,
+    i: u32,
+) -> Result<MatchGame, PlayerError> {
+    let a_seat = if i.is_multiple_of(2) {
+        Seat::P0
+    } else {
+        Seat::P1
+    };
+    let (mut first, mut second, names) = match a_seat {
+        Seat::P0 => (
+            a.agent(),
+            b.agent(),
+            [a.spec().to_string(), b.spec().to_string()],
+        ),
+        Seat::P1 => (
+            b.agent(),
+            a.agent(),
+            [b.spec().to_string(), a.spec().to_string()],
+        ),
+    };
+    let name = match_stream(i);
+    let mut rng = stream(seed, &name);
+    let record = play_game(
+        g,
+        [&mut first, &mut second],
+        names,
+        None,
+        seed,
+        name,
+        &mut rng,
+    )?;
+    Ok(MatchGame {
+        index: i,
+        a_seat: a_seat.index(),
+        score_a: record.end.result().score(a_seat),
+        plies: record.plies(),
+        adjudicated: matches!(record.end, GameEnd::Adjudicated { .. }),
+        hash: record.hash().to_hex(),
+        record,
+    })
+}
+
+/// Plays `games` games between A and B on the current rayon pool (see the module docs).
+pub fn run_match<G: PlayerGame>(
+    g: &G,
+    a: &Player<G>,
+    b: &Player<G>,
+    games: u32,
+    seed: u64,
+) -> Result<MatchReport, PlayerError> {
+    let game_list: Vec<MatchGame> = (0..games)
+        .into_par_iter()
+        .map(|i| play_match_game(g, a, b, seed, i))
+        .collect::<Result<_, _>>()?;
+    Ok(summarise(g.variant(), a, b, seed, game_list))
+}
+
+fn summarise<G: PlayerGame>(
+    variant: String,
+    a: &Player<G>,
+    b: &Player<G>,
+    seed: u64,
+    game_list: Vec<MatchGame>,
+) -> MatchReport {
+    let n = game_list.len() as u32;
+    let count = |x: f64| game_list.iter().filter(|m| m.score_a == x).count() as u32;
+    let total: f64 = game_list.iter().map(|m| m.score_a).sum();
+    let mean = if n == 0 { 0.0 } else { total / f64::from(n) };
+    let ci95 = if n < 2 {
+        [0.0, 1.0]
+    } else {
+        let var: f64 = game_list
+            .iter()
+            .map(|m| (m.score_a - mean).powi(2))
+            .sum::<f64>()
+            / f64::from(n - 1);
+        let half = 1.96 * (var / f64::from(n)).sqrt();
+        [(mean - half).max(0.0), (mean + half).min(1.0)]
+    };
+    let plies: usize = game_list.iter().map(|m| m.plies).sum();
+    MatchReport {
+        variant,
+        a: a.spec().to_string(),
+        b: b.spec().to_string(),
+        seed,
+        games: n,
+        score_a: mean,
+        ci95,
+        wins_a: count(1.0),
+        draws: count(0.5),
+        losses_a: count(0.0),
+        adjudicated: game_list.iter().filter(|m| m.adjudicated).count() as u32,
+        mean_plies: if n == 0 {
+            0.0
+        } else {
+            plies as f64 / f64::from(n)
+        },
+        game_list,
+    }
+}
+
+/// Re-plays a recorded match game from its inputs (variant, players, seed, stream) and
+/// returns the new record; equal hashes mean the game is reproduced bit for bit.
+pub fn rerun<G: PlayerGame>(
+    g: &G,
+    record: &GameRecord,
+    players: [&Player<G>; 2],
+) -> Result<GameRecord, PlayerError> {
+    let mut first = players[0].agent();
+    let mut second = players[1].agent();
+    let mut rng = stream(record.seed, &record.stream);
+    play_game(
+        g,
+        [&mut first, &mut second],
+        record.players.clone(),
+        record.start.clone(),
+        record.seed,
+        record.stream.clone(),
+        &mut rng,
+    )
+}
