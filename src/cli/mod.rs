@@ -4,6 +4,7 @@ pub mod args;
 mod games_cmd;
 mod play_cmd;
 mod progress;
+mod solve_cmd;
 mod store_cmd;
 
 use args::{Cli, Command};
@@ -12,6 +13,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Games(a) => games_cmd::run(&a),
         Command::Play(a) => play_cmd::run(&a),
+        Command::Solve(a) => solve_cmd::solve_cmd(cli.db.as_deref(), &a),
+        Command::Value(a) => solve_cmd::value_cmd(cli.db.as_deref(), &a),
         Command::Sql(a) => store_cmd::sql(cli.db.as_deref(), &a),
         Command::Fsck(a) => store_cmd::fsck(cli.db.as_deref(), &a),
     }
