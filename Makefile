@@ -11,6 +11,8 @@ build:
 run: build
 	./target/release/tabula games
 	./target/release/tabula play cdc:PPPP --seed 1
+	./target/release/tabula solve cdc:PPPP
+	./target/release/tabula sql "SELECT variant, positions, round(value, 6) AS value, seconds FROM solutions"
 
 lint:
 	$(CARGO) fmt --all -- --check

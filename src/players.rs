@@ -413,15 +413,31 @@ pub fn load_or_solve<G: Solvable>(
     Ok(sol)
 }
 
-impl PlayerGame for Cdc {}
+impl PlayerGame for Cdc {
+    fn solution(&self, store: &mut Store) -> Result<Solution<Self::Key>, PlayerError> {
+        load_or_solve(self, store)
+    }
+}
 
 impl PlayerGame for Cdc4x8 {}
 
-impl PlayerGame for Ewn {}
+impl PlayerGame for Ewn {
+    fn solution(&self, store: &mut Store) -> Result<Solution<Self::Key>, PlayerError> {
+        load_or_solve(self, store)
+    }
+}
 
-impl PlayerGame for ConnectFour {}
+impl PlayerGame for ConnectFour {
+    fn solution(&self, store: &mut Store) -> Result<Solution<Self::Key>, PlayerError> {
+        load_or_solve(self, store)
+    }
+}
 
 impl PlayerGame for Checkers {
+    fn solution(&self, store: &mut Store) -> Result<Solution<Self::Key>, PlayerError> {
+        load_or_solve(self, store)
+    }
+
     fn greedy_features(
         &self,
         s: &Self::State,

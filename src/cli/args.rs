@@ -24,6 +24,14 @@ pub enum Command {
     Games(GamesArgs),
     /// Play one game between two players and print it move by move with boards.
     Play(PlayArgs),
+    /// Solve a variant exactly (or find its stored solution) and print its values.
+    ///
+    /// Prints the number of non-terminal positions, the start value on the [0, 1] scale (for
+    /// a random start, the mean over start positions) and the test positions S_test with their
+    /// values. Solutions are kept in the store; a second solve returns at once.
+    Solve(SolveArgs),
+    /// A position's exact value and every legal action's value.
+    Value(ValueArgs),
     /// Run one SQL query on a read-only connection to the store and print the rows.
     ///
     /// Nothing a query does can change the store. Try
@@ -75,6 +83,30 @@ pub struct ReplayArgs {
     /// Show the game board by board, with the search's visit counts.
     #[arg(long)]
     pub show: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SolveArgs {
+    /// The variant, e.g. cdc:PPPP, ewn:3x3x3, c4:4x4, checkers:5x5-3.
+    pub variant: Option<String>,
+    /// Solve the six literature variants (CDC PPPP, KPPP, GGCC; EWN 3x3x3, 3x3x4, 3x4x3) and
+    /// print a table.
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON: one object (or, with --all, a list of objects).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ValueArgs {
+    /// The variant, e.g. cdc:PPPP.
+    pub variant: String,
+    /// The position in the game's notation (as `tabula play --json` and `solve` print it).
+    pub position: String,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@ mod match_cmd;
 mod play_cmd;
 mod progress;
 mod replay_cmd;
+mod solve_cmd;
 mod store_cmd;
 
 use args::{Cli, Command};
@@ -14,6 +15,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Games(a) => games_cmd::run(&a),
         Command::Play(a) => play_cmd::run(&a),
+        Command::Solve(a) => solve_cmd::solve_cmd(cli.db.as_deref(), &a),
+        Command::Value(a) => solve_cmd::value_cmd(cli.db.as_deref(), &a),
         Command::Sql(a) => store_cmd::sql(cli.db.as_deref(), &a),
         Command::Fsck(a) => store_cmd::fsck(cli.db.as_deref(), &a),
         Command::Match(a) => match_cmd::run(cli.db.as_deref(), &a),

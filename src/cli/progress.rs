@@ -13,3 +13,19 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
     bar.set_message(what.to_string());
     bar
 }
+
+/// A spinner with a message, for work whose size is not known in advance; hidden when `show`
+/// is false (e.g. with `--json`).
+pub fn spinner(what: &str, show: bool) -> ProgressBar {
+    let bar = if show {
+        ProgressBar::new_spinner()
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("static template"),
+    );
+    bar.set_message(what.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}

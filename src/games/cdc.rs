@@ -1321,6 +1321,26 @@ impl Game for Cdc4x8 {
     }
 }
 
+/// 2x4 CDC may cycle (plain moves back and forth), so it is solved level by level
+/// ([`Cdc::level`]: flips and captures lower the level, plain moves keep it and pass the turn).
+impl crate::solver::Solvable for Cdc {
+    fn method(&self) -> crate::solver::Method {
+        crate::solver::Method::Layered
+    }
+
+    fn check_solvable(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn level(&self, s: &CdcState2x4) -> u32 {
+        Cdc::level(self, s)
+    }
+
+    fn test_positions(&self) -> Vec<CdcState2x4> {
+        Cdc::test_positions(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

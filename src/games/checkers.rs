@@ -758,6 +758,36 @@ impl Game for Checkers {
     }
 }
 
+/// Reduced boards are deterministic and may cycle: one level, solved by retrograde analysis
+/// (win / loss / draw). Checker ids are part of the position (actions name them), which
+/// multiplies the count by up to (p!)^2 compared to id-less counts, so only small boards are
+/// feasible. The test position is the start.
+impl crate::solver::Solvable for Checkers {
+    fn method(&self) -> crate::solver::Method {
+        crate::solver::Method::Layered
+    }
+
+    fn check_solvable(&self) -> Result<(), String> {
+        let (n, p) = (self.side(), self.checkers_per_side());
+        if n <= 4 || (n == 5 && p == 1) {
+            Ok(())
+        } else {
+            Err(format!(
+                "checkers:{n}x{n}-{p} has too many positions (checker ids are part of the \
+                 position); the solver takes boards up to 4x4 (and 5x5 with one checker)"
+            ))
+        }
+    }
+
+    fn level(&self, _: &CheckersState) -> u32 {
+        0
+    }
+
+    fn test_positions(&self) -> Vec<CheckersState> {
+        vec![self.initial_state()]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;

@@ -497,6 +497,35 @@ impl Game for ConnectFour {
     }
 }
 
+/// Connect Four cannot cycle (every move adds a stone), so it is solved by memoised
+/// depth-first search; only small boards are feasible (7x6 has about 4.5 * 10^12 positions).
+/// Its test position is the empty board.
+impl crate::solver::Solvable for ConnectFour {
+    fn method(&self) -> crate::solver::Method {
+        crate::solver::Method::Acyclic
+    }
+
+    fn check_solvable(&self) -> Result<(), String> {
+        let (w, h) = (self.width(), self.height());
+        if w * h <= 20 {
+            Ok(())
+        } else {
+            Err(format!(
+                "c4:{w}x{h} has too many positions to enumerate; the solver takes boards of at \
+                 most 20 cells (4x4, 5x4, 4x5)"
+            ))
+        }
+    }
+
+    fn level(&self, _: &C4State) -> u32 {
+        0
+    }
+
+    fn test_positions(&self) -> Vec<C4State> {
+        vec![self.initial_state()]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -822,6 +822,35 @@ impl Game for Ewn {
     }
 }
 
+/// EWN cannot cycle (pieces only move forward, captures only remove pieces), so it is solved
+/// by memoised expectimax. The literature's variants have 0.37 to 6.3 million positions; the
+/// limit below keeps solves within a few GB.
+impl crate::solver::Solvable for Ewn {
+    fn method(&self) -> crate::solver::Method {
+        crate::solver::Method::Acyclic
+    }
+
+    fn check_solvable(&self) -> Result<(), String> {
+        let (w, h, k) = (self.width(), self.height(), self.pieces());
+        if w * h <= 12 && w * h * k <= 36 {
+            Ok(())
+        } else {
+            Err(format!(
+                "ewn:{w}x{h}x{k} is too large; the solver takes boards of at most 12 squares \
+                 with W*H*k <= 36 (3x3x3, 3x3x4, 3x4x3, ...)"
+            ))
+        }
+    }
+
+    fn level(&self, _: &EwnState) -> u32 {
+        0
+    }
+
+    fn test_positions(&self) -> Vec<EwnState> {
+        Ewn::test_positions(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,6 +50,21 @@ macro_rules! with_game {
     };
 }
 
+/// Runs `$body` with `$g` bound to the game inside an [`AnyGame`] if that game implements
+/// [`Solvable`](crate::solver::Solvable), else `$other` with `$any` bound to the `AnyGame`.
+#[macro_export]
+macro_rules! with_solvable_game {
+    ($any:expr, |$g:ident| $body:expr, |$other:ident| $unsolvable:expr) => {
+        match $any {
+            $crate::games::AnyGame::Cdc($g) => $body,
+            $crate::games::AnyGame::Ewn($g) => $body,
+            $crate::games::AnyGame::ConnectFour($g) => $body,
+            $crate::games::AnyGame::Checkers($g) => $body,
+            $other @ $crate::games::AnyGame::Cdc4x8(_) => $unsolvable,
+        }
+    };
+}
+
 impl AnyGame {
     /// The canonical variant name (parses back to an equal game).
     pub fn variant(&self) -> String {

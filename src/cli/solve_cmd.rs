@@ -1,0 +1,262 @@
+//! `tabula solve` and `tabula value`: exact values, computed once and kept in the store.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use tabula::game::Turn;
+use tabula::games::AnyGame;
+use tabula::solver::{
+    Progress, Solution, Solvable, action_values, load_solution, save_solution, solve, start_value,
+    to_unit,
+};
+use tabula::store::{ObjectHash, Store};
+use tabula::with_solvable_game;
+
+use super::args::{SolveArgs, ValueArgs};
+
+/// The variants `solve --all` solves: the six of the literature.
+pub const ALL: &[&str] = &[
+    "cdc:PPPP",
+    "cdc:KPPP",
+    "cdc:GGCC",
+    "ewn:3x3x3",
+    "ewn:3x3x4",
+    "ewn:3x4x3",
+];
+
+/// What `solve` reports about one variant.
+#[derive(serde::Serialize)]
+struct Report {
+    variant: String,
+    positions: u64,
+    /// Start value for the first player on [0, 1] (mean over start positions by probability).
+    value: f64,
+    test_positions: Vec<TestPosition>,
+    /// Seconds this command took for the variant.
+    seconds: f64,
+    /// Seconds the original solve took (equal to `seconds` unless `cached`).
+    solve_seconds: f64,
+    /// Whether the solution came from the store.
+    cached: bool,
+    hash: String,
+}
+
+#[derive(serde::Serialize)]
+struct TestPosition {
+    position: String,
+    /// Value for the side to move, on [0, 1].
+    value: f64,
+    to_move: String,
+}
+
+/// A solution of `g`, from the store if there, else solved now and stored.
+fn obtain<G: Solvable>(
+    g: &G,
+    store: &mut Store,
+    show_progress: bool,
+) -> anyhow::Result<(Solution<G::Key>, ObjectHash, f64, bool)> {
+    let variant = g.variant();
+    if let Some((sol, hash)) = load_solution::<G::Key>(store, &variant)? {
+        let row = store.solution(&variant)?.context("solution row vanished")?;
+        return Ok((sol, hash, row.seconds, true));
+    }
+    let start = Instant::now();
+    let bar = super::progress::spinner(&format!("solving {variant}"), show_progress);
+    let report = |p: Progress| match p {
+        Progress::Found(n) => bar.set_message(format!("solving {variant}: {n} positions found")),
+        Progress::Valued { done, total } => bar.set_message(format!(
+            "solving {variant}: {done}/{total} positions valued"
+        )),
+    };
+    let sol = solve(g, &report)?;
+    bar.finish_and_clear();
+    let seconds = start.elapsed().as_secs_f64();
+    let v0 = start_value(g, &sol).context("the start position has no value")?;
+    let hash = save_solution(store, &sol, v0, seconds)?;
+    Ok((sol, hash, seconds, false))
+}
+
+fn report<G: Solvable>(g: &G, store: &mut Store, show_progress: bool) -> anyhow::Result<Report> {
+    let start = Instant::now();
+    let (sol, hash, solve_seconds, cached) = obtain(g, store, show_progress)?;
+    let value = to_unit(start_value(g, &sol).context("the start position has no value")?);
+    let mut test_positions = Vec::new();
+    for s in g.test_positions() {
+        let v = sol
+            .value_of_key(&g.key(&s))
+            .with_context(|| format!("test position {} has no value", g.notation(&s)))?;
+        let to_move = match g.turn(&s) {
+            Turn::Player(p) => format!("{p:?}"),
+            other => format!("{other:?}"),
+        };
+        test_positions.push(TestPosition {
+            position: g.notation(&s),
+            value: to_unit(v),
+            to_move,
+        });
+    }
+    Ok(Report {
+        variant: g.variant(),
+        positions: sol.len() as u64,
+        value,
+        test_positions,
+        seconds: start.elapsed().as_secs_f64(),
+        solve_seconds,
+        cached,
+        hash: hash.to_hex(),
+    })
+}
+
+fn solve_variant(name: &str, store: &mut Store, show_progress: bool) -> anyhow::Result<Report> {
+    let game: AnyGame = name.parse()?;
+    with_solvable_game!(&game, |g| report(g, store, show_progress), |other| bail!(
+        "{other} cannot be solved: the solver handles cdc (2x4), ewn, c4 and checkers variants \
+         small enough to enumerate"
+    ))
+}
+
+pub fn solve_cmd(db: Option<&Path>, args: &SolveArgs) -> anyhow::Result<()> {
+    let variants: Vec<String> = match (&args.variant, args.all) {
+        (Some(v), false) => vec![v.clone()],
+        (None, true) => ALL.iter().map(|s| s.to_string()).collect(),
+        (Some(_), true) => bail!("give either a VARIANT or --all, not both"),
+        (None, false) => bail!("give a VARIANT to solve (e.g. cdc:PPPP) or --all"),
+    };
+    // Validate every name before any work.
+    for v in &variants {
+        v.parse::<AnyGame>()?;
+    }
+    let mut store = Store::open(&Store::resolve_path(db))?;
+    let mut reports = Vec::new();
+    for v in &variants {
+        let r = solve_variant(v, &mut store, !args.json)?;
+        if !args.json && !args.all {
+            print_report(&r);
+        }
+        reports.push(r);
+    }
+    if args.json {
+        if args.all {
+            println!("{}", serde_json::to_string(&reports)?);
+        } else {
+            println!("{}", serde_json::to_string(&reports[0])?);
+        }
+    } else if args.all {
+        println!(
+            "{:<12} {:>10} {:>10} {:>8} {:>9} {:>7}  hash",
+            "variant", "positions", "value", "S_test", "seconds", "cached"
+        );
+        for r in &reports {
+            println!(
+                "{:<12} {:>10} {:>10.6} {:>8} {:>9.2} {:>7}  {}",
+                r.variant,
+                r.positions,
+                r.value,
+                r.test_positions.len(),
+                r.solve_seconds,
+                r.cached,
+                &r.hash[..12]
+            );
+        }
+    }
+    Ok(())
+}
+
+fn print_report(r: &Report) {
+    println!("variant     {}", r.variant);
+    println!("positions   {}", r.positions);
+    println!("value       {:.6}  (first player, [0, 1] scale)", r.value);
+    println!(
+        "seconds     {:.2}{}",
+        r.seconds,
+        if r.cached {
+            format!("  (stored solution; solved in {:.2} s)", r.solve_seconds)
+        } else {
+            String::new()
+        }
+    );
+    println!("hash        {}", r.hash);
+    const SHOWN: usize = 40;
+    println!("test positions ({}):", r.test_positions.len());
+    for t in r.test_positions.iter().take(SHOWN) {
+        println!("  {:.6}  {:<3} {}", t.value, t.to_move, t.position);
+    }
+    if r.test_positions.len() > SHOWN {
+        println!(
+            "  ... {} more (--json lists all)",
+            r.test_positions.len() - SHOWN
+        );
+    }
+}
+
+pub fn value_cmd(db: Option<&Path>, args: &ValueArgs) -> anyhow::Result<()> {
+    let game: AnyGame = args.variant.parse()?;
+    with_solvable_game!(&game, |g| value_of(g, db, args), |other| bail!(
+        "{other} cannot be solved, so it has no exact values"
+    ))
+}
+
+fn value_of<G: Solvable>(g: &G, db: Option<&Path>, args: &ValueArgs) -> anyhow::Result<()> {
+    let s = g.parse_notation(&args.position)?;
+    let Turn::Player(p) = g.turn(&s) else {
+        bail!(
+            "`{}` is not a decision position (it is {:?}); values are given for positions \
+             where a player moves",
+            args.position,
+            g.turn(&s)
+        );
+    };
+    let mut store = Store::open(&Store::resolve_path(db))?;
+    let (sol, ..) = obtain(g, &mut store, !args.json)?;
+    let v = sol.value_of_key(&g.key(&s)).with_context(|| {
+        format!(
+            "`{}` is not reachable from the start of {}, so the solution has no value for it",
+            args.position,
+            g.variant()
+        )
+    })?;
+    let actions = action_values(g, &sol, &s).context("a successor has no value")?;
+    let best = actions
+        .iter()
+        .map(|x| x.1)
+        .fold(f64::NEG_INFINITY, f64::max);
+    if args.json {
+        let acts: Vec<_> = actions
+            .iter()
+            .map(|(a, av)| {
+                serde_json::json!({
+                    "action": a,
+                    "name": g.action_name(&s, *a),
+                    "value": to_unit(*av),
+                    "optimal": *av >= best - tabula::solver::OPTIMAL_TOLERANCE,
+                })
+            })
+            .collect();
+        let out = serde_json::json!({
+            "variant": g.variant(),
+            "position": g.notation(&s),
+            "to_move": format!("{p:?}"),
+            "value": to_unit(v),
+            "actions": acts,
+        });
+        println!("{out}");
+    } else {
+        println!("{}", g.render(&s));
+        println!("{p:?} to move; value {:.6} ([0, 1] scale)", to_unit(v));
+        for (a, av) in &actions {
+            let mark = if *av >= best - tabula::solver::OPTIMAL_TOLERANCE {
+                "*"
+            } else {
+                " "
+            };
+            println!(
+                "  {mark} {:>4}  {:<16} {:.6}",
+                a,
+                g.action_name(&s, *a),
+                to_unit(*av)
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! The binary end to end: exit codes, JSON output, the stored solution found again, read-only
+//! SQL, fsck after a byte is changed by hand.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn tabula(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+#[test]
+fn games_lists_every_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = json(&tabula(&dir.path().join("t.db"), &["games", "--json"]));
+    let names: Vec<&str> = v["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["cdc", "ewn", "c4", "checkers"]);
+}
+
+#[test]
+fn play_is_a_pure_function_of_the_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    for variant in [
+        "cdc:PPPP",
+        "ewn:3x3x3",
+        "c4:7x6",
+        "checkers:5x5-3",
+        "cdc:4x8",
+    ] {
+        let a = json(&tabula(&db, &["play", variant, "--seed", "7", "--json"]));
+        let b = json(&tabula(&db, &["play", variant, "--seed", "7", "--json"]));
+        assert_eq!(a, b, "{variant}");
+        let scores = a["scores"].as_array().unwrap();
+        let total: f64 = scores.iter().map(|x| x.as_f64().unwrap()).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+    }
+    // A different seed plays a different game of Connect Four (actions differ).
+    let a = json(&tabula(&db, &["play", "c4:7x6", "--seed", "1", "--json"]));
+    let b = json(&tabula(&db, &["play", "c4:7x6", "--seed", "2", "--json"]));
+    assert_ne!(a["events"], b["events"]);
+}
+
+#[test]
+fn bad_input_fails_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    for (args, needle) in [
+        (vec!["play", "ewn:2x2x9"], "allowed"),
+        (vec!["play", "cdc:XYZW"], "allowed"),
+        (vec!["play", "go:9x9"], "allowed families"),
+        (
+            vec!["play", "c4", "--players", "random,alphazero"],
+            "available",
+        ),
+        (vec!["solve", "cdc:4x8"], "cannot be solved"),
+        (vec!["solve", "c4:7x6"], "too many positions"),
+        (vec!["value", "cdc:PPPP", "not a position"], "bad position"),
+    ] {
+        let out = tabula(&db, &args);
+        assert!(!out.status.success(), "{args:?} must fail");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: `{err}` lacks `{needle}`");
+        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    }
+}
+
+#[test]
+fn solve_stores_and_finds_the_solution_and_fsck_sees_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let first = json(&tabula(&db, &["solve", "cdc:PPPP", "--json"]));
+    assert_eq!(first["positions"], 194_933);
+    assert!((first["value"].as_f64().unwrap() - 8.0 / 35.0).abs() < 1e-12);
+    assert_eq!(first["test_positions"].as_array().unwrap().len(), 17);
+    assert_eq!(first["cached"], false);
+    let second = json(&tabula(&db, &["solve", "cdc:PPPP", "--json"]));
+    assert_eq!(second["cached"], true);
+    assert_eq!(second["hash"], first["hash"]);
+    assert_eq!(second["test_positions"], first["test_positions"]);
+
+    // The start position's value and its eight flips.
+    let start = first["test_positions"][0]["position"].as_str().unwrap();
+    let v = json(&tabula(&db, &["value", "cdc:PPPP", start, "--json"]));
+    assert!((v["value"].as_f64().unwrap() - 8.0 / 35.0).abs() < 1e-12);
+    assert_eq!(v["actions"].as_array().unwrap().len(), 8);
+
+    // SQL sees the row and cannot write.
+    let rows = json(&tabula(
+        &db,
+        &["sql", "SELECT variant, positions FROM solutions", "--json"],
+    ));
+    assert_eq!(rows[0]["variant"], "cdc:PPPP");
+    assert_eq!(rows[0]["positions"], 194_933);
+    let out = tabula(&db, &["sql", "DELETE FROM solutions"]);
+    assert!(!out.status.success());
+    let rows = json(&tabula(
+        &db,
+        &["sql", "SELECT count(*) AS n FROM solutions", "--json"],
+    ));
+    assert_eq!(rows[0]["n"], 1);
+
+    // fsck: clean, then a byte changed by hand in one chunk is found.
+    let clean = json(&tabula(&db, &["fsck", "--json"]));
+    assert_eq!(clean["clean"], true);
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let (id, mut bytes): (i64, Vec<u8>) = c
+            .query_row(
+                "SELECT id, bytes FROM objects WHERE kind = 'solution-chunk/v1' LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x40;
+        c.execute(
+            "UPDATE objects SET bytes = ?1 WHERE id = ?2",
+            rusqlite::params![bytes, id],
+        )
+        .unwrap();
+    }
+    let out = tabula(&db, &["fsck"]);
+    assert!(!out.status.success(), "fsck must fail on a damaged store");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("DAMAGED"));
+    // Loading the damaged solution is an error, not a wrong answer.
+    let out = tabula(&db, &["solve", "cdc:PPPP"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("damaged"));
+}
