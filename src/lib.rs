@@ -13,11 +13,13 @@
 pub mod error;
 pub mod game;
 pub mod games;
+pub mod learner;
 pub mod matches;
 pub mod play;
 pub mod players;
 pub mod record;
 pub mod rng;
+pub mod runs;
 pub mod search;
 pub mod solver;
 pub mod store;

@@ -37,6 +37,27 @@ pub fn stream(seed: u64, name: &str) -> StreamRng {
     rng
 }
 
+/// The generator of a stream whose name is given as format arguments, e.g.
+/// `stream_fmt(seed, format_args!("table-init({key:?})"))`: the same generator as
+/// `stream(seed, &format!(...))`, without allocating the name (hot paths derive a stream per
+/// position).
+pub fn stream_fmt(seed: u64, name: std::fmt::Arguments<'_>) -> StreamRng {
+    struct Feed<'a>(&'a mut blake3::Hasher);
+    impl std::fmt::Write for Feed<'_> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.update(s.as_bytes());
+            Ok(())
+        }
+    }
+    let mut h = blake3::Hasher::new_derive_key(CONTEXT);
+    h.update(&seed.to_le_bytes());
+    // Writing into a hasher cannot fail.
+    let _ = std::fmt::write(&mut Feed(&mut h), name);
+    let mut rng = ChaCha12Rng::from_seed(*h.finalize().as_bytes());
+    rng.set_stream(0);
+    rng
+}
+
 /// Draws an index of `outcomes` by probability, walking them in order (the last outcome
 /// absorbs rounding, so a draw never falls off the end).
 pub fn sample_outcome(rng: &mut StreamRng, outcomes: &[ChanceOutcome]) -> usize {
@@ -81,6 +102,8 @@ mod tests {
         let c = stream(7, "match(1)").next_u64();
         let d = stream(8, "match(0)").next_u64();
         assert_eq!(a, b);
+        let e = stream_fmt(7, format_args!("match({})", 0)).next_u64();
+        assert_eq!(a[0], e);
         assert_ne!(a[0], c);
         assert_ne!(a[0], d);
     }

@@ -47,6 +47,46 @@ pub enum Command {
     Match(MatchArgs),
     /// Re-play a stored game from its recorded inputs, check its hash, optionally show it.
     Replay(ReplayArgs),
+    /// Create a run from a run spec (TOML) and run it: tabular AlphaZero, every game, table
+    /// snapshot and evaluation recorded in the store.
+    ///
+    /// Prints the run's id, a progress bar (iterations, games, ETA), one summary line per
+    /// iteration and, at the end, the run's head (the hash of its last iteration record: the
+    /// same spec and seed give the same head on any number of threads). Examples: runs/.
+    Run(RunArgs),
+    /// List the runs in the store: id, name, variant, iterations done / planned, status, head.
+    Ls(LsArgs),
+    /// Show a run's settings and its metrics per iteration.
+    Show(ShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The run spec, e.g. runs/quick.toml.
+    pub spec: std::path::PathBuf,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print one JSON object at the end (run, head, iterations, metrics) and no progress.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// Print a JSON array of runs.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run: its id, its name (the latest run of that name), or a hex prefix of its hash or
+    /// head.
+    pub run: String,
+    /// Print one JSON object (settings and metrics rows).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@ mod match_cmd;
 mod play_cmd;
 mod progress;
 mod replay_cmd;
+mod run_cmd;
 mod solve_cmd;
 mod store_cmd;
 
@@ -21,5 +22,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Fsck(a) => store_cmd::fsck(cli.db.as_deref(), &a),
         Command::Match(a) => match_cmd::run(cli.db.as_deref(), &a),
         Command::Replay(a) => replay_cmd::run(cli.db.as_deref(), &a),
+        Command::Run(a) => run_cmd::run(cli.db.as_deref(), &a),
+        Command::Ls(a) => run_cmd::ls(cli.db.as_deref(), &a),
+        Command::Show(a) => run_cmd::show(cli.db.as_deref(), &a),
     }
 }

@@ -19,7 +19,7 @@
 //! values are derived on demand by one step of look-ahead ([`action_values`]).
 
 pub mod acyclic;
-mod fasthash;
+pub(crate) mod fasthash;
 pub mod layered;
 mod record;
 

@@ -17,6 +17,7 @@
 mod hash;
 mod objects;
 mod query;
+mod runs;
 mod schema;
 mod solutions;
 
@@ -28,6 +29,7 @@ use rusqlite::{Connection, OpenFlags};
 pub use hash::ObjectHash;
 pub use objects::Record;
 pub use query::{QueryResult, Value};
+pub use runs::{EvaluationRow, IterationRow, NewRun, RunGameRow, RunRow, RunStatus};
 pub use solutions::SolutionRow;
 
 /// Where the store lives when neither `--db` nor `TABULA_DB` says otherwise.
@@ -212,6 +214,27 @@ impl Store {
         solutions::find(&self.conn, variant).map_err(|e| self.err(e))
     }
 
+    /// Every run, oldest first.
+    pub fn runs(&self) -> Result<Vec<RunRow>> {
+        runs::list(&self.conn).map_err(|e| self.err(e))
+    }
+
+    /// A run by id, by name (the latest of that name), or by a hex prefix of its run hash or
+    /// head.
+    pub fn find_run(&self, text: &str) -> Result<Option<RunRow>> {
+        runs::find(&self.conn, text).map_err(|e| self.err(e))
+    }
+
+    /// The metrics table of a run (one row per iteration, 0 = untrained).
+    pub fn run_metrics(&self, run_id: i64) -> Result<QueryResult> {
+        runs::metrics(&self.conn, run_id)
+    }
+
+    /// Marks a run's status (e.g. failed) outside an iteration's transaction.
+    pub fn set_run_status(&mut self, run_id: i64, status: RunStatus) -> Result<()> {
+        self.write(|w| runs::set_status(w.tx, run_id, status).map_err(|e| sqlite(w.path, e)))
+    }
+
     fn err(&self, e: rusqlite::Error) -> StoreError {
         sqlite(&self.path, e)
     }
@@ -241,6 +264,42 @@ pub struct Writer<'a> {
 impl Writer<'_> {
     pub fn put<R: Record>(&self, record: &R) -> Result<ObjectHash> {
         objects::put(self.tx, record).map_err(|e| e.into_store_error(self.path))
+    }
+
+    /// Stores a record (if not already there); returns its address and encoded size.
+    pub fn put_sized<R: Record>(&self, record: &R) -> Result<(ObjectHash, usize)> {
+        objects::put_sized(self.tx, record).map_err(|e| e.into_store_error(self.path))
+    }
+
+    /// Creates a run's row (its run and settings records must be stored); returns its id.
+    pub fn create_run(&self, run: &NewRun) -> Result<i64> {
+        runs::create(self.tx, run).map_err(|e| sqlite(self.path, e))
+    }
+
+    /// Indexes a batch of a run's self-play games (their records must be stored).
+    pub fn add_run_games(&self, run_id: i64, iteration: u32, games: &[RunGameRow]) -> Result<()> {
+        runs::add_games(self.tx, run_id, iteration, games).map_err(|e| sqlite(self.path, e))
+    }
+
+    /// Indexes a committed iteration.
+    pub fn add_iteration(&self, row: &IterationRow) -> Result<()> {
+        runs::add_iteration(self.tx, row).map_err(|e| sqlite(self.path, e))
+    }
+
+    /// Records an iteration's metrics as columns.
+    pub fn add_evaluation(&self, row: &EvaluationRow) -> Result<()> {
+        runs::add_evaluation(self.tx, row).map_err(|e| sqlite(self.path, e))
+    }
+
+    /// Sets a run's progress: iterations done, head, status.
+    pub fn set_run_progress(
+        &self,
+        run_id: i64,
+        done: u32,
+        head: Option<&ObjectHash>,
+        status: RunStatus,
+    ) -> Result<()> {
+        runs::set_progress(self.tx, run_id, done, head, status).map_err(|e| sqlite(self.path, e))
     }
 
     /// Records (or replaces) the solution row of a variant; its manifest must be stored.

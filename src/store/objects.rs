@@ -45,14 +45,23 @@ pub(super) fn encode<R: Record>(record: &R) -> Result<Vec<u8>, Error> {
 }
 
 pub(super) fn put<R: Record>(conn: &Connection, record: &R) -> Result<ObjectHash, Error> {
+    put_sized(conn, record).map(|x| x.0)
+}
+
+/// Like [`put`], also returning the encoded size in bytes.
+pub(super) fn put_sized<R: Record>(
+    conn: &Connection,
+    record: &R,
+) -> Result<(ObjectHash, usize), Error> {
     let bytes = encode(record)?;
+    let size = bytes.len();
     let hash = ObjectHash::of(R::KIND, &bytes);
     conn.prepare_cached(
         "INSERT INTO objects (hash, kind, size, bytes) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT(hash) DO NOTHING",
     )?
-    .execute(params![&hash.0[..], R::KIND, bytes.len() as i64, bytes])?;
-    Ok(hash)
+    .execute(params![&hash.0[..], R::KIND, size as i64, bytes])?;
+    Ok((hash, size))
 }
 
 pub(super) fn contains(conn: &Connection, hash: &ObjectHash) -> Result<bool, Error> {

@@ -13,6 +13,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0002_solutions",
         include_str!("../../schema/0002_solutions.sql"),
     ),
+    ("0003_runs", include_str!("../../schema/0003_runs.sql")),
 ];
 
 /// The schema version this build writes and understands.

@@ -1,0 +1,279 @@
+//! `tabula run`, `tabula ls`, `tabula show`: runs of tabular AlphaZero in the store.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use indicatif::ProgressBar;
+use tabula::learner::Metrics;
+use tabula::runs::{IterationSummary, Observer, RunConfig, start};
+use tabula::store::{ObjectHash, Store};
+
+use super::args::{LsArgs, RunArgs, ShowArgs};
+use super::store_cmd::to_table;
+
+/// Progress on the terminal: a bar over all self-play games, one line per iteration.
+struct Console {
+    /// Lines go above the bar on a terminal, else straight to stdout.
+    bar: ProgressBar,
+    json: bool,
+    iterations: u32,
+    games: u32,
+}
+
+impl Console {
+    fn line(&self, text: String) {
+        if self.json {
+            return;
+        }
+        if self.bar.is_hidden() {
+            println!("{text}");
+        } else {
+            self.bar.println(text);
+        }
+    }
+}
+
+fn fmt_opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+fn metrics_line(m: &Metrics) -> String {
+    let wr = m.wr_p.as_ref().map_or_else(
+        || "WR_p -".to_string(),
+        |w| format!("WR_p {:.4} ±{:.4}", w.score, w.ci95),
+    );
+    format!(
+        "{wr}  ERR_p {}  MAE_v {}  upd≥1/4/16 {}/{}/{}  seen {}",
+        fmt_opt(m.err_p, 4),
+        fmt_opt(m.mae_v, 4),
+        m.updated[0],
+        m.updated[1],
+        m.updated[2],
+        m.seen
+    )
+}
+
+impl Observer for Console {
+    fn created(&mut self, run_id: i64, run_hash: &ObjectHash, seed: u64) {
+        self.line(format!(
+            "run {run_id}  (run record {}, seed {seed})",
+            run_hash.short()
+        ));
+    }
+
+    fn baseline(&mut self, m: &Metrics) {
+        self.line(format!(
+            "it {:>4}/{}  {}",
+            0,
+            self.iterations,
+            metrics_line(m)
+        ));
+    }
+
+    fn games_done(&mut self, iteration: u32, done: u32, _of: u32) {
+        self.bar
+            .set_position(u64::from(iteration - 1) * u64::from(self.games) + u64::from(done));
+        self.bar
+            .set_message(format!("iteration {iteration}/{}", self.iterations));
+    }
+
+    fn iteration_done(&mut self, s: &IterationSummary) {
+        {
+            self.line(format!(
+                "it {:>4}/{}  {}  beta {}  self-play {:.2}s  train {:.2}s  eval {:.2}s  store {:.3}s",
+                s.iteration,
+                self.iterations,
+                metrics_line(&s.metrics),
+                s.beta,
+                s.self_play_seconds,
+                s.training_seconds,
+                s.evaluation_seconds,
+                s.store_seconds
+            ));
+        }
+    }
+}
+
+pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(&args.spec)
+        .with_context(|| format!("reading the run spec {}", args.spec.display()))?;
+    let default_name = args
+        .spec
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "run".to_string());
+    let cfg = RunConfig::from_toml(&text, &default_name)
+        .with_context(|| format!("{}", args.spec.display()))?;
+    if args.threads == Some(0) {
+        bail!("--threads 0: give at least one thread (or leave it out for all cores)");
+    }
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = args.threads {
+        pool = pool.num_threads(n);
+    }
+    let pool = pool.build().context("starting the worker threads")?;
+    let threads = pool.current_num_threads() as u32;
+    let mut store = Store::open(&Store::resolve_path(db))?;
+    let games = cfg.settings.games_per_iteration;
+    let bar = if args.json {
+        ProgressBar::hidden()
+    } else {
+        super::progress::bar(u64::from(cfg.iterations) * u64::from(games), "iteration 1")
+    };
+    let mut console = Console {
+        bar,
+        json: args.json,
+        iterations: cfg.iterations,
+        games,
+    };
+    let out = pool.install(|| start(&mut store, &cfg, &text, threads, &mut console));
+    console.bar.finish_and_clear();
+    let out = out?;
+    let head = out.head.map(|h| h.to_hex());
+    let share = if out.seconds > 0.0 {
+        out.store_seconds / out.seconds
+    } else {
+        0.0
+    };
+    if args.json {
+        let v = serde_json::json!({
+            "run": out.run_id,
+            "name": cfg.name,
+            "variant": cfg.game.variant(),
+            "seed": cfg.seed,
+            "run_hash": out.run_hash.to_hex(),
+            "head": head,
+            "iterations": out.iterations,
+            "threads": threads,
+            "seconds": out.seconds,
+            "store_seconds": out.store_seconds,
+            "store_share": share,
+            "baseline": out.baseline,
+            "metrics": out.last.as_ref().map(|s| &s.metrics),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "run {} ({}) done: {} iterations in {:.1} s on {} threads; store writes {:.2} s ({:.2}%)",
+            out.run_id,
+            cfg.name,
+            out.iterations,
+            out.seconds,
+            threads,
+            out.store_seconds,
+            100.0 * share
+        );
+        println!("head {}", head.unwrap_or_default());
+    }
+    Ok(())
+}
+
+pub fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
+    let store = Store::open_read_only(&Store::resolve_path(db))?;
+    let runs = store.runs()?;
+    if args.json {
+        let rows: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.id,
+                    "name": r.name,
+                    "variant": r.variant,
+                    "seed": r.seed,
+                    "iterations_done": r.iterations_done,
+                    "iterations_planned": r.iterations_planned,
+                    "status": r.status,
+                    "head": r.head.map(|h| h.to_hex()),
+                    "run_hash": r.hash.to_hex(),
+                    "created_at": r.created_at,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(rows));
+        return Ok(());
+    }
+    if runs.is_empty() {
+        println!("no runs yet (start one with `tabula run runs/quick.toml`)");
+        return Ok(());
+    }
+    println!(
+        "{:>4}  {:<16} {:<12} {:>11}  {:<8} head",
+        "id", "name", "variant", "iterations", "status"
+    );
+    for r in &runs {
+        println!(
+            "{:>4}  {:<16} {:<12} {:>5}/{:<5}  {:<8} {}",
+            r.id,
+            r.name,
+            r.variant,
+            r.iterations_done,
+            r.iterations_planned,
+            r.status.as_str(),
+            r.head.map_or_else(|| "-".to_string(), |h| h.to_hex())
+        );
+    }
+    Ok(())
+}
+
+pub fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
+    let store = Store::open_read_only(&Store::resolve_path(db))?;
+    let Some(run) = store.find_run(&args.run)? else {
+        bail!(
+            "no run `{}` in the store (give an id, a name or a hash prefix; `tabula ls` lists them)",
+            args.run
+        );
+    };
+    let metrics = store.run_metrics(run.id)?;
+    let settings: serde_json::Value =
+        serde_json::from_str(&run.settings_json).unwrap_or(serde_json::Value::Null);
+    if args.json {
+        let rows: Vec<serde_json::Value> = metrics
+            .rows
+            .iter()
+            .map(|row| {
+                serde_json::Value::Object(
+                    metrics
+                        .columns
+                        .iter()
+                        .cloned()
+                        .zip(row.iter().map(|v| v.to_json()))
+                        .collect(),
+                )
+            })
+            .collect();
+        let v = serde_json::json!({
+            "run": run.id,
+            "name": run.name,
+            "variant": run.variant,
+            "seed": run.seed,
+            "status": run.status,
+            "iterations_done": run.iterations_done,
+            "iterations_planned": run.iterations_planned,
+            "run_hash": run.hash.to_hex(),
+            "head": run.head.map(|h| h.to_hex()),
+            "settings": settings,
+            "metrics": rows,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!(
+        "run {}  {}  {}  seed {}  {}/{} iterations  {}",
+        run.id,
+        run.name,
+        run.variant,
+        run.seed,
+        run.iterations_done,
+        run.iterations_planned,
+        run.status.as_str()
+    );
+    println!("run record {}", run.hash.to_hex());
+    println!(
+        "head       {}",
+        run.head.map_or_else(|| "-".to_string(), |h| h.to_hex())
+    );
+    println!("settings   {settings}");
+    println!();
+    print!("{}", to_table(&metrics));
+    Ok(())
+}

@@ -1,0 +1,318 @@
+//! The metrics of `learning.md`, measured against the exact solution.
+//!
+//! - WR_p: the table player (the legal action of highest probability, no search) against the
+//!   optimal player, half the games as first player; game g of iteration i draws everything
+//!   from the stream `eval(i,g)`; the table sits first in even games.
+//! - ERR_p: over S_test, the mean of sum_a p_a (v*_best - v*_a), values on the [0, 1] scale.
+//! - MAE_v: over S_test, the mean of |v*_s - v_s|, v_s = sigmoid(v_hat).
+//! - Coverage: positions updated at least 1, 4, 16 times; distinct positions seen.
+//! - ERR_p and MAE_v over every position updated at least once, unweighted and weighted by
+//!   update count.
+//!
+//! Every float reduction runs in a fixed order (per game or per position in key order, then
+//! summed sequentially), so the metrics are bit-identical on any number of threads.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::table::{Table, TableEval, greedy_action, legal_priors, sigmoid};
+use crate::game::{Action, ChanceOutcome, Game, Player, Turn};
+use crate::rng::{sample_outcome, stream_fmt, uniform_index};
+use crate::solver::{OPTIMAL_TOLERANCE, Solution, action_values, to_unit};
+
+/// The table player's score against the optimal player.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WinRate {
+    pub games: u32,
+    /// Wins, draws and losses of the table player.
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+    /// Mean score (win 1, draw 0.5).
+    pub score: f64,
+    /// Half-width of the 95% confidence interval (normal approximation).
+    pub ci95: f64,
+}
+
+/// One iteration's metrics. `None` where the run did not ask for a metric (or the variant has
+/// no solution).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    pub wr_p: Option<WinRate>,
+    pub err_p: Option<f64>,
+    pub mae_v: Option<f64>,
+    /// Positions updated at least 1, 4 and 16 times since the run began.
+    pub updated: [u64; 3],
+    /// Distinct decision positions that occurred in self-play games since the run began.
+    pub seen: u64,
+    /// ERR_p and MAE_v over every position updated at least once: unweighted, then weighted
+    /// by update count.
+    pub err_p_updated: Option<f64>,
+    pub mae_v_updated: Option<f64>,
+    pub err_p_updated_weighted: Option<f64>,
+    pub mae_v_updated_weighted: Option<f64>,
+}
+
+/// A solved position with its values on the [0, 1] scale.
+#[derive(Clone, Debug)]
+struct Solved {
+    legal: Vec<Action>,
+    /// v*_a of each legal action.
+    action_values: Vec<f64>,
+    best: f64,
+    value: f64,
+}
+
+impl Solved {
+    fn of<G: Game>(g: &G, sol: &Solution<G::Key>, s: &G::State) -> Option<Solved> {
+        let av = action_values(g, sol, s)?;
+        let value = to_unit(sol.value_of_key(&g.key(s))?);
+        let legal: Vec<Action> = av.iter().map(|x| x.0).collect();
+        let action_values: Vec<f64> = av.iter().map(|x| to_unit(x.1)).collect();
+        let best = action_values
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        Some(Solved {
+            legal,
+            action_values,
+            best,
+            value,
+        })
+    }
+
+    /// (ERR_p, |v* - v|) of a table row.
+    fn errors(&self, row: &[f64], priors: &mut Vec<f64>) -> (f64, f64) {
+        let n = row.len() - 1;
+        priors.resize(self.legal.len(), 0.0);
+        legal_priors(&row[..n], &self.legal, priors);
+        let err: f64 = priors
+            .iter()
+            .zip(&self.action_values)
+            .map(|(p, v)| p * (self.best - v))
+            .sum();
+        (err, (self.value - sigmoid(row[n])).abs())
+    }
+}
+
+/// What the metrics measure against: the exact solution and the test positions.
+pub struct Truth<G: Game> {
+    pub solution: Arc<Solution<G::Key>>,
+    test: Vec<(G::Key, Solved)>,
+}
+
+impl<G: Game> std::fmt::Debug for Truth<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Truth")
+            .field("positions", &self.solution.len())
+            .field("test_positions", &self.test.len())
+            .finish()
+    }
+}
+
+impl<G: Game> Truth<G> {
+    /// Prepares S_test (positions missing from the solution are an error naming them).
+    pub fn new(
+        g: &G,
+        solution: Arc<Solution<G::Key>>,
+        test_positions: &[G::State],
+    ) -> Result<Truth<G>, String> {
+        let test = test_positions
+            .iter()
+            .map(|s| {
+                Solved::of(g, &solution, s)
+                    .map(|v| (g.key(s), v))
+                    .ok_or_else(|| format!("test position {} has no solved value", g.notation(s)))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Truth { solution, test })
+    }
+
+    pub fn test_positions(&self) -> usize {
+        self.test.len()
+    }
+}
+
+/// Which metrics to compute.
+#[derive(Copy, Clone, Debug)]
+pub struct MetricsPlan {
+    /// Games of WR_p (0: none).
+    pub wr_p_games: u32,
+    /// ERR_p and MAE_v (on S_test and on updated positions).
+    pub errors: bool,
+}
+
+/// Measures `table` after iteration `iteration` (0: the untrained table).
+pub fn measure<G: Game>(
+    g: &G,
+    table: &Table<G::Key>,
+    truth: Option<&Truth<G>>,
+    plan: MetricsPlan,
+    iteration: u32,
+    seen: u64,
+) -> Metrics {
+    let mut updated = [0u64; 3];
+    for i in 0..table.len() {
+        let u = table.updates(i);
+        for (slot, min) in updated.iter_mut().zip([1, 4, 16]) {
+            if u >= min {
+                *slot += 1;
+            }
+        }
+    }
+    let mut m = Metrics {
+        wr_p: None,
+        err_p: None,
+        mae_v: None,
+        updated,
+        seen,
+        err_p_updated: None,
+        mae_v_updated: None,
+        err_p_updated_weighted: None,
+        mae_v_updated_weighted: None,
+    };
+    let Some(truth) = truth else {
+        return m;
+    };
+    if plan.wr_p_games > 0 {
+        m.wr_p = Some(win_rate(g, table, truth, iteration, plan.wr_p_games));
+    }
+    if plan.errors {
+        let mut scratch = Vec::new();
+        let mut priors = Vec::new();
+        let (mut err, mut mae) = (0.0, 0.0);
+        for (key, solved) in &truth.test {
+            let (e, a) = solved.errors(table.lookup(key, &mut scratch), &mut priors);
+            err += e;
+            mae += a;
+        }
+        let n = truth.test.len().max(1) as f64;
+        m.err_p = Some(err / n);
+        m.mae_v = Some(mae / n);
+        // Every trained position, in key order; per-position terms first, summed in order.
+        let rows = table.sorted_rows();
+        let terms: Vec<Option<(f64, f64, f64)>> = rows
+            .par_iter()
+            .map_init(Vec::new, |priors, &i| {
+                let s = g.state_from_key(*table.key(i)).ok()?;
+                let solved = Solved::of(g, &truth.solution, &s)?;
+                let (e, a) = solved.errors(table.row(i), priors);
+                Some((e, a, f64::from(table.updates(i))))
+            })
+            .collect();
+        let (mut n, mut e, mut a, mut w, mut we, mut wa) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        for (te, ta, tw) in terms.into_iter().flatten() {
+            n += 1.0;
+            e += te;
+            a += ta;
+            w += tw;
+            we += tw * te;
+            wa += tw * ta;
+        }
+        if n > 0.0 {
+            m.err_p_updated = Some(e / n);
+            m.mae_v_updated = Some(a / n);
+        }
+        if w > 0.0 {
+            m.err_p_updated_weighted = Some(we / w);
+            m.mae_v_updated_weighted = Some(wa / w);
+        }
+    }
+    m
+}
+
+/// WR_p over `games` games in parallel (see the module docs).
+pub fn win_rate<G: Game>(
+    g: &G,
+    table: &Table<G::Key>,
+    truth: &Truth<G>,
+    iteration: u32,
+    games: u32,
+) -> WinRate {
+    let scores: Vec<f64> = (0..games)
+        .into_par_iter()
+        .map_init(
+            || (TableEval::new(table), Vec::new(), Vec::new()),
+            |(eval, actions, outcomes), i| {
+                eval_game(g, eval, &truth.solution, iteration, i, actions, outcomes)
+            },
+        )
+        .collect();
+    let n = f64::from(games.max(1));
+    let total: f64 = scores.iter().sum();
+    let mean = total / n;
+    let var = if games > 1 {
+        scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    let count = |x: f64| scores.iter().filter(|&&s| s == x).count() as u32;
+    WinRate {
+        games,
+        wins: count(1.0),
+        draws: count(0.5),
+        losses: count(0.0),
+        score: mean,
+        ci95: 1.96 * (var / n).sqrt(),
+    }
+}
+
+/// One evaluation game; returns the table player's score.
+fn eval_game<G: Game>(
+    g: &G,
+    eval: &mut TableEval<'_, G::Key>,
+    sol: &Solution<G::Key>,
+    iteration: u32,
+    index: u32,
+    actions: &mut Vec<Action>,
+    outcomes: &mut Vec<ChanceOutcome>,
+) -> f64 {
+    let mut rng = stream_fmt(
+        eval.table().seed(),
+        format_args!("eval({iteration},{index})"),
+    );
+    let table_seat = if index.is_multiple_of(2) {
+        Player::P0
+    } else {
+        Player::P1
+    };
+    let n = g.num_actions();
+    let mut s = g.initial_state();
+    loop {
+        match g.turn(&s) {
+            Turn::Terminal(r) => return r.score(table_seat),
+            Turn::Chance => {
+                g.chance_outcomes(&s, outcomes);
+                let o = outcomes[sample_outcome(&mut rng, outcomes)].outcome;
+                s = g.apply_chance(&s, o);
+            }
+            Turn::Player(p) if p == table_seat => {
+                g.legal_actions(&s, actions);
+                let key = g.key(&s);
+                let a = greedy_action(&eval.entries(&key)[..n], actions);
+                s = g.apply(&s, a);
+            }
+            Turn::Player(_) => {
+                let key = g.key(&s);
+                if sol
+                    .value_of_key(&key)
+                    .is_some_and(|v| v >= 1.0 - OPTIMAL_TOLERANCE)
+                {
+                    // The optimal player stands on a certain win and is declared the winner.
+                    return 0.0;
+                }
+                let a = match crate::solver::optimal_action(g, sol, &s, &mut rng) {
+                    Some(a) => a,
+                    None => {
+                        // Unreachable for a complete solution; play on rather than panic.
+                        g.legal_actions(&s, actions);
+                        actions[uniform_index(&mut rng, actions.len())]
+                    }
+                };
+                s = g.apply(&s, a);
+            }
+        }
+    }
+}

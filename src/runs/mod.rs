@@ -1,0 +1,442 @@
+//! Runs: tabular AlphaZero driven by a run spec, every record content-addressed in the store.
+//!
+//! A run is created from a validated [`RunConfig`]: its `settings/v1` and `run/v1` records are
+//! stored and a `runs` row made. Then, before training, the untrained table is evaluated
+//! (iteration 0, an `evaluation/v1` outside the chain), and each iteration i = 1..N:
+//!
+//! 1. plays M self-play games with the table frozen (game g from stream `self-play(i,g)`), in
+//!    parallel, committing each batch of finished games (records plus `run_games` rows) in one
+//!    transaction;
+//! 2. trains on the samples of the last K iterations' games (in game order, move by move),
+//!    positions in parallel, with the schedule's beta;
+//! 3. measures the metrics ([`crate::learner::metrics`]);
+//! 4. commits in one transaction the table snapshot (chunks: a full checkpoint every
+//!    `checkpoint_every` iterations, else the rows this iteration changed), the evaluation, the
+//!    `iteration/v1` record (run, i, settings, games, snapshot, evaluation, previous) and the
+//!    run's new head.
+//!
+//! Everything random derives from the run seed by named streams and every reduction runs in a
+//! fixed order, so the head is a pure function of (variant, settings, seed, N), whatever the
+//! thread count. Times, thread counts and sizes go to plain columns.
+//!
+//! Designed for resume and branch (next issue): games are committed in batches as they
+//! finish; an iteration's snapshot, evaluation and record land together; samples are derived
+//! from stored game records alone ([`crate::learner::self_play::samples_from_record`]); the
+//! coverage count `seen` is derivable from the stored games; the run record has a `parent`.
+
+pub mod records;
+pub mod spec;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::game::{Game, Player};
+use crate::learner::self_play::{GameSamples, samples_from_record, self_play_game};
+use crate::learner::{Metrics, MetricsPlan, Sample, Table, TableEval, Truth, metrics, train};
+use crate::record::{GameRecord, ReplayError};
+use crate::search::{Search, SearchError};
+use crate::solver::fasthash::FastSet;
+use crate::store::{
+    EvaluationRow, IterationRow, NewRun, ObjectHash, RunGameRow, RunStatus, Store, StoreError,
+};
+
+pub use records::{EvaluationRecord, IterationRecord, RunRecord, SnapshotRecord, TableChunk};
+pub use spec::{EvalSettings, RunConfig, Settings, SpecError};
+
+/// Self-play games committed per transaction.
+pub const GAME_BATCH: u32 = 256;
+
+/// Errors of a run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("self-play: {0}")]
+    Search(#[from] SearchError),
+    #[error("a self-play record does not re-play: {0}")]
+    Replay(#[from] ReplayError),
+    #[error("the metrics need the exact solution: {0}")]
+    Solution(String),
+}
+
+/// One finished iteration, for progress lines.
+#[derive(Clone, Debug)]
+pub struct IterationSummary {
+    pub iteration: u32,
+    pub head: ObjectHash,
+    pub metrics: Metrics,
+    pub games: u32,
+    pub samples: u64,
+    pub beta: f64,
+    pub self_play_seconds: f64,
+    pub training_seconds: f64,
+    pub evaluation_seconds: f64,
+    pub store_seconds: f64,
+    pub snapshot_bytes: u64,
+    pub games_bytes: u64,
+}
+
+/// What a run reports as it goes.
+pub trait Observer {
+    /// Called once the run's records and row exist.
+    fn created(&mut self, run_id: i64, run_hash: &ObjectHash, seed: u64) {
+        let _ = (run_id, run_hash, seed);
+    }
+    /// Called after each committed batch of self-play games.
+    fn games_done(&mut self, iteration: u32, done: u32, of: u32) {
+        let _ = (iteration, done, of);
+    }
+    /// Called with the untrained table's metrics.
+    fn baseline(&mut self, metrics: &Metrics) {
+        let _ = metrics;
+    }
+    /// Called after each committed iteration.
+    fn iteration_done(&mut self, summary: &IterationSummary) {
+        let _ = summary;
+    }
+}
+
+/// An observer that reports nothing.
+pub struct Quiet;
+
+impl Observer for Quiet {}
+
+/// The end of a run.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    pub run_id: i64,
+    /// The `run/v1` hash.
+    pub run_hash: ObjectHash,
+    pub head: Option<ObjectHash>,
+    pub iterations: u32,
+    pub baseline: Metrics,
+    pub last: Option<IterationSummary>,
+    /// Wall-clock seconds of the whole run, and of it spent writing to the store.
+    pub seconds: f64,
+    pub store_seconds: f64,
+}
+
+/// Creates the run's records and row; returns (run id, run hash).
+pub fn create_run(
+    store: &mut Store,
+    cfg: &RunConfig,
+    spec_toml: &str,
+    threads: u32,
+) -> Result<(i64, ObjectHash), RunError> {
+    let settings_json = serde_json::to_string(&cfg.settings).unwrap_or_default();
+    let ids = store.write(|w| {
+        let settings = w.put(&cfg.settings)?;
+        let run = RunRecord {
+            variant: cfg.game.variant(),
+            seed: cfg.seed,
+            settings,
+            parent: None,
+        };
+        let hash = w.put(&run)?;
+        let id = w.create_run(&NewRun {
+            hash,
+            name: cfg.name.clone(),
+            variant: run.variant.clone(),
+            seed: cfg.seed,
+            seed_drawn: cfg.seed_drawn,
+            settings,
+            settings_json: settings_json.clone(),
+            spec_toml: spec_toml.to_string(),
+            iterations_planned: cfg.iterations,
+            parent: None,
+            threads,
+        })?;
+        Ok((id, hash))
+    })?;
+    Ok(ids)
+}
+
+/// Creates a run from `cfg` and runs it to the end on the current rayon pool. The solution
+/// the metrics need is loaded from the store (solved and saved first if missing).
+pub fn start(
+    store: &mut Store,
+    cfg: &RunConfig,
+    spec_toml: &str,
+    threads: u32,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, RunError> {
+    cfg.validate()?;
+    let need_truth = cfg.settings.eval.wr_p || cfg.settings.eval.errors;
+    crate::with_solvable_game!(
+        &cfg.game,
+        |g| {
+            let truth = if need_truth {
+                let sol = crate::players::load_or_solve(g, store)
+                    .map_err(|e| RunError::Solution(e.to_string()))?;
+                let tests = crate::solver::Solvable::test_positions(g);
+                Some(Truth::new(g, Arc::new(sol), &tests).map_err(RunError::Solution)?)
+            } else {
+                None
+            };
+            create_and_run(g, cfg, truth.as_ref(), store, spec_toml, threads, observer)
+        },
+        |other| crate::with_game!(other, |g| create_and_run(
+            g, cfg, None, store, spec_toml, threads, observer
+        ))
+    )
+}
+
+fn create_and_run<G: Game>(
+    g: &G,
+    cfg: &RunConfig,
+    truth: Option<&Truth<G>>,
+    store: &mut Store,
+    spec_toml: &str,
+    threads: u32,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, RunError> {
+    let (run_id, run_hash) = create_run(store, cfg, spec_toml, threads)?;
+    observer.created(run_id, &run_hash, cfg.seed);
+    let out = execute(g, cfg, truth, store, run_id, run_hash, observer);
+    if out.is_err() {
+        // Best effort: the error being reported matters more than this one.
+        let _ = store.set_run_status(run_id, RunStatus::Failed);
+    }
+    out
+}
+
+/// Runs iterations 1..=N of an existing run (see the module docs).
+pub fn execute<G: Game>(
+    g: &G,
+    cfg: &RunConfig,
+    truth: Option<&Truth<G>>,
+    store: &mut Store,
+    run_id: i64,
+    run_hash: ObjectHash,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, RunError> {
+    let started = Instant::now();
+    let s = &cfg.settings;
+    let plan = MetricsPlan {
+        wr_p_games: if s.eval.wr_p { s.eval.games } else { 0 },
+        errors: s.eval.errors,
+    };
+    let settings_hash = store.put(s)?;
+    let mut table: Table<G::Key> = Table::new(g.num_actions(), cfg.seed, s.init_std);
+    let mut window: VecDeque<Vec<Sample<G::Key>>> = VecDeque::new();
+    let mut seen: FastSet<G::Key> = FastSet::default();
+    let mut store_seconds = 0.0;
+
+    let baseline = metrics::measure(g, &table, truth, plan, 0, 0);
+    let t = Instant::now();
+    store.write(|w| {
+        let h = w.put(&EvaluationRecord {
+            iteration: 0,
+            metrics: baseline.clone(),
+        })?;
+        w.add_evaluation(&evaluation_row(run_id, 0, h, &baseline))
+    })?;
+    store_seconds += t.elapsed().as_secs_f64();
+    observer.baseline(&baseline);
+
+    let mut previous: Option<ObjectHash> = None;
+    let mut previous_snapshot: Option<ObjectHash> = None;
+    let mut last = None;
+    for i in 1..=cfg.iterations {
+        // 1. Self-play, committed in batches.
+        let t_self = Instant::now();
+        let mut iteration_store = 0.0;
+        let m = s.games_per_iteration;
+        let mut game_hashes = Vec::with_capacity(m as usize);
+        let mut samples: Vec<Sample<G::Key>> = Vec::new();
+        let mut games_bytes = 0u64;
+        let mut start = 0;
+        while start < m {
+            let end = (start + GAME_BATCH).min(m);
+            let played: Vec<(GameRecord, GameSamples<G::Key>)> = (start..end)
+                .into_par_iter()
+                .map_init(
+                    || {
+                        (
+                            Search::<G>::new(s.search).expect("validated search settings"),
+                            TableEval::new(&table),
+                        )
+                    },
+                    |(search, eval), gi| -> Result<_, RunError> {
+                        let record = self_play_game(g, search, eval, cfg.seed, i, gi)?;
+                        let samples = samples_from_record(g, &record)?;
+                        Ok((record, samples))
+                    },
+                )
+                .collect::<Result<_, _>>()?;
+            let t = Instant::now();
+            let (hashes, bytes) = store.write(|w| {
+                let mut rows = Vec::with_capacity(played.len());
+                let mut bytes = 0u64;
+                for (k, (record, _)) in played.iter().enumerate() {
+                    let (hash, size) = w.put_sized(record)?;
+                    bytes += size as u64;
+                    rows.push(RunGameRow {
+                        game: start + k as u32,
+                        hash,
+                        plies: record.plies() as u32,
+                        score_p0: record.end.result().score(Player::P0),
+                    });
+                }
+                w.add_run_games(run_id, i, &rows)?;
+                Ok((rows.into_iter().map(|r| r.hash).collect::<Vec<_>>(), bytes))
+            })?;
+            iteration_store += t.elapsed().as_secs_f64();
+            games_bytes += bytes;
+            game_hashes.extend(hashes);
+            for (_, game) in played {
+                samples.extend(game.samples);
+                seen.extend(game.positions);
+            }
+            start = end;
+            observer.games_done(i, start, m);
+        }
+        let self_play_seconds = t_self.elapsed().as_secs_f64() - iteration_store;
+
+        // 2. Training on the window of the last K iterations' games.
+        let t_train = Instant::now();
+        window.push_back(samples);
+        while window.len() > s.window as usize {
+            window.pop_front();
+        }
+        let refs: Vec<&Sample<G::Key>> = window.iter().flatten().collect();
+        let beta = s.beta(i);
+        let report = train(&mut table, &refs, beta);
+        drop(refs);
+        let full = i % s.checkpoint_every == 0;
+        let rows = if full {
+            table.sorted_rows()
+        } else {
+            report.rows.clone()
+        };
+        let chunks = records::chunks(&table, &rows);
+        let training_seconds = t_train.elapsed().as_secs_f64();
+
+        // 3. Metrics.
+        let t_eval = Instant::now();
+        let metrics = metrics::measure(g, &table, truth, plan, i, seen.len() as u64);
+        let evaluation_seconds = t_eval.elapsed().as_secs_f64();
+
+        // 4. Snapshot, evaluation, iteration record and rows in one transaction.
+        let t = Instant::now();
+        let rows_trained = report.rows.len() as u64;
+        let (head, snapshot, snapshot_bytes, store_in_tx) = store.write(|w| {
+            let mut chunk_hashes = Vec::with_capacity(chunks.len());
+            let mut snapshot_bytes = 0u64;
+            for c in &chunks {
+                let (h, size) = w.put_sized(c)?;
+                chunk_hashes.push(h);
+                snapshot_bytes += size as u64;
+            }
+            let (snapshot, size) = w.put_sized(&SnapshotRecord {
+                iteration: i,
+                num_actions: g.num_actions() as u32,
+                full,
+                base: if full { None } else { previous_snapshot },
+                entries: table.len() as u64,
+                chunks: chunk_hashes,
+            })?;
+            snapshot_bytes += size as u64;
+            let evaluation = w.put(&EvaluationRecord {
+                iteration: i,
+                metrics: metrics.clone(),
+            })?;
+            let head = w.put(&IterationRecord {
+                run: run_hash,
+                iteration: i,
+                settings: settings_hash,
+                games: game_hashes.clone(),
+                snapshot,
+                evaluation,
+                previous,
+            })?;
+            w.add_evaluation(&evaluation_row(run_id, i, evaluation, &metrics))?;
+            let status = if i == cfg.iterations {
+                RunStatus::Done
+            } else {
+                RunStatus::Running
+            };
+            w.set_run_progress(run_id, i, Some(&head), status)?;
+            // The commit itself is cheap (WAL, synchronous=NORMAL: no fsync per commit); the
+            // time written here is everything up to it.
+            let store_in_tx = t.elapsed().as_secs_f64();
+            w.add_iteration(&IterationRow {
+                run_id,
+                iteration: i,
+                hash: head,
+                snapshot,
+                evaluation,
+                snapshot_full: full,
+                games: m,
+                samples: report.samples,
+                rows_trained,
+                beta,
+                self_play_seconds,
+                training_seconds,
+                evaluation_seconds,
+                store_seconds: iteration_store + store_in_tx,
+                snapshot_bytes,
+                games_bytes,
+            })?;
+            Ok((head, snapshot, snapshot_bytes, store_in_tx))
+        })?;
+        let _ = store_in_tx;
+        iteration_store += t.elapsed().as_secs_f64();
+        store_seconds += iteration_store;
+        let summary = IterationSummary {
+            iteration: i,
+            head,
+            metrics,
+            games: m,
+            samples: report.samples,
+            beta,
+            self_play_seconds,
+            training_seconds,
+            evaluation_seconds,
+            store_seconds: iteration_store,
+            snapshot_bytes,
+            games_bytes,
+        };
+        previous = Some(head);
+        previous_snapshot = Some(snapshot);
+        observer.iteration_done(&summary);
+        last = Some(summary);
+    }
+    Ok(RunOutcome {
+        run_id,
+        run_hash,
+        head: previous,
+        iterations: cfg.iterations,
+        baseline,
+        last,
+        seconds: started.elapsed().as_secs_f64(),
+        store_seconds,
+    })
+}
+
+fn evaluation_row(run_id: i64, iteration: u32, hash: ObjectHash, m: &Metrics) -> EvaluationRow {
+    EvaluationRow {
+        run_id,
+        iteration,
+        hash: Some(hash),
+        wr_p: m.wr_p.as_ref().map(|w| w.score),
+        wr_p_ci95: m.wr_p.as_ref().map(|w| w.ci95),
+        wr_p_counts: m
+            .wr_p
+            .as_ref()
+            .map(|w| [w.games, w.wins, w.draws, w.losses]),
+        err_p: m.err_p,
+        mae_v: m.mae_v,
+        updated: m.updated,
+        seen: m.seen,
+        err_p_updated: m.err_p_updated,
+        mae_v_updated: m.mae_v_updated,
+        err_p_updated_w: m.err_p_updated_weighted,
+        mae_v_updated_w: m.mae_v_updated_weighted,
+    }
+}

@@ -1,0 +1,390 @@
+//! Run specs: TOML in, a validated [`RunConfig`] out. Errors name the bad key and the allowed
+//! range; unknown keys are errors (`deny_unknown_fields` at every level).
+//!
+//! ```toml
+//! name = "quick"
+//! variant = "ewn:3x3x3"
+//! seed = 1                  # optional: drawn once from the OS and recorded when absent
+//! iterations = 20           # N
+//! games_per_iteration = 100 # M (default 1000)
+//! window = 2                # K: train on the last K x M games (default 2)
+//! learning_rate = [[1, 1.0], [11, 0.1]]  # (from_iteration, beta); default 1, then 0.1 at half
+//! init_std = 0.01           # std of the initial Normal entries (default 0.01)
+//! checkpoint_every = 10     # full table snapshot every this many iterations (default 10)
+//!
+//! [search]                  # the search's SearchConfig, same keys and defaults
+//! simulations = 50
+//!
+//! [eval]
+//! games = 2000              # WR_p games (default 10,000)
+//! wr_p = true               # WR_p against the optimal player (needs a solvable variant)
+//! errors = true             # ERR_p and MAE_v (needs a solvable variant)
+//! ```
+//!
+//! The hashed part of a run ([`Settings`]) leaves out `name` (a label) and `iterations` (a
+//! plan: extending a run keeps its chain); `variant` and `seed` sit in the run record beside
+//! the settings' hash.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::GameError;
+use crate::games::AnyGame;
+use crate::search::SearchConfig;
+use crate::store::Record;
+
+/// Evaluation settings.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvalSettings {
+    /// Games of WR_p, half with the table player first.
+    pub games: u32,
+    /// Measure WR_p against the optimal player.
+    pub wr_p: bool,
+    /// Measure ERR_p and MAE_v on S_test and on the updated positions.
+    pub errors: bool,
+}
+
+impl Default for EvalSettings {
+    fn default() -> EvalSettings {
+        EvalSettings {
+            games: 10_000,
+            wr_p: true,
+            errors: true,
+        }
+    }
+}
+
+/// The settings of a run that decide its results (hashed as `settings/v1`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// M.
+    pub games_per_iteration: u32,
+    /// K.
+    pub window: u32,
+    /// (from_iteration, beta), ascending, the first from iteration 1.
+    pub learning_rate: Vec<(u32, f64)>,
+    pub init_std: f64,
+    pub checkpoint_every: u32,
+    pub search: SearchConfig,
+    pub eval: EvalSettings,
+}
+
+impl Record for Settings {
+    const KIND: &'static str = "settings/v1";
+}
+
+impl Settings {
+    /// beta of iteration `i` (1-based).
+    pub fn beta(&self, i: u32) -> f64 {
+        self.learning_rate
+            .iter()
+            .take_while(|(from, _)| *from <= i)
+            .last()
+            .map_or(self.learning_rate[0].1, |x| x.1)
+    }
+}
+
+/// A validated run spec.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub name: String,
+    pub game: AnyGame,
+    pub seed: u64,
+    /// Whether the seed was drawn from the OS (not given in the spec).
+    pub seed_drawn: bool,
+    /// N.
+    pub iterations: u32,
+    pub settings: Settings,
+}
+
+/// A bad run spec.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("run spec: {0}")]
+    Toml(String),
+    #[error("run spec: `{key}` = {value} is out of range; allowed: {allowed}")]
+    Range {
+        key: String,
+        value: String,
+        allowed: String,
+    },
+    #[error("run spec: `variant`: {0}")]
+    Variant(#[from] GameError),
+    #[error(
+        "run spec: `{key}` = true needs the exact solution, but {variant} cannot be solved \
+         exactly ({reason}); set `{key} = false`"
+    )]
+    Unsolvable {
+        key: &'static str,
+        variant: String,
+        reason: String,
+    },
+}
+
+fn range(key: &str, value: impl ToString, allowed: &str) -> SpecError {
+    SpecError::Range {
+        key: key.to_string(),
+        value: value.to_string(),
+        allowed: allowed.to_string(),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    name: Option<String>,
+    variant: String,
+    seed: Option<u64>,
+    iterations: u32,
+    games_per_iteration: Option<u32>,
+    window: Option<u32>,
+    learning_rate: Option<Vec<(u32, f64)>>,
+    init_std: Option<f64>,
+    checkpoint_every: Option<u32>,
+    #[serde(default)]
+    search: SearchConfig,
+    #[serde(default)]
+    eval: EvalSettings,
+}
+
+impl RunConfig {
+    /// Parses and validates a spec; `default_name` names the run when the spec does not.
+    pub fn from_toml(text: &str, default_name: &str) -> Result<RunConfig, SpecError> {
+        let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError::Toml(e.to_string()))?;
+        let game: AnyGame = raw.variant.parse()?;
+        let name = raw.name.unwrap_or_else(|| default_name.to_string());
+        if name.trim().is_empty() {
+            return Err(range("name", "\"\"", "a non-empty label"));
+        }
+        let n = raw.iterations;
+        if n == 0 {
+            return Err(range("iterations", 0, "an integer >= 1"));
+        }
+        let learning_rate = raw.learning_rate.unwrap_or_else(|| {
+            if n >= 2 {
+                vec![(1, 1.0), (n / 2 + 1, 0.1)]
+            } else {
+                vec![(1, 1.0)]
+            }
+        });
+        let (seed, seed_drawn) = match raw.seed {
+            Some(s) => (s, false),
+            None => (os_seed(), true),
+        };
+        let cfg = RunConfig {
+            name,
+            game,
+            seed,
+            seed_drawn,
+            iterations: n,
+            settings: Settings {
+                games_per_iteration: raw.games_per_iteration.unwrap_or(1000),
+                window: raw.window.unwrap_or(2),
+                learning_rate,
+                init_std: raw.init_std.unwrap_or(0.01),
+                checkpoint_every: raw.checkpoint_every.unwrap_or(10),
+                search: raw.search,
+                eval: raw.eval,
+            },
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Checks every range (also for configs built in code).
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let s = &self.settings;
+        if self.iterations == 0 {
+            return Err(range("iterations", 0, "an integer >= 1"));
+        }
+        if s.games_per_iteration == 0 {
+            return Err(range("games_per_iteration", 0, "an integer >= 1 (M)"));
+        }
+        if s.window == 0 {
+            return Err(range("window", 0, "an integer >= 1 (K)"));
+        }
+        if s.checkpoint_every == 0 {
+            return Err(range("checkpoint_every", 0, "an integer >= 1"));
+        }
+        if !(s.init_std.is_finite() && s.init_std >= 0.0) {
+            return Err(range("init_std", s.init_std, "a finite number >= 0"));
+        }
+        let lr = &s.learning_rate;
+        if lr.is_empty() {
+            return Err(range(
+                "learning_rate",
+                "[]",
+                "a non-empty list of [from_iteration, beta] pairs, the first from iteration 1",
+            ));
+        }
+        if lr[0].0 != 1 {
+            return Err(range(
+                "learning_rate[0]",
+                format!("[{}, {}]", lr[0].0, lr[0].1),
+                "a first pair from iteration 1, e.g. [1, 1.0]",
+            ));
+        }
+        for (i, &(from, beta)) in lr.iter().enumerate() {
+            if !(beta.is_finite() && beta > 0.0) {
+                return Err(range(
+                    &format!("learning_rate[{i}]"),
+                    format!("[{from}, {beta}]"),
+                    "beta a finite number > 0",
+                ));
+            }
+            if i > 0 && from <= lr[i - 1].0 {
+                return Err(range(
+                    &format!("learning_rate[{i}]"),
+                    format!("[{from}, {beta}]"),
+                    "from_iteration strictly increasing along the list",
+                ));
+            }
+        }
+        s.search.validate().map_err(|e| SpecError::Range {
+            key: format!("search.{}", e.key),
+            value: e.value,
+            allowed: e.allowed.to_string(),
+        })?;
+        if s.search.c_puct <= 0.0 {
+            return Err(range(
+                "search.c_puct",
+                s.search.c_puct,
+                "a finite number > 0 (the literature sweeps 1/64..64)",
+            ));
+        }
+        if s.eval.wr_p && s.eval.games == 0 {
+            return Err(range(
+                "eval.games",
+                0,
+                "an integer >= 1 when eval.wr_p = true (default 10000)",
+            ));
+        }
+        for (key, wanted) in [("eval.wr_p", s.eval.wr_p), ("eval.errors", s.eval.errors)] {
+            if !wanted {
+                continue;
+            }
+            let solvable: Result<(), String> = crate::with_solvable_game!(
+                &self.game,
+                |g| crate::solver::Solvable::check_solvable(g),
+                |_other| Err("no exact solver exists for it".to_string())
+            );
+            if let Err(reason) = solvable {
+                return Err(SpecError::Unsolvable {
+                    key,
+                    variant: self.game.variant(),
+                    reason,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A seed drawn once from the OS (the only draw a run does not derive from its seed; it is
+/// recorded, so replay is exact).
+fn os_seed() -> u64 {
+    use std::io::Read;
+    let mut buf = [0u8; 8];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .is_ok()
+    {
+        return u64::from_le_bytes(buf);
+    }
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+name = "t"
+variant = "ewn:3x3x3"
+seed = 5
+iterations = 4
+"#;
+
+    fn err(extra: &str) -> String {
+        RunConfig::from_toml(&format!("{BASE}{extra}"), "x")
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn defaults_are_the_literatures() {
+        let c = RunConfig::from_toml(BASE, "x").unwrap();
+        let s = &c.settings;
+        assert_eq!((s.games_per_iteration, s.window), (1000, 2));
+        assert_eq!(s.learning_rate, vec![(1, 1.0), (3, 0.1)]);
+        assert_eq!(
+            [s.beta(1), s.beta(2), s.beta(3), s.beta(4)],
+            [1.0, 1.0, 0.1, 0.1]
+        );
+        assert_eq!(s.search, SearchConfig::default());
+        assert_eq!(s.eval.games, 10_000);
+        assert_eq!((c.seed, c.seed_drawn), (5, false));
+        let drawn = RunConfig::from_toml("variant = \"ewn:3x3x3\"\niterations = 1", "x").unwrap();
+        assert!(drawn.seed_drawn);
+        assert_eq!(drawn.name, "x");
+    }
+
+    #[test]
+    fn bad_values_name_the_key_and_the_range() {
+        let cases = [
+            ("bogus = 1\n", "bogus"),
+            ("games_per_iteration = 0\n", "games_per_iteration"),
+            ("window = 0\n", "window"),
+            ("[search]\nc_puct = 0.0\n", "search.c_puct"),
+            ("[search]\nc_puct = -1.0\n", "search.c_puct"),
+            (
+                "[search]\ndirichlet_alpha = 0.0\n",
+                "search.dirichlet_alpha",
+            ),
+            (
+                "[search]\ndirichlet_epsilon = 1.5\n",
+                "search.dirichlet_epsilon",
+            ),
+            ("[search]\nsimulations = 0\n", "search.simulations"),
+            ("[search]\nsims = 3\n", "sims"),
+            ("[eval]\ngames = 0\n", "eval.games"),
+            ("[eval]\nfoo = true\n", "foo"),
+            ("learning_rate = [[2, 1.0]]\n", "learning_rate[0]"),
+            ("learning_rate = [[1, 1.0], [1, 0.1]]\n", "learning_rate[1]"),
+            ("learning_rate = [[1, 0.0]]\n", "learning_rate[0]"),
+            ("init_std = -1.0\n", "init_std"),
+            ("checkpoint_every = 0\n", "checkpoint_every"),
+        ];
+        for (extra, key) in cases {
+            let e = err(extra);
+            assert!(e.contains(key), "{extra:?}: {e}");
+        }
+        let e = err("[search]\nc_puct = 0.0\n");
+        assert!(e.contains("> 0"), "{e}");
+        let e = RunConfig::from_toml("variant = \"ewn:3x3x3\"\niterations = 0", "x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("iterations") && e.contains(">= 1"), "{e}");
+        let e = RunConfig::from_toml("variant = \"chess:8x8\"\niterations = 1", "x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("variant") && e.contains("chess"), "{e}");
+    }
+
+    #[test]
+    fn unsolvable_variants_cannot_ask_for_exact_metrics() {
+        let spec = "variant = \"cdc:4x8\"\niterations = 1\n";
+        let e = RunConfig::from_toml(spec, "x").unwrap_err().to_string();
+        assert!(e.contains("eval.wr_p") && e.contains("cdc:4x8"), "{e}");
+        let ok = format!("{spec}[eval]\nwr_p = false\nerrors = false\n");
+        assert!(RunConfig::from_toml(&ok, "x").is_ok());
+    }
+}
