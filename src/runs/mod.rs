@@ -419,6 +419,62 @@ pub fn execute<G: Game>(
     })
 }
 
+/// Reconstructs the table a snapshot describes: the last full checkpoint at or before it, then
+/// every delta after it, in order. `seed` and `init_std` are the run's (unmaterialised rows
+/// are their initial entries).
+pub fn checkout<K: crate::game::PositionKey>(
+    store: &Store,
+    snapshot: &ObjectHash,
+    seed: u64,
+    init_std: f64,
+) -> Result<Table<K>, RunError> {
+    let mut chain = Vec::new();
+    let mut cur = Some(*snapshot);
+    while let Some(h) = cur {
+        let s: SnapshotRecord = store.get(&h)?;
+        cur = if s.full { None } else { s.base };
+        chain.push((h, s));
+    }
+    let num_actions = chain.first().map_or(0, |c| c.1.num_actions as usize);
+    let mut table = Table::new(num_actions, seed, init_std);
+    let stride = table.stride();
+    for (_, s) in chain.iter().rev() {
+        for c in &s.chunks {
+            let chunk: TableChunk<K> = store.get(c)?;
+            if chunk.rows.len() != chunk.keys.len() * stride
+                || chunk.updates.len() != chunk.keys.len()
+            {
+                return Err(StoreError::Corrupt {
+                    hash: *c,
+                    reason: "a table chunk's rows do not match its keys".into(),
+                }
+                .into());
+            }
+            for (j, key) in chunk.keys.iter().enumerate() {
+                table.set_row(
+                    *key,
+                    &chunk.rows[j * stride..(j + 1) * stride],
+                    chunk.updates[j],
+                );
+            }
+        }
+    }
+    if let Some((h, s)) = chain.first()
+        && s.entries != table.len() as u64
+    {
+        return Err(StoreError::Corrupt {
+            hash: *h,
+            reason: format!(
+                "the snapshot promises {} rows; its chain holds {}",
+                s.entries,
+                table.len()
+            ),
+        }
+        .into());
+    }
+    Ok(table)
+}
+
 fn evaluation_row(run_id: i64, iteration: u32, hash: ObjectHash, m: &Metrics) -> EvaluationRow {
     EvaluationRow {
         run_id,

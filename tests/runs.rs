@@ -1,0 +1,184 @@
+//! Runs end to end through the library: determinism of the head across thread counts and
+//! seeds, a pinned golden head, the iteration chain and table checkout against the stored
+//! records, and learning on `runs/quick.toml`.
+
+use std::sync::Arc;
+
+use tabula::games::{AnyGame, Ewn};
+use tabula::learner::{MetricsPlan, Truth, metrics};
+use tabula::runs::{
+    EvaluationRecord, IterationRecord, Quiet, RunConfig, RunOutcome, RunRecord, SnapshotRecord,
+    checkout, start,
+};
+use tabula::store::{Store, Value};
+
+/// A tiny spec: EWN 3x3x3, M = 20, N = 3, 16 simulations, 200 evaluation games.
+fn tiny(seed: u64) -> String {
+    format!(
+        r#"
+name = "tiny"
+variant = "ewn:3x3x3"
+seed = {seed}
+iterations = 3
+games_per_iteration = 20
+window = 2
+learning_rate = [[1, 1.0], [3, 0.1]]
+checkpoint_every = 2
+
+[search]
+simulations = 16
+
+[eval]
+games = 200
+"#
+    )
+}
+
+fn run_spec(store: &mut Store, text: &str, threads: usize) -> RunOutcome {
+    let cfg = RunConfig::from_toml(text, "t").unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(|| start(store, &cfg, text, threads as u32, &mut Quiet))
+        .unwrap()
+}
+
+fn ewn() -> Ewn {
+    match "ewn:3x3x3".parse::<AnyGame>().unwrap() {
+        AnyGame::Ewn(g) => g,
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn same_spec_and_seed_give_the_same_head_on_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+    let one = run_spec(&mut store, &tiny(7), 1);
+    let two = run_spec(&mut store, &tiny(7), 2);
+    let other = run_spec(&mut store, &tiny(8), 2);
+    assert!(one.head.is_some());
+    assert_eq!(one.head, two.head);
+    assert_eq!(one.run_hash, two.run_hash);
+    assert_ne!(one.run_id, two.run_id);
+    assert_eq!(
+        one.last.as_ref().unwrap().metrics,
+        two.last.unwrap().metrics
+    );
+    assert_ne!(one.head, other.head);
+    assert_ne!(one.run_hash, other.run_hash);
+    // The encoding is a contract: a change to any record, stream or update must be deliberate.
+    assert_eq!(
+        one.head.unwrap().to_hex(),
+        "81985524490c35b6917ccbeac2b17cfa9317cc8c6886af3d0dd6acf90ac3a71f",
+        "golden head of the tiny run"
+    );
+}
+
+#[test]
+fn records_chain_and_checkout_match_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let mut store = Store::open(&path).unwrap();
+    let out = run_spec(&mut store, &tiny(3), 2);
+    let head = out.head.unwrap();
+    let run: RunRecord = store.get(&out.run_hash).unwrap();
+    assert_eq!((run.variant.as_str(), run.seed), ("ewn:3x3x3", 3));
+
+    // Walk the chain from the head back to the first iteration.
+    let mut cur = Some(head);
+    let mut seen = Vec::new();
+    let mut last: Option<IterationRecord> = None;
+    while let Some(h) = cur {
+        let it: IterationRecord = store.get(&h).unwrap();
+        assert_eq!(it.run, out.run_hash);
+        assert_eq!(it.settings, run.settings);
+        assert_eq!(it.games.len(), 20);
+        for (i, g) in it.games.iter().enumerate() {
+            let rec: tabula::record::GameRecord = store.get(g).unwrap();
+            assert_eq!(rec.stream, format!("self-play({},{i})", it.iteration));
+            rec.states(&ewn()).unwrap();
+        }
+        seen.push(it.iteration);
+        cur = it.previous;
+        if last.is_none() {
+            last = Some(it);
+        }
+    }
+    assert_eq!(seen, [3, 2, 1]);
+
+    // Iteration 2 is a full checkpoint, iteration 3 a delta on it.
+    let last = last.unwrap();
+    let snap: SnapshotRecord = store.get(&last.snapshot).unwrap();
+    assert!(!snap.full);
+    let base: SnapshotRecord = store.get(&snap.base.unwrap()).unwrap();
+    assert!(base.full && base.iteration == 2);
+
+    // The table checked out from the snapshots gives back the stored metrics exactly.
+    let g = ewn();
+    let table = checkout::<u64>(&store, &last.snapshot, 3, 0.01).unwrap();
+    assert_eq!(table.len() as u64, snap.entries);
+    let sol = tabula::players::load_or_solve(&g, &mut store).unwrap();
+    let truth = Truth::new(&g, Arc::new(sol), &g.test_positions()).unwrap();
+    let stored: EvaluationRecord = store.get(&last.evaluation).unwrap();
+    let plan = MetricsPlan {
+        wr_p_games: 200,
+        errors: true,
+    };
+    let again = metrics::measure(&g, &table, Some(&truth), plan, 3, stored.metrics.seen);
+    assert_eq!(again, stored.metrics);
+    drop(store);
+
+    // SQL: games per iteration, metrics in both forms, flattened settings, lineage.
+    let ro = Store::open_read_only(&path).unwrap();
+    let q = |sql: &str| ro.query(sql).unwrap().rows;
+    let rows = q("SELECT iteration, games FROM games_per_iteration ORDER BY iteration");
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|r| r[1] == Value::Integer(20)));
+    let rows = q("SELECT count(*) FROM metrics_wide WHERE run_id = 1");
+    assert_eq!(rows[0][0], Value::Integer(4)); // iterations 0..=3
+    let rows = q(
+        "SELECT value FROM metrics_long WHERE run_id = 1 AND iteration = 3 \
+                  AND metric = 'wr_p'",
+    );
+    assert_eq!(rows[0][0], Value::Real(stored.metrics.wr_p.unwrap().score));
+    let rows = q("SELECT simulations, c_puct, games_per_iteration, eval_games FROM run_settings");
+    assert_eq!(
+        rows[0],
+        [
+            Value::Integer(16),
+            Value::Real(1.0),
+            Value::Integer(20),
+            Value::Integer(200)
+        ]
+    );
+    let rows = q("SELECT lower(hex(head)), status, iterations_done FROM runs");
+    assert_eq!(rows[0][0], Value::Text(head.to_hex()));
+    assert_eq!(rows[0][1], Value::Text("done".into()));
+    let rows = q("SELECT ancestor, depth FROM run_lineage WHERE run_id = 1");
+    assert_eq!(rows, [[Value::Integer(1), Value::Integer(0)]]);
+}
+
+#[test]
+fn quick_run_learns() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/runs/quick.toml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+    let out = run_spec(&mut store, &text, 2);
+    let before = out.baseline.wr_p.unwrap();
+    let after = out.last.unwrap().metrics;
+    let wr = after.wr_p.unwrap();
+    // Clearly above: the confidence intervals do not overlap.
+    assert!(
+        wr.score - wr.ci95 > before.score + before.ci95,
+        "WR_p {} ± {} after, {} ± {} untrained",
+        wr.score,
+        wr.ci95,
+        before.score,
+        before.ci95
+    );
+    assert!(after.err_p.unwrap() < out.baseline.err_p.unwrap());
+    assert!(after.mae_v.unwrap() < out.baseline.mae_v.unwrap());
+}
