@@ -5,6 +5,9 @@ CARGO ?= cargo
 
 .PHONY: run test bench build lint
 
+# The example query `make run` ends with (README: "Asking the store questions").
+QUERY = SELECT s.name, s.simulations, m.iteration, round(m.wr_p, 3) AS wr_p, round(m.err_p, 4) AS err_p, round(m.mae_v, 4) AS mae_v, m.updated_1 FROM metrics_wide m JOIN run_settings s USING (run_id) WHERE m.iteration % 5 = 0 ORDER BY m.run_id, m.iteration
+
 build:
 	$(CARGO) build --release
 
@@ -13,6 +16,12 @@ run: build
 	./target/release/tabula play cdc:PPPP --seed 1
 	./target/release/tabula solve cdc:PPPP
 	./target/release/tabula sql "SELECT variant, positions, round(value, 6) AS value, seconds FROM solutions"
+	./target/release/tabula run runs/quick.toml
+	./target/release/tabula show quick
+	@echo
+	@echo 'Ask the store: how did WR_p, ERR_p and MAE_v evolve, with which search settings?'
+	@echo 'tabula sql "$(QUERY)"'
+	@./target/release/tabula sql "$(QUERY)"
 
 lint:
 	$(CARGO) fmt --all -- --check

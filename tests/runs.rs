@@ -182,3 +182,67 @@ fn quick_run_learns() {
     assert!(after.err_p.unwrap() < out.baseline.err_p.unwrap());
     assert!(after.mae_v.unwrap() < out.baseline.mae_v.unwrap());
 }
+
+/// The binary: `run --json` at 1 and 2 threads, `ls --json`, `show`, a bad spec.
+#[test]
+fn cli_run_ls_show() {
+    use std::process::Command;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let spec = dir.path().join("tiny.toml");
+    std::fs::write(&spec, tiny(7)).unwrap();
+    let tabula = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tabula"))
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let json = |out: std::process::Output| -> serde_json::Value {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let spec_path = spec.to_str().unwrap();
+    let a = json(tabula(&["run", spec_path, "--json", "--threads", "1"]));
+    let b = json(tabula(&["run", spec_path, "--json", "--threads", "2"]));
+    assert_eq!(a["head"], b["head"]);
+    assert_eq!(
+        a["head"].as_str().unwrap(),
+        "81985524490c35b6917ccbeac2b17cfa9317cc8c6886af3d0dd6acf90ac3a71f"
+    );
+    assert_eq!((a["run"].as_i64(), b["run"].as_i64()), (Some(1), Some(2)));
+    assert_eq!(a["iterations"], 3);
+
+    let ls = json(tabula(&["ls", "--json"]));
+    let runs = ls.as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1]["status"], "done");
+    assert_eq!(runs[1]["iterations_done"], 3);
+    assert_eq!(runs[1]["head"], a["head"]);
+
+    let show = tabula(&["show", "tiny"]);
+    assert!(show.status.success());
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        text.contains("run 2") && text.contains("(4 rows)"),
+        "{text}"
+    );
+    let show = json(tabula(&["show", "1", "--json"]));
+    assert_eq!(show["metrics"].as_array().unwrap().len(), 4);
+
+    std::fs::write(&spec, tiny(7).replace("[search]", "[search]\nc_puct = 0.0")).unwrap();
+    let bad = tabula(&["run", spec_path]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("search.c_puct") && err.contains("> 0"),
+        "{err}"
+    );
+    let missing = tabula(&["show", "nope"]);
+    assert!(!missing.status.success());
+}
