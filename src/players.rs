@@ -408,7 +408,10 @@ pub fn load_or_solve<G: Solvable>(
     }
     let t = std::time::Instant::now();
     let sol = crate::solver::solve(g, &|_| {})?;
-    let start = crate::solver::start_value(g, &sol).unwrap_or(0.0);
+    let start = crate::solver::start_value(g, &sol).ok_or_else(|| PlayerError::Unsolved {
+        variant: g.variant(),
+        position: g.notation(&g.initial_state()),
+    })?;
     crate::solver::save_solution(store, &sol, start, t.elapsed().as_secs_f64())?;
     Ok(sol)
 }

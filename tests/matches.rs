@@ -134,3 +134,19 @@ fn records_store_load_and_replay() {
     let e = bad.states(&g).unwrap_err().to_string();
     assert!(e.contains("action 99 is not legal"), "{e}");
 }
+
+/// The greedy players exist for Chinese Checkers only, and beat a random player there.
+#[test]
+fn greedy_players_on_chinese_checkers() {
+    let AnyGame::Checkers(g) = "checkers:5x5-3".parse().unwrap() else {
+        unreachable!()
+    };
+    for spec in ["greedy", "greedy-stochastic"] {
+        let r = run(&g, spec, "random", 20, 4, 2);
+        assert!(r.score_a > 0.9, "{spec}: {r:?}");
+    }
+    let e = Player::resolve(&"greedy".parse().unwrap(), &ewn(), None).unwrap_err();
+    assert!(e.to_string().contains("Chinese Checkers"), "{e}");
+    let e = Player::resolve(&PlayerSpec::Optimal, &ewn(), None).unwrap_err();
+    assert!(e.to_string().contains("store"), "{e}");
+}
