@@ -122,7 +122,11 @@ fn read_transcript(file: &str, game_name: &str) -> Transcript {
     let (_, first) = lines.next().unwrap_or_else(|| panic!("{file} is empty"));
     let meta: Vec<Value> =
         serde_json::from_str(first).unwrap_or_else(|e| panic!("{file}:1: bad JSON: {e}"));
-    assert_eq!(meta.first().and_then(Value::as_str), Some("meta"), "{file}:1");
+    assert_eq!(
+        meta.first().and_then(Value::as_str),
+        Some("meta"),
+        "{file}:1"
+    );
     let meta = &meta[1];
     assert_eq!(meta["format"], 1, "{file}: format");
     assert_eq!(meta["game"], game_name, "{file}: game");
@@ -402,11 +406,23 @@ fn banqi_check_string(at: At, s: &CdcState4x8, a: u64, text: &str) {
     let (Some(src), Some(dst)) = (banqi_square(src), banqi_square(dst)) else {
         bad()
     };
-    assert_eq!(a, 32 + 32 * src as u64 + dst as u64, "{at}: action {a} is `{text}`");
+    assert_eq!(
+        a,
+        32 + 32 * src as u64 + dst as u64,
+        "{at}: action {a} is `{text}`"
+    );
     let mover = s.piece(src).map(|p| BANQI_CHARS[p as usize]);
-    assert_eq!(mover, Some(letter), "{at}: `{text}`: tabula has {mover:?} on {src}");
+    assert_eq!(
+        mover,
+        Some(letter),
+        "{at}: `{text}`: tabula has {mover:?} on {src}"
+    );
     let capture = s.piece(dst).is_some();
-    assert_eq!(sep == "x", capture, "{at}: `{text}`: capture in tabula: {capture}");
+    assert_eq!(
+        sep == "x",
+        capture,
+        "{at}: `{text}`: capture in tabula: {capture}"
+    );
 }
 
 /// Pieces of colour `c` left (face up or down).
@@ -443,6 +459,8 @@ struct BanqiExtra {
     draws_by_no_progress: usize,
     stalemates: usize,
     captures: usize,
+    cannon_captures: usize,
+    pawn_takes_king: usize,
 }
 
 fn replay_banqi(g: &Cdc4x8, tr: &Transcript) -> (Counts, BanqiExtra) {
@@ -504,10 +522,17 @@ fn replay_banqi(g: &Cdc4x8, tr: &Transcript) -> (Counts, BanqiExtra) {
                     let a = *action as Action;
                     if a >= 32 {
                         let (src, dst) = ((a as usize - 32) / 32, (a as usize - 32) % 32);
-                        if s.piece(dst).is_some() {
+                        if let (Some(att), Some(def)) = (s.piece(src), s.piece(dst)) {
                             extra.captures += 1;
+                            if att % 7 == 5 {
+                                // A cannon never captures next to it: it must jump.
+                                assert!(src.abs_diff(dst) != 1 && src.abs_diff(dst) != 8, "{at}");
+                                extra.cannon_captures += 1;
+                            }
+                            if att % 7 == 6 && def % 7 == 0 {
+                                extra.pawn_takes_king += 1;
+                            }
                         }
-                        debug_assert!(s.piece(src).is_some());
                     }
                     s = g.apply(&s, a);
                 }
@@ -519,12 +544,20 @@ fn replay_banqi(g: &Cdc4x8, tr: &Transcript) -> (Counts, BanqiExtra) {
                     text,
                 } => {
                     counts.chance_events += 1;
-                    assert_eq!(g.turn(&s), Turn::Chance, "{at}: OpenSpiel has a chance node");
+                    assert_eq!(
+                        g.turn(&s),
+                        Turn::Chance,
+                        "{at}: OpenSpiel has a chance node"
+                    );
                     let Weights::List(w) = weights else {
                         panic!("{at}: banqi chance weights must be a list")
                     };
                     assert_eq!(w.iter().sum::<u64>(), *den, "{at}: weights sum to den");
-                    assert_eq!(w.get(*outcome as usize), Some(num), "{at}: num = W[outcome]");
+                    assert_eq!(
+                        w.get(*outcome as usize),
+                        Some(num),
+                        "{at}: num = W[outcome]"
+                    );
                     let theirs: Vec<(Outcome, f64)> = w
                         .iter()
                         .enumerate()
@@ -604,6 +637,9 @@ fn banqi_transcripts_replay_in_cdc_4x8() {
     // README: 239 draws by 50 no-progress plies, 4 stalemate losses (games 300..303).
     assert_eq!(extra.draws_by_no_progress, 239);
     assert_eq!(extra.stalemates, 4);
+    // README: 1,210 cannon captures (all jumps), 254 times a Soldier took a General.
+    assert_eq!(extra.cannon_captures, 1_210);
+    assert_eq!(extra.pawn_takes_king, 254);
     // The known difference: exactly the two selected games 304 and 305 (README, difference 1).
     assert_eq!(
         extra.wipeout_games,
@@ -667,10 +703,7 @@ fn ewn_parse_snapshot(at: At, text: &str) -> EwnBoard {
     let rows: Vec<&str> = text.lines().collect();
     assert_eq!(rows.len(), EWN_N, "{at}: snapshot rows: {text:?}");
     for (r, row) in rows.iter().enumerate() {
-        let cells: Vec<&str> = row
-            .split('|')
-            .filter(|x| !x.is_empty())
-            .collect::<Vec<_>>();
+        let cells: Vec<&str> = row.split('|').filter(|x| !x.is_empty()).collect::<Vec<_>>();
         assert_eq!(cells.len(), EWN_N, "{at}: snapshot row {row:?}");
         for (c, cell) in cells.iter().enumerate() {
             let p = match cell.as_bytes()[0] {
@@ -720,7 +753,10 @@ fn ewn_map_action(at: At, board: &EwnBoard, mover: Player, die: u8, a: u64) -> E
     let Some((owner, piece)) = board[from] else {
         panic!("{at}: OpenSpiel action {a} moves from tabula square {from}, which is empty")
     };
-    assert_eq!(owner, mover, "{at}: OpenSpiel action {a} moves the opponent's piece");
+    assert_eq!(
+        owner, mover,
+        "{at}: OpenSpiel action {a} moves the opponent's piece"
+    );
     let h = Action::from(piece > die);
     EwnMove {
         action: 3 * h + OS_DIR_TO_TABULA[dir],
@@ -785,7 +821,11 @@ fn replay_ewn(g: &Ewn, tr: &Transcript) -> (Counts, EwnExtra) {
                 } => {
                     counts.chance_events += 1;
                     let o = *outcome as usize;
-                    assert_eq!(g.turn(&s), Turn::Chance, "{at}: OpenSpiel has a chance node");
+                    assert_eq!(
+                        g.turn(&s),
+                        Turn::Chance,
+                        "{at}: OpenSpiel has a chance node"
+                    );
                     g.chance_outcomes(&s, &mut outcomes);
                     if placements < 2 {
                         // Placement: Black (tabula's blue) first, then White (red).
@@ -895,7 +935,11 @@ fn replay_ewn(g: &Ewn, tr: &Transcript) -> (Counts, EwnExtra) {
                     mapped.sort_unstable();
                     let before = mapped.len();
                     mapped.dedup();
-                    assert_eq!(mapped.len(), before, "{at}: two OpenSpiel actions map to one");
+                    assert_eq!(
+                        mapped.len(),
+                        before,
+                        "{at}: two OpenSpiel actions map to one"
+                    );
                     g.legal_actions(&s, &mut legal);
                     assert_same_legal(at, &legal, &mapped, os);
                     if let Some(strings) = strings {
@@ -926,7 +970,11 @@ fn replay_ewn(g: &Ewn, tr: &Transcript) -> (Counts, EwnExtra) {
                     // The mapped action moves the same piece to the same square.
                     let mut want = board;
                     want[m.to] = want[m.from].take();
-                    assert_eq!(ewn_board(g, &s), want, "{at}: board after OpenSpiel {action}");
+                    assert_eq!(
+                        ewn_board(g, &s),
+                        want,
+                        "{at}: board after OpenSpiel {action}"
+                    );
                 }
                 Event::End { returns, decisions } => {
                     assert_eq!(*decisions, ply, "{at}: decision count");
@@ -1041,7 +1089,11 @@ fn replay_c4(g: &ConnectFour, tr: &Transcript) -> Counts {
                 Event::Chance { .. } => panic!("{at}: Connect Four has no chance nodes"),
                 Event::Snapshot(text) => {
                     counts.snapshots += 1;
-                    assert_eq!(*text, c4_string(g, &s), "{at}: snapshot (OpenSpiel, tabula)");
+                    assert_eq!(
+                        *text,
+                        c4_string(g, &s),
+                        "{at}: snapshot (OpenSpiel, tabula)"
+                    );
                 }
                 Event::End { returns, decisions } => {
                     assert_eq!(*decisions, ply, "{at}: decision count");
