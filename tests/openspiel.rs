@@ -238,7 +238,8 @@ fn read_transcript(file: &str, game_name: &str) -> Transcript {
     }
 }
 
-/// Where a check failed: file, game, ply (decision points so far) and transcript line.
+/// Where a check failed: file, game index, ply (the decision points of the game before this
+/// event, so the first decision is ply 0) and the transcript line (1-based).
 #[derive(Copy, Clone)]
 struct At<'a> {
     file: &'a str,
