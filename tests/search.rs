@@ -9,6 +9,73 @@ use tabula::rng::{stream, uniform_index};
 use tabula::search::{MctsSolver, Rollout, Search, SearchConfig, SolverConfig};
 use tabula::solver::{Solution, best_actions, solve, to_unit};
 
+/// Counts heap allocations of the current thread (tests run on several threads at once).
+struct Counting;
+
+thread_local! {
+    static ALLOCS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        ALLOCS.with(|a| a.set(a.get() + 1));
+        unsafe { std::alloc::System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, n: usize) -> *mut u8 {
+        ALLOCS.with(|a| a.set(a.get() + 1));
+        unsafe { std::alloc::System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCS.with(|a| a.get())
+}
+
+/// After the first move, a search reuses its arenas: a second search of 20,000 simulations
+/// allocates only its result vectors and the few arena growths of a slightly larger tree,
+/// not once per simulation.
+#[test]
+fn search_does_not_allocate_per_simulation() {
+    let g = ewn();
+    let mut rng = stream(1, "alloc");
+    let mut s = g.initial_state();
+    let mut outcomes = Vec::new();
+    while let Turn::Chance = g.turn(&s) {
+        g.chance_outcomes(&s, &mut outcomes);
+        s = g.apply_chance(
+            &s,
+            outcomes[tabula::rng::sample_outcome(&mut rng, &outcomes)].outcome,
+        );
+    }
+    let mut search = Search::new(SearchConfig::evaluation(20_000)).unwrap();
+    let mut eval = Rollout::new(1);
+    search.run(&g, &s, 0, &mut eval, &mut rng).unwrap();
+    search.run(&g, &s, 0, &mut eval, &mut rng).unwrap();
+    let before = allocations();
+    search.run(&g, &s, 0, &mut eval, &mut rng).unwrap();
+    let n = allocations() - before;
+    assert!(n <= 12, "{n} allocations in a search of 20,000 simulations");
+    let mut m = MctsSolver::new(SolverConfig {
+        simulations: 20_000,
+        uct_c: 1.0,
+    });
+    m.run(&g, &s, &mut rng).unwrap();
+    m.run(&g, &s, &mut rng).unwrap();
+    let before = allocations();
+    m.run(&g, &s, &mut rng).unwrap();
+    let n = allocations() - before;
+    assert!(
+        n <= 12,
+        "{n} allocations in an MCTS-Solver search of 20,000 simulations"
+    );
+}
+
 fn parse(name: &str) -> AnyGame {
     name.parse().unwrap()
 }
