@@ -490,6 +490,10 @@ impl<G: PlayerGame> Player<G> {
                 let store = store.ok_or_else(|| unsupported("the optimal player needs a store"))?;
                 Some(Arc::new(g.solution(store)?))
             }
+            PlayerSpec::Mcts { config, .. } => {
+                config.validate().map_err(|e| unsupported(&e.to_string()))?;
+                None
+            }
             PlayerSpec::Greedy(_) => {
                 let s = g.initial_state();
                 let mut probe = Vec::new();
