@@ -408,7 +408,10 @@ pub fn load_or_solve<G: Solvable>(
     }
     let t = std::time::Instant::now();
     let sol = crate::solver::solve(g, &|_| {})?;
-    let start = crate::solver::start_value(g, &sol).unwrap_or(0.0);
+    let start = crate::solver::start_value(g, &sol).ok_or_else(|| PlayerError::Unsolved {
+        variant: g.variant(),
+        position: g.notation(&g.initial_state()),
+    })?;
     crate::solver::save_solution(store, &sol, start, t.elapsed().as_secs_f64())?;
     Ok(sol)
 }
@@ -486,6 +489,10 @@ impl<G: PlayerGame> Player<G> {
             PlayerSpec::Optimal => {
                 let store = store.ok_or_else(|| unsupported("the optimal player needs a store"))?;
                 Some(Arc::new(g.solution(store)?))
+            }
+            PlayerSpec::Mcts { config, .. } => {
+                config.validate().map_err(|e| unsupported(&e.to_string()))?;
+                None
             }
             PlayerSpec::Greedy(_) => {
                 let s = g.initial_state();

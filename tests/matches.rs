@@ -134,3 +134,92 @@ fn records_store_load_and_replay() {
     let e = bad.states(&g).unwrap_err().to_string();
     assert!(e.contains("action 99 is not legal"), "{e}");
 }
+
+/// The greedy players exist for Chinese Checkers only, and beat a random player there.
+#[test]
+fn greedy_players_on_chinese_checkers() {
+    let AnyGame::Checkers(g) = "checkers:5x5-3".parse().unwrap() else {
+        unreachable!()
+    };
+    for spec in ["greedy", "greedy-stochastic"] {
+        let r = run(&g, spec, "random", 20, 4, 2);
+        assert!(r.score_a > 0.9, "{spec}: {r:?}");
+    }
+    let e = Player::resolve(&"greedy".parse().unwrap(), &ewn(), None).unwrap_err();
+    assert!(e.to_string().contains("Chinese Checkers"), "{e}");
+    let e = Player::resolve(&PlayerSpec::Optimal, &ewn(), None).unwrap_err();
+    assert!(e.to_string().contains("store"), "{e}");
+}
+
+fn tabula(db: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `tabula match --json --record` on 1 and 2 threads gives the same report; every recorded
+/// game re-plays with `tabula replay`; bad player specs fail with a message naming the key.
+#[test]
+fn match_and_replay_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let args = |threads: &'static str| {
+        [
+            "match",
+            "ewn:3x3x3",
+            "--a",
+            "mcts:sims=30,eps=0.25,tau=1",
+            "--b",
+            "optimal",
+            "--games",
+            "6",
+            "--seed",
+            "3",
+            "--json",
+            "--record",
+            "--threads",
+            threads,
+        ]
+    };
+    let reports: Vec<serde_json::Value> = ["1", "2"]
+        .iter()
+        .map(|t| {
+            let out = tabula(&db, &args(t));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            v.as_object_mut().unwrap().remove("seconds");
+            v
+        })
+        .collect();
+    assert_eq!(reports[0], reports[1]);
+    let r = &reports[0];
+    for key in ["score_a", "wins_a", "draws", "losses_a", "games"] {
+        assert!(r.get(key).is_some(), "--json lacks {key}: {r}");
+    }
+    assert_eq!(r["games"], 6);
+    let hash = r["games_detail"][1]["hash"].as_str().unwrap();
+    let out = tabula(&db, &["replay", hash, "--show"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("identical, hash checked"), "{text}");
+    assert!(text.contains("search: 30 visits"), "{text}");
+
+    let out = tabula(
+        &db,
+        &["match", "c4:4x4", "--a", "mcts:simz=3", "--b", "random"],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("simz") && err.contains("sims"), "{err}");
+}

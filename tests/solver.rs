@@ -236,13 +236,34 @@ fn stored_solution_is_consistent<G: Solvable>(g: &G) {
     assert_eq!(save_solution(&mut store, &sol, v0, 1.0).unwrap(), h);
 }
 
+// Every variant `tabula solve --all` stores, and small boards of the other families.
 #[test]
-fn stored_solutions_have_no_bellman_residual() {
+fn stored_cdc_solutions_have_no_bellman_residual() {
     stored_solution_is_consistent(&cdc("PPPP"));
     stored_solution_is_consistent(&cdc("KPPP"));
+}
+
+#[test]
+fn stored_ggcc_solution_has_no_bellman_residual() {
+    stored_solution_is_consistent(&cdc("GGCC"));
+}
+
+#[test]
+fn stored_ewn_solutions_have_no_bellman_residual() {
     stored_solution_is_consistent(&ewn("3x3x3"));
     stored_solution_is_consistent(&ewn("3x4x3"));
+    stored_solution_is_consistent(&ewn("3x3x4"));
+}
+
+#[test]
+fn stored_connect_four_and_checkers_solutions_have_no_bellman_residual() {
     stored_solution_is_consistent(&c4("4x4"));
+    stored_solution_is_consistent(&c4("5x4"));
+    let checkers = match "checkers:4x4-1".parse::<tabula::AnyGame>().unwrap() {
+        tabula::AnyGame::Checkers(g) => g,
+        _ => unreachable!(),
+    };
+    stored_solution_is_consistent(&checkers);
 }
 
 #[test]

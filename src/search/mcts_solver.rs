@@ -8,13 +8,15 @@
 //! many plies its line lasts, so a lost position plays the longest resistance.
 //!
 //! Selection: UCT, `Q + c * sqrt(ln N / n)`, unvisited children first (ties: lowest action),
-//! proven losses for the chooser never, proven children with their exact value as Q. A
+//! proven children never: nothing is left to learn below them, so simulations go where the
+//! proof can progress (a draw is proven only when every sibling is). A
 //! simulation that reaches a proven node backs up its exact value; a new node is valued by
 //! one random playout to the end (chance by its probabilities). The search stops early when
 //! the root is proven.
 //!
 //! Final move: a proven win (the shortest); else, when every child is proven, the best value
-//! (among losses the longest); else the most visited child that is not a proven loss.
+//! (among losses the longest); else the most visited unproven child, unless a proven child
+//! (not a loss) is worth at least that child's mean value.
 
 use std::num::NonZeroU32;
 
@@ -152,14 +154,16 @@ impl<G: Game> MctsSolver<G> {
         let mut visits = Vec::with_capacity(range.len());
         let mut proven_children = Vec::with_capacity(range.len());
         let mut proofs = Vec::with_capacity(range.len());
+        let mut means = Vec::with_capacity(range.len());
         for e in &self.edges[range] {
             actions.push(e.label);
             visits.push(e.n);
+            means.push(if e.n == 0 { 0.0 } else { e.w / f64::from(e.n) });
             let proof = e.child.and_then(|c| self.nodes[c.get() as usize].proof);
             proven_children.push(proof.map(|p| for_mover(p.v0)));
             proofs.push(proof.map(|p| (for_mover(p.v0), p.plies)));
         }
-        let i = choose(&visits, &proofs);
+        let i = choose(&visits, &means, &proofs);
         Ok(SolverResult {
             action: actions[i],
             actions,
@@ -229,7 +233,7 @@ impl<G: Game> MctsSolver<G> {
                 break p.v0;
             }
             let e = match node.kind {
-                Kind::Decision(p) => self.select(cur, p),
+                Kind::Decision(_) => self.select(cur),
                 Kind::Chance => self.sample_chance(cur, rng),
                 Kind::Terminal => unreachable!("terminal nodes are proven"),
             };
@@ -337,8 +341,9 @@ impl<G: Game> MctsSolver<G> {
         }
     }
 
-    /// UCT at decision node `i` for chooser `p`: unvisited first, proven losses never.
-    fn select(&self, i: u32, p: Player) -> u32 {
+    /// UCT at decision node `i`: unvisited first, proven children never (an unproven node
+    /// always has an unproven child).
+    fn select(&self, i: u32) -> u32 {
         let node = &self.nodes[i as usize];
         let ln_n = f64::from(node.visits.max(1)).ln();
         let c = self.config.uct_c;
@@ -350,13 +355,8 @@ impl<G: Game> MctsSolver<G> {
                 .child
                 .and_then(|ch| self.nodes[ch.get() as usize].proof);
             let score = match proof {
-                Some(q) => {
-                    let v = if p == Player::P0 { q.v0 } else { 1.0 - q.v0 };
-                    if v <= EPS {
-                        continue;
-                    }
-                    v + c * (ln_n / f64::from(edge.n.max(1))).sqrt()
-                }
+                // Nothing is left to learn below a proven child.
+                Some(_) => continue,
                 None if edge.n == 0 => f64::INFINITY,
                 None => {
                     let n = f64::from(edge.n);
@@ -386,9 +386,11 @@ impl<G: Game> MctsSolver<G> {
     }
 }
 
-/// The final move: a proven win (shortest), else the best proven value when all are proven
-/// (losses: longest), else the most visited child not proven lost (ties: lowest index).
-fn choose(visits: &[u32], proofs: &[Option<(f64, u32)>]) -> usize {
+/// The final move: a proven win (the shortest); else, when every child is proven, the best
+/// value (among losses the longest); else the most visited unproven child, unless a proven
+/// child that is not a loss is worth at least that child's mean value. (Selection skips
+/// proven children, so their visit counts stop growing once proven.)
+fn choose(visits: &[u32], means: &[f64], proofs: &[Option<(f64, u32)>]) -> usize {
     let wins = proofs
         .iter()
         .enumerate()
@@ -397,38 +399,42 @@ fn choose(visits: &[u32], proofs: &[Option<(f64, u32)>]) -> usize {
     if let Some((_, i)) = wins {
         return i;
     }
-    if proofs.iter().all(Option::is_some) {
-        let mut best = 0;
-        for i in 1..proofs.len() {
-            let (v, l) = proofs[i].unwrap_or((0.0, 0));
-            let (bv, bl) = proofs[best].unwrap_or((0.0, 0));
-            let better = if v > bv + EPS {
-                true
-            } else if (v - bv).abs() <= EPS {
-                if bv <= EPS {
-                    l > bl
-                } else {
-                    visits[i] > visits[best]
-                }
-            } else {
-                false
-            };
-            if better {
-                best = i;
-            }
-        }
-        return best;
-    }
-    let mut best: Option<usize> = None;
+    // The best proven child: highest value; among equal losses the longest, else the most
+    // visited.
+    let mut best_proven: Option<usize> = None;
     for (i, p) in proofs.iter().enumerate() {
-        if p.is_some_and(|q| q.0 <= EPS) {
-            continue;
-        }
-        if best.is_none_or(|b| visits[i] > visits[b]) {
-            best = Some(i);
+        let Some((v, l)) = *p else { continue };
+        let better = match best_proven.and_then(|b| proofs[b].map(|q| (b, q))) {
+            None => true,
+            Some((b, (bv, bl))) => {
+                v > bv + EPS
+                    || ((v - bv).abs() <= EPS
+                        && if bv <= EPS {
+                            l > bl
+                        } else {
+                            visits[i] > visits[b]
+                        })
+            }
+        };
+        if better {
+            best_proven = Some(i);
         }
     }
-    best.unwrap_or(0)
+    let mut best_open: Option<usize> = None;
+    for (i, p) in proofs.iter().enumerate() {
+        if p.is_none() && best_open.is_none_or(|b| visits[i] > visits[b]) {
+            best_open = Some(i);
+        }
+    }
+    match (best_open, best_proven) {
+        (None, Some(b)) => b,
+        (Some(o), Some(b)) => {
+            let v = proofs[b].map_or(0.0, |q| q.0);
+            if v > EPS && v >= means[o] { b } else { o }
+        }
+        (Some(o), None) => o,
+        (None, None) => 0,
+    }
 }
 
 #[cfg(test)]

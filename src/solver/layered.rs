@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use rayon::prelude::*;
 
 use super::fasthash::FastSet;
-use super::{Progress, Solution, Solvable, SolveError, value_for};
+use super::{Progress, Solution, Solvable, SolveError, value_for_pooled};
 use crate::game::{Action, ChanceOutcome, Game, Turn};
 
 /// Positions per parallel work unit.
@@ -223,6 +223,7 @@ fn solve_level<G: Solvable>(
             let mut counts = Vec::with_capacity(chunk.len());
             let mut succ = Vec::new();
             let mut actions: Vec<Action> = Vec::new();
+            let mut pool = Vec::new();
             for &k in chunk {
                 let s = decode(g, k)?;
                 let Turn::Player(mover) = g.turn(&s) else {
@@ -248,12 +249,15 @@ fn solve_level<G: Solvable>(
                             internal += 1;
                         }
                         _ => {
-                            let v = value_for(g, &child, mover, &lookup).ok_or_else(|| {
-                                invariant(
-                                    g,
-                                    format!("an exit of {k:?} (action {a}) reaches no lower level"),
-                                )
-                            })?;
+                            let v = value_for_pooled(g, &child, mover, &lookup, &mut pool, 0)
+                                .ok_or_else(|| {
+                                    invariant(
+                                        g,
+                                        format!(
+                                            "an exit of {k:?} (action {a}) reaches no lower level"
+                                        ),
+                                    )
+                                })?;
                             b = b.max(v);
                         }
                     }

@@ -146,6 +146,19 @@ pub fn value_for<G: Game>(
     p: Player,
     lookup: &impl Fn(&G::State) -> Option<f64>,
 ) -> Option<f64> {
+    value_for_pooled(g, s, p, lookup, &mut Vec::new(), 0)
+}
+
+/// [`value_for`] with one reusable outcome buffer per chance depth in `pool`, so hot loops do
+/// not allocate once the pool is warm.
+pub(crate) fn value_for_pooled<G: Game>(
+    g: &G,
+    s: &G::State,
+    p: Player,
+    lookup: &impl Fn(&G::State) -> Option<f64>,
+    pool: &mut Vec<Vec<crate::game::ChanceOutcome>>,
+    depth: usize,
+) -> Option<f64> {
     match g.turn(s) {
         Turn::Terminal(r) => Some(2.0 * r.score(p) - 1.0),
         Turn::Player(q) => {
@@ -153,14 +166,24 @@ pub fn value_for<G: Game>(
             Some(if q == p { v } else { -v })
         }
         Turn::Chance => {
-            let mut outcomes = Vec::new();
+            if pool.len() <= depth {
+                pool.resize_with(depth + 1, Vec::new);
+            }
+            let mut outcomes = std::mem::take(&mut pool[depth]);
             g.chance_outcomes(s, &mut outcomes);
-            let mut total = 0.0;
+            let mut total = Some(0.0);
             for o in &outcomes {
                 let child = g.apply_chance(s, o.outcome);
-                total += o.prob * value_for(g, &child, p, lookup)?;
+                match value_for_pooled(g, &child, p, lookup, pool, depth + 1) {
+                    Some(v) => total = total.map(|t| t + o.prob * v),
+                    None => {
+                        total = None;
+                        break;
+                    }
+                }
             }
-            Some(total)
+            pool[depth] = outcomes;
+            total
         }
     }
 }
