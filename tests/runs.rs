@@ -12,6 +12,71 @@ use tabula::runs::{
 };
 use tabula::store::{Store, Value};
 
+/// Counts heap allocations of the current thread (tests run on several threads at once).
+struct Counting;
+
+thread_local! {
+    static ALLOCS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        ALLOCS.with(|a| a.set(a.get() + 1));
+        unsafe { std::alloc::System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, n: usize) -> *mut u8 {
+        ALLOCS.with(|a| a.set(a.get() + 1));
+        unsafe { std::alloc::System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCS.with(|a| a.get())
+}
+
+/// Self-play's search with the table as evaluator does not allocate per simulation: a search
+/// of 20,000 simulations on CDC PPPP allocates its result vectors and a few growths of the
+/// arenas and of the evaluator's cache of initial entries (deriving a position's stream
+/// allocates nothing).
+#[test]
+fn table_search_does_not_allocate_per_simulation() {
+    use tabula::game::Game;
+    use tabula::learner::{Table, TableEval};
+    use tabula::search::{Search, SearchConfig};
+    let g = match "cdc:PPPP".parse::<AnyGame>().unwrap() {
+        AnyGame::Cdc(g) => g,
+        _ => unreachable!(),
+    };
+    let mut rng = tabula::rng::stream(1, "alloc");
+    let mut s = g.initial_state();
+    let mut a = Vec::new();
+    // A few plies in, so the root is a decision state.
+    g.legal_actions(&s, &mut a);
+    s = g.apply(&s, a[0]);
+    let mut outcomes = Vec::new();
+    g.chance_outcomes(&s, &mut outcomes);
+    s = g.apply_chance(&s, outcomes[0].outcome);
+    let table: Table<u64> = Table::new(g.num_actions(), 5, 0.01);
+    let mut eval = TableEval::new(&table);
+    let mut search = Search::new(SearchConfig {
+        simulations: 20_000,
+        ..SearchConfig::default()
+    })
+    .unwrap();
+    search.run(&g, &s, 1, &mut eval, &mut rng).unwrap();
+    search.run(&g, &s, 1, &mut eval, &mut rng).unwrap();
+    let before = allocations();
+    search.run(&g, &s, 1, &mut eval, &mut rng).unwrap();
+    let n = allocations() - before;
+    assert!(n <= 40, "{n} allocations in a search of 20,000 simulations");
+}
+
 /// A tiny spec: EWN 3x3x3, M = 20, N = 3, 16 simulations, 200 evaluation games.
 fn tiny(seed: u64) -> String {
     format!(
