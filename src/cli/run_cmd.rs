@@ -80,7 +80,7 @@ impl Observer for Console {
     fn iteration_done(&mut self, s: &IterationSummary) {
         {
             self.line(format!(
-                "it {:>4}/{}  {}  beta {}  self-play {:.2}s  train {:.2}s  eval {:.2}s  store {:.3}s",
+                "it {:>4}/{}  {}  beta {}  self-play {:.2}s  train {:.2}s  eval {:.2}s  store wait {:.3}s",
                 s.iteration,
                 self.iterations,
                 metrics_line(&s.metrics),
@@ -88,7 +88,7 @@ impl Observer for Console {
                 s.self_play_seconds,
                 s.training_seconds,
                 s.evaluation_seconds,
-                s.store_seconds
+                s.store_wait_seconds
             ));
         }
     }
@@ -130,10 +130,12 @@ pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
     console.bar.finish_and_clear();
     let out = out?;
     let head = out.head.map(|h| h.to_hex());
-    let share = if out.seconds > 0.0 {
-        out.store_seconds / out.seconds
-    } else {
-        0.0
+    let share = |x: f64| {
+        if out.seconds > 0.0 {
+            x / out.seconds
+        } else {
+            0.0
+        }
     };
     if args.json {
         let v = serde_json::json!({
@@ -147,21 +149,26 @@ pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
             "threads": threads,
             "seconds": out.seconds,
             "store_seconds": out.store_seconds,
-            "store_share": share,
+            "store_share": share(out.store_seconds),
+            "store_wait_seconds": out.store_wait_seconds,
+            "store_wait_share": share(out.store_wait_seconds),
             "baseline": out.baseline,
             "metrics": out.last.as_ref().map(|s| &s.metrics),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!(
-            "run {} ({}) done: {} iterations in {:.1} s on {} threads; store writes {:.2} s ({:.2}%)",
+            "run {} ({}) done: {} iterations in {:.1} s on {} threads; store writer busy {:.2} s \
+             ({:.2}%), waited on {:.2} s ({:.2}%)",
             out.run_id,
             cfg.name,
             out.iterations,
             out.seconds,
             threads,
             out.store_seconds,
-            100.0 * share
+            100.0 * share(out.store_seconds),
+            out.store_wait_seconds,
+            100.0 * share(out.store_wait_seconds)
         );
         println!("head {}", head.unwrap_or_default());
     }

@@ -15,6 +15,11 @@
 //!    `iteration/v1` record (run, i, settings, games, snapshot, evaluation, previous) and the
 //!    run's new head.
 //!
+//! Store writes run on a writer thread of their own, fed in commit order through a short
+//! queue, so recording overlaps self-play; the loop computes every address itself
+//! ([`crate::store::address`]) and so never waits for a write unless the queue is full. The
+//! `iterations` table's `store_seconds` is the writer's busy time for the iteration.
+//!
 //! Everything random derives from the run seed by named streams and every reduction runs in a
 //! fixed order, so the head is a pure function of (variant, settings, seed, N), whatever the
 //! thread count. Times, thread counts and sizes go to plain columns.
@@ -41,12 +46,13 @@ use crate::search::{Search, SearchError};
 use crate::solver::fasthash::FastSet;
 use crate::store::{
     EvaluationRow, IterationRow, NewRun, ObjectHash, RunGameRow, RunStatus, Store, StoreError,
+    address,
 };
 
 pub use records::{EvaluationRecord, IterationRecord, RunRecord, SnapshotRecord, TableChunk};
 pub use spec::{EvalSettings, RunConfig, Settings, SpecError};
 
-/// Self-play games committed per transaction.
+/// Self-play games committed per transaction (a batch is also the unit of progress reports).
 pub const GAME_BATCH: u32 = 256;
 
 /// Errors of a run.
@@ -76,7 +82,9 @@ pub struct IterationSummary {
     pub self_play_seconds: f64,
     pub training_seconds: f64,
     pub evaluation_seconds: f64,
-    pub store_seconds: f64,
+    /// Seconds the loop waited on the store writer during this iteration (its writes run
+    /// beside self-play on a thread of their own; the busy time is in the `iterations` table).
+    pub store_wait_seconds: f64,
     pub snapshot_bytes: u64,
     pub games_bytes: u64,
 }
@@ -116,9 +124,12 @@ pub struct RunOutcome {
     pub iterations: u32,
     pub baseline: Metrics,
     pub last: Option<IterationSummary>,
-    /// Wall-clock seconds of the whole run, and of it spent writing to the store.
+    /// Wall-clock seconds of the whole run.
     pub seconds: f64,
+    /// Seconds the store writer thread was busy (encoding, inserting, committing).
     pub store_seconds: f64,
+    /// Seconds the iteration loop waited on the writer (a full queue, the final flush).
+    pub store_wait_seconds: f64,
 }
 
 /// Creates the run's records and row; returns (run id, run hash).
@@ -216,36 +227,155 @@ pub fn execute<G: Game>(
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let started = Instant::now();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Job<G::Key>>(WRITE_QUEUE);
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || write_jobs(store, run_id, rx));
+        let out = iterate(g, cfg, truth, run_id, run_hash, observer, &tx, started);
+        drop(tx);
+        let t = Instant::now();
+        // A writer error explains a failed send, so it comes first.
+        let busy = writer
+            .join()
+            .unwrap_or_else(|_| Err(StoreError::Query("the store writer panicked".into())))?;
+        let mut out = out?;
+        out.store_wait_seconds += t.elapsed().as_secs_f64();
+        out.store_seconds = busy;
+        out.seconds = started.elapsed().as_secs_f64();
+        Ok(out)
+    })
+}
+
+/// Store work queued for the writer thread, in commit order.
+enum Job<K: crate::game::PositionKey> {
+    /// A batch of finished self-play games: records and rows in one transaction.
+    Games {
+        iteration: u32,
+        records: Vec<GameRecord>,
+        rows: Vec<RunGameRow>,
+    },
+    /// The untrained table's evaluation.
+    Baseline(Box<(EvaluationRecord, EvaluationRow)>),
+    /// An iteration: snapshot chunks and record, evaluation, iteration record, rows and the
+    /// run's progress, in one transaction. `row.store_seconds` is filled in by the writer.
+    Iteration(Box<IterationJob<K>>),
+}
+
+struct IterationJob<K: crate::game::PositionKey> {
+    chunks: Vec<TableChunk<K>>,
+    snapshot: SnapshotRecord,
+    evaluation: EvaluationRecord,
+    record: IterationRecord,
+    evaluation_row: EvaluationRow,
+    row: IterationRow,
+    status: RunStatus,
+}
+
+/// Jobs waiting for the writer at most; self-play blocks beyond (memory stays bounded).
+const WRITE_QUEUE: usize = 4;
+
+/// The writer thread: commits jobs in order; returns its busy seconds.
+fn write_jobs<K: crate::game::PositionKey>(
+    store: &mut Store,
+    run_id: i64,
+    rx: std::sync::mpsc::Receiver<Job<K>>,
+) -> Result<f64, StoreError> {
+    let mut total = 0.0;
+    let mut this_iteration = 0.0;
+    for job in rx {
+        let t = Instant::now();
+        let ends_iteration = matches!(job, Job::Iteration(_));
+        match job {
+            Job::Games {
+                iteration,
+                records,
+                rows,
+            } => store.write(|w| {
+                for r in &records {
+                    w.put(r)?;
+                }
+                w.add_run_games(run_id, iteration, &rows)
+            })?,
+            Job::Baseline(job) => store.write(|w| {
+                w.put(&job.0)?;
+                w.add_evaluation(&job.1)
+            })?,
+            Job::Iteration(mut job) => store.write(|w| {
+                for c in &job.chunks {
+                    w.put(c)?;
+                }
+                w.put(&job.snapshot)?;
+                w.put(&job.evaluation)?;
+                let head = w.put(&job.record)?;
+                w.add_evaluation(&job.evaluation_row)?;
+                w.set_run_progress(run_id, job.record.iteration, Some(&head), job.status)?;
+                // The commit itself is cheap (WAL, synchronous=NORMAL: no fsync per commit).
+                job.row.store_seconds = this_iteration + t.elapsed().as_secs_f64();
+                w.add_iteration(&job.row)
+            })?,
+        }
+        let dt = t.elapsed().as_secs_f64();
+        total += dt;
+        this_iteration = if ends_iteration {
+            0.0
+        } else {
+            this_iteration + dt
+        };
+    }
+    Ok(total)
+}
+
+/// Sends `job` to the writer, adding the time blocked to `wait`. A closed queue means the
+/// writer stopped on an error, which `execute` reports.
+fn send<K: crate::game::PositionKey>(
+    tx: &std::sync::mpsc::SyncSender<Job<K>>,
+    job: Job<K>,
+    wait: &mut f64,
+) -> Result<(), RunError> {
+    let t = Instant::now();
+    let sent = tx.send(job);
+    *wait += t.elapsed().as_secs_f64();
+    sent.map_err(|_| RunError::Store(StoreError::Query("the store writer stopped".into())))
+}
+
+/// The iteration loop; every store write goes through the writer's queue.
+#[allow(clippy::too_many_arguments)]
+fn iterate<G: Game>(
+    g: &G,
+    cfg: &RunConfig,
+    truth: Option<&Truth<G>>,
+    run_id: i64,
+    run_hash: ObjectHash,
+    observer: &mut dyn Observer,
+    tx: &std::sync::mpsc::SyncSender<Job<G::Key>>,
+    started: Instant,
+) -> Result<RunOutcome, RunError> {
     let s = &cfg.settings;
     let plan = MetricsPlan {
         wr_p_games: if s.eval.wr_p { s.eval.games } else { 0 },
         errors: s.eval.errors,
     };
-    let settings_hash = store.put(s)?;
+    let settings_hash = address(s)?.0;
     let mut table: Table<G::Key> = Table::new(g.num_actions(), cfg.seed, s.init_std);
     let mut window: VecDeque<Vec<Sample<G::Key>>> = VecDeque::new();
     let mut seen: FastSet<G::Key> = FastSet::default();
-    let mut store_seconds = 0.0;
+    let mut wait = 0.0;
 
     let baseline = metrics::measure(g, &table, truth, plan, 0, 0);
-    let t = Instant::now();
-    store.write(|w| {
-        let h = w.put(&EvaluationRecord {
-            iteration: 0,
-            metrics: baseline.clone(),
-        })?;
-        w.add_evaluation(&evaluation_row(run_id, 0, h, &baseline))
-    })?;
-    store_seconds += t.elapsed().as_secs_f64();
+    let record = EvaluationRecord {
+        iteration: 0,
+        metrics: baseline.clone(),
+    };
+    let row = evaluation_row(run_id, 0, address(&record)?.0, &baseline);
+    send(tx, Job::Baseline(Box::new((record, row))), &mut wait)?;
     observer.baseline(&baseline);
 
     let mut previous: Option<ObjectHash> = None;
     let mut previous_snapshot: Option<ObjectHash> = None;
     let mut last = None;
     for i in 1..=cfg.iterations {
-        // 1. Self-play, committed in batches.
+        // 1. Self-play; each batch of finished games goes to the writer.
         let t_self = Instant::now();
-        let mut iteration_store = 0.0;
+        let wait_before = wait;
         let m = s.games_per_iteration;
         let mut game_hashes = Vec::with_capacity(m as usize);
         let mut samples: Vec<Sample<G::Key>> = Vec::new();
@@ -253,7 +383,7 @@ pub fn execute<G: Game>(
         let mut start = 0;
         while start < m {
             let end = (start + GAME_BATCH).min(m);
-            let played: Vec<(GameRecord, GameSamples<G::Key>)> = (start..end)
+            let played: Vec<PlayedGame<G::Key>> = (start..end)
                 .into_par_iter()
                 .map_init(
                     || {
@@ -265,38 +395,44 @@ pub fn execute<G: Game>(
                     |(search, eval), gi| -> Result<_, RunError> {
                         let record = self_play_game(g, search, eval, cfg.seed, i, gi)?;
                         let samples = samples_from_record(g, &record)?;
-                        Ok((record, samples))
+                        let (hash, size) = address(&record)?;
+                        Ok(PlayedGame {
+                            record,
+                            samples,
+                            hash,
+                            size,
+                        })
                     },
                 )
                 .collect::<Result<_, _>>()?;
-            let t = Instant::now();
-            let (hashes, bytes) = store.write(|w| {
-                let mut rows = Vec::with_capacity(played.len());
-                let mut bytes = 0u64;
-                for (k, (record, _)) in played.iter().enumerate() {
-                    let (hash, size) = w.put_sized(record)?;
-                    bytes += size as u64;
-                    rows.push(RunGameRow {
-                        game: start + k as u32,
-                        hash,
-                        plies: record.plies() as u32,
-                        score_p0: record.end.result().score(Player::P0),
-                    });
-                }
-                w.add_run_games(run_id, i, &rows)?;
-                Ok((rows.into_iter().map(|r| r.hash).collect::<Vec<_>>(), bytes))
-            })?;
-            iteration_store += t.elapsed().as_secs_f64();
-            games_bytes += bytes;
-            game_hashes.extend(hashes);
-            for (_, game) in played {
-                samples.extend(game.samples);
-                seen.extend(game.positions);
+            let mut records = Vec::with_capacity(played.len());
+            let mut rows = Vec::with_capacity(played.len());
+            for (k, p) in played.into_iter().enumerate() {
+                rows.push(RunGameRow {
+                    game: start + k as u32,
+                    hash: p.hash,
+                    plies: p.record.plies() as u32,
+                    score_p0: p.record.end.result().score(Player::P0),
+                });
+                game_hashes.push(p.hash);
+                games_bytes += p.size as u64;
+                records.push(p.record);
+                samples.extend(p.samples.samples);
+                seen.extend(p.samples.positions);
             }
+            send(
+                tx,
+                Job::Games {
+                    iteration: i,
+                    records,
+                    rows,
+                },
+                &mut wait,
+            )?;
             start = end;
             observer.games_done(i, start, m);
         }
-        let self_play_seconds = t_self.elapsed().as_secs_f64() - iteration_store;
+        let self_play_seconds = t_self.elapsed().as_secs_f64() - (wait - wait_before);
 
         // 2. Training on the window of the last K iterations' games.
         let t_train = Instant::now();
@@ -322,72 +458,76 @@ pub fn execute<G: Game>(
         let metrics = metrics::measure(g, &table, truth, plan, i, seen.len() as u64);
         let evaluation_seconds = t_eval.elapsed().as_secs_f64();
 
-        // 4. Snapshot, evaluation, iteration record and rows in one transaction.
-        let t = Instant::now();
-        let rows_trained = report.rows.len() as u64;
-        let (head, snapshot, snapshot_bytes, store_in_tx) = store.write(|w| {
-            let mut chunk_hashes = Vec::with_capacity(chunks.len());
-            let mut snapshot_bytes = 0u64;
-            for c in &chunks {
-                let (h, size) = w.put_sized(c)?;
-                chunk_hashes.push(h);
-                snapshot_bytes += size as u64;
-            }
-            let (snapshot, size) = w.put_sized(&SnapshotRecord {
-                iteration: i,
-                num_actions: g.num_actions() as u32,
-                full,
-                base: if full { None } else { previous_snapshot },
-                entries: table.len() as u64,
-                chunks: chunk_hashes,
-            })?;
+        // 4. Records: addresses here, the writer commits them in one transaction.
+        let mut chunk_hashes = Vec::with_capacity(chunks.len());
+        let mut snapshot_bytes = 0u64;
+        for c in &chunks {
+            let (h, size) = address(c)?;
+            chunk_hashes.push(h);
             snapshot_bytes += size as u64;
-            let evaluation = w.put(&EvaluationRecord {
-                iteration: i,
-                metrics: metrics.clone(),
-            })?;
-            let head = w.put(&IterationRecord {
-                run: run_hash,
-                iteration: i,
-                settings: settings_hash,
-                games: game_hashes.clone(),
+        }
+        let snapshot = SnapshotRecord {
+            iteration: i,
+            num_actions: g.num_actions() as u32,
+            full,
+            base: if full { None } else { previous_snapshot },
+            entries: table.len() as u64,
+            chunks: chunk_hashes,
+        };
+        let (snapshot_hash, size) = address(&snapshot)?;
+        snapshot_bytes += size as u64;
+        let evaluation = EvaluationRecord {
+            iteration: i,
+            metrics: metrics.clone(),
+        };
+        let evaluation_hash = address(&evaluation)?.0;
+        let record = IterationRecord {
+            run: run_hash,
+            iteration: i,
+            settings: settings_hash,
+            games: game_hashes,
+            snapshot: snapshot_hash,
+            evaluation: evaluation_hash,
+            previous,
+        };
+        let head = address(&record)?.0;
+        let status = if i == cfg.iterations {
+            RunStatus::Done
+        } else {
+            RunStatus::Running
+        };
+        let row = IterationRow {
+            run_id,
+            iteration: i,
+            hash: head,
+            snapshot: snapshot_hash,
+            evaluation: evaluation_hash,
+            snapshot_full: full,
+            games: m,
+            samples: report.samples,
+            rows_trained: report.rows.len() as u64,
+            beta,
+            self_play_seconds,
+            training_seconds,
+            evaluation_seconds,
+            store_seconds: 0.0,
+            snapshot_bytes,
+            games_bytes,
+        };
+        let wait_before = wait;
+        send(
+            tx,
+            Job::Iteration(Box::new(IterationJob {
+                chunks,
                 snapshot,
                 evaluation,
-                previous,
-            })?;
-            w.add_evaluation(&evaluation_row(run_id, i, evaluation, &metrics))?;
-            let status = if i == cfg.iterations {
-                RunStatus::Done
-            } else {
-                RunStatus::Running
-            };
-            w.set_run_progress(run_id, i, Some(&head), status)?;
-            // The commit itself is cheap (WAL, synchronous=NORMAL: no fsync per commit); the
-            // time written here is everything up to it.
-            let store_in_tx = t.elapsed().as_secs_f64();
-            w.add_iteration(&IterationRow {
-                run_id,
-                iteration: i,
-                hash: head,
-                snapshot,
-                evaluation,
-                snapshot_full: full,
-                games: m,
-                samples: report.samples,
-                rows_trained,
-                beta,
-                self_play_seconds,
-                training_seconds,
-                evaluation_seconds,
-                store_seconds: iteration_store + store_in_tx,
-                snapshot_bytes,
-                games_bytes,
-            })?;
-            Ok((head, snapshot, snapshot_bytes, store_in_tx))
-        })?;
-        let _ = store_in_tx;
-        iteration_store += t.elapsed().as_secs_f64();
-        store_seconds += iteration_store;
+                record,
+                evaluation_row: evaluation_row(run_id, i, evaluation_hash, &metrics),
+                row,
+                status,
+            })),
+            &mut wait,
+        )?;
         let summary = IterationSummary {
             iteration: i,
             head,
@@ -398,12 +538,12 @@ pub fn execute<G: Game>(
             self_play_seconds,
             training_seconds,
             evaluation_seconds,
-            store_seconds: iteration_store,
+            store_wait_seconds: wait - wait_before,
             snapshot_bytes,
             games_bytes,
         };
         previous = Some(head);
-        previous_snapshot = Some(snapshot);
+        previous_snapshot = Some(snapshot_hash);
         observer.iteration_done(&summary);
         last = Some(summary);
     }
@@ -415,8 +555,17 @@ pub fn execute<G: Game>(
         baseline,
         last,
         seconds: started.elapsed().as_secs_f64(),
-        store_seconds,
+        store_seconds: 0.0,
+        store_wait_seconds: wait,
     })
+}
+
+/// A finished self-play game with its samples and address.
+struct PlayedGame<K> {
+    record: GameRecord,
+    samples: GameSamples<K>,
+    hash: ObjectHash,
+    size: usize,
 }
 
 /// Reconstructs the table a snapshot describes: the last full checkpoint at or before it, then

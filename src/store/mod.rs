@@ -255,6 +255,14 @@ impl Store {
     }
 }
 
+/// A record's address and encoded size, computed without a store (what `put` would return).
+pub fn address<R: Record>(record: &R) -> Result<(ObjectHash, usize)> {
+    match objects::encode(record) {
+        Ok(bytes) => Ok((ObjectHash::of(R::KIND, &bytes), bytes.len())),
+        Err(e) => Err(e.into_store_error(Path::new(""))),
+    }
+}
+
 /// Writes inside one transaction of [`Store::write`].
 pub struct Writer<'a> {
     tx: &'a rusqlite::Transaction<'a>,
