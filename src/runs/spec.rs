@@ -108,8 +108,9 @@ pub enum SpecError {
         value: String,
         allowed: String,
     },
+    /// (Not a `source`: the message already includes it once.)
     #[error("run spec: `variant`: {0}")]
-    Variant(#[from] GameError),
+    Variant(GameError),
     #[error(
         "run spec: `{key}` = true needs the exact solution, but {variant} cannot be solved \
          exactly ({reason}); set `{key} = false`"
@@ -151,7 +152,7 @@ impl RunConfig {
     /// Parses and validates a spec; `default_name` names the run when the spec does not.
     pub fn from_toml(text: &str, default_name: &str) -> Result<RunConfig, SpecError> {
         let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError::Toml(e.to_string()))?;
-        let game: AnyGame = raw.variant.parse()?;
+        let game: AnyGame = raw.variant.parse().map_err(SpecError::Variant)?;
         let name = raw.name.unwrap_or_else(|| default_name.to_string());
         if name.trim().is_empty() {
             return Err(range("name", "\"\"", "a non-empty label"));
