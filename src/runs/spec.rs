@@ -380,6 +380,26 @@ iterations = 4
         assert!(e.contains("variant") && e.contains("chess"), "{e}");
     }
 
+    /// The example specs hold the literature's settings.
+    #[test]
+    fn example_specs_are_the_literatures() {
+        for (text, variant, n) in [
+            (include_str!("../../runs/ewn-3x3x3.toml"), "ewn:3x3x3", 100),
+            (include_str!("../../runs/cdc-pppp.toml"), "cdc:PPPP", 300),
+        ] {
+            let c = RunConfig::from_toml(text, "x").unwrap();
+            let s = &c.settings;
+            assert_eq!(c.game.variant(), variant);
+            assert_eq!(c.iterations, n);
+            assert_eq!((s.games_per_iteration, s.window), (1000, 2));
+            assert_eq!(s.learning_rate, vec![(1, 1.0), (n / 2 + 1, 0.1)]);
+            assert_eq!(s.search, SearchConfig::default());
+            assert_eq!(s.eval, EvalSettings::default());
+        }
+        let quick = RunConfig::from_toml(include_str!("../../runs/quick.toml"), "x").unwrap();
+        assert_eq!(quick.game.variant(), "ewn:3x3x3");
+    }
+
     #[test]
     fn unsolvable_variants_cannot_ask_for_exact_metrics() {
         let spec = "variant = \"cdc:4x8\"\niterations = 1\n";
