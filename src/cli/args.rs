@@ -58,6 +58,90 @@ pub enum Command {
     Ls(LsArgs),
     /// Show a run's settings and its metrics per iteration.
     Show(ShowArgs),
+    /// Continue a run from what was committed (after a crash, a kill, a power loss).
+    ///
+    /// Reuses the stored games and ends with the head an uninterrupted run has. A run being
+    /// worked on by another live process is refused (its pid, host and start are named); a
+    /// lock left by a dead process is taken over. A finished run is left as it is (exit 0).
+    Resume(ResumeArgs),
+    /// Create a run that shares RUN's first I iterations and continues from its table at I
+    /// with changed settings, and run it.
+    ///
+    /// Keys are the run spec's: `--set search.init_q=draw --set window=3 --set iterations=40`.
+    /// The variant and init_std cannot change mid-run. The seed, unless --seed is given,
+    /// derives from the parent's seed, I and the overrides (so a branch is replayable).
+    Branch(BranchArgs),
+    /// Re-execute a run's iterations from the stored snapshots and compare every record's
+    /// hash; report the first that differs and exit non-zero.
+    Verify(VerifyArgs),
+    /// Reconstruct the table of a run's iteration I exactly: `tabula checkout RUN@I`.
+    ///
+    /// Prints the table's hash (the address of its full checkpoint) and size; --export writes
+    /// its rows as JSON lines.
+    Checkout(CheckoutArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run: its id, its name (the latest run of that name), or a hex prefix of its hash.
+    pub run: String,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print one JSON object at the end and no progress.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BranchArgs {
+    /// The parent run: id, name or hash prefix.
+    pub run: String,
+    /// The parent's iteration to continue from (its first I iterations are shared).
+    #[arg(long, value_name = "I")]
+    pub at: u32,
+    /// A changed setting, `key=value` (repeatable), e.g. `search.init_q=draw`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// The branch's seed (default: derived from the parent's seed, I and the overrides).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Create the branch without running it (run it with `tabula resume`).
+    #[arg(long)]
+    pub no_run: bool,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print one JSON object at the end and no progress.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The run: id, name or hash prefix.
+    pub run: String,
+    /// Iterations to re-execute, `a..b` (inclusive) or `a`; default: all of the run's own.
+    #[arg(long, value_name = "A..B")]
+    pub iterations: Option<String>,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckoutArgs {
+    /// `RUN@I`: the run (id, name or hash prefix) and the iteration (0: untrained).
+    pub target: String,
+    /// Print one JSON object (run, iteration, snapshot, table hash, entries, bytes).
+    #[arg(long)]
+    pub json: bool,
+    /// Write the table's rows to this file as JSON lines: {"key", "row", "updates"}.
+    #[arg(long, value_name = "PATH")]
+    pub export: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -2,6 +2,7 @@
 
 pub mod args;
 mod games_cmd;
+mod life_cmd;
 mod match_cmd;
 mod play_cmd;
 mod progress;
@@ -25,5 +26,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(a) => run_cmd::run(cli.db.as_deref(), &a),
         Command::Ls(a) => run_cmd::ls(cli.db.as_deref(), &a),
         Command::Show(a) => run_cmd::show(cli.db.as_deref(), &a),
+        Command::Resume(a) => life_cmd::resume(cli.db.as_deref(), &a),
+        Command::Branch(a) => life_cmd::branch(cli.db.as_deref(), &a),
+        Command::Verify(a) => life_cmd::verify(cli.db.as_deref(), &a),
+        Command::Checkout(a) => life_cmd::checkout(cli.db.as_deref(), &a),
     }
 }

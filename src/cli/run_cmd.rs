@@ -5,23 +5,38 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;
 use tabula::learner::Metrics;
-use tabula::runs::{IterationSummary, Observer, RunConfig, start};
+use tabula::runs::{IterationSummary, Observer, RunConfig, RunOutcome, start};
 use tabula::store::{ObjectHash, Store};
 
 use super::args::{LsArgs, RunArgs, ShowArgs};
 use super::store_cmd::to_table;
 
 /// Progress on the terminal: a bar over all self-play games, one line per iteration.
-struct Console {
+pub(super) struct Console {
     /// Lines go above the bar on a terminal, else straight to stdout.
-    bar: ProgressBar,
+    pub(super) bar: ProgressBar,
     json: bool,
     iterations: u32,
     games: u32,
 }
 
 impl Console {
-    fn line(&self, text: String) {
+    /// A console for a run of `iterations` iterations of `games` games each.
+    pub(super) fn new(iterations: u32, games: u32, json: bool) -> Console {
+        let bar = if json {
+            ProgressBar::hidden()
+        } else {
+            super::progress::bar(u64::from(iterations) * u64::from(games), "iteration 1")
+        };
+        Console {
+            bar,
+            json,
+            iterations,
+            games,
+        }
+    }
+
+    pub(super) fn line(&self, text: String) {
         if self.json {
             return;
         }
@@ -104,31 +119,43 @@ pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| "run".to_string());
     let cfg = RunConfig::from_toml(&text, &default_name)
         .with_context(|| format!("{}", args.spec.display()))?;
-    if args.threads == Some(0) {
+    let pool = pool(args.threads)?;
+    let threads = pool.current_num_threads() as u32;
+    let mut store = Store::open(&Store::resolve_path(db))?;
+    let mut console = Console::new(cfg.iterations, cfg.settings.games_per_iteration, args.json);
+    let out = pool.install(|| start(&mut store, &cfg, &text, threads, &mut console));
+    console.bar.finish_and_clear();
+    print_outcome(
+        &out?,
+        &cfg.name,
+        &cfg.game.variant(),
+        cfg.seed,
+        threads,
+        args.json,
+    )
+}
+
+/// A worker pool of `threads` threads (all cores when `None`).
+pub(super) fn pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    if threads == Some(0) {
         bail!("--threads 0: give at least one thread (or leave it out for all cores)");
     }
     let mut pool = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = args.threads {
+    if let Some(n) = threads {
         pool = pool.num_threads(n);
     }
-    let pool = pool.build().context("starting the worker threads")?;
-    let threads = pool.current_num_threads() as u32;
-    let mut store = Store::open(&Store::resolve_path(db))?;
-    let games = cfg.settings.games_per_iteration;
-    let bar = if args.json {
-        ProgressBar::hidden()
-    } else {
-        super::progress::bar(u64::from(cfg.iterations) * u64::from(games), "iteration 1")
-    };
-    let mut console = Console {
-        bar,
-        json: args.json,
-        iterations: cfg.iterations,
-        games,
-    };
-    let out = pool.install(|| start(&mut store, &cfg, &text, threads, &mut console));
-    console.bar.finish_and_clear();
-    let out = out?;
+    pool.build().context("starting the worker threads")
+}
+
+/// The end of a run (or of the part a `resume` or `branch` ran).
+pub(super) fn print_outcome(
+    out: &RunOutcome,
+    name: &str,
+    variant: &str,
+    seed: u64,
+    threads: u32,
+    json: bool,
+) -> anyhow::Result<()> {
     let head = out.head.map(|h| h.to_hex());
     let share = |x: f64| {
         if out.seconds > 0.0 {
@@ -137,12 +164,12 @@ pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
             0.0
         }
     };
-    if args.json {
+    if json {
         let v = serde_json::json!({
             "run": out.run_id,
-            "name": cfg.name,
-            "variant": cfg.game.variant(),
-            "seed": cfg.seed,
+            "name": name,
+            "variant": variant,
+            "seed": seed,
             "run_hash": out.run_hash.to_hex(),
             "head": head,
             "iterations": out.iterations,
@@ -161,7 +188,7 @@ pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
             "run {} ({}) done: {} iterations in {:.1} s on {} threads; store writer busy {:.2} s \
              ({:.2}%), waited on {:.2} s ({:.2}%)",
             out.run_id,
-            cfg.name,
+            name,
             out.iterations,
             out.seconds,
             threads,

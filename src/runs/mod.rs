@@ -29,6 +29,7 @@
 //! from stored game records alone ([`crate::learner::self_play::samples_from_record`]); the
 //! coverage count `seen` is derivable from the stored games; the run record has a `parent`.
 
+pub mod life;
 pub mod records;
 pub mod spec;
 
@@ -49,6 +50,9 @@ use crate::store::{
     address,
 };
 
+pub use life::{
+    Resumed, branch_seed, check_references, checkout_at, create_branch, resume, verify,
+};
 pub use records::{EvaluationRecord, IterationRecord, RunRecord, SnapshotRecord, TableChunk};
 pub use spec::{EvalSettings, RunConfig, Settings, SpecError};
 
@@ -68,6 +72,13 @@ pub enum RunError {
     Replay(#[from] ReplayError),
     #[error("the metrics need the exact solution: {0}")]
     Solution(String),
+    /// A request that cannot be met (an unknown run, an iteration beyond the committed ones,
+    /// a setting that cannot change); the text says what is allowed.
+    #[error("{0}")]
+    Usage(String),
+    /// `verify`: a re-executed record differs from the stored one (the text names it).
+    #[error("verify: {0}")]
+    Differs(String),
 }
 
 /// One finished iteration, for progress lines.
@@ -122,7 +133,8 @@ pub struct RunOutcome {
     pub run_hash: ObjectHash,
     pub head: Option<ObjectHash>,
     pub iterations: u32,
-    pub baseline: Metrics,
+    /// The untrained table's metrics (measured by the process that started the run).
+    pub baseline: Option<Metrics>,
     pub last: Option<IterationSummary>,
     /// Wall-clock seconds of the whole run.
     pub seconds: f64,
@@ -168,7 +180,8 @@ pub fn create_run(
 }
 
 /// Creates a run from `cfg` and runs it to the end on the current rayon pool. The solution
-/// the metrics need is loaded from the store (solved and saved first if missing).
+/// the metrics need is loaded from the store (solved and saved first if missing). The run is
+/// locked while it is worked on.
 pub fn start(
     store: &mut Store,
     cfg: &RunConfig,
@@ -177,60 +190,150 @@ pub fn start(
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     cfg.validate()?;
-    let need_truth = cfg.settings.eval.wr_p || cfg.settings.eval.errors;
-    crate::with_solvable_game!(
-        &cfg.game,
-        |g| {
-            let truth = if need_truth {
-                let sol = crate::players::load_or_solve(g, store)
-                    .map_err(|e| RunError::Solution(e.to_string()))?;
-                let tests = crate::solver::Solvable::test_positions(g);
-                Some(Truth::new(g, Arc::new(sol), &tests).map_err(RunError::Solution)?)
-            } else {
-                None
-            };
-            create_and_run(g, cfg, truth.as_ref(), store, spec_toml, threads, observer)
-        },
-        |other| crate::with_game!(other, |g| create_and_run(
-            g, cfg, None, store, spec_toml, threads, observer
-        ))
-    )
+    let (run_id, run_hash) = create_run(store, cfg, spec_toml, threads)?;
+    store.lock_run(run_id)?;
+    observer.created(run_id, &run_hash, cfg.seed);
+    let work = Work {
+        run_id,
+        run_hash,
+        line: run_hash,
+        table_seed: cfg.seed,
+        done: 0,
+        head: None,
+        baseline: true,
+    };
+    run_locked(store, cfg, &work, observer)
 }
 
-fn create_and_run<G: Game>(
-    g: &G,
-    cfg: &RunConfig,
-    truth: Option<&Truth<G>>,
+/// What a process works on: a run (locked) from its last committed iteration.
+pub(crate) struct Work {
+    pub run_id: i64,
+    pub run_hash: ObjectHash,
+    /// The `run` field of the run's iteration records: the run record with `parent` left out
+    /// (for a root run, the run record itself).
+    pub line: ObjectHash,
+    /// The seed of the table's initial entries (`table-init`) and of evaluation: the root
+    /// run's seed, inherited by branches (they continue the same table).
+    pub table_seed: u64,
+    /// Iterations committed (a branch's shared ones included) and the head.
+    pub done: u32,
+    pub head: Option<ObjectHash>,
+    /// Whether the untrained table's evaluation is still to be stored.
+    pub baseline: bool,
+}
+
+/// Runs a locked run to its end, releasing the lock whatever happens.
+pub(crate) fn run_locked(
     store: &mut Store,
-    spec_toml: &str,
-    threads: u32,
+    cfg: &RunConfig,
+    work: &Work,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
-    let (run_id, run_hash) = create_run(store, cfg, spec_toml, threads)?;
-    observer.created(run_id, &run_hash, cfg.seed);
-    let out = execute(g, cfg, truth, store, run_id, run_hash, observer);
+    let out = with_truth(store, cfg, |store, truth| {
+        crate::with_game!(&cfg.game, |g| execute(
+            g,
+            cfg,
+            truth_for(g, truth),
+            store,
+            work,
+            observer
+        ))
+    });
     if out.is_err() {
         // Best effort: the error being reported matters more than this one.
-        let _ = store.set_run_status(run_id, RunStatus::Failed);
+        let _ = store.set_run_status(work.run_id, RunStatus::Failed);
     }
+    let _ = store.unlock_run(work.run_id);
     out
 }
 
-/// Runs iterations 1..=N of an existing run (see the module docs).
-pub fn execute<G: Game>(
+/// The exact solution the metrics need, type-erased so one closure serves every game.
+pub(crate) type AnyTruth = Option<Box<dyn std::any::Any>>;
+
+/// Loads (or solves) what the metrics of `cfg` need and calls `f` with it.
+pub(crate) fn with_truth<T>(
+    store: &mut Store,
+    cfg: &RunConfig,
+    f: impl FnOnce(&mut Store, &AnyTruth) -> Result<T, RunError>,
+) -> Result<T, RunError> {
+    let need_truth = cfg.settings.eval.wr_p || cfg.settings.eval.errors;
+    let truth: AnyTruth = if need_truth {
+        crate::with_solvable_game!(
+            &cfg.game,
+            |g| {
+                let sol = crate::players::load_or_solve(g, store)
+                    .map_err(|e| RunError::Solution(e.to_string()))?;
+                let tests = crate::solver::Solvable::test_positions(g);
+                let t = Truth::new(g, Arc::new(sol), &tests).map_err(RunError::Solution)?;
+                Some(Box::new(t) as Box<dyn std::any::Any>)
+            },
+            |_other| None
+        )
+    } else {
+        None
+    };
+    f(store, &truth)
+}
+
+/// The truth of game `G`, if `truth` holds one.
+pub(crate) fn truth_for<'a, G: Game>(_g: &G, truth: &'a AnyTruth) -> Option<&'a Truth<G>> {
+    truth.as_ref().and_then(|t| t.downcast_ref::<Truth<G>>())
+}
+
+/// Runs iterations `work.done + 1 ..= N` of a locked run (see the module docs), reusing the
+/// self-play games of iteration `done + 1` already committed.
+pub(crate) fn execute<G: Game>(
     g: &G,
     cfg: &RunConfig,
     truth: Option<&Truth<G>>,
     store: &mut Store,
-    run_id: i64,
-    run_hash: ObjectHash,
+    work: &Work,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let started = Instant::now();
+    let start = start_point(
+        g,
+        store,
+        &cfg.settings,
+        work.table_seed,
+        work.head,
+        work.done,
+    )?;
+    // Games of the next iteration committed before an interruption: reused, not re-played.
+    let mut reuse = Vec::new();
+    if work.done < cfg.iterations {
+        for (k, (game, h)) in store
+            .run_games(work.run_id, work.done + 1)?
+            .into_iter()
+            .enumerate()
+        {
+            if game as usize != k {
+                return Err(StoreError::Query(format!(
+                    "run {} iteration {}: stored games are not a prefix (game {game} at {k})",
+                    work.run_id,
+                    work.done + 1
+                ))
+                .into());
+            }
+            reuse.push(store.get::<GameRecord>(&h)?);
+        }
+    }
     let (tx, rx) = std::sync::mpsc::sync_channel::<Job<G::Key>>(WRITE_QUEUE);
+    let run_id = work.run_id;
     std::thread::scope(|scope| {
         let writer = scope.spawn(move || write_jobs(store, run_id, rx));
-        let out = iterate(g, cfg, truth, run_id, run_hash, observer, &tx, started);
+        let mut sink = |job: Job<G::Key>, wait: &mut f64| send(&tx, job, wait);
+        let loop_ = Loop {
+            g,
+            cfg,
+            truth,
+            run_id,
+            line: work.line,
+            run_hash: work.run_hash,
+            last: cfg.iterations,
+            baseline: work.baseline,
+        };
+        let out = loop_.iterate(start, reuse, &mut sink, observer, started);
         drop(tx);
         let t = Instant::now();
         // A writer error explains a failed send, so it comes first.
@@ -245,8 +348,100 @@ pub fn execute<G: Game>(
     })
 }
 
+/// The learner's state after an iteration: everything the next iteration needs.
+pub(crate) struct StartPoint<K: crate::game::PositionKey> {
+    pub done: u32,
+    pub table: Table<K>,
+    pub window: VecDeque<Vec<Sample<K>>>,
+    pub seen: FastSet<K>,
+    pub previous: Option<ObjectHash>,
+    pub previous_snapshot: Option<ObjectHash>,
+}
+
+/// The iteration records of the chain ending at `head`, oldest first.
+pub fn chain(store: &Store, head: Option<ObjectHash>) -> Result<Vec<IterationRecord>, RunError> {
+    let mut out = Vec::new();
+    let mut cur = head;
+    while let Some(h) = cur {
+        let r: IterationRecord = store.get(&h)?;
+        cur = r.previous;
+        out.push(r);
+    }
+    out.reverse();
+    for (k, r) in out.iter().enumerate() {
+        if r.iteration != k as u32 + 1 {
+            return Err(StoreError::Query(format!(
+                "iteration record {} says iteration {}, but it is number {} of its chain",
+                address(r)?.0,
+                r.iteration,
+                k + 1
+            ))
+            .into());
+        }
+    }
+    Ok(out)
+}
+
+/// Rebuilds the learner's state after iteration `done` from the store alone: the table from
+/// its snapshot, the training window and the coverage set from the stored games.
+pub(crate) fn start_point<G: Game>(
+    g: &G,
+    store: &Store,
+    s: &Settings,
+    table_seed: u64,
+    head: Option<ObjectHash>,
+    done: u32,
+) -> Result<StartPoint<G::Key>, RunError> {
+    let records = chain(store, head)?;
+    if records.len() != done as usize {
+        return Err(StoreError::Query(format!(
+            "the run says {done} iterations are committed, but its head's chain has {}",
+            records.len()
+        ))
+        .into());
+    }
+    let mut table = Table::new(g.num_actions(), table_seed, s.init_std);
+    let mut previous_snapshot = None;
+    if let Some(last) = records.last() {
+        table = checkout(store, &last.snapshot, table_seed, s.init_std)?;
+        previous_snapshot = Some(last.snapshot);
+    }
+    let mut window = VecDeque::new();
+    let mut seen: FastSet<G::Key> = FastSet::default();
+    let first_in_window = done.saturating_sub(s.window) + 1;
+    for r in &records {
+        let games: Vec<GameRecord> = r
+            .games
+            .iter()
+            .map(|h| store.get::<GameRecord>(h))
+            .collect::<Result<_, _>>()?;
+        let samples: Vec<GameSamples<G::Key>> = games
+            .par_iter()
+            .map(|rec| samples_from_record(g, rec))
+            .collect::<Result<_, _>>()?;
+        let mut iteration_samples = Vec::new();
+        for gs in samples {
+            seen.extend(gs.positions);
+            if r.iteration >= first_in_window {
+                iteration_samples.extend(gs.samples);
+            }
+        }
+        if r.iteration >= first_in_window {
+            window.push_back(iteration_samples);
+        }
+    }
+    Ok(StartPoint {
+        done,
+        table,
+        window,
+        seen,
+        previous: head,
+        previous_snapshot,
+    })
+}
+
 /// Store work queued for the writer thread, in commit order.
-enum Job<K: crate::game::PositionKey> {
+pub(crate) enum Job<K: crate::game::PositionKey> {
     /// A batch of finished self-play games: records and rows in one transaction.
     Games {
         iteration: u32,
@@ -260,14 +455,14 @@ enum Job<K: crate::game::PositionKey> {
     Iteration(Box<IterationJob<K>>),
 }
 
-struct IterationJob<K: crate::game::PositionKey> {
-    chunks: Vec<TableChunk<K>>,
-    snapshot: SnapshotRecord,
-    evaluation: EvaluationRecord,
-    record: IterationRecord,
-    evaluation_row: EvaluationRow,
-    row: IterationRow,
-    status: RunStatus,
+pub(crate) struct IterationJob<K: crate::game::PositionKey> {
+    pub chunks: Vec<TableChunk<K>>,
+    pub snapshot: SnapshotRecord,
+    pub evaluation: EvaluationRecord,
+    pub record: IterationRecord,
+    pub evaluation_row: EvaluationRow,
+    pub row: IterationRow,
+    pub status: RunStatus,
 }
 
 /// Jobs waiting for the writer at most; self-play blocks beyond (memory stays bounded).
@@ -337,63 +532,81 @@ fn send<K: crate::game::PositionKey>(
     sent.map_err(|_| RunError::Store(StoreError::Query("the store writer stopped".into())))
 }
 
-/// The iteration loop; every store write goes through the writer's queue.
-#[allow(clippy::too_many_arguments)]
-fn iterate<G: Game>(
-    g: &G,
-    cfg: &RunConfig,
-    truth: Option<&Truth<G>>,
-    run_id: i64,
-    run_hash: ObjectHash,
-    observer: &mut dyn Observer,
-    tx: &std::sync::mpsc::SyncSender<Job<G::Key>>,
-    started: Instant,
-) -> Result<RunOutcome, RunError> {
-    let s = &cfg.settings;
-    let plan = MetricsPlan {
-        wr_p_games: if s.eval.wr_p { s.eval.games } else { 0 },
-        errors: s.eval.errors,
-    };
-    let settings_hash = address(s)?.0;
-    let mut table: Table<G::Key> = Table::new(g.num_actions(), cfg.seed, s.init_std);
-    let mut window: VecDeque<Vec<Sample<G::Key>>> = VecDeque::new();
-    let mut seen: FastSet<G::Key> = FastSet::default();
-    let mut wait = 0.0;
+/// Where the jobs of the loop go: the writer (a run) or a comparison (verify).
+pub(crate) type Sink<'s, K> = dyn FnMut(Job<K>, &mut f64) -> Result<(), RunError> + 's;
 
-    let baseline = metrics::measure(g, &table, truth, plan, 0, 0);
-    let record = EvaluationRecord {
-        iteration: 0,
-        metrics: baseline.clone(),
-    };
-    let row = evaluation_row(run_id, 0, address(&record)?.0, &baseline);
-    send(tx, Job::Baseline(Box::new((record, row))), &mut wait)?;
-    observer.baseline(&baseline);
+/// The iteration loop's fixed inputs.
+pub(crate) struct Loop<'a, G: Game> {
+    pub g: &'a G,
+    pub cfg: &'a RunConfig,
+    pub truth: Option<&'a Truth<G>>,
+    pub run_id: i64,
+    pub run_hash: ObjectHash,
+    pub line: ObjectHash,
+    /// The last iteration to run.
+    pub last: u32,
+    /// Whether to measure and emit the untrained table's evaluation first.
+    pub baseline: bool,
+}
 
-    let mut previous: Option<ObjectHash> = None;
-    let mut previous_snapshot: Option<ObjectHash> = None;
-    let mut last = None;
-    for i in 1..=cfg.iterations {
-        // 1. Self-play; each batch of finished games goes to the writer.
-        let t_self = Instant::now();
-        let wait_before = wait;
-        let m = s.games_per_iteration;
-        let mut game_hashes = Vec::with_capacity(m as usize);
-        let mut samples: Vec<Sample<G::Key>> = Vec::new();
-        let mut games_bytes = 0u64;
-        let mut start = 0;
-        while start < m {
-            let end = (start + GAME_BATCH).min(m);
-            let played: Vec<PlayedGame<G::Key>> = (start..end)
-                .into_par_iter()
-                .map_init(
-                    || {
-                        (
-                            Search::<G>::new(s.search).expect("validated search settings"),
-                            TableEval::new(&table),
-                        )
-                    },
-                    |(search, eval), gi| -> Result<_, RunError> {
-                        let record = self_play_game(g, search, eval, cfg.seed, i, gi)?;
+impl<G: Game> Loop<'_, G> {
+    /// Runs iterations `start.done + 1 ..= self.last`; every record goes to `sink` in commit
+    /// order. `reuse` holds the first self-play games of iteration `start.done + 1`, already
+    /// committed: they are used as they are, not re-played or re-sent.
+    pub(crate) fn iterate(
+        &self,
+        start: StartPoint<G::Key>,
+        reuse: Vec<GameRecord>,
+        sink: &mut Sink<'_, G::Key>,
+        observer: &mut dyn Observer,
+        started: Instant,
+    ) -> Result<RunOutcome, RunError> {
+        let (g, cfg, truth, run_id) = (self.g, self.cfg, self.truth, self.run_id);
+        let s = &cfg.settings;
+        let plan = MetricsPlan {
+            wr_p_games: if s.eval.wr_p { s.eval.games } else { 0 },
+            errors: s.eval.errors,
+        };
+        let settings_hash = address(s)?.0;
+        let StartPoint {
+            done,
+            mut table,
+            mut window,
+            mut seen,
+            mut previous,
+            mut previous_snapshot,
+        } = start;
+        let mut wait = 0.0;
+        let mut reuse = Some(reuse);
+
+        let mut baseline = None;
+        if self.baseline {
+            let m = metrics::measure(g, &table, truth, plan, 0, 0);
+            let record = EvaluationRecord {
+                iteration: 0,
+                metrics: m.clone(),
+            };
+            let row = evaluation_row(run_id, 0, address(&record)?.0, &m);
+            sink(Job::Baseline(Box::new((record, row))), &mut wait)?;
+            observer.baseline(&m);
+            baseline = Some(m);
+        }
+
+        let mut last = None;
+        for i in done + 1..=self.last {
+            // 1. Self-play; each batch of finished games goes to the writer.
+            let t_self = Instant::now();
+            let wait_before = wait;
+            let m = s.games_per_iteration;
+            let mut game_hashes = Vec::with_capacity(m as usize);
+            let mut samples: Vec<Sample<G::Key>> = Vec::new();
+            let mut games_bytes = 0u64;
+            let reused = reuse.take().unwrap_or_default();
+            let mut start = 0;
+            if !reused.is_empty() {
+                let played: Vec<PlayedGame<G::Key>> = reused
+                    .into_par_iter()
+                    .map(|record| -> Result<_, RunError> {
                         let samples = samples_from_record(g, &record)?;
                         let (hash, size) = address(&record)?;
                         Ok(PlayedGame {
@@ -402,162 +615,193 @@ fn iterate<G: Game>(
                             hash,
                             size,
                         })
-                    },
-                )
-                .collect::<Result<_, _>>()?;
-            let mut records = Vec::with_capacity(played.len());
-            let mut rows = Vec::with_capacity(played.len());
-            for (k, p) in played.into_iter().enumerate() {
-                rows.push(RunGameRow {
-                    game: start + k as u32,
-                    hash: p.hash,
-                    plies: p.record.plies() as u32,
-                    score_p0: p.record.end.result().score(Player::P0),
-                });
-                game_hashes.push(p.hash);
-                games_bytes += p.size as u64;
-                records.push(p.record);
-                samples.extend(p.samples.samples);
-                seen.extend(p.samples.positions);
+                    })
+                    .collect::<Result<_, _>>()?;
+                start = played.len() as u32;
+                for p in played {
+                    game_hashes.push(p.hash);
+                    games_bytes += p.size as u64;
+                    samples.extend(p.samples.samples);
+                    seen.extend(p.samples.positions);
+                }
+                observer.games_done(i, start, m);
             }
-            send(
-                tx,
-                Job::Games {
-                    iteration: i,
-                    records,
-                    rows,
-                },
+            while start < m {
+                let end = (start + GAME_BATCH).min(m);
+                let played: Vec<PlayedGame<G::Key>> = (start..end)
+                    .into_par_iter()
+                    .map_init(
+                        || {
+                            (
+                                Search::<G>::new(s.search).expect("validated search settings"),
+                                TableEval::new(&table),
+                            )
+                        },
+                        |(search, eval), gi| -> Result<_, RunError> {
+                            let record = self_play_game(g, search, eval, cfg.seed, i, gi)?;
+                            let samples = samples_from_record(g, &record)?;
+                            let (hash, size) = address(&record)?;
+                            Ok(PlayedGame {
+                                record,
+                                samples,
+                                hash,
+                                size,
+                            })
+                        },
+                    )
+                    .collect::<Result<_, _>>()?;
+                let mut records = Vec::with_capacity(played.len());
+                let mut rows = Vec::with_capacity(played.len());
+                for (k, p) in played.into_iter().enumerate() {
+                    rows.push(RunGameRow {
+                        game: start + k as u32,
+                        hash: p.hash,
+                        plies: p.record.plies() as u32,
+                        score_p0: p.record.end.result().score(Player::P0),
+                    });
+                    game_hashes.push(p.hash);
+                    games_bytes += p.size as u64;
+                    records.push(p.record);
+                    samples.extend(p.samples.samples);
+                    seen.extend(p.samples.positions);
+                }
+                sink(
+                    Job::Games {
+                        iteration: i,
+                        records,
+                        rows,
+                    },
+                    &mut wait,
+                )?;
+                start = end;
+                observer.games_done(i, start, m);
+            }
+            let self_play_seconds = t_self.elapsed().as_secs_f64() - (wait - wait_before);
+
+            // 2. Training on the window of the last K iterations' games.
+            let t_train = Instant::now();
+            window.push_back(samples);
+            while window.len() > s.window as usize {
+                window.pop_front();
+            }
+            let refs: Vec<&Sample<G::Key>> = window.iter().flatten().collect();
+            let beta = s.beta(i);
+            let report = train(&mut table, &refs, beta);
+            drop(refs);
+            let full = i % s.checkpoint_every == 0;
+            let rows = if full {
+                table.sorted_rows()
+            } else {
+                report.rows.clone()
+            };
+            let chunks = records::chunks(&table, &rows);
+            let training_seconds = t_train.elapsed().as_secs_f64();
+
+            // 3. Metrics.
+            let t_eval = Instant::now();
+            let metrics = metrics::measure(g, &table, truth, plan, i, seen.len() as u64);
+            let evaluation_seconds = t_eval.elapsed().as_secs_f64();
+
+            // 4. Records: addresses here, the writer commits them in one transaction.
+            let mut chunk_hashes = Vec::with_capacity(chunks.len());
+            let mut snapshot_bytes = 0u64;
+            for c in &chunks {
+                let (h, size) = address(c)?;
+                chunk_hashes.push(h);
+                snapshot_bytes += size as u64;
+            }
+            let snapshot = SnapshotRecord {
+                iteration: i,
+                num_actions: g.num_actions() as u32,
+                full,
+                base: if full { None } else { previous_snapshot },
+                entries: table.len() as u64,
+                chunks: chunk_hashes,
+            };
+            let (snapshot_hash, size) = address(&snapshot)?;
+            snapshot_bytes += size as u64;
+            let evaluation = EvaluationRecord {
+                iteration: i,
+                metrics: metrics.clone(),
+            };
+            let evaluation_hash = address(&evaluation)?.0;
+            let record = IterationRecord {
+                run: self.line,
+                iteration: i,
+                settings: settings_hash,
+                games: game_hashes,
+                snapshot: snapshot_hash,
+                evaluation: evaluation_hash,
+                previous,
+            };
+            let head = address(&record)?.0;
+            let status = if i == cfg.iterations {
+                RunStatus::Done
+            } else {
+                RunStatus::Running
+            };
+            let row = IterationRow {
+                run_id,
+                iteration: i,
+                hash: head,
+                snapshot: snapshot_hash,
+                evaluation: evaluation_hash,
+                snapshot_full: full,
+                games: m,
+                samples: report.samples,
+                rows_trained: report.rows.len() as u64,
+                beta,
+                self_play_seconds,
+                training_seconds,
+                evaluation_seconds,
+                store_seconds: 0.0,
+                snapshot_bytes,
+                games_bytes,
+            };
+            let wait_before = wait;
+            sink(
+                Job::Iteration(Box::new(IterationJob {
+                    chunks,
+                    snapshot,
+                    evaluation,
+                    record,
+                    evaluation_row: evaluation_row(run_id, i, evaluation_hash, &metrics),
+                    row,
+                    status,
+                })),
                 &mut wait,
             )?;
-            start = end;
-            observer.games_done(i, start, m);
+            let summary = IterationSummary {
+                iteration: i,
+                head,
+                metrics,
+                games: m,
+                samples: report.samples,
+                beta,
+                self_play_seconds,
+                training_seconds,
+                evaluation_seconds,
+                store_wait_seconds: wait - wait_before,
+                snapshot_bytes,
+                games_bytes,
+            };
+            previous = Some(head);
+            previous_snapshot = Some(snapshot_hash);
+            observer.iteration_done(&summary);
+            last = Some(summary);
         }
-        let self_play_seconds = t_self.elapsed().as_secs_f64() - (wait - wait_before);
-
-        // 2. Training on the window of the last K iterations' games.
-        let t_train = Instant::now();
-        window.push_back(samples);
-        while window.len() > s.window as usize {
-            window.pop_front();
-        }
-        let refs: Vec<&Sample<G::Key>> = window.iter().flatten().collect();
-        let beta = s.beta(i);
-        let report = train(&mut table, &refs, beta);
-        drop(refs);
-        let full = i % s.checkpoint_every == 0;
-        let rows = if full {
-            table.sorted_rows()
-        } else {
-            report.rows.clone()
-        };
-        let chunks = records::chunks(&table, &rows);
-        let training_seconds = t_train.elapsed().as_secs_f64();
-
-        // 3. Metrics.
-        let t_eval = Instant::now();
-        let metrics = metrics::measure(g, &table, truth, plan, i, seen.len() as u64);
-        let evaluation_seconds = t_eval.elapsed().as_secs_f64();
-
-        // 4. Records: addresses here, the writer commits them in one transaction.
-        let mut chunk_hashes = Vec::with_capacity(chunks.len());
-        let mut snapshot_bytes = 0u64;
-        for c in &chunks {
-            let (h, size) = address(c)?;
-            chunk_hashes.push(h);
-            snapshot_bytes += size as u64;
-        }
-        let snapshot = SnapshotRecord {
-            iteration: i,
-            num_actions: g.num_actions() as u32,
-            full,
-            base: if full { None } else { previous_snapshot },
-            entries: table.len() as u64,
-            chunks: chunk_hashes,
-        };
-        let (snapshot_hash, size) = address(&snapshot)?;
-        snapshot_bytes += size as u64;
-        let evaluation = EvaluationRecord {
-            iteration: i,
-            metrics: metrics.clone(),
-        };
-        let evaluation_hash = address(&evaluation)?.0;
-        let record = IterationRecord {
-            run: run_hash,
-            iteration: i,
-            settings: settings_hash,
-            games: game_hashes,
-            snapshot: snapshot_hash,
-            evaluation: evaluation_hash,
-            previous,
-        };
-        let head = address(&record)?.0;
-        let status = if i == cfg.iterations {
-            RunStatus::Done
-        } else {
-            RunStatus::Running
-        };
-        let row = IterationRow {
+        Ok(RunOutcome {
             run_id,
-            iteration: i,
-            hash: head,
-            snapshot: snapshot_hash,
-            evaluation: evaluation_hash,
-            snapshot_full: full,
-            games: m,
-            samples: report.samples,
-            rows_trained: report.rows.len() as u64,
-            beta,
-            self_play_seconds,
-            training_seconds,
-            evaluation_seconds,
+            run_hash: self.run_hash,
+            head: previous,
+            iterations: self.last,
+            baseline,
+            last,
+            seconds: started.elapsed().as_secs_f64(),
             store_seconds: 0.0,
-            snapshot_bytes,
-            games_bytes,
-        };
-        let wait_before = wait;
-        send(
-            tx,
-            Job::Iteration(Box::new(IterationJob {
-                chunks,
-                snapshot,
-                evaluation,
-                record,
-                evaluation_row: evaluation_row(run_id, i, evaluation_hash, &metrics),
-                row,
-                status,
-            })),
-            &mut wait,
-        )?;
-        let summary = IterationSummary {
-            iteration: i,
-            head,
-            metrics,
-            games: m,
-            samples: report.samples,
-            beta,
-            self_play_seconds,
-            training_seconds,
-            evaluation_seconds,
-            store_wait_seconds: wait - wait_before,
-            snapshot_bytes,
-            games_bytes,
-        };
-        previous = Some(head);
-        previous_snapshot = Some(snapshot_hash);
-        observer.iteration_done(&summary);
-        last = Some(summary);
+            store_wait_seconds: wait,
+        })
     }
-    Ok(RunOutcome {
-        run_id,
-        run_hash,
-        head: previous,
-        iterations: cfg.iterations,
-        baseline,
-        last,
-        seconds: started.elapsed().as_secs_f64(),
-        store_seconds: 0.0,
-        store_wait_seconds: wait,
-    })
 }
 
 /// A finished self-play game with its samples and address.

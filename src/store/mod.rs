@@ -29,7 +29,9 @@ use rusqlite::{Connection, OpenFlags};
 pub use hash::ObjectHash;
 pub use objects::Record;
 pub use query::{QueryResult, Value};
-pub use runs::{EvaluationRow, IterationRow, NewRun, RunGameRow, RunRow, RunStatus};
+pub use runs::{
+    EvaluationRow, IterationRow, LockHolder, NewRun, RunGameRow, RunRow, RunStatus, host_name,
+};
 pub use solutions::SolutionRow;
 
 /// Where the store lives when neither `--db` nor `TABULA_DB` says otherwise.
@@ -73,6 +75,12 @@ pub enum StoreError {
     },
     #[error("the query failed: {0}")]
     Query(String),
+    #[error(
+        "run {run} is locked: process {} on host {} has worked on it since {} \
+         (wait for it to finish or stop it; a lock whose process has died is taken over)",
+        holder.pid, holder.host, holder.since
+    )]
+    Locked { run: i64, holder: LockHolder },
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -233,6 +241,42 @@ impl Store {
     /// Marks a run's status (e.g. failed) outside an iteration's transaction.
     pub fn set_run_status(&mut self, run_id: i64, status: RunStatus) -> Result<()> {
         self.write(|w| runs::set_status(w.tx, run_id, status).map_err(|e| sqlite(w.path, e)))
+    }
+
+    /// Takes the lock of a run for this process (see [`StoreError::Locked`]); a lock left by
+    /// a dead process of this host is taken over, and a failed run is marked running again.
+    pub fn lock_run(&mut self, run_id: i64) -> Result<()> {
+        let held = self.write(|w| runs::lock(w.tx, run_id).map_err(|e| sqlite(w.path, e)))?;
+        held.map_err(|holder| StoreError::Locked {
+            run: run_id,
+            holder,
+        })
+    }
+
+    /// Releases the lock of a run if this process holds it.
+    pub fn unlock_run(&mut self, run_id: i64) -> Result<()> {
+        self.write(|w| runs::unlock(w.tx, run_id).map_err(|e| sqlite(w.path, e)))
+    }
+
+    /// The stored self-play games of one iteration of a run: (game index, hash), in order.
+    pub fn run_games(&self, run_id: i64, iteration: u32) -> Result<Vec<(u32, ObjectHash)>> {
+        runs::games_of(&self.conn, run_id, iteration).map_err(|e| self.err(e))
+    }
+
+    /// Whether a run has an evaluation row for an iteration (0: the untrained table).
+    pub fn has_evaluation(&self, run_id: i64, iteration: u32) -> Result<bool> {
+        runs::has_evaluation(&self.conn, run_id, iteration).map_err(|e| self.err(e))
+    }
+
+    /// The `iterations` rows of a run: (iteration, record hash), ascending (a branch's shared
+    /// iterations are its parent's rows, not its own).
+    pub fn iteration_hashes(&self, run_id: i64) -> Result<Vec<(u32, ObjectHash)>> {
+        runs::iteration_hashes(&self.conn, run_id).map_err(|e| self.err(e))
+    }
+
+    /// Every hash the run tables hold, labelled with where it sits (run, iteration, game).
+    pub fn run_references(&self) -> Result<Vec<(String, ObjectHash)>> {
+        runs::references(&self.conn).map_err(|e| self.err(e))
     }
 
     fn err(&self, e: rusqlite::Error) -> StoreError {

@@ -372,3 +372,173 @@ pub(super) fn metrics(conn: &Connection, run_id: i64) -> Result<QueryResult, Sto
         ),
     )
 }
+
+/// Who holds a run's lock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockHolder {
+    pub pid: i64,
+    pub host: String,
+    pub since: String,
+}
+
+/// Whether process `pid` of this host is alive (a zombie is not).
+fn alive(pid: i64) -> bool {
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if p <= 0 {
+        return false;
+    }
+    // A zombie (killed, not yet reaped) is dead: its state letter follows the `(comm)` field.
+    if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat"))
+        && let Some(rest) = stat.rsplit_once(')').map(|x| x.1)
+        && matches!(rest.trim_start().chars().next(), Some('Z' | 'X' | 'x'))
+    {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks whether the process exists.
+    let r = unsafe { libc::kill(p, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// This machine's host name (for lock holders).
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown-host".to_string())
+}
+
+/// Takes the lock of a run for this process (inside an IMMEDIATE transaction). A lock held by
+/// a live process (or by one on another host, which cannot be checked) is returned as `Err`;
+/// a lock whose process on this host is dead is taken over.
+pub(super) fn lock(
+    conn: &Connection,
+    run_id: i64,
+) -> rusqlite::Result<std::result::Result<(), LockHolder>> {
+    let me = i64::from(std::process::id());
+    let host = host_name();
+    let held: Option<(Option<i64>, Option<String>, Option<String>)> = conn
+        .query_row(
+            "SELECT lock_pid, lock_host, lock_since FROM runs WHERE id = ?1",
+            [run_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    if let Some((Some(pid), h, since)) = held {
+        let h = h.unwrap_or_default();
+        let ours = pid == me && h == host;
+        let dead = h == host && !alive(pid);
+        if !ours && !dead {
+            return Ok(Err(LockHolder {
+                pid,
+                host: h,
+                since: since.unwrap_or_default(),
+            }));
+        }
+    }
+    conn.prepare_cached(
+        "UPDATE runs SET lock_pid = ?2, lock_host = ?3, lock_since = ?4, status = CASE
+             WHEN status = 'failed' THEN 'running' ELSE status END WHERE id = ?1",
+    )?
+    .execute(params![run_id, me, host, crate::util::utc_now_rfc3339()])?;
+    Ok(Ok(()))
+}
+
+/// Releases the lock of a run if this process holds it.
+pub(super) fn unlock(conn: &Connection, run_id: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE runs SET lock_pid = NULL, lock_host = NULL, lock_since = NULL
+         WHERE id = ?1 AND lock_pid = ?2 AND lock_host = ?3",
+    )?
+    .execute(params![run_id, i64::from(std::process::id()), host_name()])?;
+    Ok(())
+}
+
+/// The stored self-play games of one iteration of a run: (game index, hash), in order.
+pub(super) fn games_of(
+    conn: &Connection,
+    run_id: i64,
+    iteration: u32,
+) -> rusqlite::Result<Vec<(u32, ObjectHash)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT game, hash FROM run_games WHERE run_id = ?1 AND iteration = ?2 ORDER BY game",
+    )?;
+    stmt.query_map(params![run_id, iteration], |r| {
+        Ok((r.get(0)?, blob_hash(r.get(1)?, 1)?))
+    })?
+    .collect()
+}
+
+/// Whether a run has an evaluation row for an iteration.
+pub(super) fn has_evaluation(
+    conn: &Connection,
+    run_id: i64,
+    iteration: u32,
+) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM evaluations WHERE run_id = ?1 AND iteration = ?2")?
+        .exists(params![run_id, iteration])
+}
+
+/// The stored iteration rows of a run: (iteration, record hash), ascending.
+pub(super) fn iteration_hashes(
+    conn: &Connection,
+    run_id: i64,
+) -> rusqlite::Result<Vec<(u32, ObjectHash)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT iteration, hash FROM iterations WHERE run_id = ?1 ORDER BY iteration",
+    )?;
+    stmt.query_map([run_id], |r| Ok((r.get(0)?, blob_hash(r.get(1)?, 1)?)))?
+        .collect()
+}
+
+/// Every hash the run tables hold, with where it sits (for fsck's reference check).
+pub(super) fn references(conn: &Connection) -> rusqlite::Result<Vec<(String, ObjectHash)>> {
+    let mut out = Vec::new();
+    let queries: [(&str, &str); 8] = [
+        ("SELECT id, hash FROM runs", "run {} record"),
+        ("SELECT id, settings FROM runs", "run {} settings"),
+        (
+            "SELECT id, head FROM runs WHERE head IS NOT NULL",
+            "run {} head",
+        ),
+        (
+            "SELECT run_id || ' iteration ' || iteration, hash FROM iterations",
+            "run {} record",
+        ),
+        (
+            "SELECT run_id || ' iteration ' || iteration, snapshot FROM iterations",
+            "run {} snapshot",
+        ),
+        (
+            "SELECT run_id || ' iteration ' || iteration, evaluation FROM iterations",
+            "run {} evaluation",
+        ),
+        (
+            "SELECT run_id || ' iteration ' || iteration || ' game ' || game, hash FROM run_games",
+            "run {}",
+        ),
+        (
+            "SELECT run_id || ' iteration ' || iteration, hash FROM evaluations",
+            "run {} evaluation row",
+        ),
+    ];
+    for (sql, label) in queries {
+        let mut stmt = conn.prepare(&format!("{sql} ORDER BY 1"))?;
+        let rows = stmt.query_map([], |r| {
+            let v: rusqlite::types::Value = r.get(0)?;
+            let id = match v {
+                rusqlite::types::Value::Integer(i) => i.to_string(),
+                rusqlite::types::Value::Text(t) => t,
+                _ => String::new(),
+            };
+            Ok((label.replace("{}", &id), blob_hash(r.get(1)?, 1)?))
+        })?;
+        for row in rows {
+            out.push(row?);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,217 @@
+//! `tabula resume`, `branch`, `verify`, `checkout`: a run's lifecycle (spec `store.md`).
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use tabula::runs::{
+    Resumed, checkout_at, create_branch, resume as resume_run, verify as verify_run,
+};
+use tabula::store::Store;
+
+use super::args::{BranchArgs, CheckoutArgs, ResumeArgs, VerifyArgs};
+use super::run_cmd::{Console, pool, print_outcome};
+
+fn open(db: Option<&Path>) -> anyhow::Result<Store> {
+    let path = Store::resolve_path(db);
+    if !path.exists() {
+        bail!("no store at {}", path.display());
+    }
+    Ok(Store::open(&path)?)
+}
+
+/// Resumes `run` on a pool of `threads`; prints the outcome.
+fn resume_and_report(
+    store: &mut Store,
+    run: &str,
+    threads: Option<usize>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let pool = pool(threads)?;
+    let n = pool.current_num_threads() as u32;
+    let row = tabula::runs::life::find(store, run)?;
+    let games: u32 = serde_json::from_str::<serde_json::Value>(&row.settings_json)
+        .ok()
+        .and_then(|v| v["games_per_iteration"].as_u64())
+        .and_then(|g| u32::try_from(g).ok())
+        .unwrap_or(0);
+    let mut console = Console::new(row.iterations_planned, games, json);
+    console
+        .bar
+        .set_position(u64::from(row.iterations_done) * u64::from(games));
+    let t = std::time::Instant::now();
+    let out = pool.install(|| resume_run(store, run, &mut console));
+    console.bar.finish_and_clear();
+    match out? {
+        Resumed::Finished {
+            run_id,
+            iterations,
+            head,
+        } => {
+            let head = head.map(|h| h.to_hex());
+            if json {
+                let v = serde_json::json!({
+                    "run": run_id, "finished": true, "iterations": iterations, "head": head,
+                    "seconds": t.elapsed().as_secs_f64(),
+                });
+                println!("{v}");
+            } else {
+                println!(
+                    "run {run_id} ({}) has already finished: {iterations} iterations; nothing to do",
+                    row.name
+                );
+                println!("head {}", head.unwrap_or_default());
+            }
+            Ok(())
+        }
+        Resumed::Ran(out) => print_outcome(
+            &out,
+            &row.name,
+            &row.variant,
+            row.seed.parse().unwrap_or(0),
+            n,
+            json,
+        )
+        .map(|_| {
+            if !json {
+                println!(
+                    "resumed from iteration {} of {}",
+                    row.iterations_done, row.iterations_planned
+                );
+            }
+        }),
+    }
+}
+
+pub fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
+    let mut store = open(db)?;
+    resume_and_report(&mut store, &args.run, args.threads, args.json)
+}
+
+pub fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()> {
+    let mut store = open(db)?;
+    let threads = pool(args.threads)?.current_num_threads() as u32;
+    let (id, hash, seed) = create_branch(
+        &mut store, &args.run, args.at, &args.set, args.seed, threads,
+    )?;
+    if !args.json || args.no_run {
+        let line = format!(
+            "branch: run {id} (run record {}, seed {seed}) from run {} at iteration {}",
+            hash.short(),
+            args.run,
+            args.at
+        );
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({"run": id, "run_hash": hash.to_hex(), "seed": seed})
+            );
+        } else {
+            println!("{line}");
+        }
+    }
+    if args.no_run {
+        return Ok(());
+    }
+    resume_and_report(&mut store, &id.to_string(), args.threads, args.json)
+}
+
+/// `a..b` (inclusive) or `a`.
+fn parse_range(text: &str) -> anyhow::Result<(u32, u32)> {
+    let bad = || {
+        anyhow::anyhow!("--iterations {text}: give A..B (inclusive, 1-based) or one iteration A")
+    };
+    match text.split_once("..") {
+        Some((a, b)) => {
+            let a = a.trim().parse().map_err(|_| bad())?;
+            let b = b
+                .trim()
+                .trim_start_matches('=')
+                .parse()
+                .map_err(|_| bad())?;
+            Ok((a, b))
+        }
+        None => {
+            let a = text.trim().parse().map_err(|_| bad())?;
+            Ok((a, a))
+        }
+    }
+}
+
+pub fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()> {
+    let range = args.iterations.as_deref().map(parse_range).transpose()?;
+    let mut store = open(db)?;
+    let pool = pool(args.threads)?;
+    let v = pool.install(|| verify_run(&mut store, &args.run, range))?;
+    if args.json {
+        let o = serde_json::json!({
+            "run": v.run_id, "first": v.first, "last": v.last, "records": v.records,
+            "identical": v.differs.is_none(), "differs": v.differs, "seconds": v.seconds,
+        });
+        println!("{o}");
+    } else if v.differs.is_none() {
+        println!(
+            "run {} iterations {}..{}: {} records re-executed, every hash identical ({:.2} s)",
+            v.run_id, v.first, v.last, v.records, v.seconds
+        );
+    }
+    if let Some(d) = v.differs {
+        bail!(
+            "run {} differs at {d} (re-executed {} records of iterations {}..{} first)",
+            v.run_id,
+            v.records,
+            v.first,
+            v.last
+        );
+    }
+    Ok(())
+}
+
+pub fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
+    let Some((run, i)) = args.target.rsplit_once('@') else {
+        bail!(
+            "`{}`: give RUN@I, e.g. 3@10 or quick@10 (I = 0 is the untrained table)",
+            args.target
+        );
+    };
+    let i: u32 = i.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "`{}`: the iteration `{i}` is not a number >= 0",
+            args.target
+        )
+    })?;
+    let store = Store::open_read_only(&Store::resolve_path(db))?;
+    let c = checkout_at(&store, run, i, args.export.is_some())?;
+    if let Some(path) = &args.export {
+        let f =
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let mut w = std::io::BufWriter::new(f);
+        for (key, row, updates) in &c.rows {
+            let line = serde_json::json!({"key": key, "row": row, "updates": updates});
+            writeln!(w, "{line}")?;
+        }
+        w.flush()?;
+    }
+    if args.json {
+        let o = serde_json::json!({
+            "run": c.run_id, "iteration": c.iteration,
+            "snapshot": c.snapshot.map(|h| h.to_hex()),
+            "table_hash": c.table_hash.to_hex(), "entries": c.entries, "bytes": c.bytes,
+            "num_actions": c.num_actions, "seconds": c.seconds,
+            "export": args.export.as_ref().map(|p| p.display().to_string()),
+        });
+        println!("{o}");
+    } else {
+        println!(
+            "run {} iteration {}: table {}  {} rows, {} bytes as a full checkpoint ({:.3} s)",
+            c.run_id, c.iteration, c.table_hash, c.entries, c.bytes, c.seconds
+        );
+        if let Some(s) = c.snapshot {
+            println!("snapshot {s}");
+        }
+        if let Some(p) = &args.export {
+            println!("rows written to {}", p.display());
+        }
+    }
+    Ok(())
+}

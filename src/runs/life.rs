@@ -1,0 +1,789 @@
+//! A run's lifecycle (spec `store.md`: Resume, Branch, Replay and verify): resume after a
+//! crash, branch at an iteration with changed settings, verify stored iterations by
+//! re-executing them, check out the table of an iteration, and check every reference.
+//!
+//! **Resume.** Everything is rebuilt from the store: the table from the snapshot of the last
+//! committed iteration, the training window and the coverage set (`seen`) from the stored
+//! games of the head's chain, and the games of the next iteration already committed are
+//! reused as they are. Since every random draw comes from a named stream of the run seed and
+//! every reduction runs in a fixed order, the run ends with the head an uninterrupted run has.
+//!
+//! **Lock.** A run being worked on carries its holder (pid, host, since) in `runs`; a second
+//! `run`/`resume` gets [`crate::store::StoreError::Locked`]. A lock whose process on this host
+//! is dead is taken over. The lock is released when the process finishes or fails.
+//!
+//! **Branch.** `branch RUN --at I --set key=value ... [--seed S]` makes a run whose record
+//! names its parent (run, I, the parent's iteration record at I, the canonical overrides). Its
+//! runs row starts at `iterations_done = I` with the parent's iteration record as head: the
+//! first I iterations are the parent's records and rows (shared, not copied; `run_lineage`
+//! and `run_iterations` in `schema/0004_lifecycle.sql` show them). It continues from the
+//! parent's table at I. The table's initial entries and the evaluation streams keep the
+//! root run's seed (the table is the same table); self-play uses the branch's seed.
+//!
+//! Iteration records carry the run's *line*: its run record with `parent` left out (for a
+//! root run, the run record itself). So a branch with no overrides and the parent's seed
+//! produces the parent's records, and its head equals the parent's.
+//!
+//! The branch's seed, unless given, is pinned as the first `u64` of the stream
+//! `branch(I,O)` of the parent's seed, where `O` is the canonical overrides (each
+//! `key=<JSON value>`, sorted by key) joined by `;` ([`branch_seed`]).
+//!
+//! Settings that cannot change mid-run are refused with the reason: `variant` (the table's
+//! positions and actions belong to it), `init_std` (it defines the shared table's
+//! unmaterialised rows), `seed` (use `--seed`).
+
+use std::time::Instant;
+
+use rand_core::Rng;
+
+use super::{
+    Job, Loop, Observer, RunConfig, RunError, RunOutcome, Settings, SnapshotRecord, TableChunk,
+    Work, chain, checkout, records, run_locked, start_point, truth_for, with_truth,
+};
+use crate::game::{Game, PositionKey};
+use crate::learner::Table;
+use crate::record::GameRecord;
+use crate::runs::records::{Parent, RunRecord};
+use crate::runs::spec::SpecError;
+use crate::store::{NewRun, ObjectHash, RunRow, RunStatus, Store, address};
+
+/// Finds a run by id, name or hash prefix, or says how to name one.
+pub fn find(store: &Store, text: &str) -> Result<RunRow, RunError> {
+    store.find_run(text)?.ok_or_else(|| {
+        RunError::Usage(format!(
+            "no run `{text}` in the store (give an id, a name or a hash prefix; `tabula ls` \
+             lists them)"
+        ))
+    })
+}
+
+/// A stored run's configuration, rebuilt from its records.
+pub fn load_config(store: &Store, row: &RunRow) -> Result<(RunConfig, RunRecord), RunError> {
+    let record: RunRecord = store.get(&row.hash)?;
+    let settings: Settings = store.get(&record.settings)?;
+    let game = record.variant.parse().map_err(SpecError::Variant)?;
+    let cfg = RunConfig {
+        name: row.name.clone(),
+        game,
+        seed: record.seed,
+        seed_drawn: false,
+        iterations: row.iterations_planned,
+        settings,
+    };
+    Ok((cfg, record))
+}
+
+/// The seed of a run's table: its root ancestor's seed.
+pub fn table_seed(store: &Store, record: &RunRecord) -> Result<u64, RunError> {
+    let mut seed = record.seed;
+    let mut parent = record.parent.clone();
+    while let Some(p) = parent {
+        let r: RunRecord = store.get(&p.run)?;
+        seed = r.seed;
+        parent = r.parent;
+    }
+    Ok(seed)
+}
+
+/// The `run` field of a run's iteration records: its run record without `parent`.
+pub fn line_of(record: &RunRecord) -> RunRecord {
+    RunRecord {
+        parent: None,
+        ..record.clone()
+    }
+}
+
+/// What `resume` did.
+#[derive(Debug)]
+pub enum Resumed {
+    /// The run had already finished: nothing to do.
+    Finished {
+        run_id: i64,
+        iterations: u32,
+        head: Option<ObjectHash>,
+    },
+    Ran(Box<RunOutcome>),
+}
+
+/// Continues a run from what was committed (see the module docs); a finished run is left
+/// as it is.
+pub fn resume(
+    store: &mut Store,
+    text: &str,
+    observer: &mut dyn Observer,
+) -> Result<Resumed, RunError> {
+    let row = find(store, text)?;
+    if row.iterations_done >= row.iterations_planned {
+        return Ok(Resumed::Finished {
+            run_id: row.id,
+            iterations: row.iterations_done,
+            head: row.head,
+        });
+    }
+    store.lock_run(row.id)?;
+    // Read again under the lock: another process may have committed meanwhile.
+    let row = match find(store, &row.id.to_string()) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = store.unlock_run(row.id);
+            return Err(e);
+        }
+    };
+    let prepared = (|| {
+        let (cfg, record) = load_config(store, &row)?;
+        let line = line_of(&record);
+        let work = Work {
+            run_id: row.id,
+            run_hash: row.hash,
+            line: address(&line)?.0,
+            table_seed: table_seed(store, &record)?,
+            done: row.iterations_done,
+            head: row.head,
+            baseline: record.parent.is_none() && !store.has_evaluation(row.id, 0)?,
+        };
+        Ok::<_, RunError>((cfg, work))
+    })();
+    let (cfg, work) = match prepared {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = store.unlock_run(row.id);
+            return Err(e);
+        }
+    };
+    if work.done >= cfg.iterations {
+        let _ = store.unlock_run(row.id);
+        return Ok(Resumed::Finished {
+            run_id: row.id,
+            iterations: work.done,
+            head: work.head,
+        });
+    }
+    observer.created(row.id, &row.hash, cfg.seed);
+    run_locked(store, &cfg, &work, observer).map(|o| Resumed::Ran(Box::new(o)))
+}
+
+/// The pinned seed of a branch (see the module docs).
+pub fn branch_seed(parent_seed: u64, at: u32, canonical_overrides: &[String]) -> u64 {
+    crate::rng::stream_fmt(
+        parent_seed,
+        format_args!("branch({at},{})", canonical_overrides.join(";")),
+    )
+    .next_u64()
+}
+
+/// Settings after `key=value` overrides, with the canonical override texts (sorted by key).
+#[derive(Clone, Debug)]
+pub struct Overridden {
+    pub settings: Settings,
+    /// `iterations=N` (the plan) if given.
+    pub iterations: Option<u32>,
+    /// `name=...` (a label) if given.
+    pub name: Option<String>,
+    pub canonical: Vec<String>,
+}
+
+/// Applies `key=value` overrides to `settings`. Keys are the run spec's (`window`,
+/// `search.init_q`, `eval.games`, ...); values are TOML values, bare words read as strings.
+pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Overridden, RunError> {
+    let bad = |text: &str, why: String| RunError::Usage(format!("--set {text}: {why}"));
+    let mut json = serde_json::to_value(settings)
+        .map_err(|e| RunError::Usage(format!("settings as JSON: {e}")))?;
+    let mut pairs: Vec<(String, serde_json::Value)> = Vec::new();
+    let mut iterations = None;
+    let mut name = None;
+    for text in overrides {
+        let Some((key, value)) = text.split_once('=') else {
+            return Err(bad(text, "give key=value, e.g. search.init_q=draw".into()));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        let reason = match key {
+            "variant" => Some(
+                "the variant cannot change mid-run: the table's positions and actions belong \
+                 to it (start a new run instead)",
+            ),
+            "init_std" => Some(
+                "init_std cannot change mid-run: it defines the initial entries of the shared \
+                 table's unmaterialised rows",
+            ),
+            "seed" => Some("give the branch's seed with --seed"),
+            _ => None,
+        };
+        if let Some(reason) = reason {
+            return Err(bad(text, reason.to_string()));
+        }
+        if pairs.iter().any(|(k, _)| k == key) {
+            return Err(bad(text, format!("`{key}` is set twice")));
+        }
+        let parsed: serde_json::Value = match toml::from_str::<toml::Table>(&format!("v = {value}"))
+        {
+            Ok(mut t) => match t.remove("v") {
+                Some(v) => serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
+                None => serde_json::Value::String(value.to_string()),
+            },
+            Err(_) => serde_json::Value::String(value.to_string()),
+        };
+        match key {
+            "iterations" => {
+                let n = parsed
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| bad(text, "iterations: an integer >= 1".into()))?;
+                iterations = Some(n);
+            }
+            "name" => {
+                name = Some(
+                    parsed
+                        .as_str()
+                        .map_or_else(|| value.to_string(), str::to_string),
+                );
+            }
+            _ => {
+                let mut slot = Some(&mut json);
+                for part in key.split('.') {
+                    slot = slot
+                        .and_then(|v| v.as_object_mut())
+                        .and_then(|o| o.get_mut(part));
+                }
+                let Some(slot) = slot else {
+                    let mut keys = Vec::new();
+                    setting_keys(&json, "", &mut keys);
+                    return Err(bad(
+                        text,
+                        format!(
+                            "no setting `{key}`; allowed: iterations, name, {}",
+                            keys.join(", ")
+                        ),
+                    ));
+                };
+                *slot = parsed.clone();
+            }
+        }
+        pairs.push((key.to_string(), parsed));
+    }
+    let settings: Settings = serde_json::from_value(json)
+        .map_err(|e| RunError::Usage(format!("--set {}: {e}", overrides.join(" "))))?;
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    let canonical = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    Ok(Overridden {
+        settings,
+        iterations,
+        name,
+        canonical,
+    })
+}
+
+fn setting_keys(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+    if let Some(o) = v.as_object() {
+        for (k, v) in o {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            if v.is_object() {
+                setting_keys(v, &key, out);
+            } else if key != "init_std" {
+                out.push(key);
+            }
+        }
+    }
+}
+
+/// Creates a branch of run `parent` at iteration `at` (see the module docs); returns its
+/// run id, run hash and seed. Run it with [`resume`].
+pub fn create_branch(
+    store: &mut Store,
+    parent: &str,
+    at: u32,
+    overrides: &[String],
+    seed: Option<u64>,
+    threads: u32,
+) -> Result<(i64, ObjectHash, u64), RunError> {
+    let row = find(store, parent)?;
+    if at == 0 || at > row.iterations_done {
+        return Err(RunError::Usage(format!(
+            "--at {at}: run {} ({}) has committed iterations 1..={}; branch at one of them",
+            row.id, row.name, row.iterations_done
+        )));
+    }
+    let (cfg, record) = load_config(store, &row)?;
+    let o = apply_overrides(&cfg.settings, overrides)?;
+    let iterations = o.iterations.unwrap_or(cfg.iterations);
+    if iterations <= at {
+        return Err(RunError::Usage(format!(
+            "the branch would have nothing to do: iterations = {iterations} <= --at {at} (set \
+             iterations=N with N > {at})"
+        )));
+    }
+    let branch_cfg = RunConfig {
+        name: o
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{}-branch", row.name)),
+        game: cfg.game.clone(),
+        seed: seed.unwrap_or_else(|| branch_seed(record.seed, at, &o.canonical)),
+        seed_drawn: false,
+        iterations,
+        settings: o.settings.clone(),
+    };
+    branch_cfg.validate()?;
+    let records = chain(store, row.head)?;
+    let at_record = address(&records[at as usize - 1])?.0;
+    let settings_json = serde_json::to_string(&branch_cfg.settings).unwrap_or_default();
+    let spec_toml = format!(
+        "# branch of run {} ({}) at iteration {at}; overrides: {}; seed {}\n{}",
+        row.id,
+        row.name,
+        if o.canonical.is_empty() {
+            "none".to_string()
+        } else {
+            o.canonical.join(" ")
+        },
+        branch_cfg.seed,
+        row.spec_toml
+    );
+    let (id, hash) = store.write(|w| {
+        let settings = w.put(&branch_cfg.settings)?;
+        let run = RunRecord {
+            variant: record.variant.clone(),
+            seed: branch_cfg.seed,
+            settings,
+            parent: Some(Parent {
+                run: row.hash,
+                iteration: at,
+                iteration_record: at_record,
+                overrides: o.canonical.clone(),
+            }),
+        };
+        w.put(&line_of(&run))?;
+        let hash = w.put(&run)?;
+        let id = w.create_run(&NewRun {
+            hash,
+            name: branch_cfg.name.clone(),
+            variant: run.variant.clone(),
+            seed: branch_cfg.seed,
+            seed_drawn: false,
+            settings,
+            settings_json: settings_json.clone(),
+            spec_toml: spec_toml.clone(),
+            iterations_planned: iterations,
+            parent: Some((row.id, at)),
+            threads,
+        })?;
+        w.set_run_progress(id, at, Some(&at_record), RunStatus::Running)?;
+        Ok((id, hash))
+    })?;
+    Ok((id, hash, branch_cfg.seed))
+}
+
+/// The result of `verify`.
+#[derive(Clone, Debug, Default)]
+pub struct Verified {
+    pub run_id: i64,
+    pub first: u32,
+    pub last: u32,
+    /// Records whose hash was recomputed and compared.
+    pub records: u64,
+    /// The first record that differs, described (`None`: all identical).
+    pub differs: Option<String>,
+    pub seconds: f64,
+}
+
+/// Re-executes iterations `first..=last` of a run from the stored snapshot before `first`
+/// and compares every record hash (games, table chunks, snapshot, evaluation, iteration
+/// record) with the stored ones, re-reading every stored object on the way (so a damaged
+/// object is named too). Stops at the first difference.
+pub fn verify(
+    store: &mut Store,
+    text: &str,
+    range: Option<(u32, u32)>,
+) -> Result<Verified, RunError> {
+    let row = find(store, text)?;
+    let (cfg, record) = load_config(store, &row)?;
+    let done = row.iterations_done;
+    let first_own = record.parent.as_ref().map_or(1, |p| p.iteration + 1);
+    let (a, b) = range.unwrap_or((first_own.min(done.max(1)), done));
+    if a == 0 || a > b || b > done {
+        return Err(RunError::Usage(format!(
+            "--iterations {a}..{b}: run {} has committed iterations 1..={done}",
+            row.id
+        )));
+    }
+    let line = address(&line_of(&record))?.0;
+    let seed = table_seed(store, &record)?;
+    let started = Instant::now();
+    let mut out = with_truth(store, &cfg, |store, truth| {
+        crate::with_game!(&cfg.game, |g| verify_game(
+            g,
+            &cfg,
+            truth_for(g, truth),
+            store,
+            &row,
+            line,
+            seed,
+            (a, b)
+        ))
+    })?;
+    out.seconds = started.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn verify_game<G: Game>(
+    g: &G,
+    cfg: &RunConfig,
+    truth: Option<&crate::learner::Truth<G>>,
+    store: &Store,
+    row: &RunRow,
+    line: ObjectHash,
+    table_seed: u64,
+    (a, b): (u32, u32),
+) -> Result<Verified, RunError> {
+    let all = chain(store, row.head)?;
+    let head_before = if a >= 2 {
+        Some(address(&all[a as usize - 2])?.0)
+    } else {
+        None
+    };
+    let mut result = Verified {
+        run_id: row.id,
+        first: a,
+        last: b,
+        ..Verified::default()
+    };
+    let start = start_point(g, store, &cfg.settings, table_seed, head_before, a - 1)?;
+    // Iterations before a branch point belong to (and are verified with) the ancestor's
+    // settings and line; verify only what this run's settings produced.
+    if let Some(first) = all.get(a as usize - 1)
+        && first.run != line
+    {
+        return Err(RunError::Usage(format!(
+            "iteration {a} of run {} was made by an ancestor (its record names another run); \
+             verify the ancestor, or start at this run's first own iteration",
+            row.id
+        )));
+    }
+    let mut records = 0u64;
+    let mut sink = |job: Job<G::Key>, _wait: &mut f64| -> Result<(), RunError> {
+        let differs = |what: String| RunError::Differs(what);
+        match job {
+            Job::Baseline(_) => Ok(()),
+            Job::Games {
+                iteration, rows, ..
+            } => {
+                let stored = &all[iteration as usize - 1];
+                for r in &rows {
+                    let Some(h) = stored.games.get(r.game as usize) else {
+                        return Err(differs(format!(
+                            "iteration {iteration} game {}: not in the stored iteration record",
+                            r.game
+                        )));
+                    };
+                    store.get::<GameRecord>(h).map_err(|e| {
+                        differs(format!("iteration {iteration} game {}: {e}", r.game))
+                    })?;
+                    records += 1;
+                    if *h != r.hash {
+                        return Err(differs(format!(
+                            "iteration {iteration} game {}: stored game/v1 {h}, re-executed {}",
+                            r.game, r.hash
+                        )));
+                    }
+                }
+                Ok(())
+            }
+            Job::Iteration(job) => {
+                let i = job.record.iteration;
+                let stored = &all[i as usize - 1];
+                let stored_hash = address(stored)?.0;
+                let snap: SnapshotRecord = store
+                    .get(&stored.snapshot)
+                    .map_err(|e| differs(format!("iteration {i} snapshot: {e}")))?;
+                for (k, c) in job.chunks.iter().enumerate() {
+                    let h = address(c)?.0;
+                    let Some(s) = snap.chunks.get(k) else {
+                        return Err(differs(format!(
+                            "iteration {i} table chunk {k}: re-executed {h}, not stored"
+                        )));
+                    };
+                    store
+                        .get::<TableChunk<G::Key>>(s)
+                        .map_err(|e| differs(format!("iteration {i} table chunk {k}: {e}")))?;
+                    records += 1;
+                    if *s != h {
+                        return Err(differs(format!(
+                            "iteration {i} table chunk {k}: stored table-chunk/v1 {s}, \
+                             re-executed {h}"
+                        )));
+                    }
+                }
+                let checks = [
+                    (
+                        "snapshot",
+                        "table-snapshot/v1",
+                        stored.snapshot,
+                        job.row.snapshot,
+                    ),
+                    (
+                        "evaluation",
+                        "evaluation/v1",
+                        stored.evaluation,
+                        job.row.evaluation,
+                    ),
+                    ("record", "iteration/v1", stored_hash, job.row.hash),
+                ];
+                for (what, kind, s, h) in checks {
+                    records += 1;
+                    if s != h {
+                        return Err(differs(format!(
+                            "iteration {i} {what}: stored {kind} {s}, re-executed {h}"
+                        )));
+                    }
+                }
+                store
+                    .get::<super::EvaluationRecord>(&stored.evaluation)
+                    .map_err(|e| differs(format!("iteration {i} evaluation: {e}")))?;
+                Ok(())
+            }
+        }
+    };
+    let lp = Loop {
+        g,
+        cfg,
+        truth,
+        run_id: row.id,
+        run_hash: row.hash,
+        line,
+        last: b,
+        baseline: false,
+    };
+    let outcome = lp.iterate(
+        start,
+        Vec::new(),
+        &mut sink,
+        &mut super::Quiet,
+        Instant::now(),
+    );
+    result.records = records;
+    match outcome {
+        Ok(_) => Ok(result),
+        Err(RunError::Differs(what)) => {
+            result.differs = Some(what);
+            Ok(result)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A table checked out at an iteration.
+#[derive(Clone, Debug)]
+pub struct CheckedOut {
+    pub run_id: i64,
+    pub iteration: u32,
+    /// The stored snapshot of the iteration (`None` for iteration 0, the untrained table).
+    pub snapshot: Option<ObjectHash>,
+    /// The address a full checkpoint of this table has (equal to `snapshot` where that one
+    /// is full): the table's identity, whatever the chain of deltas it was rebuilt from.
+    pub table_hash: ObjectHash,
+    pub entries: u64,
+    /// Encoded bytes of the full checkpoint's chunks.
+    pub bytes: u64,
+    pub num_actions: usize,
+    /// Rows as (key text, |A| logits then v_hat, updates), ascending by key, when asked.
+    pub rows: Vec<(String, Vec<f64>, u32)>,
+    pub seconds: f64,
+}
+
+/// Reconstructs the table of iteration `i` of a run.
+pub fn checkout_at(
+    store: &Store,
+    text: &str,
+    i: u32,
+    with_rows: bool,
+) -> Result<CheckedOut, RunError> {
+    let row = find(store, text)?;
+    if i > row.iterations_done {
+        return Err(RunError::Usage(format!(
+            "{text}@{i}: run {} has committed iterations 0..={} (0: the untrained table)",
+            row.id, row.iterations_done
+        )));
+    }
+    let (cfg, record) = load_config(store, &row)?;
+    let seed = table_seed(store, &record)?;
+    let started = Instant::now();
+    let records = chain(store, row.head)?;
+    let snapshot = if i == 0 {
+        None
+    } else {
+        Some(records[i as usize - 1].snapshot)
+    };
+    let mut out = crate::with_game!(&cfg.game, |g| {
+        let table = table_at(g, store, snapshot, seed, cfg.settings.init_std)?;
+        describe(&table, row.id, i, snapshot, with_rows)
+    })?;
+    out.seconds = started.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// The table a snapshot describes (`None`: the untrained table).
+fn table_at<G: Game>(
+    g: &G,
+    store: &Store,
+    snapshot: Option<ObjectHash>,
+    seed: u64,
+    init_std: f64,
+) -> Result<Table<G::Key>, RunError> {
+    match snapshot {
+        Some(s) => checkout(store, &s, seed, init_std),
+        None => Ok(Table::new(g.num_actions(), seed, init_std)),
+    }
+}
+
+fn describe<K: PositionKey>(
+    table: &Table<K>,
+    run_id: i64,
+    iteration: u32,
+    snapshot: Option<ObjectHash>,
+    with_rows: bool,
+) -> Result<CheckedOut, RunError> {
+    let sorted = table.sorted_rows();
+    let chunks = records::chunks(table, &sorted);
+    let mut hashes = Vec::with_capacity(chunks.len());
+    let mut bytes = 0u64;
+    for c in &chunks {
+        let (h, n) = address(c)?;
+        hashes.push(h);
+        bytes += n as u64;
+    }
+    let full = SnapshotRecord {
+        iteration,
+        num_actions: table.num_actions() as u32,
+        full: true,
+        base: None,
+        entries: table.len() as u64,
+        chunks: hashes,
+    };
+    let rows = if with_rows {
+        sorted
+            .iter()
+            .map(|&r| {
+                (
+                    format!("{:?}", table.key(r)),
+                    table.row(r).to_vec(),
+                    table.updates(r),
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(CheckedOut {
+        run_id,
+        iteration,
+        snapshot,
+        table_hash: address(&full)?.0,
+        entries: table.len() as u64,
+        bytes,
+        num_actions: table.num_actions(),
+        rows,
+        seconds: 0.0,
+    })
+}
+
+/// A reference that does not resolve, or an object that cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Dangling {
+    /// Where the reference sits (e.g. `run 2 iteration 3 game 7`, `snapshot <hash> chunk 0`).
+    pub at: String,
+    pub hash: String,
+    pub problem: String,
+}
+
+/// Checks that every hash the run tables and the run records hold names a stored object,
+/// and that the records decode. Returns the problems, in a fixed order.
+pub fn check_references(store: &Store) -> Result<Vec<Dangling>, RunError> {
+    let mut out = Vec::new();
+    let mut miss = |at: String, h: &ObjectHash, problem: &str| {
+        out.push(Dangling {
+            at,
+            hash: h.to_hex(),
+            problem: problem.to_string(),
+        })
+    };
+    for (at, h) in store.run_references()? {
+        if !store.contains(&h)? {
+            miss(at, &h, "missing");
+        }
+    }
+    let mut snapshots = std::collections::BTreeSet::new();
+    let mut iterations = std::collections::BTreeSet::new();
+    for run in store.runs()? {
+        match store.get::<RunRecord>(&run.hash) {
+            Ok(r) => {
+                let mut refs = vec![("settings", r.settings)];
+                if let Some(p) = &r.parent {
+                    refs.push(("parent run", p.run));
+                    refs.push(("parent iteration", p.iteration_record));
+                }
+                for (what, h) in refs {
+                    if !store.contains(&h)? {
+                        miss(format!("run {} record: {what}", run.id), &h, "missing");
+                    }
+                }
+            }
+            Err(e) => miss(format!("run {} record", run.id), &run.hash, &e.to_string()),
+        }
+        for (_, h) in store.iteration_hashes(run.id)? {
+            iterations.insert(h);
+        }
+    }
+    for h in &iterations {
+        let r: super::IterationRecord = match store.get(h) {
+            Ok(r) => r,
+            Err(e) => {
+                miss(format!("iteration record {}", h.short()), h, &e.to_string());
+                continue;
+            }
+        };
+        let at = format!("iteration record {} (iteration {})", h.short(), r.iteration);
+        let mut refs: Vec<(String, ObjectHash)> = vec![
+            ("run".into(), r.run),
+            ("settings".into(), r.settings),
+            ("snapshot".into(), r.snapshot),
+            ("evaluation".into(), r.evaluation),
+        ];
+        if let Some(p) = r.previous {
+            refs.push(("previous".into(), p));
+        }
+        for (k, g) in r.games.iter().enumerate() {
+            refs.push((format!("game {k}"), *g));
+        }
+        for (what, x) in refs {
+            if !store.contains(&x)? {
+                miss(format!("{at}: {what}"), &x, "missing");
+            }
+        }
+        snapshots.insert(r.snapshot);
+    }
+    for h in &snapshots {
+        let s: SnapshotRecord = match store.get(h) {
+            Ok(s) => s,
+            Err(e) => {
+                miss(format!("snapshot {}", h.short()), h, &e.to_string());
+                continue;
+            }
+        };
+        let at = format!("snapshot {} (iteration {})", h.short(), s.iteration);
+        if let Some(b) = s.base
+            && !store.contains(&b)?
+        {
+            miss(format!("{at}: base"), &b, "missing");
+        }
+        for (k, c) in s.chunks.iter().enumerate() {
+            if !store.contains(c)? {
+                miss(format!("{at}: chunk {k}"), c, "missing");
+            }
+        }
+    }
+    Ok(out)
+}
