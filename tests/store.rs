@@ -130,7 +130,7 @@ fn sql_is_read_only() {
     }
     drop(ro);
     assert_eq!(count(&path, "SELECT count(*) FROM objects"), 1);
-    assert_eq!(count(&path, "PRAGMA user_version"), 3);
+    assert_eq!(count(&path, "PRAGMA user_version"), 4);
     assert!(matches!(
         Store::open_read_only(&dir.path().join("absent.db")),
         Err(StoreError::Missing(_))

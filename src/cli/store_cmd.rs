@@ -29,18 +29,27 @@ pub fn fsck(db: Option<&Path>, args: &FsckArgs) -> anyhow::Result<()> {
         bar.set_position(done);
     })?;
     bar.finish_and_clear();
+    // Runs: every reference resolvable, and where each damaged object sits.
+    let refs = tabula::runs::check_references(&store)?;
+    let clean = report.is_clean() && refs.dangling.is_empty();
     if args.json {
         let damaged: Vec<_> = report
             .damaged
             .iter()
-            .map(|(h, why)| serde_json::json!({ "hash": h.to_hex(), "reason": why }))
+            .map(|(h, why)| {
+                serde_json::json!({
+                    "hash": h.to_hex(), "reason": why, "referenced_by": refs.referrers(h),
+                })
+            })
             .collect();
         let out = serde_json::json!({
             "store": path.display().to_string(),
             "objects": report.objects,
             "bytes": report.bytes,
             "damaged": damaged,
-            "clean": report.is_clean(),
+            "references": refs.all.len(),
+            "dangling": refs.dangling,
+            "clean": clean,
         });
         println!("{out}");
     } else {
@@ -51,14 +60,32 @@ pub fn fsck(db: Option<&Path>, args: &FsckArgs) -> anyhow::Result<()> {
             report.bytes
         );
         for (h, why) in &report.damaged {
-            println!("DAMAGED {h}: {why}");
+            let at = refs.referrers(h);
+            if at.is_empty() {
+                println!("DAMAGED {h}: {why}");
+            } else {
+                println!("DAMAGED {h}: {why} (referenced by {})", at.join("; "));
+            }
+        }
+        for d in &refs.dangling {
+            println!("DANGLING {}: {} {}", d.at, d.hash, d.problem);
         }
         if report.is_clean() {
             println!("ok: every object hashes to its address");
         }
+        if refs.dangling.is_empty() {
+            println!(
+                "ok: every run reference resolves ({} references checked)",
+                refs.all.len()
+            );
+        }
     }
-    if !report.is_clean() {
-        bail!("{} damaged object(s)", report.damaged.len());
+    if !clean {
+        bail!(
+            "{} damaged object(s), {} dangling reference(s)",
+            report.damaged.len(),
+            refs.dangling.len()
+        );
     }
     Ok(())
 }

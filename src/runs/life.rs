@@ -699,10 +699,32 @@ pub struct Dangling {
     pub problem: String,
 }
 
+/// What [`check_references`] found.
+#[derive(Clone, Debug, Default)]
+pub struct References {
+    /// References that do not resolve, and records that cannot be read, in a fixed order.
+    pub dangling: Vec<Dangling>,
+    /// Every reference checked: (where it sits, the object it names); with fsck's damaged
+    /// objects, this says which run, iteration, game or chunk a damaged object is.
+    pub all: Vec<(String, ObjectHash)>,
+}
+
+impl References {
+    /// Where `hash` is referenced from.
+    pub fn referrers(&self, hash: &ObjectHash) -> Vec<&str> {
+        self.all
+            .iter()
+            .filter(|(_, h)| h == hash)
+            .map(|(at, _)| at.as_str())
+            .collect()
+    }
+}
+
 /// Checks that every hash the run tables and the run records hold names a stored object,
-/// and that the records decode. Returns the problems, in a fixed order.
-pub fn check_references(store: &Store) -> Result<Vec<Dangling>, RunError> {
+/// and that the records decode.
+pub fn check_references(store: &Store) -> Result<References, RunError> {
     let mut out = Vec::new();
+    let mut all: Vec<(String, ObjectHash)> = store.run_references()?;
     let mut miss = |at: String, h: &ObjectHash, problem: &str| {
         out.push(Dangling {
             at,
@@ -710,9 +732,9 @@ pub fn check_references(store: &Store) -> Result<Vec<Dangling>, RunError> {
             problem: problem.to_string(),
         })
     };
-    for (at, h) in store.run_references()? {
-        if !store.contains(&h)? {
-            miss(at, &h, "missing");
+    for (at, h) in &all {
+        if !store.contains(h)? {
+            miss(at.clone(), h, "missing");
         }
     }
     let mut snapshots = std::collections::BTreeSet::new();
@@ -726,9 +748,11 @@ pub fn check_references(store: &Store) -> Result<Vec<Dangling>, RunError> {
                     refs.push(("parent iteration", p.iteration_record));
                 }
                 for (what, h) in refs {
+                    let at = format!("run {} record: {what}", run.id);
                     if !store.contains(&h)? {
-                        miss(format!("run {} record: {what}", run.id), &h, "missing");
+                        miss(at.clone(), &h, "missing");
                     }
+                    all.push((at, h));
                 }
             }
             Err(e) => miss(format!("run {} record", run.id), &run.hash, &e.to_string()),
@@ -762,6 +786,7 @@ pub fn check_references(store: &Store) -> Result<Vec<Dangling>, RunError> {
             if !store.contains(&x)? {
                 miss(format!("{at}: {what}"), &x, "missing");
             }
+            all.push((format!("{at}: {what}"), x));
         }
         snapshots.insert(r.snapshot);
     }
@@ -783,7 +808,11 @@ pub fn check_references(store: &Store) -> Result<Vec<Dangling>, RunError> {
             if !store.contains(c)? {
                 miss(format!("{at}: chunk {k}"), c, "missing");
             }
+            all.push((format!("{at}: chunk {k}"), *c));
         }
     }
-    Ok(out)
+    Ok(References {
+        dangling: out,
+        all,
+    })
 }

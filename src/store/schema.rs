@@ -14,6 +14,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../schema/0002_solutions.sql"),
     ),
     ("0003_runs", include_str!("../../schema/0003_runs.sql")),
+    (
+        "0004_lifecycle",
+        include_str!("../../schema/0004_lifecycle.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands.
