@@ -50,7 +50,7 @@ fn sql(db: &Path, q: &str) -> serde_json::Value {
     json(&tabula(db, &["sql", "--json", q]))
 }
 
-/// A small spec: EWN 3x3x3, 8 iterations of 600 games (3 batches), 2 s or so on 2 threads.
+/// A small spec: EWN 3x3x3, 600 games per iteration (3 batches), 0.15 s or so an iteration.
 fn spec(dir: &Path, name: &str, seed: u64, iterations: u32) -> String {
     let text = format!(
         r#"
@@ -122,7 +122,7 @@ fn runs(db: &Path) -> Vec<serde_json::Value> {
 #[test]
 fn killed_and_resumed_runs_end_with_the_uninterrupted_head() {
     let dir = tempfile::tempdir().unwrap();
-    let s = spec(dir.path(), "k", 7, 8);
+    let s = spec(dir.path(), "k", 7, 10);
     let clean_db = dir.path().join("clean.db");
     let t = Instant::now();
     ok(&tabula(&clean_db, &["run", &s, "--threads", "2"]));
@@ -132,9 +132,10 @@ fn killed_and_resumed_runs_end_with_the_uninterrupted_head() {
     let db = dir.path().join("killed.db");
     let mut rng = tabula::rng::stream(2026, "kill-delays");
     let mut delays = Vec::new();
-    for _ in 0..6 {
-        // Between 0.15 s and most of an uninterrupted run.
-        let ms = 150 + rng.next_u64() % ((clean_seconds * 900.0) as u64).max(200);
+    println!("uninterrupted: {clean_seconds:.2} s");
+    for _ in 0..8 {
+        // Between 0.1 s and a quarter of an uninterrupted run: each life gets a little done.
+        let ms = 100 + rng.next_u64() % ((clean_seconds * 250.0) as u64).max(100);
         delays.push(ms);
         let started = runs(&db);
         let mut child = if started.is_empty() {
@@ -148,7 +149,20 @@ fn killed_and_resumed_runs_end_with_the_uninterrupted_head() {
         let done = runs(&db)
             .first()
             .map_or(0, |r| r["iterations_done"].as_u64().unwrap());
-        println!("kill after {ms} ms: {done}/8 iterations committed");
+        let games = if done > 0 || !runs(&db).is_empty() {
+            sql(
+                &db,
+                &format!(
+                    "SELECT count(*) AS n FROM run_games WHERE iteration = {}",
+                    done + 1
+                ),
+            )[0]["n"]
+                .as_u64()
+                .unwrap()
+        } else {
+            0
+        };
+        println!("kill after {ms} ms: {done}/10 iterations committed, {games} games of the next");
     }
     println!("delays (ms): {delays:?}");
     if runs(&db).is_empty() {
@@ -163,8 +177,8 @@ fn killed_and_resumed_runs_end_with_the_uninterrupted_head() {
         &db,
         "SELECT count(*) AS n, count(DISTINCT iteration || '/' || game) AS d FROM run_games",
     );
-    assert_eq!(v[0]["n"], 8 * 600);
-    assert_eq!(v[0]["d"], 8 * 600);
+    assert_eq!(v[0]["n"], 10 * 600);
+    assert_eq!(v[0]["d"], 10 * 600);
     // A finished run resumes to nothing, exit 0.
     let out = ok(&tabula(&db, &["resume", "1"]));
     assert!(out.contains("already finished"), "{out}");
@@ -206,7 +220,10 @@ fn runs_are_locked_and_a_store_takes_several_writers() {
         if let Some(r) = runs(&db).iter().find(|r| r["name"] == "long") {
             break r["id"].as_i64().unwrap().to_string();
         }
-        assert!(t.elapsed() < Duration::from_secs(60), "the run never appeared");
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the run never appeared"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     let second = tabula(&db, &["resume", &id]);
@@ -249,7 +266,15 @@ fn branches_share_their_first_iterations_and_diverge_after() {
 
     let draw = json(&tabula(
         &db,
-        &["branch", "1", "--at", "2", "--set", "search.init_q=draw", "--json"],
+        &[
+            "branch",
+            "1",
+            "--at",
+            "2",
+            "--set",
+            "search.init_q=draw",
+            "--json",
+        ],
     ));
     let id = draw["run"].as_i64().unwrap();
     assert_ne!(draw["head"].as_str().unwrap(), parent_head);
@@ -287,7 +312,9 @@ fn branches_share_their_first_iterations_and_diverge_after() {
     assert_eq!(v[0]["n"], 2);
     let v = sql(
         &db,
-        &format!("SELECT ancestor, at_iteration FROM run_lineage WHERE run_id = {id} AND depth = 1"),
+        &format!(
+            "SELECT ancestor, at_iteration FROM run_lineage WHERE run_id = {id} AND depth = 1"
+        ),
     );
     assert_eq!(v[0]["ancestor"], 1);
     assert_eq!(v[0]["at_iteration"], 2);
@@ -301,16 +328,30 @@ fn branches_share_their_first_iterations_and_diverge_after() {
     // A branch of the branch resumes the chain through both.
     let deep = json(&tabula(
         &db,
-        &["branch", &id.to_string(), "--at", "3", "--set", "iterations=5", "--json"],
+        &[
+            "branch",
+            &id.to_string(),
+            "--at",
+            "3",
+            "--set",
+            "iterations=5",
+            "--json",
+        ],
     ));
     assert!(deep["head"].is_string());
-    ok(&tabula(&db, &["verify", &deep["run"].as_i64().unwrap().to_string()]));
+    ok(&tabula(
+        &db,
+        &["verify", &deep["run"].as_i64().unwrap().to_string()],
+    ));
 
     // Refusals, each with its reason.
     let out = tabula(&db, &["branch", "p", "--at", "5"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("iterations 1..=4"));
-    let out = tabula(&db, &["branch", "p", "--at", "2", "--set", "variant=ewn:3x3x4"]);
+    let out = tabula(
+        &db,
+        &["branch", "p", "--at", "2", "--set", "variant=ewn:3x3x4"],
+    );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot change mid-run"));
     let out = tabula(&db, &["branch", "p", "--at", "2", "--set", "search.nope=1"]);
@@ -372,7 +413,10 @@ fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
     let out = tabula(&db, &["verify", "v", "--iterations", "3..4"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains("iteration 3 game 7") && err.contains(&game), "{err}");
+    assert!(
+        err.contains("iteration 3 game 7") && err.contains(&game),
+        "{err}"
+    );
     let out = tabula(&db, &["fsck"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success());
@@ -420,7 +464,10 @@ fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
     let out = tabula(&db, &["verify", "v", "--iterations", "4"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains("iteration 4 table chunk") && err.contains(&chunk), "{err}");
+    assert!(
+        err.contains("iteration 4 table chunk") && err.contains(&chunk),
+        "{err}"
+    );
     let out = tabula(&db, &["fsck"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success());

@@ -811,8 +811,5 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
             all.push((format!("{at}: chunk {k}"), *c));
         }
     }
-    Ok(References {
-        dangling: out,
-        all,
-    })
+    Ok(References { dangling: out, all })
 }
