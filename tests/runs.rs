@@ -232,7 +232,7 @@ fn quick_run_learns() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("t.db")).unwrap();
     let out = run_spec(&mut store, &text, 2);
-    let before = out.baseline.wr_p.unwrap();
+    let before = out.baseline.clone().unwrap().wr_p.unwrap();
     let after = out.last.unwrap().metrics;
     let wr = after.wr_p.unwrap();
     // Clearly above: the confidence intervals do not overlap.
@@ -244,8 +244,8 @@ fn quick_run_learns() {
         before.score,
         before.ci95
     );
-    assert!(after.err_p.unwrap() < out.baseline.err_p.unwrap());
-    assert!(after.mae_v.unwrap() < out.baseline.mae_v.unwrap());
+    assert!(after.err_p.unwrap() < out.baseline.as_ref().unwrap().err_p.unwrap());
+    assert!(after.mae_v.unwrap() < out.baseline.as_ref().unwrap().mae_v.unwrap());
 }
 
 /// The binary: `run --json` at 1 and 2 threads, `ls --json`, `show`, a bad spec.
