@@ -390,7 +390,8 @@ fn restore(db: &Path, hash: &str, bytes: &[u8]) {
 }
 
 /// verify passes on a clean run and fails, naming the record, once a byte of a stored game
-/// or table chunk is changed; fsck names the same object and where it sits. checkout of an
+/// or table chunk is changed; fsck names the same object and where it sits. A self-play game
+/// replays from its inputs. checkout of an
 /// iteration with a full checkpoint gives back that checkpoint's hash.
 #[test]
 fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
@@ -409,6 +410,13 @@ fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
         "SELECT lower(hex(hash)) AS h FROM run_games WHERE iteration = 3 AND game = 7",
     );
     let game = v[0]["h"].as_str().unwrap().to_string();
+    // replay re-plays it from its inputs (the table after iteration 2, the run's settings,
+    // seed and stream) and checks its hash.
+    let out = ok(&tabula(&db, &["replay", &game]));
+    assert!(
+        out.contains("self-play game 7 of iteration 3 of run 1") && out.contains("identical"),
+        "{out}"
+    );
     let saved = damage(&db, &game);
     let out = tabula(&db, &["verify", "v", "--iterations", "3..4"]);
     let err = String::from_utf8_lossy(&out.stderr);

@@ -52,7 +52,28 @@ fn replay<G: PlayerGame>(
             }
             "re-played from its inputs (players, seed, stream): identical, hash checked"
         }
-        Err(_) => "players are not specs (e.g. self-play): recorded steps checked for legality",
+        Err(_) if record.players[0] == tabula::learner::self_play::SELF_PLAY => {
+            match tabula::runs::life::replay_self_play(store, hash)? {
+                Some(r) if r.hash == *hash => {
+                    println!(
+                        "self-play game {} of iteration {} of run {}",
+                        r.game, r.iteration, r.run_id
+                    );
+                    "re-played from its inputs (the table after the previous iteration, the \
+                     run's search settings, seed and stream): identical, hash checked"
+                }
+                Some(r) => bail!(
+                    "re-playing self-play game {} of iteration {} of run {} from its inputs gave \
+                     a different game (hash {}); the engine or a dependency changed since",
+                    r.game,
+                    r.iteration,
+                    r.run_id,
+                    r.hash
+                ),
+                None => "a self-play game no run lists: recorded steps checked for legality",
+            }
+        }
+        Err(_) => "players are not specs: recorded steps checked for legality",
     };
     if show {
         show_game(g, record, &states);

@@ -575,6 +575,63 @@ fn verify_game<G: Game>(
     }
 }
 
+/// A self-play game re-played from its inputs.
+#[derive(Clone, Debug)]
+pub struct SelfPlayReplay {
+    pub run_id: i64,
+    pub iteration: u32,
+    pub game: u32,
+    /// The re-played game's address (equal to the stored one when the replay is faithful).
+    pub hash: ObjectHash,
+}
+
+/// Re-plays a stored self-play game from its inputs: the table after the previous iteration
+/// (checked out from the store), the run's search settings, the run seed and the game's
+/// stream. `None` when no run lists the game.
+pub fn replay_self_play(
+    store: &Store,
+    hash: &ObjectHash,
+) -> Result<Option<SelfPlayReplay>, RunError> {
+    let Some((run_id, iteration, game)) = store.game_owner(hash)? else {
+        return Ok(None);
+    };
+    let row = find(store, &run_id.to_string())?;
+    let (cfg, record) = load_config(store, &row)?;
+    let seed = table_seed(store, &record)?;
+    let records = chain(store, row.head)?;
+    let snapshot = if iteration >= 2 {
+        let r = records.get(iteration as usize - 2).ok_or_else(|| {
+            RunError::Usage(format!(
+                "run {run_id} iteration {iteration}: the previous iteration is not committed"
+            ))
+        })?;
+        Some(r.snapshot)
+    } else {
+        None
+    };
+    let again = crate::with_game!(&cfg.game, |g| {
+        let table = table_at(g, store, snapshot, seed, cfg.settings.init_std)?;
+        let mut search = crate::search::Search::new(cfg.settings.search)
+            .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
+        let mut eval = crate::learner::TableEval::new(&table);
+        let r = crate::learner::self_play::self_play_game(
+            g,
+            &mut search,
+            &mut eval,
+            cfg.seed,
+            iteration,
+            game,
+        )?;
+        address(&r)?.0
+    });
+    Ok(Some(SelfPlayReplay {
+        run_id,
+        iteration,
+        game,
+        hash: again,
+    }))
+}
+
 /// A table checked out at an iteration.
 #[derive(Clone, Debug)]
 pub struct CheckedOut {
@@ -812,4 +869,66 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
         }
     }
     Ok(References { dangling: out, all })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::InitQ;
+
+    fn settings() -> Settings {
+        RunConfig::from_toml("variant = \"ewn:3x3x3\"\nseed = 1\niterations = 10\n", "t")
+            .unwrap()
+            .settings
+    }
+
+    /// The branch seed derivation is pinned: changing it would change every branch.
+    #[test]
+    fn branch_seed_is_pinned() {
+        let o = vec!["search.init_q=\"draw\"".to_string()];
+        assert_eq!(branch_seed(11, 2, &o), branch_seed(11, 2, &o.clone()));
+        assert_ne!(branch_seed(11, 2, &o), branch_seed(11, 3, &o));
+        assert_ne!(branch_seed(11, 2, &o), branch_seed(12, 2, &o));
+        assert_ne!(branch_seed(11, 2, &o), branch_seed(11, 2, &[]));
+        // The first u64 of stream `branch(2,search.init_q="draw")` of seed 11.
+        let mut r = crate::rng::stream(11, "branch(2,search.init_q=\"draw\")");
+        assert_eq!(branch_seed(11, 2, &o), r.next_u64());
+        assert_eq!(branch_seed(11, 2, &o), 0x711c_77a1_5aa4_4aef);
+    }
+
+    #[test]
+    fn overrides_are_applied_canonically_and_checked() {
+        let s = settings();
+        // Order and spelling of the values do not change the canonical form.
+        let a = apply_overrides(&s, &["window=3".into(), "search.init_q=draw".into()]).unwrap();
+        let b =
+            apply_overrides(&s, &["search.init_q = \"draw\"".into(), "window=3".into()]).unwrap();
+        assert_eq!(a.canonical, b.canonical);
+        assert_eq!(a.canonical, ["search.init_q=\"draw\"", "window=3"]);
+        assert_eq!(a.settings.window, 3);
+        assert_eq!(a.settings.search.init_q, InitQ::Draw);
+        assert_eq!(a.settings.games_per_iteration, s.games_per_iteration);
+        let n = apply_overrides(&s, &["iterations=40".into(), "name=x".into()]).unwrap();
+        assert_eq!((n.iterations, n.name.as_deref()), (Some(40), Some("x")));
+        assert_eq!(n.settings, s);
+        let lr = apply_overrides(&s, &["learning_rate=[[1, 0.5]]".into()]).unwrap();
+        assert_eq!(lr.settings.learning_rate, [(1, 0.5)]);
+        for (bad, says) in [
+            ("variant=ewn:3x3x4", "cannot change mid-run"),
+            ("init_std=0.1", "cannot change mid-run"),
+            ("seed=3", "--seed"),
+            ("search.nope=1", "no setting `search.nope`"),
+            ("window", "key=value"),
+            ("search.init_q=sometimes", "sometimes"),
+        ] {
+            let e = apply_overrides(&s, &[bad.to_string()])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let e = apply_overrides(&s, &["window=3".into(), "window=4".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("set twice"), "{e}");
+    }
 }

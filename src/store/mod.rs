@@ -274,6 +274,11 @@ impl Store {
         runs::iteration_hashes(&self.conn, run_id).map_err(|e| self.err(e))
     }
 
+    /// The (run id, iteration, game index) of a stored self-play game.
+    pub fn game_owner(&self, hash: &ObjectHash) -> Result<Option<(i64, u32, u32)>> {
+        runs::game_owner(&self.conn, hash).map_err(|e| self.err(e))
+    }
+
     /// Every hash the run tables hold, labelled with where it sits (run, iteration, game).
     pub fn run_references(&self) -> Result<Vec<(String, ObjectHash)>> {
         runs::references(&self.conn).map_err(|e| self.err(e))

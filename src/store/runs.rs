@@ -542,3 +542,16 @@ pub(super) fn references(conn: &Connection) -> rusqlite::Result<Vec<(String, Obj
     }
     Ok(out)
 }
+
+/// The run, iteration and game index of a stored self-play game (the first run that has it).
+pub(super) fn game_owner(
+    conn: &Connection,
+    hash: &ObjectHash,
+) -> rusqlite::Result<Option<(i64, u32, u32)>> {
+    conn.prepare_cached(
+        "SELECT run_id, iteration, game FROM run_games WHERE hash = ?1
+         ORDER BY run_id, iteration, game LIMIT 1",
+    )?
+    .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+    .optional()
+}
