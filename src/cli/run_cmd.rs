@@ -179,6 +179,7 @@ pub(super) fn print_outcome(
             "store_share": share(out.store_seconds),
             "store_wait_seconds": out.store_wait_seconds,
             "store_wait_share": share(out.store_wait_seconds),
+            "restart_seconds": out.restart_seconds,
             "baseline": out.baseline,
             "metrics": out.last.as_ref().map(|s| &s.metrics),
         });

@@ -112,6 +112,7 @@ pub fn resume(
     text: &str,
     observer: &mut dyn Observer,
 ) -> Result<Resumed, RunError> {
+    let since = Instant::now();
     let row = find(store, text)?;
     if row.iterations_done >= row.iterations_planned {
         return Ok(Resumed::Finished {
@@ -140,6 +141,7 @@ pub fn resume(
             done: row.iterations_done,
             head: row.head,
             baseline: record.parent.is_none() && !store.has_evaluation(row.id, 0)?,
+            since,
         };
         Ok::<_, RunError>((cfg, work))
     })();

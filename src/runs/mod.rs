@@ -24,10 +24,14 @@
 //! fixed order, so the head is a pure function of (variant, settings, seed, N), whatever the
 //! thread count. Times, thread counts and sizes go to plain columns.
 //!
-//! Designed for resume and branch (next issue): games are committed in batches as they
-//! finish; an iteration's snapshot, evaluation and record land together; samples are derived
-//! from stored game records alone ([`crate::learner::self_play::samples_from_record`]); the
-//! coverage count `seen` is derivable from the stored games; the run record has a `parent`.
+//! Resume, branch, verify and checkout ([`life`]) rest on this: games are committed in
+//! batches as they finish; an iteration's snapshot, evaluation and record land together;
+//! samples are derived from stored game records alone
+//! ([`crate::learner::self_play::samples_from_record`]); the coverage count `seen` is derived
+//! from the stored games. The loop ([`Loop::iterate`]) starts from any committed iteration
+//! ([`StartPoint`], rebuilt from the store) and sends its records to a sink: the writer for a
+//! run, a comparison with the stored records for `verify`. A run is locked while a process
+//! works on it.
 
 pub mod life;
 pub mod records;
@@ -142,6 +146,9 @@ pub struct RunOutcome {
     pub store_seconds: f64,
     /// Seconds the iteration loop waited on the writer (a full queue, the final flush).
     pub store_wait_seconds: f64,
+    /// Seconds from the start of the process's work on the run (lock, solution, rebuilding
+    /// the table, window, coverage and reused games from the store) to its first new work.
+    pub restart_seconds: f64,
 }
 
 /// Creates the run's records and row; returns (run id, run hash).
@@ -201,6 +208,7 @@ pub fn start(
         done: 0,
         head: None,
         baseline: true,
+        since: Instant::now(),
     };
     run_locked(store, cfg, &work, observer)
 }
@@ -220,6 +228,8 @@ pub(crate) struct Work {
     pub head: Option<ObjectHash>,
     /// Whether the untrained table's evaluation is still to be stored.
     pub baseline: bool,
+    /// When this process began working on the run.
+    pub since: Instant,
 }
 
 /// Runs a locked run to its end, releasing the lock whatever happens.
@@ -318,6 +328,7 @@ pub(crate) fn execute<G: Game>(
             reuse.push(store.get::<GameRecord>(&h)?);
         }
     }
+    let restart_seconds = work.since.elapsed().as_secs_f64();
     let (tx, rx) = std::sync::mpsc::sync_channel::<Job<G::Key>>(WRITE_QUEUE);
     let run_id = work.run_id;
     std::thread::scope(|scope| {
@@ -344,6 +355,7 @@ pub(crate) fn execute<G: Game>(
         out.store_wait_seconds += t.elapsed().as_secs_f64();
         out.store_seconds = busy;
         out.seconds = started.elapsed().as_secs_f64();
+        out.restart_seconds = restart_seconds;
         Ok(out)
     })
 }
@@ -800,6 +812,7 @@ impl<G: Game> Loop<'_, G> {
             seconds: started.elapsed().as_secs_f64(),
             store_seconds: 0.0,
             store_wait_seconds: wait,
+            restart_seconds: 0.0,
         })
     }
 }

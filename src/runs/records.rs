@@ -8,7 +8,8 @@
 //!   table after an iteration; a full checkpoint every `checkpoint_every` iterations, else the
 //!   rows changed by the iteration on top of the previous snapshot (`base`).
 //! - `evaluation/v1` ([`EvaluationRecord`]): the metrics of an iteration.
-//! - `iteration/v1` ([`IterationRecord`]): the run, the iteration number, the settings in
+//! - `iteration/v1` ([`IterationRecord`]): the run's line (its run record without the
+//!   parent), the iteration number, the settings in
 //!   force, its games in order, its snapshot and evaluation, and the previous iteration
 //!   record. The last one's hash is the run's head.
 //!
@@ -53,7 +54,9 @@ impl Record for RunRecord {
 /// One iteration of a run; the last one's hash is the run's head.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IterationRecord {
-    /// The `run/v1` hash.
+    /// The run's *line*: the hash of its `run/v1` record with `parent` left out (for a root
+    /// run, its run record; for a branch, a record stored beside its own). So a branch with
+    /// no overrides and its parent's seed makes its parent's records.
     pub run: ObjectHash,
     /// 1-based.
     pub iteration: u32,
