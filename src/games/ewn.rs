@@ -669,7 +669,9 @@ impl Game for Ewn {
             return;
         }
         let (list, n) = &ACTION_LISTS[self.action_mask(s)];
-        out.extend_from_slice(&list[..*n as usize]);
+        // A fixed-size copy (no memcpy call), then the length.
+        out.extend_from_slice(list);
+        out.truncate(*n as usize);
     }
 
     #[inline]
@@ -728,7 +730,9 @@ impl Game for Ewn {
         out.clear();
         let n = match s.phase() {
             Phase::Roll => {
-                out.extend_from_slice(&self.die_outcomes[..self.k as usize]);
+                // A fixed-size copy (no memcpy call), then the length.
+                out.extend_from_slice(&self.die_outcomes);
+                out.truncate(self.k as usize);
                 return;
             }
             Phase::PlaceRed | Phase::PlaceBlue => factorial(self.k as usize),
