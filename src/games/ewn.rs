@@ -138,18 +138,23 @@ enum Phase {
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
 #[repr(C, align(16))]
 pub struct EwnState {
-    /// Red piece n at `pos[n-1]`, blue piece n at `pos[k+n-1]`; `OFF` when not on the board
-    /// (and for every entry from 2k on).
-    pos: [u8; 2 * KMAX],
-    /// Side (bit 0: 0 red, 1 blue), phase (bits 1-3, `Phase as u8`) and die (bits 4-6:
-    /// 1..=k in `Move`, 0 otherwise); read through [`EwnState::side`] and friends.
-    meta: u8,
-    /// In `Move`: the `pos` indices of the pieces actions h = 0 (low nibble) and h = 1 (high
-    /// nibble) move, `NO_MOVER` for none, found once when the die is rolled; `NO_MOVERS` in
-    /// every other phase. A function of the other fields, so equal positions have equal
-    /// states.
-    movers: u8,
+    /// Bytes 0..14, `pos`: red piece n at `pos[n-1]`, blue piece n at `pos[k+n-1]`; `OFF`
+    /// when not on the board (and for every entry from 2k on).
+    ///
+    /// Byte 14, `meta`: side (bit 0: 0 red, 1 blue), phase (bits 1-3, `Phase as u8`) and die
+    /// (bits 4-6: 1..=k in `Move`, 0 otherwise); read through [`EwnState::side`] and friends.
+    ///
+    /// Byte 15, `movers`: in `Move`, the `pos` indices of the pieces actions h = 0 (low
+    /// nibble) and h = 1 (high nibble) move, `NO_MOVER` for none, found once when the die is
+    /// rolled; `NO_MOVERS` in every other phase. A function of the other bytes, so equal
+    /// positions have equal states.
+    b: [u8; 16],
 }
+
+/// Index of the `meta` byte.
+const META: usize = 14;
+/// Index of the `movers` byte.
+const MOVERS: usize = 15;
 
 /// A `movers` nibble naming no piece (never a `pos` index).
 const NO_MOVER: u8 = 0xF;
@@ -158,21 +163,32 @@ const NO_MOVERS: u8 = 0xFF;
 
 impl EwnState {
     fn new(pos: [u8; 2 * KMAX], side: Player, phase: Phase, die: u8, movers: u8) -> EwnState {
-        EwnState {
-            pos,
-            meta: pack_meta(side, phase, die),
-            movers,
-        }
+        let mut b = [0; 16];
+        b[..2 * KMAX].copy_from_slice(&pos);
+        b[META] = pack_meta(side, phase, die);
+        b[MOVERS] = movers;
+        EwnState { b }
+    }
+
+    /// The piece squares (see the field).
+    #[inline]
+    fn pos(&self) -> &[u8] {
+        &self.b[..2 * KMAX]
+    }
+
+    #[inline]
+    fn meta(&self) -> u8 {
+        self.b[META]
     }
 
     #[inline]
     fn side(&self) -> Player {
-        Player::from_index(usize::from(self.meta & 1))
+        Player::from_index(usize::from(self.meta() & 1))
     }
 
     #[inline]
     fn phase(&self) -> Phase {
-        match self.meta >> 1 & 7 {
+        match self.meta() >> 1 & 7 {
             0 => Phase::PlaceRed,
             1 => Phase::PlaceBlue,
             2 => Phase::Roll,
@@ -183,41 +199,31 @@ impl EwnState {
 
     #[inline]
     fn die(&self) -> u8 {
-        self.meta >> 4
+        self.meta() >> 4
     }
 
     /// The `pos` index moved by actions `3h + dir` (`NO_MOVER` for none).
     #[inline]
     fn mover(&self, h: usize) -> u8 {
-        self.movers >> (4 * h) & NO_MOVER
+        self.b[MOVERS] >> (4 * h) & NO_MOVER
     }
 
     /// The 16 bytes: `pos`, `meta`, `movers`.
     #[inline]
     fn bytes(&self) -> [u8; 16] {
-        let mut b = [0; 16];
-        b[..2 * KMAX].copy_from_slice(&self.pos);
-        b[14] = self.meta;
-        b[15] = self.movers;
-        b
+        self.b
     }
 
     #[inline]
     fn from_bytes(b: [u8; 16]) -> EwnState {
-        let mut pos = [0; 2 * KMAX];
-        pos.copy_from_slice(&b[..2 * KMAX]);
-        EwnState {
-            pos,
-            meta: b[14],
-            movers: b[15],
-        }
+        EwnState { b }
     }
 }
 
 impl std::fmt::Debug for EwnState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EwnState")
-            .field("pos", &self.pos)
+            .field("pos", &self.pos())
             .field("side", &self.side())
             .field("die", &self.die())
             .field("phase", &self.phase())
@@ -444,7 +450,7 @@ impl Ewn {
         if n == 0 || n > self.k as usize {
             return None;
         }
-        match s.pos[self.base(p) + n - 1] {
+        match s.pos()[self.base(p) + n - 1] {
             OFF => None,
             sq => Some(sq as usize),
         }
@@ -481,7 +487,7 @@ impl Ewn {
         let phase = self.classify(&pos, side, die)?;
         let mut s = EwnState::new(pos, side, phase, die, NO_MOVERS);
         if phase == Phase::Move {
-            s.movers = self.movable(&s.bytes(), side, die);
+            s.b[MOVERS] = self.movable(&s.bytes(), side, die);
         }
         Ok(s)
     }
@@ -582,7 +588,7 @@ impl Ewn {
         let masks = &self.step_mask[s.side().index()];
         let mut m = 0;
         for h in 0..2 {
-            if let Some(&sq) = s.pos.get(s.mover(h) as usize) {
+            if let Some(&sq) = s.pos().get(s.mover(h) as usize) {
                 m |= usize::from(masks[sq as usize]) << (3 * h);
             }
         }
@@ -595,7 +601,7 @@ impl Ewn {
             return None;
         }
         let i = s.mover(usize::from(a >= 3)) as usize;
-        let from = s.pos[i];
+        let from = s.pos()[i];
         let to = from.wrapping_add(self.step_delta[s.side().index()][a as usize % 3]);
         Some((i, from, to))
     }
@@ -625,12 +631,33 @@ impl Ewn {
     /// The piece (colour, number) on square `sq`, if any.
     fn piece_on(&self, s: &EwnState, sq: u8) -> Option<(Player, usize)> {
         let k = self.k as usize;
-        let i = s.pos[..2 * k].iter().position(|&x| x == sq)?;
+        let i = s.pos()[..2 * k].iter().position(|&x| x == sq)?;
         Some(if i < k {
             (Player::P0, i + 1)
         } else {
             (Player::P1, i - k + 1)
         })
+    }
+
+    /// The state after placement outcome `o` (or a caller's non-placement state unchanged).
+    #[inline(never)]
+    fn place(&self, s: &EwnState, o: Outcome) -> EwnState {
+        let (base, squares, next) = match s.phase() {
+            Phase::PlaceRed => (0, &self.red_start, Phase::PlaceBlue),
+            Phase::PlaceBlue => (self.k as usize, &self.blue_start, Phase::Roll),
+            Phase::Roll | Phase::Move | Phase::Over => {
+                debug_assert!(false, "not a placement: {s:?}");
+                return *s;
+            }
+        };
+        debug_assert!((o as usize) < factorial(self.k as usize), "outcome {o}");
+        let mut t = *s;
+        let perm = self.unrank(o as usize);
+        for j in 0..self.k as usize {
+            t.b[base + perm[j] as usize - 1] = squares[j];
+        }
+        t.b[META] = pack_meta(Player::P0, next, 0);
+        t
     }
 
     fn bad_key(&self, key: u64, reason: impl Into<String>) -> GameError {
@@ -654,7 +681,7 @@ impl Game for Ewn {
         EwnState::new([OFF; 2 * KMAX], Player::P0, Phase::PlaceRed, 0, NO_MOVERS)
     }
 
-    #[inline]
+    #[inline(always)]
     fn turn(&self, s: &EwnState) -> Turn {
         match s.phase() {
             Phase::PlaceRed | Phase::PlaceBlue | Phase::Roll => Turn::Chance,
@@ -663,6 +690,7 @@ impl Game for Ewn {
         }
     }
 
+    #[inline(always)]
     fn legal_actions(&self, s: &EwnState, out: &mut Vec<Action>) {
         out.clear();
         if s.phase() != Phase::Move {
@@ -674,7 +702,7 @@ impl Game for Ewn {
         out.truncate(*n as usize);
     }
 
-    #[inline]
+    #[inline(always)]
     fn apply(&self, s: &EwnState, a: Action) -> EwnState {
         debug_assert!(
             self.decode_action(s, a).is_some(),
@@ -689,7 +717,7 @@ impl Game for Ewn {
         let dir = a as usize - 3 * h;
         let i = s.mover(h) as usize;
         // An illegal action (a caller bug) leaves the state as it is.
-        let Some(&from) = s.pos.get(i) else {
+        let Some(&from) = s.pos().get(i) else {
             return *s;
         };
         if self.step_mask[si][from as usize] >> dir & 1 == 0 {
@@ -725,7 +753,7 @@ impl Game for Ewn {
         EwnState::from_bytes(t)
     }
 
-    #[inline]
+    #[inline(always)]
     fn chance_outcomes(&self, s: &EwnState, out: &mut Vec<ChanceOutcome>) {
         out.clear();
         let n = match s.phase() {
@@ -745,36 +773,28 @@ impl Game for Ewn {
         }));
     }
 
-    #[inline]
+    #[inline(always)]
     fn apply_chance(&self, s: &EwnState, o: Outcome) -> EwnState {
         match s.phase() {
-            Phase::PlaceRed | Phase::PlaceBlue => {
-                let mut t = *s;
-                let perm = self.unrank(o as usize);
-                let (base, squares, next) = if s.phase() == Phase::PlaceRed {
-                    (0, &self.red_start, Phase::PlaceBlue)
-                } else {
-                    (self.k as usize, &self.blue_start, Phase::Roll)
-                };
-                for j in 0..self.k as usize {
-                    t.pos[base + perm[j] as usize - 1] = squares[j];
-                }
-                t.meta = pack_meta(Player::P0, next, 0);
-                t
-            }
             Phase::Roll => {
                 debug_assert!((o as usize) < self.k as usize, "die outcome {o}");
                 let side = s.side();
                 let die = o as u8 + 1;
-                let mut b = s.bytes();
-                b[15] = self.movable(&b, side, die);
-                b[14] = pack_meta(side, Phase::Move, die);
-                EwnState::from_bytes(b)
+                let b = s.bytes();
+                let movers = self.movable(&b, side, die);
+                let meta = pack_meta(side, Phase::Move, die);
+                // Built lane by lane, so it stays one vector (no partial stores).
+                let mut t = [0u8; 16];
+                for (j, (y, &x)) in t.iter_mut().zip(&b).enumerate() {
+                    *y = match j {
+                        14 => meta,
+                        15 => movers,
+                        _ => x,
+                    };
+                }
+                EwnState::from_bytes(t)
             }
-            Phase::Move | Phase::Over => {
-                debug_assert!(false, "not a chance state: {s:?}");
-                *s
-            }
+            _ => self.place(s, o),
         }
     }
 
@@ -782,7 +802,7 @@ impl Game for Ewn {
     fn key(&self, s: &EwnState) -> u64 {
         let k2 = 2 * self.k as usize;
         let mut key = 0u64;
-        for (i, &x) in s.pos[..k2].iter().enumerate() {
+        for (i, &x) in s.pos()[..k2].iter().enumerate() {
             let v = if x == OFF { 0 } else { x as u64 + 1 };
             key |= v << (i as u32 * self.bits);
         }
