@@ -238,7 +238,7 @@ fn pack_meta(side: Player, phase: Phase, die: u8) -> u8 {
 }
 
 /// Bit `i` (i < 14) set when byte `i` is on the board (not `OFF`).
-#[inline]
+#[inline(always)]
 fn on_board(b: &[u8; 16]) -> u32 {
     let mut bits = 0;
     for (i, &x) in b.iter().enumerate() {
@@ -558,7 +558,7 @@ impl Ewn {
     /// The `movers` of a decision state with pieces `b` (its bytes), `side` to move and die
     /// `d`: piece d if it is on the board, else the next-lower (h = 0) and next-higher
     /// (h = 1) pieces the side has.
-    #[inline]
+    #[inline(always)]
     fn movable(&self, b: &[u8; 16], side: Player, d: u8) -> u8 {
         let base = self.base(side) as u32;
         let d = u32::from(d);
