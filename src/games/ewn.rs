@@ -134,9 +134,9 @@ enum Phase {
 }
 
 /// An EWN state: piece squares, side, die, phase and the pieces the die lets move, in 16
-/// bytes that the hot paths load, build and store as one vector (see [`EwnState::bytes`]).
+/// bytes held as one `u128` (byte j = bits 8j..8j+8), which the hot paths update with
+/// word-wide bit operations in registers (no byte stores followed by wide loads).
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
-#[repr(C, align(16))]
 pub struct EwnState {
     /// Bytes 0..14, `pos`: red piece n at `pos[n-1]`, blue piece n at `pos[k+n-1]`; `OFF`
     /// when not on the board (and for every entry from 2k on).
@@ -148,7 +148,7 @@ pub struct EwnState {
     /// nibble) and h = 1 (high nibble) move, `NO_MOVER` for none, found once when the die is
     /// rolled; `NO_MOVERS` in every other phase. A function of the other bytes, so equal
     /// positions have equal states.
-    b: [u8; 16],
+    v: u128,
 }
 
 /// Index of the `meta` byte.
@@ -167,18 +167,26 @@ impl EwnState {
         b[..2 * KMAX].copy_from_slice(&pos);
         b[META] = pack_meta(side, phase, die);
         b[MOVERS] = movers;
-        EwnState { b }
+        EwnState::from_bytes(b)
     }
 
     /// The piece squares (see the field).
     #[inline]
-    fn pos(&self) -> &[u8] {
-        &self.b[..2 * KMAX]
+    fn pos(&self) -> [u8; 2 * KMAX] {
+        let mut pos = [0; 2 * KMAX];
+        pos.copy_from_slice(&self.bytes()[..2 * KMAX]);
+        pos
+    }
+
+    /// Byte `j` (< 16).
+    #[inline(always)]
+    fn byte(&self, j: usize) -> u8 {
+        (self.v >> (8 * j)) as u8
     }
 
     #[inline]
     fn meta(&self) -> u8 {
-        self.b[META]
+        self.byte(META)
     }
 
     #[inline]
@@ -205,18 +213,20 @@ impl EwnState {
     /// The `pos` index moved by actions `3h + dir` (`NO_MOVER` for none).
     #[inline]
     fn mover(&self, h: usize) -> u8 {
-        self.b[MOVERS] >> (4 * h) & NO_MOVER
+        self.byte(MOVERS) >> (4 * h) & NO_MOVER
     }
 
     /// The 16 bytes: `pos`, `meta`, `movers`.
     #[inline]
     fn bytes(&self) -> [u8; 16] {
-        self.b
+        self.v.to_le_bytes()
     }
 
     #[inline]
     fn from_bytes(b: [u8; 16]) -> EwnState {
-        EwnState { b }
+        EwnState {
+            v: u128::from_le_bytes(b),
+        }
     }
 }
 
@@ -237,14 +247,35 @@ fn pack_meta(side: Player, phase: Phase, die: u8) -> u8 {
     side.index() as u8 | (phase as u8) << 1 | die << 4
 }
 
-/// Bit `i` (i < 14) set when byte `i` is on the board (not `OFF`).
+/// Every byte 0x01.
+const ONES: u128 = u128::MAX / 0xFF;
+/// Every byte 0x7F.
+const LOW7: u128 = ONES * 0x7F;
+/// The `pos` bytes (0..14) of a state's `u128`.
+const POS_BYTES: u128 = (1 << (16 * KMAX)) - 1;
+
+/// 0x80 in every byte of `x` that is zero, 0 in every other byte (exact: no carries between
+/// bytes, since `(x & 0x7F) + 0x7F` stays below 0x100).
 #[inline(always)]
-fn on_board(b: &[u8; 16]) -> u32 {
-    let mut bits = 0;
-    for (i, &x) in b.iter().enumerate() {
-        bits |= u32::from(x != OFF) << i;
-    }
-    bits & ((1 << (2 * KMAX)) - 1)
+fn zero_bytes(x: u128) -> u128 {
+    !(((x & LOW7) + LOW7) | x | LOW7)
+}
+
+/// Bit j set for every byte j (of 16) of `m` whose top bit is set; `m` has no other bits.
+#[inline(always)]
+fn byte_bits(m: u128) -> u32 {
+    // Byte j's bit, moved to bit 0 of the byte, lands at bit 56 + j of the product; the
+    // other partial products stay below bit 56 or above bit 63 and never carry into them.
+    const GATHER: u64 = 0x0102_0408_1020_4080;
+    let lo = ((m as u64) >> 7).wrapping_mul(GATHER) >> 56;
+    let hi = (((m >> 64) as u64) >> 7).wrapping_mul(GATHER) >> 56;
+    (lo | hi << 8) as u32
+}
+
+/// Bit `i` (i < 14) set when `pos[i]` of the state `v` is on the board (not `OFF`).
+#[inline(always)]
+fn on_board(v: u128) -> u32 {
+    !byte_bits(zero_bytes(!v)) & ((1 << (2 * KMAX)) - 1)
 }
 
 /// EinStein würfelt nicht! on a W x H board with k pieces per side.
@@ -487,7 +518,7 @@ impl Ewn {
         let phase = self.classify(&pos, side, die)?;
         let mut s = EwnState::new(pos, side, phase, die, NO_MOVERS);
         if phase == Phase::Move {
-            s.b[MOVERS] = self.movable(&s.bytes(), side, die);
+            s = EwnState::new(pos, side, phase, die, self.movable(s.v, side, die));
         }
         Ok(s)
     }
@@ -555,14 +586,14 @@ impl Ewn {
         }
     }
 
-    /// The `movers` of a decision state with pieces `b` (its bytes), `side` to move and die
-    /// `d`: piece d if it is on the board, else the next-lower (h = 0) and next-higher
+    /// The `movers` of a decision state with pieces `v` (its `u128`), `side` to move and
+    /// die `d`: piece d if it is on the board, else the next-lower (h = 0) and next-higher
     /// (h = 1) pieces the side has.
     #[inline(always)]
-    fn movable(&self, b: &[u8; 16], side: Player, d: u8) -> u8 {
+    fn movable(&self, v: u128, side: Player, d: u8) -> u8 {
         let base = self.base(side) as u32;
         let d = u32::from(d);
-        let own = on_board(b) >> base & ((1 << self.k) - 1);
+        let own = on_board(v) >> base & ((1 << self.k) - 1);
         let die_bit = 1 << (d - 1);
         if own & die_bit != 0 {
             return (base + d - 1) as u8 | NO_MOVER << 4;
@@ -588,8 +619,9 @@ impl Ewn {
         let masks = &self.step_mask[s.side().index()];
         let mut m = 0;
         for h in 0..2 {
-            if let Some(&sq) = s.pos().get(s.mover(h) as usize) {
-                m |= usize::from(masks[sq as usize]) << (3 * h);
+            let i = s.mover(h) as usize;
+            if i < 2 * KMAX {
+                m |= usize::from(masks[s.byte(i) as usize]) << (3 * h);
             }
         }
         m
@@ -651,13 +683,13 @@ impl Ewn {
             }
         };
         debug_assert!((o as usize) < factorial(self.k as usize), "outcome {o}");
-        let mut t = *s;
+        let mut b = s.bytes();
         let perm = self.unrank(o as usize);
         for j in 0..self.k as usize {
-            t.b[base + perm[j] as usize - 1] = squares[j];
+            b[base + perm[j] as usize - 1] = squares[j];
         }
-        t.b[META] = pack_meta(Player::P0, next, 0);
-        t
+        b[META] = pack_meta(Player::P0, next, 0);
+        EwnState::from_bytes(b)
     }
 
     fn bad_key(&self, key: u64, reason: impl Into<String>) -> GameError {
@@ -717,40 +749,25 @@ impl Game for Ewn {
         let dir = a as usize - 3 * h;
         let i = s.mover(h) as usize;
         // An illegal action (a caller bug) leaves the state as it is.
-        let Some(&from) = s.pos().get(i) else {
+        if i >= 2 * KMAX {
             return *s;
-        };
+        }
+        let from = s.byte(i);
         if self.step_mask[si][from as usize] >> dir & 1 == 0 {
             return *s;
         }
         let to = from.wrapping_add(self.step_delta[si][dir]);
-        let b = s.bytes();
-        // Whatever stands on `to` is captured; the opponent loses when none of its pieces is
-        // left (the mover's own piece `i` is not the opponent's).
-        let mut captured = 0u32;
-        for (j, &x) in b.iter().enumerate() {
-            captured |= u32::from(x == to) << j;
-        }
+        // Whatever stands on `to` is captured (set OFF), then piece i moves there.
+        let hit = zero_bytes(s.v ^ ONES * u128::from(to)) & POS_BYTES;
+        let mut v = s.v | hit | (hit - (hit >> 7));
+        v = v & !(0xFF << (8 * i)) | u128::from(to) << (8 * i);
+        // The opponent loses on the mover's target or with no piece left.
         let opp = side.other();
         let opp_bits = ((1u32 << self.k) - 1) << self.base(opp);
-        let won = to == self.target[si] || on_board(&b) & !captured & opp_bits == 0;
+        let won = to == self.target[si] || on_board(v) & opp_bits == 0;
         let meta = pack_meta(opp, if won { Phase::Over } else { Phase::Roll }, 0);
-        // The new state built lane by lane, so it stays one vector (no partial stores).
-        let mut t = [0u8; 16];
-        for (j, (y, &x)) in t.iter_mut().zip(&b).enumerate() {
-            *y = if j == i {
-                to
-            } else if j == 14 {
-                meta
-            } else if j == 15 {
-                NO_MOVERS
-            } else if x == to {
-                OFF
-            } else {
-                x
-            };
-        }
-        EwnState::from_bytes(t)
+        v = v & POS_BYTES | u128::from(meta) << (8 * META) | u128::from(NO_MOVERS) << (8 * MOVERS);
+        EwnState { v }
     }
 
     #[inline(always)]
@@ -780,19 +797,13 @@ impl Game for Ewn {
                 debug_assert!((o as usize) < self.k as usize, "die outcome {o}");
                 let side = s.side();
                 let die = o as u8 + 1;
-                let b = s.bytes();
-                let movers = self.movable(&b, side, die);
+                let movers = self.movable(s.v, side, die);
                 let meta = pack_meta(side, Phase::Move, die);
-                // Built lane by lane, so it stays one vector (no partial stores).
-                let mut t = [0u8; 16];
-                for (j, (y, &x)) in t.iter_mut().zip(&b).enumerate() {
-                    *y = match j {
-                        14 => meta,
-                        15 => movers,
-                        _ => x,
-                    };
+                EwnState {
+                    v: s.v & POS_BYTES
+                        | u128::from(meta) << (8 * META)
+                        | u128::from(movers) << (8 * MOVERS),
                 }
-                EwnState::from_bytes(t)
             }
             _ => self.place(s, o),
         }
@@ -1121,6 +1132,50 @@ mod tests {
 
     fn names(g: &Ewn, s: &EwnState) -> Vec<String> {
         legal(g, s).iter().map(|&a| g.action_name(s, a)).collect()
+    }
+
+    /// The word-wide byte helpers against byte-by-byte loops, on every single-byte value in
+    /// every position and on mixed words.
+    #[test]
+    fn byte_helpers_match_byte_loops() {
+        let check = |b: [u8; 16]| {
+            let v = u128::from_le_bytes(b);
+            let mut zero = 0u32;
+            let mut on = 0u32;
+            for (j, &x) in b.iter().enumerate() {
+                zero |= u32::from(x == 0) << j;
+                if j < 2 * KMAX {
+                    on |= u32::from(x != OFF) << j;
+                }
+            }
+            assert_eq!(byte_bits(zero_bytes(v)), zero, "{b:?}");
+            assert_eq!(on_board(v), on, "{b:?}");
+        };
+        for j in 0..16 {
+            for x in 0..=255u8 {
+                let mut b = [OFF; 16];
+                b[j] = x;
+                check(b);
+                let mut b = [0x80; 16];
+                b[j] = x;
+                check(b);
+            }
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15_u128;
+        for _ in 0..10_000 {
+            x = x.wrapping_mul(0x2545_F491_4F6C_DD1D_0000_0000_0000_0001) ^ x >> 61;
+            let mut b = x.to_le_bytes();
+            // Mostly OFF, zero and small values, as in real states.
+            for (j, y) in b.iter_mut().enumerate() {
+                match (x >> (j * 3)) & 3 {
+                    0 => *y = OFF,
+                    1 => *y = 0,
+                    2 => *y %= 25,
+                    _ => {}
+                }
+            }
+            check(b);
+        }
     }
 
     #[test]
