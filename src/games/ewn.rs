@@ -761,10 +761,12 @@ impl Game for Ewn {
         let hit = zero_bytes(s.v ^ ONES * u128::from(to)) & POS_BYTES;
         let mut v = s.v | hit | (hit - (hit >> 7));
         v = v & !(0xFF << (8 * i)) | u128::from(to) << (8 * i);
-        // The opponent loses on the mover's target or with no piece left.
+        // The opponent loses on the mover's target, or when its last piece is captured
+        // (worked out from the state before the move, off the update's critical path).
         let opp = side.other();
         let opp_bits = ((1u32 << self.k) - 1) << self.base(opp);
-        let won = to == self.target[si] || on_board(v) & opp_bits == 0;
+        let last = (on_board(s.v) & opp_bits).count_ones() == 1;
+        let won = to == self.target[si] || last && byte_bits(hit) & opp_bits != 0;
         let meta = pack_meta(opp, if won { Phase::Over } else { Phase::Roll }, 0);
         v = v & POS_BYTES | u128::from(meta) << (8 * META) | u128::from(NO_MOVERS) << (8 * MOVERS);
         EwnState { v }
