@@ -291,8 +291,9 @@ pub struct Ewn {
     red_start: [u8; KMAX],
     blue_start: [u8; KMAX],
     /// Per side and square: bit `dir` set when the step in direction `dir` stays on the
-    /// board (0 for squares off the board, `OFF` included).
-    step_mask: [[u8; 256]; 2],
+    /// board (0 for squares off the board, `OFF` included). Boxed to keep the game value
+    /// (and `AnyGame`) small.
+    step_mask: Box<[[u8; 256]; 2]>,
     /// Per side and direction: the square index difference of a step (wrapping).
     step_delta: [[u8; 3]; 2],
     /// The target corner of each side.
@@ -401,7 +402,7 @@ impl Ewn {
             red_start[j] = s;
             blue_start[j] = (n - 1) as u8 - s;
         }
-        let mut step_mask = [[0u8; 256]; 2];
+        let mut step_mask = Box::new([[0u8; 256]; 2]);
         for r in 0..h {
             for c in 0..w {
                 let sq = (r * w + c) as usize;
@@ -758,7 +759,7 @@ impl Game for Ewn {
         }
         let to = from.wrapping_add(self.step_delta[si][dir]);
         // Whatever stands on `to` is captured (set OFF), then piece i moves there.
-        let hit = zero_bytes(s.v ^ ONES * u128::from(to)) & POS_BYTES;
+        let hit = zero_bytes(s.v ^ (ONES * u128::from(to))) & POS_BYTES;
         let mut v = s.v | hit | (hit - (hit >> 7));
         v = v & !(0xFF << (8 * i)) | u128::from(to) << (8 * i);
         // The opponent loses on the mover's target, or when its last piece is captured
