@@ -182,7 +182,11 @@ impl EwnState {
     #[inline(always)]
     fn byte(&self, j: usize) -> u8 {
         // One 64-bit half, then a shift (cheaper than a variable u128 shift).
-        let half = if j < 8 { self.v as u64 } else { (self.v >> 64) as u64 };
+        let half = if j < 8 {
+            self.v as u64
+        } else {
+            (self.v >> 64) as u64
+        };
         (half >> (8 * (j & 7))) as u8
     }
 
@@ -300,6 +304,8 @@ pub struct Ewn {
     step_delta: [[u8; 3]; 2],
     /// The target corner of each side.
     target: [u8; 2],
+    /// Per side: 0xFF in the `u128` bytes of its pieces (`pos[base..base + k]`).
+    side_bytes: [u128; 2],
     /// The die roll's outcomes, `1/k` each.
     die_outcomes: [ChanceOutcome; KMAX],
 }
@@ -441,6 +447,7 @@ impl Ewn {
             step_mask,
             step_delta: [red_delta, blue_delta],
             target: [(n - 1) as u8, 0],
+            side_bytes: [0, ku].map(|base| ((1u128 << (8 * ku)) - 1) << (8 * base)),
             die_outcomes,
         })
     }
@@ -766,10 +773,9 @@ impl Game for Ewn {
         v = v & !(0xFF << (8 * i)) | u128::from(to) << (8 * i);
         // The opponent loses on the mover's target, or when its last piece is captured
         // (worked out from the state before the move, off the update's critical path).
+        // The opponent loses on the mover's target, or when all its bytes are OFF.
         let opp = side.other();
-        let opp_bits = ((1u32 << self.k) - 1) << self.base(opp);
-        let last = (on_board(s.v) & opp_bits).count_ones() == 1;
-        let won = to == self.target[si] || last && byte_bits(hit) & opp_bits != 0;
+        let won = to == self.target[si] || !v & self.side_bytes[opp.index()] == 0;
         let meta = pack_meta(opp, if won { Phase::Over } else { Phase::Roll }, 0);
         v = v & POS_BYTES | u128::from(meta) << (8 * META) | u128::from(NO_MOVERS) << (8 * MOVERS);
         EwnState { v }
