@@ -95,11 +95,31 @@ pub const FAMILY: FamilyInfo = FamilyInfo {
 pub const KMAX: usize = 7;
 /// Largest board width and height.
 pub const MAX_DIM: u32 = 15;
-/// `pos` entry of a piece that is not on the board.
+/// `pos` entry of a piece that is not on the board (and `movers` entry of no piece).
 const OFF: u8 = u8::MAX;
+
+/// Legal action lists by mask (bit `3h + dir` set = action `3h + dir` legal), ascending, with
+/// their lengths: `legal_actions` copies one instead of testing each action.
+const ACTION_LISTS: [([Action; 6], u8); 64] = {
+    let mut t = [([0; 6], 0); 64];
+    let mut m = 0;
+    while m < 64 {
+        let mut a = 0;
+        while a < 6 {
+            if m >> a & 1 == 1 {
+                t[m].0[t[m].1 as usize] = a as Action;
+                t[m].1 += 1;
+            }
+            a += 1;
+        }
+        m += 1;
+    }
+    t
+};
 
 /// Where a state stands in the game.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
 enum Phase {
     /// Chance: red's pieces are placed (the start state).
     PlaceRed,
@@ -113,20 +133,159 @@ enum Phase {
     Over,
 }
 
-/// An EWN state: piece squares, side, die and phase (17 bytes).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+/// An EWN state: piece squares, side, die, phase and the pieces the die lets move, in 16
+/// bytes held as one `u128` (byte j = bits 8j..8j+8), which the hot paths update with
+/// word-wide bit operations in registers (no byte stores followed by wide loads).
+#[derive(Copy, Clone, PartialEq, Eq, Hash)]
 pub struct EwnState {
-    /// Red piece n at `pos[n-1]`, blue piece n at `pos[k+n-1]`; `OFF` when not on the board
-    /// (and for every entry from 2k on).
-    pos: [u8; 2 * KMAX],
-    side: Player,
-    /// 1..=k in `Move`, 0 otherwise.
-    die: u8,
-    phase: Phase,
+    /// Bytes 0..14, `pos`: red piece n at `pos[n-1]`, blue piece n at `pos[k+n-1]`; `OFF`
+    /// when not on the board (and for every entry from 2k on).
+    ///
+    /// Byte 14, `meta`: side (bit 0: 0 red, 1 blue), phase (bits 1-3, `Phase as u8`) and die
+    /// (bits 4-6: 1..=k in `Move`, 0 otherwise); read through [`EwnState::side`] and friends.
+    ///
+    /// Byte 15, `movers`: in `Move`, the `pos` indices of the pieces actions h = 0 (low
+    /// nibble) and h = 1 (high nibble) move, `NO_MOVER` for none, found once when the die is
+    /// rolled; `NO_MOVERS` in every other phase. A function of the other bytes, so equal
+    /// positions have equal states.
+    v: u128,
+}
+
+/// Index of the `meta` byte.
+const META: usize = 14;
+/// Index of the `movers` byte.
+const MOVERS: usize = 15;
+
+/// A `movers` nibble naming no piece (never a `pos` index).
+const NO_MOVER: u8 = 0xF;
+/// `movers` of a state outside `Move`.
+const NO_MOVERS: u8 = 0xFF;
+
+impl EwnState {
+    fn new(pos: [u8; 2 * KMAX], side: Player, phase: Phase, die: u8, movers: u8) -> EwnState {
+        let mut b = [0; 16];
+        b[..2 * KMAX].copy_from_slice(&pos);
+        b[META] = pack_meta(side, phase, die);
+        b[MOVERS] = movers;
+        EwnState::from_bytes(b)
+    }
+
+    /// The piece squares (see the field).
+    #[inline]
+    fn pos(&self) -> [u8; 2 * KMAX] {
+        let mut pos = [0; 2 * KMAX];
+        pos.copy_from_slice(&self.bytes()[..2 * KMAX]);
+        pos
+    }
+
+    /// Byte `j` (< 16).
+    #[inline(always)]
+    fn byte(&self, j: usize) -> u8 {
+        // One 64-bit half, then a shift (cheaper than a variable u128 shift).
+        let half = if j < 8 {
+            self.v as u64
+        } else {
+            (self.v >> 64) as u64
+        };
+        (half >> (8 * (j & 7))) as u8
+    }
+
+    #[inline]
+    fn meta(&self) -> u8 {
+        self.byte(META)
+    }
+
+    #[inline]
+    fn side(&self) -> Player {
+        Player::from_index(usize::from(self.meta() & 1))
+    }
+
+    #[inline]
+    fn phase(&self) -> Phase {
+        match self.meta() >> 1 & 7 {
+            0 => Phase::PlaceRed,
+            1 => Phase::PlaceBlue,
+            2 => Phase::Roll,
+            3 => Phase::Move,
+            _ => Phase::Over,
+        }
+    }
+
+    #[inline]
+    fn die(&self) -> u8 {
+        self.meta() >> 4
+    }
+
+    /// The `pos` index moved by actions `3h + dir` (`NO_MOVER` for none).
+    #[inline]
+    fn mover(&self, h: usize) -> u8 {
+        self.byte(MOVERS) >> (4 * h) & NO_MOVER
+    }
+
+    /// The 16 bytes: `pos`, `meta`, `movers`.
+    #[inline]
+    fn bytes(&self) -> [u8; 16] {
+        self.v.to_le_bytes()
+    }
+
+    #[inline]
+    fn from_bytes(b: [u8; 16]) -> EwnState {
+        EwnState {
+            v: u128::from_le_bytes(b),
+        }
+    }
+}
+
+impl std::fmt::Debug for EwnState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EwnState")
+            .field("pos", &self.pos())
+            .field("side", &self.side())
+            .field("die", &self.die())
+            .field("phase", &self.phase())
+            .field("movers", &[self.mover(0), self.mover(1)])
+            .finish()
+    }
+}
+
+#[inline]
+fn pack_meta(side: Player, phase: Phase, die: u8) -> u8 {
+    side.index() as u8 | (phase as u8) << 1 | die << 4
+}
+
+/// Every byte 0x01.
+const ONES: u128 = u128::MAX / 0xFF;
+/// Every byte 0x7F.
+const LOW7: u128 = ONES * 0x7F;
+/// The `pos` bytes (0..14) of a state's `u128`.
+const POS_BYTES: u128 = (1 << (16 * KMAX)) - 1;
+
+/// 0x80 in every byte of `x` that is zero, 0 in every other byte (exact: no carries between
+/// bytes, since `(x & 0x7F) + 0x7F` stays below 0x100).
+#[inline(always)]
+fn zero_bytes(x: u128) -> u128 {
+    !(((x & LOW7) + LOW7) | x | LOW7)
+}
+
+/// Bit j set for every byte j (of 16) of `m` whose top bit is set; `m` has no other bits.
+#[inline(always)]
+fn byte_bits(m: u128) -> u32 {
+    // Byte j's bit, moved to bit 0 of the byte, lands at bit 56 + j of the product; the
+    // other partial products stay below bit 56 or above bit 63 and never carry into them.
+    const GATHER: u64 = 0x0102_0408_1020_4080;
+    let lo = ((m as u64) >> 7).wrapping_mul(GATHER) >> 56;
+    let hi = (((m >> 64) as u64) >> 7).wrapping_mul(GATHER) >> 56;
+    (lo | hi << 8) as u32
+}
+
+/// Bit `i` (i < 14) set when `pos[i]` of the state `v` is on the board (not `OFF`).
+#[inline(always)]
+fn on_board(v: u128) -> u32 {
+    !byte_bits(zero_bytes(!v)) & ((1 << (2 * KMAX)) - 1)
 }
 
 /// EinStein würfelt nicht! on a W x H board with k pieces per side.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq)]
 pub struct Ewn {
     w: u8,
     h: u8,
@@ -137,6 +296,33 @@ pub struct Ewn {
     die_bits: u32,
     red_start: [u8; KMAX],
     blue_start: [u8; KMAX],
+    /// Per side and square: bit `dir` set when the step in direction `dir` stays on the
+    /// board (0 for squares off the board, `OFF` included). Boxed to keep the game value
+    /// (and `AnyGame`) small.
+    step_mask: Box<[[u8; 256]; 2]>,
+    /// Per side and direction: the square index difference of a step (wrapping).
+    step_delta: [[u8; 3]; 2],
+    /// The target corner of each side.
+    target: [u8; 2],
+    /// Per side: 0xFF in the `u128` bytes of its pieces (`pos[base..base + k]`).
+    side_bytes: [u128; 2],
+    /// The die roll's outcomes, `1/k` each.
+    die_outcomes: [ChanceOutcome; KMAX],
+}
+
+impl std::fmt::Debug for Ewn {
+    // The tables follow from the parameters; leave them out.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ewn")
+            .field("w", &self.w)
+            .field("h", &self.h)
+            .field("k", &self.k)
+            .field("bits", &self.bits)
+            .field("die_bits", &self.die_bits)
+            .field("red_start", &self.red_start)
+            .field("blue_start", &self.blue_start)
+            .finish()
+    }
 }
 
 /// Bit length of `x` (0 for 0).
@@ -224,6 +410,32 @@ impl Ewn {
             red_start[j] = s;
             blue_start[j] = (n - 1) as u8 - s;
         }
+        let mut step_mask = Box::new([[0u8; 256]; 2]);
+        for r in 0..h {
+            for c in 0..w {
+                let sq = (r * w + c) as usize;
+                // Directions 0 diagonal, 1 horizontal, 2 vertical.
+                let red = [r + 1 < h && c + 1 < w, c + 1 < w, r + 1 < h];
+                let blue = [r > 0 && c > 0, c > 0, r > 0];
+                for dir in 0..3 {
+                    step_mask[0][sq] |= u8::from(red[dir]) << dir;
+                    step_mask[1][sq] |= u8::from(blue[dir]) << dir;
+                }
+            }
+        }
+        let red_delta = [w as u8 + 1, 1, w as u8];
+        let blue_delta = red_delta.map(|d| d.wrapping_neg());
+        let prob = 1.0 / ku as f64;
+        let mut die_outcomes = [ChanceOutcome {
+            outcome: 0,
+            prob: 0.0,
+        }; KMAX];
+        for (o, x) in die_outcomes.iter_mut().enumerate().take(ku) {
+            *x = ChanceOutcome {
+                outcome: o as Outcome,
+                prob,
+            };
+        }
         Ok(Ewn {
             w: w as u8,
             h: h as u8,
@@ -232,6 +444,11 @@ impl Ewn {
             die_bits: bit_len(k),
             red_start,
             blue_start,
+            step_mask,
+            step_delta: [red_delta, blue_delta],
+            target: [(n - 1) as u8, 0],
+            side_bytes: [0, ku].map(|base| ((1u128 << (8 * ku)) - 1) << (8 * base)),
+            die_outcomes,
         })
     }
 
@@ -274,7 +491,7 @@ impl Ewn {
         if n == 0 || n > self.k as usize {
             return None;
         }
-        match s.pos[self.base(p) + n - 1] {
+        match s.pos()[self.base(p) + n - 1] {
             OFF => None,
             sq => Some(sq as usize),
         }
@@ -282,7 +499,7 @@ impl Ewn {
 
     /// The die value of a decision state (`None` for chance and terminal states).
     pub fn die(&self, s: &EwnState) -> Option<u8> {
-        (s.phase == Phase::Move).then_some(s.die)
+        (s.phase() == Phase::Move).then_some(s.die())
     }
 
     /// The start positions S_test: every red placement x blue placement x die value, as
@@ -309,12 +526,11 @@ impl Ewn {
     /// [`classify`]: Ewn::classify
     fn build(&self, pos: [u8; 2 * KMAX], side: Player, die: u8) -> Result<EwnState, String> {
         let phase = self.classify(&pos, side, die)?;
-        Ok(EwnState {
-            pos,
-            side,
-            die,
-            phase,
-        })
+        let mut s = EwnState::new(pos, side, phase, die, NO_MOVERS);
+        if phase == Phase::Move {
+            s = EwnState::new(pos, side, phase, die, self.movable(s.v, side, die));
+        }
+        Ok(s)
     }
 
     /// The phase of a (pieces, side, die) triple, or why no state has it. Piece squares are
@@ -380,49 +596,55 @@ impl Ewn {
         }
     }
 
-    /// The `pos` indices of the piece moved by h = 0 and h = 1 in a decision state.
-    #[inline]
-    fn movable(&self, s: &EwnState) -> (Option<usize>, Option<usize>) {
-        let base = self.base(s.side);
-        let d = s.die as usize;
-        let k = self.k as usize;
-        if s.pos[base + d - 1] != OFF {
-            return (Some(base + d - 1), None);
+    /// The `movers` of a decision state with pieces `v` (its `u128`), `side` to move and
+    /// die `d`: piece d if it is on the board, else the next-lower (h = 0) and next-higher
+    /// (h = 1) pieces the side has.
+    #[inline(always)]
+    fn movable(&self, v: u128, side: Player, d: u8) -> u8 {
+        let base = self.base(side) as u32;
+        let d = u32::from(d);
+        let own = on_board(v) >> base & ((1 << self.k) - 1);
+        let die_bit = 1 << (d - 1);
+        if own & die_bit != 0 {
+            return (base + d - 1) as u8 | NO_MOVER << 4;
         }
-        let lo = (0..d - 1)
-            .rev()
-            .map(|i| base + i)
-            .find(|&i| s.pos[i] != OFF);
-        let hi = (d..k).map(|i| base + i).find(|&i| s.pos[i] != OFF);
-        (lo, hi)
+        let below = own & (die_bit - 1);
+        let above = own & !(2 * die_bit - 1);
+        let lo = if below != 0 {
+            (base + 31 - below.leading_zeros()) as u8
+        } else {
+            NO_MOVER
+        };
+        let hi = if above != 0 {
+            (base + above.trailing_zeros()) as u8
+        } else {
+            NO_MOVER
+        };
+        lo | hi << 4
     }
 
-    /// The square one step from `sq` in direction `dir` for `p`, if on the board.
+    /// The legal actions of a decision state as a mask (bit `3h + dir`).
     #[inline]
-    fn step(&self, p: Player, sq: u8, dir: u16) -> Option<u8> {
-        let w = self.w as usize;
-        let (r, c) = (sq as usize / w, sq as usize % w);
-        let (dr, dc) = match dir {
-            0 => (1, 1),
-            1 => (0, 1),
-            _ => (1, 0),
-        };
-        let (r2, c2) = match p {
-            Player::P0 => (r + dr, c + dc),
-            Player::P1 => (r.checked_sub(dr)?, c.checked_sub(dc)?),
-        };
-        (r2 < self.h as usize && c2 < w).then(|| (r2 * w + c2) as u8)
+    fn action_mask(&self, s: &EwnState) -> usize {
+        let masks = &self.step_mask[s.side().index()];
+        let mut m = 0;
+        for h in 0..2 {
+            let i = s.mover(h) as usize;
+            if i < 2 * KMAX {
+                m |= usize::from(masks[s.byte(i) as usize]) << (3 * h);
+            }
+        }
+        m
     }
 
     /// The moved piece's `pos` index, its origin and destination, for a legal action.
     fn decode_action(&self, s: &EwnState, a: Action) -> Option<(usize, u8, u8)> {
-        if s.phase != Phase::Move || a >= 6 {
+        if s.phase() != Phase::Move || a >= 6 || self.action_mask(s) >> a & 1 == 0 {
             return None;
         }
-        let (lo, hi) = self.movable(s);
-        let i = if a < 3 { lo } else { hi }?;
-        let from = s.pos[i];
-        let to = self.step(s.side, from, a % 3)?;
+        let i = s.mover(usize::from(a >= 3)) as usize;
+        let from = s.pos()[i];
+        let to = from.wrapping_add(self.step_delta[s.side().index()][a as usize % 3]);
         Some((i, from, to))
     }
 
@@ -451,12 +673,33 @@ impl Ewn {
     /// The piece (colour, number) on square `sq`, if any.
     fn piece_on(&self, s: &EwnState, sq: u8) -> Option<(Player, usize)> {
         let k = self.k as usize;
-        let i = s.pos[..2 * k].iter().position(|&x| x == sq)?;
+        let i = s.pos()[..2 * k].iter().position(|&x| x == sq)?;
         Some(if i < k {
             (Player::P0, i + 1)
         } else {
             (Player::P1, i - k + 1)
         })
+    }
+
+    /// The state after placement outcome `o` (or a caller's non-placement state unchanged).
+    #[inline(never)]
+    fn place(&self, s: &EwnState, o: Outcome) -> EwnState {
+        let (base, squares, next) = match s.phase() {
+            Phase::PlaceRed => (0, &self.red_start, Phase::PlaceBlue),
+            Phase::PlaceBlue => (self.k as usize, &self.blue_start, Phase::Roll),
+            Phase::Roll | Phase::Move | Phase::Over => {
+                debug_assert!(false, "not a placement: {s:?}");
+                return *s;
+            }
+        };
+        debug_assert!((o as usize) < factorial(self.k as usize), "outcome {o}");
+        let mut b = s.bytes();
+        let perm = self.unrank(o as usize);
+        for j in 0..self.k as usize {
+            b[base + perm[j] as usize - 1] = squares[j];
+        }
+        b[META] = pack_meta(Player::P0, next, 0);
+        EwnState::from_bytes(b)
     }
 
     fn bad_key(&self, key: u64, reason: impl Into<String>) -> GameError {
@@ -477,71 +720,78 @@ impl Game for Ewn {
     }
 
     fn initial_state(&self) -> EwnState {
-        EwnState {
-            pos: [OFF; 2 * KMAX],
-            side: Player::P0,
-            die: 0,
-            phase: Phase::PlaceRed,
-        }
+        EwnState::new([OFF; 2 * KMAX], Player::P0, Phase::PlaceRed, 0, NO_MOVERS)
     }
 
-    #[inline]
+    #[inline(always)]
     fn turn(&self, s: &EwnState) -> Turn {
-        match s.phase {
+        match s.phase() {
             Phase::PlaceRed | Phase::PlaceBlue | Phase::Roll => Turn::Chance,
-            Phase::Move => Turn::Player(s.side),
-            Phase::Over => Turn::Terminal(GameResult::Win(s.side.other())),
+            Phase::Move => Turn::Player(s.side()),
+            Phase::Over => Turn::Terminal(GameResult::Win(s.side().other())),
         }
     }
 
+    #[inline(always)]
     fn legal_actions(&self, s: &EwnState, out: &mut Vec<Action>) {
         out.clear();
-        if s.phase != Phase::Move {
+        if s.phase() != Phase::Move {
             return;
         }
-        let (lo, hi) = self.movable(s);
-        for (h, piece) in [(0, lo), (1, hi)] {
-            if let Some(i) = piece {
-                for dir in 0..3 {
-                    if self.step(s.side, s.pos[i], dir).is_some() {
-                        out.push(3 * h + dir);
-                    }
-                }
-            }
-        }
+        let (list, n) = &ACTION_LISTS[self.action_mask(s)];
+        // A fixed-size copy (no memcpy call), then the length.
+        out.extend_from_slice(list);
+        out.truncate(*n as usize);
     }
 
+    #[inline(always)]
     fn apply(&self, s: &EwnState, a: Action) -> EwnState {
-        let Some((i, _, to)) = self.decode_action(s, a) else {
-            debug_assert!(false, "illegal action {a} in {s:?}");
+        debug_assert!(
+            self.decode_action(s, a).is_some(),
+            "illegal action {a} in {s:?}"
+        );
+        if s.phase() != Phase::Move || a >= 6 {
             return *s;
-        };
-        let k = self.k as usize;
-        let mut t = *s;
-        for x in &mut t.pos[..2 * k] {
-            if *x == to {
-                *x = OFF;
-            }
         }
-        t.pos[i] = to;
-        let opp = s.side.other();
-        let ob = self.base(opp);
-        let target = match s.side {
-            Player::P0 => (self.w as usize * self.h as usize - 1) as u8,
-            Player::P1 => 0,
-        };
-        let won = to == target || t.pos[ob..ob + k].iter().all(|&x| x == OFF);
-        t.side = opp;
-        t.die = 0;
-        t.phase = if won { Phase::Over } else { Phase::Roll };
-        t
+        let side = s.side();
+        let si = side.index();
+        let h = usize::from(a >= 3);
+        let dir = a as usize - 3 * h;
+        let i = s.mover(h) as usize;
+        // An illegal action (a caller bug) leaves the state as it is.
+        if i >= 2 * KMAX {
+            return *s;
+        }
+        let from = s.byte(i);
+        if self.step_mask[si][from as usize] >> dir & 1 == 0 {
+            return *s;
+        }
+        let to = from.wrapping_add(self.step_delta[si][dir]);
+        // Whatever stands on `to` is captured (set OFF), then piece i moves there.
+        let hit = zero_bytes(s.v ^ (ONES * u128::from(to))) & POS_BYTES;
+        let mut v = s.v | hit | (hit - (hit >> 7));
+        v = v & !(0xFF << (8 * i)) | u128::from(to) << (8 * i);
+        // The opponent loses on the mover's target, or when its last piece is captured
+        // (worked out from the state before the move, off the update's critical path).
+        // The opponent loses on the mover's target, or when all its bytes are OFF.
+        let opp = side.other();
+        let won = to == self.target[si] || !v & self.side_bytes[opp.index()] == 0;
+        let meta = pack_meta(opp, if won { Phase::Over } else { Phase::Roll }, 0);
+        v = v & POS_BYTES | u128::from(meta) << (8 * META) | u128::from(NO_MOVERS) << (8 * MOVERS);
+        EwnState { v }
     }
 
+    #[inline(always)]
     fn chance_outcomes(&self, s: &EwnState, out: &mut Vec<ChanceOutcome>) {
         out.clear();
-        let n = match s.phase {
+        let n = match s.phase() {
+            Phase::Roll => {
+                // A fixed-size copy (no memcpy call), then the length.
+                out.extend_from_slice(&self.die_outcomes);
+                out.truncate(self.k as usize);
+                return;
+            }
             Phase::PlaceRed | Phase::PlaceBlue => factorial(self.k as usize),
-            Phase::Roll => self.k as usize,
             Phase::Move | Phase::Over => return,
         };
         let prob = 1.0 / n as f64;
@@ -551,41 +801,35 @@ impl Game for Ewn {
         }));
     }
 
+    #[inline(always)]
     fn apply_chance(&self, s: &EwnState, o: Outcome) -> EwnState {
-        let mut t = *s;
-        match s.phase {
-            Phase::PlaceRed | Phase::PlaceBlue => {
-                let perm = self.unrank(o as usize);
-                let (base, squares, next) = if s.phase == Phase::PlaceRed {
-                    (0, &self.red_start, Phase::PlaceBlue)
-                } else {
-                    (self.k as usize, &self.blue_start, Phase::Roll)
-                };
-                for j in 0..self.k as usize {
-                    t.pos[base + perm[j] as usize - 1] = squares[j];
-                }
-                t.phase = next;
-            }
+        match s.phase() {
             Phase::Roll => {
                 debug_assert!((o as usize) < self.k as usize, "die outcome {o}");
-                t.die = o as u8 + 1;
-                t.phase = Phase::Move;
+                let side = s.side();
+                let die = o as u8 + 1;
+                let movers = self.movable(s.v, side, die);
+                let meta = pack_meta(side, Phase::Move, die);
+                EwnState {
+                    v: s.v & POS_BYTES
+                        | u128::from(meta) << (8 * META)
+                        | u128::from(movers) << (8 * MOVERS),
+                }
             }
-            Phase::Move | Phase::Over => debug_assert!(false, "not a chance state: {s:?}"),
+            _ => self.place(s, o),
         }
-        t
     }
 
     #[inline]
     fn key(&self, s: &EwnState) -> u64 {
         let k2 = 2 * self.k as usize;
         let mut key = 0u64;
-        for (i, &x) in s.pos[..k2].iter().enumerate() {
+        for (i, &x) in s.pos()[..k2].iter().enumerate() {
             let v = if x == OFF { 0 } else { x as u64 + 1 };
             key |= v << (i as u32 * self.bits);
         }
         let off = k2 as u32 * self.bits;
-        key | (s.side.index() as u64) << off | (s.die as u64) << (off + 1)
+        key | (s.side().index() as u64) << off | (s.die() as u64) << (off + 1)
     }
 
     fn state_from_key(&self, key: u64) -> Result<EwnState, GameError> {
@@ -632,7 +876,7 @@ impl Game for Ewn {
         let n = if i < k { i + 1 } else { i - k + 1 };
         let mut name = format!(
             "{}{} {}-{}",
-            colour_letter(s.side),
+            colour_letter(s.side()),
             n,
             self.square_name(from),
             self.square_name(to)
@@ -644,9 +888,9 @@ impl Game for Ewn {
     }
 
     fn outcome_name(&self, s: &EwnState, o: Outcome) -> String {
-        match s.phase {
+        match s.phase() {
             Phase::PlaceRed | Phase::PlaceBlue => {
-                let (p, squares) = if s.phase == Phase::PlaceRed {
+                let (p, squares) = if s.phase() == Phase::PlaceRed {
                     (Player::P0, &self.red_start)
                 } else {
                     (Player::P1, &self.blue_start)
@@ -689,13 +933,13 @@ impl Game for Ewn {
             }
             out.push('\n');
         }
-        let side = colour_name(s.side);
-        out.push_str(&match s.phase {
+        let side = colour_name(s.side());
+        out.push_str(&match s.phase() {
             Phase::PlaceRed => "red places its pieces".to_string(),
             Phase::PlaceBlue => "blue places its pieces".to_string(),
             Phase::Roll => format!("{side} to roll"),
-            Phase::Move => format!("{side} to move, die {}", s.die),
-            Phase::Over => format!("{} wins", colour_name(s.side.other())),
+            Phase::Move => format!("{side} to move, die {}", s.die()),
+            Phase::Over => format!("{} wins", colour_name(s.side().other())),
         });
         out.push('\n');
         out
@@ -718,12 +962,12 @@ impl Game for Ewn {
                 }
             }
         }
-        let (who, what) = match s.phase {
+        let (who, what) = match s.phase() {
             Phase::PlaceRed => (Player::P0, "place".to_string()),
             Phase::PlaceBlue => (Player::P1, "place".to_string()),
-            Phase::Roll => (s.side, "roll".to_string()),
-            Phase::Move => (s.side, s.die.to_string()),
-            Phase::Over => (s.side.other(), "wins".to_string()),
+            Phase::Roll => (s.side(), "roll".to_string()),
+            Phase::Move => (s.side(), s.die().to_string()),
+            Phase::Over => (s.side().other(), "wins".to_string()),
         };
         format!("{out} {} {what}", colour_name(who))
     }
@@ -803,7 +1047,7 @@ impl Game for Ewn {
             },
         };
         let s = self.build(pos, side, die).map_err(bad)?;
-        let expected = match s.phase {
+        let expected = match s.phase() {
             Phase::PlaceRed => what == "place" && want == Some(Player::P0),
             Phase::PlaceBlue => what == "place" && want == Some(Player::P1),
             Phase::Roll => what == "roll",
@@ -899,6 +1143,50 @@ mod tests {
 
     fn names(g: &Ewn, s: &EwnState) -> Vec<String> {
         legal(g, s).iter().map(|&a| g.action_name(s, a)).collect()
+    }
+
+    /// The word-wide byte helpers against byte-by-byte loops, on every single-byte value in
+    /// every position and on mixed words.
+    #[test]
+    fn byte_helpers_match_byte_loops() {
+        let check = |b: [u8; 16]| {
+            let v = u128::from_le_bytes(b);
+            let mut zero = 0u32;
+            let mut on = 0u32;
+            for (j, &x) in b.iter().enumerate() {
+                zero |= u32::from(x == 0) << j;
+                if j < 2 * KMAX {
+                    on |= u32::from(x != OFF) << j;
+                }
+            }
+            assert_eq!(byte_bits(zero_bytes(v)), zero, "{b:?}");
+            assert_eq!(on_board(v), on, "{b:?}");
+        };
+        for j in 0..16 {
+            for x in 0..=255u8 {
+                let mut b = [OFF; 16];
+                b[j] = x;
+                check(b);
+                let mut b = [0x80; 16];
+                b[j] = x;
+                check(b);
+            }
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15_u128;
+        for _ in 0..10_000 {
+            x = x.wrapping_mul(0x2545_F491_4F6C_DD1D_0000_0000_0000_0001) ^ x >> 61;
+            let mut b = x.to_le_bytes();
+            // Mostly OFF, zero and small values, as in real states.
+            for (j, y) in b.iter_mut().enumerate() {
+                match (x >> (j * 3)) & 3 {
+                    0 => *y = OFF,
+                    1 => *y = 0,
+                    2 => *y %= 25,
+                    _ => {}
+                }
+            }
+            check(b);
+        }
     }
 
     #[test]
