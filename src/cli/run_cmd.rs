@@ -76,6 +76,15 @@ impl Observer for Console {
         ));
     }
 
+    fn resumed(&mut self, done: u32, reused: u32, restart_seconds: f64) {
+        if done > 0 || reused > 0 {
+            self.line(format!(
+                "continuing after iteration {done} ({reused} games of the next reused); \
+                 restart {restart_seconds:.2} s"
+            ));
+        }
+    }
+
     fn baseline(&mut self, m: &Metrics) {
         self.line(format!(
             "it {:>4}/{}  {}",

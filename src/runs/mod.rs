@@ -110,6 +110,12 @@ pub trait Observer {
     fn created(&mut self, run_id: i64, run_hash: &ObjectHash, seed: u64) {
         let _ = (run_id, run_hash, seed);
     }
+    /// Called once the state to continue from is rebuilt: `done` iterations committed,
+    /// `reused` games of the next already stored, `restart_seconds` since the process began
+    /// working on the run.
+    fn resumed(&mut self, done: u32, reused: u32, restart_seconds: f64) {
+        let _ = (done, reused, restart_seconds);
+    }
     /// Called after each committed batch of self-play games.
     fn games_done(&mut self, iteration: u32, done: u32, of: u32) {
         let _ = (iteration, done, of);
@@ -329,6 +335,7 @@ pub(crate) fn execute<G: Game>(
         }
     }
     let restart_seconds = work.since.elapsed().as_secs_f64();
+    observer.resumed(work.done, reuse.len() as u32, restart_seconds);
     let (tx, rx) = std::sync::mpsc::sync_channel::<Job<G::Key>>(WRITE_QUEUE);
     let run_id = work.run_id;
     std::thread::scope(|scope| {
