@@ -105,14 +105,20 @@ fn head(db: &Path, run: &str) -> String {
     v["head"].as_str().unwrap_or_default().to_string()
 }
 
+/// The runs of a store; none while it does not exist or is not yet migrated (a process
+/// killed in its first milliseconds).
 fn runs(db: &Path) -> Vec<serde_json::Value> {
     if !db.exists() {
         return Vec::new();
     }
-    json(&tabula(db, &["ls", "--json"]))
-        .as_array()
-        .unwrap()
-        .clone()
+    let out = tabula(db, &["ls", "--json"]);
+    if !out.status.success() {
+        return Vec::new();
+    }
+    serde_json::from_slice::<serde_json::Value>(&out.stdout)
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
 }
 
 /// Kill -9 at random instants (self-play, training, evaluation, a commit: wherever the delay
@@ -240,9 +246,18 @@ fn runs_are_locked_and_a_store_takes_several_writers() {
     // The holder is dead: its lock is taken over (resume for one more iteration's worth, then
     // stop it again).
     let mut again = spawn(&db, &["resume", &id, "--threads", "1"]);
-    std::thread::sleep(Duration::from_millis(300));
-    let v = sql(&db, "SELECT lock_pid FROM run_locks");
-    assert_eq!(v[0]["lock_pid"], i64::from(again.id()));
+    let t = Instant::now();
+    loop {
+        let v = sql(&db, "SELECT lock_pid FROM run_locks");
+        if v[0]["lock_pid"] == i64::from(again.id()) {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the lock was not taken over: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     again.kill().unwrap();
     again.wait().unwrap();
 }

@@ -157,7 +157,7 @@ pub struct RunOutcome {
     pub restart_seconds: f64,
 }
 
-/// Creates the run's records and row; returns (run id, run hash).
+/// Creates the run's records and row, locked by this process; returns (run id, run hash).
 pub fn create_run(
     store: &mut Store,
     cfg: &RunConfig,
@@ -187,6 +187,8 @@ pub fn create_run(
             parent: None,
             threads,
         })?;
+        // Locked from the start: no other process can take it up before this one works.
+        w.lock_run(id)?;
         Ok((id, hash))
     })?;
     Ok(ids)
@@ -204,7 +206,6 @@ pub fn start(
 ) -> Result<RunOutcome, RunError> {
     cfg.validate()?;
     let (run_id, run_hash) = create_run(store, cfg, spec_toml, threads)?;
-    store.lock_run(run_id)?;
     observer.created(run_id, &run_hash, cfg.seed);
     let work = Work {
         run_id,

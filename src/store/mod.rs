@@ -190,10 +190,19 @@ impl Store {
     /// not at all.
     pub fn write<T>(&mut self, f: impl FnOnce(&Writer<'_>) -> Result<T>) -> Result<T> {
         let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| sqlite(&path, e))?;
+        // The busy timeout waits for other writers; a BEGIN still refused after it (a very
+        // long writer elsewhere) is retried a few times before giving up.
+        let mut attempts = 0;
+        let tx = loop {
+            match self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            {
+                Ok(tx) => break tx,
+                Err(e) if attempts < 3 && is_busy(&e) => attempts += 1,
+                Err(e) => return Err(sqlite(&path, e)),
+            }
+        };
         let out = f(&Writer {
             tx: &tx,
             path: &path,
@@ -333,6 +342,16 @@ impl Writer<'_> {
         runs::create(self.tx, run).map_err(|e| sqlite(self.path, e))
     }
 
+    /// Takes a run's lock for this process in this transaction (see [`Store::lock_run`]).
+    pub fn lock_run(&self, run_id: i64) -> Result<()> {
+        runs::lock(self.tx, run_id)
+            .map_err(|e| sqlite(self.path, e))?
+            .map_err(|holder| StoreError::Locked {
+                run: run_id,
+                holder,
+            })
+    }
+
     /// Indexes a batch of a run's self-play games (their records must be stored).
     pub fn add_run_games(&self, run_id: i64, iteration: u32, games: &[RunGameRow]) -> Result<()> {
         runs::add_games(self.tx, run_id, iteration, games).map_err(|e| sqlite(self.path, e))
@@ -378,6 +397,13 @@ impl FsckReport {
     pub fn is_clean(&self) -> bool {
         self.damaged.is_empty()
     }
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
