@@ -459,7 +459,24 @@ fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
     let c = json(&tabula(&db, &["checkout", "v@4", "--json"]));
     assert_eq!(c["table_hash"].as_str().unwrap(), snapshot);
     assert_eq!(c["snapshot"].as_str().unwrap(), snapshot);
-    let c3 = json(&tabula(&db, &["checkout", "v@3", "--json"]));
+    let export = dir.path().join("t3.jsonl");
+    let c3 = json(&tabula(
+        &db,
+        &[
+            "checkout",
+            "v@3",
+            "--json",
+            "--export",
+            export.to_str().unwrap(),
+        ],
+    ));
+    let lines = std::fs::read_to_string(&export).unwrap();
+    assert_eq!(
+        lines.lines().count() as u64,
+        c3["entries"].as_u64().unwrap()
+    );
+    let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    assert_eq!(first["row"].as_array().unwrap().len(), 6 + 1);
     assert!(c3["entries"].as_u64().unwrap() > 0);
     assert!(c3["entries"].as_u64() <= c["entries"].as_u64());
     let chunk = {
@@ -500,4 +517,25 @@ fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
     );
     restore(&db, &chunk, &saved);
     ok(&tabula(&db, &["verify", "v"]));
+
+    // A missing chunk (only a snapshot record refers to it): a dangling reference.
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute("DELETE FROM objects WHERE lower(hex(hash)) = ?1", [&chunk])
+            .unwrap();
+    }
+    let out = tabula(&db, &["fsck"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success());
+    assert!(
+        text.contains("DANGLING snapshot") && text.contains("chunk 0") && text.contains(&chunk),
+        "{text}"
+    );
+    let out = tabula(&db, &["verify", "v", "--iterations", "4"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("iteration 4 table chunk 0") && err.contains(&chunk),
+        "{err}"
+    );
 }
