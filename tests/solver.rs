@@ -315,7 +315,7 @@ fn solutions_do_not_depend_on_the_thread_count() {
             .build()
             .unwrap();
         pool.install(|| {
-            let g = cdc("KGMC");
+            let g = cdc("PPPP");
             let sol = solve(&g, &quiet).unwrap();
             let bits: Vec<u64> = sol.values().iter().map(|v| v.to_bits()).collect();
             (sol.keys().to_vec(), bits)
