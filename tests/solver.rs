@@ -304,3 +304,25 @@ fn optimal_against_optimal_on_pppp_scores_one_half() {
         "optimal vs optimal scored {mean} ± {half}"
     );
 }
+
+/// The layered solver works in parallel; its values must not depend on the thread count
+/// (bit-identical keys and values with 1 and 2 threads).
+#[test]
+fn solutions_do_not_depend_on_the_thread_count() {
+    let solve_with = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let g = cdc("PPPP");
+            let sol = solve(&g, &quiet).unwrap();
+            let bits: Vec<u64> = sol.values().iter().map(|v| v.to_bits()).collect();
+            (sol.keys().to_vec(), bits)
+        })
+    };
+    let one = solve_with(1);
+    let two = solve_with(2);
+    assert!(!one.0.is_empty());
+    assert_eq!(one, two);
+}
