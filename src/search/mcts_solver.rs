@@ -20,9 +20,8 @@
 
 use std::num::NonZeroU32;
 
-use rand::RngExt;
-
 use super::SearchError;
+use super::arena::{Edge, push_actions, push_outcomes, sample_outcome_edge};
 use crate::game::{Action, ChanceOutcome, Game, Player, Turn};
 use crate::play::{Scratch, random_playout};
 use crate::rng::StreamRng;
@@ -72,17 +71,6 @@ struct Node<S> {
     len: u32,
     visits: u32,
     proof: Option<Proof>,
-}
-
-#[derive(Copy, Clone, Debug)]
-struct Edge {
-    child: Option<NonZeroU32>,
-    label: u16,
-    n: u32,
-    /// Sum of backed-up values for the chooser (decision edges).
-    w: f64,
-    /// Probability (chance edges).
-    p: f64,
 }
 
 /// What one MCTS-Solver search returns (vectors indexed like `actions`, the root's legal
@@ -188,28 +176,16 @@ impl<G: Game> MctsSolver<G> {
             ),
             Turn::Chance => {
                 g.chance_outcomes(&state, &mut self.outcomes);
-                for o in &self.outcomes {
-                    self.edges.push(Edge {
-                        child: None,
-                        label: o.outcome,
-                        n: 0,
-                        w: 0.0,
-                        p: o.prob,
-                    });
-                }
+                push_outcomes(&mut self.edges, &self.outcomes);
                 (Kind::Chance, self.outcomes.len() as u32, None)
             }
             Turn::Player(p) => {
                 g.legal_actions(&state, &mut self.scratch.actions);
-                for &a in &self.scratch.actions {
-                    self.edges.push(Edge {
-                        child: None,
-                        label: a,
-                        n: 0,
-                        w: 0.0,
-                        p: 0.0,
-                    });
-                }
+                push_actions(
+                    &mut self.edges,
+                    &self.scratch.actions,
+                    std::iter::repeat(0.0),
+                );
                 (Kind::Decision(p), self.scratch.actions.len() as u32, None)
             }
         };
@@ -265,12 +241,12 @@ impl<G: Game> MctsSolver<G> {
             let (e, n) = self.path[k];
             let node = &mut self.nodes[n as usize];
             node.visits += 1;
-            let kind = node.kind;
+            let chooser = match node.kind {
+                Kind::Decision(p) => Some(p),
+                _ => None,
+            };
             let edge = &mut self.edges[e as usize];
-            edge.n += 1;
-            if let Kind::Decision(p) = kind {
-                edge.w += if p == Player::P0 { v0 } else { 1.0 - v0 };
-            }
+            edge.record(chooser, v0);
             let child_proven = edge
                 .child
                 .is_some_and(|c| self.nodes[c.get() as usize].proof.is_some());
@@ -374,15 +350,7 @@ impl<G: Game> MctsSolver<G> {
 
     fn sample_chance(&self, i: u32, rng: &mut StreamRng) -> u32 {
         let node = &self.nodes[i as usize];
-        let u: f64 = rng.random();
-        let mut acc = 0.0;
-        for e in node.first..node.first + node.len {
-            acc += self.edges[e as usize].p;
-            if u < acc {
-                return e;
-            }
-        }
-        node.first + node.len - 1
+        sample_outcome_edge(&self.edges, node.first, node.len, rng)
     }
 }
 

@@ -41,6 +41,7 @@
 //! self-play worker wraps a shared `&Table` and keeps its scratch buffers), and the searchers
 //! of different games run in parallel without locks.
 
+mod arena;
 pub mod evaluator;
 pub mod mcts_solver;
 pub mod puct;

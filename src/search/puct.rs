@@ -7,6 +7,7 @@ use rand::RngExt;
 use rand::distr::Distribution;
 use serde::{Deserialize, Serialize};
 
+use super::arena::{Edge, push_actions, push_outcomes, sample_outcome_edge};
 use super::{Evaluator, SearchError};
 use crate::game::{Action, ChanceOutcome, Game, Player, Turn};
 use crate::rng::StreamRng;
@@ -288,18 +289,6 @@ struct Node<S> {
     visits: u32,
 }
 
-/// An edge: a decision node's action (P = prior) or a chance node's outcome (P = its
-/// probability).
-#[derive(Copy, Clone, Debug)]
-struct Edge {
-    child: Option<NonZeroU32>,
-    label: u16,
-    n: u32,
-    /// Sum of the values backed up through this edge, for its chooser.
-    w: f64,
-    p: f64,
-}
-
 /// A reusable PUCT searcher: owns the arenas, so keep one per worker and call
 /// [`Search::run`] for every move.
 #[derive(Debug)]
@@ -424,15 +413,7 @@ impl<G: Game> Search<G> {
             }
             Turn::Chance => {
                 g.chance_outcomes(&state, &mut self.outcomes);
-                for o in &self.outcomes {
-                    self.edges.push(Edge {
-                        child: None,
-                        label: o.outcome,
-                        n: 0,
-                        w: 0.0,
-                        p: o.prob,
-                    });
-                }
+                push_outcomes(&mut self.edges, &self.outcomes);
                 (Kind::Chance, self.outcomes.len() as u32, None)
             }
             Turn::Player(p) => {
@@ -440,15 +421,7 @@ impl<G: Game> Search<G> {
                 self.priors.clear();
                 self.priors.resize(self.actions.len(), 0.0);
                 let v = eval.evaluate(g, &state, &self.actions, &mut self.priors, rng);
-                for (&a, &prior) in self.actions.iter().zip(&self.priors) {
-                    self.edges.push(Edge {
-                        child: None,
-                        label: a,
-                        n: 0,
-                        w: 0.0,
-                        p: prior,
-                    });
-                }
+                push_actions(&mut self.edges, &self.actions, self.priors.iter().copied());
                 let v0 = if p == Player::P0 { v } else { 1.0 - v };
                 (Kind::Decision(p), self.actions.len() as u32, Some(v0))
             }
@@ -528,12 +501,11 @@ impl<G: Game> Search<G> {
         for &(e, n) in &self.path {
             let node = &mut self.nodes[n as usize];
             node.visits += 1;
-            let kind = node.kind;
-            let edge = &mut self.edges[e as usize];
-            edge.n += 1;
-            if let Kind::Decision(p) = kind {
-                edge.w += if p == Player::P0 { v0 } else { 1.0 - v0 };
-            }
+            let chooser = match node.kind {
+                Kind::Decision(p) => Some(p),
+                _ => None,
+            };
+            self.edges[e as usize].record(chooser, v0);
         }
     }
 
@@ -576,15 +548,7 @@ impl<G: Game> Search<G> {
     #[inline]
     fn sample_chance(&self, i: u32, rng: &mut StreamRng) -> u32 {
         let node = &self.nodes[i as usize];
-        let u: f64 = rng.random();
-        let mut acc = 0.0;
-        for e in node.first..node.first + node.len {
-            acc += self.edges[e as usize].p;
-            if u < acc {
-                return e;
-            }
-        }
-        node.first + node.len - 1
+        sample_outcome_edge(&self.edges, node.first, node.len, rng)
     }
 }
 
