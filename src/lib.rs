@@ -8,7 +8,12 @@
 //! - [`search`]: PUCT MCTS with chance nodes, MCTS-Solver, leaf evaluators;
 //! - [`players`]: player specs (`mcts:sims=800`, `optimal`, ...) and the agents they make;
 //! - [`matches`]: matches between two players, in parallel, reproducible;
-//! - [`record`]: the game record (`game/v1`) every played game is stored as.
+//! - [`record`]: the game record (`game/v1`) every played game is stored as;
+//! - [`solver`]: exact values of every position (layered retrograde analysis for games that
+//!   cycle, memoised expectimax for acyclic ones), the optimal player;
+//! - [`store`]: the content-addressed SQLite experiment store;
+//! - [`learner`]: tabular AlphaZero (lookup table, training, self-play, metrics);
+//! - [`runs`]: run specs, the iteration loop, run records, resume / branch / verify.
 
 pub mod error;
 pub mod game;
