@@ -7,7 +7,7 @@
 //! - [`play`]: generic helpers to play games (random playouts, chance sampling);
 //! - [`search`]: PUCT MCTS with chance nodes, MCTS-Solver, leaf evaluators;
 //! - [`players`]: player specs (`mcts:sims=800`, `optimal`, ...) and the agents they make;
-//! - [`matches`]: matches between two players, in parallel, reproducible;
+//! - [`matches`](mod@matches): matches between two players, in parallel, reproducible;
 //! - [`record`]: the game record (`game/v1`) every played game is stored as;
 //! - [`solver`]: exact values of every position (layered retrograde analysis for games that
 //!   cycle, memoised expectimax for acyclic ones), the optimal player;

@@ -8,7 +8,7 @@
 //! v = sigmoid(v_hat). Each iteration plays M self-play games with the table frozen
 //! ([`self_play`]: PUCT with chance nodes, the table as evaluator through a per-search
 //! [`TableEval`]), then trains on the samples of the most recent K x M games, game by game and
-//! move by move, with the two gradient steps of [`train`] (cross-entropy on the policy,
+//! move by move, with the two gradient steps of [`train::train`](fn@train::train) (cross-entropy on the policy,
 //! squared error on the value) applied sample by sample; the learning rate beta follows a
 //! schedule over iterations. [`metrics`] measures the table against the exact solution.
 //!

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! with p' the softmax of p_hat over the whole action space and v = sigmoid(v_hat), both taken
-//! before the update. A sample touches only its own position's row, so [`train`] runs the
+//! before the update. A sample touches only its own position's row, so [`train()`] runs the
 //! positions in parallel, each position's samples in their original order: the result is the
 //! sequential loop's, bit for bit, on any number of threads.
 

@@ -28,8 +28,8 @@
 //! batches as they finish; an iteration's snapshot, evaluation and record land together;
 //! samples are derived from stored game records alone
 //! ([`crate::learner::self_play::samples_from_record`]); the coverage count `seen` is derived
-//! from the stored games. The loop ([`Loop::iterate`]) starts from any committed iteration
-//! ([`StartPoint`], rebuilt from the store) and sends its records to a sink: the writer for a
+//! from the stored games. The loop (`Loop::iterate`) starts from any committed iteration
+//! (`StartPoint`, rebuilt from the store) and sends its records to a sink: the writer for a
 //! run, a comparison with the stored records for `verify`. A run is locked while a process
 //! works on it.
 
