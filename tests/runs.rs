@@ -12,33 +12,9 @@ use tabula::runs::{
 };
 use tabula::store::{Store, Value};
 
-/// Counts heap allocations of the current thread (tests run on several threads at once).
-struct Counting;
-
-thread_local! {
-    static ALLOCS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        unsafe { std::alloc::System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
-        unsafe { std::alloc::System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, n: usize) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        unsafe { std::alloc::System.realloc(p, l, n) }
-    }
-}
-
-#[global_allocator]
-static COUNTING: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCS.with(|a| a.get())
-}
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 /// Self-play's search with the table as evaluator does not allocate per simulation: a search
 /// of 20,000 simulations on CDC PPPP allocates its result vectors and a few growths of the

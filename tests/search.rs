@@ -9,33 +9,9 @@ use tabula::rng::{stream, uniform_index};
 use tabula::search::{MctsSolver, Rollout, Search, SearchConfig, SolverConfig};
 use tabula::solver::{Solution, best_actions, solve, to_unit};
 
-/// Counts heap allocations of the current thread (tests run on several threads at once).
-struct Counting;
-
-thread_local! {
-    static ALLOCS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        unsafe { std::alloc::System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
-        unsafe { std::alloc::System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, n: usize) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        unsafe { std::alloc::System.realloc(p, l, n) }
-    }
-}
-
-#[global_allocator]
-static COUNTING: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCS.with(|a| a.get())
-}
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 /// After the first move, a search reuses its arenas: a second search of 20,000 simulations
 /// allocates only its result vectors and the few arena growths of a slightly larger tree,
