@@ -73,6 +73,7 @@ fn solver<G: Game>(c: &mut Criterion, g: &G) {
     let mut m = MctsSolver::new(SolverConfig {
         simulations: SIMS,
         uct_c: 1.0,
+        ..SolverConfig::default()
     });
     let mut rng = stream(0, "bench(solver)");
     group.bench_function(BenchmarkId::from_parameter(g.variant()), |b| {

@@ -32,6 +32,7 @@ fn measure<G: Game>(g: &G, sims: u32, seconds: f64, solver: bool) -> (u64, f64) 
     let mut m = MctsSolver::new(SolverConfig {
         simulations: sims,
         uct_c: 1.0,
+        ..SolverConfig::default()
     });
     let t = Instant::now();
     let mut done = 0u64;

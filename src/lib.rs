@@ -13,12 +13,16 @@
 //!   cycle, memoised expectimax for acyclic ones), the optimal player;
 //! - [`store`]: the content-addressed SQLite experiment store;
 //! - [`learner`]: tabular AlphaZero (lookup table, training, self-play, metrics);
+//! - [`learners`]: the `Learner` trait (learners as plug-ins) and the registry of learners;
+//! - [`start`]: start policies (the game's start, Go-Exploit);
 //! - [`runs`]: run specs, the iteration loop, run records, resume / branch / verify.
 
 pub mod error;
+pub mod experiments;
 pub mod game;
 pub mod games;
 pub mod learner;
+pub mod learners;
 pub mod matches;
 pub mod play;
 pub mod players;
@@ -27,6 +31,8 @@ pub mod rng;
 pub mod runs;
 pub mod search;
 pub mod solver;
+pub mod start;
+pub mod stats;
 pub mod store;
 pub mod util;
 

@@ -8,10 +8,10 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::game::{Player as Seat, Turn};
-use crate::players::{Agent, Decision, Player, PlayerError, PlayerGame};
-use crate::record::{Adjudication, GameEnd, GameRecord, Step};
-use crate::rng::{StreamRng, sample_outcome, stream};
+use crate::game::Player as Seat;
+use crate::players::{Agent, Player, PlayerError, PlayerGame};
+use crate::record::{GameEnd, GameRecord};
+use crate::rng::{StreamRng, stream};
 
 /// The stream name of match game `i`.
 pub fn match_stream(i: u32) -> String {
@@ -39,36 +39,22 @@ pub fn play_game<G: PlayerGame>(
         steps: Vec::new(),
         end: GameEnd::Finished(crate::game::GameResult::Draw),
     };
-    let mut s = record.start_state(g).map_err(|e| PlayerError::BadSpec {
+    let s = record.start_state(g).map_err(|e| PlayerError::BadSpec {
         spec: record.start.clone().unwrap_or_default(),
         reason: e.to_string(),
     })?;
     let mut outcomes = Vec::new();
-    let mut ply = 0u32;
-    record.end = loop {
-        match g.turn(&s) {
-            Turn::Terminal(r) => break GameEnd::Finished(r),
-            Turn::Chance => {
-                g.chance_outcomes(&s, &mut outcomes);
-                let o = outcomes[sample_outcome(rng, &outcomes)].outcome;
-                record.steps.push(Step::Chance { outcome: o });
-                s = g.apply_chance(&s, o);
-            }
-            Turn::Player(p) => match agents[p.index()].decide(g, &s, ply, rng)? {
-                Decision::ClaimWin => {
-                    break GameEnd::Adjudicated {
-                        winner: p,
-                        reason: Adjudication::CertainWin,
-                    };
-                }
-                Decision::Play { action, search } => {
-                    record.steps.push(Step::Move { action, search });
-                    s = g.apply(&s, action);
-                    ply += 1;
-                }
-            },
-        }
-    };
+    let mut steps = Vec::new();
+    let mut agents = agents;
+    record.end = crate::play::play_loop(
+        g,
+        s,
+        rng,
+        &mut outcomes,
+        Some(&mut steps),
+        |s, p, ply, rng| agents[p.index()].decide(g, s, ply, rng),
+    )?;
+    record.steps = steps;
     Ok(record)
 }
 
@@ -95,7 +81,7 @@ pub struct MatchReport {
     pub seed: u64,
     pub games: u32,
     pub score_a: f64,
-    /// 95% confidence interval of A's score (normal approximation, clamped to [0, 1]).
+    /// 95% interval of A's score (Wilson, [`crate::stats::score_interval95`]).
     pub ci95: [f64; 2],
     pub wins_a: u32,
     pub draws: u32,
@@ -190,17 +176,7 @@ fn summarise<G: PlayerGame>(
     let count = |x: f64| game_list.iter().filter(|m| m.score_a == x).count() as u32;
     let total: f64 = game_list.iter().map(|m| m.score_a).sum();
     let mean = if n == 0 { 0.0 } else { total / f64::from(n) };
-    let ci95 = if n < 2 {
-        [0.0, 1.0]
-    } else {
-        let var: f64 = game_list
-            .iter()
-            .map(|m| (m.score_a - mean).powi(2))
-            .sum::<f64>()
-            / f64::from(n - 1);
-        let half = 1.96 * (var / f64::from(n)).sqrt();
-        [(mean - half).max(0.0), (mean + half).min(1.0)]
-    };
+    let ci95 = crate::stats::score_interval95(count(1.0), count(0.5), count(0.0));
     let plies: usize = game_list.iter().map(|m| m.plies).sum();
     MatchReport {
         variant,

@@ -1,9 +1,104 @@
-//! Generic helpers to play a game: chance sampling and uniformly random playouts.
+//! Generic helpers to play a game: the one game loop ([`play_loop`]) that matches, self-play
+//! and evaluation games all run, the optimal player's decision ([`optimal_decision`]), chance
+//! sampling and uniformly random playouts.
 //!
 //! They take caller-owned scratch buffers so loops over many playouts do not allocate.
 
-use crate::game::{Action, ChanceOutcome, Game, GameResult, Turn};
+use crate::game::{Action, ChanceOutcome, Game, GameResult, Player, Turn};
+use crate::record::{Adjudication, GameEnd, SearchStats, Step};
 use crate::rng::{StreamRng, sample_outcome, uniform_index};
+use crate::solver::{OPTIMAL_TOLERANCE, Solution};
+
+/// A player's decision.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    Play {
+        action: Action,
+        /// The search's root statistics when a search chose the move.
+        search: Option<SearchStats>,
+    },
+    /// Declared the winner at once (the optimal player in a position of value 1).
+    ClaimWin,
+}
+
+impl Decision {
+    /// The move a PUCT search chose, with its root statistics (the training target counts
+    /// kept only where they differ from the visits).
+    pub fn searched(r: crate::search::SearchResult) -> Decision {
+        let target = (r.target != r.visits).then_some(r.target);
+        Decision::Play {
+            action: r.action,
+            search: Some(SearchStats {
+                visits: r.visits,
+                target,
+                full: r.full,
+            }),
+        }
+    }
+}
+
+/// The one game loop. From `s` to the end: chance outcomes drawn from `rng` by their
+/// probabilities, decisions from `decide(state, player to move, ply, rng)` (`ply`: decisions
+/// made so far in this game). Every step is appended to `steps` when given. A claimed win ends
+/// the game adjudicated. Draws happen in a fixed order (chance, then the decider's), so a game
+/// is a pure function of its inputs and `rng`.
+pub fn play_loop<G: Game, E>(
+    g: &G,
+    mut s: G::State,
+    rng: &mut StreamRng,
+    outcomes: &mut Vec<ChanceOutcome>,
+    mut steps: Option<&mut Vec<Step>>,
+    mut decide: impl FnMut(&G::State, Player, u32, &mut StreamRng) -> Result<Decision, E>,
+) -> Result<GameEnd, E> {
+    let mut ply = 0u32;
+    loop {
+        match g.turn(&s) {
+            Turn::Terminal(r) => return Ok(GameEnd::Finished(r)),
+            Turn::Chance => {
+                g.chance_outcomes(&s, outcomes);
+                let o = outcomes[sample_outcome(rng, outcomes)].outcome;
+                if let Some(st) = steps.as_deref_mut() {
+                    st.push(Step::Chance { outcome: o });
+                }
+                s = g.apply_chance(&s, o);
+            }
+            Turn::Player(p) => match decide(&s, p, ply, rng)? {
+                Decision::ClaimWin => {
+                    return Ok(GameEnd::Adjudicated {
+                        winner: p,
+                        reason: Adjudication::CertainWin,
+                    });
+                }
+                Decision::Play { action, search } => {
+                    if let Some(st) = steps.as_deref_mut() {
+                        st.push(Step::Move { action, search });
+                    }
+                    s = g.apply(&s, action);
+                    ply += 1;
+                }
+            },
+        }
+    }
+}
+
+/// The optimal player's decision at decision state `s`: it claims the win where the value
+/// is a certain win, else plays an optimal action (ties broken from `rng`). `None` when the
+/// solution has no value for `s`.
+pub fn optimal_decision<G: Game>(
+    g: &G,
+    sol: &Solution<G::Key>,
+    s: &G::State,
+    rng: &mut StreamRng,
+) -> Option<Decision> {
+    let v = sol.value_of_key(&g.key(s))?;
+    if v >= 1.0 - OPTIMAL_TOLERANCE {
+        return Some(Decision::ClaimWin);
+    }
+    crate::solver::optimal_action(g, sol, s, rng).map(|action| Decision::Play {
+        action,
+        search: None,
+    })
+}
 
 /// Reusable buffers for playing a game.
 #[derive(Debug, Default)]

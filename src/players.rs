@@ -41,7 +41,8 @@ use crate::solver::{Solution, Solvable, SolveError};
 use crate::store::{Store, StoreError};
 
 /// Every player name, for error messages.
-pub const PLAYER_NAMES: &str = "random, optimal, greedy, greedy-stochastic, mcts, mcts-solver";
+pub const PLAYER_NAMES: &str =
+    "random, optimal, greedy, greedy-stochastic, mcts, mcts-solver, model:RUN@I[,sims=N]";
 
 const MCTS_KEYS: &str =
     "sims, c, init, alpha, eps, tau, sample_moves, eval, rollouts, p_full, n_fast, forced, prune";
@@ -93,6 +94,13 @@ pub enum PlayerSpec {
         eval: EvalSpec,
     },
     MctsSolver(SolverConfig),
+    /// A trained model from the store: run (id, name or hash prefix), iteration, and the
+    /// simulations of a PUCT search it guides (`None`: its greedy policy, no search).
+    Model {
+        run: String,
+        iteration: u32,
+        sims: Option<u32>,
+    },
 }
 
 impl PlayerSpec {
@@ -131,6 +139,40 @@ impl FromStr for PlayerSpec {
             Some((n, r)) => (n.trim().to_ascii_lowercase(), r.trim()),
             None => (text.to_ascii_lowercase(), ""),
         };
+        if name == "model" {
+            // model:RUN@I[,sims=N]: the first comma-separated part is RUN@I.
+            let (head, rest) = match rest.split_once(',') {
+                Some((h, r)) => (h.trim(), r),
+                None => (rest, ""),
+            };
+            let Some((run, it)) = head.rsplit_once('@') else {
+                return Err(bad(text, "give model:RUN@I (a run and an iteration)"));
+            };
+            let iteration = num(text, "@", it.trim(), "an iteration number >= 0")?;
+            let mut sims = None;
+            for part in rest.split(',').filter(|p| !p.trim().is_empty()) {
+                match part.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
+                    Some(("sims", v)) => {
+                        let n: u32 = num(text, "sims", v, "an integer >= 1")?;
+                        if n == 0 {
+                            return Err(bad(text, "sims=0 is not allowed; allowed: >= 1"));
+                        }
+                        sims = Some(n);
+                    }
+                    _ => {
+                        return Err(bad(text, format!("`{part}`: allowed: sims=N")));
+                    }
+                }
+            }
+            if run.trim().is_empty() {
+                return Err(bad(text, "give model:RUN@I (a run and an iteration)"));
+            }
+            return Ok(PlayerSpec::Model {
+                run: run.trim().to_string(),
+                iteration,
+                sims,
+            });
+        }
         let mut pairs = Vec::new();
         if !rest.is_empty() {
             for part in rest.split(',') {
@@ -336,6 +378,17 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::MctsSolver(c) => {
                 write!(f, "mcts-solver:sims={},c={}", c.simulations, c.uct_c)
             }
+            PlayerSpec::Model {
+                run,
+                iteration,
+                sims,
+            } => {
+                write!(f, "model:{run}@{iteration}")?;
+                if let Some(n) = sims {
+                    write!(f, ",sims={n}")?;
+                }
+                Ok(())
+            }
             PlayerSpec::Mcts { config: c, eval } => {
                 write!(
                     f,
@@ -382,6 +435,19 @@ pub trait PlayerGame: Game {
             variant: self.variant(),
             reason: "this variant is not solvable".into(),
         })
+    }
+
+    /// Whether the optimal player searches each position exactly instead of loading a
+    /// solution (Connect Four boards too large to enumerate, e.g. 7x6).
+    fn searches_exactly(&self) -> bool {
+        false
+    }
+
+    /// With [`PlayerGame::searches_exactly`]: every legal action of decision state `s` with
+    /// its exact value in [-1, 1] for the mover, ascending by action.
+    fn searched_action_values(&self, s: &Self::State) -> Option<Vec<(Action, f64)>> {
+        let _ = s;
+        None
     }
 
     /// The greedy heuristic: for each legal action of `s` (in order), its forward gain Psi
@@ -434,6 +500,14 @@ impl PlayerGame for ConnectFour {
     fn solution(&self, store: &mut Store) -> Result<Solution<Self::Key>, PlayerError> {
         load_or_solve(self, store)
     }
+
+    fn searches_exactly(&self) -> bool {
+        self.check_solvable().is_err() && crate::solver::connect4::searchable(self)
+    }
+
+    fn searched_action_values(&self, s: &Self::State) -> Option<Vec<(Action, f64)>> {
+        crate::solver::connect4::action_values(self, s)
+    }
 }
 
 impl PlayerGame for Checkers {
@@ -470,6 +544,13 @@ impl PlayerGame for Checkers {
 pub struct Player<G: Game> {
     spec: PlayerSpec,
     solution: Option<Arc<Solution<G::Key>>>,
+    model: Option<(Arc<dyn crate::learners::Model<G>>, SearchConfig)>,
+}
+
+impl<G: Game> fmt::Debug for dyn crate::learners::Model<G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Model")
+    }
 }
 
 impl<G: PlayerGame> Player<G> {
@@ -485,7 +566,27 @@ impl<G: PlayerGame> Player<G> {
             variant: g.variant(),
             reason: reason.to_string(),
         };
+        let mut model = None;
         let solution = match spec {
+            PlayerSpec::Model {
+                run,
+                iteration,
+                sims,
+            } => {
+                let store = store.ok_or_else(|| unsupported("a model player needs a store"))?;
+                let (m, run_search) = crate::runs::life::load_model(g, store, run, *iteration)
+                    .map_err(|e| unsupported(&e.to_string()))?;
+                // The run's search knobs, as evaluation play: no root noise, most visited.
+                let config = SearchConfig {
+                    dirichlet_epsilon: 0.0,
+                    temperature: 0.0,
+                    simulations: sims.unwrap_or(1),
+                    ..run_search
+                };
+                model = Some((m, config));
+                None
+            }
+            PlayerSpec::Optimal if g.searches_exactly() => None,
             PlayerSpec::Optimal => {
                 let store = store.ok_or_else(|| unsupported("the optimal player needs a store"))?;
                 Some(Arc::new(g.solution(store)?))
@@ -509,12 +610,18 @@ impl<G: PlayerGame> Player<G> {
         Ok(Player {
             spec: spec.clone(),
             solution,
+            model,
         })
     }
 
-    /// A player from an already loaded solution (the optimal player) or any other spec.
+    /// A player from an already loaded solution (the optimal player) or any other spec but a
+    /// model.
     pub fn with_solution(spec: PlayerSpec, solution: Option<Arc<Solution<G::Key>>>) -> Player<G> {
-        Player { spec, solution }
+        Player {
+            spec,
+            solution,
+            model: None,
+        }
     }
 
     pub fn spec(&self) -> &PlayerSpec {
@@ -527,7 +634,7 @@ impl<G: PlayerGame> Player<G> {
             PlayerSpec::Random => AgentKind::Random,
             PlayerSpec::Optimal => match &self.solution {
                 Some(sol) => AgentKind::Optimal(sol.clone()),
-                None => AgentKind::Random,
+                None => AgentKind::OptimalSearch,
             },
             PlayerSpec::Greedy(mode) => AgentKind::Greedy(*mode),
             PlayerSpec::Mcts { config, eval } => AgentKind::Mcts(
@@ -542,6 +649,18 @@ impl<G: PlayerGame> Player<G> {
                 },
             ),
             PlayerSpec::MctsSolver(cfg) => AgentKind::MctsSolver(Box::new(MctsSolver::new(*cfg))),
+            PlayerSpec::Model { sims, .. } => match &self.model {
+                Some((m, config)) => AgentKind::Model(
+                    m.clone(),
+                    sims.map(|_| {
+                        Box::new(Search::new(*config).unwrap_or_else(|_| {
+                            Search::new(SearchConfig::evaluation(config.simulations))
+                                .expect("evaluation defaults are valid")
+                        }))
+                    }),
+                ),
+                None => AgentKind::Random,
+            },
         };
         Agent {
             kind,
@@ -551,17 +670,7 @@ impl<G: PlayerGame> Player<G> {
     }
 }
 
-/// A player's decision.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Decision {
-    Play {
-        action: Action,
-        /// The search's root statistics when a search chose the move.
-        search: Option<SearchStats>,
-    },
-    /// Declared the winner at once (the optimal player in a position of value 1).
-    ClaimWin,
-}
+pub use crate::play::Decision;
 
 /// The leaf evaluator of an MCTS agent.
 #[derive(Debug)]
@@ -591,9 +700,13 @@ impl<G: Game> Evaluator<G> for AgentEval {
 enum AgentKind<G: Game> {
     Random,
     Optimal(Arc<Solution<G::Key>>),
+    /// The optimal player by an exact search per position ([`PlayerGame::searches_exactly`]).
+    OptimalSearch,
     Greedy(GreedyMode),
     Mcts(Box<Search<G>>, AgentEval),
     MctsSolver(Box<MctsSolver<G>>),
+    /// A trained model: its greedy policy, or the search it guides.
+    Model(Arc<dyn crate::learners::Model<G>>, Option<Box<Search<G>>>),
 }
 
 /// One game's instance of a player: owns its search arenas and buffers.
@@ -626,17 +739,29 @@ impl<G: PlayerGame> Agent<G> {
                 Ok(play(self.actions[uniform_index(rng, self.actions.len())]))
             }
             AgentKind::Optimal(sol) => {
+                crate::play::optimal_decision(g, sol, s, rng).ok_or_else(|| PlayerError::Unsolved {
+                    variant: g.variant(),
+                    position: g.notation(s),
+                })
+            }
+            AgentKind::OptimalSearch => {
                 let unsolved = || PlayerError::Unsolved {
                     variant: g.variant(),
                     position: g.notation(s),
                 };
-                let v = sol.value_of_key(&g.key(s)).ok_or_else(unsolved)?;
-                if v >= 1.0 - crate::solver::OPTIMAL_TOLERANCE {
+                let values = g.searched_action_values(s).ok_or_else(unsolved)?;
+                let best = values.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
+                if best >= 1.0 - crate::solver::OPTIMAL_TOLERANCE {
                     return Ok(Decision::ClaimWin);
                 }
-                crate::solver::optimal_action(g, sol, s, rng)
-                    .map(play)
-                    .ok_or_else(unsolved)
+                self.actions.clear();
+                self.actions.extend(
+                    values
+                        .iter()
+                        .filter(|x| x.1 >= best - crate::solver::OPTIMAL_TOLERANCE)
+                        .map(|x| x.0),
+                );
+                Ok(play(self.actions[uniform_index(rng, self.actions.len())]))
             }
             AgentKind::Greedy(mode) => {
                 g.legal_actions(s, &mut self.actions);
@@ -645,16 +770,14 @@ impl<G: PlayerGame> Agent<G> {
                 Ok(play(self.actions[i]))
             }
             AgentKind::Mcts(search, eval) => {
-                let r = search.run(g, s, ply, eval, rng)?;
-                let target = (r.target != r.visits).then(|| r.target.clone());
-                Ok(Decision::Play {
-                    action: r.action,
-                    search: Some(SearchStats {
-                        visits: r.visits,
-                        target,
-                        full: r.full,
-                    }),
-                })
+                Ok(Decision::searched(search.run(g, s, ply, eval, rng)?))
+            }
+            AgentKind::Model(model, None) => {
+                g.legal_actions(s, &mut self.actions);
+                Ok(play(model.greedy_action(g, s, &self.actions)))
+            }
+            AgentKind::Model(model, Some(search)) => {
+                Ok(Decision::searched(model.search(g, search, s, ply, rng)?))
             }
             AgentKind::MctsSolver(m) => {
                 let r = m.run(g, s, rng)?;
@@ -757,7 +880,7 @@ mod tests {
             ("alphazero", &["alphazero", "mcts-solver"][..]),
             ("mcts:simz=8", &["simz", "sims"]),
             ("mcts:init=maybe", &["maybe", "loss, draw, win, first"]),
-            ("mcts:sims=0", &["sims", ">= 1"]),
+            ("mcts:sims=0", &["sims", ">= 2"]),
             ("mcts:c=-1", &["c=-1", ">= 0"]),
             ("mcts:eps=2", &["eps", "[0, 1]"]),
             ("mcts:n_fast=900", &["n_fast", "below"]),

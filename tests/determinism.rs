@@ -13,7 +13,9 @@ use tabula::game::{Game, GameResult, Turn};
 use tabula::games::AnyGame;
 use tabula::play::{Scratch, random_playout};
 use tabula::rng::{StreamRng, sample_outcome, stream, uniform_index};
-use tabula::search::{MctsSolver, Rollout, Search, SearchConfig, SolverConfig};
+use tabula::search::{
+    MctsSolver, Rollout, Search, SearchConfig, SearchResult, SolverConfig, Uniform,
+};
 use tabula::with_game;
 
 struct Pin {
@@ -51,6 +53,18 @@ impl Pin {
         let mut r = rng.clone();
         self.u64(r.next_u64());
     }
+    /// A PUCT result: its tag, (action, visits) pairs, the move, the value, the stream position.
+    fn search(&mut self, tag: u8, r: &SearchResult, rng: &StreamRng) {
+        self.tag(tag);
+        for (&a, &n) in r.actions.iter().zip(&r.visits) {
+            self.u64(u64::from(a));
+            self.u64(u64::from(n));
+        }
+        self.u64(u64::from(r.action));
+        self.f64(r.value);
+        self.rng(rng);
+    }
+
     fn hex(self) -> String {
         self.h.finalize().to_hex().to_string()
     }
@@ -154,12 +168,15 @@ fn fingerprint<G: Game>(g: &G, games: u64, playouts: u64, searches: u64, sims: u
             pin.rng(&rng);
         }
     }
-    // 4. PUCT with one rollout per leaf, and MCTS-Solver.
-    let mut search = Search::new(SearchConfig::evaluation(sims)).expect("valid config");
+    // 4. PUCT with one rollout per leaf, and MCTS-Solver, with the legacy conventions (the
+    // pins predate them; the paper's conventions are pinned separately below).
+    let cfg = SearchConfig::evaluation(sims).with_legacy_conventions();
+    let mut search = Search::new(cfg).expect("valid config");
     let mut one = Rollout::new(1);
     let mut solver = MctsSolver::new(SolverConfig {
         simulations: sims,
         uct_c: 1.0,
+        tie_break: SolverConfig::LEGACY_TIE_BREAK,
     });
     for i in 0..searches {
         let mut rng = stream(2027, &format!("pin-search({i})"));
@@ -167,14 +184,7 @@ fn fingerprint<G: Game>(g: &G, games: u64, playouts: u64, searches: u64, sims: u
             continue;
         };
         let r = search.run(g, &s, 0, &mut one, &mut rng).expect("decision");
-        pin.tag(40);
-        for (&a, &n) in r.actions.iter().zip(&r.visits) {
-            pin.u64(u64::from(a));
-            pin.u64(u64::from(n));
-        }
-        pin.u64(u64::from(r.action));
-        pin.f64(r.value);
-        pin.rng(&rng);
+        pin.search(40, &r, &rng);
         let r = solver.run(g, &s, &mut rng).expect("decision");
         pin.tag(41);
         for (&a, &n) in r.actions.iter().zip(&r.visits) {
@@ -279,4 +289,106 @@ fn seeded_games_playouts_and_searches_are_pinned() {
         }
     }
     assert!(bad.is_empty(), "changed fingerprints:\n{}", bad.join("\n"));
+}
+
+/// Searches with the paper's conventions (expansion visit counted, expansion a simulation,
+/// random ties) and MCTS-Solver with random ties, on uniform priors and one rollout per leaf
+/// where ties are frequent: visit counts, moves, values and stream positions.
+fn paper_fingerprint<G: Game>(g: &G, searches: u64, sims: u32) -> String {
+    let mut pin = Pin::new();
+    let mut search = Search::new(SearchConfig::evaluation(sims)).expect("valid config");
+    let mut solver = MctsSolver::new(SolverConfig {
+        simulations: sims,
+        ..SolverConfig::default()
+    });
+    for i in 0..searches {
+        let mut rng = stream(2027, &format!("pin-paper({i})"));
+        let Some(s) = random_decision(g, &mut rng, (i % 3) as u32) else {
+            continue;
+        };
+        let r = search.run(g, &s, 0, &mut Uniform, &mut rng);
+        pin.search(50, &r.expect("decision"), &rng);
+        let r = search.run(g, &s, 0, &mut Rollout::new(1), &mut rng);
+        pin.search(50, &r.expect("decision"), &rng);
+        let r = solver.run(g, &s, &mut rng).expect("decision");
+        pin.tag(51);
+        for &n in &r.visits {
+            pin.u64(u64::from(n));
+        }
+        pin.u64(u64::from(r.action));
+        pin.rng(&rng);
+    }
+    pin.hex()
+}
+
+#[test]
+fn paper_convention_searches_are_pinned() {
+    let mut bad = Vec::new();
+    for (variant, searches, sims, want) in [
+        (
+            "ewn:3x3x3",
+            8,
+            6,
+            "e6e2c38e8a88fe7041cdab9d5339dadca015c17ec96b3eeb755bb9241c5bbb0c",
+        ),
+        (
+            "ewn:3x3x3",
+            8,
+            200,
+            "c669216c170916bfd4c1b8637bf0f57bafead8295f9c6a6e23bf62526de648de",
+        ),
+        (
+            "c4:7x6",
+            4,
+            100,
+            "4ea37052dee0311306a3205b616c48a1324ac23f44e3cbbe7f53713741b98e4a",
+        ),
+    ] {
+        let any: AnyGame = variant.parse().expect("variant parses");
+        let got = with_game!(&any, |g| paper_fingerprint(g, searches, sims));
+        if got != want {
+            bad.push(format!("(\"{variant}\", {searches}, {sims}, \"{got}\")"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "paper-convention pins changed:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// A run with the paper's conventions (random ties drawn inside self-play searches on the
+/// workers' streams) has the same head at 1 and 2 threads.
+#[test]
+fn random_ties_give_the_same_head_at_any_thread_count() {
+    use tabula::runs::{Quiet, RunConfig, start};
+    use tabula::store::Store;
+    let spec = r#"
+name = "ties"
+variant = "ewn:3x3x3"
+seed = 11
+iterations = 2
+games_per_iteration = 30
+learning_rate = [[1, 1.0]]
+[search]
+simulations = 6
+[eval]
+games = 100
+"#;
+    let cfg = RunConfig::from_toml(spec, "t").unwrap();
+    assert!(!cfg.settings.search.has_legacy_conventions());
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+    let mut heads = Vec::new();
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let out = pool
+            .install(|| start(&mut store, &cfg, spec, threads as u32, &mut Quiet))
+            .unwrap();
+        heads.push(out.head.unwrap());
+    }
+    assert_eq!(heads[0], heads[1]);
 }

@@ -129,23 +129,43 @@ fn runs(db: &Path) -> Vec<serde_json::Value> {
 fn killed_and_resumed_runs_end_with_the_uninterrupted_head() {
     let dir = tempfile::tempdir().unwrap();
     let s = spec(dir.path(), "k", 7, 10);
-    let clean_db = dir.path().join("clean.db");
+    kill_and_resume(dir.path(), &s, 10, 600, 8, 2026, 0.0);
+}
+
+/// Runs `spec` (N `iterations` of `games` games) uninterrupted, then again with kill -9 at
+/// `lives` seeded random instants (each at least `min_fraction` of the uninterrupted run's
+/// time into its life) and resumes; the heads agree. Returns the head.
+fn kill_and_resume(
+    dir: &Path,
+    s: &str,
+    iterations: u64,
+    games: u64,
+    lives: u32,
+    delay_seed: u64,
+    min_fraction: f64,
+) -> String {
+    let clean_db = dir.join("clean.db");
+    let db = dir.join("killed.db");
+    // The solution first, so the delays fall in the run's own work.
+    for d in [&clean_db, &db] {
+        ok(&tabula(d, &["solve", "ewn:3x3x3"]));
+    }
     let t = Instant::now();
-    ok(&tabula(&clean_db, &["run", &s, "--threads", "2"]));
+    ok(&tabula(&clean_db, &["run", s, "--threads", "2"]));
     let clean_seconds = t.elapsed().as_secs_f64();
     let expected = head(&clean_db, "1");
 
-    let db = dir.path().join("killed.db");
-    let mut rng = tabula::rng::stream(2026, "kill-delays");
+    let mut rng = tabula::rng::stream(delay_seed, "kill-delays");
     let mut delays = Vec::new();
     println!("uninterrupted: {clean_seconds:.2} s");
-    for _ in 0..8 {
+    for _ in 0..lives {
         // Between 0.1 s and a quarter of an uninterrupted run: each life gets a little done.
-        let ms = 100 + rng.next_u64() % ((clean_seconds * 250.0) as u64).max(100);
+        let min = ((clean_seconds * 1000.0 * min_fraction) as u64).max(100);
+        let ms = min + rng.next_u64() % ((clean_seconds * 250.0) as u64).max(100);
         delays.push(ms);
         let started = runs(&db);
         let mut child = if started.is_empty() {
-            spawn(&db, &["run", &s, "--threads", "2"])
+            spawn(&db, &["run", s, "--threads", "2"])
         } else {
             spawn(&db, &["resume", "1", "--threads", "2"])
         };
@@ -155,7 +175,7 @@ fn killed_and_resumed_runs_end_with_the_uninterrupted_head() {
         let done = runs(&db)
             .first()
             .map_or(0, |r| r["iterations_done"].as_u64().unwrap());
-        let games = if done > 0 || !runs(&db).is_empty() {
+        let next = if done > 0 || !runs(&db).is_empty() {
             sql(
                 &db,
                 &format!(
@@ -168,11 +188,14 @@ fn killed_and_resumed_runs_end_with_the_uninterrupted_head() {
         } else {
             0
         };
-        println!("kill after {ms} ms: {done}/10 iterations committed, {games} games of the next");
+        println!(
+            "kill after {ms} ms: {done}/{iterations} iterations committed, {next} games of \
+             the next"
+        );
     }
     println!("delays (ms): {delays:?}");
     if runs(&db).is_empty() {
-        ok(&tabula(&db, &["run", &s, "--threads", "2"]));
+        ok(&tabula(&db, &["run", s, "--threads", "2"]));
     } else {
         ok(&tabula(&db, &["resume", "1", "--threads", "1"]));
     }
@@ -183,14 +206,132 @@ fn killed_and_resumed_runs_end_with_the_uninterrupted_head() {
         &db,
         "SELECT count(*) AS n, count(DISTINCT iteration || '/' || game) AS d FROM run_games",
     );
-    assert_eq!(v[0]["n"], 10 * 600);
-    assert_eq!(v[0]["d"], 10 * 600);
+    assert_eq!(v[0]["n"], iterations * games);
+    assert_eq!(v[0]["d"], iterations * games);
     // A finished run resumes to nothing, exit 0.
     let out = ok(&tabula(&db, &["resume", "1"]));
     assert!(out.contains("already finished"), "{out}");
     // And the lock is released.
     let v = sql(&db, "SELECT count(*) AS n FROM run_locks");
     assert_eq!(v[0]["n"], 0);
+    expected
+}
+
+/// A Go-Exploit spec: EWN 3x3x3, 300 games per iteration, `archive` given.
+fn go_exploit(dir: &Path, name: &str, archive: &str, iterations: u32) -> String {
+    let text = format!(
+        r#"
+name = "{name}"
+variant = "ewn:3x3x3"
+seed = 5
+iterations = {iterations}
+games_per_iteration = 300
+window = 2
+learning_rate = [[1, 1.0], [3, 0.1]]
+checkpoint_every = 2
+
+[search]
+simulations = 40
+
+[eval]
+games = 300
+
+[start]
+policy = "go-exploit"
+archive = "{archive}"
+archive_prob = 0.8
+archive_size = 500
+"#
+    );
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// Go-Exploit runs (a visited and a search archive): the same head at 1 and 2 threads and
+/// after kill -9 at random instants plus resume (the archive is rebuilt from the store), and
+/// `verify` re-executes them; their games start elsewhere than the game's start.
+#[test]
+fn go_exploit_runs_are_deterministic_and_resume_to_the_same_head() {
+    for (k, archive) in ["search-reservoir", "visited-circular"].iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = go_exploit(dir.path(), "ge", archive, 8);
+        let h = kill_and_resume(dir.path(), &s, 8, 300, 5, 90 + k as u64, 0.0);
+        let one = dir.path().join("one.db");
+        ok(&tabula(&one, &["run", &s, "--threads", "1"]));
+        assert_eq!(head(&one, "1"), h, "{archive}: 1 thread");
+        ok(&tabula(&one, &["verify", "1"]));
+        ok(&tabula(&one, &["verify", "1", "--iterations", "6..8"]));
+        let v = sql(
+            &one,
+            "SELECT count(*) AS n FROM objects WHERE kind = 'settings/v2'",
+        );
+        assert_eq!(v[0]["n"], 1, "{archive}");
+        // Archived starts are recorded in the games (iteration 1's archive is the start
+        // state alone, so they show from iteration 2).
+        let started = sql(
+            &one,
+            "SELECT avg(plies) AS p FROM run_games WHERE iteration >= 2",
+        );
+        let plain = sql(
+            &one,
+            "SELECT avg(plies) AS p FROM run_games WHERE iteration = 1",
+        );
+        assert!(
+            started[0]["p"].as_f64().unwrap() < plain[0]["p"].as_f64().unwrap(),
+            "{archive}: Go-Exploit games are shorter ({started} vs {plain})"
+        );
+    }
+}
+
+/// A branch from AlphaZero to Go-Exploit shares the parent's iterations up to the branch
+/// point and differs from the first of its own.
+#[test]
+fn a_branch_to_go_exploit_diverges_after_its_branch_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("g.db");
+    let p = tiny(dir.path(), "az", 3, 4);
+    ok(&tabula(&db, &["run", &p]));
+    let b = json(&tabula(
+        &db,
+        &[
+            "branch",
+            "az",
+            "--at",
+            "2",
+            "--set",
+            "start.policy=go-exploit",
+            "--set",
+            "start.archive=visited-expanding",
+            "--json",
+        ],
+    ));
+    let id = b["run"].as_i64().unwrap();
+    let q = |run: i64| {
+        sql(
+            &db,
+            &format!(
+                "SELECT iteration, lower(hex(hash)) AS h FROM run_iterations WHERE run_id = {run} \
+                 ORDER BY iteration"
+            ),
+        )
+    };
+    let (parent, branch) = (q(1), q(id));
+    assert_eq!(parent.as_array().unwrap().len(), 4);
+    assert_eq!(branch.as_array().unwrap().len(), 4);
+    for i in 0..2 {
+        assert_eq!(parent[i], branch[i], "iteration {}", i + 1);
+    }
+    for i in 2..4 {
+        assert_ne!(parent[i]["h"], branch[i]["h"], "iteration {}", i + 1);
+    }
+    // The branch's own games start from the archive; the shared ones from the game's start.
+    let v = sql(
+        &db,
+        &format!("SELECT count(*) AS n FROM run_games WHERE run_id = {id} AND iteration = 3"),
+    );
+    assert_eq!(v[0]["n"], 100);
+    ok(&tabula(&db, &["verify", &id.to_string()]));
 }
 
 /// Two processes on two runs of one store both finish; two on one run: the second is refused

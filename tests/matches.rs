@@ -116,10 +116,11 @@ fn records_store_load_and_replay() {
         // Re-play from the inputs: seats in recorded order.
         let seats = if m.a_seat == 0 { [&a, &b] } else { [&b, &a] };
         assert_eq!(rerun(&g, &back, seats).unwrap().hash(), *h);
-        // Searched moves carry visit counts over the legal actions.
+        // Searched moves carry visit counts over the legal actions: 29 descents, the root's
+        // expansion being the first of the 30 simulations (docs/search.md).
         assert!(back.steps.iter().any(|s| matches!(
             s,
-            tabula::record::Step::Move { search: Some(st), .. } if st.visits.iter().sum::<u32>() == 30
+            tabula::record::Step::Move { search: Some(st), .. } if st.visits.iter().sum::<u32>() == 29
         )));
     }
     // A tampered record no longer re-applies.
@@ -213,7 +214,8 @@ fn match_and_replay_commands() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(text.contains("identical, hash checked"), "{text}");
-    assert!(text.contains("search: 30 visits"), "{text}");
+    // 30 simulations, the first expanding the root.
+    assert!(text.contains("search: 29 visits"), "{text}");
 
     let out = tabula(
         &db,
@@ -222,4 +224,107 @@ fn match_and_replay_commands() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("simz") && err.contains("sims"), "{err}");
+}
+
+/// A trained model is a player: `model:RUN@I` (the greedy policy) and `model:RUN@I,sims=N`
+/// (PUCT guided by it) play matches, the same on 1 and 2 threads; their recorded games
+/// re-play; a later model of a run scores better against the optimal player than the
+/// untrained one; bad references fail naming what is allowed.
+#[test]
+fn trained_models_are_players() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let spec = dir.path().join("t.toml");
+    std::fs::write(
+        &spec,
+        "name = \"t\"\nvariant = \"ewn:3x3x3\"\nseed = 4\niterations = 6\n\
+         games_per_iteration = 300\ncheckpoint_every = 3\n[search]\nsimulations = 40\n\
+         [eval]\ngames = 200\n",
+    )
+    .unwrap();
+    let ok = |out: std::process::Output| -> serde_json::Value {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null)
+    };
+    ok(tabula(&db, &["run", spec.to_str().unwrap()]));
+    let score = |a: &str, threads: &str, record: bool| {
+        let mut args = vec![
+            "match",
+            "ewn:3x3x3",
+            "--a",
+            a,
+            "--b",
+            "optimal",
+            "--games",
+            "400",
+            "--seed",
+            "1",
+            "--json",
+            "--threads",
+            threads,
+        ];
+        if record {
+            args.push("--record");
+        }
+        let mut v = ok(tabula(&db, &args));
+        v.as_object_mut().unwrap().remove("seconds");
+        v
+    };
+    let greedy = score("model:t@6", "1", false);
+    assert_eq!(greedy, score("model:t@6", "2", false));
+    let untrained = score("model:t@0", "2", false);
+    let s = |v: &serde_json::Value| v["score_a"].as_f64().unwrap();
+    assert!(s(&greedy) > s(&untrained), "{greedy} vs {untrained}");
+    let searched = score("model:1@6,sims=20", "2", true);
+    assert!(s(&searched) > 0.0, "{searched}");
+    // A recorded game of the searching model re-plays.
+    let hash = searched["games_detail"][0]["hash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    ok(tabula(&db, &["replay", &hash]));
+    for (bad, needle) in [
+        ("model:t@99", "committed iterations"),
+        ("model:t", "RUN@I"),
+        ("model:nope@1", "no run"),
+        ("model:t@1,sims=0", "sims"),
+    ] {
+        let out = tabula(
+            &db,
+            &[
+                "match",
+                "ewn:3x3x3",
+                "--a",
+                bad,
+                "--b",
+                "random",
+                "--games",
+                "2",
+            ],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(needle),
+            "{bad}: {err}"
+        );
+    }
+    let out = tabula(
+        &db,
+        &[
+            "match",
+            "ewn:3x3x4",
+            "--a",
+            "model:t@1",
+            "--b",
+            "random",
+            "--games",
+            "2",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("ewn:3x3x3"), "{err}");
 }

@@ -326,3 +326,77 @@ fn solutions_do_not_depend_on_the_thread_count() {
     assert!(!one.0.is_empty());
     assert_eq!(one, two);
 }
+
+/// The perfect index (`docs/solver.md`): every reachable position has a rank inside its
+/// level's rank space, distinct from every other's, and its rank names it back.
+#[test]
+fn perfect_index_ranks_every_reachable_position_once() {
+    use std::collections::HashSet;
+    fn check<G: Solvable>(g: &G) -> usize {
+        let index = g.perfect_index().expect("a layered game has an index");
+        let sol = solve(g, &quiet).unwrap();
+        let mut seen = HashSet::new();
+        for &k in sol.keys() {
+            let s = g.state_from_key(k).unwrap();
+            let level = g.level(&s);
+            let r = index.rank(g, &s);
+            assert!(r < index.level_size(level), "{k:?}: rank {r} out of range");
+            assert!(seen.insert((level, r)), "{k:?}: rank {r} taken twice");
+            let back = index
+                .unrank(g, level, r)
+                .expect("a rank of a position names it");
+            assert_eq!(g.key(&back), k);
+        }
+        seen.len()
+    }
+    assert_eq!(check(&cdc("PPPP")), 194_933);
+    let checkers = match "checkers:4x4-1".parse::<tabula::AnyGame>().unwrap() {
+        tabula::AnyGame::Checkers(g) => g,
+        _ => unreachable!(),
+    };
+    assert!(check(&checkers) > 0);
+}
+
+/// The CDC rank space is a bijection: every rank but the start's "coloured" twin names a
+/// well-formed key whose rank is that rank, and the sizes are the combinatorial counts.
+#[test]
+fn cdc_ranks_are_a_bijection() {
+    use tabula::solver::index::CdcIndex;
+    for (material, total) in [("PPPP", 251_068u64), ("GCCP", 15_526_164)] {
+        let index = CdcIndex::new(material);
+        let sizes: Vec<u64> = (0..17)
+            .map(|l| tabula::solver::index::PerfectIndex::<Cdc>::level_size(&index, l))
+            .collect();
+        assert_eq!(sizes.iter().sum::<u64>(), total, "{material}");
+        if material != "PPPP" {
+            continue;
+        }
+        let mut missing = 0;
+        for (l, &n) in sizes.iter().enumerate() {
+            for r in 0..n {
+                match index.unrank_key(l as u32, r) {
+                    Some(k) => assert_eq!(index.rank_key(k), Some((l as u32, r))),
+                    None => missing += 1,
+                }
+            }
+        }
+        assert_eq!(
+            missing, 1,
+            "only the start with a colour to move has no key"
+        );
+    }
+}
+
+/// Draws are stored as +0.0 whatever order positions settled in (the stored bytes, hence
+/// the solution's hash, must not depend on it).
+#[test]
+fn draws_are_stored_as_positive_zero() {
+    let sol = solve(&cdc("PPPP"), &quiet).unwrap();
+    let zeros = sol.values().iter().filter(|v| **v == 0.0).count();
+    assert!(zeros > 0);
+    assert!(
+        sol.values()
+            .iter()
+            .all(|v| v.to_bits() != (-0.0f64).to_bits())
+    );
+}

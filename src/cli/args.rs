@@ -36,6 +36,17 @@ pub enum Command {
     ///
     /// Nothing a query does can change the store. Try
     /// `tabula sql "SELECT name FROM sqlite_master WHERE type IN ('table','view')"`.
+    ///
+    /// One statement that reads: SELECT, WITH, VALUES, EXPLAIN, or a PRAGMA that reports
+    /// (application_id, auto_vacuum, collation_list, compile_options, data_version,
+    /// database_list, encoding, foreign_key_check, foreign_key_list, foreign_keys,
+    /// freelist_count, function_list, index_info, index_list, index_xinfo, integrity_check,
+    /// journal_mode, module_list, page_count, page_size, pragma_list, query_only, quick_check,
+    /// schema_version, table_info, table_list, table_xinfo, user_version; only the
+    /// table-describing ones and the checks take an argument). ATTACH, VACUUM, writes and
+    /// setting PRAGMAs are refused. Rows are printed as they come, so memory stays flat for
+    /// any result; the aligned table measures its first 1000 rows and keeps those widths.
+    /// A query past --max-rows or --timeout stops with an error after printing what it had.
     Sql(SqlArgs),
     /// Recompute the hash of every object in the store and report any that do not match.
     Fsck(FsckArgs),
@@ -79,13 +90,29 @@ pub enum Command {
     /// Prints the table's hash (the address of its full checkpoint) and size; --export writes
     /// its rows as JSON lines.
     Checkout(CheckoutArgs),
+    /// Run a sweep: a base spec, axes of settings and seeds; their product is the runs.
+    ///
+    /// Running it again continues (finished runs skipped, interrupted ones resumed).
+    /// `--shard I/N` runs a fixed share into its own store (merge them with `tabula merge`);
+    /// `--jobs N` runs N at once. Heads depend on neither. See docs/experiments.md.
+    Sweep(super::sweep_cmd::SweepArgs),
+    /// Copy the records of several stores into one, by address, in one transaction.
+    ///
+    /// Idempotent; every object's hash is recomputed; a run that conflicts (same run record,
+    /// different iterations) or a damaged object refuses the whole merge.
+    Merge(super::merge_cmd::MergeArgs),
+    /// Plot a metric of a sweep against iteration as SVG: a line per grid point, the mean
+    /// over seeds with a 95% band.
+    Plot(super::plot_cmd::PlotArgs),
+    /// Write a sweep's report: one self-contained HTML page (settings, curves, summary).
+    Report(super::report_cmd::ReportArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
     /// The run: its id, its name (the latest run of that name), or a hex prefix of its hash.
     pub run: String,
-    /// Worker threads (default: all cores). Results do not depend on it.
+    /// Worker threads, 1 to 256 (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Print one JSON object at the end and no progress.
@@ -97,7 +124,8 @@ pub struct ResumeArgs {
 pub struct BranchArgs {
     /// The parent run: id, name or hash prefix.
     pub run: String,
-    /// The parent's iteration to continue from (its first I iterations are shared).
+    /// The parent's iteration to continue from (its first I iterations are shared); 0
+    /// starts a fresh run with the parent's settings and the changes.
     #[arg(long, value_name = "I")]
     pub at: u32,
     /// A changed setting, `key=value` (repeatable), e.g. `search.init_q=draw`.
@@ -109,7 +137,7 @@ pub struct BranchArgs {
     /// Create the branch without running it (run it with `tabula resume`).
     #[arg(long)]
     pub no_run: bool,
-    /// Worker threads (default: all cores). Results do not depend on it.
+    /// Worker threads, 1 to 256 (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Print one JSON object at the end and no progress.
@@ -124,7 +152,7 @@ pub struct VerifyArgs {
     /// Iterations to re-execute, `a..b` (inclusive) or `a`; default: all of the run's own.
     #[arg(long, value_name = "A..B")]
     pub iterations: Option<String>,
-    /// Worker threads (default: all cores). Results do not depend on it.
+    /// Worker threads, 1 to 256 (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Print one JSON object.
@@ -148,7 +176,11 @@ pub struct CheckoutArgs {
 pub struct RunArgs {
     /// The run spec, e.g. runs/quick.toml.
     pub spec: std::path::PathBuf,
-    /// Worker threads (default: all cores). Results do not depend on it.
+    /// A setting written into the spec before it is read, `key=value` (repeatable), e.g.
+    /// `--set search.simulations=50 --set iterations=10 --set seed=3`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Worker threads, 1 to 256 (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Print one JSON object at the end (run, head, iterations, metrics) and no progress.
@@ -183,7 +215,7 @@ pub struct MatchArgs {
     /// Player B.
     #[arg(long)]
     pub b: String,
-    /// Number of games (A moves first in games 0, 2, 4, ...).
+    /// Number of games, 1 to 1000000 (A moves first in games 0, 2, 4, ...).
     #[arg(long, default_value_t = 100)]
     pub games: u32,
     /// The match seed.
@@ -195,7 +227,7 @@ pub struct MatchArgs {
     /// Store every game as a content-addressed game record.
     #[arg(long)]
     pub record: bool,
-    /// Worker threads (default: all cores). Results do not depend on it.
+    /// Worker threads, 1 to 256 (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
 }
@@ -222,11 +254,12 @@ pub struct SolveArgs {
     pub json: bool,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ValueArgs {
     /// The variant, e.g. cdc:PPPP.
     pub variant: String,
-    /// The position in the game's notation (as `tabula play --json` and `solve` print it).
+    /// The position in the game's notation (as `tabula play --json` and `solve` print it);
+    /// Connect Four also takes the columns played from the empty board (`4453`, 1-based).
     pub position: String,
     /// Print one JSON object.
     #[arg(long)]
@@ -240,9 +273,26 @@ pub struct SqlArgs {
     /// Print CSV (header line, then rows).
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
-    /// Print a JSON array of objects, one per row.
+    /// Print a JSON array of objects, one per row (keys in column order).
     #[arg(long)]
     pub json: bool,
+    /// Stop with an error if the query returns more rows than this (0: no limit).
+    #[arg(long, value_name = "N", default_value_t = tabula::store::QueryLimits::DEFAULT_MAX_ROWS)]
+    pub max_rows: u64,
+    /// Stop with an error after this many seconds of SQLite's work (time spent writing the
+    /// output is not counted; 0: no limit).
+    #[arg(long, value_name = "SECONDS", default_value_t = tabula::store::QueryLimits::DEFAULT_TIMEOUT_SECONDS, value_parser = seconds)]
+    pub timeout: f64,
+}
+
+/// A number of seconds: finite and not negative.
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!(
+            "`{s}` is not a number of seconds >= 0 (0: no limit)"
+        )),
+    }
 }
 
 #[derive(Debug, Args)]

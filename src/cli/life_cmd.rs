@@ -90,6 +90,9 @@ pub fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
 
 pub fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()> {
     let mut store = open(db)?;
+    if args.at == 0 {
+        return fresh_branch(db, store, args);
+    }
     let threads = pool(args.threads)?.current_num_threads() as u32;
     let (id, hash, seed) = create_branch(
         &mut store, &args.run, args.at, &args.set, args.seed, threads,
@@ -140,9 +143,10 @@ fn parse_range(text: &str) -> anyhow::Result<(u32, u32)> {
 
 pub fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()> {
     let range = args.iterations.as_deref().map(parse_range).transpose()?;
-    let mut store = open(db)?;
+    let mut store = Store::open_read_only(&Store::resolve_path(db))?;
     let pool = pool(args.threads)?;
     let v = pool.install(|| verify_run(&mut store, &args.run, range))?;
+    store.check_unchanged()?;
     if args.json {
         let o = serde_json::json!({
             "run": v.run_id, "first": v.first, "last": v.last, "records": v.records,
@@ -214,4 +218,56 @@ pub fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `branch RUN --at 0`: a fresh run with RUN's settings (all written out) and the changes;
+/// its seed, unless --seed is given, derives from RUN's seed and the changes as a branch's
+/// does (stream `branch(0,O)`), so it replays.
+fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyhow::Result<()> {
+    use tabula::experiments::driver;
+    let (row, spec) = driver::spec_of_run(&store, &args.run)?;
+    let mut sets = driver::parse_sets(&args.set)?;
+    if sets.iter().any(|(k, _)| k == "seed") {
+        bail!("--set seed=...: give the new run's seed with --seed");
+    }
+    let mut canonical: Vec<String> = sets
+        .iter()
+        .map(|(k, v)| format!("{k}={}", serde_json::to_value(v).unwrap_or_default()))
+        .collect();
+    canonical.sort();
+    let parent_seed: u64 = row.seed.parse().unwrap_or(0);
+    let seed = args
+        .seed
+        .unwrap_or_else(|| tabula::runs::branch_seed(parent_seed, 0, &canonical));
+    if !sets.iter().any(|(k, _)| k == "name") {
+        sets.push((
+            "name".into(),
+            toml::Value::String(format!("{}-branch", row.name)),
+        ));
+    }
+    let (cfg, text) = driver::spec_with_overrides(&spec, &sets, Some(seed), &row.name, "--set")?;
+    let text = format!(
+        "# fresh branch of run {} ({}) at iteration 0; overrides: {}; seed {seed}\n{text}",
+        row.id,
+        row.name,
+        if canonical.is_empty() {
+            "none".to_string()
+        } else {
+            canonical.join(" ")
+        }
+    );
+    if args.no_run {
+        let id = driver::create(&mut store, &cfg, &text)?;
+        if args.json {
+            println!("{}", serde_json::json!({"run": id, "seed": seed}));
+        } else {
+            println!(
+                "branch: run {id} (seed {seed}), a fresh run from run {} at iteration 0",
+                row.id
+            );
+        }
+        return Ok(());
+    }
+    drop(store);
+    super::run_cmd::start_and_report(db, &cfg, &text, args.threads, args.json)
 }

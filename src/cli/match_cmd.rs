@@ -6,6 +6,7 @@ use anyhow::Context;
 use tabula::games::AnyGame;
 use tabula::matches::{MatchReport, run_match};
 use tabula::players::{Player, PlayerGame, PlayerSpec};
+use tabula::runs::spec::MAX_GAMES;
 use tabula::store::Store;
 use tabula::with_game;
 
@@ -27,12 +28,13 @@ fn resolve(args: &MatchArgs) -> anyhow::Result<MatchConfig> {
     let game: AnyGame = args.variant.parse()?;
     let a: PlayerSpec = args.a.parse().context("--a")?;
     let b: PlayerSpec = args.b.parse().context("--b")?;
-    if args.games == 0 {
-        anyhow::bail!("--games 0: a match needs at least one game");
+    if args.games == 0 || args.games > MAX_GAMES {
+        anyhow::bail!(
+            "--games {} is out of range; allowed: 1 to {MAX_GAMES}",
+            args.games
+        );
     }
-    if args.threads == Some(0) {
-        anyhow::bail!("--threads 0: give at least one thread (or leave it out for all cores)");
-    }
+    super::run_cmd::check_threads(args.threads)?;
     Ok(MatchConfig {
         game,
         a,
@@ -47,8 +49,8 @@ fn resolve(args: &MatchArgs) -> anyhow::Result<MatchConfig> {
 
 pub fn run(db: Option<&Path>, args: &MatchArgs) -> anyhow::Result<()> {
     let cfg = resolve(args)?;
-    let needs_store =
-        cfg.record || matches!(cfg.a, PlayerSpec::Optimal) || matches!(cfg.b, PlayerSpec::Optimal);
+    let stored = |p: &PlayerSpec| matches!(p, PlayerSpec::Optimal | PlayerSpec::Model { .. });
+    let needs_store = cfg.record || stored(&cfg.a) || stored(&cfg.b);
     let mut store = if needs_store {
         Some(Store::open(&Store::resolve_path(db))?)
     } else {
@@ -64,11 +66,7 @@ fn play<G: PlayerGame>(
 ) -> anyhow::Result<()> {
     let a = Player::resolve(&cfg.a, g, store.as_deref_mut())?;
     let b = Player::resolve(&cfg.b, g, store.as_deref_mut())?;
-    let mut pool = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = cfg.threads {
-        pool = pool.num_threads(n);
-    }
-    let pool = pool.build().context("starting the worker threads")?;
+    let pool = super::run_cmd::pool(cfg.threads)?;
     let t = std::time::Instant::now();
     let report = pool.install(|| run_match(g, &a, &b, cfg.games, cfg.seed))?;
     let seconds = t.elapsed().as_secs_f64();

@@ -4,12 +4,16 @@ pub mod args;
 mod games_cmd;
 mod life_cmd;
 mod match_cmd;
+mod merge_cmd;
 mod play_cmd;
+mod plot_cmd;
 mod progress;
 mod replay_cmd;
+mod report_cmd;
 mod run_cmd;
 mod solve_cmd;
 mod store_cmd;
+mod sweep_cmd;
 
 use args::{Cli, Command};
 
@@ -30,5 +34,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Branch(a) => life_cmd::branch(cli.db.as_deref(), &a),
         Command::Verify(a) => life_cmd::verify(cli.db.as_deref(), &a),
         Command::Checkout(a) => life_cmd::checkout(cli.db.as_deref(), &a),
+        Command::Sweep(a) => sweep_cmd::sweep(cli.db.as_deref(), &a),
+        Command::Merge(a) => merge_cmd::merge(&a),
+        Command::Plot(a) => plot_cmd::plot(cli.db.as_deref(), &a),
+        Command::Report(a) => report_cmd::report(cli.db.as_deref(), &a),
     }
 }

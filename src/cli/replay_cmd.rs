@@ -19,7 +19,7 @@ pub fn run(db: Option<&Path>, args: &ReplayArgs) -> anyhow::Result<()> {
     if !path.exists() {
         bail!("no store at {}", path.display());
     }
-    let mut store = Store::open(&path)?;
+    let mut store = Store::open_read_only(&path)?;
     let record: GameRecord = store.get(&hash)?;
     let game: AnyGame = record
         .variant

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;
-use tabula::learner::Metrics;
+use tabula::learners::MetricValues;
 use tabula::runs::{IterationSummary, Observer, RunConfig, RunOutcome, start};
 use tabula::store::{ObjectHash, Store};
 
@@ -52,20 +52,38 @@ fn fmt_opt(x: Option<f64>, digits: usize) -> String {
     x.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
 }
 
-fn metrics_line(m: &Metrics) -> String {
-    let wr = m.wr_p.as_ref().map_or_else(
+/// The progress line of an iteration's declared metrics: WR_p, ERR_p, MAE_v and coverage
+/// where the learner declares them, then any other metric as `name value` (the detail columns
+/// of tabular AlphaZero are in `show`).
+fn metrics_line(m: &MetricValues) -> String {
+    let get = |name: &str| m.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v);
+    let count = |name: &str| get(name).map_or_else(|| "-".to_string(), |v| format!("{v}"));
+    let wr = get("wr_p").map_or_else(
         || "WR_p -".to_string(),
-        |w| format!("WR_p {:.4} ±{:.4}", w.score, w.ci95),
+        |w| match (get("wr_p_wins"), get("wr_p_draws"), get("wr_p_losses")) {
+            (Some(wi), Some(d), Some(l)) => {
+                let [lo, hi] = tabula::stats::score_interval95(wi as u32, d as u32, l as u32);
+                format!("WR_p {w:.4} [{lo:.4}, {hi:.4}]")
+            }
+            _ => format!("WR_p {w:.4}"),
+        },
     );
-    format!(
+    let mut line = format!(
         "{wr}  ERR_p {}  MAE_v {}  upd≥1/4/16 {}/{}/{}  seen {}",
-        fmt_opt(m.err_p, 4),
-        fmt_opt(m.mae_v, 4),
-        m.updated[0],
-        m.updated[1],
-        m.updated[2],
-        m.seen
-    )
+        fmt_opt(get("err_p"), 4),
+        fmt_opt(get("mae_v"), 4),
+        count("updated_1"),
+        count("updated_4"),
+        count("updated_16"),
+        count("seen")
+    );
+    let shown = tabula::learners::tabular::TABULAR_METRICS;
+    for (name, v) in m {
+        if !shown.iter().any(|d| d.name == *name) {
+            line.push_str(&format!("  {name} {}", fmt_opt(*v, 4)));
+        }
+    }
+    line
 }
 
 impl Observer for Console {
@@ -85,7 +103,7 @@ impl Observer for Console {
         }
     }
 
-    fn baseline(&mut self, m: &Metrics) {
+    fn baseline(&mut self, m: &MetricValues) {
         self.line(format!(
             "it {:>4}/{}  {}",
             0,
@@ -126,13 +144,34 @@ pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "run".to_string());
-    let cfg = RunConfig::from_toml(&text, &default_name)
-        .with_context(|| format!("{}", args.spec.display()))?;
-    let pool = pool(args.threads)?;
+    // `--set key=value` is written into the spec before it is read, so defaults that
+    // depend on other keys follow the overridden values (experiments::driver).
+    let (cfg, text) = if args.set.is_empty() {
+        let cfg = RunConfig::from_toml(&text, &default_name)
+            .with_context(|| format!("{}", args.spec.display()))?;
+        (cfg, text)
+    } else {
+        let sets = tabula::experiments::driver::parse_sets(&args.set)?;
+        tabula::experiments::driver::spec_with_overrides(&text, &sets, None, &default_name, "--set")
+            .with_context(|| format!("{}", args.spec.display()))?
+    };
+    start_and_report(db, &cfg, &text, args.threads, args.json)
+}
+
+/// Creates the run of `cfg` (spec text `text`), runs it and prints the outcome.
+pub(super) fn start_and_report(
+    db: Option<&Path>,
+    cfg: &RunConfig,
+    text: &str,
+    threads: Option<usize>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let args_json = json;
+    let pool = pool(threads)?;
     let threads = pool.current_num_threads() as u32;
     let mut store = Store::open(&Store::resolve_path(db))?;
-    let mut console = Console::new(cfg.iterations, cfg.settings.games_per_iteration, args.json);
-    let out = pool.install(|| start(&mut store, &cfg, &text, threads, &mut console));
+    let mut console = Console::new(cfg.iterations, cfg.settings.games_per_iteration, args_json);
+    let out = pool.install(|| start(&mut store, cfg, text, threads, &mut console));
     console.bar.finish_and_clear();
     print_outcome(
         &out?,
@@ -140,15 +179,32 @@ pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
         &cfg.game.variant(),
         cfg.seed,
         threads,
-        args.json,
+        args_json,
     )
+}
+
+/// The most worker threads a command starts: far more than the cores of any machine these
+/// games need, few enough that a typo (`--threads 100000`) is refused instead of starting
+/// thousands of threads. See docs/limits.md.
+pub(super) const MAX_THREADS: usize = 256;
+
+/// Refuses a `--threads` value that cannot be right.
+pub(super) fn check_threads(threads: Option<usize>) -> anyhow::Result<()> {
+    match threads {
+        Some(0) => {
+            bail!("--threads 0: give at least one thread (or leave it out for all cores)")
+        }
+        Some(n) if n > MAX_THREADS => bail!(
+            "--threads {n} is out of range; allowed: 1 to {MAX_THREADS} (or leave it out for \
+             all cores)"
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// A worker pool of `threads` threads (all cores when `None`).
 pub(super) fn pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
-    if threads == Some(0) {
-        bail!("--threads 0: give at least one thread (or leave it out for all cores)");
-    }
+    check_threads(threads)?;
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         pool = pool.num_threads(n);
@@ -241,12 +297,12 @@ pub fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{:>4}  {:<16} {:<12} {:>11}  {:<8} head",
+        "{:>4}  {:<16} {:<12} {:>11}  {:<11} head",
         "id", "name", "variant", "iterations", "status"
     );
     for r in &runs {
         println!(
-            "{:>4}  {:<16} {:<12} {:>5}/{:<5}  {:<8} {}",
+            "{:>4}  {:<16} {:<12} {:>5}/{:<5}  {:<11} {}",
             r.id,
             r.name,
             r.variant,

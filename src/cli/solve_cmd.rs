@@ -4,8 +4,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use tabula::game::Turn;
-use tabula::games::AnyGame;
+use tabula::game::{Game, Turn};
+use tabula::games::{AnyGame, ConnectFour};
+use tabula::solver::connect4::{C4Solver, DEFAULT_TABLE_BITS, score_to_value};
 use tabula::solver::{
     Progress, Solution, Solvable, action_values, load_solution, save_solution, solve, start_value,
     to_unit,
@@ -192,9 +193,71 @@ fn print_report(r: &Report) {
 
 pub fn value_cmd(db: Option<&Path>, args: &ValueArgs) -> anyhow::Result<()> {
     let game: AnyGame = args.variant.parse()?;
+    if let AnyGame::ConnectFour(g) = &game {
+        // Connect Four also takes the move-sequence form (`4453`, columns 1..W).
+        let text = args.position.trim();
+        let position = if !text.is_empty() && text.chars().all(|c| c.is_ascii_digit()) {
+            g.notation(&g.parse_moves(text)?)
+        } else {
+            args.position.clone()
+        };
+        if g.check_solvable().is_err() {
+            return c4_value(g, &position, args.json);
+        }
+        let args = ValueArgs {
+            position,
+            ..args.clone()
+        };
+        return value_of(g, db, &args);
+    }
     with_solvable_game!(&game, |g| value_of(g, db, args), |other| bail!(
         "{other} cannot be solved, so it has no exact values"
     ))
+}
+
+/// A Connect Four board too large to enumerate (7x6): the exact search of
+/// [`tabula::solver::connect4`], every legal move's score.
+fn c4_value(g: &ConnectFour, position: &str, json: bool) -> anyhow::Result<()> {
+    let s = g.parse_notation(position)?;
+    let Turn::Player(p) = g.turn(&s) else {
+        bail!(
+            "`{position}` is not a decision position (it is {:?}); values are given for \
+             positions where a player moves",
+            g.turn(&s)
+        );
+    };
+    let start = Instant::now();
+    let mut solver = C4Solver::new(g, DEFAULT_TABLE_BITS)?;
+    let moves = solver.move_scores(g.key(&s));
+    let score = moves.iter().map(|m| m.1).max().context("no legal move")?;
+    let value = to_unit(score_to_value(score));
+    let seconds = start.elapsed().as_secs_f64();
+    if json {
+        let list: Vec<_> = moves
+            .iter()
+            .map(|&(c, sc)| serde_json::json!({"move": c + 1, "score": sc}))
+            .collect();
+        let out = serde_json::json!({
+            "variant": g.variant(),
+            "position": g.notation(&s),
+            "to_move": format!("{p:?}"),
+            "score": score,
+            "value": value,
+            "moves": list,
+            "nodes": solver.nodes(),
+            "seconds": seconds,
+        });
+        println!("{out}");
+    } else {
+        println!("{}", g.render(&s));
+        println!("{p:?} to move; score {score}; value {value} ([0, 1] scale)");
+        for &(c, sc) in &moves {
+            let mark = if sc == score { "*" } else { " " };
+            println!("  {mark} col {:<2} {sc:>4}", c + 1);
+        }
+        println!("{} nodes, {seconds:.3} s", solver.nodes());
+    }
+    Ok(())
 }
 
 fn value_of<G: Solvable>(g: &G, db: Option<&Path>, args: &ValueArgs) -> anyhow::Result<()> {

@@ -1339,6 +1339,12 @@ impl crate::solver::Solvable for Cdc {
     fn test_positions(&self) -> Vec<CdcState2x4> {
         Cdc::test_positions(self)
     }
+
+    fn perfect_index(&self) -> Option<Box<dyn crate::solver::index::PerfectIndex<Self>>> {
+        Some(Box::new(crate::solver::index::CdcIndex::new(
+            &self.material(),
+        )))
+    }
 }
 
 #[cfg(test)]

@@ -786,6 +786,14 @@ impl crate::solver::Solvable for Checkers {
     fn test_positions(&self) -> Vec<CheckersState> {
         vec![self.initial_state()]
     }
+
+    fn perfect_index(&self) -> Option<Box<dyn crate::solver::index::PerfectIndex<Self>>> {
+        let squares = (self.side() * self.side()) as u32;
+        Some(Box::new(crate::solver::index::CheckersIndex::new(
+            squares,
+            self.checkers_per_side() as u32,
+        )))
+    }
 }
 
 #[cfg(test)]

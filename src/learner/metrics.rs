@@ -18,9 +18,10 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::table::{Table, TableEval, greedy_action, legal_priors, sigmoid};
-use crate::game::{Action, ChanceOutcome, Game, Player, Turn};
-use crate::rng::{sample_outcome, stream_fmt, uniform_index};
-use crate::solver::{OPTIMAL_TOLERANCE, Solution, action_values, to_unit};
+use crate::game::{Action, ChanceOutcome, Game, Player};
+use crate::play::{Decision, optimal_decision};
+use crate::rng::{stream_fmt, uniform_index};
+use crate::solver::{Solution, action_values, to_unit};
 
 /// The table player's score against the optimal player.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -279,40 +280,34 @@ fn eval_game<G: Game>(
         Player::P1
     };
     let n = g.num_actions();
-    let mut s = g.initial_state();
-    loop {
-        match g.turn(&s) {
-            Turn::Terminal(r) => return r.score(table_seat),
-            Turn::Chance => {
-                g.chance_outcomes(&s, outcomes);
-                let o = outcomes[sample_outcome(&mut rng, outcomes)].outcome;
-                s = g.apply_chance(&s, o);
+    let end = crate::play::play_loop(
+        g,
+        g.initial_state(),
+        &mut rng,
+        outcomes,
+        None,
+        |s, p, _, rng| -> Result<Decision, std::convert::Infallible> {
+            if p == table_seat {
+                g.legal_actions(s, actions);
+                let key = g.key(s);
+                let action = greedy_action(&eval.entries(&key)[..n], actions);
+                return Ok(Decision::Play {
+                    action,
+                    search: None,
+                });
             }
-            Turn::Player(p) if p == table_seat => {
-                g.legal_actions(&s, actions);
-                let key = g.key(&s);
-                let a = greedy_action(&eval.entries(&key)[..n], actions);
-                s = g.apply(&s, a);
-            }
-            Turn::Player(_) => {
-                let key = g.key(&s);
-                if sol
-                    .value_of_key(&key)
-                    .is_some_and(|v| v >= 1.0 - OPTIMAL_TOLERANCE)
-                {
-                    // The optimal player stands on a certain win and is declared the winner.
-                    return 0.0;
+            Ok(optimal_decision(g, sol, s, rng).unwrap_or_else(|| {
+                // Unreachable for a complete solution; play on rather than panic.
+                g.legal_actions(s, actions);
+                Decision::Play {
+                    action: actions[uniform_index(rng, actions.len())],
+                    search: None,
                 }
-                let a = match crate::solver::optimal_action(g, sol, &s, &mut rng) {
-                    Some(a) => a,
-                    None => {
-                        // Unreachable for a complete solution; play on rather than panic.
-                        g.legal_actions(&s, actions);
-                        actions[uniform_index(&mut rng, actions.len())]
-                    }
-                };
-                s = g.apply(&s, a);
-            }
-        }
+            }))
+        },
+    );
+    match end {
+        Ok(end) => end.result().score(table_seat),
+        Err(never) => match never {},
     }
 }

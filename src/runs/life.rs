@@ -37,8 +37,8 @@ use std::time::Instant;
 use rand_core::Rng;
 
 use super::{
-    Job, Loop, Observer, RunConfig, RunError, RunOutcome, Settings, SnapshotRecord, TableChunk,
-    Work, chain, checkout, records, run_locked, start_point, truth_for, with_truth,
+    Job, Loop, Observer, RunConfig, RunError, RunOutcome, Settings, SnapshotRecord, Work, chain,
+    checkout, records, run_locked, start_point, truth_for, with_truth,
 };
 use crate::game::{Game, PositionKey};
 use crate::learner::Table;
@@ -60,7 +60,7 @@ pub fn find(store: &Store, text: &str) -> Result<RunRow, RunError> {
 /// A stored run's configuration, rebuilt from its records.
 pub fn load_config(store: &Store, row: &RunRow) -> Result<(RunConfig, RunRecord), RunError> {
     let record: RunRecord = store.get(&row.hash)?;
-    let settings: Settings = store.get(&record.settings)?;
+    let settings: Settings = super::load_settings(store, &record.settings)?;
     let game = record.variant.parse().map_err(SpecError::Variant)?;
     let cfg = RunConfig {
         name: row.name.clone(),
@@ -115,6 +115,11 @@ pub fn resume(
     let since = Instant::now();
     let row = find(store, text)?;
     if row.iterations_done >= row.iterations_planned {
+        // A process killed between its last commit and its unlock leaves a dead holder:
+        // taken over and released (a live holder is left alone).
+        if store.lock_run(row.id).is_ok() {
+            let _ = store.unlock_run(row.id);
+        }
         return Ok(Resumed::Finished {
             run_id: row.id,
             iterations: row.iterations_done,
@@ -208,6 +213,10 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
                  table's unmaterialised rows",
             ),
             "seed" => Some("give the branch's seed with --seed"),
+            "learner.kind" => Some(
+                "the learner cannot change mid-run: the branch continues the parent's model \
+                 (start a new run instead)",
+            ),
             _ => None,
         };
         if let Some(reason) = reason {
@@ -332,6 +341,7 @@ pub fn create_branch(
     let records = chain(store, row.head)?;
     let at_record = address(&records[at as usize - 1])?.0;
     let settings_json = serde_json::to_string(&branch_cfg.settings).unwrap_or_default();
+    let settings_record = super::settings_record(&branch_cfg.settings)?;
     let spec_toml = format!(
         "# branch of run {} ({}) at iteration {at}; overrides: {}; seed {}\n{}",
         row.id,
@@ -345,7 +355,7 @@ pub fn create_branch(
         row.spec_toml
     );
     let (id, hash) = store.write(|w| {
-        let settings = w.put(&branch_cfg.settings)?;
+        let settings = w.put_encoded(&settings_record)?;
         let run = RunRecord {
             variant: record.variant.clone(),
             seed: branch_cfg.seed,
@@ -415,7 +425,7 @@ pub fn verify(
     let seed = table_seed(store, &record)?;
     let started = Instant::now();
     let mut out = with_truth(store, &cfg, |store, truth| {
-        crate::with_game!(&cfg.game, |g| verify_game(
+        crate::with_game!(&cfg.game, |g| verify_any(
             g,
             &cfg,
             truth_for(g, truth),
@@ -431,7 +441,23 @@ pub fn verify(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn verify_game<G: Game>(
+fn verify_any<G: Game>(
+    g: &G,
+    cfg: &RunConfig,
+    truth: Option<&crate::learner::Truth<G>>,
+    store: &Store,
+    row: &RunRow,
+    line: ObjectHash,
+    table_seed: u64,
+    range: (u32, u32),
+) -> Result<Verified, RunError> {
+    crate::with_learner!(cfg.settings.learner.kind, L => {
+        verify_game::<G, L<G>>(g, cfg, truth, store, row, line, table_seed, range)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn verify_game<G: Game, L: crate::learners::Learner<G>>(
     g: &G,
     cfg: &RunConfig,
     truth: Option<&crate::learner::Truth<G>>,
@@ -453,7 +479,7 @@ fn verify_game<G: Game>(
         last: b,
         ..Verified::default()
     };
-    let start = start_point(g, store, &cfg.settings, table_seed, head_before, a - 1)?;
+    let start = start_point::<G, L>(g, store, cfg, table_seed, head_before, a - 1)?;
     // Iterations before a branch point belong to (and are verified with) the ancestor's
     // settings and line; verify only what this run's settings produced.
     if let Some(first) = all.get(a as usize - 1)
@@ -466,7 +492,7 @@ fn verify_game<G: Game>(
         )));
     }
     let mut records = 0u64;
-    let mut sink = |job: Job<G::Key>, _wait: &mut f64| -> Result<(), RunError> {
+    let mut sink = |job: Job, _wait: &mut f64| -> Result<(), RunError> {
         let differs = |what: String| RunError::Differs(what);
         match job {
             Job::Baseline(_) => Ok(()),
@@ -498,34 +524,16 @@ fn verify_game<G: Game>(
                 let i = job.record.iteration;
                 let stored = &all[i as usize - 1];
                 let stored_hash = address(stored)?.0;
-                let snap: SnapshotRecord = store
-                    .get(&stored.snapshot)
-                    .map_err(|e| differs(format!("iteration {i} snapshot: {e}")))?;
-                for (k, c) in job.chunks.iter().enumerate() {
-                    let h = address(c)?.0;
-                    let Some(s) = snap.chunks.get(k) else {
-                        return Err(differs(format!(
-                            "iteration {i} table chunk {k}: re-executed {h}, not stored"
-                        )));
-                    };
-                    store
-                        .get::<TableChunk<G::Key>>(s)
-                        .map_err(|e| differs(format!("iteration {i} table chunk {k}: {e}")))?;
+                // Every checkpoint object must be stored, bytes and address intact.
+                for (k, c) in job.checkpoint.iter().enumerate() {
                     records += 1;
-                    if *s != h {
-                        return Err(differs(format!(
-                            "iteration {i} table chunk {k}: stored table-chunk/v1 {s}, \
-                             re-executed {h}"
-                        )));
-                    }
+                    let what = c.kind.split('/').next().unwrap_or(c.kind).replace('-', " ");
+                    store
+                        .check(&c.hash)
+                        .map_err(|e| differs(format!("iteration {i} {what} {k}: {e}")))?;
                 }
                 let checks = [
-                    (
-                        "snapshot",
-                        "table-snapshot/v1",
-                        stored.snapshot,
-                        job.row.snapshot,
-                    ),
+                    ("snapshot", "checkpoint", stored.snapshot, job.row.snapshot),
                     (
                         "evaluation",
                         "evaluation/v1",
@@ -543,7 +551,7 @@ fn verify_game<G: Game>(
                     }
                 }
                 store
-                    .get::<super::EvaluationRecord>(&stored.evaluation)
+                    .get::<L::Evaluation>(&stored.evaluation)
                     .map_err(|e| differs(format!("iteration {i} evaluation: {e}")))?;
                 Ok(())
             }
@@ -558,6 +566,8 @@ fn verify_game<G: Game>(
         line,
         last: b,
         baseline: false,
+        model_seed: table_seed,
+        learner: std::marker::PhantomData::<L>,
     };
     let outcome = lp.iterate(
         start,
@@ -611,27 +621,115 @@ pub fn replay_self_play(
     } else {
         None
     };
-    let again = crate::with_game!(&cfg.game, |g| {
-        let table = table_at(g, store, snapshot, seed, cfg.settings.init_std)?;
-        let mut search = crate::search::Search::new(cfg.settings.search)
-            .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
-        let mut eval = crate::learner::TableEval::new(&table);
-        let r = crate::learner::self_play::self_play_game(
-            g,
-            &mut search,
-            &mut eval,
-            cfg.seed,
-            iteration,
-            game,
-        )?;
-        address(&r)?.0
-    });
+    let stored: GameRecord = store.get(hash)?;
+    let again = crate::with_game!(&cfg.game, |g| replay_any(
+        g, store, &cfg, seed, snapshot, &stored, iteration, game
+    ))?;
     Ok(Some(SelfPlayReplay {
         run_id,
         iteration,
         game,
         hash: again,
     }))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn replay_any<G: Game>(
+    g: &G,
+    store: &Store,
+    cfg: &RunConfig,
+    model_seed: u64,
+    snapshot: Option<ObjectHash>,
+    stored: &GameRecord,
+    iteration: u32,
+    game: u32,
+) -> Result<ObjectHash, RunError> {
+    crate::with_learner!(cfg.settings.learner.kind, L => {
+        replay_game::<G, L<G>>(g, store, cfg, model_seed, snapshot, stored, iteration, game)
+    })
+}
+
+/// Re-plays self-play game `game` of `iteration` with the model checked out at `snapshot`,
+/// from the stored game's start (the start policy's choice, recorded in it).
+#[allow(clippy::too_many_arguments)]
+fn replay_game<G: Game, L: crate::learners::Learner<G>>(
+    g: &G,
+    store: &Store,
+    cfg: &RunConfig,
+    model_seed: u64,
+    snapshot: Option<ObjectHash>,
+    stored: &GameRecord,
+    iteration: u32,
+    game: u32,
+) -> Result<ObjectHash, RunError> {
+    let ctx = crate::learners::LearnerContext {
+        settings: &cfg.settings,
+        model_seed,
+    };
+    let model = L::restore(g, ctx, store, snapshot.as_ref())?;
+    let start = stored.start_state(g)?;
+    let mut search = crate::search::Search::new(cfg.settings.search)
+        .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
+    let mut eval = model.evaluator();
+    let r = crate::learner::self_play::self_play_game(
+        g,
+        &mut search,
+        &mut eval,
+        cfg.seed,
+        iteration,
+        game,
+        stored.start.is_some().then_some(&start),
+        None,
+    )?;
+    Ok(address(&r)?.0)
+}
+
+/// A trained model as a player: the model of run `text` after iteration `i` (0: untrained),
+/// restored through its learner, with the run's search settings.
+pub fn load_model<G: Game>(
+    g: &G,
+    store: &Store,
+    text: &str,
+    i: u32,
+) -> Result<
+    (
+        std::sync::Arc<dyn crate::learners::Model<G>>,
+        crate::search::SearchConfig,
+    ),
+    RunError,
+> {
+    let row = find(store, text)?;
+    if i > row.iterations_done {
+        return Err(RunError::Usage(format!(
+            "model:{text}@{i}: run {} has committed iterations 0..={} (0: the untrained model)",
+            row.id, row.iterations_done
+        )));
+    }
+    let (cfg, record) = load_config(store, &row)?;
+    if record.variant != g.variant() {
+        return Err(RunError::Usage(format!(
+            "model:{text}@{i}: run {} plays {}, not {}",
+            row.id,
+            record.variant,
+            g.variant()
+        )));
+    }
+    let seed = table_seed(store, &record)?;
+    let records = chain(store, row.head)?;
+    let snapshot = (i > 0).then(|| records[i as usize - 1].snapshot);
+    let ctx = crate::learners::LearnerContext {
+        settings: &cfg.settings,
+        model_seed: seed,
+    };
+    let model: std::sync::Arc<dyn crate::learners::Model<G>> = crate::with_learner!(cfg.settings.learner.kind, L => {
+        std::sync::Arc::new(<L<G> as crate::learners::Learner<G>>::restore(
+            g,
+            ctx,
+            store,
+            snapshot.as_ref(),
+        )?)
+    });
+    Ok((model, cfg.settings.search))
 }
 
 /// A table checked out at an iteration.

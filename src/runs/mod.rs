@@ -33,6 +33,7 @@
 //! run, a comparison with the stored records for `verify`. A run is locked while a process
 //! works on it.
 
+pub mod legacy;
 pub mod life;
 pub mod records;
 pub mod spec;
@@ -43,22 +44,25 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::game::{Game, Player};
-use crate::learner::self_play::{GameSamples, samples_from_record, self_play_game};
-use crate::learner::{Metrics, MetricsPlan, Sample, Table, TableEval, Truth, metrics, train};
+use crate::game::{Game, Player, Turn};
+use crate::learner::self_play::self_play_game;
+use crate::learner::{MetricsPlan, Table, Truth};
+use crate::learners::{Encoded, EvalContext, Learner, LearnerContext, MetricValues};
 use crate::record::{GameRecord, ReplayError};
 use crate::search::{Search, SearchError};
 use crate::solver::fasthash::FastSet;
+use crate::start::StartPolicy;
 use crate::store::{
     EvaluationRow, IterationRow, NewRun, ObjectHash, RunGameRow, RunStatus, Store, StoreError,
     address,
 };
 
+pub use legacy::{load_settings, settings_hash, settings_record};
 pub use life::{
     Resumed, branch_seed, check_references, checkout_at, create_branch, resume, verify,
 };
 pub use records::{EvaluationRecord, IterationRecord, RunRecord, SnapshotRecord, TableChunk};
-pub use spec::{EvalSettings, RunConfig, Settings, SpecError};
+pub use spec::{EvalSettings, LearnerSettings, RunConfig, Settings, SpecError};
 
 /// Self-play games committed per transaction (a batch is also the unit of progress reports).
 pub const GAME_BATCH: u32 = 256;
@@ -90,7 +94,8 @@ pub enum RunError {
 pub struct IterationSummary {
     pub iteration: u32,
     pub head: ObjectHash,
-    pub metrics: Metrics,
+    /// The learner's declared metrics, in declaration order.
+    pub metrics: MetricValues,
     pub games: u32,
     pub samples: u64,
     pub beta: f64,
@@ -120,8 +125,8 @@ pub trait Observer {
     fn games_done(&mut self, iteration: u32, done: u32, of: u32) {
         let _ = (iteration, done, of);
     }
-    /// Called with the untrained table's metrics.
-    fn baseline(&mut self, metrics: &Metrics) {
+    /// Called with the untrained model's metrics.
+    fn baseline(&mut self, metrics: &MetricValues) {
         let _ = metrics;
     }
     /// Called after each committed iteration.
@@ -144,7 +149,7 @@ pub struct RunOutcome {
     pub head: Option<ObjectHash>,
     pub iterations: u32,
     /// The untrained table's metrics (measured by the process that started the run).
-    pub baseline: Option<Metrics>,
+    pub baseline: Option<MetricValues>,
     pub last: Option<IterationSummary>,
     /// Wall-clock seconds of the whole run.
     pub seconds: f64,
@@ -165,8 +170,9 @@ pub fn create_run(
     threads: u32,
 ) -> Result<(i64, ObjectHash), RunError> {
     let settings_json = serde_json::to_string(&cfg.settings).unwrap_or_default();
+    let settings_record = settings_record(&cfg.settings)?;
     let ids = store.write(|w| {
-        let settings = w.put(&cfg.settings)?;
+        let settings = w.put_encoded(&settings_record)?;
         let run = RunRecord {
             variant: cfg.game.variant(),
             seed: cfg.seed,
@@ -247,7 +253,7 @@ pub(crate) fn run_locked(
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let out = with_truth(store, cfg, |store, truth| {
-        crate::with_game!(&cfg.game, |g| execute(
+        crate::with_game!(&cfg.game, |g| execute_any(
             g,
             cfg,
             truth_for(g, truth),
@@ -297,9 +303,23 @@ pub(crate) fn truth_for<'a, G: Game>(_g: &G, truth: &'a AnyTruth) -> Option<&'a 
     truth.as_ref().and_then(|t| t.downcast_ref::<Truth<G>>())
 }
 
+/// [`execute`] with the run's learner.
+fn execute_any<G: Game>(
+    g: &G,
+    cfg: &RunConfig,
+    truth: Option<&Truth<G>>,
+    store: &mut Store,
+    work: &Work,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, RunError> {
+    crate::with_learner!(cfg.settings.learner.kind, L => {
+        execute::<G, L<G>>(g, cfg, truth, store, work, observer)
+    })
+}
+
 /// Runs iterations `work.done + 1 ..= N` of a locked run (see the module docs), reusing the
 /// self-play games of iteration `done + 1` already committed.
-pub(crate) fn execute<G: Game>(
+pub(crate) fn execute<G: Game, L: Learner<G>>(
     g: &G,
     cfg: &RunConfig,
     truth: Option<&Truth<G>>,
@@ -308,14 +328,7 @@ pub(crate) fn execute<G: Game>(
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let started = Instant::now();
-    let start = start_point(
-        g,
-        store,
-        &cfg.settings,
-        work.table_seed,
-        work.head,
-        work.done,
-    )?;
+    let start = start_point::<G, L>(g, store, cfg, work.table_seed, work.head, work.done)?;
     // Games of the next iteration committed before an interruption: reused, not re-played.
     let mut reuse = Vec::new();
     if work.done < cfg.iterations {
@@ -335,14 +348,16 @@ pub(crate) fn execute<G: Game>(
             reuse.push(store.get::<GameRecord>(&h)?);
         }
     }
+    let defs: Vec<(&str, &str)> = L::METRICS.iter().map(|d| (d.name, d.description)).collect();
+    store.write(|w| w.declare_metrics(&defs))?;
     let restart_seconds = work.since.elapsed().as_secs_f64();
     observer.resumed(work.done, reuse.len() as u32, restart_seconds);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Job<G::Key>>(WRITE_QUEUE);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(WRITE_QUEUE);
     let run_id = work.run_id;
     std::thread::scope(|scope| {
         let writer = scope.spawn(move || write_jobs(store, run_id, rx));
-        let mut sink = |job: Job<G::Key>, wait: &mut f64| send(&tx, job, wait);
-        let loop_ = Loop {
+        let mut sink = |job: Job, wait: &mut f64| send(&tx, job, wait);
+        let loop_ = Loop::<G, L> {
             g,
             cfg,
             truth,
@@ -351,6 +366,8 @@ pub(crate) fn execute<G: Game>(
             run_hash: work.run_hash,
             last: cfg.iterations,
             baseline: work.baseline,
+            model_seed: work.table_seed,
+            learner: std::marker::PhantomData,
         };
         let out = loop_.iterate(start, reuse, &mut sink, observer, started);
         drop(tx);
@@ -369,11 +386,12 @@ pub(crate) fn execute<G: Game>(
 }
 
 /// The learner's state after an iteration: everything the next iteration needs.
-pub(crate) struct StartPoint<K: crate::game::PositionKey> {
+pub(crate) struct StartPoint<G: Game, L: Learner<G>> {
     pub done: u32,
-    pub table: Table<K>,
-    pub window: VecDeque<Vec<Sample<K>>>,
-    pub seen: FastSet<K>,
+    pub model: L,
+    pub window: VecDeque<Vec<L::Sample>>,
+    pub seen: FastSet<G::Key>,
+    pub start: Box<dyn StartPolicy<G>>,
     pub previous: Option<ObjectHash>,
     pub previous_snapshot: Option<ObjectHash>,
 }
@@ -402,16 +420,23 @@ pub fn chain(store: &Store, head: Option<ObjectHash>) -> Result<Vec<IterationRec
     Ok(out)
 }
 
-/// Rebuilds the learner's state after iteration `done` from the store alone: the table from
-/// its snapshot, the training window and the coverage set from the stored games.
-pub(crate) fn start_point<G: Game>(
+/// Rebuilds the learner's state after iteration `done` from the store alone: the model from
+/// its checkpoint, the training window, the coverage set and the start policy from the stored
+/// games (and, for a start policy that wants search-tree states, from their searches
+/// re-played with the model each was played with).
+pub(crate) fn start_point<G: Game, L: Learner<G>>(
     g: &G,
     store: &Store,
-    s: &Settings,
-    table_seed: u64,
+    cfg: &RunConfig,
+    model_seed: u64,
     head: Option<ObjectHash>,
     done: u32,
-) -> Result<StartPoint<G::Key>, RunError> {
+) -> Result<StartPoint<G, L>, RunError> {
+    let s = &cfg.settings;
+    let ctx = LearnerContext {
+        settings: s,
+        model_seed,
+    };
     let records = chain(store, head)?;
     if records.len() != done as usize {
         return Err(StoreError::Query(format!(
@@ -420,65 +445,140 @@ pub(crate) fn start_point<G: Game>(
         ))
         .into());
     }
-    let mut table = Table::new(g.num_actions(), table_seed, s.init_std);
-    let mut previous_snapshot = None;
-    if let Some(last) = records.last() {
-        table = checkout(store, &last.snapshot, table_seed, s.init_std)?;
-        previous_snapshot = Some(last.snapshot);
-    }
+    let model = L::restore(g, ctx, store, records.last().map(|r| &r.snapshot))?;
+    let previous_snapshot = records.last().map(|r| r.snapshot);
     let mut window = VecDeque::new();
     let mut seen: FastSet<G::Key> = FastSet::default();
+    let mut start = s.start.policy(g);
     let first_in_window = done.saturating_sub(s.window) + 1;
+    let mut before: Option<&IterationRecord> = None;
     for r in &records {
         let games: Vec<GameRecord> = r
             .games
             .iter()
             .map(|h| store.get::<GameRecord>(h))
             .collect::<Result<_, _>>()?;
-        let samples: Vec<GameSamples<G::Key>> = games
+        // The model the games were played with: for search-state archives only.
+        let replay_model = if start.wants_tree_states() {
+            Some(L::restore(g, ctx, store, before.map(|b| &b.snapshot))?)
+        } else {
+            None
+        };
+        let derived: Vec<Derived<G, L>> = games
             .par_iter()
-            .map(|rec| samples_from_record(g, rec))
+            .enumerate()
+            .map(|(k, rec)| {
+                let tree = match &replay_model {
+                    Some(m) if rec.start.is_none() => {
+                        replay_tree(g, m, cfg, rec, r.iteration, k as u32)?
+                    }
+                    _ => Vec::new(),
+                };
+                derive::<G, L>(g, ctx, rec, tree)
+            })
             .collect::<Result<_, _>>()?;
         let mut iteration_samples = Vec::new();
-        for gs in samples {
-            seen.extend(gs.positions);
+        for (k, (d, rec)) in derived.into_iter().zip(&games).enumerate() {
+            seen.extend(d.positions);
+            start.observe(g, cfg.seed, r.iteration, k as u32, rec, &d.states, &d.tree);
             if r.iteration >= first_in_window {
-                iteration_samples.extend(gs.samples);
+                iteration_samples.extend(d.samples);
             }
         }
         if r.iteration >= first_in_window {
             window.push_back(iteration_samples);
         }
+        before = Some(r);
     }
     Ok(StartPoint {
         done,
-        table,
+        model,
         window,
         seen,
+        start,
         previous: head,
         previous_snapshot,
     })
 }
 
+/// What the driver takes from one stored self-play game.
+pub(crate) struct Derived<G: Game, L: Learner<G>> {
+    pub samples: Vec<L::Sample>,
+    /// Keys of every decision position on the trajectory (coverage).
+    pub positions: Vec<G::Key>,
+    pub states: Vec<G::State>,
+    /// Decision states of its search trees (only when the start policy wants them).
+    pub tree: Vec<G::State>,
+}
+
+fn derive<G: Game, L: Learner<G>>(
+    g: &G,
+    ctx: LearnerContext<'_>,
+    record: &GameRecord,
+    tree: Vec<G::State>,
+) -> Result<Derived<G, L>, RunError> {
+    let states = record.states(g)?;
+    let mut samples = Vec::new();
+    L::samples(g, ctx, record, &states, &mut samples)?;
+    let positions = states
+        .iter()
+        .filter(|s| matches!(g.turn(s), Turn::Player(_)))
+        .map(|s| g.key(s))
+        .collect();
+    Ok(Derived {
+        samples,
+        positions,
+        states,
+        tree,
+    })
+}
+
+/// The search-tree states of self-play game `game` of iteration `iteration` (a game from the
+/// game's start), re-played with `model`, the model it was played with, and the seed of its
+/// record (a branch's shared games were played with its parent's).
+fn replay_tree<G: Game, L: Learner<G>>(
+    g: &G,
+    model: &L,
+    cfg: &RunConfig,
+    record: &GameRecord,
+    iteration: u32,
+    game: u32,
+) -> Result<Vec<G::State>, RunError> {
+    let mut search = Search::<G>::new(cfg.settings.search)
+        .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
+    let mut eval = model.evaluator();
+    let mut tree = Vec::new();
+    self_play_game(
+        g,
+        &mut search,
+        &mut eval,
+        record.seed,
+        iteration,
+        game,
+        None,
+        Some(&mut tree),
+    )?;
+    Ok(tree)
+}
+
 /// Store work queued for the writer thread, in commit order.
-pub(crate) enum Job<K: crate::game::PositionKey> {
+pub(crate) enum Job {
     /// A batch of finished self-play games: records and rows in one transaction.
     Games {
         iteration: u32,
         records: Vec<GameRecord>,
         rows: Vec<RunGameRow>,
     },
-    /// The untrained table's evaluation.
-    Baseline(Box<(EvaluationRecord, EvaluationRow)>),
-    /// An iteration: snapshot chunks and record, evaluation, iteration record, rows and the
-    /// run's progress, in one transaction. `row.store_seconds` is filled in by the writer.
-    Iteration(Box<IterationJob<K>>),
+    /// The untrained model's evaluation.
+    Baseline(Box<(Encoded, EvaluationRow)>),
+    /// An iteration: checkpoint objects, evaluation, iteration record, rows and the run's
+    /// progress, in one transaction. `row.store_seconds` is filled in by the writer.
+    Iteration(Box<IterationJob>),
 }
 
-pub(crate) struct IterationJob<K: crate::game::PositionKey> {
-    pub chunks: Vec<TableChunk<K>>,
-    pub snapshot: SnapshotRecord,
-    pub evaluation: EvaluationRecord,
+pub(crate) struct IterationJob {
+    pub checkpoint: Vec<Encoded>,
+    pub evaluation: Encoded,
     pub record: IterationRecord,
     pub evaluation_row: EvaluationRow,
     pub row: IterationRow,
@@ -489,10 +589,10 @@ pub(crate) struct IterationJob<K: crate::game::PositionKey> {
 const WRITE_QUEUE: usize = 4;
 
 /// The writer thread: commits jobs in order; returns its busy seconds.
-fn write_jobs<K: crate::game::PositionKey>(
+fn write_jobs(
     store: &mut Store,
     run_id: i64,
-    rx: std::sync::mpsc::Receiver<Job<K>>,
+    rx: std::sync::mpsc::Receiver<Job>,
 ) -> Result<f64, StoreError> {
     let mut total = 0.0;
     let mut this_iteration = 0.0;
@@ -511,15 +611,14 @@ fn write_jobs<K: crate::game::PositionKey>(
                 w.add_run_games(run_id, iteration, &rows)
             })?,
             Job::Baseline(job) => store.write(|w| {
-                w.put(&job.0)?;
+                w.put_encoded(&job.0)?;
                 w.add_evaluation(&job.1)
             })?,
             Job::Iteration(mut job) => store.write(|w| {
-                for c in &job.chunks {
-                    w.put(c)?;
+                for c in &job.checkpoint {
+                    w.put_encoded(c)?;
                 }
-                w.put(&job.snapshot)?;
-                w.put(&job.evaluation)?;
+                w.put_encoded(&job.evaluation)?;
                 let head = w.put(&job.record)?;
                 w.add_evaluation(&job.evaluation_row)?;
                 w.set_run_progress(run_id, job.record.iteration, Some(&head), job.status)?;
@@ -541,11 +640,7 @@ fn write_jobs<K: crate::game::PositionKey>(
 
 /// Sends `job` to the writer, adding the time blocked to `wait`. A closed queue means the
 /// writer stopped on an error, which `execute` reports.
-fn send<K: crate::game::PositionKey>(
-    tx: &std::sync::mpsc::SyncSender<Job<K>>,
-    job: Job<K>,
-    wait: &mut f64,
-) -> Result<(), RunError> {
+fn send(tx: &std::sync::mpsc::SyncSender<Job>, job: Job, wait: &mut f64) -> Result<(), RunError> {
     let t = Instant::now();
     let sent = tx.send(job);
     *wait += t.elapsed().as_secs_f64();
@@ -553,10 +648,10 @@ fn send<K: crate::game::PositionKey>(
 }
 
 /// Where the jobs of the loop go: the writer (a run) or a comparison (verify).
-pub(crate) type Sink<'s, K> = dyn FnMut(Job<K>, &mut f64) -> Result<(), RunError> + 's;
+pub(crate) type Sink<'s> = dyn FnMut(Job, &mut f64) -> Result<(), RunError> + 's;
 
 /// The iteration loop's fixed inputs.
-pub(crate) struct Loop<'a, G: Game> {
+pub(crate) struct Loop<'a, G: Game, L: Learner<G>> {
     pub g: &'a G,
     pub cfg: &'a RunConfig,
     pub truth: Option<&'a Truth<G>>,
@@ -565,51 +660,67 @@ pub(crate) struct Loop<'a, G: Game> {
     pub line: ObjectHash,
     /// The last iteration to run.
     pub last: u32,
-    /// Whether to measure and emit the untrained table's evaluation first.
+    /// Whether to measure and emit the untrained model's evaluation first.
     pub baseline: bool,
+    /// The root run's seed: the model's initial parameters and evaluation streams.
+    pub model_seed: u64,
+    pub learner: std::marker::PhantomData<L>,
 }
 
-impl<G: Game> Loop<'_, G> {
+impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
     /// Runs iterations `start.done + 1 ..= self.last`; every record goes to `sink` in commit
     /// order. `reuse` holds the first self-play games of iteration `start.done + 1`, already
     /// committed: they are used as they are, not re-played or re-sent.
     pub(crate) fn iterate(
         &self,
-        start: StartPoint<G::Key>,
+        start: StartPoint<G, L>,
         reuse: Vec<GameRecord>,
-        sink: &mut Sink<'_, G::Key>,
+        sink: &mut Sink<'_>,
         observer: &mut dyn Observer,
         started: Instant,
     ) -> Result<RunOutcome, RunError> {
         let (g, cfg, truth, run_id) = (self.g, self.cfg, self.truth, self.run_id);
         let s = &cfg.settings;
+        let ctx = LearnerContext {
+            settings: s,
+            model_seed: self.model_seed,
+        };
         let plan = MetricsPlan {
             wr_p_games: if s.eval.wr_p { s.eval.games } else { 0 },
             errors: s.eval.errors,
         };
-        let settings_hash = address(s)?.0;
+        let settings_hash = settings_hash(s)?;
         let StartPoint {
             done,
-            mut table,
+            mut model,
             mut window,
             mut seen,
+            start: mut policy,
             mut previous,
             mut previous_snapshot,
         } = start;
+        let wants_tree = policy.wants_tree_states();
         let mut wait = 0.0;
         let mut reuse = Some(reuse);
 
         let mut baseline = None;
         if self.baseline {
-            let m = metrics::measure(g, &table, truth, plan, 0, 0);
-            let record = EvaluationRecord {
-                iteration: 0,
-                metrics: m.clone(),
-            };
-            let row = evaluation_row(run_id, 0, address(&record)?.0, &m);
-            sink(Job::Baseline(Box::new((record, row))), &mut wait)?;
-            observer.baseline(&m);
-            baseline = Some(m);
+            let e = model.evaluate(
+                g,
+                ctx,
+                EvalContext {
+                    truth,
+                    plan,
+                    iteration: 0,
+                    seen: 0,
+                },
+            );
+            let values = L::metric_values(&e);
+            let encoded = Encoded::of(&e)?;
+            let row = evaluation_row(run_id, 0, encoded.hash, &values);
+            sink(Job::Baseline(Box::new((encoded, row))), &mut wait)?;
+            observer.baseline(&values);
+            baseline = Some(values);
         }
 
         let mut last = None;
@@ -619,51 +730,67 @@ impl<G: Game> Loop<'_, G> {
             let wait_before = wait;
             let m = s.games_per_iteration;
             let mut game_hashes = Vec::with_capacity(m as usize);
-            let mut samples: Vec<Sample<G::Key>> = Vec::new();
+            let mut derived: Vec<(GameRecord, Derived<G, L>)> = Vec::with_capacity(m as usize);
             let mut games_bytes = 0u64;
             let reused = reuse.take().unwrap_or_default();
-            let mut start = 0;
+            let mut next = 0;
             if !reused.is_empty() {
-                let played: Vec<PlayedGame<G::Key>> = reused
+                let played: Vec<PlayedGame<G, L>> = reused
                     .into_par_iter()
-                    .map(|record| -> Result<_, RunError> {
-                        let samples = samples_from_record(g, &record)?;
+                    .enumerate()
+                    .map(|(k, record)| -> Result<_, RunError> {
+                        let tree = if wants_tree && record.start.is_none() {
+                            replay_tree(g, &model, cfg, &record, i, k as u32)?
+                        } else {
+                            Vec::new()
+                        };
+                        let d = derive::<G, L>(g, ctx, &record, tree)?;
                         let (hash, size) = address(&record)?;
                         Ok(PlayedGame {
                             record,
-                            samples,
+                            derived: d,
                             hash,
                             size,
                         })
                     })
                     .collect::<Result<_, _>>()?;
-                start = played.len() as u32;
+                next = played.len() as u32;
                 for p in played {
                     game_hashes.push(p.hash);
                     games_bytes += p.size as u64;
-                    samples.extend(p.samples.samples);
-                    seen.extend(p.samples.positions);
+                    derived.push((p.record, p.derived));
                 }
-                observer.games_done(i, start, m);
+                observer.games_done(i, next, m);
             }
-            while start < m {
-                let end = (start + GAME_BATCH).min(m);
-                let played: Vec<PlayedGame<G::Key>> = (start..end)
+            while next < m {
+                let end = (next + GAME_BATCH).min(m);
+                let played: Vec<PlayedGame<G, L>> = (next..end)
                     .into_par_iter()
                     .map_init(
                         || {
                             (
                                 Search::<G>::new(s.search).expect("validated search settings"),
-                                TableEval::new(&table),
+                                model.evaluator(),
                             )
                         },
                         |(search, eval), gi| -> Result<_, RunError> {
-                            let record = self_play_game(g, search, eval, cfg.seed, i, gi)?;
-                            let samples = samples_from_record(g, &record)?;
+                            let from = policy.start(g, cfg.seed, i, gi);
+                            let mut tree = Vec::new();
+                            let record = self_play_game(
+                                g,
+                                search,
+                                eval,
+                                cfg.seed,
+                                i,
+                                gi,
+                                from.as_ref(),
+                                (wants_tree && from.is_none()).then_some(&mut tree),
+                            )?;
+                            let d = derive::<G, L>(g, ctx, &record, tree)?;
                             let (hash, size) = address(&record)?;
                             Ok(PlayedGame {
                                 record,
-                                samples,
+                                derived: d,
                                 hash,
                                 size,
                             })
@@ -674,16 +801,15 @@ impl<G: Game> Loop<'_, G> {
                 let mut rows = Vec::with_capacity(played.len());
                 for (k, p) in played.into_iter().enumerate() {
                     rows.push(RunGameRow {
-                        game: start + k as u32,
+                        game: next + k as u32,
                         hash: p.hash,
                         plies: p.record.plies() as u32,
                         score_p0: p.record.end.result().score(Player::P0),
                     });
                     game_hashes.push(p.hash);
                     games_bytes += p.size as u64;
-                    records.push(p.record);
-                    samples.extend(p.samples.samples);
-                    seen.extend(p.samples.positions);
+                    records.push(p.record.clone());
+                    derived.push((p.record, p.derived));
                 }
                 sink(
                     Job::Games {
@@ -693,8 +819,15 @@ impl<G: Game> Loop<'_, G> {
                     },
                     &mut wait,
                 )?;
-                start = end;
-                observer.games_done(i, start, m);
+                next = end;
+                observer.games_done(i, next, m);
+            }
+            // The start policy and coverage take in the games in game order.
+            let mut samples: Vec<L::Sample> = Vec::new();
+            for (k, (record, d)) in derived.into_iter().enumerate() {
+                policy.observe(g, cfg.seed, i, k as u32, &record, &d.states, &d.tree);
+                seen.extend(d.positions);
+                samples.extend(d.samples);
             }
             let self_play_seconds = t_self.elapsed().as_secs_f64() - (wait - wait_before);
 
@@ -704,47 +837,31 @@ impl<G: Game> Loop<'_, G> {
             while window.len() > s.window as usize {
                 window.pop_front();
             }
-            let refs: Vec<&Sample<G::Key>> = window.iter().flatten().collect();
-            let beta = s.beta(i);
-            let report = train(&mut table, &refs, beta);
+            let refs: Vec<&L::Sample> = window.iter().flatten().collect();
+            let report = model.train(ctx, i, &refs);
             drop(refs);
-            let full = i % s.checkpoint_every == 0;
-            let rows = if full {
-                table.sorted_rows()
-            } else {
-                report.rows.clone()
-            };
-            let chunks = records::chunks(&table, &rows);
+            let checkpoint = model.checkpoint(g, ctx, i, previous_snapshot)?;
             let training_seconds = t_train.elapsed().as_secs_f64();
 
             // 3. Metrics.
             let t_eval = Instant::now();
-            let metrics = metrics::measure(g, &table, truth, plan, i, seen.len() as u64);
+            let evaluation = model.evaluate(
+                g,
+                ctx,
+                EvalContext {
+                    truth,
+                    plan,
+                    iteration: i,
+                    seen: seen.len() as u64,
+                },
+            );
+            let metrics = L::metric_values(&evaluation);
+            let evaluation = Encoded::of(&evaluation)?;
             let evaluation_seconds = t_eval.elapsed().as_secs_f64();
 
             // 4. Records: addresses here, the writer commits them in one transaction.
-            let mut chunk_hashes = Vec::with_capacity(chunks.len());
-            let mut snapshot_bytes = 0u64;
-            for c in &chunks {
-                let (h, size) = address(c)?;
-                chunk_hashes.push(h);
-                snapshot_bytes += size as u64;
-            }
-            let snapshot = SnapshotRecord {
-                iteration: i,
-                num_actions: g.num_actions() as u32,
-                full,
-                base: if full { None } else { previous_snapshot },
-                entries: table.len() as u64,
-                chunks: chunk_hashes,
-            };
-            let (snapshot_hash, size) = address(&snapshot)?;
-            snapshot_bytes += size as u64;
-            let evaluation = EvaluationRecord {
-                iteration: i,
-                metrics: metrics.clone(),
-            };
-            let evaluation_hash = address(&evaluation)?.0;
+            let snapshot_hash = checkpoint.root;
+            let evaluation_hash = evaluation.hash;
             let record = IterationRecord {
                 run: self.line,
                 iteration: i,
@@ -766,23 +883,23 @@ impl<G: Game> Loop<'_, G> {
                 hash: head,
                 snapshot: snapshot_hash,
                 evaluation: evaluation_hash,
-                snapshot_full: full,
+                snapshot_full: checkpoint.full,
                 games: m,
                 samples: report.samples,
-                rows_trained: report.rows.len() as u64,
-                beta,
+                rows_trained: report.units,
+                beta: report.beta,
                 self_play_seconds,
                 training_seconds,
                 evaluation_seconds,
                 store_seconds: 0.0,
-                snapshot_bytes,
+                snapshot_bytes: checkpoint.bytes,
                 games_bytes,
             };
+            let snapshot_bytes = checkpoint.bytes;
             let wait_before = wait;
             sink(
                 Job::Iteration(Box::new(IterationJob {
-                    chunks,
-                    snapshot,
+                    checkpoint: checkpoint.objects,
                     evaluation,
                     record,
                     evaluation_row: evaluation_row(run_id, i, evaluation_hash, &metrics),
@@ -797,7 +914,7 @@ impl<G: Game> Loop<'_, G> {
                 metrics,
                 games: m,
                 samples: report.samples,
-                beta,
+                beta: report.beta,
                 self_play_seconds,
                 training_seconds,
                 evaluation_seconds,
@@ -825,10 +942,10 @@ impl<G: Game> Loop<'_, G> {
     }
 }
 
-/// A finished self-play game with its samples and address.
-struct PlayedGame<K> {
+/// A finished self-play game with what the driver derives from it, and its address.
+struct PlayedGame<G: Game, L: Learner<G>> {
     record: GameRecord,
-    samples: GameSamples<K>,
+    derived: Derived<G, L>,
     hash: ObjectHash,
     size: usize,
 }
@@ -889,24 +1006,17 @@ pub fn checkout<K: crate::game::PositionKey>(
     Ok(table)
 }
 
-fn evaluation_row(run_id: i64, iteration: u32, hash: ObjectHash, m: &Metrics) -> EvaluationRow {
+/// The `evaluations` row of an evaluation and its metric values.
+fn evaluation_row(
+    run_id: i64,
+    iteration: u32,
+    hash: ObjectHash,
+    values: &MetricValues,
+) -> EvaluationRow {
     EvaluationRow {
         run_id,
         iteration,
         hash: Some(hash),
-        wr_p: m.wr_p.as_ref().map(|w| w.score),
-        wr_p_ci95: m.wr_p.as_ref().map(|w| w.ci95),
-        wr_p_counts: m
-            .wr_p
-            .as_ref()
-            .map(|w| [w.games, w.wins, w.draws, w.losses]),
-        err_p: m.err_p,
-        mae_v: m.mae_v,
-        updated: m.updated,
-        seen: m.seen,
-        err_p_updated: m.err_p_updated,
-        mae_v_updated: m.mae_v_updated,
-        err_p_updated_w: m.err_p_updated_weighted,
-        mae_v_updated_w: m.mae_v_updated_weighted,
+        values: values.clone(),
     }
 }

@@ -29,8 +29,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::GameError;
 use crate::games::AnyGame;
+use crate::learners::LearnerKind;
 use crate::search::SearchConfig;
-use crate::store::Record;
+use crate::start::StartSettings;
+
+/// The most games one iteration's self-play, one WR_p evaluation or one match may have.
+/// Generous (the literature uses at most 10 000) yet small enough that a run's per-iteration
+/// records fit in memory; larger values are refused before any work (docs/limits.md).
+pub const MAX_GAMES: u32 = 1_000_000;
+
+/// The most simulations one search may run: a search tree of this many nodes fits in tens of
+/// MB per thread (the literature uses at most a few hundred). See docs/limits.md.
+pub const MAX_SIMULATIONS: u32 = 1_000_000;
 
 /// Evaluation settings.
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -54,8 +64,19 @@ impl Default for EvalSettings {
     }
 }
 
-/// The settings of a run that decide its results (hashed as `settings/v1`).
+/// The `[learner]` table: which learner, and (as learners grow settings of their own) its
+/// settings.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LearnerSettings {
+    pub kind: LearnerKind,
+}
+
+/// The settings of a run that decide its results. Stored as `settings/v1` (the frozen layout
+/// of [`legacy::SettingsV1`]) when they are expressible in it, else as `settings/v2`
+/// (canonical JSON); see [`legacy`] and docs/learners.md.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Settings {
     /// M.
     pub games_per_iteration: u32,
@@ -67,10 +88,12 @@ pub struct Settings {
     pub checkpoint_every: u32,
     pub search: SearchConfig,
     pub eval: EvalSettings,
-}
-
-impl Record for Settings {
-    const KIND: &'static str = "settings/v1";
+    /// The learner (added with settings/v2; legacy value: tabular AlphaZero).
+    #[serde(default)]
+    pub learner: LearnerSettings,
+    /// Where self-play games start (added with settings/v2; legacy value: the game's start).
+    #[serde(default)]
+    pub start: StartSettings,
 }
 
 impl Settings {
@@ -146,6 +169,10 @@ struct RawSpec {
     search: SearchConfig,
     #[serde(default)]
     eval: EvalSettings,
+    #[serde(default)]
+    learner: LearnerSettings,
+    #[serde(default)]
+    start: StartSettings,
 }
 
 impl RunConfig {
@@ -186,6 +213,8 @@ impl RunConfig {
                 checkpoint_every: raw.checkpoint_every.unwrap_or(10),
                 search: raw.search,
                 eval: raw.eval,
+                learner: raw.learner,
+                start: raw.start,
             },
         };
         cfg.validate()?;
@@ -198,8 +227,12 @@ impl RunConfig {
         if self.iterations == 0 {
             return Err(range("iterations", 0, "an integer >= 1"));
         }
-        if s.games_per_iteration == 0 {
-            return Err(range("games_per_iteration", 0, "an integer >= 1 (M)"));
+        if s.games_per_iteration == 0 || s.games_per_iteration > MAX_GAMES {
+            return Err(range(
+                "games_per_iteration",
+                s.games_per_iteration,
+                &format!("an integer from 1 to {MAX_GAMES} (M)"),
+            ));
         }
         if s.window == 0 {
             return Err(range("window", 0, "an integer >= 1 (K)"));
@@ -246,6 +279,13 @@ impl RunConfig {
             value: e.value,
             allowed: e.allowed.to_string(),
         })?;
+        if s.search.simulations > MAX_SIMULATIONS {
+            return Err(range(
+                "search.simulations",
+                s.search.simulations,
+                &format!("an integer from 1 to {MAX_SIMULATIONS}"),
+            ));
+        }
         if s.search.c_puct <= 0.0 {
             return Err(range(
                 "search.c_puct",
@@ -253,11 +293,20 @@ impl RunConfig {
                 "a finite number > 0 (the literature sweeps 1/64..64)",
             ));
         }
+        s.start.validate()?;
+        crate::with_game!(&self.game, |g| validate_learner(g, s))?;
         if s.eval.wr_p && s.eval.games == 0 {
             return Err(range(
                 "eval.games",
                 0,
                 "an integer >= 1 when eval.wr_p = true (default 10000)",
+            ));
+        }
+        if s.eval.games > MAX_GAMES {
+            return Err(range(
+                "eval.games",
+                s.eval.games,
+                &format!("an integer from 1 to {MAX_GAMES}"),
             ));
         }
         for (key, wanted) in [("eval.wr_p", s.eval.wr_p), ("eval.errors", s.eval.errors)] {
@@ -279,6 +328,12 @@ impl RunConfig {
         }
         Ok(())
     }
+}
+
+fn validate_learner<G: crate::game::Game>(_: &G, s: &Settings) -> Result<(), SpecError> {
+    crate::with_learner!(s.learner.kind, L => {
+        <L<G> as crate::learners::Learner<G>>::validate(s)
+    })
 }
 
 /// A seed drawn once from the OS (the only draw a run does not derive from its seed; it is
@@ -357,6 +412,9 @@ iterations = 4
             ("[search]\nsimulations = 0\n", "search.simulations"),
             ("[search]\nsims = 3\n", "sims"),
             ("[eval]\ngames = 0\n", "eval.games"),
+            ("[eval]\ngames = 4294967295\n", "eval.games"),
+            ("games_per_iteration = 4294967295\n", "games_per_iteration"),
+            ("[search]\nsimulations = 4294967295\n", "search.simulations"),
             ("[eval]\nfoo = true\n", "foo"),
             ("learning_rate = [[2, 1.0]]\n", "learning_rate[0]"),
             ("learning_rate = [[1, 1.0], [1, 0.1]]\n", "learning_rate[1]"),

@@ -1,5 +1,5 @@
 //! What the two tree searches share: the edge of a node arena, and sampling a chance node's
-//! outcome edge.
+//! outcome edge, and the tie-breaking rule of a selection.
 //!
 //! Both [`super::puct`] and [`super::mcts_solver`] keep nodes and edges in `Vec`s indexed by
 //! `u32`; a node owns the contiguous edges `first .. first + len`. Edges of a chance node carry
@@ -8,6 +8,7 @@
 use std::num::NonZeroU32;
 
 use rand::RngExt;
+use serde::{Deserialize, Serialize};
 
 use crate::game::{Action, ChanceOutcome, Player};
 use crate::rng::StreamRng;
@@ -84,4 +85,82 @@ pub(super) fn sample_outcome_edge(
         }
     }
     first + len - 1
+}
+
+/// How exact ties in a selection or in the final move choice are broken.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TieBreak {
+    /// Uniformly at random among the tied candidates, from the search's own stream (one
+    /// reservoir draw per extra tied candidate, no allocation). The default: no action is
+    /// favoured by its place in the action order.
+    #[default]
+    Random,
+    /// The lowest action index (the behaviour before the setting existed; it steers a search
+    /// whose scores tie towards action 0).
+    Lowest,
+}
+
+impl TieBreak {
+    /// The allowed names, for error messages.
+    pub const NAMES: &'static str = "random, lowest";
+
+    pub fn parse(text: &str) -> Option<TieBreak> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "random" => Some(TieBreak::Random),
+            "lowest" => Some(TieBreak::Lowest),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TieBreak::Random => "random",
+            TieBreak::Lowest => "lowest",
+        }
+    }
+}
+
+/// Keeps the best candidate of a scan in order, breaking exact ties by [`TieBreak`]: with
+/// `Random`, the k-th candidate tied with the best so far replaces it with probability 1/k
+/// (reservoir sampling), so each of the tied candidates is kept with probability 1/(number
+/// tied). Draws come from the caller's stream only when a tie occurs, so a scan without
+/// ties consumes nothing and `Lowest` never draws.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct TieKeeper {
+    mode: TieBreak,
+    /// Candidates tied at the current best (0 before the first candidate).
+    tied: u32,
+}
+
+impl TieKeeper {
+    #[inline]
+    pub fn new(mode: TieBreak) -> TieKeeper {
+        TieKeeper { mode, tied: 0 }
+    }
+
+    /// Offers a candidate: `Greater` (it beats the best so far), `Equal` (an exact tie) or
+    /// `Less`. Returns whether the candidate becomes the kept one.
+    #[inline]
+    pub fn offer(&mut self, cmp: std::cmp::Ordering, rng: &mut StreamRng) -> bool {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        match cmp {
+            Greater => {
+                self.tied = 1;
+                true
+            }
+            Less => false,
+            Equal if self.tied == 0 => {
+                self.tied = 1;
+                true
+            }
+            Equal => {
+                self.tied += 1;
+                match self.mode {
+                    TieBreak::Lowest => false,
+                    TieBreak::Random => crate::rng::uniform_index(rng, self.tied as usize) == 0,
+                }
+            }
+        }
+    }
 }

@@ -7,7 +7,8 @@
 //! every outcome's child exists and all are proven with equal value. Each proof remembers how
 //! many plies its line lasts, so a lost position plays the longest resistance.
 //!
-//! Selection: UCT, `Q + c * sqrt(ln N / n)`, unvisited children first (ties: lowest action),
+//! Selection: UCT, `Q + c * sqrt(ln N / n)`, unvisited children first (exact ties by
+//! [`SolverConfig::tie_break`]: uniformly at random by default, the lowest action in legacy),
 //! proven children never: nothing is left to learn below them, so simulations go where the
 //! proof can progress (a draw is proven only when every sibling is). A
 //! simulation that reaches a proven node backs up its exact value; a new node is valued by
@@ -15,13 +16,14 @@
 //! the root is proven.
 //!
 //! Final move: a proven win (the shortest); else, when every child is proven, the best value
-//! (among losses the longest); else the most visited unproven child, unless a proven child
-//! (not a loss) is worth at least that child's mean value.
+//! (among losses the longest); else the most visited unproven child (ties by `tie_break`),
+//! unless a proven child (not a loss) is worth at least that child's mean value.
 
+use std::cmp::Ordering;
 use std::num::NonZeroU32;
 
 use super::SearchError;
-use super::arena::{Edge, push_actions, push_outcomes, sample_outcome_edge};
+use super::arena::{Edge, TieBreak, TieKeeper, push_actions, push_outcomes, sample_outcome_edge};
 use crate::game::{Action, ChanceOutcome, Game, Player, Turn};
 use crate::play::{Scratch, random_playout};
 use crate::rng::StreamRng;
@@ -37,6 +39,16 @@ pub struct SolverConfig {
     /// The UCT exploration constant on the [0, 1] value scale (1 equals OpenSpiel's
     /// `uct_c = 2` on its [-1, 1] scale).
     pub uct_c: f64,
+    /// Exact ties among UCT scores (the unvisited children, all +infinity, tie at every new
+    /// node) and among the most visited children of the final choice. Default `random`;
+    /// [`SolverConfig::LEGACY_TIE_BREAK`] (`lowest`) reproduces the searches before the
+    /// setting existed.
+    pub tie_break: TieBreak,
+}
+
+impl SolverConfig {
+    /// `tie_break` before the setting existed: the lowest action index.
+    pub const LEGACY_TIE_BREAK: TieBreak = TieBreak::Lowest;
 }
 
 impl Default for SolverConfig {
@@ -44,6 +56,7 @@ impl Default for SolverConfig {
         SolverConfig {
             simulations: 1000,
             uct_c: 1.0,
+            tie_break: TieBreak::Random,
         }
     }
 }
@@ -151,7 +164,7 @@ impl<G: Game> MctsSolver<G> {
             proven_children.push(proof.map(|p| for_mover(p.v0)));
             proofs.push(proof.map(|p| (for_mover(p.v0), p.plies)));
         }
-        let i = choose(&visits, &means, &proofs);
+        let i = choose(&visits, &means, &proofs, self.config.tie_break, rng);
         Ok(SolverResult {
             action: actions[i],
             actions,
@@ -209,7 +222,7 @@ impl<G: Game> MctsSolver<G> {
                 break p.v0;
             }
             let e = match node.kind {
-                Kind::Decision(_) => self.select(cur),
+                Kind::Decision(_) => self.select(cur, rng),
                 Kind::Chance => self.sample_chance(cur, rng),
                 Kind::Terminal => unreachable!("terminal nodes are proven"),
             };
@@ -319,10 +332,11 @@ impl<G: Game> MctsSolver<G> {
 
     /// UCT at decision node `i`: unvisited first, proven children never (an unproven node
     /// always has an unproven child).
-    fn select(&self, i: u32) -> u32 {
+    fn select(&self, i: u32, rng: &mut StreamRng) -> u32 {
         let node = &self.nodes[i as usize];
         let ln_n = f64::from(node.visits.max(1)).ln();
         let c = self.config.uct_c;
+        let mut ties = TieKeeper::new(self.config.tie_break);
         let mut best = None;
         let mut best_score = f64::NEG_INFINITY;
         for e in node.first..node.first + node.len {
@@ -339,7 +353,12 @@ impl<G: Game> MctsSolver<G> {
                     edge.w / n + c * (ln_n / n).sqrt()
                 }
             };
-            if best.is_none() || score > best_score {
+            let cmp = if best.is_none() {
+                Ordering::Greater
+            } else {
+                score.partial_cmp(&best_score).unwrap_or(Ordering::Less)
+            };
+            if ties.offer(cmp, rng) {
                 best = Some(e);
                 best_score = score;
             }
@@ -358,7 +377,13 @@ impl<G: Game> MctsSolver<G> {
 /// value (among losses the longest); else the most visited unproven child, unless a proven
 /// child that is not a loss is worth at least that child's mean value. (Selection skips
 /// proven children, so their visit counts stop growing once proven.)
-fn choose(visits: &[u32], means: &[f64], proofs: &[Option<(f64, u32)>]) -> usize {
+fn choose(
+    visits: &[u32],
+    means: &[f64],
+    proofs: &[Option<(f64, u32)>],
+    tie_break: TieBreak,
+    rng: &mut StreamRng,
+) -> usize {
     let wins = proofs
         .iter()
         .enumerate()
@@ -389,8 +414,13 @@ fn choose(visits: &[u32], means: &[f64], proofs: &[Option<(f64, u32)>]) -> usize
         }
     }
     let mut best_open: Option<usize> = None;
+    let mut ties = TieKeeper::new(tie_break);
     for (i, p) in proofs.iter().enumerate() {
-        if p.is_none() && best_open.is_none_or(|b| visits[i] > visits[b]) {
+        if p.is_some() {
+            continue;
+        }
+        let cmp = best_open.map_or(Ordering::Greater, |b| visits[i].cmp(&visits[b]));
+        if ties.offer(cmp, rng) {
             best_open = Some(i);
         }
     }
@@ -417,6 +447,7 @@ mod tests {
         MctsSolver::new(SolverConfig {
             simulations: sims,
             uct_c: 1.0,
+            tie_break: SolverConfig::LEGACY_TIE_BREAK,
         })
     }
 
@@ -523,5 +554,28 @@ mod tests {
         assert_eq!(r.proven, None);
         assert_eq!(r.proven_children, [None, Some(0.5)]);
         assert_eq!(r.simulations, 2000);
+    }
+
+    /// Unvisited children all score +infinity: with `random` ties the first simulation goes
+    /// to each of three drawn children about a third of the time (over 300 streams); with
+    /// `lowest` always to the first.
+    #[test]
+    fn random_ties_spread_the_first_simulation() {
+        let g = TreeGame::pick(&[Draw, Draw, Draw]);
+        let first = |tie_break: TieBreak, seed: u64| {
+            let mut m = MctsSolver::new(SolverConfig {
+                simulations: 1,
+                uct_c: 1.0,
+                tie_break,
+            });
+            let r = m.run(&g, &0, &mut stream(seed, "ties")).unwrap();
+            r.visits.iter().position(|&n| n == 1).unwrap()
+        };
+        let mut counts = [0u32; 3];
+        for seed in 0..300 {
+            counts[first(TieBreak::Random, seed)] += 1;
+            assert_eq!(first(TieBreak::Lowest, seed), 0);
+        }
+        assert!(counts.iter().all(|c| (70..130).contains(c)), "{counts:?}");
     }
 }

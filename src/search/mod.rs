@@ -6,8 +6,11 @@
 //! chess, shogi, and Go through self-play*, Science 2018), extended with explicit chance
 //! nodes. Each edge (s, a) of a decision node keeps N, W and the prior P; values are in
 //! [0, 1] for the player who chooses the edge. Selection maximises
-//! `Q + c_puct * P * sqrt(sum_b N(s, b)) / (1 + N)` with `Q = init_q` for unvisited edges
-//! ([`InitQ`]); ties go to the lowest action index. A chance state samples one outcome per
+//! `Q + c_puct * P * sqrt(N(s)) / (1 + N)` with `Q = init_q` for unvisited edges ([`InitQ`]),
+//! N(s) = sum_b N(s, b) plus the expansion visit when it counts; exact ties are broken at
+//! random from the search's stream or by the lowest index ([`TieBreak`]); whether the root's
+//! expansion is one of the simulations is a setting too (docs/search.md, "The three
+//! conventions"). A chance state samples one outcome per
 //! simulation from the search's RNG stream and creates the child if needed, so every
 //! simulation expands one decision node unless the game ends. The new leaf is valued by an
 //! [`Evaluator`] (its value for the side to move and priors over its legal actions), a
@@ -52,6 +55,7 @@ pub use evaluator::{Evaluator, Rollout, Uniform};
 pub use mcts_solver::{MctsSolver, SolverConfig, SolverResult};
 pub use puct::{
     ForcedPlayouts, InitQ, PlayoutCap, Search, SearchConfig, SearchConfigError, SearchResult,
+    TieBreak,
 };
 
 /// Errors of a search call: it was asked to search a state that is not a decision state.
@@ -59,4 +63,7 @@ pub use puct::{
 pub enum SearchError {
     #[error("search needs a decision state; this state is {0}")]
     NotADecision(&'static str),
+    /// A start position (e.g. a start policy's) that does not parse back from its notation.
+    #[error("bad start position: {0}")]
+    Start(String),
 }

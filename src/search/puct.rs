@@ -1,13 +1,15 @@
 //! PUCT MCTS with chance nodes, AlphaZero's knobs and KataGo's options (see the module docs
 //! of [`crate::search`]).
 
+use std::cmp::Ordering;
 use std::num::NonZeroU32;
 
 use rand::RngExt;
 use rand::distr::Distribution;
 use serde::{Deserialize, Serialize};
 
-use super::arena::{Edge, push_actions, push_outcomes, sample_outcome_edge};
+pub use super::arena::TieBreak;
+use super::arena::{Edge, TieKeeper, push_actions, push_outcomes, sample_outcome_edge};
 use super::{Evaluator, SearchError};
 use crate::game::{Action, ChanceOutcome, Game, Player, Turn};
 use crate::rng::StreamRng;
@@ -96,7 +98,11 @@ impl Default for ForcedPlayouts {
 }
 
 /// Every knob of the search. `Default` is the literature's (c_puct 1, alpha 1.5, epsilon
-/// 0.25, tau 1, every move sampled, 800 simulations, init_q loss, KataGo options off).
+/// 0.25, tau 1, every move sampled, 800 simulations, init_q loss, KataGo options off, and the
+/// three counting and tie conventions as the papers describe them); a spec that omits a key
+/// gets that default. [`SearchConfig::legacy_defaults`] differs only in the three
+/// conventions, which take the `LEGACY_*` values: the behaviour of runs stored before the
+/// conventions were settings (docs/search.md).
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SearchConfig {
@@ -116,6 +122,23 @@ pub struct SearchConfig {
     pub forced_playouts: Option<ForcedPlayouts>,
     /// Policy target pruning (needs `forced_playouts`).
     pub policy_target_pruning: bool,
+    /// Whether a node's count N(s) = sum_b N(s, b) in the exploration term also counts the
+    /// simulation that expanded s. AlphaZero's published pseudocode backs the value up into
+    /// the leaf too, so a node reached again has N(s) >= 1 and its priors decide its first
+    /// selection; without it, sqrt(N(s)) = 0 there and every edge scores init_q alone (a tie
+    /// for all but `first`). Applies to every node whose expansion was a simulation: every
+    /// node below the root, and the root when `expansion_is_simulation`. Default `true`;
+    /// legacy [`SearchConfig::LEGACY_COUNT_EXPANSION_VISIT`].
+    pub count_expansion_visit: bool,
+    /// Whether the root's expansion is one of the `simulations` (and of `n_fast`): Hsueh et
+    /// al. 2023 count "8+1 simulations to try all 8 actions once, 1 for expanding the root",
+    /// so N_sim simulations make N_sim - 1 descents and the root's visit counts sum to
+    /// N_sim - 1. Otherwise the root is expanded before N_sim descents. Default `true`;
+    /// legacy [`SearchConfig::LEGACY_EXPANSION_IS_SIMULATION`].
+    pub expansion_is_simulation: bool,
+    /// How exact ties are broken, in PUCT selection and in taking the most visited action.
+    /// Default `random`; legacy [`SearchConfig::LEGACY_TIE_BREAK`] (`lowest`).
+    pub tie_break: TieBreak,
 }
 
 impl Default for SearchConfig {
@@ -131,6 +154,9 @@ impl Default for SearchConfig {
             playout_cap: None,
             forced_playouts: None,
             policy_target_pruning: false,
+            count_expansion_visit: true,
+            expansion_is_simulation: true,
+            tie_break: TieBreak::Random,
         }
     }
 }
@@ -145,6 +171,41 @@ pub struct SearchConfigError {
 }
 
 impl SearchConfig {
+    /// `count_expansion_visit` of runs stored before the setting existed.
+    pub const LEGACY_COUNT_EXPANSION_VISIT: bool = false;
+    /// `expansion_is_simulation` of runs stored before the setting existed.
+    pub const LEGACY_EXPANSION_IS_SIMULATION: bool = false;
+    /// `tie_break` of runs stored before the setting existed.
+    pub const LEGACY_TIE_BREAK: TieBreak = TieBreak::Lowest;
+
+    /// The defaults with the legacy conventions: what a settings record written before the
+    /// conventions were settings means.
+    pub fn legacy_defaults() -> SearchConfig {
+        SearchConfig::default().with_legacy_conventions()
+    }
+
+    /// This config with the three conventions set to their legacy values.
+    pub fn with_legacy_conventions(self) -> SearchConfig {
+        SearchConfig {
+            count_expansion_visit: SearchConfig::LEGACY_COUNT_EXPANSION_VISIT,
+            expansion_is_simulation: SearchConfig::LEGACY_EXPANSION_IS_SIMULATION,
+            tie_break: SearchConfig::LEGACY_TIE_BREAK,
+            ..self
+        }
+    }
+
+    /// Whether all three conventions have their legacy values (so the config is expressible
+    /// in the first settings layout).
+    pub fn has_legacy_conventions(&self) -> bool {
+        *self == self.with_legacy_conventions()
+    }
+
+    /// The least `simulations` (and `n_fast`): 2 when the root's expansion is one of them
+    /// (so at least one descent visits a root edge), else 1.
+    pub fn min_simulations(&self) -> u32 {
+        if self.expansion_is_simulation { 2 } else { 1 }
+    }
+
     /// Evaluation play: no root noise, always the most visited action.
     pub fn evaluation(simulations: u32) -> SearchConfig {
         SearchConfig {
@@ -196,18 +257,28 @@ impl SearchConfig {
                 "a finite number >= 0 (0: most visited; the literature sweeps 1/16..16)",
             ));
         }
-        if self.simulations == 0 {
-            return Err(bad("simulations", 0, "an integer >= 1"));
+        let min = self.min_simulations();
+        let at_least = if self.expansion_is_simulation {
+            "an integer >= 2 (`expansion_is_simulation`: one simulation expands the root)"
+        } else {
+            "an integer >= 1"
+        };
+        if self.simulations < min {
+            return Err(bad("simulations", self.simulations, at_least));
         }
         if let Some(pc) = self.playout_cap {
             if !(0.0..=1.0).contains(&pc.p_full) {
                 return Err(bad("playout_cap.p_full", pc.p_full, "a number in [0, 1]"));
             }
-            if pc.n_fast == 0 || pc.n_fast >= self.simulations {
+            if pc.n_fast < min || pc.n_fast >= self.simulations {
                 return Err(bad(
                     "playout_cap.n_fast",
                     pc.n_fast,
-                    "an integer >= 1 and below `simulations`",
+                    if self.expansion_is_simulation {
+                        "an integer >= 2 and below `simulations`"
+                    } else {
+                        "an integer >= 1 and below `simulations`"
+                    },
                 ));
             }
         }
@@ -245,7 +316,8 @@ pub struct SearchResult {
     pub target: Vec<u32>,
     /// A full search (always, unless playout cap randomisation drew a fast one).
     pub full: bool,
-    /// Simulations run (N_sim, or n_fast for a fast search).
+    /// Simulations run (N_sim, or n_fast for a fast search), the root's expansion included
+    /// when `expansion_is_simulation` (then the visits sum to one less).
     pub simulations: u32,
     /// The move chosen by the temperature / `sample_moves` rules.
     pub action: Action,
@@ -287,6 +359,9 @@ struct Node<S> {
     len: u32,
     /// sum_b N(s, b).
     visits: u32,
+    /// 1 when the simulation that expanded this node counts in its N(s) for the exploration
+    /// term (`count_expansion_visit`), else 0.
+    expansion: u32,
 }
 
 /// A reusable PUCT searcher: owns the arenas, so keep one per worker and call
@@ -326,11 +401,24 @@ impl<G: Game> Search<G> {
         self.nodes.len()
     }
 
+    /// Appends the decision states of the last search's tree, root first, in creation order
+    /// (Go-Exploit's search-state archives).
+    pub fn tree_states(&self, out: &mut Vec<G::State>) {
+        out.extend(
+            self.nodes
+                .iter()
+                .filter(|n| matches!(n.kind, Kind::Decision(_)))
+                .map(|n| n.state),
+        );
+    }
+
     /// Searches from the decision state `root`, `ply` plies into the game (for
     /// `sample_moves`). Every random draw comes from `rng`, in this order: the playout-cap
-    /// coin (if enabled), the root noise (one Gamma draw per legal action, if epsilon > 0 in a
-    /// full search), the simulations (chance outcomes and the evaluator's draws), then the
-    /// move sample (if sampling).
+    /// coin (if enabled), the root's evaluation, the root noise (one Gamma draw per legal
+    /// action, if epsilon > 0 in a full search), the descents (chance outcomes, the
+    /// evaluator's draws and, with `tie_break = random`, one draw per extra tied edge), then
+    /// the move sample (if sampling) or, with `tie_break = random`, the tie among the most
+    /// visited actions.
     pub fn run<E: Evaluator<G>>(
         &mut self,
         g: &G,
@@ -359,7 +447,13 @@ impl<G: Game> Search<G> {
             self.add_root_noise(rng);
         }
         let forced = if full { cfg.forced_playouts } else { None };
-        for _ in 0..sims {
+        // Validation keeps sims >= 2 when the root's expansion is one of them.
+        let descents = if cfg.expansion_is_simulation {
+            sims.saturating_sub(1)
+        } else {
+            sims
+        };
+        for _ in 0..descents {
             self.simulate(g, eval, rng, forced);
         }
 
@@ -381,7 +475,7 @@ impl<G: Game> Search<G> {
         let i = if sample {
             sample_by_temperature(&visits, cfg.temperature, rng)
         } else {
-            most_visited(&visits)
+            most_visited_by(&visits, cfg.tie_break, rng)
         };
         Ok(SearchResult {
             action: actions[i],
@@ -406,6 +500,11 @@ impl<G: Game> Search<G> {
     ) -> (u32, Option<f64>) {
         let idx = self.nodes.len() as u32;
         let first = self.edges.len() as u32;
+        // Every node's expansion is a simulation except the root's, which is one only under
+        // `expansion_is_simulation`.
+        let cfg = &self.config;
+        let expansion =
+            u32::from(cfg.count_expansion_visit && (idx != 0 || cfg.expansion_is_simulation));
         let (kind, len, v0) = match g.turn(&state) {
             Turn::Terminal(r) => {
                 let v0 = r.score(Player::P0);
@@ -432,6 +531,7 @@ impl<G: Game> Search<G> {
             first,
             len,
             visits: 0,
+            expansion,
         });
         (idx, v0)
     }
@@ -474,7 +574,7 @@ impl<G: Game> Search<G> {
                 Kind::Terminal(v0) => break v0,
                 Kind::Decision(_) => {
                     let root_forced = if cur == 0 { forced } else { None };
-                    self.select(cur, root_forced)
+                    self.select(cur, root_forced, rng)
                 }
                 Kind::Chance => self.sample_chance(cur, rng),
             };
@@ -509,14 +609,17 @@ impl<G: Game> Search<G> {
         }
     }
 
-    /// The PUCT choice at decision node `i` (ties: lowest action).
+    /// The PUCT choice at decision node `i` (exact ties by `tie_break`). The exploration
+    /// term's parent count is sum_b N(s, b) plus the expansion visit when it counts; forced
+    /// playouts compare with sum_b N(s, b) alone (KataGo's total child visits).
     #[inline]
-    fn select(&self, i: u32, forced: Option<ForcedPlayouts>) -> u32 {
+    fn select(&self, i: u32, forced: Option<ForcedPlayouts>, rng: &mut StreamRng) -> u32 {
         let node = &self.nodes[i as usize];
         let total = f64::from(node.visits);
-        let sqrt_total = total.sqrt();
+        let sqrt_total = f64::from(node.visits + node.expansion).sqrt();
         let c = self.config.c_puct;
         let init = self.config.init_q.value();
+        let mut ties = TieKeeper::new(self.config.tie_break);
         let mut best = node.first;
         let mut best_tier = 0u8;
         let mut best_score = f64::NEG_INFINITY;
@@ -534,7 +637,10 @@ impl<G: Game> Search<G> {
             } else {
                 (0, edge.w / n + u)
             };
-            if tier > best_tier || (tier == best_tier && score > best_score) {
+            let cmp = tier
+                .cmp(&best_tier)
+                .then(score.partial_cmp(&best_score).unwrap_or(Ordering::Less));
+            if ties.offer(cmp, rng) {
                 best = e;
                 best_tier = tier;
                 best_score = score;
@@ -580,6 +686,19 @@ fn prune(edges: &[Edge], c_puct: f64, k: f64) -> Vec<u32> {
         target[i] = if n == 1 { 0 } else { n };
     }
     target
+}
+
+/// The index of the largest count, exact ties broken by `mode` (draws from `rng` only for
+/// ties under [`TieBreak::Random`]).
+pub fn most_visited_by(visits: &[u32], mode: TieBreak, rng: &mut StreamRng) -> usize {
+    let mut ties = TieKeeper::new(mode);
+    let mut best = 0;
+    for (i, &n) in visits.iter().enumerate() {
+        if ties.offer(n.cmp(&visits[best]), rng) && i != best {
+            best = i;
+        }
+    }
+    best
 }
 
 /// The index of the largest count (ties: lowest index).
@@ -649,11 +768,199 @@ mod tests {
         }
     }
 
+    /// Evaluation play with the legacy conventions (the hand computations below that predate
+    /// the conventions).
     fn quiet(simulations: u32, init_q: InitQ) -> SearchConfig {
         SearchConfig {
             init_q,
             ..SearchConfig::evaluation(simulations)
         }
+        .with_legacy_conventions()
+    }
+
+    /// Evaluation play with the paper's conventions (the defaults).
+    fn paper(simulations: u32, init_q: InitQ) -> SearchConfig {
+        SearchConfig {
+            init_q,
+            ..SearchConfig::evaluation(simulations)
+        }
+    }
+
+    /// The paper's conventions are the defaults; the legacy ones are today's behaviour.
+    #[test]
+    fn conventions_default_to_the_paper_and_legacy_to_the_old_search() {
+        let d = SearchConfig::default();
+        assert!(d.count_expansion_visit && d.expansion_is_simulation);
+        assert_eq!(d.tie_break, TieBreak::Random);
+        let l = SearchConfig::legacy_defaults();
+        assert!(!l.count_expansion_visit && !l.expansion_is_simulation);
+        assert_eq!(l.tie_break, TieBreak::Lowest);
+        assert!(l.has_legacy_conventions() && !d.has_legacy_conventions());
+        assert_eq!(
+            l,
+            SearchConfig {
+                count_expansion_visit: false,
+                expansion_is_simulation: false,
+                tie_break: TieBreak::Lowest,
+                ..d
+            }
+        );
+    }
+
+    /// `expansion_is_simulation` alone: [win, loss] with uniform priors, init_q first, 3
+    /// simulations. Legacy: T = 0 ties at u = 0 (lowest: the win), the loss is untried next,
+    /// then the win (1 + 0.5 sqrt(2) / 2 against 0.5 sqrt(2) / 2): [2, 1]. With the root's
+    /// expansion as the first simulation only two descents remain: [1, 1], and the result
+    /// still reports 3 simulations.
+    #[test]
+    fn expansion_counts_as_a_simulation_by_hand() {
+        let g = TreeGame::pick(&[Win(P0), Win(P1)]);
+        assert_eq!(visits(&g, quiet(3, InitQ::First), &mut Uniform), [2, 1]);
+        let cfg = SearchConfig {
+            expansion_is_simulation: true,
+            ..quiet(3, InitQ::First)
+        };
+        let mut search = Search::new(cfg).unwrap();
+        let r = search
+            .run(&g, &0, 0, &mut Uniform, &mut stream(1, "test"))
+            .unwrap();
+        assert_eq!((r.visits, r.simulations), (vec![1, 1], 3));
+        // One simulation is then too few: it would only expand the root.
+        let e = Search::<TreeGame>::new(SearchConfig {
+            simulations: 1,
+            ..cfg
+        })
+        .unwrap_err();
+        assert_eq!(e.key, "simulations");
+        assert!(e.allowed.contains(">= 2"), "{e}");
+    }
+
+    /// `count_expansion_visit` below the root: P0's only action leads to P1's node with
+    /// [b0: P0 wins, b1: P1 wins] and priors [0.2, 0.8]; init_q loss, 2 simulations (the first
+    /// expands P1's node, valued 0.5). Legacy: at the second visit sqrt(N) = 0, both edges
+    /// score 0, the lowest wins: b0, root value (0.5 + 1) / 2 = 0.75. Counting the expansion:
+    /// sqrt(1) = 1, b1 scores 0.8 against 0.2: root value (0.5 + 0) / 2 = 0.25.
+    #[test]
+    fn expansion_visit_lets_the_prior_decide_below_the_root() {
+        let g = TreeGame {
+            nodes: vec![
+                TNode::Decision(P0, vec![1]),
+                TNode::Decision(P1, vec![2, 3]),
+                TNode::Terminal(Win(P0)),
+                TNode::Terminal(Win(P1)),
+            ],
+        };
+        let value = |cfg: SearchConfig| {
+            let mut search = Search::new(cfg).unwrap();
+            let mut eval = Fixed(vec![0.2, 0.8]);
+            search
+                .run(&g, &0, 0, &mut eval, &mut stream(1, "below"))
+                .unwrap()
+                .value
+        };
+        assert_eq!(value(quiet(2, InitQ::Loss)), 0.75);
+        let counted = SearchConfig {
+            count_expansion_visit: true,
+            ..quiet(2, InitQ::Loss)
+        };
+        assert_eq!(value(counted), 0.25);
+        // At the root the expansion visit counts only when the expansion is a simulation:
+        // [win, loss] with priors [0.3, 0.7], one descent. Not a simulation: T = 0, a tie,
+        // the lowest (the win). A simulation: sqrt(1), the prior decides (the loss).
+        let g = TreeGame::pick(&[Win(P0), Win(P1)]);
+        let mut eval = Fixed(vec![0.3, 0.7]);
+        assert_eq!(
+            visits(
+                &g,
+                SearchConfig {
+                    simulations: 1,
+                    ..counted
+                },
+                &mut eval
+            ),
+            [1, 0]
+        );
+        let both = SearchConfig {
+            expansion_is_simulation: true,
+            ..counted
+        };
+        assert_eq!(visits(&g, both, &mut eval), [0, 1]);
+        assert_eq!(visits(&g, paper(2, InitQ::Loss), &mut eval), [0, 1]);
+    }
+
+    /// The paper's conventions on [win, loss, loss, loss] with priors [0.1, 0.2, 0.3, 0.4],
+    /// init_q loss, c_puct 1, 4 simulations (3 descents), by hand (T' = 1 + visits so far):
+    /// T' = 1: scores 0.1, 0.2, 0.3, 0.4: the loss a3 (its Q becomes 0).
+    /// T' = 2 (sqrt 1.414): 0.141, 0.283, 0.424, a3 0.4 * 1.414 / 2 = 0.283: a2.
+    /// T' = 3 (sqrt 1.732): 0.173, 0.346, a2 0.260, a3 0.346: a1 and a3 tie exactly
+    /// (0.4 x / 2 = 0.2 x in floating point), so `tie_break` decides: `lowest` gives
+    /// [0, 1, 1, 1], `random` that or [0, 0, 1, 2], each about half the time.
+    #[test]
+    fn paper_conventions_by_hand() {
+        let g = TreeGame::pick(&[Win(P0), Win(P1), Win(P1), Win(P1)]);
+        let priors = vec![0.1, 0.2, 0.3, 0.4];
+        let lowest = SearchConfig {
+            tie_break: TieBreak::Lowest,
+            ..paper(4, InitQ::Loss)
+        };
+        // Three descents: a3, a2, then the tie goes to a1.
+        assert_eq!(visits(&g, lowest, &mut Fixed(priors.clone())), [0, 1, 1, 1]);
+        // With `random`, the third descent is a1 or a3, each about half the time.
+        let mut a1 = 0;
+        for i in 0..200 {
+            let mut search = Search::new(paper(4, InitQ::Loss)).unwrap();
+            let r = search
+                .run(&g, &0, 0, &mut Fixed(priors.clone()), &mut stream(i, "tie"))
+                .unwrap();
+            match r.visits.as_slice() {
+                [0, 1, 1, 1] => a1 += 1,
+                [0, 0, 1, 2] => {}
+                v => panic!("{v:?}"),
+            }
+        }
+        assert!((70..130).contains(&a1), "a1 took the tie {a1} of 200 times");
+    }
+
+    /// Random ties do not favour the first action: four equal priors at a root with
+    /// init_q loss (every first descent is a four-way tie at score 0.25): over 400 streams
+    /// each action is the first visited about a quarter of the time; with `lowest`, always a0.
+    /// The same stream gives the same choice.
+    #[test]
+    fn random_ties_are_uniform_and_follow_the_stream() {
+        let g = TreeGame::pick(&[Win(P1), Win(P1), Win(P1), Win(P1)]);
+        let mut counts = [0u32; 4];
+        for i in 0..400 {
+            let mut search = Search::new(paper(2, InitQ::Loss)).unwrap();
+            let r = search
+                .run(&g, &0, 0, &mut Uniform, &mut stream(i, "ties"))
+                .unwrap();
+            let again = Search::new(paper(2, InitQ::Loss))
+                .unwrap()
+                .run(&g, &0, 0, &mut Uniform, &mut stream(i, "ties"))
+                .unwrap();
+            assert_eq!(r, again);
+            counts[most_visited(&r.visits)] += 1;
+        }
+        assert!(counts.iter().all(|c| (70..130).contains(c)), "{counts:?}");
+        let lowest = SearchConfig {
+            tie_break: TieBreak::Lowest,
+            ..paper(2, InitQ::Loss)
+        };
+        for i in 0..20 {
+            let r = Search::new(lowest)
+                .unwrap()
+                .run(&g, &0, 0, &mut Uniform, &mut stream(i, "ties"))
+                .unwrap();
+            assert_eq!(r.visits, [1, 0, 0, 0]);
+        }
+        // The final choice among equally visited actions is random too: [2, 2] at tau 0.
+        let mut picks = [0u32; 2];
+        for i in 0..200 {
+            let mut rng = stream(i, "final");
+            picks[most_visited_by(&[2, 2, 1], TieBreak::Random, &mut rng)] += 1;
+            assert_eq!(most_visited_by(&[2, 2, 1], TieBreak::Lowest, &mut rng), 0);
+        }
+        assert!((70..130).contains(&picks[0]), "{picks:?}");
     }
 
     fn visits<E: Evaluator<TreeGame>>(g: &TreeGame, cfg: SearchConfig, eval: &mut E) -> Vec<u32> {
@@ -756,7 +1063,7 @@ mod tests {
         let g = TreeGame::pick(&[Win(P0), Draw, Win(P1)]);
         let base = SearchConfig {
             simulations: 50,
-            ..SearchConfig::default()
+            ..SearchConfig::legacy_defaults()
         };
         for (p_full, full) in [(0.0, false), (1.0, true)] {
             let cfg = SearchConfig {
@@ -802,7 +1109,7 @@ mod tests {
             simulations: 1,
             dirichlet_alpha: 0.3,
             dirichlet_epsilon: 0.25,
-            ..SearchConfig::default()
+            ..SearchConfig::legacy_defaults()
         };
         let mut search = Search::new(cfg).unwrap();
         let r = search
@@ -1027,5 +1334,46 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("cpuct"), "{e}");
+        // The conventions: paper defaults when omitted, legacy values spelled out, named errors.
+        let omitted: SearchConfig = toml::from_str("simulations = 6").unwrap();
+        assert_eq!(
+            omitted,
+            SearchConfig {
+                simulations: 6,
+                ..SearchConfig::default()
+            }
+        );
+        let legacy: SearchConfig = toml::from_str(
+            "count_expansion_visit = false\nexpansion_is_simulation = false\ntie_break = \"lowest\"\n",
+        )
+        .unwrap();
+        assert_eq!(legacy, SearchConfig::legacy_defaults());
+        let e = toml::from_str::<SearchConfig>("tie_break = \"rnd\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("rnd") && e.contains("random") && e.contains("lowest"),
+            "{e}"
+        );
+        let e = toml::from_str::<SearchConfig>("count_expansion_visit = 1")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("count_expansion_visit") || e.contains("bool"),
+            "{e}"
+        );
+        let e = SearchConfig {
+            simulations: 1,
+            ..omitted
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!((e.key, e.value.as_str()), ("simulations", "1"));
+        let ok = SearchConfig {
+            simulations: 1,
+            expansion_is_simulation: false,
+            ..omitted
+        };
+        assert!(ok.validate().is_ok());
     }
 }

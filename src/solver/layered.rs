@@ -1,33 +1,45 @@
-//! Games that may cycle: levels solved from the lowest up by retrograde analysis.
+//! Games that may cycle: levels solved from the lowest up by retrograde analysis, every
+//! position found by its rank in a perfect index.
 //!
-//! Spec `solver.md`, "Cycles". A game supplies a level per decision position
-//! ([`Solvable::level`]) that no action raises (Chinese dark chess: 2 x face-down pieces +
-//! revealed pieces on the board; reduced Chinese Checkers: one level). An action that keeps
-//! the level is an *internal* move: deterministic, to the other player. Every other action is
-//! an *exit* whose value is known once the lower levels are solved (flips through chance,
-//! captures, wins).
+//! Spec `solver.md`, "Cycles"; design in `docs/solver.md`. A game supplies a level per
+//! decision position ([`Solvable::level`]) that no action raises (Chinese dark chess: 2 x
+//! face-down pieces + revealed pieces on the board; reduced Chinese Checkers: one level) and a
+//! [`PerfectIndex`] that ranks each level's positions onto `0..level_size`. An action that
+//! keeps the level is an *internal* move: deterministic, to the other player. Every other
+//! action is an *exit* whose value is known once the lower levels are solved (flips through
+//! chance, captures, wins).
 //!
-//! Enumeration goes top-down: a level's positions are all known once every higher level has
-//! been expanded, so each level is closed by a breadth-first search inside it, in parallel
-//! over the frontier. Solving goes bottom-up, one level at a time:
-//! 1. in parallel over positions: `best[p]` = the best exit value (or -inf) and the list of
-//!    internal successors; predecessor lists are then built in position order;
-//! 2. sequentially, the exact fixed point: a position whose internal successors are all final
-//!    is final with its best value; positions with `best > 0` wait in a max-heap; when a
-//!    position becomes final with value v, each predecessor's best rises to -v and its pending
-//!    count falls; when nothing more follows, the heap's largest becomes final. Positive
-//!    values thus settle in decreasing order, negative ones when their last successor settles,
-//!    and what is left can at least keep the game cycling: `max(best, 0)`.
+//! Every per-position array is indexed by rank, so a successor's slot is arithmetic on its
+//! key, never a search or a hash probe:
+//! 1. **Reachability**, top-down: one bit per rank. A level's positions are all known once
+//!    every higher level has been expanded; the level is closed by a breadth-first search
+//!    inside it, in parallel over the frontier (bits set atomically, so the set reached does
+//!    not depend on the thread count).
+//! 2. **Values**, bottom-up, one level at a time, in one flat `f64` array per level by rank:
+//!    a. in parallel over the level's reachable positions: `best[p]` = the best exit value
+//!    (or -inf; lower levels' values by rank) and the internal successors' ranks;
+//!    predecessor lists are then built in rank order;
+//!    b. sequentially, the exact fixed point: a position whose internal successors are all
+//!    final is final with its best value; positions with `best > 0` wait in a max-heap;
+//!    when a position becomes final with value v, each predecessor's best rises to -v and
+//!    its pending count falls; when nothing more follows, the heap's largest becomes final.
+//!    Positive values thus settle in decreasing order, negative ones when their last
+//!    successor settles, and what is left can at least keep the game cycling:
+//!    `max(best, 0)`.
 //!
+//! Moves are generated twice per position (once to find the reachable set, once to value
+//! it): keeping the successors of the first pass would take far more memory than the values
+//! (a flip has one successor per face-down kind), and the generation is cheap next to it.
 //! All values derive from the same comparisons and the same sums in the same order, whatever
 //! the number of threads.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU64, Ordering as Atomic};
 
 use rayon::prelude::*;
 
-use super::fasthash::FastSet;
+use super::index::PerfectIndex;
 use super::{Progress, Solution, Solvable, SolveError, value_for_pooled};
 use crate::game::{Action, ChanceOutcome, Game, Turn};
 
@@ -39,11 +51,6 @@ fn invariant<G: Game>(g: &G, reason: String) -> SolveError {
         variant: g.variant(),
         reason,
     }
-}
-
-fn decode<G: Game>(g: &G, k: G::Key) -> Result<G::State, SolveError> {
-    g.state_from_key(k)
-        .map_err(|e| invariant(g, format!("a reachable key does not decode: {e}")))
 }
 
 /// Appends the decision states reached from `s` (through any chance) to `out`.
@@ -73,45 +80,114 @@ fn decisions_of<G: Game>(
     }
 }
 
-/// Successor keys of a frontier chunk: in the same level, and (level, key) below it.
-type Expansion<K> = (Vec<K>, Vec<(u32, K)>);
+/// One bit per rank of a level, set atomically.
+struct Bits(Vec<AtomicU64>);
 
-/// The keys of every reachable decision position, per level, sorted.
-pub fn enumerate<G: Solvable>(
-    g: &G,
+impl Bits {
+    fn new(size: usize) -> Bits {
+        Bits((0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
+    }
+
+    /// Sets bit `r`; true if it was clear.
+    #[inline]
+    fn set(&self, r: u32) -> bool {
+        let bit = 1u64 << (r % 64);
+        self.0[(r / 64) as usize].fetch_or(bit, Atomic::Relaxed) & bit == 0
+    }
+
+    /// The set bits, ascending.
+    fn ranks(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for (i, w) in self.0.iter().enumerate() {
+            let mut w = w.load(Atomic::Relaxed);
+            while w != 0 {
+                out.push((i * 64) as u32 + w.trailing_zeros());
+                w &= w - 1;
+            }
+        }
+        out
+    }
+}
+
+/// The layered view of a game: its index and the level sizes.
+struct Layers<'a, G: Solvable> {
+    g: &'a G,
+    index: &'a dyn PerfectIndex<G>,
+    sizes: Vec<usize>,
+}
+
+impl<G: Solvable> Layers<'_, G> {
+    /// The (level, rank) of a decision state, checked against the rank space.
+    #[inline]
+    fn place(&self, s: &G::State) -> Result<(usize, u32), SolveError> {
+        let l = self.g.level(s) as usize;
+        let r = self.index.rank(self.g, s);
+        if l >= self.sizes.len() || r >= self.sizes[l] as u64 {
+            return Err(invariant(
+                self.g,
+                format!(
+                    "position {:?} (level {l}) has rank {r}, outside its level's rank space",
+                    self.g.key(s)
+                ),
+            ));
+        }
+        Ok((l, r as u32))
+    }
+
+    fn state(&self, level: usize, r: u32) -> Result<G::State, SolveError> {
+        self.index
+            .unrank(self.g, level as u32, r as u64)
+            .ok_or_else(|| {
+                invariant(
+                    self.g,
+                    format!("rank {r} of level {level} was reached but names no position"),
+                )
+            })
+    }
+}
+
+/// The reachable ranks of every level, ascending (decision positions only).
+fn reachable<G: Solvable>(
+    layers: &Layers<G>,
     progress: &(dyn Fn(Progress) + Sync),
-) -> Result<Vec<Vec<G::Key>>, SolveError> {
-    let mut pending: BTreeMap<u32, FastSet<G::Key>> = BTreeMap::new();
+) -> Result<Vec<Vec<u32>>, SolveError> {
+    let g = layers.g;
+    let bits: Vec<Bits> = layers.sizes.iter().map(|&n| Bits::new(n)).collect();
     let mut seeds = Vec::new();
     decisions_of(g, &g.initial_state(), &mut Vec::new(), 0, &mut seeds);
     for s in &seeds {
-        pending.entry(g.level(s)).or_default().insert(g.key(s));
+        let (l, r) = layers.place(s)?;
+        bits[l].set(r);
     }
-    let top = pending.keys().next_back().copied().unwrap_or(0);
-    let mut levels: Vec<Vec<G::Key>> = vec![Vec::new(); top as usize + 1];
+    let mut levels = vec![Vec::new(); layers.sizes.len()];
     let mut found = 0u64;
-    while let Some((level, mut set)) = pending.pop_last() {
-        let mut frontier: Vec<G::Key> = set.iter().copied().collect();
+    for level in (0..layers.sizes.len()).rev() {
+        let mut frontier = bits[level].ranks();
         while !frontier.is_empty() {
-            let expanded: Vec<Result<Expansion<G::Key>, SolveError>> = frontier
+            let next: Vec<Result<Vec<u32>, SolveError>> = frontier
                 .par_chunks(CHUNK)
                 .map(|chunk| {
-                    let mut same = Vec::new();
-                    let mut lower = Vec::new();
+                    let mut fresh = Vec::new();
                     let mut actions: Vec<Action> = Vec::new();
                     let mut outcomes = Vec::new();
                     let mut reached = Vec::new();
-                    for &k in chunk {
-                        let s = decode(g, k)?;
+                    for &r in chunk {
+                        let s = layers.state(level, r)?;
                         g.legal_actions(&s, &mut actions);
                         for &a in &actions {
                             reached.clear();
                             decisions_of(g, &g.apply(&s, a), &mut outcomes, 0, &mut reached);
                             for d in &reached {
-                                let l = g.level(d);
+                                let (l, rd) = layers.place(d)?;
                                 match l.cmp(&level) {
-                                    Ordering::Equal => same.push(g.key(d)),
-                                    Ordering::Less => lower.push((l, g.key(d))),
+                                    Ordering::Equal => {
+                                        if bits[l].set(rd) {
+                                            fresh.push(rd);
+                                        }
+                                    }
+                                    Ordering::Less => {
+                                        bits[l].set(rd);
+                                    }
                                     Ordering::Greater => {
                                         return Err(invariant(
                                             g,
@@ -124,28 +200,17 @@ pub fn enumerate<G: Solvable>(
                             }
                         }
                     }
-                    Ok((same, lower))
+                    Ok(fresh)
                 })
                 .collect();
-            let mut next = Vec::new();
-            for r in expanded {
-                let (same, lower) = r?;
-                for k in same {
-                    if set.insert(k) {
-                        next.push(k);
-                    }
-                }
-                for (l, k) in lower {
-                    pending.entry(l).or_default().insert(k);
-                }
+            frontier = Vec::new();
+            for f in next {
+                frontier.extend(f?);
             }
-            frontier = next;
         }
-        let mut keys: Vec<G::Key> = set.into_iter().collect();
-        keys.par_sort_unstable();
-        found += keys.len() as u64;
+        levels[level] = bits[level].ranks();
+        found += levels[level].len() as u64;
         progress(Progress::Found(found));
-        levels[level as usize] = keys;
     }
     Ok(levels)
 }
@@ -155,21 +220,52 @@ pub fn solve<G: Solvable>(
     g: &G,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Solution<G::Key>, SolveError> {
-    let levels = enumerate(g, progress)?;
+    let index = g
+        .perfect_index()
+        .ok_or_else(|| invariant(g, "the layered solver needs a perfect index".into()))?;
+    let mut sizes = Vec::new();
+    for s in decisions_start(g) {
+        let top = g.level(&s) as usize;
+        if sizes.len() <= top {
+            sizes.resize(top + 1, 0);
+        }
+    }
+    for (l, size) in sizes.iter_mut().enumerate() {
+        let n = index.level_size(l as u32);
+        if n > u32::MAX as u64 {
+            return Err(SolveError::Unsolvable {
+                variant: g.variant(),
+                reason: format!("level {l} has {n} ranks; the solver takes at most 2^32"),
+            });
+        }
+        *size = n as usize;
+    }
+    let layers = Layers {
+        g,
+        index: &*index,
+        sizes,
+    };
+    let levels = reachable(&layers, progress)?;
     let total: u64 = levels.iter().map(|l| l.len() as u64).sum();
     let mut values: Vec<Vec<f64>> = Vec::with_capacity(levels.len());
+    let mut pairs: Vec<(G::Key, f64)> = Vec::with_capacity(total as usize);
     let mut done = 0u64;
-    for level in 0..levels.len() {
-        let v = solve_level(g, &levels, &values, level)?;
-        done += v.len() as u64;
+    for (level, ranks) in levels.iter().enumerate() {
+        let (v, keys) = solve_level(&layers, ranks, &values, level)?;
+        pairs.extend(keys.into_iter().zip(ranks.iter().map(|&r| v[r as usize])));
+        done += ranks.len() as u64;
         values.push(v);
         progress(Progress::Valued { done, total });
     }
-    let mut pairs = Vec::with_capacity(total as usize);
-    for (keys, vals) in levels.into_iter().zip(values) {
-        pairs.extend(keys.into_iter().zip(vals));
-    }
+    drop(values);
     Ok(Solution::from_pairs(g.variant(), pairs))
+}
+
+/// The decision states of the start (through any chance at the start).
+fn decisions_start<G: Game>(g: &G) -> Vec<G::State> {
+    let mut seeds = Vec::new();
+    decisions_of(g, &g.initial_state(), &mut Vec::new(), 0, &mut seeds);
+    seeds
 }
 
 /// A max-heap entry: value, then position (so pops are deterministic).
@@ -190,42 +286,44 @@ impl Ord for Entry {
     }
 }
 
-/// Per chunk of positions: best exit values, internal-move counts, successor indices.
-type ChunkEdges = (Vec<f64>, Vec<u32>, Vec<u32>);
+/// Per chunk of positions: keys, best exit values, internal-move counts, successor ranks.
+type ChunkEdges<K> = (Vec<K>, Vec<f64>, Vec<u32>, Vec<u32>);
 
-/// Values of the positions of `level`, given the values of every lower level.
+/// Values by rank of `level` (its reachable positions `ranks`), given the values of every
+/// lower level; with the keys of `ranks`, in their order.
 fn solve_level<G: Solvable>(
-    g: &G,
-    levels: &[Vec<G::Key>],
+    layers: &Layers<G>,
+    ranks: &[u32],
     lower: &[Vec<f64>],
     level: usize,
-) -> Result<Vec<f64>, SolveError> {
-    let keys = &levels[level];
-    let n = keys.len();
-    if n == 0 {
-        return Ok(Vec::new());
+) -> Result<(Vec<f64>, Vec<G::Key>), SolveError> {
+    let g = layers.g;
+    let size = layers.sizes[level];
+    if ranks.is_empty() {
+        return Ok((vec![0.0; size], Vec::new()));
     }
-    // Values of decision states at lower levels (for exits).
+    // Values of decision states at lower levels (for exits), by rank.
     let lookup = |t: &G::State| -> Option<f64> {
-        let l = g.level(t) as usize;
+        let (l, r) = layers.place(t).ok()?;
         if l >= level {
             return None;
         }
-        let i = levels[l].binary_search(&g.key(t)).ok()?;
-        Some(lower[l][i])
+        Some(lower[l][r as usize])
     };
 
     // Phase 1, parallel: exits and internal edges.
-    let chunks: Vec<Result<ChunkEdges, SolveError>> = keys
+    let chunks: Vec<Result<ChunkEdges<G::Key>, SolveError>> = ranks
         .par_chunks(CHUNK)
         .map(|chunk| {
+            let mut keys = Vec::with_capacity(chunk.len());
             let mut best = Vec::with_capacity(chunk.len());
             let mut counts = Vec::with_capacity(chunk.len());
             let mut succ = Vec::new();
             let mut actions: Vec<Action> = Vec::new();
             let mut pool = Vec::new();
-            for &k in chunk {
-                let s = decode(g, k)?;
+            for &r in chunk {
+                let s = layers.state(level, r)?;
+                let k = g.key(&s);
                 let Turn::Player(mover) = g.turn(&s) else {
                     return Err(invariant(g, format!("position {k:?} is not a decision")));
                 };
@@ -242,10 +340,7 @@ fn solve_level<G: Solvable>(
                                     format!("an internal move of {k:?} keeps the same mover"),
                                 ));
                             }
-                            let t = keys.binary_search(&g.key(&child)).map_err(|_| {
-                                invariant(g, format!("a successor of {k:?} was not enumerated"))
-                            })?;
-                            succ.push(t as u32);
+                            succ.push(layers.place(&child)?.1);
                             internal += 1;
                         }
                         _ => {
@@ -262,50 +357,61 @@ fn solve_level<G: Solvable>(
                         }
                     }
                 }
+                keys.push(k);
                 best.push(b);
                 counts.push(internal);
             }
-            Ok((best, counts, succ))
+            Ok((keys, best, counts, succ))
         })
         .collect();
 
-    let mut best = Vec::with_capacity(n);
-    let mut pending = Vec::with_capacity(n);
+    // Per-rank arrays; ranks not reachable stay untouched (nothing reachable leads there).
+    let mut keys = Vec::with_capacity(ranks.len());
+    let mut best = vec![f64::NEG_INFINITY; size];
+    let mut pending = vec![0u32; size];
     let mut succ = Vec::new();
+    let mut at = 0;
     for c in chunks {
-        let (b, p, s) = c?;
-        best.extend(b);
-        pending.extend(p);
+        let (k, b, p, s) = c?;
+        for i in 0..b.len() {
+            let r = ranks[at + i] as usize;
+            best[r] = b[i];
+            pending[r] = p[i];
+        }
+        at += b.len();
+        keys.extend(k);
         succ.extend(s);
     }
 
-    // Predecessor lists (CSR), filled in position order.
-    let mut pred_start = vec![0u32; n + 1];
+    // Predecessor lists (CSR by rank), filled in rank order.
+    let mut pred_start = vec![0u32; size + 1];
     for &t in &succ {
         pred_start[t as usize + 1] += 1;
     }
-    for i in 0..n {
+    for i in 0..size {
         pred_start[i + 1] += pred_start[i];
     }
     let mut fill = pred_start.clone();
     let mut preds = vec![0u32; succ.len()];
     let mut e = 0;
-    for (p, &count) in pending.iter().enumerate() {
-        for &t in &succ[e..e + count as usize] {
-            preds[fill[t as usize] as usize] = p as u32;
+    for &p in ranks {
+        let count = pending[p as usize] as usize;
+        for &t in &succ[e..e + count] {
+            preds[fill[t as usize] as usize] = p;
             fill[t as usize] += 1;
         }
-        e += count as usize;
+        e += count;
     }
     drop(succ);
     drop(fill);
 
     // Phase 2, sequential: the exact fixed point.
-    let mut value = vec![0.0f64; n];
-    let mut is_final = vec![false; n];
+    let mut value = vec![0.0f64; size];
+    let mut is_final = vec![false; size];
     let mut settled: Vec<u32> = Vec::new();
     let mut heap = BinaryHeap::new();
-    for p in 0..n {
+    for &p in ranks {
+        let p = p as usize;
         if pending[p] == 0 {
             is_final[p] = true;
             value[p] = if best[p].is_finite() { best[p] } else { -1.0 };
@@ -348,10 +454,14 @@ fn solve_level<G: Solvable>(
             None => break,
         }
     }
-    for p in 0..n {
+    for &p in ranks {
+        let p = p as usize;
         if !is_final[p] {
             value[p] = best[p].max(0.0);
         }
+        // One zero: a draw reached through a negated 0 would otherwise be -0.0 or +0.0
+        // depending on the order positions settled in, and the stored bytes would follow it.
+        value[p] += 0.0;
     }
-    Ok(value)
+    Ok((value, keys))
 }

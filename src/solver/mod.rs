@@ -19,7 +19,9 @@
 //! values are derived on demand by one step of look-ahead ([`action_values`]).
 
 pub mod acyclic;
+pub mod connect4;
 pub(crate) mod fasthash;
+pub mod index;
 pub mod layered;
 mod record;
 
@@ -52,6 +54,12 @@ pub trait Solvable: Game {
 
     /// The test positions S_test of the metrics (`games.md`), decision states all.
     fn test_positions(&self) -> Vec<Self::State>;
+
+    /// Layered games: the perfect index of each level's positions ([`index`]), which the
+    /// layered solver needs. `None` (the default) for games it does not take.
+    fn perfect_index(&self) -> Option<Box<dyn index::PerfectIndex<Self>>> {
+        None
+    }
 }
 
 /// Errors of the solver.

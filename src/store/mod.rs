@@ -13,26 +13,42 @@
 //! Durability: WAL mode, `synchronous=NORMAL` (never corrupts; after a power loss the last
 //! commits may roll back), write transactions `BEGIN IMMEDIATE`, batches rather than a commit
 //! per row.
+//!
+//! Opening (docs/store.md, "Opening a store"): `--db` must name a regular file (a directory,
+//! FIFO, socket or device is refused before SQLite sees it, so nothing hangs on a FIFO) that
+//! is a SQLite database; a writer refuses a SQLite file that is not a tabula store rather
+//! than adding tables to it. A read-only open writes nothing at all, not even the `-wal` and
+//! `-shm` files SQLite makes for a WAL database: with no write-ahead log beside the store it
+//! reads the file as immutable (no locks, no side files) and remembers the file's identity,
+//! size and modification time so that a writer that started meanwhile is detected
+//! ([`Store::check_unchanged`]); with a log present (a live writer, or one that was killed)
+//! it reads through the log in SQLite's shared mode and never checkpoints it.
 
 mod hash;
+mod merge;
 mod objects;
 mod query;
 mod runs;
 mod schema;
 mod solutions;
+mod sweeps;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, OpenFlags};
 
 pub use hash::ObjectHash;
+pub use merge::MergedSource;
 pub use objects::Record;
-pub use query::{QueryResult, Value};
+pub use query::{Cell, QueryLimits, QueryResult, READ_PRAGMAS, RowSink, Value};
 pub use runs::{
     EvaluationRow, IterationRow, LockHolder, NewRun, RunGameRow, RunRow, RunStatus, host_name,
 };
+pub use schema::SchemaProblem;
 pub use solutions::SolutionRow;
+pub use sweeps::{SweepMember, SweepRow};
 
 /// Where the store lives when neither `--db` nor `TABULA_DB` says otherwise.
 pub const DEFAULT_PATH: &str = "tabula.db";
@@ -57,6 +73,39 @@ pub enum StoreError {
     },
     #[error("no store at {0} (run a command that writes, e.g. `tabula solve`, to create one)")]
     Missing(String),
+    #[error(
+        "--db {path} is {what}, not a store file; give the path of a SQLite file \
+         (e.g. ./tabula.db; a new one is created by commands that write)"
+    )]
+    NotAFile { path: String, what: &'static str },
+    #[error("--db {path} is not a tabula store: {reason}")]
+    NotAStore { path: String, reason: String },
+    #[error(
+        "cannot create a store at {path}: the directory {dir} does not exist (create it first)"
+    )]
+    NoDirectory { path: String, dir: String },
+    #[error(
+        "store {path} cannot be written (the file or its directory is read-only); commands \
+         that only read it (ls, show, sql, fsck, checkout, verify, replay) still work"
+    )]
+    CannotWrite {
+        path: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error(
+        "store {0} has a write-ahead log ({0}-wal, commits not yet folded into the file) but no \
+         {0}-shm, and SQLite cannot create one in its read-only directory; copy the store with \
+         its -wal to a writable directory, or run a command that writes on it once"
+    )]
+    LogWithoutIndex(String),
+    #[error("store {0} is open read-only here; this step writes and needs a writable store")]
+    ReadOnly(String),
+    #[error(
+        "store {0} was changed by another process while this command read it without a lock \
+         (a writer started meanwhile); what was read may mix old and new pages: run the command again"
+    )]
+    ChangedWhileReading(String),
     #[error("object {0} is not in the store")]
     NotFound(ObjectHash),
     #[error("object {hash} is damaged: {reason}")]
@@ -75,6 +124,26 @@ pub enum StoreError {
     },
     #[error("the query failed: {0}")]
     Query(String),
+    #[error("empty query: give one SQL statement, e.g. `tabula sql \"SELECT * FROM runs_hex\"`")]
+    EmptyQuery,
+    #[error(
+        "`{0}` is not allowed: `tabula sql` only reads (SELECT, WITH, VALUES, EXPLAIN, and \
+         the PRAGMAs that report, without a value, e.g. `PRAGMA table_info(runs)`; \
+         `tabula sql --help` lists them)"
+    )]
+    QueryDenied(String),
+    #[error(
+        "the query returns more than {0} rows (the limit; raise it with --max-rows N, 0 for none, \
+         or narrow the query with WHERE or LIMIT); the first {0} rows were printed"
+    )]
+    TooManyRows(u64),
+    #[error(
+        "the query was stopped after {} s of work (the limit; raise it with --timeout SECONDS, \
+         0 for none)", .0.as_secs_f64()
+    )]
+    QueryTimedOut(Duration),
+    #[error("writing the query's rows: {0}")]
+    Output(#[source] std::io::Error),
     #[error(
         "run {run} is locked: process {} on host {} has worked on it since {} \
          (wait for it to finish or stop it; a lock whose process has died is taken over)",
@@ -90,6 +159,163 @@ pub struct Store {
     conn: Connection,
     path: PathBuf,
     read_only: bool,
+    /// The console's authorizer and clock (read-only stores only).
+    guard: Option<Arc<query::Guard>>,
+    /// The file as it was when opened immutable (read-only, no write-ahead log beside it).
+    stamp: Option<FileStamp>,
+}
+
+/// What identifies a file's content cheaply: device, inode, size, modification time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileStamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> std::io::Result<FileStamp> {
+        let m = std::fs::metadata(path)?;
+        #[cfg(unix)]
+        let (dev, ino) = {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        };
+        #[cfg(not(unix))]
+        let (dev, ino) = (0, 0);
+        Ok(FileStamp {
+            dev,
+            ino,
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
+}
+
+/// The file beside the store with `suffix` appended to its name (`-wal`, `-shm`).
+fn side_file(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// What a path that is not a regular file is, in words; None for a regular file (symbolic
+/// links are followed). Only `stat` is used: opening a FIFO would block.
+fn not_a_file(m: &std::fs::Metadata) -> Option<&'static str> {
+    let t = m.file_type();
+    if t.is_file() {
+        return None;
+    }
+    if t.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return Some("a device");
+        }
+    }
+    Some("not a regular file")
+}
+
+/// The 16 bytes every SQLite database file starts with.
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// Checks a store path before SQLite opens it: an existing path must be a regular file that
+/// is empty or starts with SQLite's header; a missing one is refused for reading, and for
+/// writing needs an existing directory. Returns the file's length (None: it does not exist).
+fn check_path(path: &Path, writing: bool) -> Result<Option<u64>> {
+    let shown = || path.display().to_string();
+    let m = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if !writing {
+                return Err(StoreError::Missing(shown()));
+            }
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            return match std::fs::metadata(dir) {
+                Ok(d) if d.is_dir() => Ok(None),
+                _ => Err(StoreError::NoDirectory {
+                    path: shown(),
+                    dir: dir.display().to_string(),
+                }),
+            };
+        }
+        Err(e) => {
+            return Err(StoreError::NotAStore {
+                path: shown(),
+                reason: format!("it cannot be examined ({e})"),
+            });
+        }
+    };
+    if let Some(what) = not_a_file(&m) {
+        return Err(StoreError::NotAFile {
+            path: shown(),
+            what,
+        });
+    }
+    if m.len() == 0 {
+        return Ok(Some(0));
+    }
+    let mut head = [0u8; 16];
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        use std::io::Read;
+        f.read_exact(&mut head)
+    });
+    match read {
+        Ok(()) if &head == SQLITE_HEADER => Ok(Some(m.len())),
+        Ok(()) => Err(StoreError::NotAStore {
+            path: shown(),
+            reason: "it is not a SQLite database (its first bytes are not SQLite's header)".into(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(StoreError::NotAStore {
+            path: shown(),
+            reason: format!("it is not a SQLite database (only {} bytes long)", m.len()),
+        }),
+        Err(e) => Err(StoreError::NotAStore {
+            path: shown(),
+            reason: format!("it cannot be read ({e})"),
+        }),
+    }
+}
+
+/// A `file:` URI for `path` with `query` appended, every byte outside the unreserved set
+/// percent-encoded (so `?`, `#` and `%` in a file name mean themselves).
+fn file_uri(path: &Path, query: &str) -> String {
+    #[cfg(unix)]
+    let bytes = {
+        use std::os::unix::ffi::OsStrExt;
+        path.as_os_str().as_bytes().to_vec()
+    };
+    #[cfg(not(unix))]
+    let bytes = path.to_string_lossy().into_owned().into_bytes();
+    // An absolute path gets an empty authority (`file:///abs`), so `//x` is never a host.
+    let mut uri = String::from(if bytes.first() == Some(&b'/') {
+        "file://"
+    } else {
+        "file:"
+    });
+    for b in bytes {
+        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push('?');
+    uri.push_str(query);
+    uri
 }
 
 impl std::fmt::Debug for Store {
@@ -114,41 +340,170 @@ impl Store {
     }
 
     /// Opens (creating if needed) a store for reading and writing, applying any pending
-    /// migrations. A store written by a newer tabula is refused.
+    /// migrations. A store written by a newer tabula is refused, and so is a path that is not
+    /// a regular file, a file that is not SQLite, and a SQLite database that is not a tabula
+    /// store (so its tables are never added to someone else's database).
     pub fn open(path: &Path) -> Result<Store> {
+        check_path(path, true)?;
         let conn = Connection::open(path).map_err(|e| sqlite(path, e))?;
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
             read_only: false,
+            guard: None,
+            stamp: None,
         };
-        store.configure()?;
-        schema::migrate(&mut store.conn).map_err(|e| store.schema_err(e))?;
+        // SQLite cannot open the `-wal`/`-shm` files of a store in a read-only directory.
+        let cannot_write = |e: StoreError| match e {
+            StoreError::Sqlite { path, source }
+                if source.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen) =>
+            {
+                StoreError::CannotWrite { path, source }
+            }
+            e => e,
+        };
+        store.refuse_foreign()?;
+        store.configure().map_err(cannot_write)?;
+        schema::migrate(&mut store.conn)
+            .map_err(|e| store.schema_err(e))
+            .map_err(cannot_write)?;
         Ok(store)
     }
 
-    /// Opens an existing store read-only: no statement on this connection can change it.
+    /// Opens an existing store read-only, writing nothing (see the module docs): no
+    /// statement on this connection can change it, and the SQL console's authorizer refuses
+    /// anything but reads. A store written by an older build is first brought to this
+    /// build's schema (its migrations move data losslessly; the one write a read-only
+    /// command makes), so read-only commands see the current tables.
     pub fn open_read_only(path: &Path) -> Result<Store> {
-        if !path.exists() {
-            return Err(StoreError::Missing(path.display().to_string()));
+        let len = check_path(path, false)?;
+        if len == Some(0) {
+            return Err(StoreError::NotAStore {
+                path: path.display().to_string(),
+                reason: "the file is empty".into(),
+            });
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| sqlite(path, e))?;
+        if schema::older(path) {
+            drop(Store::open(path)?);
+        }
+        let wal = side_file(path, "-wal");
+        let shm = side_file(path, "-shm").exists();
+        let logged = match std::fs::metadata(&wal) {
+            Ok(m) => m.len() > 0 || shm,
+            Err(_) => false,
+        };
+        // Immutable: SQLite takes no locks and opens no side file. Safe while no writer
+        // exists; the stamp detects one that starts (it can only reach the file through a
+        // checkpoint, which changes the file's size or modification time).
+        let (query, stamp) = if logged {
+            ("mode=ro", None)
+        } else {
+            let stamp = FileStamp::of(path).map_err(|e| StoreError::NotAStore {
+                path: path.display().to_string(),
+                reason: format!("it cannot be examined ({e})"),
+            })?;
+            ("immutable=1", Some(stamp))
+        };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let mut conn = Connection::open_with_flags(file_uri(path, query), flags)
+            .map_err(|e| sqlite(path, e))?;
+        let c = &conn;
+        let setup = || -> rusqlite::Result<()> {
+            // Closing the last connection to a WAL store normally checkpoints the log into
+            // the file and deletes it: a reader must not.
+            c.set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                true,
+            )?;
+            c.busy_timeout(Duration::from_secs(10))?;
+            c.pragma_update(None, "query_only", true)
+        };
+        setup().map_err(|e| sqlite(path, e))?;
+        let guard = query::install(&mut conn).map_err(|e| sqlite(path, e))?;
         let store = Store {
             conn,
             path: path.to_path_buf(),
             read_only: true,
+            guard: Some(guard),
+            stamp,
         };
-        store
-            .conn
-            .busy_timeout(Duration::from_secs(10))
-            .map_err(|e| store.err(e))?;
-        store
-            .conn
-            .pragma_update(None, "query_only", true)
-            .map_err(|e| store.err(e))?;
-        schema::check_version(&store.conn).map_err(|e| store.schema_err(e))?;
+        // The first read opens the log; with no `-shm` beside it SQLite must create one (the
+        // log's index), which a read-only directory forbids.
+        let first_read = schema::check_version(&store.conn).map_err(|e| store.schema_err(e));
+        match first_read {
+            Err(StoreError::Sqlite { source, .. })
+                if logged
+                    && !shm
+                    && source.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen) =>
+            {
+                return Err(StoreError::LogWithoutIndex(path.display().to_string()));
+            }
+            r => r?,
+        }
+        store.refuse_foreign()?;
         Ok(store)
+    }
+
+    /// Refuses a SQLite database that tabula did not make: schema version 0 with objects in
+    /// it (a new, empty file is fine: migrations will fill it).
+    fn refuse_foreign(&self) -> Result<()> {
+        let (version, objects): (i64, i64) = self
+            .conn
+            .query_row(
+                "SELECT (SELECT user_version FROM pragma_user_version),
+                        (SELECT count(*) FROM sqlite_master)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| match e.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotAStore {
+                    path: self.path.display().to_string(),
+                    reason: format!("it is not a SQLite database ({e})"),
+                },
+                _ => self.err(e),
+            })?;
+        if version == 0 && objects > 0 {
+            return Err(StoreError::NotAStore {
+                path: self.path.display().to_string(),
+                reason: format!(
+                    "a SQLite database with {objects} tables, views or indexes but no tabula schema \
+                     version (PRAGMA user_version is 0)"
+                ),
+            });
+        }
+        if version == 0 && self.read_only {
+            return Err(StoreError::NotAStore {
+                path: self.path.display().to_string(),
+                reason: "an empty SQLite database (no tabula schema yet)".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// For a store opened read-only without a write-ahead log beside it: whether the file is
+    /// still the one that was opened, unchanged. Commands that read for long call this at the
+    /// end, so a writer that started meanwhile turns into a clear error, not a wrong answer.
+    pub fn check_unchanged(&self) -> Result<()> {
+        let Some(stamp) = self.stamp else {
+            return Ok(());
+        };
+        match FileStamp::of(&self.path) {
+            // A log appearing is not itself a change: a writer writes the log first and the
+            // file only at a checkpoint.
+            Ok(now) if now == stamp => Ok(()),
+            _ => Err(StoreError::ChangedWhileReading(
+                self.path.display().to_string(),
+            )),
+        }
+    }
+
+    /// Compares the store's schema with the one the migrations create at its schema version
+    /// (every table, column, index, view and trigger; nothing more): the list of differences,
+    /// empty when it matches.
+    pub fn check_schema(&self) -> Result<Vec<SchemaProblem>> {
+        schema::check(&self.conn).map_err(|e| self.err(e))
     }
 
     fn configure(&self) -> Result<()> {
@@ -181,6 +536,12 @@ impl Store {
         objects::get(&self.conn, hash).map_err(|e| self.lift(e))
     }
 
+    /// Reads an object of any kind and checks its bytes against its address; returns its
+    /// kind.
+    pub fn check(&self, hash: &ObjectHash) -> Result<String> {
+        objects::check(&self.conn, hash).map_err(|e| self.lift(e))
+    }
+
     /// Whether an object is stored.
     pub fn contains(&self, hash: &ObjectHash) -> Result<bool> {
         objects::contains(&self.conn, hash).map_err(|e| self.lift(e))
@@ -189,6 +550,9 @@ impl Store {
     /// Runs `f` inside one `BEGIN IMMEDIATE` transaction: all its writes land together or
     /// not at all.
     pub fn write<T>(&mut self, f: impl FnOnce(&Writer<'_>) -> Result<T>) -> Result<T> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly(self.path.display().to_string()));
+        }
         let path = self.path.clone();
         // The busy timeout waits for other writers; a BEGIN still refused after it (a very
         // long writer elsewhere) is retried a few times before giving up.
@@ -216,14 +580,44 @@ impl Store {
         objects::fsck(&self.conn, &mut progress).map_err(|e| self.lift(e))
     }
 
-    /// Runs one SQL statement on a read-only connection and returns its rows.
+    /// Runs one SQL statement on a read-only connection and returns its rows (at most
+    /// [`QueryLimits::default`]'s). For results of any size use [`Store::query_stream`].
     pub fn query(&self, sql: &str) -> Result<QueryResult> {
-        if !self.read_only {
+        let mut all = query::Collect::default();
+        self.query_stream(sql, &QueryLimits::default(), &mut all)?;
+        Ok(all.result)
+    }
+
+    /// Runs one read-only SQL statement, handing its rows to `sink` as SQLite produces them
+    /// (memory stays flat whatever the result's size); returns how many rows it handed over.
+    /// Only a store opened with [`Store::open_read_only`] runs queries. Errors:
+    /// [`StoreError::EmptyQuery`], [`StoreError::QueryDenied`] (anything but a read),
+    /// [`StoreError::TooManyRows`] and [`StoreError::QueryTimedOut`] (past `limits`, after the
+    /// rows before the limit reached the sink), [`StoreError::Output`] (the sink failed).
+    pub fn query_stream(
+        &self,
+        sql: &str,
+        limits: &QueryLimits,
+        sink: &mut dyn RowSink,
+    ) -> Result<u64> {
+        let Some(guard) = &self.guard else {
             return Err(StoreError::Query(
                 "queries run only on a store opened with Store::open_read_only".into(),
             ));
+        };
+        let out = query::stream(&self.conn, guard, sql, limits, sink);
+        // Rows read while a writer checkpointed into an immutable file are not to be trusted.
+        match out {
+            Err(StoreError::Output(e)) => Err(StoreError::Output(e)),
+            Err(e) => {
+                self.check_unchanged()?;
+                Err(e)
+            }
+            Ok(n) => {
+                self.check_unchanged()?;
+                Ok(n)
+            }
         }
-        query::run(&self.conn, sql)
     }
 
     /// The stored solution of `variant`, if any.
@@ -293,6 +687,32 @@ impl Store {
         runs::references(&self.conn).map_err(|e| self.err(e))
     }
 
+    /// Copies every record of the stores at `sources` into this one, by address, in one
+    /// transaction (see `merge.rs`): all of it lands, or nothing.
+    pub fn merge_from(&mut self, sources: &[PathBuf]) -> Result<Vec<MergedSource>> {
+        merge::merge(self, sources)
+    }
+
+    /// Checks that `path` is a store this build can merge (exactly its schema version).
+    pub fn check_mergeable(path: &Path) -> Result<()> {
+        merge::open_source(path).map(|_| ())
+    }
+
+    /// Every sweep, oldest first.
+    pub fn sweeps(&self) -> Result<Vec<SweepRow>> {
+        sweeps::list(&self.conn).map_err(|e| self.err(e))
+    }
+
+    /// A sweep by name (the latest of that name) or by a hex prefix of its hash.
+    pub fn find_sweep(&self, text: &str) -> Result<Option<SweepRow>> {
+        sweeps::find(&self.conn, text).map_err(|e| self.err(e))
+    }
+
+    /// The runs of a sweep present in this store, in grid order.
+    pub fn sweep_members(&self, sweep: &ObjectHash) -> Result<Vec<SweepMember>> {
+        sweeps::members(&self.conn, sweep).map_err(|e| self.err(e))
+    }
+
     fn err(&self, e: rusqlite::Error) -> StoreError {
         sqlite(&self.path, e)
     }
@@ -330,6 +750,18 @@ pub struct Writer<'a> {
 impl Writer<'_> {
     pub fn put<R: Record>(&self, record: &R) -> Result<ObjectHash> {
         objects::put(self.tx, record).map_err(|e| e.into_store_error(self.path))
+    }
+
+    /// Declares metrics (name, description) in order; see `schema/0005_metrics_long.sql`.
+    pub fn declare_metrics(&self, defs: &[(&str, &str)]) -> Result<()> {
+        runs::declare_metrics(self.tx, defs).map_err(|e| sqlite(self.path, e))
+    }
+
+    /// Stores an already encoded object (if not already there); returns its address.
+    pub fn put_encoded(&self, e: &crate::learners::Encoded) -> Result<ObjectHash> {
+        objects::put_raw(self.tx, e.kind, &e.bytes, &e.hash)
+            .map_err(|e| e.into_store_error(self.path))?;
+        Ok(e.hash)
     }
 
     /// Stores a record (if not already there); returns its address and encoded size.
@@ -378,6 +810,16 @@ impl Writer<'_> {
         runs::set_progress(self.tx, run_id, done, head, status).map_err(|e| sqlite(self.path, e))
     }
 
+    /// Indexes a sweep (its `sweep/v1` record must be stored); a known sweep is left as is.
+    pub fn add_sweep(&self, row: &SweepRow) -> Result<()> {
+        sweeps::add(self.tx, row).map_err(|e| sqlite(self.path, e))
+    }
+
+    /// Links a run to its sweep's grid point and seed.
+    pub fn add_sweep_member(&self, sweep: &ObjectHash, member: &SweepMember) -> Result<()> {
+        sweeps::add_member(self.tx, sweep, member).map_err(|e| sqlite(self.path, e))
+    }
+
     /// Records (or replaces) the solution row of a variant; its manifest must be stored.
     pub fn put_solution(&self, row: &SolutionRow) -> Result<()> {
         solutions::upsert(self.tx, row).map_err(|e| sqlite(self.path, e))
@@ -407,8 +849,11 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 }
 
 fn sqlite(path: &Path, source: rusqlite::Error) -> StoreError {
-    StoreError::Sqlite {
-        path: path.display().to_string(),
-        source,
+    let path = path.display().to_string();
+    // SQLite's "attempt to write a readonly database" (and its variants): the file or its
+    // directory cannot be written by this process.
+    if source.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) {
+        return StoreError::CannotWrite { path, source };
     }
+    StoreError::Sqlite { path, source }
 }

@@ -56,12 +56,23 @@ pub(super) fn put_sized<R: Record>(
     let bytes = encode(record)?;
     let size = bytes.len();
     let hash = ObjectHash::of(R::KIND, &bytes);
+    put_raw(conn, R::KIND, &bytes, &hash)?;
+    Ok((hash, size))
+}
+
+/// Stores encoded bytes of `kind` at `hash` (the caller computed it with [`ObjectHash::of`]).
+pub(super) fn put_raw(
+    conn: &Connection,
+    kind: &str,
+    bytes: &[u8],
+    hash: &ObjectHash,
+) -> Result<(), Error> {
     conn.prepare_cached(
         "INSERT INTO objects (hash, kind, size, bytes) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT(hash) DO NOTHING",
     )?
-    .execute(params![&hash.0[..], R::KIND, size as i64, bytes])?;
-    Ok((hash, size))
+    .execute(params![&hash.0[..], kind, bytes.len() as i64, bytes])?;
+    Ok(())
 }
 
 pub(super) fn contains(conn: &Connection, hash: &ObjectHash) -> Result<bool, Error> {
@@ -72,7 +83,13 @@ pub(super) fn contains(conn: &Connection, hash: &ObjectHash) -> Result<bool, Err
         .is_some())
 }
 
-pub(super) fn get<R: Record>(conn: &Connection, hash: &ObjectHash) -> Result<R, Error> {
+/// Reads an object and checks that its bytes hash to its address; returns its kind.
+pub(super) fn check(conn: &Connection, hash: &ObjectHash) -> Result<String, Error> {
+    load(conn, hash).map(|(kind, _)| kind)
+}
+
+/// An object's kind and bytes, checked against its address.
+fn load(conn: &Connection, hash: &ObjectHash) -> Result<(String, Vec<u8>), Error> {
     let row: Option<(String, Vec<u8>)> = conn
         .prepare_cached("SELECT kind, bytes FROM objects WHERE hash = ?1")?
         .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -80,19 +97,33 @@ pub(super) fn get<R: Record>(conn: &Connection, hash: &ObjectHash) -> Result<R, 
     let Some((kind, bytes)) = row else {
         return Err(Error::Store(StoreError::NotFound(*hash)));
     };
-    if kind != R::KIND {
-        return Err(Error::Store(StoreError::WrongKind {
-            hash: *hash,
-            found: kind,
-            expected: R::KIND,
-        }));
-    }
     if ObjectHash::of(&kind, &bytes) != *hash {
         return Err(Error::Store(StoreError::Corrupt {
             hash: *hash,
             reason: "its bytes no longer hash to its address".into(),
         }));
     }
+    Ok((kind, bytes))
+}
+
+pub(super) fn get<R: Record>(conn: &Connection, hash: &ObjectHash) -> Result<R, Error> {
+    // The kind is checked before the bytes: a wrong kind is the more useful error.
+    let kind: Option<String> = conn
+        .prepare_cached("SELECT kind FROM objects WHERE hash = ?1")?
+        .query_row([&hash.0[..]], |r| r.get(0))
+        .optional()?;
+    match kind {
+        None => return Err(Error::Store(StoreError::NotFound(*hash))),
+        Some(kind) if kind != R::KIND => {
+            return Err(Error::Store(StoreError::WrongKind {
+                hash: *hash,
+                found: kind,
+                expected: R::KIND,
+            }));
+        }
+        Some(_) => {}
+    }
+    let (_, bytes) = load(conn, hash)?;
     postcard::from_bytes(&bytes).map_err(|e| {
         Error::Store(StoreError::Corrupt {
             hash: *hash,

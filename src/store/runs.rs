@@ -5,13 +5,19 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::query::{QueryResult, run as run_query};
 use super::{ObjectHash, StoreError};
 
-/// A run's state.
+/// A run's state. The table stores `running`, `done` or `failed`; `interrupted` and
+/// `created` are derived when a row is read (see [`derive_status`]), never stored.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Running,
     Done,
     Failed,
+    /// Stored as running, but its lock holder is gone (killed, SIGPIPE): `resume` continues it.
+    Interrupted,
+    /// Stored as running, never locked and no iteration of its own committed (a branch made
+    /// with `--no-run`): `resume` runs it.
+    Created,
 }
 
 impl RunStatus {
@@ -20,6 +26,8 @@ impl RunStatus {
             RunStatus::Running => "running",
             RunStatus::Done => "done",
             RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Created => "created",
         }
     }
 
@@ -113,27 +121,17 @@ pub struct IterationRow {
     pub games_bytes: u64,
 }
 
-/// An evaluation's row: the metrics as columns.
+/// An evaluation's rows: its record, and its metric values by name (`None`: not measured, no
+/// row), each name declared before in `metric_defs`.
 #[derive(Clone, Debug, Default)]
 pub struct EvaluationRow {
     pub run_id: i64,
     pub iteration: u32,
     pub hash: Option<ObjectHash>,
-    pub wr_p: Option<f64>,
-    pub wr_p_ci95: Option<f64>,
-    /// Games, wins, draws, losses.
-    pub wr_p_counts: Option<[u32; 4]>,
-    pub err_p: Option<f64>,
-    pub mae_v: Option<f64>,
-    pub updated: [u64; 3],
-    pub seen: u64,
-    pub err_p_updated: Option<f64>,
-    pub mae_v_updated: Option<f64>,
-    pub err_p_updated_w: Option<f64>,
-    pub mae_v_updated_w: Option<f64>,
+    pub values: Vec<(&'static str, Option<f64>)>,
 }
 
-fn blob_hash(b: Vec<u8>, col: usize) -> rusqlite::Result<ObjectHash> {
+pub(super) fn blob_hash(b: Vec<u8>, col: usize) -> rusqlite::Result<ObjectHash> {
     <[u8; 32]>::try_from(b.as_slice())
         .map(ObjectHash)
         .map_err(|_| {
@@ -226,37 +224,89 @@ pub(super) fn add_iteration(conn: &Connection, r: &IterationRow) -> rusqlite::Re
 }
 
 pub(super) fn add_evaluation(conn: &Connection, r: &EvaluationRow) -> rusqlite::Result<()> {
-    let c = r.wr_p_counts;
-    conn.prepare_cached(
-        "INSERT INTO evaluations (run_id, iteration, hash, wr_p, wr_p_ci95, wr_p_games,
-             wr_p_wins, wr_p_draws, wr_p_losses, err_p, mae_v, updated_1, updated_4,
-             updated_16, seen, err_p_updated, mae_v_updated, err_p_updated_w, mae_v_updated_w)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-             ?18, ?19)
-         ON CONFLICT(run_id, iteration) DO NOTHING",
-    )?
-    .execute(params![
-        r.run_id,
-        r.iteration,
-        r.hash.as_ref().map(|h| h.0.to_vec()),
-        r.wr_p,
-        r.wr_p_ci95,
-        c.map(|c| c[0]),
-        c.map(|c| c[1]),
-        c.map(|c| c[2]),
-        c.map(|c| c[3]),
-        r.err_p,
-        r.mae_v,
-        r.updated[0] as i64,
-        r.updated[1] as i64,
-        r.updated[2] as i64,
-        r.seen as i64,
-        r.err_p_updated,
-        r.mae_v_updated,
-        r.err_p_updated_w,
-        r.mae_v_updated_w,
-    ])?;
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO evaluations (run_id, iteration, hash) VALUES (?1, ?2, ?3)
+             ON CONFLICT(run_id, iteration) DO NOTHING",
+        )?
+        .execute(params![
+            r.run_id,
+            r.iteration,
+            r.hash.as_ref().map(|h| h.0.to_vec())
+        ])?;
+    if inserted == 0 {
+        return Ok(());
+    }
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO metrics (run_id, iteration, name, value) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (name, value) in &r.values {
+        if let Some(v) = value {
+            stmt.execute(params![r.run_id, r.iteration, name, v])?;
+        }
+    }
     Ok(())
+}
+
+/// Declares metrics (name, description), in order: new names are appended to
+/// `metric_defs` and `metrics_wide` is re-created with a column for each; known ones get
+/// their description.
+pub(super) fn declare_metrics(conn: &Connection, defs: &[(&str, &str)]) -> rusqlite::Result<()> {
+    let mut added = false;
+    for (name, description) in defs {
+        let known: Option<String> = conn
+            .prepare_cached("SELECT description FROM metric_defs WHERE name = ?1")?
+            .query_row([name], |r| r.get(0))
+            .optional()?;
+        match known {
+            Some(d) if d == *description => {}
+            Some(_) => {
+                conn.prepare_cached("UPDATE metric_defs SET description = ?2 WHERE name = ?1")?
+                    .execute(params![name, description])?;
+            }
+            None => {
+                conn.prepare_cached(
+                    "INSERT INTO metric_defs (name, description, position)
+                     SELECT ?1, ?2, coalesce(max(position), 0) + 1 FROM metric_defs",
+                )?
+                .execute(params![name, description])?;
+                added = true;
+            }
+        }
+    }
+    if added {
+        let names: Vec<String> = conn
+            .prepare("SELECT name FROM metric_defs ORDER BY position")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        conn.execute_batch(&format!(
+            "DROP VIEW IF EXISTS metrics_wide; {}",
+            metrics_wide_sql(&names)
+        ))?;
+    }
+    Ok(())
+}
+
+/// The `metrics_wide` view over the declared metrics `names` (as `schema/0005` writes it
+/// for tabular AlphaZero's). Names are identifiers (checked: letters, digits, `_`).
+fn metrics_wide_sql(names: &[String]) -> String {
+    let columns: String = names
+        .iter()
+        .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .map(|n| format!("           max(CASE WHEN m.name = '{n}' THEN m.value END) AS {n},\n"))
+        .collect();
+    format!(
+        "CREATE VIEW metrics_wide AS
+    SELECT e.run_id, r.name, r.variant, e.iteration,
+{columns}           i.games, i.samples, i.rows_trained, i.beta,
+           i.self_play_seconds, i.training_seconds, i.evaluation_seconds, i.store_seconds,
+           i.snapshot_bytes, i.games_bytes
+    FROM evaluations e
+    JOIN runs r ON r.id = e.run_id
+    LEFT JOIN metrics m ON m.run_id = e.run_id AND m.iteration = e.iteration
+    LEFT JOIN iterations i ON i.run_id = e.run_id AND i.iteration = e.iteration
+    GROUP BY e.run_id, e.iteration;"
+    )
 }
 
 pub(super) fn set_progress(
@@ -295,7 +345,33 @@ pub(super) fn set_status(
 }
 
 const RUN_COLUMNS: &str = "id, name, variant, seed, hash, iterations_done, iterations_planned,
-    status, head, settings_json, spec_toml, engine_version, created_at, updated_at";
+    status, head, settings_json, spec_toml, engine_version, created_at, updated_at,
+    lock_pid, lock_host, NOT EXISTS (SELECT 1 FROM iterations i WHERE i.run_id = runs.id)";
+
+/// The status a person should see: a stored `running` whose lock holder is a dead process of
+/// this host, or that holds no lock, is not running. (A holder on another host cannot be
+/// checked and stays `running`; `resume --take-over` takes such a lock.)
+fn derive_status(
+    stored: RunStatus,
+    lock_pid: Option<i64>,
+    lock_host: Option<&str>,
+    no_own_iterations: bool,
+) -> RunStatus {
+    if stored != RunStatus::Running {
+        return stored;
+    }
+    match lock_pid {
+        Some(pid) => {
+            if lock_host == Some(host_name().as_str()) && !alive(pid) {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::Running
+            }
+        }
+        None if no_own_iterations => RunStatus::Created,
+        None => RunStatus::Interrupted,
+    }
+}
 
 fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
     let head: Option<Vec<u8>> = r.get(8)?;
@@ -307,7 +383,12 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         hash: blob_hash(r.get(4)?, 4)?,
         iterations_done: r.get(5)?,
         iterations_planned: r.get(6)?,
-        status: RunStatus::parse(&r.get::<_, String>(7)?),
+        status: derive_status(
+            RunStatus::parse(&r.get::<_, String>(7)?),
+            r.get(14)?,
+            r.get::<_, Option<String>>(15)?.as_deref(),
+            r.get(16)?,
+        ),
         head: head.map(|h| blob_hash(h, 8)).transpose()?,
         settings_json: r.get(9)?,
         spec_toml: r.get(10)?,
@@ -358,13 +439,27 @@ pub(super) fn find(conn: &Connection, text: &str) -> rusqlite::Result<Option<Run
 
 /// The metrics table of a run, as `tabula show` prints it.
 pub(super) fn metrics(conn: &Connection, run_id: i64) -> Result<QueryResult, StoreError> {
+    // Every metric the run measured, in declaration order, then the iteration's timings.
+    let names: Vec<String> = conn
+        .prepare(
+            "SELECT d.name FROM metric_defs d
+             WHERE EXISTS (SELECT 1 FROM metrics m WHERE m.run_id = ?1 AND m.name = d.name)
+             ORDER BY d.position",
+        )
+        .and_then(|mut st| {
+            st.query_map([run_id], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()
+        })
+        .map_err(|e| StoreError::Query(e.to_string()))?;
+    let columns: String = names
+        .iter()
+        .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .map(|n| format!("CASE WHEN typeof({n}) = 'real' THEN round({n}, 5) ELSE {n} END AS {n}, "))
+        .collect();
     run_query(
         conn,
         &format!(
-            "SELECT iteration AS it, round(wr_p, 4) AS wr_p, round(wr_p_ci95, 4) AS ci95,
-                    round(err_p, 5) AS err_p, round(mae_v, 5) AS mae_v,
-                    updated_1 AS upd1, updated_4 AS upd4, updated_16 AS upd16, seen,
-                    round(err_p_updated, 5) AS err_p_upd, round(mae_v_updated, 5) AS mae_v_upd,
+            "SELECT iteration AS it, {columns}
                     games, round(self_play_seconds, 2) AS self_play_s,
                     round(training_seconds, 3) AS train_s,
                     round(evaluation_seconds, 2) AS eval_s, round(store_seconds, 3) AS store_s

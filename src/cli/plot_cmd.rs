@@ -1,0 +1,62 @@
+//! `tabula plot`: a metric of a sweep against iteration, as SVG.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+use tabula::experiments::plot::{curves, load, parse_filter, svg};
+use tabula::store::Store;
+
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// The sweep: its name or a hash prefix.
+    pub sweep: String,
+    /// The metric (a name of the `metrics_long` view: wr_p, err_p, mae_v, updated_1, seen, ...).
+    #[arg(long, default_value = "wr_p")]
+    pub metric: String,
+    /// Keep only grid points with this axis value, `key=value` (repeatable). Lines are the
+    /// remaining grid points: fix every axis but one for one line per value of that axis.
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub filter: Vec<String>,
+    /// The SVG file to write.
+    #[arg(long, value_name = "FILE", default_value = "plot.svg")]
+    pub out: PathBuf,
+    /// Also print the curves' data as CSV (label, iteration, mean, lo, hi, seeds).
+    #[arg(long)]
+    pub csv: bool,
+}
+
+pub fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
+    let store = Store::open_read_only(&Store::resolve_path(db))?;
+    let data = load(&store, &args.sweep)?;
+    let filter = parse_filter(&args.filter, &data)?;
+    let cs = curves(&data, &args.metric, &filter);
+    if cs.iter().all(|c| c.points.is_empty()) {
+        let known: std::collections::BTreeSet<&String> =
+            data.metrics.values().flat_map(|m| m.keys()).collect();
+        anyhow::bail!(
+            "--metric {}: no values in sweep {}; metrics there: {}",
+            args.metric,
+            data.stored.row.name,
+            known.into_iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let mut title = format!("{} — {}", data.stored.row.name, args.metric);
+    if !args.filter.is_empty() {
+        title = format!("{title} ({})", args.filter.join(", "));
+    }
+    let picture = svg(&cs, &title, &args.metric, (800, 500))?;
+    std::fs::write(&args.out, picture)
+        .with_context(|| format!("writing {}", args.out.display()))?;
+    if args.csv {
+        println!("label,iteration,mean,lo,hi,seeds");
+        for c in &cs {
+            for (i, s) in &c.points {
+                println!("\"{}\",{i},{},{},{},{}", c.label, s.mean, s.lo, s.hi, s.n);
+            }
+        }
+    } else {
+        println!("{} lines written to {}", cs.len(), args.out.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,213 @@
+//! The one place the experiments touch the runs module: resolving a spec with overrides,
+//! creating a run, resuming it, finding runs. When the run driver changes, this file adapts.
+//!
+//! Overrides are applied to the spec's TOML, not to resolved settings, so a fresh run gets
+//! exactly what the spec would give with those keys written in it: defaults that depend on
+//! other keys (the learning-rate schedule's switch at N/2 depends on `iterations`) follow the
+//! overridden value, and every range check of the spec applies, naming the key.
+
+use crate::runs::life::{find, load_config};
+use crate::runs::{Observer, RunConfig, RunError, RunRecord, create_run};
+use crate::store::{ObjectHash, RunRow, Store, address};
+
+use super::Error;
+
+/// Keys of the spec outside the settings record.
+const TOP_KEYS: &[&str] = &["name", "variant", "seed", "iterations"];
+
+/// Reads an override's value as a TOML value; a bare word is a string (`init_q=draw`).
+pub fn parse_value(text: &str) -> toml::Value {
+    let text = text.trim();
+    match toml::from_str::<toml::Table>(&format!("v = {text}")) {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(text.to_string())),
+        Err(_) => toml::Value::String(text.to_string()),
+    }
+}
+
+/// Splits `key=value` texts (the command line's `--set`) into keys and TOML values.
+pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Error> {
+    let mut out: Vec<(String, toml::Value)> = Vec::new();
+    for text in sets {
+        let Some((k, v)) = text.split_once('=') else {
+            return Err(Error::Usage(format!(
+                "--set {text}: give key=value, e.g. search.init_q=draw"
+            )));
+        };
+        let k = k.trim().to_string();
+        if out.iter().any(|(o, _)| *o == k) {
+            return Err(Error::Usage(format!("--set {text}: `{k}` is set twice")));
+        }
+        out.push((k, parse_value(v)));
+    }
+    Ok(out)
+}
+
+/// Every key an override may name, for error messages and checks.
+pub fn allowed_keys(cfg: &RunConfig) -> Vec<String> {
+    fn walk(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+        if let Some(o) = v.as_object() {
+            for (k, v) in o {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                if v.is_object() {
+                    walk(v, &key, out);
+                } else {
+                    out.push(key);
+                }
+            }
+        }
+    }
+    let mut out: Vec<String> = TOP_KEYS.iter().map(|s| s.to_string()).collect();
+    if let Ok(v) = serde_json::to_value(&cfg.settings) {
+        walk(&v, "", &mut out);
+    }
+    out
+}
+
+/// The spec `base` with `overrides` written into it: the validated config and the spec text
+/// that gives it (stored with the run). `what` names the overrides' origin in errors.
+///
+/// The seed is set on the config, not written into the TOML (TOML integers stop at
+/// 2^63 - 1, run seeds do not): `seed` (or a `seed` override, a non-negative integer) replaces
+/// the spec's, and the text records it in a first comment line.
+pub fn spec_with_overrides(
+    base: &str,
+    overrides: &[(String, toml::Value)],
+    seed: Option<u64>,
+    default_name: &str,
+    what: &str,
+) -> Result<(RunConfig, String), Error> {
+    let mut table: toml::Table =
+        toml::from_str(base).map_err(|e| Error::Usage(format!("the base run spec: {e}")))?;
+    let mut seed = seed;
+    let mut rest = Vec::with_capacity(overrides.len());
+    for (k, v) in overrides {
+        if k == "seed" {
+            let s = v
+                .as_integer()
+                .and_then(|i| u64::try_from(i).ok())
+                .ok_or_else(|| {
+                    Error::Usage(format!("{what} seed={v}: give a non-negative integer"))
+                })?;
+            seed = Some(s);
+        } else {
+            rest.push((k.clone(), v.clone()));
+        }
+    }
+    let overrides = &rest[..];
+    if overrides.is_empty() && seed.is_none() {
+        let cfg = RunConfig::from_toml(base, default_name).map_err(RunError::from)?;
+        return Ok((cfg, base.to_string()));
+    }
+    if seed.is_some() {
+        table.remove("seed");
+    }
+    // Checked against the base's resolved settings (every key, optional ones included).
+    let base_cfg = RunConfig::from_toml(base, default_name).map_err(RunError::from)?;
+    let allowed = allowed_keys(&base_cfg);
+    for (key, value) in overrides {
+        if !allowed.iter().any(|a| a == key) {
+            return Err(Error::Usage(format!(
+                "{what} `{key}`: no such setting; allowed: {}",
+                allowed.join(", ")
+            )));
+        }
+        let mut slot = &mut table;
+        let parts: Vec<&str> = key.split('.').collect();
+        for part in &parts[..parts.len() - 1] {
+            let next = slot
+                .entry(part.to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            let toml::Value::Table(t) = next else {
+                return Err(Error::Usage(format!(
+                    "{what} `{key}`: `{part}` is not a table in the base spec"
+                )));
+            };
+            slot = t;
+        }
+        slot.insert(parts[parts.len() - 1].to_string(), value.clone());
+    }
+    let text = toml::to_string(&table)
+        .map_err(|e| Error::Usage(format!("{what}: writing the spec: {e}")))?;
+    let shown: Vec<String> = overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut cfg = RunConfig::from_toml(&text, default_name)
+        .map_err(|e| Error::Usage(format!("{what} {}: {e}", shown.join(" "))))?;
+    let text = match seed {
+        Some(s) => {
+            cfg.seed = s;
+            cfg.seed_drawn = false;
+            format!("# seed = {s} (set outside the TOML)\n{text}")
+        }
+        None => text,
+    };
+    Ok((cfg, text))
+}
+
+/// The explicit spec of a stored run as it was configured (every setting written out but the
+/// seed, which the caller gives to [`spec_with_overrides`]).
+pub fn spec_of_run(store: &Store, run: &str) -> Result<(RunRow, String), Error> {
+    let row = find(store, run)?;
+    let (cfg, _) = load_config(store, &row)?;
+    let mut table = match toml::Value::try_from(&cfg.settings) {
+        Ok(toml::Value::Table(t)) => t,
+        _ => {
+            return Err(Error::Usage(
+                "the run's settings do not write as TOML".into(),
+            ));
+        }
+    };
+    table.insert("name".into(), toml::Value::String(cfg.name.clone()));
+    table.insert("variant".into(), toml::Value::String(cfg.game.variant()));
+    table.insert(
+        "iterations".into(),
+        toml::Value::Integer(cfg.iterations.into()),
+    );
+    let text = toml::to_string(&table).map_err(|e| Error::Usage(e.to_string()))?;
+    Ok((row, text))
+}
+
+/// The `run/v1` hash a config's run gets (a root run: no parent).
+pub fn run_hash(cfg: &RunConfig) -> Result<ObjectHash, Error> {
+    let settings = crate::runs::legacy::settings_hash(&cfg.settings)?;
+    let record = RunRecord {
+        variant: cfg.game.variant(),
+        seed: cfg.seed,
+        settings,
+        parent: None,
+    };
+    Ok(address(&record)?.0)
+}
+
+/// Creates a run's records and row and leaves it unlocked, ready for [`resume`].
+pub fn create(store: &mut Store, cfg: &RunConfig, spec_toml: &str) -> Result<i64, Error> {
+    cfg.validate().map_err(RunError::from)?;
+    let (id, _) = create_run(store, cfg, spec_toml, 0)?;
+    store.unlock_run(id)?;
+    Ok(id)
+}
+
+/// Runs (or continues) a stored run to its end on the current rayon pool; returns its head.
+pub fn resume(
+    store: &mut Store,
+    run_id: i64,
+    observer: &mut dyn Observer,
+) -> Result<Option<ObjectHash>, Error> {
+    Ok(
+        match crate::runs::resume(store, &run_id.to_string(), observer)? {
+            crate::runs::Resumed::Finished { head, .. } => head,
+            crate::runs::Resumed::Ran(out) => out.head,
+        },
+    )
+}
+
+/// Loads (solving and storing it if missing) the exact solution a config's metrics need, so
+/// that runs started in parallel afterwards find it stored.
+pub fn prepare_solution(store: &mut Store, cfg: &RunConfig) -> Result<(), Error> {
+    crate::runs::with_truth(store, cfg, |_, _| Ok(()))?;
+    Ok(())
+}

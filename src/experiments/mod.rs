@@ -1,0 +1,47 @@
+//! Experiments: sweeps over settings and seeds, sharded across machines and merged back,
+//! plotted and reported (design: `docs/experiments.md`).
+//!
+//! - [`sweep`]: a sweep file (base spec, axes, seeds) resolved into runs, a content-addressed
+//!   `sweep/v1` record linking them, run with several runs at once or one shard of them.
+//! - [`driver`]: the narrow adapter to the runs module (create, resume, overrides).
+//! - [`plot`]: a metric against iteration per axis value, mean over seeds and a 95% band
+//!   (SVG via `plotters`), read from the store's SQL views only.
+//! - [`report`]: one self-contained HTML page per sweep.
+//!
+//! Merging stores is the store's own operation ([`crate::store::Store::merge_from`]).
+
+pub mod driver;
+pub mod plot;
+pub mod report;
+pub mod sweep;
+
+use crate::runs::RunError;
+use crate::store::StoreError;
+
+/// Errors of the experiment commands.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Bad input (a sweep file, an axis, a shard, a plot request); the text names it and what
+    /// is allowed.
+    #[error("{0}")]
+    Usage(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! Learners as plug-ins: the [`Learner`] trait the run driver ([`crate::runs`]) is generic
+//! over, and the registry of learners ([`LearnerKind`], [`with_learner!`](crate::with_learner)).
+//!
+//! A learner owns a *model* and everything about it:
+//! - its settings (a serde struct of its own, inside the run's [`Settings`](crate::runs::Settings),
+//!   validated with errors naming the key; [`Learner::validate`]);
+//! - how the model evaluates a leaf for the search ([`Learner::evaluator`], any
+//!   [`Evaluator`]) and how it picks a move without search ([`Learner::greedy_action`]);
+//! - how a stored self-play game becomes training samples ([`Learner::samples`]: a pure
+//!   function of the record, so resume, branch and verify rebuild the training window from
+//!   the store) and how the model trains on the window ([`Learner::train`]);
+//! - how the model is checkpointed into the store as content-addressed records
+//!   ([`Learner::checkpoint`]; the root object is what the iteration record names as its
+//!   `snapshot`) and restored from it ([`Learner::restore`]);
+//! - its evaluation record and the metrics it declares ([`Learner::METRICS`],
+//!   [`Learner::evaluate`], [`Learner::metric_values`]).
+//!
+//! The driver knows none of this: it plays self-play games with the learner's evaluator
+//! (where the [start policy](crate::start) says), commits them, asks the learner for samples,
+//! training, a checkpoint and an evaluation, and chains the records. Resume, branch, verify,
+//! checkout, replay and `model:RUN@I` players work for every learner unchanged.
+//!
+//! Determinism (docs/conventions.md): every method must be a pure function of its inputs and
+//! of named streams of the model seed; training must give the same bits on any number of
+//! threads; nothing machine-dependent may enter a record.
+//!
+//! How to add a learner: docs/learners.md.
+
+pub mod tabular;
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::{Action, Game};
+use crate::learner::{MetricsPlan, Truth};
+use crate::record::{GameRecord, ReplayError};
+use crate::runs::{RunError, Settings, SpecError};
+use crate::search::Evaluator;
+use crate::store::{ObjectHash, Record, Store, StoreError};
+
+pub use tabular::TabularAz;
+
+/// A metric a learner (or the evaluation) declares: its name in the store's long table
+/// `metrics` and in the wide views, and what it measures (shown by `tabula show --json`,
+/// listed in docs/metrics.md).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MetricDef {
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+/// One iteration's values of declared metrics, in declaration order (`None`: not measured).
+pub type MetricValues = Vec<(&'static str, Option<f64>)>;
+
+/// The value of metric `name` in `values` (`None`: not declared or not measured).
+pub fn metric(values: &MetricValues, name: &str) -> Option<f64> {
+    values
+        .iter()
+        .find(|(n, _)| *n == name)
+        .and_then(|(_, v)| *v)
+}
+
+/// An object encoded for the store with its address: a [`Record`] with its type erased, so a
+/// learner's checkpoint records of any kind travel to the store writer together.
+#[derive(Clone, Debug)]
+pub struct Encoded {
+    pub kind: &'static str,
+    pub bytes: Vec<u8>,
+    pub hash: ObjectHash,
+}
+
+impl Encoded {
+    /// Encodes `record` (postcard) and computes its address.
+    pub fn of<R: Record>(record: &R) -> Result<Encoded, StoreError> {
+        let bytes = postcard::to_stdvec(record).map_err(|source| StoreError::Encode {
+            kind: R::KIND,
+            source,
+        })?;
+        Ok(Encoded {
+            kind: R::KIND,
+            hash: ObjectHash::of(R::KIND, &bytes),
+            bytes,
+        })
+    }
+}
+
+/// A model checkpoint: the objects to store (in write order) and its root, the object an
+/// iteration record names as its snapshot. `full`: a self-contained checkpoint (as opposed
+/// to a delta on the previous one); `bytes`: the encoded size of all its objects.
+#[derive(Clone, Debug)]
+pub struct Checkpoint {
+    pub objects: Vec<Encoded>,
+    pub root: ObjectHash,
+    pub full: bool,
+    pub bytes: u64,
+}
+
+/// What one training step did (plain columns of the `iterations` table, not hashed).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TrainReport {
+    /// Samples applied.
+    pub samples: u64,
+    /// Units of the model the samples changed (tabular: distinct positions, i.e. table rows).
+    pub units: u64,
+    /// The learning rate in force.
+    pub beta: f64,
+}
+
+/// What a learner knows of its run.
+#[derive(Copy, Clone, Debug)]
+pub struct LearnerContext<'a> {
+    pub settings: &'a Settings,
+    /// The seed of the model's initial parameters and of its evaluation streams: the root
+    /// run's seed (a branch continues the same model, so it keeps it).
+    pub model_seed: u64,
+}
+
+/// What the evaluation of an iteration gets.
+#[derive(Copy, Clone, Debug)]
+pub struct EvalContext<'a, G: Game> {
+    /// The exact solution and test positions, when the run measures against them.
+    pub truth: Option<&'a Truth<G>>,
+    pub plan: MetricsPlan,
+    /// 0: the untrained model.
+    pub iteration: u32,
+    /// Distinct decision positions in the run's self-play games so far (the driver counts
+    /// them; it is the same for every learner).
+    pub seen: u64,
+}
+
+/// A learner: a model, how it guides the search, how it trains on stored games, how it is
+/// checkpointed and evaluated (see the module docs).
+pub trait Learner<G: Game>: Sized + Send + Sync {
+    /// The learner's name in run settings (`[learner] kind = ...`) and docs.
+    const NAME: &'static str;
+    /// The metrics this learner's evaluation reports, in the order of
+    /// [`Learner::metric_values`].
+    const METRICS: &'static [MetricDef];
+
+    /// One training sample.
+    type Sample: Send + Sync;
+    /// The model as a leaf evaluator, one per searcher thread (it may keep scratch space);
+    /// it borrows the frozen model.
+    type Eval<'a>: Evaluator<G> + Send
+    where
+        Self: 'a;
+    /// The record an iteration's evaluation is stored as (its hash enters the iteration
+    /// record).
+    type Evaluation: Record + Clone + Send + Sync + 'static;
+
+    /// Checks the learner's settings (errors name the key and the allowed range).
+    fn validate(settings: &Settings) -> Result<(), SpecError>;
+
+    /// The untrained model.
+    fn new(g: &G, ctx: LearnerContext<'_>) -> Result<Self, RunError>;
+
+    /// The model a checkpoint root describes (`None`: the untrained model).
+    fn restore(
+        g: &G,
+        ctx: LearnerContext<'_>,
+        store: &Store,
+        root: Option<&ObjectHash>,
+    ) -> Result<Self, RunError>;
+
+    /// The model as the search's leaf evaluator.
+    fn evaluator(&self) -> Self::Eval<'_>;
+
+    /// The model's move without search (its policy's most probable legal action, ties to the
+    /// lowest action): the `model:RUN@I` player and the WR_p player.
+    fn greedy_action(&self, g: &G, s: &G::State, legal: &[Action]) -> Action;
+
+    /// Appends the training samples of a stored self-play game, given its states
+    /// (`record.states(g)`, start first). A pure function of the record: the value target of
+    /// a sample is the outcome of the record's own trajectory, wherever it started.
+    fn samples(
+        g: &G,
+        ctx: LearnerContext<'_>,
+        record: &GameRecord,
+        states: &[G::State],
+        out: &mut Vec<Self::Sample>,
+    ) -> Result<(), ReplayError>;
+
+    /// Trains on the window (oldest iteration first, each in game and move order) after
+    /// iteration `iteration`'s self-play.
+    fn train(
+        &mut self,
+        ctx: LearnerContext<'_>,
+        iteration: u32,
+        window: &[&Self::Sample],
+    ) -> TrainReport;
+
+    /// The checkpoint after iteration `iteration`; `previous` is the root of the previous
+    /// iteration's checkpoint (for deltas).
+    fn checkpoint(
+        &self,
+        g: &G,
+        ctx: LearnerContext<'_>,
+        iteration: u32,
+        previous: Option<ObjectHash>,
+    ) -> Result<Checkpoint, RunError>;
+
+    /// Measures the model (iteration 0: untrained).
+    fn evaluate(&self, g: &G, ctx: LearnerContext<'_>, e: EvalContext<'_, G>) -> Self::Evaluation;
+
+    /// The values of [`Learner::METRICS`] in an evaluation, in declaration order.
+    fn metric_values(e: &Self::Evaluation) -> MetricValues;
+}
+
+/// A trained model as a player (`model:RUN@I`), with its learner type erased: its greedy
+/// policy, or a PUCT search it guides.
+pub trait Model<G: Game>: Send + Sync {
+    /// The policy's most probable legal action of `s`.
+    fn greedy_action(&self, g: &G, s: &G::State, legal: &[Action]) -> Action;
+    /// A search from `s` with the model as leaf evaluator.
+    fn search(
+        &self,
+        g: &G,
+        search: &mut crate::search::Search<G>,
+        s: &G::State,
+        ply: u32,
+        rng: &mut crate::rng::StreamRng,
+    ) -> Result<crate::search::SearchResult, crate::search::SearchError>;
+}
+
+impl<G: Game, L: Learner<G>> Model<G> for L {
+    fn greedy_action(&self, g: &G, s: &G::State, legal: &[Action]) -> Action {
+        Learner::greedy_action(self, g, s, legal)
+    }
+
+    fn search(
+        &self,
+        g: &G,
+        search: &mut crate::search::Search<G>,
+        s: &G::State,
+        ply: u32,
+        rng: &mut crate::rng::StreamRng,
+    ) -> Result<crate::search::SearchResult, crate::search::SearchError> {
+        let mut eval = self.evaluator();
+        search.run(g, s, ply, &mut eval, rng)
+    }
+}
+
+/// The learners a run can name (`[learner] kind = "..."`). One arm per learner; the driver
+/// dispatches once, at the edge, with [`with_learner!`](crate::with_learner).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LearnerKind {
+    /// Tabular AlphaZero ([`TabularAz`]).
+    #[default]
+    #[serde(rename = "tabular-az")]
+    TabularAz,
+}
+
+impl LearnerKind {
+    /// Every learner's name, for error messages.
+    pub const NAMES: &'static str = "tabular-az";
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LearnerKind::TabularAz => "tabular-az",
+        }
+    }
+}
+
+/// Runs `$body` with `$L<G>` naming the learner type of `$kind` for any game type `G`:
+/// `with_learner!(kind, L => run::<G, L<G>>(...))` (a generic alias, so it works inside
+/// generic functions).
+#[macro_export]
+macro_rules! with_learner {
+    ($kind:expr, $l:ident => $body:expr) => {
+        match $kind {
+            $crate::learners::LearnerKind::TabularAz => {
+                #[allow(dead_code)]
+                type $l<GG> = $crate::learners::TabularAz<<GG as $crate::game::Game>::Key>;
+                $body
+            }
+        }
+    };
+}

@@ -1,0 +1,290 @@
+//! Tabular AlphaZero as a [`Learner`]: the lookup table of [`crate::learner`] (Hsueh et al.,
+//! TAAI 2018 and IEEE Access 2023), trained sample by sample with the schedule's beta.
+//!
+//! Records (unchanged since the first runs, so old stores keep their heads): a checkpoint is a
+//! `table-snapshot/v1` ([`SnapshotRecord`]) over `table-chunk/v1` chunks ([`TableChunk`]): a
+//! full checkpoint every `checkpoint_every` iterations, else the rows the iteration trained;
+//! the evaluation is an `evaluation/v1` ([`EvaluationRecord`]).
+//!
+//! Settings: the run's `learning_rate` schedule, `init_std` (the Normal std of every
+//! position's initial entries, drawn from the stream `table-init(key)` of the model seed) and
+//! `checkpoint_every`.
+
+use super::{
+    Checkpoint, Encoded, EvalContext, Learner, LearnerContext, MetricDef, MetricValues, TrainReport,
+};
+use crate::game::{Action, Game, PositionKey, Turn};
+use crate::learner::table::greedy_action;
+use crate::learner::{Sample, Table, TableEval, metrics, train};
+use crate::record::{GameRecord, ReplayError, Step};
+use crate::runs::records::{self, EvaluationRecord, SnapshotRecord};
+use crate::runs::{RunError, Settings, SpecError, checkout};
+use crate::store::{ObjectHash, Store};
+
+/// Tabular AlphaZero's model: the table, and the rows the last training touched (the next
+/// delta checkpoint).
+#[derive(Clone, Debug)]
+pub struct TabularAz<K: PositionKey> {
+    table: Table<K>,
+    trained: Vec<usize>,
+}
+
+impl<K: PositionKey> TabularAz<K> {
+    pub fn table(&self) -> &Table<K> {
+        &self.table
+    }
+
+    pub fn from_table(table: Table<K>) -> TabularAz<K> {
+        TabularAz {
+            table,
+            trained: Vec::new(),
+        }
+    }
+}
+
+/// The metrics of tabular AlphaZero (docs/metrics.md), in the order of the `evaluations`
+/// columns.
+pub const TABULAR_METRICS: &[MetricDef] = &[
+    MetricDef {
+        name: "wr_p",
+        description: "score of the table's greedy policy against the optimal player \
+                      (win 1, draw 0.5), half the games first",
+    },
+    MetricDef {
+        name: "wr_p_ci95",
+        description: "half-width of WR_p's 95% confidence interval (normal approximation)",
+    },
+    MetricDef {
+        name: "wr_p_games",
+        description: "games played for WR_p",
+    },
+    MetricDef {
+        name: "wr_p_wins",
+        description: "WR_p games the table player won",
+    },
+    MetricDef {
+        name: "wr_p_draws",
+        description: "WR_p games drawn",
+    },
+    MetricDef {
+        name: "wr_p_losses",
+        description: "WR_p games the table player lost",
+    },
+    MetricDef {
+        name: "err_p",
+        description: "over the test positions, mean expected value drop of acting by the \
+                      policy, sum_a p_a (v*_best - v*_a), [0, 1] value scale",
+    },
+    MetricDef {
+        name: "mae_v",
+        description: "over the test positions, mean |v* - v| on the [0, 1] scale",
+    },
+    MetricDef {
+        name: "updated_1",
+        description: "positions (table rows) trained on at least 1 sample since the run began",
+    },
+    MetricDef {
+        name: "updated_4",
+        description: "positions trained on at least 4 samples since the run began",
+    },
+    MetricDef {
+        name: "updated_16",
+        description: "positions trained on at least 16 samples since the run began",
+    },
+    MetricDef {
+        name: "seen",
+        description: "distinct decision positions on the trajectories of the run's \
+                      self-play games so far (search trees not counted)",
+    },
+    MetricDef {
+        name: "err_p_updated",
+        description: "ERR_p over every position updated at least once",
+    },
+    MetricDef {
+        name: "mae_v_updated",
+        description: "MAE_v over every position updated at least once",
+    },
+    MetricDef {
+        name: "err_p_updated_w",
+        description: "ERR_p over updated positions, weighted by their update counts",
+    },
+    MetricDef {
+        name: "mae_v_updated_w",
+        description: "MAE_v over updated positions, weighted by their update counts",
+    },
+];
+
+impl<G: Game> Learner<G> for TabularAz<G::Key> {
+    const NAME: &'static str = "tabular-az";
+    const METRICS: &'static [MetricDef] = TABULAR_METRICS;
+
+    type Sample = Sample<G::Key>;
+    type Eval<'a> = TableEval<'a, G::Key>;
+    type Evaluation = EvaluationRecord;
+
+    fn validate(settings: &Settings) -> Result<(), SpecError> {
+        let _ = settings;
+        // The schedule, init_std and checkpoint_every are checked with the run's settings.
+        Ok(())
+    }
+
+    fn new(g: &G, ctx: LearnerContext<'_>) -> Result<Self, RunError> {
+        Ok(TabularAz::from_table(Table::new(
+            g.num_actions(),
+            ctx.model_seed,
+            ctx.settings.init_std,
+        )))
+    }
+
+    fn restore(
+        g: &G,
+        ctx: LearnerContext<'_>,
+        store: &Store,
+        root: Option<&ObjectHash>,
+    ) -> Result<Self, RunError> {
+        match root {
+            None => <Self as Learner<G>>::new(g, ctx),
+            Some(h) => Ok(TabularAz::from_table(checkout(
+                store,
+                h,
+                ctx.model_seed,
+                ctx.settings.init_std,
+            )?)),
+        }
+    }
+
+    fn evaluator(&self) -> TableEval<'_, G::Key> {
+        TableEval::new(&self.table)
+    }
+
+    fn greedy_action(&self, g: &G, s: &G::State, legal: &[Action]) -> Action {
+        let mut scratch = Vec::new();
+        let row = self.table.lookup(&g.key(s), &mut scratch);
+        greedy_action(&row[..g.num_actions()], legal)
+    }
+
+    fn samples(
+        g: &G,
+        _: LearnerContext<'_>,
+        record: &GameRecord,
+        states: &[G::State],
+        out: &mut Vec<Sample<G::Key>>,
+    ) -> Result<(), ReplayError> {
+        let result = record.end.result();
+        let mut actions = Vec::new();
+        for (s, step) in states.iter().zip(&record.steps) {
+            let Turn::Player(p) = g.turn(s) else {
+                continue;
+            };
+            if let Step::Move {
+                search: Some(st), ..
+            } = step
+                && st.full
+            {
+                g.legal_actions(s, &mut actions);
+                out.push(Sample {
+                    key: g.key(s),
+                    actions: actions.clone(),
+                    counts: st.target_counts().to_vec(),
+                    z: result.score(p),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn train(
+        &mut self,
+        ctx: LearnerContext<'_>,
+        iteration: u32,
+        window: &[&Sample<G::Key>],
+    ) -> TrainReport {
+        let beta = ctx.settings.beta(iteration);
+        let report = train(&mut self.table, window, beta);
+        self.trained = report.rows;
+        TrainReport {
+            samples: report.samples,
+            units: self.trained.len() as u64,
+            beta,
+        }
+    }
+
+    fn checkpoint(
+        &self,
+        g: &G,
+        ctx: LearnerContext<'_>,
+        iteration: u32,
+        previous: Option<ObjectHash>,
+    ) -> Result<Checkpoint, RunError> {
+        let full = iteration.is_multiple_of(ctx.settings.checkpoint_every);
+        let sorted;
+        let rows = if full {
+            sorted = self.table.sorted_rows();
+            &sorted
+        } else {
+            &self.trained
+        };
+        let mut objects = Vec::new();
+        let mut chunk_hashes = Vec::new();
+        let mut bytes = 0u64;
+        for c in records::chunks(&self.table, rows) {
+            let e = Encoded::of(&c)?;
+            chunk_hashes.push(e.hash);
+            bytes += e.bytes.len() as u64;
+            objects.push(e);
+        }
+        let snapshot = SnapshotRecord {
+            iteration,
+            num_actions: g.num_actions() as u32,
+            full,
+            base: if full { None } else { previous },
+            entries: self.table.len() as u64,
+            chunks: chunk_hashes,
+        };
+        let e = Encoded::of(&snapshot)?;
+        let root = e.hash;
+        bytes += e.bytes.len() as u64;
+        objects.push(e);
+        Ok(Checkpoint {
+            objects,
+            root,
+            full,
+            bytes,
+        })
+    }
+
+    fn evaluate(&self, g: &G, _: LearnerContext<'_>, e: EvalContext<'_, G>) -> EvaluationRecord {
+        EvaluationRecord {
+            iteration: e.iteration,
+            metrics: metrics::measure(g, &self.table, e.truth, e.plan, e.iteration, e.seen),
+        }
+    }
+
+    fn metric_values(e: &EvaluationRecord) -> MetricValues {
+        let m = &e.metrics;
+        let w = m.wr_p.as_ref();
+        let values = [
+            w.map(|w| w.score),
+            w.map(|w| w.ci95),
+            w.map(|w| f64::from(w.games)),
+            w.map(|w| f64::from(w.wins)),
+            w.map(|w| f64::from(w.draws)),
+            w.map(|w| f64::from(w.losses)),
+            m.err_p,
+            m.mae_v,
+            Some(m.updated[0] as f64),
+            Some(m.updated[1] as f64),
+            Some(m.updated[2] as f64),
+            Some(m.seen as f64),
+            m.err_p_updated,
+            m.mae_v_updated,
+            m.err_p_updated_weighted,
+            m.mae_v_updated_weighted,
+        ];
+        TABULAR_METRICS
+            .iter()
+            .zip(values)
+            .map(|(d, v)| (d.name, v))
+            .collect()
+    }
+}

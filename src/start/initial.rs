@@ -1,0 +1,27 @@
+//! The game's start for every self-play game (AlphaZero's search control).
+
+use super::StartPolicy;
+use crate::game::Game;
+use crate::record::GameRecord;
+
+/// Every game starts at the game's start state.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Initial;
+
+impl<G: Game> StartPolicy<G> for Initial {
+    fn start(&self, _: &G, _: u64, _: u32, _: u32) -> Option<G::State> {
+        None
+    }
+
+    fn observe(
+        &mut self,
+        _: &G,
+        _: u64,
+        _: u32,
+        _: u32,
+        _: &GameRecord,
+        _: &[G::State],
+        _: &[G::State],
+    ) {
+    }
+}

@@ -1,0 +1,430 @@
+//! Bad input at the command line, as a table: (arguments, expected exit code, a fragment the
+//! error must contain). Every row runs the real binary against fixtures made once, under a
+//! deadline (a refused FIFO must not hang), and afterwards the fixture directory must be
+//! exactly as it was: no file created, removed or changed (this is how read-only-ness is
+//! tested, since tests may run as root, whom file permissions do not stop).
+//!
+//! To cover a new command, add rows to [`CASES`]; placeholders in `{braces}` name fixtures
+//! (see [`Fixtures::expand`]). Rows that must write (a successful `run`) belong elsewhere.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One row: `tabula ARGS...` exits with `code` and its stderr contains `stderr` (for code 0,
+/// stderr is not checked when the fragment is empty).
+struct Case {
+    args: &'static [&'static str],
+    code: i32,
+    stderr: &'static str,
+}
+
+const fn case(args: &'static [&'static str], code: i32, stderr: &'static str) -> Case {
+    Case { args, code, stderr }
+}
+
+/// A query that never ends on its own.
+const ENDLESS: &str = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) ";
+
+#[rustfmt::skip]
+const CASES: &[Case] = &[
+    // --- store files: only a SQLite file that is a tabula store is opened -----------------
+    case(&["--db", "{dir}", "ls"], 1, "is a directory, not a store file"),
+    case(&["--db", "{fifo}", "ls"], 1, "is a FIFO (named pipe), not a store file"),
+    case(&["--db", "{fifo}", "sql", "SELECT 1"], 1, "is a FIFO"),
+    case(&["--db", "{fifo}", "solve", "cdc:PPPP"], 1, "is a FIFO"),
+    case(&["--db", "/dev/null", "fsck"], 1, "is a device, not a store file"),
+    case(&["--db", "/dev/null", "solve", "cdc:PPPP"], 1, "is a device"),
+    case(&["--db", "{missing}", "ls"], 1, "no store at"),
+    case(&["--db", "{missing}", "sql", "SELECT 1"], 1, "no store at"),
+    case(&["--db", "{nodir}", "solve", "cdc:PPPP"], 1, "does not exist (create it first)"),
+    case(&["--db", "{text}", "show", "1"], 1, "is not a SQLite database"),
+    case(&["--db", "{text}", "solve", "cdc:PPPP"], 1, "is not a SQLite database"),
+    case(&["--db", "{empty}", "ls"], 1, "the file is empty"),
+    case(&["--db", "{foreign}", "ls"], 1, "no tabula schema version"),
+    case(&["--db", "{foreign}", "solve", "cdc:PPPP"], 1, "no tabula schema version"),
+    case(&["--db", "{blank}", "fsck"], 1, "an empty SQLite database"),
+    // --- fsck checks the schema the migrations create -------------------------------------
+    case(&["--db", "{dropped}", "fsck"], 1, "table `solutions`: missing (migration 0002"),
+    case(&["--db", "{dropped}", "fsck", "--json"], 1, "schema is not the one"),
+    case(&["--db", "{db}", "fsck"], 0, ""),
+    // --- read-only commands on a good store write nothing ---------------------------------
+    case(&["--db", "{db}", "ls"], 0, ""),
+    case(&["--db", "{db}", "show", "tiny"], 0, ""),
+    case(&["--db", "{db}", "checkout", "tiny@2"], 0, ""),
+    case(&["--db", "{db}", "verify", "tiny"], 0, ""),
+    case(&["--db", "{db}", "replay", "{game}"], 0, ""),
+    case(&["--db", "{db}", "sql", "SELECT count(*) FROM run_games"], 0, ""),
+    // --- the SQL console only reads ---------------------------------------------------------
+    case(&["--db", "{db}", "sql", ""], 1, "empty query"),
+    case(&["--db", "{db}", "sql", "  ;  "], 1, "empty query"),
+    case(&["--db", "{db}", "sql", "/* nothing */"], 1, "empty query"),
+    case(&["--db", "{db}", "sql", "ATTACH '{dir}/other.db' AS o"], 1, "`ATTACH` is not allowed"),
+    case(&["--db", "{db}", "sql", "VACUUM INTO '{dir}/copy.db'"], 1, "`VACUUM` is not allowed"),
+    case(&["--db", "{db}", "sql", "VACUUM"], 1, "`VACUUM` is not allowed"),
+    case(&["--db", "{db}", "sql", "PRAGMA journal_mode = DELETE"], 1, "`PRAGMA journal_mode = DELETE` is not allowed"),
+    case(&["--db", "{db}", "sql", "PRAGMA user_version = 7"], 1, "`PRAGMA user_version = 7` is not allowed"),
+    case(&["--db", "{db}", "sql", "PRAGMA query_only = 0"], 1, "`PRAGMA query_only = 0` is not allowed"),
+    case(&["--db", "{db}", "sql", "PRAGMA wal_checkpoint(TRUNCATE)"], 1, "`PRAGMA wal_checkpoint` is not allowed"),
+    case(&["--db", "{db}", "sql", "PRAGMA writable_schema = 1"], 1, "is not allowed"),
+    case(&["--db", "{db}", "sql", "DROP TABLE solutions"], 1, "`DROP` is not allowed"),
+    case(&["--db", "{db}", "sql", "DELETE FROM objects"], 1, "`DELETE from objects` is not allowed"),
+    case(&["--db", "{db}", "sql", "UPDATE runs SET name = 'x'"], 1, "`UPDATE of runs` is not allowed"),
+    case(&["--db", "{db}", "sql", "CREATE TEMP TABLE t (x)"], 1, "`CREATE` is not allowed"),
+    case(&["--db", "{db}", "sql", "BEGIN"], 1, "`a transaction statement` is not allowed"),
+    case(&["--db", "{db}", "sql", "SELECT 1; SELECT 2"], 1, "one statement at a time"),
+    case(&["--db", "{db}", "sql", "SELEC 1"], 1, "syntax error"),
+    case(&["--db", "{db}", "sql", "SELECT * FROM nowhere"], 1, "no such table: nowhere"),
+    case(&["--db", "{db}", "sql", "PRAGMA table_info(runs)"], 0, ""),
+    case(&["--db", "{db}", "sql", "SELECT name FROM pragma_table_info('runs')"], 0, ""),
+    case(&["--db", "{db}", "sql", "PRAGMA integrity_check"], 0, ""),
+    // --- and stops a runaway query ----------------------------------------------------------
+    case(&["--db", "{db}", "sql", "{endless} SELECT x FROM c", "--max-rows", "5"], 1, "more than 5 rows"),
+    case(&["--db", "{db}", "sql", "{endless} SELECT x FROM c", "--max-rows", "5", "--json"], 1, "more than 5 rows"),
+    case(&["--db", "{db}", "sql", "{endless} SELECT count(*) FROM c", "--timeout", "0.3"], 1, "stopped after 0.3 s of work"),
+    case(&["--db", "{db}", "sql", "SELECT 1", "--max-rows", "many"], 2, "invalid value 'many'"),
+    case(&["--db", "{db}", "sql", "SELECT 1", "--timeout=-1"], 2, "not a number of seconds >= 0"),
+    case(&["--db", "{db}", "sql", "SELECT 1", "--timeout", "inf"], 2, "not a number of seconds"),
+    // --- sizes that cannot run are refused before any work, naming the limit ----------------
+    case(&["--db", "{db}", "run", "{dir}/huge-m.toml"], 1, "`games_per_iteration` = 4294967295 is out of range; allowed: an integer from 1 to 1000000"),
+    case(&["--db", "{db}", "run", "{dir}/huge-sims.toml"], 1, "`search.simulations` = 4294967295 is out of range; allowed: an integer from 1 to 1000000"),
+    case(&["--db", "{db}", "run", "{dir}/huge-eval.toml"], 1, "`eval.games` = 4294967295 is out of range; allowed: an integer from 1 to 1000000"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "eval.games=4294967295"], 1, "`eval.games` = 4294967295 is out of range"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--threads", "100000"], 1, "--threads 100000 is out of range; allowed: 1 to 256"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "games_per_iteration=4294967295"], 1, "allowed: an integer from 1 to 1000000"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "search.simulations=4294967295"], 1, "allowed: an integer from 1 to 1000000"),
+    case(&["--db", "{db}", "resume", "tiny", "--threads", "100000"], 1, "--threads 100000 is out of range"),
+    case(&["--db", "{db}", "verify", "tiny", "--threads", "100000"], 1, "--threads 100000 is out of range"),
+    case(&["match", "ewn:3x3x2", "--a", "random", "--b", "random", "--games", "4294967295"], 1, "--games 4294967295 is out of range; allowed: 1 to 1000000"),
+    case(&["match", "ewn:3x3x2", "--a", "random", "--b", "random", "--threads", "100000"], 1, "--threads 100000 is out of range"),
+];
+
+/// The fixtures, made once in one directory.
+struct Fixtures {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    game: String,
+}
+
+fn tabula() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tabula"))
+}
+
+impl Fixtures {
+    fn new() -> Fixtures {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        // A store with a finished two-iteration run.
+        let spec = dir.join("tiny.toml");
+        std::fs::write(
+            &spec,
+            r#"name = "tiny"
+variant = "ewn:3x3x2"
+seed = 7
+iterations = 2
+games_per_iteration = 20
+window = 2
+learning_rate = [[1, 1.0]]
+checkpoint_every = 2
+
+[search]
+simulations = 10
+
+[eval]
+games = 20
+"#,
+        )
+        .unwrap();
+        let db = dir.join("t.db");
+        let out = tabula()
+            .arg("--db")
+            .arg(&db)
+            .arg("run")
+            .arg(&spec)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Specs with sizes that cannot run.
+        let tiny = std::fs::read_to_string(&spec).unwrap();
+        for (file, from, to) in [
+            (
+                "huge-m.toml",
+                "games_per_iteration = 20",
+                "games_per_iteration = 4294967295",
+            ),
+            (
+                "huge-sims.toml",
+                "simulations = 10",
+                "simulations = 4294967295",
+            ),
+            ("huge-eval.toml", "games = 20\n", "games = 4294967295\n"),
+        ] {
+            assert!(tiny.contains(from));
+            std::fs::write(dir.join(file), tiny.replace(from, to)).unwrap();
+        }
+        let game: String = rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row("SELECT lower(hex(hash)) FROM run_games LIMIT 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        // The same store with a table dropped behind tabula's back.
+        std::fs::copy(&db, dir.join("dropped.db")).unwrap();
+        rusqlite::Connection::open(dir.join("dropped.db"))
+            .unwrap()
+            .execute_batch("DROP VIEW solutions_hex; DROP TABLE solutions;")
+            .unwrap();
+        // Files that are not tabula stores.
+        std::fs::create_dir(dir.join("a-directory")).unwrap();
+        let fifo = std::ffi::CString::new(dir.join("a-fifo").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        std::fs::write(dir.join("notes.txt"), "not a database\n").unwrap();
+        std::fs::write(dir.join("empty.db"), "").unwrap();
+        rusqlite::Connection::open(dir.join("foreign.db"))
+            .unwrap()
+            .execute_batch("CREATE TABLE mine (x); INSERT INTO mine VALUES (1);")
+            .unwrap();
+        // A SQLite file with nothing in it (a page, no schema).
+        rusqlite::Connection::open(dir.join("blank.db"))
+            .unwrap()
+            .execute_batch("PRAGMA page_size = 4096; VACUUM;")
+            .unwrap();
+        // No -wal/-shm left behind by the set-up.
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let name = f.unwrap().file_name().into_string().unwrap();
+            assert!(!name.ends_with("-wal") && !name.ends_with("-shm"), "{name}");
+        }
+        Fixtures {
+            _tmp: tmp,
+            dir,
+            game,
+        }
+    }
+
+    /// Replaces the placeholders: `{db}` the store with run `tiny`, `{game}` one of its
+    /// self-play games, `{dropped}` that store without its `solutions` table, `{dir}` the
+    /// fixture directory (a path that is a directory: `{dir}/a-directory`), `{fifo}` a FIFO,
+    /// `{missing}` a path that does not exist, `{nodir}` one in a directory that does not,
+    /// `{text}` a text file, `{empty}` an empty file, `{foreign}` a SQLite database that is
+    /// not a store, `{blank}` a SQLite file with no schema, `{endless}` a recursive CTE that
+    /// never ends.
+    fn expand(&self, arg: &str) -> String {
+        let d = |name: &str| self.dir.join(name).display().to_string();
+        let mut s = arg.replace("{endless}", ENDLESS);
+        for (key, value) in [
+            ("{db}", d("t.db")),
+            ("{game}", self.game.clone()),
+            ("{dropped}", d("dropped.db")),
+            ("{fifo}", d("a-fifo")),
+            ("{missing}", d("absent.db")),
+            ("{nodir}", d("no-such-dir/t.db")),
+            ("{text}", d("notes.txt")),
+            ("{empty}", d("empty.db")),
+            ("{foreign}", d("foreign.db")),
+            ("{blank}", d("blank.db")),
+        ] {
+            s = s.replace(key, &value);
+        }
+        // `{dir}` alone is the directory as a --db; inside a query, the fixture directory.
+        if s == "{dir}" {
+            return d("a-directory");
+        }
+        s.replace("{dir}", &self.dir.display().to_string())
+    }
+}
+
+/// Every file under `dir` (not following links) with its size, modification time and bytes'
+/// hash; FIFOs by name only.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let m = std::fs::symlink_metadata(e.path()).unwrap();
+            let what = if m.is_dir() {
+                todo.push(e.path());
+                "dir".to_string()
+            } else if m.is_file() {
+                let bytes = std::fs::read(e.path()).unwrap();
+                format!(
+                    "{} bytes, modified {:?}, blake3 {}",
+                    m.len(),
+                    m.modified().unwrap(),
+                    blake3::hash(&bytes)
+                )
+            } else {
+                "special".to_string()
+            };
+            out.insert(e.path(), what);
+        }
+    }
+    out
+}
+
+/// Runs `tabula args` with a deadline; returns (exit code, stderr), or an error if it had to
+/// be killed.
+fn run(args: &[String], deadline: Duration) -> Result<(i32, String), String> {
+    let mut child = tabula()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            return Ok((status.code().unwrap_or(-1), err));
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("still running after {deadline:?}: killed"));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn bad_input_is_refused_clearly_and_changes_nothing() {
+    let fx = Fixtures::new();
+    let mut failures = Vec::new();
+    for c in CASES {
+        let args: Vec<String> = c.args.iter().map(|a| fx.expand(a)).collect();
+        let before = snapshot(&fx.dir);
+        let shown = format!("tabula {}", c.args.join(" "));
+        match run(&args, Duration::from_secs(30)) {
+            Err(e) => failures.push(format!("{shown}: {e}")),
+            Ok((code, err)) => {
+                if code != c.code {
+                    failures.push(format!(
+                        "{shown}: exit code {code}, expected {}; stderr: {err}",
+                        c.code
+                    ));
+                } else if !err.contains(c.stderr) {
+                    failures.push(format!(
+                        "{shown}: stderr lacks `{}`; it says: {err}",
+                        c.stderr
+                    ));
+                } else if err.contains("panicked") {
+                    failures.push(format!("{shown}: panicked: {err}"));
+                }
+            }
+        }
+        let after = snapshot(&fx.dir);
+        if after != before {
+            let changed: Vec<_> = after
+                .iter()
+                .filter(|(k, v)| before.get(*k) != Some(*v))
+                .map(|(k, _)| k.display().to_string())
+                .chain(
+                    before
+                        .keys()
+                        .filter(|k| !after.contains_key(*k))
+                        .map(|k| format!("{} (removed)", k.display())),
+                )
+                .collect();
+            failures.push(format!("{shown}: changed files {changed:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} rows failed:\n{}",
+        failures.len(),
+        CASES.len(),
+        failures.join("\n")
+    );
+}
+
+/// The console's help lists exactly the pragmas it allows.
+#[test]
+fn sql_help_lists_the_allowed_pragmas() {
+    let out = tabula().args(["sql", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout).replace('\n', " ");
+    for p in tabula::store::READ_PRAGMAS {
+        assert!(help.contains(p), "`tabula sql --help` does not name {p}");
+    }
+}
+
+/// `ls` never says `running` for a run nobody runs: a lock held by a dead process of this
+/// host (kill -9, SIGPIPE) reads `interrupted`, a branch made with `--no-run` reads `created`.
+#[test]
+fn ls_derives_interrupted_and_created() {
+    let fx = Fixtures::new();
+    let db = fx.dir.join("status.db");
+    std::fs::copy(fx.dir.join("t.db"), &db).unwrap();
+    let out = tabula()
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "branch",
+            "tiny",
+            "--at",
+            "1",
+            "--no-run",
+            "--set",
+            "name=unrun",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A process that has exited holds run 1's lock, as after kill -9; run 1 says running.
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let host = tabula::store::host_name();
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE runs SET status = 'running', lock_pid = ?1, lock_host = ?2,
+             lock_since = '2026-01-01T00:00:00Z' WHERE name = 'tiny'",
+            rusqlite::params![dead, host],
+        )
+        .unwrap();
+    let out = tabula()
+        .arg("--db")
+        .arg(&db)
+        .args(["ls", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let status = |name: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .map(|r| r["status"].as_str().unwrap().to_string())
+    };
+    assert_eq!(status("tiny").as_deref(), Some("interrupted"), "{rows}");
+    assert_eq!(status("unrun").as_deref(), Some("created"), "{rows}");
+    let text = tabula().arg("--db").arg(&db).arg("ls").output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("interrupted") && text.contains("created"),
+        "{text}"
+    );
+}
