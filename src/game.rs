@@ -1,6 +1,6 @@
 //! The `Game` abstraction every engine implements and every algorithm is generic over.
 //!
-//! Design (spec `games.md`): two seats, perfect information, explicit chance. A state is a
+//! Design (docs/games.md): two seats, perfect information, explicit chance. A state is a
 //! small `Copy` value; whose turn it is comes back as a [`Turn`] enum, never as an integer
 //! sentinel. Chance states list their outcomes with exact probabilities so the solver can take
 //! expectations and search can sample. Actions are indices into a fixed, game-wide action

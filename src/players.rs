@@ -4,11 +4,11 @@
 //!
 //! Spec syntax: `name[:key=value,...]`.
 //! - `random`: uniform over the legal actions.
-//! - `optimal`: the optimal player of `solver.md`: declared the winner at once in a position
+//! - `optimal`: the optimal player of docs/solver.md: declared the winner at once in a position
 //!   of value 1, otherwise uniform among the actions within 1e-9 of the best. Needs a
 //!   solvable variant; the solution is loaded from the store (solved and saved first if
 //!   absent).
-//! - `greedy[:mode=deterministic|stochastic]` (Chinese Checkers, `games.md`): deterministic:
+//! - `greedy[:mode=deterministic|stochastic]` (Chinese Checkers, docs/games.md): deterministic:
 //!   largest forward gain Psi, ties toward the rearmost checker, then uniformly at random;
 //!   stochastic: proportional to Psi over the moves with Psi > 0. With no forward move both
 //!   take a move of smallest |Psi| (uniformly among those). `greedy-stochastic` is short for

@@ -80,7 +80,7 @@ pub enum GameEnd {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Adjudication {
     /// The optimal player stood in a position of value 1 (a certain win) and was declared
-    /// the winner at once (spec `solver.md`).
+    /// the winner at once (docs/solver.md).
     CertainWin,
 }
 

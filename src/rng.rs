@@ -1,6 +1,6 @@
 //! Deterministic randomness: every consumer draws from its own named ChaCha stream.
 //!
-//! Spec `store.md`: the 32-byte ChaCha seed is blake3's key derivation over the run seed and a
+//! docs/store.md: the 32-byte ChaCha seed is blake3's key derivation over the run seed and a
 //! *stream name* that says exactly what the stream is for (`self-play(3,17)`,
 //! `table-init(<key>)`, `match(5)`). A stream belongs to one unit of work, never to a thread, so
 //! results do not depend on how work is spread over threads. Never `seed_from_u64`, never

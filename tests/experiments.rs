@@ -328,7 +328,11 @@ fn run_set_and_branch_at_zero() {
     assert_eq!(d["name"], "base-branch");
     for (set, key, allowed) in [
         ("search.simulationz=3", "search.simulationz", "allowed"),
-        ("search.simulations=0", "search.simulations", ">= 1"),
+        (
+            "search.simulations=0",
+            "search.simulations",
+            "an integer >=",
+        ),
     ] {
         let e = fails(&tabula(&db, &["run", base.to_str().unwrap(), "--set", set]));
         assert!(e.contains(key) && e.contains(allowed), "{set}: {e}");

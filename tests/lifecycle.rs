@@ -1,4 +1,4 @@
-//! The run lifecycle through the binary (spec `store.md`: Resume, Branch, Replay and verify):
+//! The run lifecycle through the binary (docs/store.md: Resume, Branch, Replay and verify):
 //! kill -9 and resume, the run lock, two processes on one store, branches, verify and fsck
 //! after a byte of a stored record is changed, checkout.
 

@@ -1,4 +1,4 @@
-//! The solver against known answers and independent oracles (spec `solver.md`):
+//! The solver against known answers and independent oracles (docs/solver.md):
 //! - must reproduce: CDC PPPP has 194,933 positions and start value 8/35; EWN 3x3x3 has
 //!   367,956 positions;
 //! - on PPPP the values equal those of plain value iteration (a cheap independent model);

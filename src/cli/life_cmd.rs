@@ -1,4 +1,4 @@
-//! `tabula resume`, `branch`, `verify`, `checkout`: a run's lifecycle (spec `store.md`).
+//! `tabula resume`, `branch`, `verify`, `checkout`: a run's lifecycle (docs/store.md).
 
 use std::io::Write;
 use std::path::Path;

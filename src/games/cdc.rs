@@ -1,7 +1,7 @@
 //! Chinese dark chess (CDC): the 2x4 mini game of the literature (any material combination)
 //! and the standard 4x8 game, played by ONE engine generic over the board size.
 //!
-//! # Rules (spec `games.md`)
+//! # Rules (docs/games.md)
 //! Pieces, ranked high to low: King, Guard, Minister, Rook, kNight, Cannon, Pawn (`K G M R N
 //! C P` red, `k g m r n c p` black). Every piece starts face down, shuffled; a flip reveals a
 //! piece drawn uniformly from the face-down multiset (the shuffle is never a chance event of
@@ -1679,7 +1679,7 @@ mod tests {
     }
 
     /// Our own regression values (same definition as PPPP; the literature's counts for these
-    /// two differ by under 0.02%, see `games.md`). About 1.5 s and 4 s at opt-level 2.
+    /// two differ by under 0.02%, see docs/games.md). About 1.5 s and 4 s at opt-level 2.
     #[test]
     fn kppp_and_ggcc_counts() {
         let by = enumerate(&g("cdc:KPPP"));

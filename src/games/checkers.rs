@@ -1,4 +1,4 @@
-//! Two-player Chinese Checkers on an N x N diamond (spec `games.md`, "Chinese Checkers").
+//! Two-player Chinese Checkers on an N x N diamond (docs/games.md, "Chinese Checkers").
 //!
 //! # Rules
 //! The board is an N x N matrix (row r = 0 at the top, column c = 0 at the left) read as a
@@ -385,7 +385,7 @@ impl Checkers {
     }
 
     /// The greedy forward-distance heuristic Psi of a move of `player` from `from` to `to`
-    /// (games.md): for player 0 with start (sr, sc) and end (er, ec),
+    /// (docs/games.md): for player 0 with start (sr, sc) and end (er, ec),
     /// Psi = (sr - sc) - (er - ec); for player 1 the negative. Positive means forward.
     pub fn forward_gain(&self, player: Player, from: Square, to: Square) -> i32 {
         let (sr, sc) = self.coords(from);

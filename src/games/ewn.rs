@@ -1457,7 +1457,7 @@ mod tests {
     fn position_count_3x3x3() {
         let g = game("ewn:3x3x3");
         assert_eq!(g.test_positions().len(), 108);
-        // Must reproduce (spec games.md).
+        // Must reproduce (docs/games.md).
         assert_eq!(count_decision_positions(&g), 367_956);
     }
 

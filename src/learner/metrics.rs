@@ -1,4 +1,4 @@
-//! The metrics of `learning.md`, measured against the exact solution.
+//! The metrics of docs/metrics.md, measured against the exact solution.
 //!
 //! - WR_p: the table player (the legal action of highest probability, no search) against the
 //!   optimal player, half the games as first player; game g of iteration i draws everything

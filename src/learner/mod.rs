@@ -1,7 +1,7 @@
 //! Learners. For now: tabular AlphaZero, the lookup-table AlphaZero of Hsueh, Wu, Chen and Hsu,
 //! *AlphaZero for a non-deterministic game* (TAAI 2018), and of Hsueh, Ikeda, Wu, Chen and Hsu,
 //! *Analyses of tabular AlphaZero on strongly-solved stochastic games* (IEEE Access 2023).
-//! Spec `learning.md`.
+//! docs/learners.md.
 //!
 //! A [`Table`] keeps, per position, logits p_hat over the whole action space and a value logit
 //! v_hat; the search sees p = softmax(p_hat) renormalised over the legal actions and

@@ -1,4 +1,4 @@
-//! Training samples and the update rules of tabular AlphaZero (spec `learning.md`).
+//! Training samples and the update rules of tabular AlphaZero (docs/learners.md).
 //!
 //! A sample is (position s, search policy pi, outcome z). For each sample, in order:
 //!

@@ -1,4 +1,4 @@
-//! A run's lifecycle (spec `store.md`: Resume, Branch, Replay and verify): resume after a
+//! A run's lifecycle (docs/store.md: Resume, Branch, Replay and verify): resume after a
 //! crash, branch at an iteration with changed settings, verify stored iterations by
 //! re-executing them, check out the table of an iteration, and check every reference.
 //!

@@ -1,4 +1,4 @@
-//! The records of a run (spec `store.md`), versioned postcard structs addressed by blake3.
+//! The records of a run (docs/store.md), versioned postcard structs addressed by blake3.
 //!
 //! - `run/v1` ([`RunRecord`]): variant, seed, the settings' hash, and the parent for branches.
 //!   Its hash is the run's identity.

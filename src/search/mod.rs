@@ -1,5 +1,5 @@
 //! Tree search: PUCT MCTS with chance nodes (the self-play search) and MCTS-Solver (a
-//! reference opponent). Spec `search.md`.
+//! reference opponent). docs/search.md.
 //!
 //! # PUCT ([`puct`])
 //! AlphaZero's search (Silver et al., *A general reinforcement learning algorithm that masters

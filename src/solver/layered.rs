@@ -1,7 +1,7 @@
 //! Games that may cycle: levels solved from the lowest up by retrograde analysis, every
 //! position found by its rank in a perfect index.
 //!
-//! Spec `solver.md`, "Cycles"; design in `docs/solver.md`. A game supplies a level per
+//! docs/solver.md, "Cycles"; design in `docs/solver.md`. A game supplies a level per
 //! decision position ([`Solvable::level`]) that no action raises (Chinese dark chess: 2 x
 //! face-down pieces + revealed pieces on the board; reduced Chinese Checkers: one level) and a
 //! [`PerfectIndex`] that ranks each level's positions onto `0..level_size`. An action that

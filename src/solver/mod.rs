@@ -1,6 +1,6 @@
 //! The exact solver: every reachable position's theoretical value.
 //!
-//! Spec `solver.md`. Values are kept in [-1, 1] for the side to move (win 1, draw 0, loss -1)
+//! docs/solver.md. Values are kept in [-1, 1] for the side to move (win 1, draw 0, loss -1)
 //! and reported on the literature's [0, 1] scale as (v + 1) / 2. A position's value is the
 //! expected score under optimal play by both sides, chance averaged by its probabilities.
 //!
@@ -52,7 +52,7 @@ pub trait Solvable: Game {
     /// the other player. Acyclic games may return 0.
     fn level(&self, s: &Self::State) -> u32;
 
-    /// The test positions S_test of the metrics (`games.md`), decision states all.
+    /// The test positions S_test of the metrics (docs/games.md), decision states all.
     fn test_positions(&self) -> Vec<Self::State>;
 
     /// Layered games: the perfect index of each level's positions ([`index`]), which the
@@ -235,7 +235,7 @@ pub fn best_actions<G: Game>(g: &G, sol: &Solution<G::Key>, s: &G::State) -> Opt
     )
 }
 
-/// The optimal player's move: uniform among the best actions (spec `solver.md`).
+/// The optimal player's move: uniform among the best actions (docs/solver.md).
 pub fn optimal_action<G: Game>(
     g: &G,
     sol: &Solution<G::Key>,

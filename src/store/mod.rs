@@ -1,6 +1,6 @@
 //! The experiment store: one SQLite file holding every record, content-addressed.
 //!
-//! Design (spec `store.md`): a record is a versioned Rust struct ([`Record`]) serialised with
+//! Design (docs/store.md): a record is a versioned Rust struct ([`Record`]) serialised with
 //! postcard; its address is `blake3(kind tag || 0x00 || bytes)` ([`ObjectHash`]). Objects are
 //! deduplicated by hash, and relational tables index them for SQL. The object bytes are the
 //! source of truth; [`Store::fsck`] recomputes every hash.

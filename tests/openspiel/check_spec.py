@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Replay the OpenSpiel transcripts under the rules of tabula's spec, in the spec's encodings.
+"""Replay the OpenSpiel transcripts under tabula's rules, in tabula's encodings.
 
     python3 tests/openspiel/check_spec.py        (from the repository root; no OpenSpiel needed)
 
-A stand-alone, pure-Python model of the spec's rules (shared/spec/games.md: 4x8 Chinese dark
+A stand-alone, pure-Python model of the rules in docs/games.md (4x8 Chinese dark
 chess with no_progress=50 and no repetition rule, EWN 5x5x6, Connect Four 7x6) replays every
 game of tests/data/openspiel/*.jsonl through the mappings of tests/openspiel/README.md. At
-every decision point it asserts that OpenSpiel's legal set, mapped to the spec's encoding,
+every decision point it asserts that OpenSpiel's legal set, mapped to tabula's encoding,
 equals the model's; at every chance node that the outcome distributions agree; at the end that
 the results agree; and that every `s` snapshot shows the board the model has. It prints
 per-game statistics (how often the rules that could differ came up) and exits 1 on any
