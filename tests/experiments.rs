@@ -302,7 +302,10 @@ fn run_set_and_branch_at_zero() {
         .replace("[search]\n", "[search]\ninit_q = \"draw\"\n");
     let written = dir.path().join("written.toml");
     std::fs::write(&written, text).unwrap();
-    let b = json(&tabula(&db, &["run", written.to_str().unwrap(), "--json"]));
+    let b = json(&tabula(
+        &db,
+        &["run", written.to_str().unwrap(), "--set", "name=written", "--json"],
+    ));
     assert_eq!(a["head"], b["head"]);
     // A fresh branch with the parent's seed and no change replays the parent.
     let parent = a["run"].to_string();

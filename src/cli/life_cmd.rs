@@ -242,7 +242,7 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
     if !sets.iter().any(|(k, _)| k == "name") {
         sets.push((
             "name".into(),
-            toml::Value::String(format!("{}-branch", row.name)),
+            toml::Value::String(store.unused_run_name(&format!("{}-branch", row.name))?),
         ));
     }
     let (cfg, text) = driver::spec_with_overrides(&spec, &sets, Some(seed), &row.name, "--set")?;

@@ -8,18 +8,25 @@ use tabula::games::AnyGame;
 use tabula::matches::rerun;
 use tabula::players::{Player, PlayerGame, PlayerSpec};
 use tabula::record::{GameEnd, GameRecord, Step};
-use tabula::store::{ObjectHash, Store};
+use tabula::store::{ObjectHash, Record, Store};
 use tabula::with_game;
 
 use super::args::ReplayArgs;
 
 pub fn run(db: Option<&Path>, args: &ReplayArgs) -> anyhow::Result<()> {
-    let hash: ObjectHash = args.hash.parse().map_err(anyhow::Error::msg)?;
     let path = Store::resolve_path(db);
     if !path.exists() {
         bail!("no store at {}", path.display());
     }
     let mut store = Store::open_read_only(&path)?;
+    let Some(hash) = store.find_object(&args.hash, <GameRecord as Record>::KIND)? else {
+        bail!(
+            "no game record `{}` in the store (give at least {} hex digits of its hash, as \
+             `tabula match --record` prints it, or `tabula sql \"SELECT lower(hex(hash)) FROM run_games\"`)",
+            args.hash,
+            tabula::store::MIN_PREFIX
+        );
+    };
     let record: GameRecord = store.get(&hash)?;
     let game: AnyGame = record
         .variant

@@ -317,12 +317,7 @@ pub fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
 
 pub fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;
-    let Some(run) = store.find_run(&args.run)? else {
-        bail!(
-            "no run `{}` in the store (give an id, a name or a hash prefix; `tabula ls` lists them)",
-            args.run
-        );
-    };
+    let run = tabula::runs::life::find(&store, &args.run)?;
     let metrics = store.run_metrics(run.id)?;
     let settings: serde_json::Value =
         serde_json::from_str(&run.settings_json).unwrap_or(serde_json::Value::Null);

@@ -51,8 +51,9 @@ use crate::store::{NewRun, ObjectHash, RunRow, RunStatus, Store, address};
 pub fn find(store: &Store, text: &str) -> Result<RunRow, RunError> {
     store.find_run(text)?.ok_or_else(|| {
         RunError::Usage(format!(
-            "no run `{text}` in the store (give an id, a name or a hash prefix; `tabula ls` \
-             lists them)"
+            "no run `{text}` in the store (give its id, its name, or at least {} hex digits \
+             of its run hash or head; `tabula ls` lists them)",
+            crate::store::MIN_PREFIX
         ))
     })
 }
@@ -242,11 +243,11 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
                 iterations = Some(n);
             }
             "name" => {
-                name = Some(
-                    parsed
-                        .as_str()
-                        .map_or_else(|| value.to_string(), str::to_string),
-                );
+                let n = parsed
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_string);
+                crate::runs::spec::check_name(&n).map_err(|e| bad(text, e.to_string()))?;
+                name = Some(n);
             }
             _ => {
                 let mut slot = Some(&mut json);
@@ -327,10 +328,10 @@ pub fn create_branch(
         )));
     }
     let branch_cfg = RunConfig {
-        name: o
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("{}-branch", row.name)),
+        name: match &o.name {
+            Some(n) => n.clone(),
+            None => store.unused_run_name(&format!("{}-branch", row.name))?,
+        },
         game: cfg.game.clone(),
         seed: seed.unwrap_or_else(|| branch_seed(record.seed, at, &o.canonical)),
         seed_drawn: false,

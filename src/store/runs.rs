@@ -3,6 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::query::{QueryResult, run as run_query};
+use super::resolve::{Found, MAX_LISTED, bounds, hex_prefix};
 use super::{ObjectHash, StoreError};
 
 /// A run's state. The table stores `running`, `done` or `failed`; `interrupted` and
@@ -78,6 +79,20 @@ pub struct RunRow {
     pub engine_version: String,
     pub created_at: String,
     pub updated_at: String,
+}
+
+impl RunRow {
+    /// One line naming the run among candidates: id, name, status, run hash and head.
+    pub fn candidate(&self) -> String {
+        format!(
+            "run {}  {}  {}  run record {}  head {}",
+            self.id,
+            self.name,
+            self.status.as_str(),
+            self.hash,
+            self.head.map_or_else(|| "-".to_string(), |h| h.to_hex())
+        )
+    }
 }
 
 fn hex<S: serde::Serializer>(h: &ObjectHash, s: S) -> Result<S::Ok, S::Error> {
@@ -403,38 +418,51 @@ pub(super) fn list(conn: &Connection) -> rusqlite::Result<Vec<RunRow>> {
     stmt.query_map([], run_row)?.collect()
 }
 
-/// A run by id, by name (the latest run of that name), or by a prefix of its run hash or head.
-pub(super) fn find(conn: &Connection, text: &str) -> rusqlite::Result<Option<RunRow>> {
+/// A run by id, by name, or by a hash prefix of its run hash or head (the rule of
+/// `resolve.rs`): an id first, then a name, then a prefix. Several runs of one name (stores
+/// made before names were unique, or merged) or of one prefix are [`Found::Many`].
+pub(super) fn find(conn: &Connection, text: &str) -> rusqlite::Result<Found<RunRow>> {
     let text = text.trim();
+    let limit = MAX_LISTED as i64 + 1;
     if let Ok(id) = text.parse::<i64>() {
         let row = conn
             .prepare(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"))?
             .query_row([id], run_row)
             .optional()?;
-        if row.is_some() {
-            return Ok(row);
+        if let Some(row) = row {
+            return Ok(Found::One(row));
         }
     }
-    let row = conn
+    let named = conn
         .prepare(&format!(
-            "SELECT {RUN_COLUMNS} FROM runs WHERE name = ?1 ORDER BY id DESC LIMIT 1"
+            "SELECT {RUN_COLUMNS} FROM runs WHERE name = ?1 ORDER BY id LIMIT ?2"
         ))?
-        .query_row([text], run_row)
-        .optional()?;
-    if row.is_some() {
-        return Ok(row);
+        .query_map(params![text, limit], run_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    if !named.is_empty() {
+        return Ok(Found::of(named));
     }
-    if text.len() >= 6 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        let prefix = text.to_ascii_lowercase();
-        return conn
-            .prepare(&format!(
-                "SELECT {RUN_COLUMNS} FROM runs WHERE lower(hex(hash)) LIKE ?1 || '%'
-                 OR lower(hex(head)) LIKE ?1 || '%' ORDER BY id DESC LIMIT 1"
-            ))?
-            .query_row([prefix], run_row)
-            .optional();
-    }
-    Ok(None)
+    let Some(prefix) = hex_prefix(text) else {
+        return Ok(Found::None);
+    };
+    let (lo, hi) = bounds(&prefix);
+    let rows = conn
+        .prepare(&format!(
+            "SELECT {RUN_COLUMNS} FROM runs WHERE hash BETWEEN ?1 AND ?2
+             OR head BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3"
+        ))?
+        .query_map(params![&lo[..], &hi[..], limit], run_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Found::of(rows))
+}
+
+/// The runs named `name`, oldest first (for refusing a second run of one name).
+pub(super) fn named(conn: &Connection, name: &str) -> rusqlite::Result<Vec<RunRow>> {
+    conn.prepare(&format!(
+        "SELECT {RUN_COLUMNS} FROM runs WHERE name = ?1 ORDER BY id"
+    ))?
+    .query_map([name], run_row)?
+    .collect()
 }
 
 /// The metrics table of a run, as `tabula show` prints it.
