@@ -255,7 +255,13 @@ fn cli_run_ls_show() {
     let a = json(tabula(&["run", spec_path, "--json", "--threads", "1"]));
     // Run names are unique: the same spec again needs another name.
     let b = json(tabula(&[
-        "run", spec_path, "--json", "--threads", "2", "--set", "name=tiny-2",
+        "run",
+        spec_path,
+        "--json",
+        "--threads",
+        "2",
+        "--set",
+        "name=tiny-2",
     ]));
     assert_eq!(a["head"], b["head"]);
     assert_eq!(

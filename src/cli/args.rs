@@ -73,7 +73,8 @@ pub enum Command {
     ///
     /// Reuses the stored games and ends with the head an uninterrupted run has. A run being
     /// worked on by another live process is refused (its pid, host and start are named); a
-    /// lock left by a dead process is taken over. A finished run is left as it is (exit 0).
+    /// lock left by a dead process of this host is taken over; one held on another host is
+    /// taken over with --take-over (and a warning). A finished run is left as it is (exit 0).
     Resume(ResumeArgs),
     /// Create a run that shares RUN's first I iterations and continues from its table at I
     /// with changed settings, and run it.
@@ -110,8 +111,12 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
-    /// The run: its id, its name (the latest run of that name), or a hex prefix of its hash.
+    /// The run: its id, its name, or at least 4 hex digits of its run hash or head.
     pub run: String,
+    /// Take over the run's lock when it is held on another host (whose process cannot be
+    /// checked from here): say so only when that process is gone. A warning names the holder.
+    #[arg(long)]
+    pub take_over: bool,
     /// Worker threads, 1 to 256 (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,

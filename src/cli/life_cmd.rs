@@ -85,6 +85,17 @@ fn resume_and_report(
 
 pub fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
     let mut store = open(db)?;
+    if args.take_over {
+        let row = tabula::runs::life::find(&store, &args.run)?;
+        if let Some(h) = store.take_over_run(row.id)? {
+            eprintln!(
+                "warning: took over the lock of run {} ({}) from process {} on host {} \
+                 (holding it since {}); if that process is still working, the two will write \
+                 the same iterations: stop it",
+                row.id, row.name, h.pid, h.host, h.since
+            );
+        }
+    }
     resume_and_report(&mut store, &args.run, args.threads, args.json)
 }
 

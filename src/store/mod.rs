@@ -43,8 +43,8 @@ use rusqlite::{Connection, OpenFlags};
 pub use hash::ObjectHash;
 pub use merge::MergedSource;
 pub use objects::Record;
-pub use resolve::{MIN_PREFIX, hex_prefix};
 pub use query::{Cell, QueryLimits, QueryResult, READ_PRAGMAS, RowSink, Value};
+pub use resolve::{MIN_PREFIX, hex_prefix};
 pub use runs::{
     EvaluationRow, IterationRow, LockHolder, NewRun, RunGameRow, RunRow, RunStatus, host_name,
 };
@@ -148,7 +148,9 @@ pub enum StoreError {
     Output(#[source] std::io::Error),
     #[error(
         "run {run} is locked: process {} on host {} has worked on it since {} \
-         (wait for it to finish or stop it; a lock whose process has died is taken over)",
+         (wait for it to finish or stop it; a lock whose process on this host has died is \
+         taken over by itself; if that host's process is gone, `tabula resume {run} \
+         --take-over` takes the lock)",
         holder.pid, holder.host, holder.since
     )]
     Locked { run: i64, holder: LockHolder },
@@ -728,6 +730,18 @@ impl Store {
     pub fn lock_run(&mut self, run_id: i64) -> Result<()> {
         let held = self.write(|w| runs::lock(w.tx, run_id).map_err(|e| sqlite(w.path, e)))?;
         held.map_err(|holder| StoreError::Locked {
+            run: run_id,
+            holder,
+        })
+    }
+
+    /// `resume --take-over`: clears a run's lock held on another host (its process cannot be
+    /// checked from here; the caller vouches that it is gone) or by a dead process of this
+    /// host; returns the holder it cleared. A live process of this host keeps its lock
+    /// ([`StoreError::Locked`]).
+    pub fn take_over_run(&mut self, run_id: i64) -> Result<Option<LockHolder>> {
+        let r = self.write(|w| runs::take_over(w.tx, run_id).map_err(|e| sqlite(w.path, e)))?;
+        r.map_err(|holder| StoreError::Locked {
             run: run_id,
             holder,
         })

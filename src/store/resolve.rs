@@ -93,9 +93,15 @@ mod tests {
         assert_eq!(hex_prefix("abcg"), None);
         assert_eq!(hex_prefix(&"f".repeat(65)), None);
         let (lo, hi) = bounds("abc");
-        assert_eq!((lo[0], lo[1], hi[0], hi[1], hi[31]), (0xab, 0xc0, 0xab, 0xcf, 0xff));
+        assert_eq!(
+            (lo[0], lo[1], hi[0], hi[1], hi[31]),
+            (0xab, 0xc0, 0xab, 0xcf, 0xff)
+        );
         let h = ObjectHash::of("x", b"y").to_hex();
         let (lo, hi) = bounds(&h);
-        assert_eq!((lo, hi), (ObjectHash::of("x", b"y").0, ObjectHash::of("x", b"y").0));
+        assert_eq!(
+            (lo, hi),
+            (ObjectHash::of("x", b"y").0, ObjectHash::of("x", b"y").0)
+        );
     }
 }

@@ -570,6 +570,39 @@ pub(super) fn lock(
     Ok(Ok(()))
 }
 
+/// Clears the lock of a run held on another host (whose process cannot be checked from here;
+/// the caller vouches it is gone) or by a dead process of this host, and returns the holder it
+/// cleared (`None`: no lock). A live process of this host keeps its lock: `Err(holder)`.
+pub(super) fn take_over(
+    conn: &Connection,
+    run_id: i64,
+) -> rusqlite::Result<std::result::Result<Option<LockHolder>, LockHolder>> {
+    let held: Option<(Option<i64>, Option<String>, Option<String>)> = conn
+        .query_row(
+            "SELECT lock_pid, lock_host, lock_since FROM runs WHERE id = ?1",
+            [run_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((Some(pid), h, since)) = held else {
+        return Ok(Ok(None));
+    };
+    let holder = LockHolder {
+        pid,
+        host: h.unwrap_or_default(),
+        since: since.unwrap_or_default(),
+    };
+    let mine = pid == i64::from(std::process::id()) && holder.host == host_name();
+    if holder.host == host_name() && alive(pid) && !mine {
+        return Ok(Err(holder));
+    }
+    conn.prepare_cached(
+        "UPDATE runs SET lock_pid = NULL, lock_host = NULL, lock_since = NULL WHERE id = ?1",
+    )?
+    .execute([run_id])?;
+    Ok(Ok(Some(holder)))
+}
+
 /// Releases the lock of a run if this process holds it.
 pub(super) fn unlock(conn: &Connection, run_id: i64) -> rusqlite::Result<()> {
     conn.prepare_cached(
