@@ -321,7 +321,9 @@ pub struct PlayArgs {
     /// Seed of the game's ChaCha stream; the same seed replays the same game.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// The two players, first mover first, comma-separated. Available: random.
+    /// The two players, first mover first, comma-separated: any player `tabula match` takes,
+    /// e.g. `optimal,random` or `mcts:sims=50,c=1,greedy` (random,random: the game from the
+    /// seed's `play(0)` stream as before).
     #[arg(long, default_value = "random,random")]
     pub players: String,
     /// Print only the final result line, not every board.

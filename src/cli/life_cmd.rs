@@ -201,9 +201,21 @@ pub fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
         let f =
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
         let mut w = std::io::BufWriter::new(f);
-        for (key, row, updates) in &c.rows {
-            let line = serde_json::json!({"key": key, "row": row, "updates": updates});
-            writeln!(w, "{line}")?;
+        // The first line names the columns; every other line is one row of the table.
+        let header = serde_json::json!({"header": {
+            "run": c.run_id, "iteration": c.iteration, "num_actions": c.num_actions,
+            "table_hash": c.table_hash.to_hex(),
+            "columns": {
+                "key": "the position's key as the table stores it",
+                "position": "the position in the game's notation (as `tabula value` takes it)",
+                "row": format!("the logits of actions 0..{} by action index, then v_hat (the value estimate)", c.num_actions.saturating_sub(1)),
+                "updates": "how many training updates the row received",
+                "legal": "the position's legal actions: [action index into row, name]",
+            },
+        }});
+        writeln!(w, "{header}")?;
+        for r in &c.rows {
+            writeln!(w, "{}", serde_json::to_string(r)?)?;
         }
         w.flush()?;
     }

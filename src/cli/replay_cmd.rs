@@ -86,7 +86,7 @@ fn replay<G: PlayerGame>(
         show_game(g, record, &states);
     }
     println!(
-        "{}  {}  stream {} of seed {}  {} plies  {:?}",
+        "{}  {}  stream {} of seed {}  {} plies  {}",
         record.variant,
         hash.short(),
         record.stream,
@@ -102,7 +102,8 @@ fn replay<G: PlayerGame>(
     Ok(())
 }
 
-fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) {
+/// Prints a game board by board: each move names who just played it, then the position after.
+pub(super) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) {
     println!("{}\n", g.render(&states[0]));
     let mut ply = 0;
     for (step, pair) in record.steps.iter().zip(states.windows(2)) {
@@ -116,7 +117,7 @@ fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) {
                     _ => 0,
                 };
                 println!(
-                    "ply {ply}: player {who} plays {}",
+                    "ply {ply}: player {who} played {}; the position after it:",
                     g.action_name(before, *action)
                 );
                 if let Some(st) = search {
@@ -141,6 +142,6 @@ fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) {
         }
     }
     if let GameEnd::Adjudicated { winner, reason } = record.end {
-        println!("player {} declared the winner: {reason:?}", winner.index());
+        println!("{winner} declared the winner: {reason}");
     }
 }

@@ -40,7 +40,7 @@ use super::{
     Job, Loop, Observer, RunConfig, RunError, RunOutcome, Settings, SnapshotRecord, Work, chain,
     checkout, records, run_locked, start_point, truth_for, with_truth,
 };
-use crate::game::{Game, PositionKey};
+use crate::game::Game;
 use crate::learner::Table;
 use crate::record::GameRecord;
 use crate::runs::records::{Parent, RunRecord};
@@ -747,9 +747,24 @@ pub struct CheckedOut {
     /// Encoded bytes of the full checkpoint's chunks.
     pub bytes: u64,
     pub num_actions: usize,
-    /// Rows as (key text, |A| logits then v_hat, updates), ascending by key, when asked.
-    pub rows: Vec<(String, Vec<f64>, u32)>,
+    /// Rows, ascending by key, when asked.
+    pub rows: Vec<ExportRow>,
     pub seconds: f64,
+}
+
+/// One row of a checked-out table, as `checkout --export` writes it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ExportRow {
+    /// The position's key as the table stores it.
+    pub key: String,
+    /// The position in the game's notation (as `tabula value` takes it).
+    pub position: String,
+    /// The logits of actions 0..|A|-1, then v_hat.
+    pub row: Vec<f64>,
+    /// How many training updates the row received.
+    pub updates: u32,
+    /// The legal actions of the position: (action index into `row`, name).
+    pub legal: Vec<(u16, String)>,
 }
 
 /// Reconstructs the table of iteration `i` of a run.
@@ -777,7 +792,7 @@ pub fn checkout_at(
     };
     let mut out = crate::with_game!(&cfg.game, |g| {
         let table = table_at(g, store, snapshot, seed, cfg.settings.init_std)?;
-        describe(&table, row.id, i, snapshot, with_rows)
+        describe(g, &table, row.id, i, snapshot, with_rows)
     })?;
     out.seconds = started.elapsed().as_secs_f64();
     Ok(out)
@@ -797,8 +812,9 @@ fn table_at<G: Game>(
     }
 }
 
-fn describe<K: PositionKey>(
-    table: &Table<K>,
+fn describe<G: Game>(
+    g: &G,
+    table: &Table<G::Key>,
     run_id: i64,
     iteration: u32,
     snapshot: Option<ObjectHash>,
@@ -825,11 +841,23 @@ fn describe<K: PositionKey>(
         sorted
             .iter()
             .map(|&r| {
-                (
-                    format!("{:?}", table.key(r)),
-                    table.row(r).to_vec(),
-                    table.updates(r),
-                )
+                let key = table.key(r);
+                let (position, legal) = match g.state_from_key(*key) {
+                    Ok(s) => {
+                        let mut actions = Vec::new();
+                        g.legal_actions(&s, &mut actions);
+                        let legal = actions.iter().map(|&a| (a, g.action_name(&s, a))).collect();
+                        (g.notation(&s), legal)
+                    }
+                    Err(e) => (format!("(not decodable: {e})"), Vec::new()),
+                };
+                ExportRow {
+                    key: format!("{key:?}"),
+                    position,
+                    row: table.row(r).to_vec(),
+                    updates: table.updates(r),
+                    legal,
+                }
             })
             .collect()
     } else {

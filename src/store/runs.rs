@@ -79,6 +79,8 @@ pub struct RunRow {
     pub engine_version: String,
     pub created_at: String,
     pub updated_at: String,
+    /// A branch's parent: (run id, the parent's iteration it continues from).
+    pub parent: Option<(i64, u32)>,
 }
 
 impl RunRow {
@@ -361,7 +363,8 @@ pub(super) fn set_status(
 
 const RUN_COLUMNS: &str = "id, name, variant, seed, hash, iterations_done, iterations_planned,
     status, head, settings_json, spec_toml, engine_version, created_at, updated_at,
-    lock_pid, lock_host, NOT EXISTS (SELECT 1 FROM iterations i WHERE i.run_id = runs.id)";
+    lock_pid, lock_host, NOT EXISTS (SELECT 1 FROM iterations i WHERE i.run_id = runs.id),
+    parent_run, parent_iteration";
 
 /// The status a person should see: a stored `running` whose lock holder is a dead process of
 /// this host, or that holds no lock, is not running. (A holder on another host cannot be
@@ -410,6 +413,10 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         engine_version: r.get(11)?,
         created_at: r.get(12)?,
         updated_at: r.get(13)?,
+        parent: match (r.get::<_, Option<i64>>(17)?, r.get::<_, Option<u32>>(18)?) {
+            (Some(p), Some(i)) => Some((p, i)),
+            _ => None,
+        },
     })
 }
 
@@ -484,14 +491,34 @@ pub(super) fn metrics(conn: &Connection, run_id: i64) -> Result<QueryResult, Sto
         .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
         .map(|n| format!("CASE WHEN typeof({n}) = 'real' THEN round({n}, 5) ELSE {n} END AS {n}, "))
         .collect();
+    // A branch's first iterations are its ancestors' (up to each branch point); the column
+    // `from_run` names whose row it is.
+    let branch = conn
+        .query_row(
+            "SELECT parent_run IS NOT NULL FROM runs WHERE id = ?1",
+            [run_id],
+            |r| r.get::<_, bool>(0),
+        )
+        .map_err(|e| StoreError::Query(e.to_string()))?;
+    let from = if branch {
+        "src.source_run AS from_run, "
+    } else {
+        ""
+    };
     run_query(
         conn,
         &format!(
-            "SELECT iteration AS it, {columns}
+            "WITH RECURSIVE src(source_run, upto) AS (
+                 SELECT {run_id}, 4294967295
+                 UNION ALL
+                 SELECT r.parent_run, min(src.upto, r.parent_iteration)
+                 FROM src JOIN runs r ON r.id = src.source_run WHERE r.parent_run IS NOT NULL)
+             SELECT iteration AS it, {from}{columns}
                     games, round(self_play_seconds, 2) AS self_play_s,
                     round(training_seconds, 3) AS train_s,
                     round(evaluation_seconds, 2) AS eval_s, round(store_seconds, 3) AS store_s
-             FROM metrics_wide WHERE run_id = {run_id} ORDER BY iteration"
+             FROM metrics_wide m JOIN src ON m.run_id = src.source_run AND m.iteration <= src.upto
+             ORDER BY iteration"
         ),
     )
 }
