@@ -152,11 +152,46 @@ fn parse_range(text: &str) -> anyhow::Result<(u32, u32)> {
     }
 }
 
+/// `verify`'s progress: a bar over the re-executed self-play games, past 2 s.
+struct VerifyProgress {
+    bar: super::progress::Delayed,
+    first: u32,
+    games: u64,
+}
+
+impl tabula::runs::Observer for VerifyProgress {
+    fn games_done(&mut self, iteration: u32, done: u32, _of: u32) {
+        let before = u64::from(iteration.saturating_sub(self.first)) * self.games;
+        self.bar.set_position(before + u64::from(done));
+        self.bar
+            .bar
+            .set_message(format!("verify: iteration {iteration}"));
+    }
+}
+
 pub fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()> {
     let range = args.iterations.as_deref().map(parse_range).transpose()?;
     let mut store = Store::open_read_only(&Store::resolve_path(db))?;
     let pool = pool(args.threads)?;
-    let v = pool.install(|| verify_run(&mut store, &args.run, range))?;
+    let row = tabula::runs::life::find(&store, &args.run)?;
+    let games: u64 = serde_json::from_str::<serde_json::Value>(&row.settings_json)
+        .ok()
+        .and_then(|v| v["games_per_iteration"].as_u64())
+        .unwrap_or(0);
+    let first_own = row.parent.map_or(1, |p| p.1 + 1);
+    let (a, b) = range.unwrap_or((first_own, row.iterations_done.max(first_own)));
+    let mut progress = VerifyProgress {
+        bar: super::progress::Delayed::new(
+            u64::from(b.saturating_sub(a) + 1) * games,
+            "verify",
+            !args.json,
+        ),
+        first: a,
+        games,
+    };
+    let v = pool.install(|| verify_run(&mut store, &args.run, range, &mut progress));
+    progress.bar.finish();
+    let v = v?;
     store.check_unchanged()?;
     if args.json {
         let o = serde_json::json!({

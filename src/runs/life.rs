@@ -406,10 +406,12 @@ pub struct Verified {
 /// and compares every record hash (games, table chunks, snapshot, evaluation, iteration
 /// record) with the stored ones, re-reading every stored object on the way (so a damaged
 /// object is named too). Stops at the first difference.
+/// `observer` hears of the re-executed self-play games (for a progress bar).
 pub fn verify(
     store: &mut Store,
     text: &str,
     range: Option<(u32, u32)>,
+    observer: &mut dyn super::Observer,
 ) -> Result<Verified, RunError> {
     let row = find(store, text)?;
     let (cfg, record) = load_config(store, &row)?;
@@ -434,7 +436,8 @@ pub fn verify(
             &row,
             line,
             seed,
-            (a, b)
+            (a, b),
+            observer
         ))
     })?;
     out.seconds = started.elapsed().as_secs_f64();
@@ -451,9 +454,10 @@ fn verify_any<G: Game>(
     line: ObjectHash,
     table_seed: u64,
     range: (u32, u32),
+    observer: &mut dyn super::Observer,
 ) -> Result<Verified, RunError> {
     crate::with_learner!(cfg.settings.learner.kind, L => {
-        verify_game::<G, L<G>>(g, cfg, truth, store, row, line, table_seed, range)
+        verify_game::<G, L<G>>(g, cfg, truth, store, row, line, table_seed, range, observer)
     })
 }
 
@@ -467,6 +471,7 @@ fn verify_game<G: Game, L: crate::learners::Learner<G>>(
     line: ObjectHash,
     table_seed: u64,
     (a, b): (u32, u32),
+    observer: &mut dyn super::Observer,
 ) -> Result<Verified, RunError> {
     let all = chain(store, row.head)?;
     let head_before = if a >= 2 {
@@ -570,13 +575,7 @@ fn verify_game<G: Game, L: crate::learners::Learner<G>>(
         model_seed: table_seed,
         learner: std::marker::PhantomData::<L>,
     };
-    let outcome = lp.iterate(
-        start,
-        Vec::new(),
-        &mut sink,
-        &mut super::Quiet,
-        Instant::now(),
-    );
+    let outcome = lp.iterate(start, Vec::new(), &mut sink, observer, Instant::now());
     result.records = records;
     match outcome {
         Ok(_) => Ok(result),
