@@ -248,7 +248,8 @@ pub struct ReplayArgs {
 
 #[derive(Debug, Args)]
 pub struct SolveArgs {
-    /// The variant, e.g. cdc:PPPP, ewn:3x3x3, c4:4x4, checkers:5x5-3.
+    /// The variant, e.g. cdc:PPPP, ewn:3x3x3, c4:4x4, checkers:5x5-1 (Chinese Checkers solves
+    /// up to 4x4, and 5x5 with one checker a side).
     pub variant: Option<String>,
     /// Solve the six literature variants (CDC PPPP, KPPP, GGCC; EWN 3x3x3, 3x3x4, 3x4x3) and
     /// print a table.
