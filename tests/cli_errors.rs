@@ -560,3 +560,100 @@ fn resume_takes_over_a_lock_from_another_host_on_request() {
         .unwrap();
     assert_eq!((status.as_str(), pid), ("done", None));
 }
+
+/// Output meant for people carries no Rust debug text; `value` names the side whose value it
+/// prints, `play` who just played, `show` of a branch its parent, branch point, overrides and
+/// inherited iterations.
+#[test]
+fn human_output_names_things_in_words() {
+    let fx = Fixtures::new();
+    let db = fx.dir.join("people.db");
+    std::fs::copy(fx.dir.join("t.db"), &db).unwrap();
+    let out = |args: &[&str]| -> String {
+        let o = tabula().arg("--db").arg(&db).args(args).output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "tabula {args:?}: {text}");
+        for debug in [
+            "Win(",
+            "Finished(",
+            "Adjudicated {",
+            "Some(",
+            "[Random",
+            "P0)",
+            "P1)",
+        ] {
+            assert!(
+                !text.contains(debug),
+                "tabula {args:?} prints `{debug}`: {text}"
+            );
+        }
+        text
+    };
+    out(&[
+        "branch",
+        "tiny",
+        "--at",
+        "1",
+        "--set",
+        "search.init_q=draw",
+        "--set",
+        "name=br",
+    ]);
+    let show = out(&["show", "br"]);
+    assert!(
+        show.contains(
+            "branch of  run 1 (tiny) at iteration 1; overrides: name=\"br\" search.init_q=\"draw\""
+        ),
+        "{show}"
+    );
+    // Iterations 0 and 1 inherited from run 1, iteration 2 its own.
+    let rows: Vec<Vec<&str>> = show
+        .lines()
+        .skip_while(|l| !l.starts_with("it "))
+        .skip(2)
+        .take_while(|l| !l.starts_with('('))
+        .map(|l| l.split_whitespace().take(2).collect())
+        .collect();
+    assert_eq!(rows, [["0", "1"], ["1", "1"], ["2", "3"]], "{show}");
+    let game = &fx.game;
+    let replay = out(&["replay", game, "--show"]);
+    assert!(
+        replay.contains("player 0 played") || replay.contains("player 1 played"),
+        "{replay}"
+    );
+    let play = out(&["play", "ewn:3x3x2", "--seed", "2"]);
+    assert!(play.contains("ply 1: player 0 played"), "{play}");
+    assert!(play.contains("result after"), "{play}");
+    let play = out(&[
+        "play",
+        "ewn:3x3x2",
+        "--players",
+        "optimal,random",
+        "--seed",
+        "2",
+    ]);
+    assert!(play.contains("player 0 (first mover): optimal"), "{play}");
+    let pos: serde_json::Value =
+        serde_json::from_str(&out(&["solve", "ewn:3x3x2", "--json"])).unwrap();
+    let position = pos["test_positions"][0]["position"].as_str().unwrap();
+    let value = out(&["value", "ewn:3x3x2", position]);
+    assert!(
+        value.contains("to move; value") && value.contains("the side to move"),
+        "{value}"
+    );
+    out(&["ls"]);
+    out(&[
+        "match",
+        "ewn:3x3x2",
+        "--a",
+        "random",
+        "--b",
+        "optimal",
+        "--games",
+        "4",
+    ]);
+}

@@ -245,6 +245,7 @@ fn play<G: Game>(g: &G, cfg: &PlayConfig) -> anyhow::Result<()> {
             "events": events,
             "plies": ply,
             "result": format!("{result:?}"),
+            "result_text": result.to_string(),
             "scores": scores,
             "final_position": g.notation(&s),
         });
