@@ -85,9 +85,9 @@ fn is_synopsis(cmd: &str) -> bool {
             && bare
             && (a.contains("...")
                 || a.starts_with('[')
-                || a.split(['=', '@', '/', ',', ':', '.'])
-                    .any(|w| w.len() >= 1 && w.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
-                    && a.chars().any(|c| c.is_ascii_uppercase())
+                || a.split(['=', '@', '/', ',', ':', '.']).any(|w| {
+                    !w.is_empty() && w.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+                }) && a.chars().any(|c| c.is_ascii_uppercase())
                     && !a.contains(':'))
     })
 }

@@ -106,7 +106,7 @@ fn play_specs<G: PlayerGame>(
     mut store: Option<&mut Store>,
 ) -> anyhow::Result<()> {
     let p0 = Player::resolve(&specs[0], g, store.as_deref_mut())?;
-    let p1 = Player::resolve(&specs[1], g, store.as_deref_mut())?;
+    let p1 = Player::resolve(&specs[1], g, store)?;
     let (mut a0, mut a1) = (p0.agent(), p1.agent());
     let mut rng: StreamRng = stream(cfg.seed, "play(0)");
     let record = play_game(
