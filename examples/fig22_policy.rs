@@ -30,10 +30,11 @@ fn main() -> anyhow::Result<()> {
     println!("{run}: {position}, actions {legal:?}");
     for i in (0..=100).step_by(10) {
         let t = checkout_at(&store, run, i, true)?;
-        let Some((_, row, updates)) = t.rows.iter().find(|(k, _, _)| *k == key) else {
+        let Some(r) = t.rows.iter().find(|r| r.key == key) else {
             println!("it {i:3}: not in the table");
             continue;
         };
+        let (row, updates) = (&r.row, r.updates);
         let logits: Vec<f64> = legal.iter().map(|&a| row[a as usize]).collect();
         let mut p = vec![0.0; legal.len()];
         legal_priors(&row[..t.num_actions], &legal, &mut p);

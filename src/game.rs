@@ -62,6 +62,34 @@ impl Player {
     }
 }
 
+/// For people: `player 0` (the first mover) or `player 1`.
+impl std::fmt::Display for Player {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "player {}", self.index())
+    }
+}
+
+/// For people: `player 0 wins`, `player 1 wins` or `draw`.
+impl std::fmt::Display for GameResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GameResult::Win(p) => write!(f, "{p} wins"),
+            GameResult::Draw => f.write_str("draw"),
+        }
+    }
+}
+
+/// For people: `player 0 to move`, `chance to draw`, or the result.
+impl std::fmt::Display for Turn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Turn::Player(p) => write!(f, "{p} to move"),
+            Turn::Chance => f.write_str("a chance event"),
+            Turn::Terminal(r) => write!(f, "over ({r})"),
+        }
+    }
+}
+
 /// How a finished game ended. Every game here scores win 1, draw 0.5, loss 0.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub enum GameResult {

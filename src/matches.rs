@@ -158,9 +158,26 @@ pub fn run_match<G: PlayerGame>(
     games: u32,
     seed: u64,
 ) -> Result<MatchReport, PlayerError> {
+    run_match_observed(g, a, b, games, seed, &|| {})
+}
+
+/// [`run_match`], calling `game_done` after each game (from the worker threads, in any
+/// order; for progress only: the results do not depend on it).
+pub fn run_match_observed<G: PlayerGame>(
+    g: &G,
+    a: &Player<G>,
+    b: &Player<G>,
+    games: u32,
+    seed: u64,
+    game_done: &(dyn Fn() + Sync),
+) -> Result<MatchReport, PlayerError> {
     let game_list: Vec<MatchGame> = (0..games)
         .into_par_iter()
-        .map(|i| play_match_game(g, a, b, seed, i))
+        .map(|i| {
+            let r = play_match_game(g, a, b, seed, i);
+            game_done();
+            r
+        })
         .collect::<Result<_, _>>()?;
     Ok(summarise(g.variant(), a, b, seed, game_list))
 }

@@ -84,6 +84,26 @@ pub enum Adjudication {
     CertainWin,
 }
 
+/// For people: `player 0 wins`, `draw`, or `player 1 declared the winner (a certain win)`.
+impl std::fmt::Display for GameEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GameEnd::Finished(r) => write!(f, "{r}"),
+            GameEnd::Adjudicated { winner, reason } => {
+                write!(f, "{winner} declared the winner ({reason})")
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Adjudication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Adjudication::CertainWin => f.write_str("the optimal player's certain win"),
+        }
+    }
+}
+
 impl GameEnd {
     pub fn result(&self) -> GameResult {
         match *self {
@@ -175,7 +195,7 @@ impl GameRecord {
                 (step, turn) => {
                     return Err(self.error(
                         i,
-                        format!("{step:?} does not fit a state whose turn is {turn:?}"),
+                        format!("{step:?} does not fit a state whose turn is: {turn}"),
                     ));
                 }
             }
@@ -186,7 +206,7 @@ impl GameRecord {
             (GameEnd::Adjudicated { winner, .. }, Turn::Player(p)) if p == winner => Ok(states),
             (end, turn) => Err(self.error(
                 self.steps.len(),
-                format!("the record ends {end:?} but the last state's turn is {turn:?}"),
+                format!("the record ends `{end}` but in its last state it is {turn}"),
             )),
         }
     }

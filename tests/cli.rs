@@ -69,7 +69,7 @@ fn bad_input_fails_with_a_clear_message() {
         (vec!["play", "go:9x9"], "allowed families"),
         (
             vec!["play", "c4", "--players", "random,alphazero"],
-            "available",
+            "allowed: random, optimal",
         ),
         (vec!["solve", "cdc:4x8"], "cannot be solved"),
         (vec!["solve", "c4:7x6"], "too many positions"),

@@ -98,6 +98,35 @@ const CASES: &[Case] = &[
     case(&["--db", "{db}", "verify", "tiny", "--threads", "100000"], 1, "--threads 100000 is out of range"),
     case(&["match", "ewn:3x3x2", "--a", "random", "--b", "random", "--games", "4294967295"], 1, "--games 4294967295 is out of range; allowed: 1 to 1000000"),
     case(&["match", "ewn:3x3x2", "--a", "random", "--b", "random", "--threads", "100000"], 1, "--threads 100000 is out of range"),
+    // --- names are unique; an empty or numeric name is refused ---------------------------
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml"], 1, "a run named `tiny` is already in the store (run 1, done"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml"], 1, "`tabula resume 1`, or give the new run another name"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"\""], 1, "`name` = \"\" is out of range"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"12\""], 1, "not a number (numbers name runs by id)"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "name="], 1, "--set name=: run spec: `name` = \"\" is out of range"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "name=tiny2"], 1, "a run named `tiny2` is already in the store (run 2"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "0", "--set", "name=tiny2"], 1, "a run named `tiny2` is already in the store (run 2"),
+    // --- one prefix rule: 4+ hex digits; an ambiguous one lists the candidates --------------
+    // (runs 1 `tiny` and 2 `tiny2` ran the same spec: one run hash, one head)
+    case(&["--db", "{db}", "show", "{head4}"], 1, "`{head4}` names more than one run:\n  run 1  tiny  done  run record"),
+    case(&["--db", "{db}", "show", "{head4}"], 1, "run 2  tiny2  done"),
+    case(&["--db", "{db}", "show", "{head4}"], 1, "give more hex digits of the hash, or the run's id or name"),
+    case(&["--db", "{db}", "show", "{run4}"], 1, "names more than one run"),
+    case(&["--db", "{db}", "checkout", "{head4}@1"], 1, "names more than one run"),
+    case(&["--db", "{db}", "verify", "{head4}"], 1, "names more than one run"),
+    case(&["--db", "{db}", "resume", "{head4}"], 1, "names more than one run"),
+    case(&["--db", "{db}", "branch", "{head4}", "--at", "1"], 1, "names more than one run"),
+    case(&["--db", "{db}", "match", "ewn:3x3x2", "--a", "model:{head4}@1", "--b", "random", "--games", "2"], 1, "names more than one run"),
+    case(&["--db", "{db}", "show", "{head3}"], 1, "at least 4 hex digits of its run hash or head"),
+    case(&["--db", "{db}", "show", "tiny"], 0, ""),
+    case(&["--db", "{db}", "show", "2"], 0, ""),
+    case(&["--db", "{db}", "checkout", "tiny2@1"], 0, ""),
+    case(&["--db", "{db}", "replay", "{game4}"], 0, ""),
+    case(&["--db", "{db}", "replay", "{GAME6}"], 0, ""),
+    case(&["--db", "{db}", "replay", "{game3}"], 1, "no game record `{game3}` in the store (give at least 4 hex digits"),
+    case(&["--db", "{amb}", "replay", "{game4}"], 1, "`{game4}` names more than one game:\n  "),
+    case(&["--db", "{amb}", "replay", "{game4}"], 1, "  {game}  (run 1, iteration"),
+    case(&["--db", "{db}", "plot", "{game4}"], 1, "give its name or at least 4 hex digits"),
 ];
 
 /// The fixtures, made once in one directory.
@@ -105,6 +134,8 @@ struct Fixtures {
     _tmp: tempfile::TempDir,
     dir: PathBuf,
     game: String,
+    run: String,
+    head: String,
 }
 
 fn tabula() -> Command {
@@ -137,18 +168,22 @@ games = 20
         )
         .unwrap();
         let db = dir.join("t.db");
-        let out = tabula()
-            .arg("--db")
-            .arg(&db)
-            .arg("run")
-            .arg(&spec)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        // Run 2 `tiny2`: the same spec under another name (one run hash, one head).
+        for name in ["tiny", "tiny2"] {
+            let out = tabula()
+                .arg("--db")
+                .arg(&db)
+                .arg("run")
+                .arg(&spec)
+                .args(["--set", &format!("name={name}")])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         // Specs with sizes that cannot run.
         let tiny = std::fs::read_to_string(&spec).unwrap();
         for (file, from, to) in [
@@ -172,6 +207,29 @@ games = 20
             .query_row("SELECT lower(hex(hash)) FROM run_games LIMIT 1", [], |r| {
                 r.get(0)
             })
+            .unwrap();
+        let (run, head): (String, String) = rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row(
+                "SELECT lower(hex(hash)), lower(hex(head)) FROM runs WHERE id = 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        // The same store with a second game object whose hash differs from the game's in the
+        // last bit (its bytes are the game's: only the lookup by prefix is asked of it).
+        std::fs::copy(&db, dir.join("amb.db")).unwrap();
+        let mut twin: Vec<u8> = (0..32)
+            .map(|i| u8::from_str_radix(&game[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        twin[31] ^= 1;
+        rusqlite::Connection::open(dir.join("amb.db"))
+            .unwrap()
+            .execute(
+                "INSERT INTO objects (hash, kind, size, bytes)
+                 SELECT ?2, kind, size, bytes FROM objects WHERE lower(hex(hash)) = ?1",
+                rusqlite::params![game, twin],
+            )
             .unwrap();
         // The same store with a table dropped behind tabula's back.
         std::fs::copy(&db, dir.join("dropped.db")).unwrap();
@@ -204,6 +262,8 @@ games = 20
             _tmp: tmp,
             dir,
             game,
+            run,
+            head,
         }
     }
 
@@ -220,6 +280,13 @@ games = 20
         for (key, value) in [
             ("{db}", d("t.db")),
             ("{game}", self.game.clone()),
+            ("{game3}", self.game[..3].to_string()),
+            ("{game4}", self.game[..4].to_string()),
+            ("{GAME6}", self.game[..6].to_ascii_uppercase()),
+            ("{head3}", self.head[..3].to_string()),
+            ("{head4}", self.head[..4].to_string()),
+            ("{run4}", self.run[..4].to_string()),
+            ("{amb}", d("amb.db")),
             ("{dropped}", d("dropped.db")),
             ("{fifo}", d("a-fifo")),
             ("{missing}", d("absent.db")),
@@ -316,10 +383,10 @@ fn bad_input_is_refused_clearly_and_changes_nothing() {
                         "{shown}: exit code {code}, expected {}; stderr: {err}",
                         c.code
                     ));
-                } else if !err.contains(c.stderr) {
+                } else if !err.contains(&fx.expand(c.stderr)) {
                     failures.push(format!(
                         "{shown}: stderr lacks `{}`; it says: {err}",
-                        c.stderr
+                        fx.expand(c.stderr)
                     ));
                 } else if err.contains("panicked") {
                     failures.push(format!("{shown}: panicked: {err}"));
@@ -427,4 +494,166 @@ fn ls_derives_interrupted_and_created() {
         text.contains("interrupted") && text.contains("created"),
         "{text}"
     );
+}
+
+/// A lock held on another host (whose process cannot be checked from here) keeps the run
+/// `running` and refuses `resume`, naming `--take-over`; with the flag the lock is taken over
+/// with a warning that names the holder, and the run finishes.
+#[test]
+fn resume_takes_over_a_lock_from_another_host_on_request() {
+    let fx = Fixtures::new();
+    let db = fx.dir.join("takeover.db");
+    std::fs::copy(fx.dir.join("t.db"), &db).unwrap();
+    let out = tabula()
+        .arg("--db")
+        .arg(&db)
+        .args(["branch", "tiny", "--at", "1", "--no-run", "--set", "name=b"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE runs SET lock_pid = 4242, lock_host = 'elsewhere.example',
+             lock_since = '2026-01-01T00:00:00Z' WHERE name = 'b'",
+            [],
+        )
+        .unwrap();
+    let resume = |extra: &[&str]| {
+        tabula()
+            .arg("--db")
+            .arg(&db)
+            .args(["resume", "b", "--threads", "1"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let refused = resume(&[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("process 4242 on host elsewhere.example")
+            && err.contains("`tabula resume 3 --take-over` takes the lock"),
+        "{err}"
+    );
+    let taken = resume(&["--take-over"]);
+    let err = String::from_utf8_lossy(&taken.stderr);
+    assert!(taken.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "warning: took over the lock of run 3 (b) from process 4242 on host \
+                      elsewhere.example (holding it since 2026-01-01T00:00:00Z)"
+        ),
+        "{err}"
+    );
+    let (status, pid): (String, Option<i64>) = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT status, lock_pid FROM runs WHERE name = 'b'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((status.as_str(), pid), ("done", None));
+}
+
+/// Output meant for people carries no Rust debug text; `value` names the side whose value it
+/// prints, `play` who just played, `show` of a branch its parent, branch point, overrides and
+/// inherited iterations.
+#[test]
+fn human_output_names_things_in_words() {
+    let fx = Fixtures::new();
+    let db = fx.dir.join("people.db");
+    std::fs::copy(fx.dir.join("t.db"), &db).unwrap();
+    let out = |args: &[&str]| -> String {
+        let o = tabula().arg("--db").arg(&db).args(args).output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "tabula {args:?}: {text}");
+        for debug in [
+            "Win(",
+            "Finished(",
+            "Adjudicated {",
+            "Some(",
+            "[Random",
+            "P0)",
+            "P1)",
+        ] {
+            assert!(
+                !text.contains(debug),
+                "tabula {args:?} prints `{debug}`: {text}"
+            );
+        }
+        text
+    };
+    out(&[
+        "branch",
+        "tiny",
+        "--at",
+        "1",
+        "--set",
+        "search.init_q=draw",
+        "--set",
+        "name=br",
+    ]);
+    let show = out(&["show", "br"]);
+    assert!(
+        show.contains(
+            "branch of  run 1 (tiny) at iteration 1; overrides: name=\"br\" search.init_q=\"draw\""
+        ),
+        "{show}"
+    );
+    // Iterations 0 and 1 inherited from run 1, iteration 2 its own.
+    let rows: Vec<Vec<&str>> = show
+        .lines()
+        .skip_while(|l| !l.starts_with("it "))
+        .skip(2)
+        .take_while(|l| !l.starts_with('('))
+        .map(|l| l.split_whitespace().take(2).collect())
+        .collect();
+    assert_eq!(rows, [["0", "1"], ["1", "1"], ["2", "3"]], "{show}");
+    let game = &fx.game;
+    let replay = out(&["replay", game, "--show"]);
+    assert!(
+        replay.contains("player 0 played") || replay.contains("player 1 played"),
+        "{replay}"
+    );
+    let play = out(&["play", "ewn:3x3x2", "--seed", "2"]);
+    assert!(play.contains("ply 1: player 0 played"), "{play}");
+    assert!(play.contains("result after"), "{play}");
+    let play = out(&[
+        "play",
+        "ewn:3x3x2",
+        "--players",
+        "optimal,random",
+        "--seed",
+        "2",
+    ]);
+    assert!(play.contains("player 0 (first mover): optimal"), "{play}");
+    let pos: serde_json::Value =
+        serde_json::from_str(&out(&["solve", "ewn:3x3x2", "--json"])).unwrap();
+    let position = pos["test_positions"][0]["position"].as_str().unwrap();
+    let value = out(&["value", "ewn:3x3x2", position]);
+    assert!(
+        value.contains("to move; value") && value.contains("the side to move"),
+        "{value}"
+    );
+    out(&["ls"]);
+    out(&[
+        "match",
+        "ewn:3x3x2",
+        "--a",
+        "random",
+        "--b",
+        "optimal",
+        "--games",
+        "4",
+    ]);
 }

@@ -302,7 +302,16 @@ fn run_set_and_branch_at_zero() {
         .replace("[search]\n", "[search]\ninit_q = \"draw\"\n");
     let written = dir.path().join("written.toml");
     std::fs::write(&written, text).unwrap();
-    let b = json(&tabula(&db, &["run", written.to_str().unwrap(), "--json"]));
+    let b = json(&tabula(
+        &db,
+        &[
+            "run",
+            written.to_str().unwrap(),
+            "--set",
+            "name=written",
+            "--json",
+        ],
+    ));
     assert_eq!(a["head"], b["head"]);
     // A fresh branch with the parent's seed and no change replays the parent.
     let parent = a["run"].to_string();
@@ -325,13 +334,15 @@ fn run_set_and_branch_at_zero() {
         ],
     ));
     assert_ne!(d["head"], a["head"]);
-    assert_eq!(d["name"], "base-branch");
+    // Names are unique: the second default branch name gets a number.
+    assert_eq!(c["name"], "base-branch");
+    assert_eq!(d["name"], "base-branch-2");
     for (set, key, allowed) in [
         ("search.simulationz=3", "search.simulationz", "allowed"),
         (
             "search.simulations=0",
             "search.simulations",
-            "an integer >=",
+            "allowed: an integer >=",
         ),
     ] {
         let e = fails(&tabula(&db, &["run", base.to_str().unwrap(), "--set", set]));

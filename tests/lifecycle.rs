@@ -612,12 +612,26 @@ fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
         ],
     ));
     let lines = std::fs::read_to_string(&export).unwrap();
+    // A header line naming the columns, then one line per row.
     assert_eq!(
         lines.lines().count() as u64,
-        c3["entries"].as_u64().unwrap()
+        c3["entries"].as_u64().unwrap() + 1
     );
-    let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    let header: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    for column in ["key", "position", "row", "updates", "legal"] {
+        assert!(header["header"]["columns"][column].is_string(), "{header}");
+    }
+    let first: serde_json::Value = serde_json::from_str(lines.lines().nth(1).unwrap()).unwrap();
     assert_eq!(first["row"].as_array().unwrap().len(), 6 + 1);
+    // The position in the game's notation: `tabula value` takes it.
+    let position = first["position"].as_str().unwrap();
+    assert!(!first["legal"].as_array().unwrap().is_empty(), "{first}");
+    let variant = sql(&db, "SELECT variant FROM runs LIMIT 1")[0]["variant"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let v = json(&tabula(&db, &["value", &variant, position, "--json"]));
+    assert_eq!(v["position"].as_str().unwrap(), position);
     assert!(c3["entries"].as_u64().unwrap() > 0);
     assert!(c3["entries"].as_u64() <= c["entries"].as_u64());
     let chunk = {

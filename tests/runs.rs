@@ -253,7 +253,16 @@ fn cli_run_ls_show() {
     };
     let spec_path = spec.to_str().unwrap();
     let a = json(tabula(&["run", spec_path, "--json", "--threads", "1"]));
-    let b = json(tabula(&["run", spec_path, "--json", "--threads", "2"]));
+    // Run names are unique: the same spec again needs another name.
+    let b = json(tabula(&[
+        "run",
+        spec_path,
+        "--json",
+        "--threads",
+        "2",
+        "--set",
+        "name=tiny-2",
+    ]));
     assert_eq!(a["head"], b["head"]);
     assert_eq!(
         a["head"].as_str().unwrap(),

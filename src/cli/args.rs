@@ -73,7 +73,8 @@ pub enum Command {
     ///
     /// Reuses the stored games and ends with the head an uninterrupted run has. A run being
     /// worked on by another live process is refused (its pid, host and start are named); a
-    /// lock left by a dead process is taken over. A finished run is left as it is (exit 0).
+    /// lock left by a dead process of this host is taken over; one held on another host is
+    /// taken over with --take-over (and a warning). A finished run is left as it is (exit 0).
     Resume(ResumeArgs),
     /// Create a run that shares RUN's first I iterations and continues from its table at I
     /// with changed settings, and run it.
@@ -110,8 +111,12 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
-    /// The run: its id, its name (the latest run of that name), or a hex prefix of its hash.
+    /// The run: its id, its name, or at least 4 hex digits of its run hash or head.
     pub run: String,
+    /// Take over the run's lock when it is held on another host (whose process cannot be
+    /// checked from here): say so only when that process is gone. A warning names the holder.
+    #[arg(long)]
+    pub take_over: bool,
     /// Worker threads, 1 to 256 (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
@@ -243,7 +248,8 @@ pub struct ReplayArgs {
 
 #[derive(Debug, Args)]
 pub struct SolveArgs {
-    /// The variant, e.g. cdc:PPPP, ewn:3x3x3, c4:4x4, checkers:5x5-3.
+    /// The variant, e.g. cdc:PPPP, ewn:3x3x3, c4:4x4, checkers:5x5-1 (Chinese Checkers solves
+    /// up to 4x4, and 5x5 with one checker a side).
     pub variant: Option<String>,
     /// Solve the six literature variants (CDC PPPP, KPPP, GGCC; EWN 3x3x3, 3x3x4, 3x4x3) and
     /// print a table.
@@ -316,7 +322,9 @@ pub struct PlayArgs {
     /// Seed of the game's ChaCha stream; the same seed replays the same game.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// The two players, first mover first, comma-separated. Available: random.
+    /// The two players, first mover first, comma-separated: any player `tabula match` takes,
+    /// e.g. `optimal,random` or `mcts:sims=50,c=1,greedy` (random,random: the game from the
+    /// seed's `play(0)` stream as before).
     #[arg(long, default_value = "random,random")]
     pub players: String,
     /// Print only the final result line, not every board.

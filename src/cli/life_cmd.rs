@@ -85,6 +85,17 @@ fn resume_and_report(
 
 pub fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
     let mut store = open(db)?;
+    if args.take_over {
+        let row = tabula::runs::life::find(&store, &args.run)?;
+        if let Some(h) = store.take_over_run(row.id)? {
+            eprintln!(
+                "warning: took over the lock of run {} ({}) from process {} on host {} \
+                 (holding it since {}); if that process is still working, the two will write \
+                 the same iterations: stop it",
+                row.id, row.name, h.pid, h.host, h.since
+            );
+        }
+    }
     resume_and_report(&mut store, &args.run, args.threads, args.json)
 }
 
@@ -141,11 +152,46 @@ fn parse_range(text: &str) -> anyhow::Result<(u32, u32)> {
     }
 }
 
+/// `verify`'s progress: a bar over the re-executed self-play games, past 2 s.
+struct VerifyProgress {
+    bar: super::progress::Delayed,
+    first: u32,
+    games: u64,
+}
+
+impl tabula::runs::Observer for VerifyProgress {
+    fn games_done(&mut self, iteration: u32, done: u32, _of: u32) {
+        let before = u64::from(iteration.saturating_sub(self.first)) * self.games;
+        self.bar.set_position(before + u64::from(done));
+        self.bar
+            .bar
+            .set_message(format!("verify: iteration {iteration}"));
+    }
+}
+
 pub fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()> {
     let range = args.iterations.as_deref().map(parse_range).transpose()?;
     let mut store = Store::open_read_only(&Store::resolve_path(db))?;
     let pool = pool(args.threads)?;
-    let v = pool.install(|| verify_run(&mut store, &args.run, range))?;
+    let row = tabula::runs::life::find(&store, &args.run)?;
+    let games: u64 = serde_json::from_str::<serde_json::Value>(&row.settings_json)
+        .ok()
+        .and_then(|v| v["games_per_iteration"].as_u64())
+        .unwrap_or(0);
+    let first_own = row.parent.map_or(1, |p| p.1 + 1);
+    let (a, b) = range.unwrap_or((first_own, row.iterations_done.max(first_own)));
+    let mut progress = VerifyProgress {
+        bar: super::progress::Delayed::new(
+            u64::from(b.saturating_sub(a) + 1) * games,
+            "verify",
+            !args.json,
+        ),
+        first: a,
+        games,
+    };
+    let v = pool.install(|| verify_run(&mut store, &args.run, range, &mut progress));
+    progress.bar.finish();
+    let v = v?;
     store.check_unchanged()?;
     if args.json {
         let o = serde_json::json!({
@@ -190,9 +236,21 @@ pub fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
         let f =
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
         let mut w = std::io::BufWriter::new(f);
-        for (key, row, updates) in &c.rows {
-            let line = serde_json::json!({"key": key, "row": row, "updates": updates});
-            writeln!(w, "{line}")?;
+        // The first line names the columns; every other line is one row of the table.
+        let header = serde_json::json!({"header": {
+            "run": c.run_id, "iteration": c.iteration, "num_actions": c.num_actions,
+            "table_hash": c.table_hash.to_hex(),
+            "columns": {
+                "key": "the position's key as the table stores it",
+                "position": "the position in the game's notation (as `tabula value` takes it)",
+                "row": format!("the logits of actions 0..{} by action index, then v_hat (the value estimate)", c.num_actions.saturating_sub(1)),
+                "updates": "how many training updates the row received",
+                "legal": "the position's legal actions: [action index into row, name]",
+            },
+        }});
+        writeln!(w, "{header}")?;
+        for r in &c.rows {
+            writeln!(w, "{}", serde_json::to_string(r)?)?;
         }
         w.flush()?;
     }
@@ -242,7 +300,7 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
     if !sets.iter().any(|(k, _)| k == "name") {
         sets.push((
             "name".into(),
-            toml::Value::String(format!("{}-branch", row.name)),
+            toml::Value::String(store.unused_run_name(&format!("{}-branch", row.name))?),
         ));
     }
     let (cfg, text) = driver::spec_with_overrides(&spec, &sets, Some(seed), &row.name, "--set")?;

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use tabula::games::AnyGame;
-use tabula::matches::{MatchReport, run_match};
+use tabula::matches::{MatchReport, run_match_observed};
 use tabula::players::{Player, PlayerGame, PlayerSpec};
 use tabula::runs::spec::MAX_GAMES;
 use tabula::store::Store;
@@ -68,7 +68,11 @@ fn play<G: PlayerGame>(
     let b = Player::resolve(&cfg.b, g, store.as_deref_mut())?;
     let pool = super::run_cmd::pool(cfg.threads)?;
     let t = std::time::Instant::now();
-    let report = pool.install(|| run_match(g, &a, &b, cfg.games, cfg.seed))?;
+    let bar = super::progress::Delayed::new(u64::from(cfg.games), "match", !cfg.json);
+    let report =
+        pool.install(|| run_match_observed(g, &a, &b, cfg.games, cfg.seed, &|| bar.inc(1)));
+    bar.finish();
+    let report = report?;
     let seconds = t.elapsed().as_secs_f64();
     if let (true, Some(store)) = (cfg.record, store) {
         store.write(|w| {

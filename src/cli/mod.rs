@@ -20,7 +20,7 @@ use args::{Cli, Command};
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Games(a) => games_cmd::run(&a),
-        Command::Play(a) => play_cmd::run(&a),
+        Command::Play(a) => play_cmd::run(cli.db.as_deref(), &a),
         Command::Solve(a) => solve_cmd::solve_cmd(cli.db.as_deref(), &a),
         Command::Value(a) => solve_cmd::value_cmd(cli.db.as_deref(), &a),
         Command::Sql(a) => store_cmd::sql(cli.db.as_deref(), &a),

@@ -8,18 +8,25 @@ use tabula::games::AnyGame;
 use tabula::matches::rerun;
 use tabula::players::{Player, PlayerGame, PlayerSpec};
 use tabula::record::{GameEnd, GameRecord, Step};
-use tabula::store::{ObjectHash, Store};
+use tabula::store::{ObjectHash, Record, Store};
 use tabula::with_game;
 
 use super::args::ReplayArgs;
 
 pub fn run(db: Option<&Path>, args: &ReplayArgs) -> anyhow::Result<()> {
-    let hash: ObjectHash = args.hash.parse().map_err(anyhow::Error::msg)?;
     let path = Store::resolve_path(db);
     if !path.exists() {
         bail!("no store at {}", path.display());
     }
     let mut store = Store::open_read_only(&path)?;
+    let Some(hash) = store.find_object(&args.hash, <GameRecord as Record>::KIND)? else {
+        bail!(
+            "no game record `{}` in the store (give at least {} hex digits of its hash, as \
+             `tabula match --record` prints it, or `tabula sql \"SELECT lower(hex(hash)) FROM run_games\"`)",
+            args.hash,
+            tabula::store::MIN_PREFIX
+        );
+    };
     let record: GameRecord = store.get(&hash)?;
     let game: AnyGame = record
         .variant
@@ -79,7 +86,7 @@ fn replay<G: PlayerGame>(
         show_game(g, record, &states);
     }
     println!(
-        "{}  {}  stream {} of seed {}  {} plies  {:?}",
+        "{}  {}  stream {} of seed {}  {} plies  {}",
         record.variant,
         hash.short(),
         record.stream,
@@ -95,7 +102,8 @@ fn replay<G: PlayerGame>(
     Ok(())
 }
 
-fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) {
+/// Prints a game board by board: each move names who just played it, then the position after.
+pub(super) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) {
     println!("{}\n", g.render(&states[0]));
     let mut ply = 0;
     for (step, pair) in record.steps.iter().zip(states.windows(2)) {
@@ -109,7 +117,7 @@ fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) {
                     _ => 0,
                 };
                 println!(
-                    "ply {ply}: player {who} plays {}",
+                    "ply {ply}: player {who} played {}; the position after it:",
                     g.action_name(before, *action)
                 );
                 if let Some(st) = search {
@@ -134,6 +142,6 @@ fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) {
         }
     }
     if let GameEnd::Adjudicated { winner, reason } = record.end {
-        println!("player {} declared the winner: {reason:?}", winner.index());
+        println!("{winner} declared the winner: {reason}");
     }
 }

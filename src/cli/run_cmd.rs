@@ -317,15 +317,25 @@ pub fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
 
 pub fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;
-    let Some(run) = store.find_run(&args.run)? else {
-        bail!(
-            "no run `{}` in the store (give an id, a name or a hash prefix; `tabula ls` lists them)",
-            args.run
-        );
-    };
+    let run = tabula::runs::life::find(&store, &args.run)?;
     let metrics = store.run_metrics(run.id)?;
     let settings: serde_json::Value =
         serde_json::from_str(&run.settings_json).unwrap_or(serde_json::Value::Null);
+    // A branch: its parent, branch point and overrides (from its run record).
+    let parent = match run.parent {
+        Some((pid, at)) => {
+            let record: tabula::runs::RunRecord = store.get(&run.hash)?;
+            let overrides = record.parent.map(|p| p.overrides).unwrap_or_default();
+            let name = store
+                .runs()?
+                .into_iter()
+                .find(|r| r.id == pid)
+                .map(|r| r.name)
+                .unwrap_or_default();
+            Some((pid, name, at, overrides))
+        }
+        None => None,
+    };
     if args.json {
         let rows: Vec<serde_json::Value> = metrics
             .rows
@@ -352,6 +362,9 @@ pub fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
             "run_hash": run.hash.to_hex(),
             "head": run.head.map(|h| h.to_hex()),
             "settings": settings,
+            "parent": parent.as_ref().map(|(id, name, at, overrides)| serde_json::json!({
+                "run": id, "name": name, "iteration": at, "overrides": overrides,
+            })),
             "metrics": rows,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -372,6 +385,17 @@ pub fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
         "head       {}",
         run.head.map_or_else(|| "-".to_string(), |h| h.to_hex())
     );
+    if let Some((id, name, at, overrides)) = &parent {
+        println!(
+            "branch of  run {id} ({name}) at iteration {at}; overrides: {}; iterations 0..{at} \
+             below are inherited (from_run names whose row each is)",
+            if overrides.is_empty() {
+                "none".to_string()
+            } else {
+                overrides.join(" ")
+            }
+        );
+    }
     println!("settings   {settings}");
     println!();
     print!("{}", to_table(&metrics));

@@ -88,8 +88,9 @@ fn report<G: Solvable>(g: &G, store: &mut Store, show_progress: bool) -> anyhow:
             .value_of_key(&g.key(&s))
             .with_context(|| format!("test position {} has no value", g.notation(&s)))?;
         let to_move = match g.turn(&s) {
-            Turn::Player(p) => format!("{p:?}"),
-            other => format!("{other:?}"),
+            // `P0`/`P1` in --json, kept as it was.
+            Turn::Player(p) => format!("P{}", p.index()),
+            other => other.to_string(),
         };
         test_positions.push(TestPosition {
             position: g.notation(&s),
@@ -221,7 +222,7 @@ fn c4_value(g: &ConnectFour, position: &str, json: bool) -> anyhow::Result<()> {
     let s = g.parse_notation(position)?;
     let Turn::Player(p) = g.turn(&s) else {
         bail!(
-            "`{position}` is not a decision position (it is {:?}); values are given for \
+            "`{position}` is not a decision position (it is {}); values are given for \
              positions where a player moves",
             g.turn(&s)
         );
@@ -240,7 +241,7 @@ fn c4_value(g: &ConnectFour, position: &str, json: bool) -> anyhow::Result<()> {
         let out = serde_json::json!({
             "variant": g.variant(),
             "position": g.notation(&s),
-            "to_move": format!("{p:?}"),
+            "to_move": format!("P{}", p.index()),
             "score": score,
             "value": value,
             "moves": list,
@@ -250,7 +251,10 @@ fn c4_value(g: &ConnectFour, position: &str, json: bool) -> anyhow::Result<()> {
         println!("{out}");
     } else {
         println!("{}", g.render(&s));
-        println!("{p:?} to move; score {score}; value {value} ([0, 1] scale)");
+        println!(
+            "{p} to move; score {score}; value {value} on the [0, 1] scale for {p}, the side \
+             to move (1: {p} wins)"
+        );
         for &(c, sc) in &moves {
             let mark = if sc == score { "*" } else { " " };
             println!("  {mark} col {:<2} {sc:>4}", c + 1);
@@ -264,7 +268,7 @@ fn value_of<G: Solvable>(g: &G, db: Option<&Path>, args: &ValueArgs) -> anyhow::
     let s = g.parse_notation(&args.position)?;
     let Turn::Player(p) = g.turn(&s) else {
         bail!(
-            "`{}` is not a decision position (it is {:?}); values are given for positions \
+            "`{}` is not a decision position (it is {}); values are given for positions \
              where a player moves",
             args.position,
             g.turn(&s)
@@ -299,14 +303,18 @@ fn value_of<G: Solvable>(g: &G, db: Option<&Path>, args: &ValueArgs) -> anyhow::
         let out = serde_json::json!({
             "variant": g.variant(),
             "position": g.notation(&s),
-            "to_move": format!("{p:?}"),
+            "to_move": format!("P{}", p.index()),
             "value": to_unit(v),
             "actions": acts,
         });
         println!("{out}");
     } else {
         println!("{}", g.render(&s));
-        println!("{p:?} to move; value {:.6} ([0, 1] scale)", to_unit(v));
+        println!(
+            "{p} to move; value {:.6} for {p}, the side to move ([0, 1] scale: 1 = {p} wins, \
+             0 = {p} loses); each action's value is also {p}'s",
+            to_unit(v)
+        );
         for (a, av) in &actions {
             let mark = if *av >= best - tabula::solver::OPTIMAL_TOLERANCE {
                 "*"

@@ -650,7 +650,9 @@ pub fn find(store: &Store, text: &str) -> Result<Stored, Error> {
     let Some(row) = store.find_sweep(text)? else {
         let names: Vec<String> = store.sweeps()?.into_iter().map(|s| s.name).collect();
         return Err(Error::Usage(format!(
-            "no sweep `{text}` in the store (give a name or a hash prefix; sweeps here: {})",
+            "no sweep `{text}` in the store (give its name or at least {} hex digits of its \
+             hash; sweeps here: {})",
+            crate::store::MIN_PREFIX,
             if names.is_empty() {
                 "none".to_string()
             } else {

@@ -40,7 +40,7 @@ use super::{
     Job, Loop, Observer, RunConfig, RunError, RunOutcome, Settings, SnapshotRecord, Work, chain,
     checkout, records, run_locked, start_point, truth_for, with_truth,
 };
-use crate::game::{Game, PositionKey};
+use crate::game::Game;
 use crate::learner::Table;
 use crate::record::GameRecord;
 use crate::runs::records::{Parent, RunRecord};
@@ -51,8 +51,9 @@ use crate::store::{NewRun, ObjectHash, RunRow, RunStatus, Store, address};
 pub fn find(store: &Store, text: &str) -> Result<RunRow, RunError> {
     store.find_run(text)?.ok_or_else(|| {
         RunError::Usage(format!(
-            "no run `{text}` in the store (give an id, a name or a hash prefix; `tabula ls` \
-             lists them)"
+            "no run `{text}` in the store (give its id, its name, or at least {} hex digits \
+             of its run hash or head; `tabula ls` lists them)",
+            crate::store::MIN_PREFIX
         ))
     })
 }
@@ -242,11 +243,11 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
                 iterations = Some(n);
             }
             "name" => {
-                name = Some(
-                    parsed
-                        .as_str()
-                        .map_or_else(|| value.to_string(), str::to_string),
-                );
+                let n = parsed
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_string);
+                crate::runs::spec::check_name(&n).map_err(|e| bad(text, e.to_string()))?;
+                name = Some(n);
             }
             _ => {
                 let mut slot = Some(&mut json);
@@ -327,10 +328,10 @@ pub fn create_branch(
         )));
     }
     let branch_cfg = RunConfig {
-        name: o
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("{}-branch", row.name)),
+        name: match &o.name {
+            Some(n) => n.clone(),
+            None => store.unused_run_name(&format!("{}-branch", row.name))?,
+        },
         game: cfg.game.clone(),
         seed: seed.unwrap_or_else(|| branch_seed(record.seed, at, &o.canonical)),
         seed_drawn: false,
@@ -405,10 +406,12 @@ pub struct Verified {
 /// and compares every record hash (games, table chunks, snapshot, evaluation, iteration
 /// record) with the stored ones, re-reading every stored object on the way (so a damaged
 /// object is named too). Stops at the first difference.
+/// `observer` hears of the re-executed self-play games (for a progress bar).
 pub fn verify(
     store: &mut Store,
     text: &str,
     range: Option<(u32, u32)>,
+    observer: &mut dyn super::Observer,
 ) -> Result<Verified, RunError> {
     let row = find(store, text)?;
     let (cfg, record) = load_config(store, &row)?;
@@ -433,7 +436,8 @@ pub fn verify(
             &row,
             line,
             seed,
-            (a, b)
+            (a, b),
+            observer
         ))
     })?;
     out.seconds = started.elapsed().as_secs_f64();
@@ -450,9 +454,10 @@ fn verify_any<G: Game>(
     line: ObjectHash,
     table_seed: u64,
     range: (u32, u32),
+    observer: &mut dyn super::Observer,
 ) -> Result<Verified, RunError> {
     crate::with_learner!(cfg.settings.learner.kind, L => {
-        verify_game::<G, L<G>>(g, cfg, truth, store, row, line, table_seed, range)
+        verify_game::<G, L<G>>(g, cfg, truth, store, row, line, table_seed, range, observer)
     })
 }
 
@@ -466,6 +471,7 @@ fn verify_game<G: Game, L: crate::learners::Learner<G>>(
     line: ObjectHash,
     table_seed: u64,
     (a, b): (u32, u32),
+    observer: &mut dyn super::Observer,
 ) -> Result<Verified, RunError> {
     let all = chain(store, row.head)?;
     let head_before = if a >= 2 {
@@ -569,13 +575,7 @@ fn verify_game<G: Game, L: crate::learners::Learner<G>>(
         model_seed: table_seed,
         learner: std::marker::PhantomData::<L>,
     };
-    let outcome = lp.iterate(
-        start,
-        Vec::new(),
-        &mut sink,
-        &mut super::Quiet,
-        Instant::now(),
-    );
+    let outcome = lp.iterate(start, Vec::new(), &mut sink, observer, Instant::now());
     result.records = records;
     match outcome {
         Ok(_) => Ok(result),
@@ -746,9 +746,24 @@ pub struct CheckedOut {
     /// Encoded bytes of the full checkpoint's chunks.
     pub bytes: u64,
     pub num_actions: usize,
-    /// Rows as (key text, |A| logits then v_hat, updates), ascending by key, when asked.
-    pub rows: Vec<(String, Vec<f64>, u32)>,
+    /// Rows, ascending by key, when asked.
+    pub rows: Vec<ExportRow>,
     pub seconds: f64,
+}
+
+/// One row of a checked-out table, as `checkout --export` writes it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ExportRow {
+    /// The position's key as the table stores it.
+    pub key: String,
+    /// The position in the game's notation (as `tabula value` takes it).
+    pub position: String,
+    /// The logits of actions 0..|A|-1, then v_hat.
+    pub row: Vec<f64>,
+    /// How many training updates the row received.
+    pub updates: u32,
+    /// The legal actions of the position: (action index into `row`, name).
+    pub legal: Vec<(u16, String)>,
 }
 
 /// Reconstructs the table of iteration `i` of a run.
@@ -776,7 +791,7 @@ pub fn checkout_at(
     };
     let mut out = crate::with_game!(&cfg.game, |g| {
         let table = table_at(g, store, snapshot, seed, cfg.settings.init_std)?;
-        describe(&table, row.id, i, snapshot, with_rows)
+        describe(g, &table, row.id, i, snapshot, with_rows)
     })?;
     out.seconds = started.elapsed().as_secs_f64();
     Ok(out)
@@ -796,8 +811,9 @@ fn table_at<G: Game>(
     }
 }
 
-fn describe<K: PositionKey>(
-    table: &Table<K>,
+fn describe<G: Game>(
+    g: &G,
+    table: &Table<G::Key>,
     run_id: i64,
     iteration: u32,
     snapshot: Option<ObjectHash>,
@@ -824,11 +840,23 @@ fn describe<K: PositionKey>(
         sorted
             .iter()
             .map(|&r| {
-                (
-                    format!("{:?}", table.key(r)),
-                    table.row(r).to_vec(),
-                    table.updates(r),
-                )
+                let key = table.key(r);
+                let (position, legal) = match g.state_from_key(*key) {
+                    Ok(s) => {
+                        let mut actions = Vec::new();
+                        g.legal_actions(&s, &mut actions);
+                        let legal = actions.iter().map(|&a| (a, g.action_name(&s, a))).collect();
+                        (g.notation(&s), legal)
+                    }
+                    Err(e) => (format!("(not decodable: {e})"), Vec::new()),
+                };
+                ExportRow {
+                    key: format!("{key:?}"),
+                    position,
+                    row: table.row(r).to_vec(),
+                    updates: table.updates(r),
+                    legal,
+                }
             })
             .collect()
     } else {

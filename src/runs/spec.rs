@@ -145,6 +145,17 @@ pub enum SpecError {
     },
 }
 
+/// A run name: not empty, not blank at either end, and not a number (a number names a run
+/// by id; docs/store.md, "Naming runs, sweeps and objects").
+pub fn check_name(name: &str) -> Result<(), SpecError> {
+    let allowed = "a non-empty label without spaces at either end that is not a number \
+                   (numbers name runs by id)";
+    if name.trim().is_empty() || name.trim() != name || name.parse::<i64>().is_ok() {
+        return Err(range("name", format!("{name:?}"), allowed));
+    }
+    Ok(())
+}
+
 fn range(key: &str, value: impl ToString, allowed: &str) -> SpecError {
     SpecError::Range {
         key: key.to_string(),
@@ -181,9 +192,7 @@ impl RunConfig {
         let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError::Toml(e.to_string()))?;
         let game: AnyGame = raw.variant.parse().map_err(SpecError::Variant)?;
         let name = raw.name.unwrap_or_else(|| default_name.to_string());
-        if name.trim().is_empty() {
-            return Err(range("name", "\"\"", "a non-empty label"));
-        }
+        check_name(&name)?;
         let n = raw.iterations;
         if n == 0 {
             return Err(range("iterations", 0, "an integer >= 1"));

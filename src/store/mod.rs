@@ -28,6 +28,7 @@ mod hash;
 mod merge;
 mod objects;
 mod query;
+mod resolve;
 mod runs;
 mod schema;
 mod solutions;
@@ -43,6 +44,7 @@ pub use hash::ObjectHash;
 pub use merge::MergedSource;
 pub use objects::Record;
 pub use query::{Cell, QueryLimits, QueryResult, READ_PRAGMAS, RowSink, Value};
+pub use resolve::{MIN_PREFIX, hex_prefix};
 pub use runs::{
     EvaluationRow, IterationRow, LockHolder, NewRun, RunGameRow, RunRow, RunStatus, host_name,
 };
@@ -146,10 +148,34 @@ pub enum StoreError {
     Output(#[source] std::io::Error),
     #[error(
         "run {run} is locked: process {} on host {} has worked on it since {} \
-         (wait for it to finish or stop it; a lock whose process has died is taken over)",
+         (wait for it to finish or stop it; a lock whose process on this host has died is \
+         taken over by itself; if that host's process is gone, `tabula resume {run} \
+         --take-over` takes the lock)",
         holder.pid, holder.host, holder.since
     )]
     Locked { run: i64, holder: LockHolder },
+    #[error(
+        "`{text}` names more than one {what}{}:\n{}\ngive more hex digits of the hash{}",
+        if candidates.len() > resolve::MAX_LISTED { " (the first listed)" } else { "" },
+        candidates.iter().take(resolve::MAX_LISTED).map(|c| format!("  {c}")).collect::<Vec<_>>().join("\n"),
+        if *what == "run" { ", or the run's id or name" } else { "" }
+    )]
+    Ambiguous {
+        what: &'static str,
+        text: String,
+        candidates: Vec<String>,
+    },
+    #[error(
+        "a run named `{name}` is already in the store (run {id}, {status}, run record {hash}); \
+         run names are unique: continue that run with `tabula resume {id}`, or give the new \
+         run another name (`name = \"...\"` in the spec, or `--set name=NEW`)"
+    )]
+    NameTaken {
+        name: String,
+        id: i64,
+        status: &'static str,
+        hash: String,
+    },
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -630,10 +656,63 @@ impl Store {
         runs::list(&self.conn).map_err(|e| self.err(e))
     }
 
-    /// A run by id, by name (the latest of that name), or by a hex prefix of its run hash or
-    /// head.
+    /// A run by id, by name, or by a hash prefix (at least [`MIN_PREFIX`] hex digits) of its
+    /// run hash or head (docs/store.md); several are [`StoreError::Ambiguous`].
     pub fn find_run(&self, text: &str) -> Result<Option<RunRow>> {
-        runs::find(&self.conn, text).map_err(|e| self.err(e))
+        match runs::find(&self.conn, text).map_err(|e| self.err(e))? {
+            resolve::Found::None => Ok(None),
+            resolve::Found::One(r) => Ok(Some(r)),
+            resolve::Found::Many(rows) => Err(StoreError::Ambiguous {
+                what: "run",
+                text: text.trim().to_string(),
+                candidates: rows.iter().map(RunRow::candidate).collect(),
+            }),
+        }
+    }
+
+    /// `base` if no run has that name, else the first of `base-2`, `base-3`, ... that is
+    /// free (names a branch gets by default; docs/store.md).
+    pub fn unused_run_name(&self, base: &str) -> Result<String> {
+        let mut name = base.to_string();
+        let mut n = 1u64;
+        while !runs::named(&self.conn, &name)
+            .map_err(|e| self.err(e))?
+            .is_empty()
+        {
+            n += 1;
+            name = format!("{base}-{n}");
+        }
+        Ok(name)
+    }
+
+    /// The stored object of kind `kind` (e.g. `game/v1`) whose hash starts with `text` (at
+    /// least [`MIN_PREFIX`] hex digits; docs/store.md); `None` if none does or `text` is not
+    /// a prefix; several are [`StoreError::Ambiguous`].
+    pub fn find_object(&self, text: &str, kind: &'static str) -> Result<Option<ObjectHash>> {
+        let Some(prefix) = hex_prefix(text) else {
+            return Ok(None);
+        };
+        match resolve::objects(&self.conn, &prefix, kind).map_err(|e| self.err(e))? {
+            resolve::Found::None => Ok(None),
+            resolve::Found::One(h) => Ok(Some(h)),
+            resolve::Found::Many(hashes) => {
+                let mut candidates = Vec::new();
+                for h in &hashes {
+                    let owner = match self.game_owner(h)? {
+                        Some((run, it, game)) => {
+                            format!("  (run {run}, iteration {it}, game {game})")
+                        }
+                        None => String::new(),
+                    };
+                    candidates.push(format!("{h}{owner}"));
+                }
+                Err(StoreError::Ambiguous {
+                    what: kind.split('/').next().unwrap_or(kind),
+                    text: text.trim().to_string(),
+                    candidates,
+                })
+            }
+        }
     }
 
     /// The metrics table of a run (one row per iteration, 0 = untrained).
@@ -651,6 +730,18 @@ impl Store {
     pub fn lock_run(&mut self, run_id: i64) -> Result<()> {
         let held = self.write(|w| runs::lock(w.tx, run_id).map_err(|e| sqlite(w.path, e)))?;
         held.map_err(|holder| StoreError::Locked {
+            run: run_id,
+            holder,
+        })
+    }
+
+    /// `resume --take-over`: clears a run's lock held on another host (its process cannot be
+    /// checked from here; the caller vouches that it is gone) or by a dead process of this
+    /// host; returns the holder it cleared. A live process of this host keeps its lock
+    /// ([`StoreError::Locked`]).
+    pub fn take_over_run(&mut self, run_id: i64) -> Result<Option<LockHolder>> {
+        let r = self.write(|w| runs::take_over(w.tx, run_id).map_err(|e| sqlite(w.path, e)))?;
+        r.map_err(|holder| StoreError::Locked {
             run: run_id,
             holder,
         })
@@ -703,9 +794,26 @@ impl Store {
         sweeps::list(&self.conn).map_err(|e| self.err(e))
     }
 
-    /// A sweep by name (the latest of that name) or by a hex prefix of its hash.
+    /// A sweep by name or by a hash prefix (docs/store.md); several are
+    /// [`StoreError::Ambiguous`].
     pub fn find_sweep(&self, text: &str) -> Result<Option<SweepRow>> {
-        sweeps::find(&self.conn, text).map_err(|e| self.err(e))
+        match sweeps::find(&self.conn, text).map_err(|e| self.err(e))? {
+            resolve::Found::None => Ok(None),
+            resolve::Found::One(r) => Ok(Some(r)),
+            resolve::Found::Many(rows) => Err(StoreError::Ambiguous {
+                what: "sweep",
+                text: text.trim().to_string(),
+                candidates: rows
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "sweep {}  {}  {} points x {} seeds  created {}",
+                            s.name, s.hash, s.points, s.seeds, s.created_at
+                        )
+                    })
+                    .collect(),
+            }),
+        }
     }
 
     /// The runs of a sweep present in this store, in grid order.
@@ -770,7 +878,18 @@ impl Writer<'_> {
     }
 
     /// Creates a run's row (its run and settings records must be stored); returns its id.
+    /// Run names are unique in a store (docs/store.md): a name already taken is
+    /// [`StoreError::NameTaken`].
     pub fn create_run(&self, run: &NewRun) -> Result<i64> {
+        let taken = runs::named(self.tx, &run.name).map_err(|e| sqlite(self.path, e))?;
+        if let Some(old) = taken.first() {
+            return Err(StoreError::NameTaken {
+                name: run.name.clone(),
+                id: old.id,
+                status: old.status.as_str(),
+                hash: old.hash.short(),
+            });
+        }
         runs::create(self.tx, run).map_err(|e| sqlite(self.path, e))
     }
 

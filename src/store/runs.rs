@@ -3,6 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::query::{QueryResult, run as run_query};
+use super::resolve::{Found, MAX_LISTED, bounds, hex_prefix};
 use super::{ObjectHash, StoreError};
 
 /// A run's state. The table stores `running`, `done` or `failed`; `interrupted` and
@@ -78,6 +79,22 @@ pub struct RunRow {
     pub engine_version: String,
     pub created_at: String,
     pub updated_at: String,
+    /// A branch's parent: (run id, the parent's iteration it continues from).
+    pub parent: Option<(i64, u32)>,
+}
+
+impl RunRow {
+    /// One line naming the run among candidates: id, name, status, run hash and head.
+    pub fn candidate(&self) -> String {
+        format!(
+            "run {}  {}  {}  run record {}  head {}",
+            self.id,
+            self.name,
+            self.status.as_str(),
+            self.hash,
+            self.head.map_or_else(|| "-".to_string(), |h| h.to_hex())
+        )
+    }
 }
 
 fn hex<S: serde::Serializer>(h: &ObjectHash, s: S) -> Result<S::Ok, S::Error> {
@@ -346,7 +363,8 @@ pub(super) fn set_status(
 
 const RUN_COLUMNS: &str = "id, name, variant, seed, hash, iterations_done, iterations_planned,
     status, head, settings_json, spec_toml, engine_version, created_at, updated_at,
-    lock_pid, lock_host, NOT EXISTS (SELECT 1 FROM iterations i WHERE i.run_id = runs.id)";
+    lock_pid, lock_host, NOT EXISTS (SELECT 1 FROM iterations i WHERE i.run_id = runs.id),
+    parent_run, parent_iteration";
 
 /// The status a person should see: a stored `running` whose lock holder is a dead process of
 /// this host, or that holds no lock, is not running. (A holder on another host cannot be
@@ -395,6 +413,10 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         engine_version: r.get(11)?,
         created_at: r.get(12)?,
         updated_at: r.get(13)?,
+        parent: match (r.get::<_, Option<i64>>(17)?, r.get::<_, Option<u32>>(18)?) {
+            (Some(p), Some(i)) => Some((p, i)),
+            _ => None,
+        },
     })
 }
 
@@ -403,38 +425,51 @@ pub(super) fn list(conn: &Connection) -> rusqlite::Result<Vec<RunRow>> {
     stmt.query_map([], run_row)?.collect()
 }
 
-/// A run by id, by name (the latest run of that name), or by a prefix of its run hash or head.
-pub(super) fn find(conn: &Connection, text: &str) -> rusqlite::Result<Option<RunRow>> {
+/// A run by id, by name, or by a hash prefix of its run hash or head (the rule of
+/// `resolve.rs`): an id first, then a name, then a prefix. Several runs of one name (stores
+/// made before names were unique, or merged) or of one prefix are [`Found::Many`].
+pub(super) fn find(conn: &Connection, text: &str) -> rusqlite::Result<Found<RunRow>> {
     let text = text.trim();
+    let limit = MAX_LISTED as i64 + 1;
     if let Ok(id) = text.parse::<i64>() {
         let row = conn
             .prepare(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"))?
             .query_row([id], run_row)
             .optional()?;
-        if row.is_some() {
-            return Ok(row);
+        if let Some(row) = row {
+            return Ok(Found::One(row));
         }
     }
-    let row = conn
+    let named = conn
         .prepare(&format!(
-            "SELECT {RUN_COLUMNS} FROM runs WHERE name = ?1 ORDER BY id DESC LIMIT 1"
+            "SELECT {RUN_COLUMNS} FROM runs WHERE name = ?1 ORDER BY id LIMIT ?2"
         ))?
-        .query_row([text], run_row)
-        .optional()?;
-    if row.is_some() {
-        return Ok(row);
+        .query_map(params![text, limit], run_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    if !named.is_empty() {
+        return Ok(Found::of(named));
     }
-    if text.len() >= 6 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        let prefix = text.to_ascii_lowercase();
-        return conn
-            .prepare(&format!(
-                "SELECT {RUN_COLUMNS} FROM runs WHERE lower(hex(hash)) LIKE ?1 || '%'
-                 OR lower(hex(head)) LIKE ?1 || '%' ORDER BY id DESC LIMIT 1"
-            ))?
-            .query_row([prefix], run_row)
-            .optional();
-    }
-    Ok(None)
+    let Some(prefix) = hex_prefix(text) else {
+        return Ok(Found::None);
+    };
+    let (lo, hi) = bounds(&prefix);
+    let rows = conn
+        .prepare(&format!(
+            "SELECT {RUN_COLUMNS} FROM runs WHERE hash BETWEEN ?1 AND ?2
+             OR head BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3"
+        ))?
+        .query_map(params![&lo[..], &hi[..], limit], run_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Found::of(rows))
+}
+
+/// The runs named `name`, oldest first (for refusing a second run of one name).
+pub(super) fn named(conn: &Connection, name: &str) -> rusqlite::Result<Vec<RunRow>> {
+    conn.prepare(&format!(
+        "SELECT {RUN_COLUMNS} FROM runs WHERE name = ?1 ORDER BY id"
+    ))?
+    .query_map([name], run_row)?
+    .collect()
 }
 
 /// The metrics table of a run, as `tabula show` prints it.
@@ -456,14 +491,34 @@ pub(super) fn metrics(conn: &Connection, run_id: i64) -> Result<QueryResult, Sto
         .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
         .map(|n| format!("CASE WHEN typeof({n}) = 'real' THEN round({n}, 5) ELSE {n} END AS {n}, "))
         .collect();
+    // A branch's first iterations are its ancestors' (up to each branch point); the column
+    // `from_run` names whose row it is.
+    let branch = conn
+        .query_row(
+            "SELECT parent_run IS NOT NULL FROM runs WHERE id = ?1",
+            [run_id],
+            |r| r.get::<_, bool>(0),
+        )
+        .map_err(|e| StoreError::Query(e.to_string()))?;
+    let from = if branch {
+        "src.source_run AS from_run, "
+    } else {
+        ""
+    };
     run_query(
         conn,
         &format!(
-            "SELECT iteration AS it, {columns}
+            "WITH RECURSIVE src(source_run, upto) AS (
+                 SELECT {run_id}, 4294967295
+                 UNION ALL
+                 SELECT r.parent_run, min(src.upto, r.parent_iteration)
+                 FROM src JOIN runs r ON r.id = src.source_run WHERE r.parent_run IS NOT NULL)
+             SELECT iteration AS it, {from}{columns}
                     games, round(self_play_seconds, 2) AS self_play_s,
                     round(training_seconds, 3) AS train_s,
                     round(evaluation_seconds, 2) AS eval_s, round(store_seconds, 3) AS store_s
-             FROM metrics_wide WHERE run_id = {run_id} ORDER BY iteration"
+             FROM metrics_wide m JOIN src ON m.run_id = src.source_run AND m.iteration <= src.upto
+             ORDER BY iteration"
         ),
     )
 }
@@ -540,6 +595,39 @@ pub(super) fn lock(
     )?
     .execute(params![run_id, me, host, crate::util::utc_now_rfc3339()])?;
     Ok(Ok(()))
+}
+
+/// Clears the lock of a run held on another host (whose process cannot be checked from here;
+/// the caller vouches it is gone) or by a dead process of this host, and returns the holder it
+/// cleared (`None`: no lock). A live process of this host keeps its lock: `Err(holder)`.
+pub(super) fn take_over(
+    conn: &Connection,
+    run_id: i64,
+) -> rusqlite::Result<std::result::Result<Option<LockHolder>, LockHolder>> {
+    let held: Option<(Option<i64>, Option<String>, Option<String>)> = conn
+        .query_row(
+            "SELECT lock_pid, lock_host, lock_since FROM runs WHERE id = ?1",
+            [run_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((Some(pid), h, since)) = held else {
+        return Ok(Ok(None));
+    };
+    let holder = LockHolder {
+        pid,
+        host: h.unwrap_or_default(),
+        since: since.unwrap_or_default(),
+    };
+    let mine = pid == i64::from(std::process::id()) && holder.host == host_name();
+    if holder.host == host_name() && alive(pid) && !mine {
+        return Ok(Err(holder));
+    }
+    conn.prepare_cached(
+        "UPDATE runs SET lock_pid = NULL, lock_host = NULL, lock_since = NULL WHERE id = ?1",
+    )?
+    .execute([run_id])?;
+    Ok(Ok(Some(holder)))
 }
 
 /// Releases the lock of a run if this process holds it.

@@ -1,8 +1,9 @@
 //! The sweep tables of `schema/0006_sweeps.sql`: sweeps and their member runs.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 
 use super::ObjectHash;
+use super::resolve::{Found, MAX_LISTED, bounds, hex_prefix};
 use super::runs::blob_hash;
 
 /// A sweep's row.
@@ -86,31 +87,33 @@ pub(super) fn list(conn: &Connection) -> rusqlite::Result<Vec<SweepRow>> {
     stmt.query_map([], sweep_row)?.collect()
 }
 
-/// A sweep by name (the latest of that name) or by a hex prefix of its hash.
-pub(super) fn find(conn: &Connection, text: &str) -> rusqlite::Result<Option<SweepRow>> {
-    let by_name = conn
-        .query_row(
-            &format!(
-                "SELECT {SWEEP_COLUMNS} FROM sweeps WHERE name = ?1
-                 ORDER BY created_at DESC, rowid DESC LIMIT 1"
-            ),
-            [text],
-            sweep_row,
-        )
-        .optional()?;
-    if by_name.is_some() {
-        return Ok(by_name);
+/// A sweep by name, or by a hash prefix (the rule of `resolve.rs`). Several sweeps of one
+/// name or one prefix are [`Found::Many`].
+pub(super) fn find(conn: &Connection, text: &str) -> rusqlite::Result<Found<SweepRow>> {
+    let text = text.trim();
+    let limit = MAX_LISTED as i64 + 1;
+    let named = conn
+        .prepare(&format!(
+            "SELECT {SWEEP_COLUMNS} FROM sweeps WHERE name = ?1
+             ORDER BY created_at, rowid LIMIT ?2"
+        ))?
+        .query_map(params![text, limit], sweep_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    if !named.is_empty() {
+        return Ok(Found::of(named));
     }
-    let prefix = text.to_ascii_lowercase();
-    if prefix.len() < 4 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Ok(None);
-    }
-    let all = list(conn)?;
-    let mut hits = all
-        .into_iter()
-        .filter(|s| s.hash.to_hex().starts_with(&prefix));
-    let first = hits.next();
-    Ok(if hits.next().is_some() { None } else { first })
+    let Some(prefix) = hex_prefix(text) else {
+        return Ok(Found::None);
+    };
+    let (lo, hi) = bounds(&prefix);
+    let rows = conn
+        .prepare(&format!(
+            "SELECT {SWEEP_COLUMNS} FROM sweeps WHERE hash BETWEEN ?1 AND ?2
+             ORDER BY created_at, rowid LIMIT ?3"
+        ))?
+        .query_map(params![&lo[..], &hi[..], limit], sweep_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Found::of(rows))
 }
 
 /// The member runs of a sweep in this store, in grid order.
