@@ -283,6 +283,19 @@ impl CdcIndex {
         Some((level, offset + 2 * rank + side))
     }
 
+    /// The (level, rank) of the key of a decision position the game made (material not
+    /// re-checked); `(u32::MAX, u64::MAX)` for a key no well-formed position has.
+    #[inline]
+    pub(crate) fn rank_key_unchecked(&self, key: u64) -> (u32, u64) {
+        self.rank_key_checked::<false>(key)
+            .unwrap_or((u32::MAX, u64::MAX))
+    }
+
+    /// The size of `level`'s rank space (0 above the top).
+    pub fn level_size_of(&self, level: u32) -> u64 {
+        self.sizes.get(level as usize).copied().unwrap_or(0)
+    }
+
     /// The key of rank `r` in `level`, or `None` outside the rank space (or the start
     /// position with a colour to move).
     pub fn unrank_key(&self, level: u32, r: u64) -> Option<u64> {
