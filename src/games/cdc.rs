@@ -227,6 +227,31 @@ fn can_capture(att: u8, def: u8) -> bool {
     }
 }
 
+/// No neighbour in [`STEP_2X4`].
+const NO_SQUARE: u8 = u8::MAX;
+
+/// 2x4: `STEP_2X4[sq][dir]` = [`Rules::step`] on the 2x4 board (4 ranks, 2 files).
+const STEP_2X4: [[u8; 4]; 8] = {
+    let mut t = [[NO_SQUARE; 4]; 8];
+    let mut sq = 0;
+    while sq < 8 {
+        if sq >= 4 {
+            t[sq][0] = (sq - 4) as u8;
+        }
+        if sq % 4 != 0 {
+            t[sq][1] = (sq - 1) as u8;
+        }
+        if sq % 4 != 3 {
+            t[sq][2] = (sq + 1) as u8;
+        }
+        if sq + 4 < 8 {
+            t[sq][3] = (sq + 4) as u8;
+        }
+        sq += 1;
+    }
+    t
+};
+
 /// 2x4: `J_2X4[src][dst]` = the index j of `dst` among `src`'s four sorted destinations.
 const J_2X4: [[u8; 8]; 8] = {
     let mut t = [[0u8; 8]; 8];
@@ -444,6 +469,11 @@ impl Rules {
     /// rank, 3 next file (ascending square order; `3 - dir` is the opposite direction).
     #[inline]
     fn step(&self, sq: usize, dir: usize) -> Option<usize> {
+        if self.layout == Layout::TwoByFour {
+            // The same neighbours from a table: no division in the solver's hot loop.
+            let t = STEP_2X4[sq & 7][dir & 3];
+            return (t != NO_SQUARE).then_some(t as usize);
+        }
         let r = self.ranks;
         match dir {
             0 => sq.checked_sub(r),
@@ -1262,7 +1292,7 @@ impl Cdc {
                     .iter()
                     .map(|&h| h as usize)
                     .sum::<usize>();
-            left == 0 || !(b.contains(&DOWN) || !r.for_each_move(b, next, |_, _| false))
+            left == 0 || !b.contains(&DOWN) && r.for_each_move(b, next, |_, _| false)
         };
         let mut best = f64::NEG_INFINITY;
         let total: u32 = hidden.iter().map(|&h| h as u32).sum();

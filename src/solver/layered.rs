@@ -491,8 +491,8 @@ pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Soluti
         let (l, r) = index.rank_key_unchecked(k);
         (l as usize, r as u32)
     };
-    let unrank = |level: usize, r: u32| -> Result<u64, SolveError> {
-        index.unrank_key(level as u32, r as u64).ok_or_else(|| {
+    let unrank = |level: usize, r: u32, hint: &mut usize| -> Result<u64, SolveError> {
+        index.unrank_key_near(level as u32, r as u64, hint).ok_or_else(|| {
             invariant(
                 g,
                 format!("rank {r} of level {level} was reached but names no position"),
@@ -513,8 +513,9 @@ pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Soluti
                 .par_chunks(CHUNK)
                 .map(|chunk| {
                     let mut fresh = Vec::new();
+                    let mut hint = 0;
                     for &r in chunk {
-                        let key = unrank(level, r)?;
+                        let key = unrank(level, r, &mut hint)?;
                         g.expand_key(
                             key,
                             &mut |k| {
@@ -561,8 +562,9 @@ pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Soluti
                 let mut best = Vec::with_capacity(chunk.len());
                 let mut counts = Vec::with_capacity(chunk.len());
                 let mut succ = Vec::new();
+                let mut hint = 0;
                 for &r in chunk {
-                    let key = unrank(level, r)?;
+                    let key = unrank(level, r, &mut hint)?;
                     let before = succ.len();
                     let b = g.expand_key(
                         key,
