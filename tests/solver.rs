@@ -400,3 +400,19 @@ fn draws_are_stored_as_positive_zero() {
             .all(|v| v.to_bits() != (-0.0f64).to_bits())
     );
 }
+
+/// The CDC solve on keys (`docs/solver.md`, "Solving on keys") gives the generic layered
+/// solve's solution byte for byte: same keys, same value bits, under the default draw rules,
+/// a no-progress limit that ends every plain move, and no repetition rule. (The move rules of
+/// the other kinds are checked position by position in `solver::layered`'s unit tests.)
+#[test]
+fn cdc_keyed_solve_equals_the_generic_layered_solve() {
+    for v in ["PPPP", "PPPP,no_progress=1", "PPPP,repetition=off"] {
+        let g = cdc(v);
+        let keyed = solve(&g, &quiet).unwrap();
+        let generic = tabula::solver::layered::solve(&g, &quiet).unwrap();
+        assert_eq!(keyed.keys(), generic.keys(), "{v}");
+        let bits = |s: &Solution<u64>| s.values().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&keyed), bits(&generic), "{v}");
+    }
+}

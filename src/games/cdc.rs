@@ -227,6 +227,31 @@ fn can_capture(att: u8, def: u8) -> bool {
     }
 }
 
+/// No neighbour in [`STEP_2X4`].
+const NO_SQUARE: u8 = u8::MAX;
+
+/// 2x4: `STEP_2X4[sq][dir]` = [`Rules::step`] on the 2x4 board (4 ranks, 2 files).
+const STEP_2X4: [[u8; 4]; 8] = {
+    let mut t = [[NO_SQUARE; 4]; 8];
+    let mut sq = 0;
+    while sq < 8 {
+        if sq >= 4 {
+            t[sq][0] = (sq - 4) as u8;
+        }
+        if sq % 4 != 0 {
+            t[sq][1] = (sq - 1) as u8;
+        }
+        if sq % 4 != 3 {
+            t[sq][2] = (sq + 1) as u8;
+        }
+        if sq + 4 < 8 {
+            t[sq][3] = (sq + 4) as u8;
+        }
+        sq += 1;
+    }
+    t
+};
+
 /// 2x4: `J_2X4[src][dst]` = the index j of `dst` among `src`'s four sorted destinations.
 const J_2X4: [[u8; 8]; 8] = {
     let mut t = [[0u8; 8]; 8];
@@ -444,6 +469,11 @@ impl Rules {
     /// rank, 3 next file (ascending square order; `3 - dir` is the opposite direction).
     #[inline]
     fn step(&self, sq: usize, dir: usize) -> Option<usize> {
+        if self.layout == Layout::TwoByFour {
+            // The same neighbours from a table: no division in the solver's hot loop.
+            let t = STEP_2X4[sq & 7][dir & 3];
+            return (t != NO_SQUARE).then_some(t as usize);
+        }
         let r = self.ranks;
         match dir {
             0 => sq.checked_sub(r),
@@ -1197,6 +1227,123 @@ impl Cdc {
     pub fn test_positions(&self) -> Vec<CdcState2x4> {
         self.rules.test_positions()
     }
+
+    /// The layered solver's step on a key (`docs/solver.md`, "Solving on keys"): expands the
+    /// decision position `key` (pending flip 0, fresh draw counters) without building states.
+    /// Each internal move (a plain move to a live position, same level) gives its successor's
+    /// key to `internal`; each exit's decision positions (one level lower, the other colour to
+    /// move) go to `lower`, which answers their value for their side to move. Returns the best
+    /// exit value for the mover (`-inf` when every move is internal).
+    ///
+    /// Same values, bit for bit, as the generic path through `Game`: actions in the order of
+    /// `legal_actions` (flips by square, then moves by (src, dst)), a flip's outcomes in
+    /// outcome order with the same probabilities, summed from 0 in that order, and
+    /// [`Rules::settle`]'s checks of the successor in its order (no-progress, then the loss of
+    /// the side to move; one plain move never completes a repetition).
+    #[inline]
+    pub(crate) fn expand_key(
+        &self,
+        key: u64,
+        internal: &mut impl FnMut(u64),
+        lower: &mut impl FnMut(u64) -> f64,
+    ) -> f64 {
+        let r = &self.rules;
+        let mut board = [EMPTY; 8];
+        for (sq, b) in board.iter_mut().enumerate() {
+            *b = ((key >> (4 * sq)) & 15) as u8;
+        }
+        let aux = key >> 32;
+        let mover = match aux & 3 {
+            1 => Some(Colour::Red),
+            2 => Some(Colour::Black),
+            _ => None,
+        };
+        let radix = (aux >> 8) as u32;
+        let mut hidden = [0u8; CKINDS];
+        let mut rest = radix;
+        for (ck, h) in hidden.iter_mut().enumerate() {
+            let m = r.material[ck % KINDS] as u32;
+            if m > 0 {
+                *h = (rest % (m + 1)) as u8;
+                rest /= m + 1;
+            }
+        }
+        let side_code = |c: Colour| -> u64 {
+            match c {
+                Colour::Red => 1,
+                Colour::Black => 2,
+            }
+        };
+        let pack = |b: &[u8; 8], next: Colour, radix: u32| -> u64 {
+            let mut k = 0u64;
+            for (sq, &c) in b.iter().enumerate() {
+                k |= (c as u64) << (4 * sq);
+            }
+            k | (side_code(next) | (radix as u64) << 8) << 32
+        };
+        // `Rules::settle` on a successor with `next` to move: does `next` lose at once?
+        let loses = |b: &[u8; 8], hidden: &[u8; CKINDS], next: Colour| -> bool {
+            let lo = next.index() * KINDS;
+            let left = b
+                .iter()
+                .filter(|&&t| t >= PIECE0 && ck_colour(t - PIECE0) == next)
+                .count()
+                + hidden[lo..lo + KINDS]
+                    .iter()
+                    .map(|&h| h as usize)
+                    .sum::<usize>();
+            left == 0 || !b.contains(&DOWN) && r.for_each_move(b, next, |_, _| false)
+        };
+        let mut best = f64::NEG_INFINITY;
+        let total: u32 = hidden.iter().map(|&h| h as u32).sum();
+        for sq in 0..8 {
+            if board[sq] != DOWN {
+                continue;
+            }
+            let mut sum = 0.0;
+            for ck in 0..CKINDS {
+                let h = hidden[ck];
+                if h == 0 {
+                    continue;
+                }
+                let prob = h as f64 / total as f64;
+                let mut b = board;
+                b[sq] = PIECE0 + ck as u8;
+                let mut hid = hidden;
+                hid[ck] -= 1;
+                let next = mover.unwrap_or(ck_colour(ck as u8)).other();
+                let v = if loses(&b, &hid, next) {
+                    1.0
+                } else {
+                    -lower(pack(&b, next, radix - r.place[ck]))
+                };
+                sum += prob * v;
+            }
+            best = best.max(sum);
+        }
+        if let Some(c) = mover {
+            let next = c.other();
+            r.for_each_move(&board, c, |src, dst| {
+                let captured = board[dst] >= PIECE0;
+                let mut b = board;
+                b[dst] = b[src];
+                b[src] = EMPTY;
+                let v = if !captured && r.no_progress <= 1 {
+                    0.0
+                } else if loses(&b, &hidden, next) {
+                    1.0
+                } else if captured {
+                    -lower(pack(&b, next, radix))
+                } else {
+                    internal(pack(&b, next, radix));
+                    return true;
+                };
+                best = best.max(v);
+                true
+            });
+        }
+        best
+    }
 }
 
 impl Cdc4x8 {
@@ -1344,6 +1491,13 @@ impl crate::solver::Solvable for Cdc {
         Some(Box::new(crate::solver::index::CdcIndex::new(
             &self.material(),
         )))
+    }
+
+    fn solve_keyed(
+        &self,
+        progress: &(dyn Fn(crate::solver::Progress) + Sync),
+    ) -> Option<Result<crate::solver::Solution<u64>, crate::solver::SolveError>> {
+        Some(crate::solver::layered::solve_cdc(self, progress))
     }
 }
 

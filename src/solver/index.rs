@@ -104,6 +104,23 @@ const BINOM: [[u64; SQUARES + 1]; SQUARES + 1] = {
     t
 };
 
+/// `NIBBLES[set]`: a 1 in the nibble of each square of the 8-bit `set`.
+const NIBBLES: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut set = 0;
+    while set < 256 {
+        let mut sq = 0;
+        while sq < SQUARES {
+            if set >> sq & 1 == 1 {
+                t[set] |= 1 << (4 * sq);
+            }
+            sq += 1;
+        }
+        set += 1;
+    }
+    t
+};
+
 const FACT: [u64; SQUARES + 1] = [1, 1, 2, 6, 24, 120, 720, 5040, 40320];
 
 impl CdcIndex {
@@ -283,14 +300,47 @@ impl CdcIndex {
         Some((level, offset + 2 * rank + side))
     }
 
+    /// The (level, rank) of the key of a decision position the game made (material not
+    /// re-checked); `(u32::MAX, u64::MAX)` for a key no well-formed position has.
+    #[inline]
+    pub(crate) fn rank_key_unchecked(&self, key: u64) -> (u32, u64) {
+        self.rank_key_checked::<false>(key)
+            .unwrap_or((u32::MAX, u64::MAX))
+    }
+
+    /// The size of `level`'s rank space (0 above the top).
+    pub fn level_size_of(&self, level: u32) -> u64 {
+        self.sizes.get(level as usize).copied().unwrap_or(0)
+    }
+
     /// The key of rank `r` in `level`, or `None` outside the rank space (or the start
     /// position with a colour to move).
     pub fn unrank_key(&self, level: u32, r: u64) -> Option<u64> {
+        self.unrank_key_near(level, r, &mut 0)
+    }
+
+    /// [`CdcIndex::unrank_key`], starting the class search at `*hint` (a class index of the
+    /// level, updated to the one found): ascending ranks mostly stay in one class, so a
+    /// run of them skips the search.
+    #[inline]
+    pub(crate) fn unrank_key_near(&self, level: u32, r: u64, hint: &mut usize) -> Option<u64> {
         let classes = self.classes.get(level as usize)?;
         if r >= self.sizes[level as usize] {
             return None;
         }
-        let i = classes.partition_point(|c| c.offset <= r) - 1;
+        let fits = |i: usize| {
+            i < classes.len()
+                && classes[i].offset <= r
+                && classes.get(i + 1).is_none_or(|c| r < c.offset)
+        };
+        let i = if fits(*hint) {
+            *hint
+        } else if fits(*hint + 1) {
+            *hint + 1
+        } else {
+            classes.partition_point(|c| c.offset <= r) - 1
+        };
+        *hint = i;
         let class = &classes[i];
         let local = r - class.offset;
         let side_bit = local & 1;
@@ -306,11 +356,8 @@ impl CdcIndex {
             let b = BINOM[left][k];
             let set = self.pdep[rem * 256 + self.colex_set[k][(rank % b) as usize] as usize];
             rank /= b;
-            for sq in 0..SQUARES {
-                if set >> sq & 1 == 1 {
-                    board |= (t as u64) << (4 * sq);
-                }
-            }
+            // One nibble of value `t` on each square of `set`.
+            board |= t as u64 * NIBBLES[set as usize];
             rem &= !(set as usize);
             left -= k;
         }

@@ -39,9 +39,10 @@ use std::sync::atomic::{AtomicU64, Ordering as Atomic};
 
 use rayon::prelude::*;
 
-use super::index::PerfectIndex;
+use super::index::{CdcIndex, PerfectIndex};
 use super::{Progress, Solution, Solvable, SolveError, value_for_pooled};
 use crate::game::{Action, ChanceOutcome, Game, Turn};
+use crate::games::Cdc;
 
 /// Positions per parallel work unit.
 const CHUNK: usize = 2048;
@@ -382,6 +383,14 @@ fn solve_level<G: Solvable>(
         keys.extend(k);
         succ.extend(s);
     }
+    Ok((fixed_point(ranks, best, pending, succ), keys))
+}
+
+/// The exact fixed point of one level (module docs, 2b): `best` and `pending` by rank (exit
+/// values and internal-move counts; ranks not reachable untouched), `succ` the internal
+/// successors' ranks of `ranks` in their order. Returns the values by rank.
+fn fixed_point(ranks: &[u32], mut best: Vec<f64>, mut pending: Vec<u32>, succ: Vec<u32>) -> Vec<f64> {
+    let size = best.len();
 
     // Predecessor lists (CSR by rank), filled in rank order.
     let mut pred_start = vec![0u32; size + 1];
@@ -463,5 +472,209 @@ fn solve_level<G: Solvable>(
         // depending on the order positions settled in, and the stored bytes would follow it.
         value[p] += 0.0;
     }
-    Ok((value, keys))
+        value
+}
+
+/// The layered solve of 2x4 Chinese dark chess on keys alone (`docs/solver.md`, "Solving on
+/// keys"): the same two passes and the same fixed point as [`solve`], but a position is
+/// expanded straight from its key ([`Cdc::expand_key`]) and its successors ranked from
+/// theirs, so no game state is built, copied or re-checked in the hot loops. The solution is
+/// the one [`solve`] gives, byte for byte (tested).
+pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Solution<u64>, SolveError> {
+    let index = CdcIndex::new(&g.material());
+    let top = g.level(&g.initial_state()) as usize;
+    let sizes: Vec<usize> = (0..=top)
+        .map(|l| index.level_size_of(l as u32) as usize)
+        .collect();
+    // Keys the game made always rank, and a move never raises the level (checked in debug).
+    let place = |k: u64| -> (usize, u32) {
+        let (l, r) = index.rank_key_unchecked(k);
+        (l as usize, r as u32)
+    };
+    let unrank = |level: usize, r: u32, hint: &mut usize| -> Result<u64, SolveError> {
+        index.unrank_key_near(level as u32, r as u64, hint).ok_or_else(|| {
+            invariant(
+                g,
+                format!("rank {r} of level {level} was reached but names no position"),
+            )
+        })
+    };
+
+    // Pass 1, top-down: reachability.
+    let bits: Vec<Bits> = sizes.iter().map(|&n| Bits::new(n)).collect();
+    let (l0, r0) = place(g.key(&g.initial_state()));
+    bits[l0].set(r0);
+    let mut levels = vec![Vec::new(); sizes.len()];
+    let mut found = 0u64;
+    for level in (0..sizes.len()).rev() {
+        let mut frontier = bits[level].ranks();
+        while !frontier.is_empty() {
+            let next: Vec<Result<Vec<u32>, SolveError>> = frontier
+                .par_chunks(CHUNK)
+                .map(|chunk| {
+                    let mut fresh = Vec::new();
+                    let mut hint = 0;
+                    for &r in chunk {
+                        let key = unrank(level, r, &mut hint)?;
+                        g.expand_key(
+                            key,
+                            &mut |k| {
+                                let (l, rk) = place(k);
+                                debug_assert_eq!(l, level);
+                                if bits[l].set(rk) {
+                                    fresh.push(rk);
+                                }
+                            },
+                            &mut |k| {
+                                let (l, rk) = place(k);
+                                debug_assert!(l < level);
+                                bits[l].set(rk);
+                                0.0
+                            },
+                        );
+                    }
+                    Ok(fresh)
+                })
+                .collect();
+            frontier = Vec::new();
+            for f in next {
+                frontier.extend(f?);
+            }
+        }
+        levels[level] = bits[level].ranks();
+        found += levels[level].len() as u64;
+        progress(Progress::Found(found));
+    }
+    drop(bits);
+
+    // Pass 2, bottom-up: values.
+    let total: u64 = levels.iter().map(|l| l.len() as u64).sum();
+    let mut values: Vec<Vec<f64>> = Vec::with_capacity(levels.len());
+    let mut pairs: Vec<(u64, f64)> = Vec::with_capacity(total as usize);
+    let mut done = 0u64;
+    for (level, ranks) in levels.iter().enumerate() {
+        let size = sizes[level];
+        let lower = &values;
+        let chunks: Vec<Result<ChunkEdges<u64>, SolveError>> = ranks
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut keys = Vec::with_capacity(chunk.len());
+                let mut best = Vec::with_capacity(chunk.len());
+                let mut counts = Vec::with_capacity(chunk.len());
+                let mut succ = Vec::new();
+                let mut hint = 0;
+                for &r in chunk {
+                    let key = unrank(level, r, &mut hint)?;
+                    let before = succ.len();
+                    let b = g.expand_key(
+                        key,
+                        &mut |k| succ.push(place(k).1),
+                        &mut |k| {
+                            let (l, rk) = place(k);
+                            lower[l][rk as usize]
+                        },
+                    );
+                    keys.push(key);
+                    best.push(b);
+                    counts.push((succ.len() - before) as u32);
+                }
+                Ok((keys, best, counts, succ))
+            })
+            .collect();
+        let mut keys = Vec::with_capacity(ranks.len());
+        let mut best = vec![f64::NEG_INFINITY; size];
+        let mut pending = vec![0u32; size];
+        let mut succ = Vec::new();
+        let mut at = 0;
+        for c in chunks {
+            let (k, b, p, s) = c?;
+            for i in 0..b.len() {
+                let r = ranks[at + i] as usize;
+                best[r] = b[i];
+                pending[r] = p[i];
+            }
+            at += b.len();
+            keys.extend(k);
+            succ.extend(s);
+        }
+        let v = fixed_point(ranks, best, pending, succ);
+        pairs.extend(keys.into_iter().zip(ranks.iter().map(|&r| v[r as usize])));
+        done += ranks.len() as u64;
+        values.push(v);
+        progress(Progress::Valued { done, total });
+    }
+    drop(values);
+    Ok(Solution::from_pairs(g.variant(), pairs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fixed pseudo-value in [-1, 1) per key, standing in for solved lower levels.
+    fn pseudo(k: u64) -> f64 {
+        let h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (k >> 29);
+        (h >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+
+    /// [`Cdc::expand_key`] against the generic step through `Game` (the one [`solve`]
+    /// takes) on a spread of well-formed positions of every level: the same internal
+    /// successors in the same order and the same best exit value, bit for bit.
+    #[test]
+    fn expand_key_matches_the_game_api() {
+        let mut checked = 0;
+        for material in ["KCPP", "KGMR", "GMCP", "CCPP", "KGMC,no_progress=1"] {
+            let g = match format!("cdc:{material}").parse::<crate::AnyGame>().unwrap() {
+                crate::AnyGame::Cdc(g) => g,
+                _ => unreachable!(),
+            };
+            let index = CdcIndex::new(&g.material());
+            let mut actions = Vec::new();
+            let mut pool = Vec::new();
+            for level in 0..=16u32 {
+                let size = index.level_size_of(level);
+                let step = (size / 300).max(1);
+                for r in (0..size).step_by(step as usize) {
+                    let Some(key) = index.unrank_key(level, r) else {
+                        continue;
+                    };
+                    let s = g.state_from_key(key).unwrap();
+                    let Turn::Player(mover) = g.turn(&s) else {
+                        continue;
+                    };
+                    let mut want = Vec::new();
+                    let mut want_best = f64::NEG_INFINITY;
+                    g.legal_actions(&s, &mut actions);
+                    for &a in &actions {
+                        let child = g.apply(&s, a);
+                        match g.turn(&child) {
+                            Turn::Player(_) if g.level(&child) == level => {
+                                want.push(g.key(&child))
+                            }
+                            _ => {
+                                let lookup = |t: &<Cdc as Game>::State| {
+                                    assert_eq!(g.level(t), level - 1);
+                                    Some(pseudo(g.key(t)))
+                                };
+                                let v =
+                                    value_for_pooled(&g, &child, mover, &lookup, &mut pool, 0)
+                                        .unwrap();
+                                want_best = want_best.max(v);
+                            }
+                        }
+                    }
+                    let mut got = Vec::new();
+                    let got_best = g.expand_key(key, &mut |k| got.push(k), &mut pseudo);
+                    assert_eq!(got, want, "{material}: internal moves of {key:#x}");
+                    assert_eq!(
+                        got_best.to_bits(),
+                        want_best.to_bits(),
+                        "{material}: best exit of {key:#x}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+    }
 }

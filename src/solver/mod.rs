@@ -60,6 +60,15 @@ pub trait Solvable: Game {
     fn perfect_index(&self) -> Option<Box<dyn index::PerfectIndex<Self>>> {
         None
     }
+
+    /// Layered games with a solve of their own on keys ([`layered::solve_cdc`]), which
+    /// [`solve`] prefers; `None` (the default) runs the generic [`layered::solve`].
+    fn solve_keyed(
+        &self,
+        _progress: &(dyn Fn(Progress) + Sync),
+    ) -> Option<Result<Solution<Self::Key>, SolveError>> {
+        None
+    }
 }
 
 /// Errors of the solver.
@@ -281,7 +290,10 @@ pub fn solve<G: Solvable>(
         })?;
     match g.method() {
         Method::Acyclic => acyclic::solve(g, progress),
-        Method::Layered => layered::solve(g, progress),
+        Method::Layered => match g.solve_keyed(progress) {
+            Some(solved) => solved,
+            None => layered::solve(g, progress),
+        },
     }
 }
 
