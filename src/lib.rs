@@ -25,6 +25,7 @@ pub mod games;
 pub mod learner;
 pub mod learners;
 pub mod matches;
+pub mod nn;
 pub mod play;
 pub mod players;
 pub mod record;
