@@ -292,7 +292,14 @@ mod tests {
 
     #[test]
     fn every_game_encodes_its_decision_states() {
-        for v in ["ewn:3x3x3", "cdc:PPPP", "cdc:KGMR", "c4:5x4", "checkers:5x5-3", "cdc:4x8"] {
+        for v in [
+            "ewn:3x3x3",
+            "cdc:PPPP",
+            "cdc:KGMR",
+            "c4:5x4",
+            "checkers:5x5-3",
+            "cdc:4x8",
+        ] {
             let any: AnyGame = v.parse().unwrap();
             let distinct = crate::with_game!(&any, |g| check(g, 20));
             assert!(distinct > 5, "{v}: only {distinct} distinct encodings");

@@ -26,6 +26,7 @@
 //!
 //! How to add a learner: docs/learners.md.
 
+pub mod network;
 pub mod tabular;
 
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,7 @@ use crate::runs::{RunError, Settings, SpecError};
 use crate::search::Evaluator;
 use crate::store::{ObjectHash, Record, Store, StoreError};
 
+pub use network::Network;
 pub use tabular::TabularAz;
 
 /// A metric a learner (or the evaluation) declares: its name in the store's long table
@@ -247,15 +249,19 @@ pub enum LearnerKind {
     #[default]
     #[serde(rename = "tabular-az")]
     TabularAz,
+    /// AlphaZero with a neural network ([`Network`], docs/network.md).
+    #[serde(rename = "network")]
+    Network,
 }
 
 impl LearnerKind {
     /// Every learner's name, for error messages.
-    pub const NAMES: &'static str = "tabular-az";
+    pub const NAMES: &'static str = "tabular-az, network";
 
     pub fn name(self) -> &'static str {
         match self {
             LearnerKind::TabularAz => "tabular-az",
+            LearnerKind::Network => "network",
         }
     }
 }
@@ -270,6 +276,11 @@ macro_rules! with_learner {
             $crate::learners::LearnerKind::TabularAz => {
                 #[allow(dead_code)]
                 type $l<GG> = $crate::learners::TabularAz<<GG as $crate::game::Game>::Key>;
+                $body
+            }
+            $crate::learners::LearnerKind::Network => {
+                #[allow(dead_code)]
+                type $l<GG> = $crate::learners::Network<GG>;
                 $body
             }
         }

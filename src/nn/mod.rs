@@ -233,7 +233,14 @@ impl Layout {
 
     /// Adds to `g` the gradient of one position's loss, given the forward pass in `s` and the
     /// loss's gradients with respect to the logits (`dlogits`) and the value before tanh.
-    pub fn backward(&self, p: &[f32], s: &mut Scratch, dlogits: &[f32], dvalue: f32, g: &mut [f32]) {
+    pub fn backward(
+        &self,
+        p: &[f32],
+        s: &mut Scratch,
+        dlogits: &[f32],
+        dvalue: f32,
+        g: &mut [f32],
+    ) {
         let Scratch {
             acts, d, d2, d3, ..
         } = s;
@@ -504,7 +511,14 @@ pub struct Losses {
 
 /// The loss of one example (policy cross-entropy over the legal actions plus the squared
 /// error of the value on the [-1, 1] scale, as in AlphaZero), its gradient added to `g`.
-fn example_grad(l: &Layout, p: &[f32], e: &Example, s: &mut Scratch, g: &mut [f32], dl: &mut [f32]) -> (f64, f64) {
+fn example_grad(
+    l: &Layout,
+    p: &[f32],
+    e: &Example,
+    s: &mut Scratch,
+    g: &mut [f32],
+    dl: &mut [f32],
+) -> (f64, f64) {
     let pre = l.forward(p, &e.x, s);
     let mut probs = vec![0.0f64; e.legal.len()];
     legal_softmax(&s.logits, &e.legal, &mut probs);

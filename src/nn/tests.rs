@@ -129,7 +129,11 @@ fn outputs_do_not_depend_on_the_batch() {
                 for (k, e) in examples[start..start + batch].iter().enumerate() {
                     let v = l.forward(&p, &e.x, &mut s);
                     let bits: Vec<u32> = s.logits.iter().map(|x| x.to_bits()).collect();
-                    assert_eq!((bits, v.to_bits()), alone[start + k], "{arch:?} batch {batch}");
+                    assert_eq!(
+                        (bits, v.to_bits()),
+                        alone[start + k],
+                        "{arch:?} batch {batch}"
+                    );
                 }
             }
         }
