@@ -240,6 +240,22 @@ pub fn settings_of(s: &Settings) -> NetworkSettings {
     s.learner.network.clone().unwrap_or_default()
 }
 
+/// `checkout RUN@I` of a network run: the network a checkpoint root describes (`None`: the
+/// untrained one), restored and checkpointed again; returns the root of its full checkpoint
+/// (its identity: equal to the stored root), its parameters, the checkpoint's encoded bytes
+/// and |A|.
+pub fn checked_out<G: Game>(
+    g: &G,
+    ctx: LearnerContext<'_>,
+    store: &Store,
+    root: Option<&ObjectHash>,
+    iteration: u32,
+) -> Result<(ObjectHash, u64, u64, usize), RunError> {
+    let net = <Network<G> as Learner<G>>::restore(g, ctx, store, root)?;
+    let c = Learner::checkpoint(&net, g, ctx, iteration, None)?;
+    Ok((c.root, net.parameters() as u64, c.bytes, g.num_actions()))
+}
+
 /// `network-params/v1`: a network's weights, in layout order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ParamsRecord {
