@@ -701,3 +701,107 @@ impl<G: Game> Learner<G> for Network<G> {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runs::RunConfig;
+
+    const BASE: &str = "variant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\n\
+                        games_per_iteration = 10\nwindow = 2\n[learner]\nkind = \"network\"\n";
+
+    fn parse(extra: &str) -> Result<RunConfig, String> {
+        RunConfig::from_toml(&format!("{BASE}{extra}"), "x").map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn settings_default_to_the_2023_study_and_parse() {
+        let c = parse("").unwrap();
+        assert_eq!(settings_of(&c.settings), NetworkSettings::default());
+        let c = parse(
+            "[learner.network]\narch = \"resnet\"\nblocks = 3\nchannels = 8\n\
+             optimizer = \"adam\"\nlr = [[1, 0.1], [2, 0.01]]\nreplay_games = 20\n",
+        )
+        .unwrap();
+        let n = settings_of(&c.settings);
+        assert_eq!((n.arch, n.blocks, n.channels), (ArchKind::ResNet, 3, 8));
+        assert_eq!((n.lr_at(1), n.lr_at(2), n.lr_at(9)), (0.1, 0.01, 0.01));
+        // Tabular runs' settings do not name the network (their hashes do not move).
+        let t = RunConfig::from_toml("variant = \"ewn:3x3x3\"\niterations = 1\n", "x").unwrap();
+        let json = serde_json::to_string(&t.settings).unwrap();
+        assert!(!json.contains("network"), "{json}");
+    }
+
+    #[test]
+    fn bad_settings_name_the_key() {
+        let cases = [
+            ("arch = \"transformer\"", "arch"),
+            ("hidden = [0]", "learner.network.hidden"),
+            ("channels = 0", "learner.network.channels"),
+            ("blocks = 99", "learner.network.blocks"),
+            ("optimizer = \"lbfgs\"", "optimizer"),
+            ("lr = []", "learner.network.lr"),
+            ("lr = [[2, 0.1]]", "learner.network.lr"),
+            ("lr = [[1, 0.1], [1, 0.01]]", "learner.network.lr[1]"),
+            ("lr = [[1, -0.1]]", "learner.network.lr[0]"),
+            ("momentum = 1.0", "learner.network.momentum"),
+            ("adam_beta2 = -0.5", "learner.network.adam_beta2"),
+            ("adam_eps = 0.0", "learner.network.adam_eps"),
+            ("weight_decay = -1.0", "learner.network.weight_decay"),
+            ("batch_size = 0", "learner.network.batch_size"),
+            ("train_steps = 2000000", "learner.network.train_steps"),
+            ("replay_games = 0", "learner.network.replay_games"),
+            ("replay_games = 21", "learner.network.replay_games"),
+            ("bogus = 1", "bogus"),
+        ];
+        for (line, key) in cases {
+            let e = parse(&format!("[learner.network]\n{line}\n")).unwrap_err();
+            assert!(e.contains(key), "{line}: {e}");
+        }
+        let e = RunConfig::from_toml(
+            "variant = \"ewn:3x3x3\"\niterations = 1\n[learner.network]\nhidden = [4]\n",
+            "x",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("learner.network") && e.contains("kind"), "{e}");
+    }
+
+    /// A network on a real game: a position's priors and value are the same bits through the
+    /// evaluator alone and after any other positions (the search's batch of one and the
+    /// evaluation's loops agree).
+    #[test]
+    fn a_positions_output_does_not_depend_on_what_came_before() {
+        let g = crate::games::Ewn::new(3, 3, 3).unwrap();
+        let c = parse("[learner.network]\narch = \"resnet\"\nblocks = 1\nchannels = 4\n").unwrap();
+        let ctx = LearnerContext {
+            settings: &c.settings,
+            model_seed: 9,
+        };
+        let net = <Network<crate::games::Ewn> as Learner<_>>::new(&g, ctx).unwrap();
+        let states = g.test_positions();
+        let mut legal = Vec::new();
+        let alone: Vec<(Vec<u64>, u64)> = states
+            .iter()
+            .map(|s| {
+                g.legal_actions(s, &mut legal);
+                let mut p = vec![0.0; legal.len()];
+                let v = net.eval().priors_value(s, &legal, &mut p);
+                (p.iter().map(|x| x.to_bits()).collect(), v.to_bits())
+            })
+            .collect();
+        let mut ev = net.eval();
+        for (s, want) in states.iter().zip(&alone).rev() {
+            g.legal_actions(s, &mut legal);
+            let mut p = vec![0.0; legal.len()];
+            let v = ev.priors_value(s, &legal, &mut p);
+            assert_eq!(
+                &(
+                    p.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                    v.to_bits()
+                ),
+                want
+            );
+        }
+    }
+}
