@@ -411,6 +411,20 @@ impl<G: Game> Network<G> {
         self.layout.forward(&self.params, x, scratch)
     }
 
+    /// The values (before tanh) and logits (|A| per position, in order) of a batch of
+    /// decision states: each position goes through the same code as alone, so its outputs
+    /// are the same bits in any batch (docs/network.md).
+    pub fn infer_batch(&self, states: &[G::State], values: &mut Vec<f32>, logits: &mut Vec<f32>) {
+        let mut x = vec![0.0; self.layout.input().len()];
+        let mut scratch = self.layout.scratch();
+        values.clear();
+        logits.clear();
+        for s in states {
+            values.push(self.infer(s, &mut x, &mut scratch));
+            logits.extend_from_slice(&scratch.logits);
+        }
+    }
+
     /// A leaf evaluator with buffers of its own.
     pub fn eval(&self) -> NetEval<'_, G> {
         NetEval {
