@@ -386,27 +386,33 @@ fn span(k: usize, n: usize) -> (usize, usize) {
     }
 }
 
-/// `out[o][y][x] = b[o] + sum_{i, ky, kx} w[o][i][ky][kx] in[i][y+ky-1][x+kx-1]`, the sum in
-/// the order (i, ky, kx).
+/// `out[o][y][x] = b[o] + sum_{i, ky, kx} w[o][i][ky][kx] in[i][y+ky-1][x+kx-1]` (zero
+/// outside the board), the sum in the order (i, ky, kx): for each input plane and tap, the
+/// shifted plane is formed once and added, scaled, to every output plane (the inner loop runs
+/// along a whole plane, across independent output elements).
 fn conv_forward(p: &[f32], c: &Conv, h: usize, w: usize, input: &[f32], out: &mut [f32]) {
     let area = h * w;
     for o in 0..c.cout {
-        let plane = &mut out[o * area..(o + 1) * area];
-        plane.fill(p[c.b + o]);
-        for i in 0..c.cin {
-            let src = &input[i * area..(i + 1) * area];
-            for ky in 0..3 {
-                let (y0, y1) = span(ky, h);
-                for kx in 0..3 {
-                    let (x0, x1) = span(kx, w);
+        out[o * area..(o + 1) * area].fill(p[c.b + o]);
+    }
+    let mut shifted = vec![0.0f32; area];
+    for i in 0..c.cin {
+        let src = &input[i * area..(i + 1) * area];
+        for ky in 0..3 {
+            let (y0, y1) = span(ky, h);
+            for kx in 0..3 {
+                let (x0, x1) = span(kx, w);
+                shifted.fill(0.0);
+                for y in y0..y1 {
+                    let sy = y + ky - 1;
+                    shifted[y * w + x0..y * w + x1]
+                        .copy_from_slice(&src[sy * w + x0 + kx - 1..sy * w + x1 + kx - 1]);
+                }
+                for o in 0..c.cout {
                     let wt = p[c.w + ((o * c.cin + i) * 3 + ky) * 3 + kx];
-                    for y in y0..y1 {
-                        let sy = y + ky - 1;
-                        let dst = &mut plane[y * w + x0..y * w + x1];
-                        let s = &src[sy * w + x0 + kx - 1..sy * w + x1 + kx - 1];
-                        for (d, &v) in dst.iter_mut().zip(s) {
-                            *d += wt * v;
-                        }
+                    let plane = &mut out[o * area..(o + 1) * area];
+                    for (d, &v) in plane.iter_mut().zip(&shifted) {
+                        *d += wt * v;
                     }
                 }
             }
