@@ -7,8 +7,6 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tabula::game::{Game, Turn};
 use tabula::games::ConnectFour;
 use tabula::learners::network::Network;
-use tabula::learners::{Learner, LearnerContext};
-use tabula::runs::RunConfig;
 use tabula::search::Search;
 
 fn network(c: &mut Criterion) {
@@ -34,12 +32,7 @@ fn network(c: &mut Criterion) {
              [eval]\nwr_p = false\nerrors = false\n[learner]\nkind = \"network\"\n\
              [learner.network]\n{net}\n"
         );
-        let cfg = RunConfig::from_toml(&spec, "bench").expect("valid spec");
-        let ctx = LearnerContext {
-            settings: &cfg.settings,
-            model_seed: 1,
-        };
-        let model = <Network<ConnectFour> as Learner<ConnectFour>>::new(&g, ctx).expect("c4");
+        let (model, cfg) = Network::from_spec(&g, &spec, 1).expect("valid spec");
         let (mut values, mut logits) = (Vec::new(), Vec::new());
         for n in [1usize, 64] {
             group.throughput(Throughput::Elements(n as u64));

@@ -11,8 +11,6 @@ use rayon::prelude::*;
 use tabula::game::{Game, Turn};
 use tabula::games::ConnectFour;
 use tabula::learners::network::Network;
-use tabula::learners::{Learner, LearnerContext};
-use tabula::runs::RunConfig;
 use tabula::search::Search;
 
 /// Decision states of a few random-ish games (every move the lowest legal column after a
@@ -51,12 +49,7 @@ fn main() {
              [eval]\nwr_p = false\nerrors = false\n[learner]\nkind = \"network\"\n\
              [learner.network]\n{net}\n"
         );
-        let cfg = RunConfig::from_toml(&spec, "throughput").expect("valid spec");
-        let ctx = LearnerContext {
-            settings: &cfg.settings,
-            model_seed: 1,
-        };
-        let model = <Network<ConnectFour> as Learner<ConnectFour>>::new(&g, ctx).expect("c4");
+        let (model, cfg) = Network::from_spec(&g, &spec, 1).expect("valid spec");
         println!("{label}: {} parameters", model.parameters());
         let states = positions(&g, 64 * 64);
         let (mut values, mut logits) = (Vec::new(), Vec::new());

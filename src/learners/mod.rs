@@ -207,6 +207,32 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
     fn metric_values(e: &Self::Evaluation) -> MetricValues;
 }
 
+/// Calls `f(state, legal actions, target counts, z)` for every decision of a stored game whose
+/// search was full, in move order: the training samples of both learners. `z` is the outcome
+/// of the record's own trajectory for the side to move.
+pub fn searched_decisions<G: Game>(
+    g: &G,
+    record: &GameRecord,
+    states: &[G::State],
+    mut f: impl FnMut(&G::State, &[Action], &[u32], f64),
+) {
+    let result = record.end.result();
+    let mut actions = Vec::new();
+    for (s, step) in states.iter().zip(&record.steps) {
+        let crate::game::Turn::Player(p) = g.turn(s) else {
+            continue;
+        };
+        if let crate::record::Step::Move {
+            search: Some(st), ..
+        } = step
+            && st.full
+        {
+            g.legal_actions(s, &mut actions);
+            f(s, &actions, st.target_counts(), result.score(p));
+        }
+    }
+}
+
 /// A trained model as a player (`model:RUN@I`), with its learner type erased: its greedy
 /// policy, or a PUCT search it guides.
 pub trait Model<G: Game>: Send + Sync {

@@ -21,13 +21,13 @@ use super::{
     Checkpoint, Encoded, EvalContext, Learner, LearnerContext, MetricDef, MetricValues, TrainReport,
 };
 use crate::encode::{Encoder, encoder};
-use crate::game::{Action, Game, Turn};
+use crate::game::{Action, Game};
 use crate::learner::metrics::{WinRate, win_rate_of};
 use crate::nn::{
     Arch, Example, Layout, Losses, OptimConfig, OptimState, Scratch, legal_softmax, train_step,
     unit_value,
 };
-use crate::record::{GameRecord, ReplayError, Step};
+use crate::record::{GameRecord, ReplayError};
 use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
 use crate::runs::{RunError, Settings, SpecError};
 use crate::search::Evaluator;
@@ -227,11 +227,7 @@ impl NetworkSettings {
 
     /// The learning rate of iteration `i` (1-based).
     pub fn lr_at(&self, i: u32) -> f64 {
-        self.lr
-            .iter()
-            .take_while(|(from, _)| *from <= i)
-            .last()
-            .map_or(self.lr[0].1, |x| x.1)
+        crate::runs::spec::scheduled(&self.lr, i)
     }
 }
 
@@ -392,6 +388,21 @@ impl<G: Game> Network<G> {
         })
     }
 
+    /// The untrained network of a run spec (TOML text) with model seed `model_seed`, and the
+    /// spec: for benchmarks and tools outside a run.
+    pub fn from_spec(
+        g: &G,
+        text: &str,
+        model_seed: u64,
+    ) -> Result<(Network<G>, crate::runs::RunConfig), RunError> {
+        let cfg = crate::runs::RunConfig::from_toml(text, "network")?;
+        let ctx = LearnerContext {
+            settings: &cfg.settings,
+            model_seed,
+        };
+        Ok((Network::build(g, ctx)?, cfg))
+    }
+
     /// Parameters in all.
     pub fn parameters(&self) -> usize {
         self.params.len()
@@ -543,39 +554,26 @@ impl<G: Game> Learner<G> for Network<G> {
         let Some(enc) = encoder(g) else {
             return Ok(());
         };
-        let result = record.end.result();
-        let mut actions = Vec::new();
         let mut first = true;
-        for (s, step) in states.iter().zip(&record.steps) {
-            let Turn::Player(p) = g.turn(s) else {
-                continue;
-            };
-            if let Step::Move {
-                search: Some(st), ..
-            } = step
-                && st.full
-            {
-                g.legal_actions(s, &mut actions);
-                let counts = st.target_counts();
-                let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
-                let target = counts
-                    .iter()
-                    .map(|&c| (f64::from(c) / total.max(1) as f64) as f32)
-                    .collect();
-                let mut x = vec![0.0; enc.planes().len()];
-                enc.encode(s, &mut x);
-                out.push(NetSample {
-                    example: Example {
-                        x,
-                        legal: actions.clone(),
-                        target,
-                        z: result.score(p) as f32,
-                    },
-                    first,
-                });
-                first = false;
-            }
-        }
+        super::searched_decisions(g, record, states, |s, legal, counts, z| {
+            let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+            let target = counts
+                .iter()
+                .map(|&c| (f64::from(c) / total.max(1) as f64) as f32)
+                .collect();
+            let mut x = vec![0.0; enc.planes().len()];
+            enc.encode(s, &mut x);
+            out.push(NetSample {
+                example: Example {
+                    x,
+                    legal: legal.to_vec(),
+                    target,
+                    z: z as f32,
+                },
+                first,
+            });
+            first = false;
+        });
         Ok(())
     }
 

@@ -103,12 +103,18 @@ pub struct Settings {
 impl Settings {
     /// beta of iteration `i` (1-based).
     pub fn beta(&self, i: u32) -> f64 {
-        self.learning_rate
-            .iter()
-            .take_while(|(from, _)| *from <= i)
-            .last()
-            .map_or(self.learning_rate[0].1, |x| x.1)
+        scheduled(&self.learning_rate, i)
     }
+}
+
+/// The value in force at iteration `i` of a schedule of (from_iteration, value) pairs,
+/// ascending, the first from iteration 1 (validated before use).
+pub fn scheduled(schedule: &[(u32, f64)], i: u32) -> f64 {
+    schedule
+        .iter()
+        .take_while(|(from, _)| *from <= i)
+        .last()
+        .map_or(schedule[0].1, |x| x.1)
 }
 
 /// A validated run spec.
