@@ -744,6 +744,15 @@ mod tests {
         assert!(!json.contains("network"), "{json}");
     }
 
+    /// The example spec is a tiny MLP on EWN 3x3x3 (docs/network.md).
+    #[test]
+    fn the_tiny_spec_parses() {
+        let c = RunConfig::from_toml(include_str!("../../runs/network-tiny.toml"), "x").unwrap();
+        assert_eq!(c.game.variant(), "ewn:3x3x3");
+        let n = settings_of(&c.settings);
+        assert_eq!((n.arch, n.hidden.clone()), (ArchKind::Mlp, vec![32]));
+    }
+
     #[test]
     fn bad_settings_name_the_key() {
         let cases = [
