@@ -17,6 +17,7 @@
 //! - [`start`]: start policies (the game's start, Go-Exploit);
 //! - [`runs`]: run specs, the iteration loop, run records, resume / branch / verify.
 
+pub mod encode;
 pub mod error;
 pub mod experiments;
 pub mod game;
@@ -24,6 +25,7 @@ pub mod games;
 pub mod learner;
 pub mod learners;
 pub mod matches;
+pub mod nn;
 pub mod play;
 pub mod players;
 pub mod record;

@@ -136,6 +136,36 @@ impl<G: Game> Truth<G> {
     }
 }
 
+impl<G: Game> Truth<G> {
+    /// ERR_p and MAE_v over S_test of any model: `model(s, legal, priors)` fills the priors
+    /// over the legal actions of test position `s` and returns its value on the [0, 1] scale.
+    /// Positions in S_test order, summed in that order.
+    pub fn test_errors(
+        &self,
+        g: &G,
+        mut model: impl FnMut(&G::State, &[Action], &mut [f64]) -> f64,
+    ) -> (f64, f64) {
+        let (mut err, mut mae) = (0.0, 0.0);
+        let mut priors = Vec::new();
+        for (key, solved) in &self.test {
+            let Ok(s) = g.state_from_key(*key) else {
+                continue;
+            };
+            priors.clear();
+            priors.resize(solved.legal.len(), 0.0);
+            let v = model(&s, &solved.legal, &mut priors);
+            err += priors
+                .iter()
+                .zip(&solved.action_values)
+                .map(|(p, v)| p * (solved.best - v))
+                .sum::<f64>();
+            mae += (solved.value - v).abs();
+        }
+        let n = self.test.len().max(1) as f64;
+        (err / n, mae / n)
+    }
+}
+
 /// Which metrics to compute.
 #[derive(Copy, Clone, Debug)]
 pub struct MetricsPlan {
@@ -232,12 +262,45 @@ pub fn win_rate<G: Game>(
     iteration: u32,
     games: u32,
 ) -> WinRate {
+    let n = g.num_actions();
+    win_rate_of(
+        g,
+        truth,
+        table.seed(),
+        iteration,
+        games,
+        || TableEval::new(table),
+        |eval, s, legal| greedy_action(&eval.entries(&g.key(s))[..n], legal),
+    )
+}
+
+/// WR_p of any player without search: `choose(state, s, legal)` picks its move (`state`:
+/// per-thread scratch made by `init`); game g draws from the stream `eval(i,g)` of `seed`.
+pub fn win_rate_of<G: Game, S>(
+    g: &G,
+    truth: &Truth<G>,
+    seed: u64,
+    iteration: u32,
+    games: u32,
+    init: impl Fn() -> S + Sync + Send,
+    choose: impl Fn(&mut S, &G::State, &[Action]) -> Action + Sync + Send,
+) -> WinRate {
     let scores: Vec<f64> = (0..games)
         .into_par_iter()
         .map_init(
-            || (TableEval::new(table), Vec::new(), Vec::new()),
-            |(eval, actions, outcomes), i| {
-                eval_game(g, eval, &truth.solution, iteration, i, actions, outcomes)
+            || (init(), Vec::new(), Vec::new()),
+            |(state, actions, outcomes), i| {
+                let mut pick = |s: &G::State, legal: &[Action]| choose(state, s, legal);
+                eval_game(
+                    g,
+                    &mut pick,
+                    &truth.solution,
+                    seed,
+                    iteration,
+                    i,
+                    actions,
+                    outcomes,
+                )
             },
         )
         .collect();
@@ -260,26 +323,24 @@ pub fn win_rate<G: Game>(
     }
 }
 
-/// One evaluation game; returns the table player's score.
+/// One evaluation game; returns the player's score.
+#[allow(clippy::too_many_arguments)]
 fn eval_game<G: Game>(
     g: &G,
-    eval: &mut TableEval<'_, G::Key>,
+    pick: &mut dyn FnMut(&G::State, &[Action]) -> Action,
     sol: &Solution<G::Key>,
+    seed: u64,
     iteration: u32,
     index: u32,
     actions: &mut Vec<Action>,
     outcomes: &mut Vec<ChanceOutcome>,
 ) -> f64 {
-    let mut rng = stream_fmt(
-        eval.table().seed(),
-        format_args!("eval({iteration},{index})"),
-    );
+    let mut rng = stream_fmt(seed, format_args!("eval({iteration},{index})"));
     let table_seat = if index.is_multiple_of(2) {
         Player::P0
     } else {
         Player::P1
     };
-    let n = g.num_actions();
     let end = crate::play::play_loop(
         g,
         g.initial_state(),
@@ -289,8 +350,7 @@ fn eval_game<G: Game>(
         |s, p, _, rng| -> Result<Decision, std::convert::Infallible> {
             if p == table_seat {
                 g.legal_actions(s, actions);
-                let key = g.key(s);
-                let action = greedy_action(&eval.entries(&key)[..n], actions);
+                let action = pick(s, actions);
                 return Ok(Decision::Play {
                     action,
                     search: None,

@@ -26,6 +26,7 @@
 //!
 //! How to add a learner: docs/learners.md.
 
+pub mod network;
 pub mod tabular;
 
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,7 @@ use crate::runs::{RunError, Settings, SpecError};
 use crate::search::Evaluator;
 use crate::store::{ObjectHash, Record, Store, StoreError};
 
+pub use network::Network;
 pub use tabular::TabularAz;
 
 /// A metric a learner (or the evaluation) declares: its name in the store's long table
@@ -205,6 +207,32 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
     fn metric_values(e: &Self::Evaluation) -> MetricValues;
 }
 
+/// Calls `f(state, legal actions, target counts, z)` for every decision of a stored game whose
+/// search was full, in move order: the training samples of both learners. `z` is the outcome
+/// of the record's own trajectory for the side to move.
+pub fn searched_decisions<G: Game>(
+    g: &G,
+    record: &GameRecord,
+    states: &[G::State],
+    mut f: impl FnMut(&G::State, &[Action], &[u32], f64),
+) {
+    let result = record.end.result();
+    let mut actions = Vec::new();
+    for (s, step) in states.iter().zip(&record.steps) {
+        let crate::game::Turn::Player(p) = g.turn(s) else {
+            continue;
+        };
+        if let crate::record::Step::Move {
+            search: Some(st), ..
+        } = step
+            && st.full
+        {
+            g.legal_actions(s, &mut actions);
+            f(s, &actions, st.target_counts(), result.score(p));
+        }
+    }
+}
+
 /// A trained model as a player (`model:RUN@I`), with its learner type erased: its greedy
 /// policy, or a PUCT search it guides.
 pub trait Model<G: Game>: Send + Sync {
@@ -247,15 +275,19 @@ pub enum LearnerKind {
     #[default]
     #[serde(rename = "tabular-az")]
     TabularAz,
+    /// AlphaZero with a neural network ([`Network`], docs/network.md).
+    #[serde(rename = "network")]
+    Network,
 }
 
 impl LearnerKind {
     /// Every learner's name, for error messages.
-    pub const NAMES: &'static str = "tabular-az";
+    pub const NAMES: &'static str = "tabular-az, network";
 
     pub fn name(self) -> &'static str {
         match self {
             LearnerKind::TabularAz => "tabular-az",
+            LearnerKind::Network => "network",
         }
     }
 }
@@ -270,6 +302,11 @@ macro_rules! with_learner {
             $crate::learners::LearnerKind::TabularAz => {
                 #[allow(dead_code)]
                 type $l<GG> = $crate::learners::TabularAz<<GG as $crate::game::Game>::Key>;
+                $body
+            }
+            $crate::learners::LearnerKind::Network => {
+                #[allow(dead_code)]
+                type $l<GG> = $crate::learners::Network<GG>;
                 $body
             }
         }

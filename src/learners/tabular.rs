@@ -13,10 +13,10 @@
 use super::{
     Checkpoint, Encoded, EvalContext, Learner, LearnerContext, MetricDef, MetricValues, TrainReport,
 };
-use crate::game::{Action, Game, PositionKey, Turn};
+use crate::game::{Action, Game, PositionKey};
 use crate::learner::table::greedy_action;
 use crate::learner::{Sample, Table, TableEval, metrics, train};
-use crate::record::{GameRecord, ReplayError, Step};
+use crate::record::{GameRecord, ReplayError};
 use crate::runs::records::{self, EvaluationRecord, SnapshotRecord};
 use crate::runs::{RunError, Settings, SpecError, checkout};
 use crate::store::{ObjectHash, Store};
@@ -170,26 +170,14 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         states: &[G::State],
         out: &mut Vec<Sample<G::Key>>,
     ) -> Result<(), ReplayError> {
-        let result = record.end.result();
-        let mut actions = Vec::new();
-        for (s, step) in states.iter().zip(&record.steps) {
-            let Turn::Player(p) = g.turn(s) else {
-                continue;
-            };
-            if let Step::Move {
-                search: Some(st), ..
-            } = step
-                && st.full
-            {
-                g.legal_actions(s, &mut actions);
-                out.push(Sample {
-                    key: g.key(s),
-                    actions: actions.clone(),
-                    counts: st.target_counts().to_vec(),
-                    z: result.score(p),
-                });
-            }
-        }
+        super::searched_decisions(g, record, states, |s, legal, counts, z| {
+            out.push(Sample {
+                key: g.key(s),
+                actions: legal.to_vec(),
+                counts: counts.to_vec(),
+                z,
+            });
+        });
         Ok(())
     }
 

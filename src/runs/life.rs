@@ -789,6 +789,27 @@ pub fn checkout_at(
     } else {
         Some(records[i as usize - 1].snapshot)
     };
+    if cfg.settings.learner.kind == crate::learners::LearnerKind::Network {
+        // A network's checkpoint: restored through its learner (docs/network.md).
+        let ctx = crate::learners::LearnerContext {
+            settings: &cfg.settings,
+            model_seed: seed,
+        };
+        let (root, parameters, bytes, num_actions) = crate::with_game!(&cfg.game, |g| {
+            crate::learners::network::checked_out(g, ctx, store, snapshot.as_ref(), i)
+        })?;
+        return Ok(CheckedOut {
+            run_id: row.id,
+            iteration: i,
+            snapshot,
+            table_hash: root,
+            entries: parameters,
+            bytes,
+            num_actions,
+            rows: Vec::new(),
+            seconds: started.elapsed().as_secs_f64(),
+        });
+    }
     let mut out = crate::with_game!(&cfg.game, |g| {
         let table = table_at(g, store, snapshot, seed, cfg.settings.init_std)?;
         describe(g, &table, row.id, i, snapshot, with_rows)
@@ -976,6 +997,21 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
         snapshots.insert(r.snapshot);
     }
     for h in &snapshots {
+        // A network checkpoint root names its weights and optimiser state (docs/network.md).
+        if let Ok(c) = store.get::<crate::learners::network::CheckpointRecord>(h) {
+            let at = format!(
+                "network checkpoint {} (iteration {})",
+                h.short(),
+                c.iteration
+            );
+            for (what, x) in [("params", c.params), ("optimizer", c.optimizer)] {
+                if !store.contains(&x)? {
+                    miss(format!("{at}: {what}"), &x, "missing");
+                }
+                all.push((format!("{at}: {what}"), x));
+            }
+            continue;
+        }
         let s: SnapshotRecord = match store.get(h) {
             Ok(s) => s,
             Err(e) => {

@@ -64,12 +64,16 @@ impl Default for EvalSettings {
     }
 }
 
-/// The `[learner]` table: which learner, and (as learners grow settings of their own) its
-/// settings.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// The `[learner]` table: which learner, and the settings of learners that have their own.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LearnerSettings {
     pub kind: LearnerKind,
+    /// `[learner.network]`: the network learner's settings (docs/network.md); absent: its
+    /// defaults. Left out of the settings record when absent, so other learners' settings
+    /// hash as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::learners::network::NetworkSettings>,
 }
 
 /// The settings of a run that decide its results. Stored as `settings/v1` (the frozen layout
@@ -99,12 +103,18 @@ pub struct Settings {
 impl Settings {
     /// beta of iteration `i` (1-based).
     pub fn beta(&self, i: u32) -> f64 {
-        self.learning_rate
-            .iter()
-            .take_while(|(from, _)| *from <= i)
-            .last()
-            .map_or(self.learning_rate[0].1, |x| x.1)
+        scheduled(&self.learning_rate, i)
     }
+}
+
+/// The value in force at iteration `i` of a schedule of (from_iteration, value) pairs,
+/// ascending, the first from iteration 1 (validated before use).
+pub fn scheduled(schedule: &[(u32, f64)], i: u32) -> f64 {
+    schedule
+        .iter()
+        .take_while(|(from, _)| *from <= i)
+        .last()
+        .map_or(schedule[0].1, |x| x.1)
 }
 
 /// A validated run spec.
@@ -340,6 +350,13 @@ impl RunConfig {
 }
 
 fn validate_learner<G: crate::game::Game>(_: &G, s: &Settings) -> Result<(), SpecError> {
+    if s.learner.network.is_some() && s.learner.kind != LearnerKind::Network {
+        return Err(range(
+            "learner.network",
+            "a table",
+            "only with learner.kind = \"network\"",
+        ));
+    }
     crate::with_learner!(s.learner.kind, L => {
         <L<G> as crate::learners::Learner<G>>::validate(s)
     })

@@ -1,0 +1,104 @@
+//! Throughput of the network learner on Connect Four 7x6 (docs/network.md): inference
+//! positions per second at batch 1 and 64, and self-play games per second (PUCT guided by the
+//! untrained network, the run defaults but `simulations`) on 1 and 2 threads, for a small MLP
+//! and a small residual net.
+//!
+//! `cargo run --release --example network_throughput [simulations] [games]` (default 50, 64).
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+use tabula::game::{Game, Turn};
+use tabula::games::ConnectFour;
+use tabula::learners::network::Network;
+use tabula::search::Search;
+
+/// Decision states of a few random-ish games (every move the lowest legal column after a
+/// rotation), as inference inputs.
+fn positions(g: &ConnectFour, n: usize) -> Vec<<ConnectFour as Game>::State> {
+    let mut out = Vec::new();
+    let mut legal = Vec::new();
+    let mut k = 0usize;
+    while out.len() < n {
+        let mut s = g.initial_state();
+        while let Turn::Player(_) = g.turn(&s) {
+            out.push(s);
+            g.legal_actions(&s, &mut legal);
+            k = k.wrapping_mul(31).wrapping_add(7);
+            s = g.apply(&s, legal[k % legal.len()]);
+        }
+    }
+    out.truncate(n);
+    out
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let sims: u32 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(50);
+    let games: u32 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(64);
+    let g = ConnectFour::new(7, 6).expect("7x6");
+    for (label, net) in [
+        ("mlp [64, 64]", "arch = \"mlp\"\nhidden = [64, 64]"),
+        (
+            "resnet 2 blocks x 16 channels",
+            "arch = \"resnet\"\nblocks = 2\nchannels = 16",
+        ),
+    ] {
+        let spec = format!(
+            "variant = \"c4:7x6\"\nseed = 1\niterations = 1\n[search]\nsimulations = {sims}\n\
+             [eval]\nwr_p = false\nerrors = false\n[learner]\nkind = \"network\"\n\
+             [learner.network]\n{net}\n"
+        );
+        let (model, cfg) = Network::from_spec(&g, &spec, 1).expect("valid spec");
+        println!("{label}: {} parameters", model.parameters());
+        let states = positions(&g, 64 * 64);
+        let (mut values, mut logits) = (Vec::new(), Vec::new());
+        for batch in [1usize, 64] {
+            let t = Instant::now();
+            let mut done = 0usize;
+            while t.elapsed().as_secs_f64() < 1.0 {
+                for chunk in states.chunks(batch) {
+                    model.infer_batch(chunk, &mut values, &mut logits);
+                    done += chunk.len();
+                }
+            }
+            let rate = done as f64 / t.elapsed().as_secs_f64();
+            println!("  inference, batch {batch:>2}: {rate:>10.0} positions/s (one thread)");
+        }
+        for threads in [1usize, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool");
+            let t = Instant::now();
+            let moves: usize = pool.install(|| {
+                (0..games)
+                    .into_par_iter()
+                    .map_init(
+                        || {
+                            (
+                                Search::new(cfg.settings.search).expect("search"),
+                                model.eval(),
+                            )
+                        },
+                        |(search, eval), i| {
+                            tabula::learner::self_play::self_play_game(
+                                &g, search, eval, 1, 1, i, None, None,
+                            )
+                            .expect("self-play")
+                            .steps
+                            .len()
+                        },
+                    )
+                    .sum()
+            });
+            let secs = t.elapsed().as_secs_f64();
+            println!(
+                "  self-play, {threads} thread(s): {:>8.2} games/s ({sims} simulations a move, \
+                 {:.1} moves a game)",
+                f64::from(games) / secs,
+                moves as f64 / f64::from(games)
+            );
+        }
+    }
+}

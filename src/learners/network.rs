@@ -1,0 +1,828 @@
+//! The network learner (`[learner] kind = "network"`): AlphaZero with a neural network (the
+//! hand-written nets of [`crate::nn`]) over a game's input planes ([`crate::encode`]). See
+//! docs/network.md.
+//!
+//! - **Samples**: every fully searched decision of a stored game: its planes, legal actions,
+//!   the search's visit distribution and the game's outcome for the side to move.
+//! - **Training**: the replay buffer is the last `replay_games` games of the driver's window
+//!   (oldest first); each iteration takes `train_steps` minibatches of `batch_size` samples
+//!   drawn uniformly with replacement from the stream `network-train(i)` of the model seed,
+//!   and one optimiser step per minibatch at the iteration's learning rate.
+//! - **Checkpoint** (every iteration, full): `network-params/v1` (the weights),
+//!   `network-optimizer/v1` (the optimiser's state) and the root `network-checkpoint/v1`,
+//!   which names both and the last step's losses; so resume and verify continue bit for bit.
+//! - **Evaluation** (`network-evaluation/v1`): WR_p, ERR_p and MAE_v on solved variants (the
+//!   greedy policy, and the value (tanh + 1) / 2), coverage `seen`, and the training losses.
+
+use serde::{Deserialize, Serialize};
+
+use super::tabular::TABULAR_METRICS as SHARED;
+use super::{
+    Checkpoint, Encoded, EvalContext, Learner, LearnerContext, MetricDef, MetricValues, TrainReport,
+};
+use crate::encode::{Encoder, encoder};
+use crate::game::{Action, Game};
+use crate::learner::metrics::{WinRate, win_rate_of};
+use crate::nn::{
+    Arch, Example, Layout, Losses, OptimConfig, OptimState, Scratch, legal_softmax, train_step,
+    unit_value,
+};
+use crate::record::{GameRecord, ReplayError};
+use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
+use crate::runs::{RunError, Settings, SpecError};
+use crate::search::Evaluator;
+use crate::store::{ObjectHash, Record, Store};
+
+/// The architecture's name in the spec.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ArchKind {
+    #[default]
+    #[serde(rename = "mlp")]
+    Mlp,
+    #[serde(rename = "resnet")]
+    ResNet,
+}
+
+/// The optimiser's name in the spec.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OptimizerKind {
+    #[default]
+    #[serde(rename = "sgd")]
+    Sgd,
+    #[serde(rename = "adam")]
+    Adam,
+}
+
+/// `[learner.network]`: the network, its optimiser and its training (defaults: the 2023
+/// study's optimiser, SGD with Nesterov momentum 0.9 and weight decay 1e-4, batches of 256).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetworkSettings {
+    /// `mlp` or `resnet`.
+    pub arch: ArchKind,
+    /// MLP: the hidden layers' widths.
+    pub hidden: Vec<u32>,
+    /// ResNet: residual blocks and channels.
+    pub blocks: u32,
+    pub channels: u32,
+    /// `sgd` or `adam`.
+    pub optimizer: OptimizerKind,
+    /// (from_iteration, learning rate), ascending, the first from iteration 1.
+    pub lr: Vec<(u32, f64)>,
+    /// SGD.
+    pub momentum: f64,
+    pub nesterov: bool,
+    /// L2 weight decay (both optimisers).
+    pub weight_decay: f64,
+    /// Adam.
+    pub adam_beta1: f64,
+    pub adam_beta2: f64,
+    pub adam_eps: f64,
+    /// Games in the replay buffer (absent: every game of the window).
+    pub replay_games: Option<u32>,
+    pub batch_size: u32,
+    /// Optimiser steps per iteration.
+    pub train_steps: u32,
+}
+
+impl Default for NetworkSettings {
+    fn default() -> NetworkSettings {
+        NetworkSettings {
+            arch: ArchKind::Mlp,
+            hidden: vec![64, 64],
+            blocks: 2,
+            channels: 32,
+            optimizer: OptimizerKind::Sgd,
+            lr: vec![(1, 0.1)],
+            momentum: 0.9,
+            nesterov: true,
+            weight_decay: 1e-4,
+            adam_beta1: 0.9,
+            adam_beta2: 0.999,
+            adam_eps: 1e-8,
+            replay_games: None,
+            batch_size: 256,
+            train_steps: 100,
+        }
+    }
+}
+
+fn bad(key: &str, value: impl ToString, allowed: &str) -> SpecError {
+    SpecError::Range {
+        key: format!("learner.network.{key}"),
+        value: value.to_string(),
+        allowed: allowed.to_string(),
+    }
+}
+
+impl NetworkSettings {
+    /// Checks every key against the run's settings (errors name `learner.network.KEY`).
+    pub fn validate(&self, run: &Settings) -> Result<(), SpecError> {
+        if self.hidden.len() > 16 || self.hidden.iter().any(|&h| h == 0 || h > 4096) {
+            return Err(bad(
+                "hidden",
+                format!("{:?}", self.hidden),
+                "at most 16 widths, each from 1 to 4096",
+            ));
+        }
+        if self.blocks > 40 {
+            return Err(bad("blocks", self.blocks, "an integer from 0 to 40"));
+        }
+        if self.channels == 0 || self.channels > 512 {
+            return Err(bad("channels", self.channels, "an integer from 1 to 512"));
+        }
+        let lr = &self.lr;
+        if lr.is_empty() || lr[0].0 != 1 {
+            return Err(bad(
+                "lr",
+                format!("{lr:?}"),
+                "a non-empty list of [from_iteration, rate] pairs, the first from iteration 1",
+            ));
+        }
+        for (i, &(from, rate)) in lr.iter().enumerate() {
+            if !(rate.is_finite() && rate > 0.0) || (i > 0 && from <= lr[i - 1].0) {
+                return Err(bad(
+                    &format!("lr[{i}]"),
+                    format!("[{from}, {rate}]"),
+                    "a rate a finite number > 0, from_iteration strictly increasing",
+                ));
+            }
+        }
+        for (key, x) in [
+            ("momentum", self.momentum),
+            ("adam_beta1", self.adam_beta1),
+            ("adam_beta2", self.adam_beta2),
+        ] {
+            if !(x.is_finite() && (0.0..1.0).contains(&x)) {
+                return Err(bad(key, x, "a number in [0, 1)"));
+            }
+        }
+        if !(self.weight_decay.is_finite() && self.weight_decay >= 0.0) {
+            return Err(bad(
+                "weight_decay",
+                self.weight_decay,
+                "a finite number >= 0",
+            ));
+        }
+        if !(self.adam_eps.is_finite() && self.adam_eps > 0.0) {
+            return Err(bad("adam_eps", self.adam_eps, "a finite number > 0"));
+        }
+        if self.batch_size == 0 || self.batch_size > 65_536 {
+            return Err(bad(
+                "batch_size",
+                self.batch_size,
+                "an integer from 1 to 65536",
+            ));
+        }
+        if self.train_steps > 1_000_000 {
+            return Err(bad(
+                "train_steps",
+                self.train_steps,
+                "an integer from 0 to 1000000",
+            ));
+        }
+        let most = u64::from(run.window) * u64::from(run.games_per_iteration);
+        if let Some(r) = self.replay_games
+            && (r == 0 || u64::from(r) > most)
+        {
+            return Err(bad(
+                "replay_games",
+                r,
+                &format!(
+                    "an integer from 1 to window x games_per_iteration = {most} (the buffer \
+                     draws on the driver's window; raise `window` for a larger buffer)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn arch(&self) -> Arch {
+        match self.arch {
+            ArchKind::Mlp => Arch::Mlp {
+                hidden: self.hidden.iter().map(|&h| h as usize).collect(),
+            },
+            ArchKind::ResNet => Arch::ResNet {
+                blocks: self.blocks as usize,
+                channels: self.channels as usize,
+            },
+        }
+    }
+
+    fn optim(&self) -> OptimConfig {
+        match self.optimizer {
+            OptimizerKind::Sgd => OptimConfig::Sgd {
+                momentum: self.momentum,
+                nesterov: self.nesterov,
+                weight_decay: self.weight_decay,
+            },
+            OptimizerKind::Adam => OptimConfig::Adam {
+                beta1: self.adam_beta1,
+                beta2: self.adam_beta2,
+                eps: self.adam_eps,
+                weight_decay: self.weight_decay,
+            },
+        }
+    }
+
+    /// The learning rate of iteration `i` (1-based).
+    pub fn lr_at(&self, i: u32) -> f64 {
+        crate::runs::spec::scheduled(&self.lr, i)
+    }
+}
+
+/// The network settings of a run (its `[learner.network]` table or the defaults).
+pub fn settings_of(s: &Settings) -> NetworkSettings {
+    s.learner.network.clone().unwrap_or_default()
+}
+
+/// `checkout RUN@I` of a network run: the network a checkpoint root describes (`None`: the
+/// untrained one), restored and checkpointed again; returns the root of its full checkpoint
+/// (its identity: equal to the stored root), its parameters, the checkpoint's encoded bytes
+/// and |A|.
+pub fn checked_out<G: Game>(
+    g: &G,
+    ctx: LearnerContext<'_>,
+    store: &Store,
+    root: Option<&ObjectHash>,
+    iteration: u32,
+) -> Result<(ObjectHash, u64, u64, usize), RunError> {
+    let net = <Network<G> as Learner<G>>::restore(g, ctx, store, root)?;
+    let c = Learner::checkpoint(&net, g, ctx, iteration, None)?;
+    Ok((c.root, net.parameters() as u64, c.bytes, g.num_actions()))
+}
+
+/// `network-params/v1`: a network's weights, in layout order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParamsRecord {
+    pub values: Vec<f32>,
+}
+
+impl Record for ParamsRecord {
+    const KIND: &'static str = "network-params/v1";
+}
+
+/// `network-optimizer/v1`: the optimiser's state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OptimizerRecord {
+    pub state: OptimState,
+}
+
+impl Record for OptimizerRecord {
+    const KIND: &'static str = "network-optimizer/v1";
+}
+
+/// `network-checkpoint/v1`: the root of a checkpoint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointRecord {
+    pub iteration: u32,
+    /// Parameters in all (a check against the run's architecture).
+    pub parameters: u64,
+    pub params: ObjectHash,
+    pub optimizer: ObjectHash,
+    /// Mean losses of the iteration's last training step.
+    pub loss_policy: f64,
+    pub loss_value: f64,
+    /// Samples in the replay buffer at the last training.
+    pub buffer: u64,
+}
+
+impl Record for CheckpointRecord {
+    const KIND: &'static str = "network-checkpoint/v1";
+}
+
+/// `network-evaluation/v1`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NetworkEvaluation {
+    pub iteration: u32,
+    pub wr_p: Option<WinRate>,
+    pub err_p: Option<f64>,
+    pub mae_v: Option<f64>,
+    pub seen: u64,
+    pub loss_policy: f64,
+    pub loss_value: f64,
+    pub buffer: u64,
+}
+
+impl Record for NetworkEvaluation {
+    const KIND: &'static str = "network-evaluation/v1";
+}
+
+/// The network learner's metrics: the shared WR_p, ERR_p, MAE_v and coverage definitions,
+/// then its training losses.
+pub const NETWORK_METRICS: &[MetricDef] = &[
+    SHARED[0],
+    SHARED[1],
+    SHARED[2],
+    SHARED[3],
+    SHARED[4],
+    SHARED[5],
+    SHARED[6],
+    SHARED[7],
+    SHARED[11],
+    MetricDef {
+        name: "loss_policy",
+        description: "network: mean policy cross-entropy of the iteration's last minibatch",
+    },
+    MetricDef {
+        name: "loss_value",
+        description: "network: mean squared value error ([-1, 1] scale) of the iteration's \
+                      last minibatch",
+    },
+    MetricDef {
+        name: "replay_samples",
+        description: "network: samples in the replay buffer at the iteration's training",
+    },
+];
+
+/// One training sample: the example, and whether it is its game's first.
+#[derive(Clone, Debug)]
+pub struct NetSample {
+    pub example: Example,
+    pub first: bool,
+}
+
+/// The network learner's model.
+pub struct Network<G: Game> {
+    settings: NetworkSettings,
+    layout: Layout,
+    params: Vec<f32>,
+    optim: OptimConfig,
+    opt: OptimState,
+    encoder: Encoder<G>,
+    losses: Losses,
+    buffer: u64,
+}
+
+impl<G: Game> std::fmt::Debug for Network<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Network")
+            .field("arch", &self.settings.arch)
+            .field("parameters", &self.params.len())
+            .finish()
+    }
+}
+
+impl<G: Game> Network<G> {
+    fn build(g: &G, ctx: LearnerContext<'_>) -> Result<Network<G>, RunError> {
+        let settings = settings_of(ctx.settings);
+        let encoder = encoder(g).ok_or_else(|| {
+            RunError::Usage(format!(
+                "learner.kind = \"network\": {} has no input encoding",
+                g.variant()
+            ))
+        })?;
+        let layout = Layout::new(&settings.arch(), encoder.planes(), g.num_actions());
+        let params = layout.init(&mut stream(ctx.model_seed, "network-init"));
+        let optim = settings.optim();
+        let opt = OptimState::new(&optim, layout.params());
+        Ok(Network {
+            settings,
+            layout,
+            params,
+            optim,
+            opt,
+            encoder,
+            losses: Losses::default(),
+            buffer: 0,
+        })
+    }
+
+    /// The untrained network of a run spec (TOML text) with model seed `model_seed`, and the
+    /// spec: for benchmarks and tools outside a run.
+    pub fn from_spec(
+        g: &G,
+        text: &str,
+        model_seed: u64,
+    ) -> Result<(Network<G>, crate::runs::RunConfig), RunError> {
+        let cfg = crate::runs::RunConfig::from_toml(text, "network")?;
+        let ctx = LearnerContext {
+            settings: &cfg.settings,
+            model_seed,
+        };
+        Ok((Network::build(g, ctx)?, cfg))
+    }
+
+    /// Parameters in all.
+    pub fn parameters(&self) -> usize {
+        self.params.len()
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn params(&self) -> &[f32] {
+        &self.params
+    }
+
+    /// The logits and the value (before tanh) of decision state `s`, with caller buffers.
+    pub fn infer(&self, s: &G::State, x: &mut [f32], scratch: &mut Scratch) -> f32 {
+        self.encoder.encode(s, x);
+        self.layout.forward(&self.params, x, scratch)
+    }
+
+    /// The values (before tanh) and logits (|A| per position, in order) of a batch of
+    /// decision states: each position goes through the same code as alone, so its outputs
+    /// are the same bits in any batch (docs/network.md).
+    pub fn infer_batch(&self, states: &[G::State], values: &mut Vec<f32>, logits: &mut Vec<f32>) {
+        let mut x = vec![0.0; self.layout.input().len()];
+        let mut scratch = self.layout.scratch();
+        values.clear();
+        logits.clear();
+        for s in states {
+            values.push(self.infer(s, &mut x, &mut scratch));
+            logits.extend_from_slice(&scratch.logits);
+        }
+    }
+
+    /// A leaf evaluator with buffers of its own.
+    pub fn eval(&self) -> NetEval<'_, G> {
+        NetEval {
+            net: self,
+            x: vec![0.0; self.layout.input().len()],
+            scratch: self.layout.scratch(),
+        }
+    }
+}
+
+/// The network as the search's leaf evaluator: priors the softmax of the legal logits,
+/// value (tanh + 1) / 2 for the side to move.
+pub struct NetEval<'a, G: Game> {
+    net: &'a Network<G>,
+    x: Vec<f32>,
+    scratch: Scratch,
+}
+
+impl<G: Game> NetEval<'_, G> {
+    /// The greedy move: the legal action of highest logit, ties to the lowest action.
+    pub fn greedy(&mut self, s: &G::State, legal: &[Action]) -> Action {
+        self.net.infer(s, &mut self.x, &mut self.scratch);
+        let logits = &self.scratch.logits;
+        let mut best = legal[0];
+        for &a in &legal[1..] {
+            if logits[a as usize] > logits[best as usize] {
+                best = a;
+            }
+        }
+        best
+    }
+
+    /// Fills `priors` over `legal` and returns the value on the [0, 1] scale.
+    pub fn priors_value(&mut self, s: &G::State, legal: &[Action], priors: &mut [f64]) -> f64 {
+        let pre = self.net.infer(s, &mut self.x, &mut self.scratch);
+        legal_softmax(&self.scratch.logits, legal, priors);
+        unit_value(pre)
+    }
+}
+
+impl<G: Game> Evaluator<G> for NetEval<'_, G> {
+    fn evaluate(
+        &mut self,
+        _: &G,
+        s: &G::State,
+        legal: &[Action],
+        priors: &mut [f64],
+        _: &mut StreamRng,
+    ) -> f64 {
+        self.priors_value(s, legal, priors)
+    }
+}
+
+impl<G: Game> Learner<G> for Network<G> {
+    const NAME: &'static str = "network";
+    const METRICS: &'static [MetricDef] = NETWORK_METRICS;
+
+    type Sample = NetSample;
+    type Eval<'a> = NetEval<'a, G>;
+    type Evaluation = NetworkEvaluation;
+
+    fn validate(settings: &Settings) -> Result<(), SpecError> {
+        settings_of(settings).validate(settings)
+    }
+
+    fn new(g: &G, ctx: LearnerContext<'_>) -> Result<Self, RunError> {
+        Network::build(g, ctx)
+    }
+
+    fn restore(
+        g: &G,
+        ctx: LearnerContext<'_>,
+        store: &Store,
+        root: Option<&ObjectHash>,
+    ) -> Result<Self, RunError> {
+        let mut net = Network::build(g, ctx)?;
+        let Some(root) = root else {
+            return Ok(net);
+        };
+        let c: CheckpointRecord = store.get(root)?;
+        let params: ParamsRecord = store.get(&c.params)?;
+        let opt: OptimizerRecord = store.get(&c.optimizer)?;
+        let n = net.layout.params();
+        if params.values.len() != n || !opt.state.fits(&net.optim, n) {
+            return Err(RunError::Usage(format!(
+                "network checkpoint {root}: {} parameters and an optimiser state that do not \
+                 fit the run's network of {n} parameters",
+                params.values.len()
+            )));
+        }
+        net.params = params.values;
+        net.opt = opt.state;
+        net.losses = Losses {
+            policy: c.loss_policy,
+            value: c.loss_value,
+        };
+        net.buffer = c.buffer;
+        Ok(net)
+    }
+
+    fn evaluator(&self) -> NetEval<'_, G> {
+        self.eval()
+    }
+
+    fn greedy_action(&self, _: &G, s: &G::State, legal: &[Action]) -> Action {
+        self.eval().greedy(s, legal)
+    }
+
+    fn samples(
+        g: &G,
+        _: LearnerContext<'_>,
+        record: &GameRecord,
+        states: &[G::State],
+        out: &mut Vec<NetSample>,
+    ) -> Result<(), ReplayError> {
+        let Some(enc) = encoder(g) else {
+            return Ok(());
+        };
+        let mut first = true;
+        super::searched_decisions(g, record, states, |s, legal, counts, z| {
+            let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+            let target = counts
+                .iter()
+                .map(|&c| (f64::from(c) / total.max(1) as f64) as f32)
+                .collect();
+            let mut x = vec![0.0; enc.planes().len()];
+            enc.encode(s, &mut x);
+            out.push(NetSample {
+                example: Example {
+                    x,
+                    legal: legal.to_vec(),
+                    target,
+                    z: z as f32,
+                },
+                first,
+            });
+            first = false;
+        });
+        Ok(())
+    }
+
+    fn train(
+        &mut self,
+        ctx: LearnerContext<'_>,
+        iteration: u32,
+        window: &[&NetSample],
+    ) -> TrainReport {
+        let lr = self.settings.lr_at(iteration);
+        let limit = self
+            .settings
+            .replay_games
+            .map_or(usize::MAX, |r| r as usize);
+        let (mut games, mut start) = (0usize, window.len());
+        while start > 0 && games < limit {
+            start -= 1;
+            games += usize::from(window[start].first);
+        }
+        let buffer: Vec<&Example> = window[start..].iter().map(|s| &s.example).collect();
+        self.buffer = buffer.len() as u64;
+        let steps = if buffer.is_empty() {
+            0
+        } else {
+            self.settings.train_steps
+        };
+        let mut rng = stream_fmt(ctx.model_seed, format_args!("network-train({iteration})"));
+        let b = self.settings.batch_size as usize;
+        let mut batch = vec![0usize; b];
+        for _ in 0..steps {
+            for x in batch.iter_mut() {
+                *x = uniform_index(&mut rng, buffer.len());
+            }
+            self.losses = train_step(
+                &self.layout,
+                &mut self.params,
+                &mut self.opt,
+                &self.optim,
+                lr,
+                &buffer,
+                &batch,
+            );
+        }
+        TrainReport {
+            samples: u64::from(steps) * b as u64,
+            units: self.buffer,
+            beta: lr,
+        }
+    }
+
+    fn checkpoint(
+        &self,
+        _: &G,
+        _: LearnerContext<'_>,
+        iteration: u32,
+        _: Option<ObjectHash>,
+    ) -> Result<Checkpoint, RunError> {
+        let params = Encoded::of(&ParamsRecord {
+            values: self.params.clone(),
+        })?;
+        let optimizer = Encoded::of(&OptimizerRecord {
+            state: self.opt.clone(),
+        })?;
+        let root = Encoded::of(&CheckpointRecord {
+            iteration,
+            parameters: self.params.len() as u64,
+            params: params.hash,
+            optimizer: optimizer.hash,
+            loss_policy: self.losses.policy,
+            loss_value: self.losses.value,
+            buffer: self.buffer,
+        })?;
+        let bytes = (params.bytes.len() + optimizer.bytes.len() + root.bytes.len()) as u64;
+        Ok(Checkpoint {
+            root: root.hash,
+            objects: vec![params, optimizer, root],
+            full: true,
+            bytes,
+        })
+    }
+
+    fn evaluate(&self, g: &G, ctx: LearnerContext<'_>, e: EvalContext<'_, G>) -> NetworkEvaluation {
+        let mut out = NetworkEvaluation {
+            iteration: e.iteration,
+            wr_p: None,
+            err_p: None,
+            mae_v: None,
+            seen: e.seen,
+            loss_policy: self.losses.policy,
+            loss_value: self.losses.value,
+            buffer: self.buffer,
+        };
+        let Some(truth) = e.truth else {
+            return out;
+        };
+        if e.plan.wr_p_games > 0 {
+            out.wr_p = Some(win_rate_of(
+                g,
+                truth,
+                ctx.model_seed,
+                e.iteration,
+                e.plan.wr_p_games,
+                || self.eval(),
+                |ev, s, legal| ev.greedy(s, legal),
+            ));
+        }
+        if e.plan.errors {
+            let mut ev = self.eval();
+            let (err, mae) =
+                truth.test_errors(g, |s, legal, priors| ev.priors_value(s, legal, priors));
+            out.err_p = Some(err);
+            out.mae_v = Some(mae);
+        }
+        out
+    }
+
+    fn metric_values(e: &NetworkEvaluation) -> MetricValues {
+        let w = e.wr_p.as_ref();
+        let values = [
+            w.map(|w| w.score),
+            w.map(|w| w.ci95),
+            w.map(|w| f64::from(w.games)),
+            w.map(|w| f64::from(w.wins)),
+            w.map(|w| f64::from(w.draws)),
+            w.map(|w| f64::from(w.losses)),
+            e.err_p,
+            e.mae_v,
+            Some(e.seen as f64),
+            Some(e.loss_policy),
+            Some(e.loss_value),
+            Some(e.buffer as f64),
+        ];
+        NETWORK_METRICS
+            .iter()
+            .zip(values)
+            .map(|(d, v)| (d.name, v))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runs::RunConfig;
+
+    const BASE: &str = "variant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\n\
+                        games_per_iteration = 10\nwindow = 2\n[learner]\nkind = \"network\"\n";
+
+    fn parse(extra: &str) -> Result<RunConfig, String> {
+        RunConfig::from_toml(&format!("{BASE}{extra}"), "x").map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn settings_default_to_the_2023_study_and_parse() {
+        let c = parse("").unwrap();
+        assert_eq!(settings_of(&c.settings), NetworkSettings::default());
+        let c = parse(
+            "[learner.network]\narch = \"resnet\"\nblocks = 3\nchannels = 8\n\
+             optimizer = \"adam\"\nlr = [[1, 0.1], [2, 0.01]]\nreplay_games = 20\n",
+        )
+        .unwrap();
+        let n = settings_of(&c.settings);
+        assert_eq!((n.arch, n.blocks, n.channels), (ArchKind::ResNet, 3, 8));
+        assert_eq!((n.lr_at(1), n.lr_at(2), n.lr_at(9)), (0.1, 0.01, 0.01));
+        // Tabular runs' settings do not name the network (their hashes do not move).
+        let t = RunConfig::from_toml("variant = \"ewn:3x3x3\"\niterations = 1\n", "x").unwrap();
+        let json = serde_json::to_string(&t.settings).unwrap();
+        assert!(!json.contains("network"), "{json}");
+    }
+
+    /// The example spec is a tiny MLP on EWN 3x3x3 (docs/network.md).
+    #[test]
+    fn the_tiny_spec_parses() {
+        let c = RunConfig::from_toml(include_str!("../../runs/network-tiny.toml"), "x").unwrap();
+        assert_eq!(c.game.variant(), "ewn:3x3x3");
+        let n = settings_of(&c.settings);
+        assert_eq!((n.arch, n.hidden.clone()), (ArchKind::Mlp, vec![32]));
+    }
+
+    #[test]
+    fn bad_settings_name_the_key() {
+        let cases = [
+            ("arch = \"transformer\"", "arch"),
+            ("hidden = [0]", "learner.network.hidden"),
+            ("channels = 0", "learner.network.channels"),
+            ("blocks = 99", "learner.network.blocks"),
+            ("optimizer = \"lbfgs\"", "optimizer"),
+            ("lr = []", "learner.network.lr"),
+            ("lr = [[2, 0.1]]", "learner.network.lr"),
+            ("lr = [[1, 0.1], [1, 0.01]]", "learner.network.lr[1]"),
+            ("lr = [[1, -0.1]]", "learner.network.lr[0]"),
+            ("momentum = 1.0", "learner.network.momentum"),
+            ("adam_beta2 = -0.5", "learner.network.adam_beta2"),
+            ("adam_eps = 0.0", "learner.network.adam_eps"),
+            ("weight_decay = -1.0", "learner.network.weight_decay"),
+            ("batch_size = 0", "learner.network.batch_size"),
+            ("train_steps = 2000000", "learner.network.train_steps"),
+            ("replay_games = 0", "learner.network.replay_games"),
+            ("replay_games = 21", "learner.network.replay_games"),
+            ("bogus = 1", "bogus"),
+        ];
+        for (line, key) in cases {
+            let e = parse(&format!("[learner.network]\n{line}\n")).unwrap_err();
+            assert!(e.contains(key), "{line}: {e}");
+        }
+        let e = RunConfig::from_toml(
+            "variant = \"ewn:3x3x3\"\niterations = 1\n[learner.network]\nhidden = [4]\n",
+            "x",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("learner.network") && e.contains("kind"), "{e}");
+    }
+
+    /// A network on a real game: a position's priors and value are the same bits through the
+    /// evaluator alone and after any other positions (the search's batch of one and the
+    /// evaluation's loops agree).
+    #[test]
+    fn a_positions_output_does_not_depend_on_what_came_before() {
+        let g = crate::games::Ewn::new(3, 3, 3).unwrap();
+        let c = parse("[learner.network]\narch = \"resnet\"\nblocks = 1\nchannels = 4\n").unwrap();
+        let ctx = LearnerContext {
+            settings: &c.settings,
+            model_seed: 9,
+        };
+        let net = <Network<crate::games::Ewn> as Learner<_>>::new(&g, ctx).unwrap();
+        let states = g.test_positions();
+        let mut legal = Vec::new();
+        let alone: Vec<(Vec<u64>, u64)> = states
+            .iter()
+            .map(|s| {
+                g.legal_actions(s, &mut legal);
+                let mut p = vec![0.0; legal.len()];
+                let v = net.eval().priors_value(s, &legal, &mut p);
+                (p.iter().map(|x| x.to_bits()).collect(), v.to_bits())
+            })
+            .collect();
+        let mut ev = net.eval();
+        for (s, want) in states.iter().zip(&alone).rev() {
+            g.legal_actions(s, &mut legal);
+            let mut p = vec![0.0; legal.len()];
+            let v = ev.priors_value(s, &legal, &mut p);
+            assert_eq!(
+                &(
+                    p.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                    v.to_bits()
+                ),
+                want
+            );
+        }
+    }
+}

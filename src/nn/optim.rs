@@ -1,0 +1,116 @@
+//! Optimisers: SGD with momentum, optional Nesterov momentum and L2 weight decay (the 2023
+//! study's network: momentum 0.9, Nesterov, weight decay 1e-4), and Adam (Kingma and Ba,
+//! 2015). Element-wise updates: no reduction, so no order to fix.
+
+use serde::{Deserialize, Serialize};
+
+/// Which optimiser, with its constants.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum OptimConfig {
+    /// `buf = momentum * buf + g'`, `g' = g + weight_decay * w`; the step is `buf`, or
+    /// `g' + momentum * buf` with Nesterov (the convention of PyTorch's SGD).
+    Sgd {
+        momentum: f64,
+        nesterov: bool,
+        weight_decay: f64,
+    },
+    /// Adam on `g' = g + weight_decay * w` (L2, not decoupled), bias-corrected moments.
+    Adam {
+        beta1: f64,
+        beta2: f64,
+        eps: f64,
+        weight_decay: f64,
+    },
+}
+
+/// An optimiser's state: what a checkpoint stores beside the weights so that training resumes
+/// bit for bit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OptimState {
+    /// Steps taken.
+    pub steps: u64,
+    /// beta1^steps and beta2^steps (Adam's bias corrections, kept as running products so
+    /// no power function enters the bits).
+    pub pow1: f64,
+    pub pow2: f64,
+    /// SGD: the momentum buffer. Adam: the first moment.
+    pub m: Vec<f32>,
+    /// Adam: the second moment (empty for SGD).
+    pub v: Vec<f32>,
+}
+
+impl OptimState {
+    pub fn new(cfg: &OptimConfig, params: usize) -> OptimState {
+        OptimState {
+            steps: 0,
+            pow1: 1.0,
+            pow2: 1.0,
+            m: vec![0.0; params],
+            v: match cfg {
+                OptimConfig::Sgd { .. } => Vec::new(),
+                OptimConfig::Adam { .. } => vec![0.0; params],
+            },
+        }
+    }
+
+    /// Whether this state fits `cfg` over `params` parameters (a checkpoint of another
+    /// optimiser or size does not).
+    pub fn fits(&self, cfg: &OptimConfig, params: usize) -> bool {
+        let v = match cfg {
+            OptimConfig::Sgd { .. } => 0,
+            OptimConfig::Adam { .. } => params,
+        };
+        self.m.len() == params && self.v.len() == v
+    }
+
+    /// One update of `w` with gradient `g` at learning rate `lr`.
+    pub fn step(&mut self, cfg: &OptimConfig, lr: f64, w: &mut [f32], g: &[f32]) {
+        self.steps += 1;
+        match *cfg {
+            OptimConfig::Sgd {
+                momentum,
+                nesterov,
+                weight_decay,
+            } => {
+                let (mu, wd, lr) = (momentum as f32, weight_decay as f32, lr as f32);
+                for ((w, &g), b) in w.iter_mut().zip(g).zip(self.m.iter_mut()) {
+                    let g = g + wd * *w;
+                    *b = mu * *b + g;
+                    let step = if nesterov { g + mu * *b } else { *b };
+                    *w -= lr * step;
+                }
+            }
+            OptimConfig::Adam {
+                beta1,
+                beta2,
+                eps,
+                weight_decay,
+            } => {
+                self.pow1 *= beta1;
+                self.pow2 *= beta2;
+                let c1 = (1.0 / (1.0 - self.pow1)) as f32;
+                let c2 = (1.0 / (1.0 - self.pow2)) as f32;
+                let (b1, b2, eps, wd, lr) = (
+                    beta1 as f32,
+                    beta2 as f32,
+                    eps as f32,
+                    weight_decay as f32,
+                    lr as f32,
+                );
+                for (((w, &g), m), v) in w
+                    .iter_mut()
+                    .zip(g)
+                    .zip(self.m.iter_mut())
+                    .zip(self.v.iter_mut())
+                {
+                    let g = g + wd * *w;
+                    *m = b1 * *m + (1.0 - b1) * g;
+                    *v = b2 * *v + (1.0 - b2) * g * g;
+                    let mh = *m * c1;
+                    let vh = *v * c2;
+                    *w -= lr * mh / (vh.sqrt() + eps);
+                }
+            }
+        }
+    }
+}
