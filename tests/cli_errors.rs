@@ -267,6 +267,26 @@ games = 20
         }
     }
 
+    /// A copy of the store, named `file`, with a branch `name` of `tiny` at 1 made with
+    /// `--no-run` (run 3).
+    fn with_unrun_branch(&self, file: &str, name: &str) -> PathBuf {
+        let db = self.dir.join(file);
+        std::fs::copy(self.dir.join("t.db"), &db).unwrap();
+        let out = tabula()
+            .arg("--db")
+            .arg(&db)
+            .args(["branch", "tiny", "--at", "1", "--no-run", "--set"])
+            .arg(format!("name={name}"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        db
+    }
+
     /// Replaces the placeholders: `{db}` the store with run `tiny`, `{game}` one of its
     /// self-play games, `{dropped}` that store without its `solutions` table, `{dir}` the
     /// fixture directory (a path that is a directory: `{dir}/a-directory`), `{fifo}` a FIFO,
@@ -433,27 +453,7 @@ fn sql_help_lists_the_allowed_pragmas() {
 #[test]
 fn ls_derives_interrupted_and_created() {
     let fx = Fixtures::new();
-    let db = fx.dir.join("status.db");
-    std::fs::copy(fx.dir.join("t.db"), &db).unwrap();
-    let out = tabula()
-        .arg("--db")
-        .arg(&db)
-        .args([
-            "branch",
-            "tiny",
-            "--at",
-            "1",
-            "--no-run",
-            "--set",
-            "name=unrun",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let db = fx.with_unrun_branch("status.db", "unrun");
     // A process that has exited holds run 1's lock, as after kill -9; run 1 says running.
     let mut child = Command::new("true").spawn().unwrap();
     let dead = child.id();
@@ -502,19 +502,7 @@ fn ls_derives_interrupted_and_created() {
 #[test]
 fn resume_takes_over_a_lock_from_another_host_on_request() {
     let fx = Fixtures::new();
-    let db = fx.dir.join("takeover.db");
-    std::fs::copy(fx.dir.join("t.db"), &db).unwrap();
-    let out = tabula()
-        .arg("--db")
-        .arg(&db)
-        .args(["branch", "tiny", "--at", "1", "--no-run", "--set", "name=b"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let db = fx.with_unrun_branch("takeover.db", "b");
     rusqlite::Connection::open(&db)
         .unwrap()
         .execute(

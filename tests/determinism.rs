@@ -385,6 +385,9 @@ games = 100
             .num_threads(threads)
             .build()
             .unwrap();
+        // Run names are unique in a store.
+        let mut cfg = cfg.clone();
+        cfg.name = format!("ties-{threads}");
         let out = pool
             .install(|| start(&mut store, &cfg, spec, threads as u32, &mut Quiet))
             .unwrap();

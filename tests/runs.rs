@@ -81,7 +81,9 @@ games = 200
 }
 
 fn run_spec(store: &mut Store, text: &str, threads: usize) -> RunOutcome {
-    let cfg = RunConfig::from_toml(text, "t").unwrap();
+    let mut cfg = RunConfig::from_toml(text, "t").unwrap();
+    // Run names are unique in a store: a second run of one spec gets `NAME-2`.
+    cfg.name = store.unused_run_name(&cfg.name).unwrap();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -278,7 +280,8 @@ fn cli_run_ls_show() {
     assert_eq!(runs[1]["iterations_done"], 3);
     assert_eq!(runs[1]["head"], a["head"]);
 
-    let show = tabula(&["show", "tiny"]);
+    // Names are unique: `tiny` is run 1, the second run is `tiny-2`.
+    let show = tabula(&["show", "tiny-2"]);
     assert!(show.status.success());
     let text = String::from_utf8_lossy(&show.stdout);
     assert!(

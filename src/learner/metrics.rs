@@ -37,6 +37,21 @@ pub struct WinRate {
     pub ci95: f64,
 }
 
+impl WinRate {
+    /// The metric values `wr_p`, `wr_p_ci95`, `wr_p_games`, `wr_p_wins`, `wr_p_draws`,
+    /// `wr_p_losses` of a WR_p measurement (`None`: not measured).
+    pub fn values(w: Option<&WinRate>) -> [Option<f64>; 6] {
+        [
+            w.map(|w| w.score),
+            w.map(|w| w.ci95),
+            w.map(|w| f64::from(w.games)),
+            w.map(|w| f64::from(w.wins)),
+            w.map(|w| f64::from(w.draws)),
+            w.map(|w| f64::from(w.losses)),
+        ]
+    }
+}
+
 /// One iteration's metrics. `None` where the run did not ask for a metric (or the variant has
 /// no solution).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

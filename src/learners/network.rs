@@ -692,20 +692,16 @@ impl<G: Game> Learner<G> for Network<G> {
 
     fn metric_values(e: &NetworkEvaluation) -> MetricValues {
         let w = e.wr_p.as_ref();
-        let values = [
-            w.map(|w| w.score),
-            w.map(|w| w.ci95),
-            w.map(|w| f64::from(w.games)),
-            w.map(|w| f64::from(w.wins)),
-            w.map(|w| f64::from(w.draws)),
-            w.map(|w| f64::from(w.losses)),
-            e.err_p,
-            e.mae_v,
-            Some(e.seen as f64),
-            Some(e.loss_policy),
-            Some(e.loss_value),
-            Some(e.buffer as f64),
-        ];
+        let values = crate::learner::metrics::WinRate::values(w)
+            .into_iter()
+            .chain([
+                e.err_p,
+                e.mae_v,
+                Some(e.seen as f64),
+                Some(e.loss_policy),
+                Some(e.loss_value),
+                Some(e.buffer as f64),
+            ]);
         NETWORK_METRICS
             .iter()
             .zip(values)

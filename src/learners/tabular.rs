@@ -251,24 +251,20 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
     fn metric_values(e: &EvaluationRecord) -> MetricValues {
         let m = &e.metrics;
         let w = m.wr_p.as_ref();
-        let values = [
-            w.map(|w| w.score),
-            w.map(|w| w.ci95),
-            w.map(|w| f64::from(w.games)),
-            w.map(|w| f64::from(w.wins)),
-            w.map(|w| f64::from(w.draws)),
-            w.map(|w| f64::from(w.losses)),
-            m.err_p,
-            m.mae_v,
-            Some(m.updated[0] as f64),
-            Some(m.updated[1] as f64),
-            Some(m.updated[2] as f64),
-            Some(m.seen as f64),
-            m.err_p_updated,
-            m.mae_v_updated,
-            m.err_p_updated_weighted,
-            m.mae_v_updated_weighted,
-        ];
+        let values = crate::learner::metrics::WinRate::values(w)
+            .into_iter()
+            .chain([
+                m.err_p,
+                m.mae_v,
+                Some(m.updated[0] as f64),
+                Some(m.updated[1] as f64),
+                Some(m.updated[2] as f64),
+                Some(m.seen as f64),
+                m.err_p_updated,
+                m.mae_v_updated,
+                m.err_p_updated_weighted,
+                m.mae_v_updated_weighted,
+            ]);
         TABULAR_METRICS
             .iter()
             .zip(values)

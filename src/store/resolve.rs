@@ -61,6 +61,41 @@ pub(super) fn bounds(prefix: &str) -> ([u8; 32], [u8; 32]) {
     (lo, hi)
 }
 
+/// The rows of `select` (`SELECT columns FROM table`) whose `name` is `text`, else those whose
+/// hash fits `text` as a prefix (`prefix_where` compares hash columns with `?1` and `?2`, the
+/// prefix's [`bounds`]), ordered by `order`; at most `MAX_LISTED + 1`.
+pub(super) fn by_name_or_prefix<T>(
+    conn: &Connection,
+    select: &str,
+    prefix_where: &str,
+    order: &str,
+    text: &str,
+    row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Found<T>> {
+    let text = text.trim();
+    let limit = MAX_LISTED as i64 + 1;
+    let named = conn
+        .prepare(&format!(
+            "{select} WHERE name = ?1 ORDER BY {order} LIMIT ?2"
+        ))?
+        .query_map(rusqlite::params![text, limit], row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    if !named.is_empty() {
+        return Ok(Found::of(named));
+    }
+    let Some(prefix) = hex_prefix(text) else {
+        return Ok(Found::None);
+    };
+    let (lo, hi) = bounds(&prefix);
+    let rows = conn
+        .prepare(&format!(
+            "{select} WHERE {prefix_where} ORDER BY {order} LIMIT ?3"
+        ))?
+        .query_map(rusqlite::params![&lo[..], &hi[..], limit], row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Found::of(rows))
+}
+
 /// The hashes of stored objects of kind `kind` that start with `prefix` (at most
 /// `MAX_LISTED + 1`), in hash order.
 pub(super) fn objects(

@@ -3,7 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::query::{QueryResult, run as run_query};
-use super::resolve::{Found, MAX_LISTED, bounds, hex_prefix};
+use super::resolve::{Found, by_name_or_prefix};
 use super::{ObjectHash, StoreError};
 
 /// A run's state. The table stores `running`, `done` or `failed`; `interrupted` and
@@ -430,7 +430,6 @@ pub(super) fn list(conn: &Connection) -> rusqlite::Result<Vec<RunRow>> {
 /// made before names were unique, or merged) or of one prefix are [`Found::Many`].
 pub(super) fn find(conn: &Connection, text: &str) -> rusqlite::Result<Found<RunRow>> {
     let text = text.trim();
-    let limit = MAX_LISTED as i64 + 1;
     if let Ok(id) = text.parse::<i64>() {
         let row = conn
             .prepare(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"))?
@@ -440,27 +439,14 @@ pub(super) fn find(conn: &Connection, text: &str) -> rusqlite::Result<Found<RunR
             return Ok(Found::One(row));
         }
     }
-    let named = conn
-        .prepare(&format!(
-            "SELECT {RUN_COLUMNS} FROM runs WHERE name = ?1 ORDER BY id LIMIT ?2"
-        ))?
-        .query_map(params![text, limit], run_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    if !named.is_empty() {
-        return Ok(Found::of(named));
-    }
-    let Some(prefix) = hex_prefix(text) else {
-        return Ok(Found::None);
-    };
-    let (lo, hi) = bounds(&prefix);
-    let rows = conn
-        .prepare(&format!(
-            "SELECT {RUN_COLUMNS} FROM runs WHERE hash BETWEEN ?1 AND ?2
-             OR head BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3"
-        ))?
-        .query_map(params![&lo[..], &hi[..], limit], run_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(Found::of(rows))
+    by_name_or_prefix(
+        conn,
+        &format!("SELECT {RUN_COLUMNS} FROM runs"),
+        "hash BETWEEN ?1 AND ?2 OR head BETWEEN ?1 AND ?2",
+        "id",
+        text,
+        run_row,
+    )
 }
 
 /// The runs named `name`, oldest first (for refusing a second run of one name).
@@ -561,6 +547,25 @@ pub fn host_name() -> String {
         .unwrap_or_else(|| "unknown-host".to_string())
 }
 
+/// Who holds a run's lock (`None`: no one).
+fn holder(conn: &Connection, run_id: i64) -> rusqlite::Result<Option<LockHolder>> {
+    let held: Option<(Option<i64>, Option<String>, Option<String>)> = conn
+        .query_row(
+            "SELECT lock_pid, lock_host, lock_since FROM runs WHERE id = ?1",
+            [run_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    Ok(match held {
+        Some((Some(pid), host, since)) => Some(LockHolder {
+            pid,
+            host: host.unwrap_or_default(),
+            since: since.unwrap_or_default(),
+        }),
+        _ => None,
+    })
+}
+
 /// Takes the lock of a run for this process (inside an IMMEDIATE transaction). A lock held by
 /// a live process (or by one on another host, which cannot be checked) is returned as `Err`;
 /// a lock whose process on this host is dead is taken over.
@@ -570,23 +575,11 @@ pub(super) fn lock(
 ) -> rusqlite::Result<std::result::Result<(), LockHolder>> {
     let me = i64::from(std::process::id());
     let host = host_name();
-    let held: Option<(Option<i64>, Option<String>, Option<String>)> = conn
-        .query_row(
-            "SELECT lock_pid, lock_host, lock_since FROM runs WHERE id = ?1",
-            [run_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .optional()?;
-    if let Some((Some(pid), h, since)) = held {
-        let h = h.unwrap_or_default();
-        let ours = pid == me && h == host;
-        let dead = h == host && !alive(pid);
+    if let Some(holder) = holder(conn, run_id)? {
+        let ours = holder.pid == me && holder.host == host;
+        let dead = holder.host == host && !alive(holder.pid);
         if !ours && !dead {
-            return Ok(Err(LockHolder {
-                pid,
-                host: h,
-                since: since.unwrap_or_default(),
-            }));
+            return Ok(Err(holder));
         }
     }
     conn.prepare_cached(
@@ -604,21 +597,10 @@ pub(super) fn take_over(
     conn: &Connection,
     run_id: i64,
 ) -> rusqlite::Result<std::result::Result<Option<LockHolder>, LockHolder>> {
-    let held: Option<(Option<i64>, Option<String>, Option<String>)> = conn
-        .query_row(
-            "SELECT lock_pid, lock_host, lock_since FROM runs WHERE id = ?1",
-            [run_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .optional()?;
-    let Some((Some(pid), h, since)) = held else {
+    let Some(holder) = holder(conn, run_id)? else {
         return Ok(Ok(None));
     };
-    let holder = LockHolder {
-        pid,
-        host: h.unwrap_or_default(),
-        since: since.unwrap_or_default(),
-    };
+    let pid = holder.pid;
     let mine = pid == i64::from(std::process::id()) && holder.host == host_name();
     if holder.host == host_name() && alive(pid) && !mine {
         return Ok(Err(holder));

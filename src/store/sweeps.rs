@@ -3,7 +3,7 @@
 use rusqlite::{Connection, params};
 
 use super::ObjectHash;
-use super::resolve::{Found, MAX_LISTED, bounds, hex_prefix};
+use super::resolve::{Found, by_name_or_prefix};
 use super::runs::blob_hash;
 
 /// A sweep's row.
@@ -90,30 +90,14 @@ pub(super) fn list(conn: &Connection) -> rusqlite::Result<Vec<SweepRow>> {
 /// A sweep by name, or by a hash prefix (the rule of `resolve.rs`). Several sweeps of one
 /// name or one prefix are [`Found::Many`].
 pub(super) fn find(conn: &Connection, text: &str) -> rusqlite::Result<Found<SweepRow>> {
-    let text = text.trim();
-    let limit = MAX_LISTED as i64 + 1;
-    let named = conn
-        .prepare(&format!(
-            "SELECT {SWEEP_COLUMNS} FROM sweeps WHERE name = ?1
-             ORDER BY created_at, rowid LIMIT ?2"
-        ))?
-        .query_map(params![text, limit], sweep_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    if !named.is_empty() {
-        return Ok(Found::of(named));
-    }
-    let Some(prefix) = hex_prefix(text) else {
-        return Ok(Found::None);
-    };
-    let (lo, hi) = bounds(&prefix);
-    let rows = conn
-        .prepare(&format!(
-            "SELECT {SWEEP_COLUMNS} FROM sweeps WHERE hash BETWEEN ?1 AND ?2
-             ORDER BY created_at, rowid LIMIT ?3"
-        ))?
-        .query_map(params![&lo[..], &hi[..], limit], sweep_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(Found::of(rows))
+    by_name_or_prefix(
+        conn,
+        &format!("SELECT {SWEEP_COLUMNS} FROM sweeps"),
+        "hash BETWEEN ?1 AND ?2",
+        "created_at, rowid",
+        text,
+        sweep_row,
+    )
 }
 
 /// The member runs of a sweep in this store, in grid order.
