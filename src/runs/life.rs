@@ -38,10 +38,11 @@ use rand_core::Rng;
 
 use super::{
     Job, Loop, Observer, RunConfig, RunError, RunOutcome, Settings, SnapshotRecord, Work, chain,
-    checkout, records, run_locked, start_point, truth_for, with_truth,
+    records, restore_at, run_locked, start_point, truth_for, with_truth,
 };
 use crate::game::{Game, PositionKey};
 use crate::learner::Table;
+use crate::learners::TabularAz;
 use crate::record::GameRecord;
 use crate::runs::records::{Parent, RunRecord};
 use crate::runs::spec::SpecError;
@@ -611,19 +612,14 @@ pub fn replay_self_play(
     let (cfg, record) = load_config(store, &row)?;
     let seed = table_seed(store, &record)?;
     let records = chain(store, row.head)?;
-    let snapshot = if iteration >= 2 {
-        let r = records.get(iteration as usize - 2).ok_or_else(|| {
-            RunError::Usage(format!(
-                "run {run_id} iteration {iteration}: the previous iteration is not committed"
-            ))
-        })?;
-        Some(r.snapshot)
-    } else {
-        None
-    };
+    if iteration as usize - 1 > records.len() {
+        return Err(RunError::Usage(format!(
+            "run {run_id} iteration {iteration}: the previous iteration is not committed"
+        )));
+    }
     let stored: GameRecord = store.get(hash)?;
     let again = crate::with_game!(&cfg.game, |g| replay_any(
-        g, store, &cfg, seed, snapshot, &stored, iteration, game
+        g, store, &cfg, seed, &records, &stored, iteration, game
     ))?;
     Ok(Some(SelfPlayReplay {
         run_id,
@@ -639,34 +635,31 @@ fn replay_any<G: Game>(
     store: &Store,
     cfg: &RunConfig,
     model_seed: u64,
-    snapshot: Option<ObjectHash>,
+    records: &[super::IterationRecord],
     stored: &GameRecord,
     iteration: u32,
     game: u32,
 ) -> Result<ObjectHash, RunError> {
     crate::with_learner!(cfg.settings.learner.kind, L => {
-        replay_game::<G, L<G>>(g, store, cfg, model_seed, snapshot, stored, iteration, game)
+        replay_game::<G, L<G>>(g, store, cfg, model_seed, records, stored, iteration, game)
     })
 }
 
-/// Re-plays self-play game `game` of `iteration` with the model checked out at `snapshot`,
-/// from the stored game's start (the start policy's choice, recorded in it).
+/// Re-plays self-play game `game` of `iteration` with the model after the previous iteration
+/// (of the chain `records`), from the stored game's start (the start policy's choice,
+/// recorded in it).
 #[allow(clippy::too_many_arguments)]
 fn replay_game<G: Game, L: crate::learners::Learner<G>>(
     g: &G,
     store: &Store,
     cfg: &RunConfig,
     model_seed: u64,
-    snapshot: Option<ObjectHash>,
+    records: &[super::IterationRecord],
     stored: &GameRecord,
     iteration: u32,
     game: u32,
 ) -> Result<ObjectHash, RunError> {
-    let ctx = crate::learners::LearnerContext {
-        settings: &cfg.settings,
-        model_seed,
-    };
-    let model = L::restore(g, ctx, store, snapshot.as_ref())?;
+    let model: L = restore_at(g, store, &cfg.settings, model_seed, records, iteration - 1)?;
     let start = stored.start_state(g)?;
     let mut search = crate::search::Search::new(cfg.settings.search)
         .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
@@ -716,17 +709,14 @@ pub fn load_model<G: Game>(
     }
     let seed = table_seed(store, &record)?;
     let records = chain(store, row.head)?;
-    let snapshot = (i > 0).then(|| records[i as usize - 1].snapshot);
-    let ctx = crate::learners::LearnerContext {
-        settings: &cfg.settings,
-        model_seed: seed,
-    };
     let model: std::sync::Arc<dyn crate::learners::Model<G>> = crate::with_learner!(cfg.settings.learner.kind, L => {
-        std::sync::Arc::new(<L<G> as crate::learners::Learner<G>>::restore(
+        std::sync::Arc::new(restore_at::<G, L<G>>(
             g,
-            ctx,
             store,
-            snapshot.as_ref(),
+            &cfg.settings,
+            seed,
+            &records,
+            i,
         )?)
     });
     Ok((model, cfg.settings.search))
@@ -775,25 +765,11 @@ pub fn checkout_at(
         Some(records[i as usize - 1].snapshot)
     };
     let mut out = crate::with_game!(&cfg.game, |g| {
-        let table = table_at(g, store, snapshot, seed, cfg.settings.init_std)?;
-        describe(&table, row.id, i, snapshot, with_rows)
+        let model: TabularAz<_> = restore_at(g, store, &cfg.settings, seed, &records, i)?;
+        describe(model.table(), row.id, i, snapshot, with_rows)
     })?;
     out.seconds = started.elapsed().as_secs_f64();
     Ok(out)
-}
-
-/// The table a snapshot describes (`None`: the untrained table).
-fn table_at<G: Game>(
-    g: &G,
-    store: &Store,
-    snapshot: Option<ObjectHash>,
-    seed: u64,
-    init_std: f64,
-) -> Result<Table<G::Key>, RunError> {
-    match snapshot {
-        Some(s) => checkout(store, &s, seed, init_std),
-        None => Ok(Table::new(g.num_actions(), seed, init_std)),
-    }
 }
 
 fn describe<K: PositionKey>(
@@ -962,7 +938,9 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
             miss(format!("{at}: base"), &b, "missing");
         }
         for (k, c) in s.chunks.iter().enumerate() {
-            if !store.contains(c)? {
+            // A delta's chunks are derived (docs/store.md, "Derived snapshots"): absent by
+            // design, rebuilt from the games and checked against the snapshot's address.
+            if s.full && !store.contains(c)? {
                 miss(format!("{at}: chunk {k}"), c, "missing");
             }
             all.push((format!("{at}: chunk {k}"), *c));

@@ -445,7 +445,7 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
         ))
         .into());
     }
-    let model = L::restore(g, ctx, store, records.last().map(|r| &r.snapshot))?;
+    let model = restore_at::<G, L>(g, store, s, model_seed, &records, done)?;
     let previous_snapshot = records.last().map(|r| r.snapshot);
     let mut window = VecDeque::new();
     let mut seen: FastSet<G::Key> = FastSet::default();
@@ -460,7 +460,14 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
             .collect::<Result<_, _>>()?;
         // The model the games were played with: for search-state archives only.
         let replay_model = if start.wants_tree_states() {
-            Some(L::restore(g, ctx, store, before.map(|b| &b.snapshot))?)
+            Some(restore_at::<G, L>(
+                g,
+                store,
+                s,
+                model_seed,
+                &records,
+                before.map_or(0, |b| b.iteration),
+            )?)
         } else {
             None
         };
@@ -499,6 +506,91 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
         previous: head,
         previous_snapshot,
     })
+}
+
+/// The model after iteration `done` of the chain `records` (oldest first, at least `done`
+/// long; `done` 0: the untrained model, made with `settings`).
+///
+/// Derived snapshots (docs/store.md): only full checkpoints keep their bytes in the store, so
+/// the model is restored from the latest checkpoint at or before `done` that is stored
+/// ([`Learner::stored`]) and re-trained from there, iteration by iteration, exactly as the run
+/// trained it: iteration i's window of the last K stored games' samples, with the settings its
+/// record names. Every rebuilt checkpoint must hash to the snapshot address its iteration
+/// record holds, else the store is damaged and the error says which iteration.
+pub(crate) fn restore_at<G: Game, L: Learner<G>>(
+    g: &G,
+    store: &Store,
+    settings: &Settings,
+    model_seed: u64,
+    records: &[IterationRecord],
+    done: u32,
+) -> Result<L, RunError> {
+    let snapshot = |i: u32| (i > 0).then(|| records[i as usize - 1].snapshot);
+    let mut base = done;
+    while let Some(h) = snapshot(base)
+        && !L::stored(store, &h)?
+    {
+        base -= 1;
+    }
+    let ctx = LearnerContext {
+        settings,
+        model_seed,
+    };
+    let mut model = L::restore(g, ctx, store, snapshot(base).as_ref())?;
+    // The settings of each iteration (a branch's differ from its parent's), read once.
+    let mut known: Vec<(ObjectHash, Settings)> = Vec::new();
+    let mut window: VecDeque<(u32, Vec<L::Sample>)> = VecDeque::new();
+    for i in base + 1..=done {
+        let r = &records[i as usize - 1];
+        if !known.iter().any(|(h, _)| *h == r.settings) {
+            known.push((r.settings, load_settings(store, &r.settings)?));
+        }
+        let s = &known.iter().find(|(h, _)| *h == r.settings).expect("read above").1;
+        let ctx = LearnerContext {
+            settings: s,
+            model_seed,
+        };
+        let first = i.saturating_sub(s.window) + 1;
+        while window.front().is_some_and(|(j, _)| *j < first) {
+            window.pop_front();
+        }
+        for j in first..=i {
+            if window.iter().any(|(k, _)| *k == j) {
+                continue;
+            }
+            let games: Vec<GameRecord> = records[j as usize - 1]
+                .games
+                .iter()
+                .map(|h| store.get::<GameRecord>(h))
+                .collect::<Result<_, _>>()?;
+            let per_game: Vec<Vec<L::Sample>> = games
+                .par_iter()
+                .map(|rec| -> Result<_, RunError> {
+                    let states = rec.states(g)?;
+                    let mut out = Vec::new();
+                    L::samples(g, ctx, rec, &states, &mut out)?;
+                    Ok(out)
+                })
+                .collect::<Result<_, _>>()?;
+            window.push_back((j, per_game.into_iter().flatten().collect()));
+        }
+        let refs: Vec<&L::Sample> = window.iter().flat_map(|(_, v)| v).collect();
+        model.train(ctx, i, &refs);
+        drop(refs);
+        let rebuilt = model.checkpoint(g, ctx, i, snapshot(i - 1))?;
+        if rebuilt.root != r.snapshot {
+            return Err(StoreError::Corrupt {
+                hash: r.snapshot,
+                reason: format!(
+                    "iteration {i}'s snapshot is derived (its bytes are not stored), and \
+                     re-training it from the stored games gives {}",
+                    rebuilt.root
+                ),
+            }
+            .into());
+        }
+    }
+    Ok(model)
 }
 
 /// What the driver takes from one stored self-play game.
@@ -840,7 +932,13 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             let refs: Vec<&L::Sample> = window.iter().flatten().collect();
             let report = model.train(ctx, i, &refs);
             drop(refs);
-            let checkpoint = model.checkpoint(g, ctx, i, previous_snapshot)?;
+            let mut checkpoint = model.checkpoint(g, ctx, i, previous_snapshot)?;
+            if !checkpoint.full {
+                // Derived snapshot (docs/store.md): only the root is stored; the rest is
+                // rebuilt from the games by `restore_at`, checked against the root's address.
+                checkpoint.objects.retain(|o| o.hash == checkpoint.root);
+                checkpoint.bytes = checkpoint.objects.iter().map(|o| o.bytes.len() as u64).sum();
+            }
             let training_seconds = t_train.elapsed().as_secs_f64();
 
             // 3. Metrics.
