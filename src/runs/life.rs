@@ -741,6 +741,37 @@ pub struct CheckedOut {
     pub seconds: f64,
 }
 
+/// The table of run `text` after iteration `i` (0: untrained) in game `g`: read from its
+/// snapshot or rebuilt from the games (derived snapshots, docs/store.md), checked against the
+/// snapshot's address either way.
+pub fn table_of<G: Game>(
+    g: &G,
+    store: &Store,
+    text: &str,
+    i: u32,
+) -> Result<Table<G::Key>, RunError> {
+    let row = find(store, text)?;
+    if i > row.iterations_done {
+        return Err(RunError::Usage(format!(
+            "{text}@{i}: run {} has committed iterations 0..={} (0: the untrained table)",
+            row.id, row.iterations_done
+        )));
+    }
+    let (cfg, record) = load_config(store, &row)?;
+    if record.variant != g.variant() {
+        return Err(RunError::Usage(format!(
+            "{text}@{i}: run {} plays {}, not {}",
+            row.id,
+            record.variant,
+            g.variant()
+        )));
+    }
+    let seed = table_seed(store, &record)?;
+    let records = chain(store, row.head)?;
+    let model: TabularAz<G::Key> = restore_at(g, store, &cfg.settings, seed, &records, i)?;
+    Ok(model.table().clone())
+}
+
 /// Reconstructs the table of iteration `i` of a run.
 pub fn checkout_at(
     store: &Store,

@@ -1049,7 +1049,9 @@ struct PlayedGame<G: Game, L: Learner<G>> {
 }
 
 /// Reconstructs the table a snapshot describes: the last full checkpoint at or before it, then
-/// every delta after it, in order. `seed` and `init_std` are the run's (unmaterialised rows
+/// every delta after it, in order. Every chunk of that chain must be stored
+/// ([`Learner::stored`]); a run's table at any iteration, derived deltas included, is
+/// [`life::table_of`]. `seed` and `init_std` are the run's (unmaterialised rows
 /// are their initial entries).
 pub fn checkout<K: crate::game::PositionKey>(
     store: &Store,
