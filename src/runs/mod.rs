@@ -153,8 +153,12 @@ pub struct RunOutcome {
     pub last: Option<IterationSummary>,
     /// Wall-clock seconds of the whole run.
     pub seconds: f64,
-    /// Seconds the store writer thread was busy (encoding, inserting, committing).
+    /// Seconds the store writer thread was busy (encoding, inserting, committing), wall
+    /// clock: on a loaded machine this includes time the thread waited for a core.
     pub store_seconds: f64,
+    /// CPU seconds the store writer thread used (its own clock, `CLOCK_THREAD_CPUTIME_ID`):
+    /// the writer's work whatever the load. 0 where the platform has no thread clock.
+    pub store_cpu_seconds: f64,
     /// Seconds the iteration loop waited on the writer (a full queue, the final flush).
     pub store_wait_seconds: f64,
     /// Seconds from the start of the process's work on the run (lock, solution, rebuilding
@@ -373,12 +377,13 @@ pub(crate) fn execute<G: Game, L: Learner<G>>(
         drop(tx);
         let t = Instant::now();
         // A writer error explains a failed send, so it comes first.
-        let busy = writer
+        let (busy, cpu) = writer
             .join()
             .unwrap_or_else(|_| Err(StoreError::Query("the store writer panicked".into())))?;
         let mut out = out?;
         out.store_wait_seconds += t.elapsed().as_secs_f64();
         out.store_seconds = busy;
+        out.store_cpu_seconds = cpu;
         out.seconds = started.elapsed().as_secs_f64();
         out.restart_seconds = restart_seconds;
         Ok(out)
@@ -658,7 +663,7 @@ pub(crate) enum Job {
     /// A batch of finished self-play games: records and rows in one transaction.
     Games {
         iteration: u32,
-        records: Vec<GameRecord>,
+        records: Vec<Encoded>,
         rows: Vec<RunGameRow>,
     },
     /// The untrained model's evaluation.
@@ -680,12 +685,30 @@ pub(crate) struct IterationJob {
 /// Jobs waiting for the writer at most; self-play blocks beyond (memory stays bounded).
 const WRITE_QUEUE: usize = 4;
 
-/// The writer thread: commits jobs in order; returns its busy seconds.
+/// CPU seconds the calling thread has used (0 where there is no thread clock).
+fn thread_cpu_seconds() -> f64 {
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid, writable timespec; the call only writes it.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
+            return t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9;
+        }
+    }
+    0.0
+}
+
+/// The writer thread: commits jobs in order; returns its busy seconds (wall clock) and the
+/// CPU seconds it used.
 fn write_jobs(
     store: &mut Store,
     run_id: i64,
     rx: std::sync::mpsc::Receiver<Job>,
-) -> Result<f64, StoreError> {
+) -> Result<(f64, f64), StoreError> {
+    let cpu_start = thread_cpu_seconds();
     let mut total = 0.0;
     let mut this_iteration = 0.0;
     for job in rx {
@@ -698,7 +721,7 @@ fn write_jobs(
                 rows,
             } => store.write(|w| {
                 for r in &records {
-                    w.put(r)?;
+                    w.put_encoded(r)?;
                 }
                 w.add_run_games(run_id, iteration, &rows)
             })?,
@@ -727,7 +750,7 @@ fn write_jobs(
             this_iteration + dt
         };
     }
-    Ok(total)
+    Ok((total, thread_cpu_seconds() - cpu_start))
 }
 
 /// Sends `job` to the writer, adding the time blocked to `wait`. A closed queue means the
@@ -843,6 +866,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                             derived: d,
                             hash,
                             size,
+                            encoded: None,
                         })
                     })
                     .collect::<Result<_, _>>()?;
@@ -879,12 +903,15 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                                 (wants_tree && from.is_none()).then_some(&mut tree),
                             )?;
                             let d = derive::<G, L>(g, ctx, &record, tree)?;
-                            let (hash, size) = address(&record)?;
+                            // Encoded here, in parallel: the writer stores the bytes as
+                            // they are.
+                            let encoded = Encoded::of(&record)?;
                             Ok(PlayedGame {
                                 record,
                                 derived: d,
-                                hash,
-                                size,
+                                hash: encoded.hash,
+                                size: encoded.bytes.len(),
+                                encoded: Some(encoded),
                             })
                         },
                     )
@@ -900,7 +927,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                     });
                     game_hashes.push(p.hash);
                     games_bytes += p.size as u64;
-                    records.push(p.record.clone());
+                    records.extend(p.encoded);
                     derived.push((p.record, p.derived));
                 }
                 sink(
@@ -1034,6 +1061,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             last,
             seconds: started.elapsed().as_secs_f64(),
             store_seconds: 0.0,
+            store_cpu_seconds: 0.0,
             store_wait_seconds: wait,
             restart_seconds: 0.0,
         })
@@ -1042,6 +1070,8 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
 
 /// A finished self-play game with what the driver derives from it, and its address.
 struct PlayedGame<G: Game, L: Learner<G>> {
+    /// The record encoded for the writer (`None`: a reused game, already stored).
+    encoded: Option<Encoded>,
     record: GameRecord,
     derived: Derived<G, L>,
     hash: ObjectHash,
