@@ -550,7 +550,11 @@ pub(crate) fn restore_at<G: Game, L: Learner<G>>(
         if !known.iter().any(|(h, _)| *h == r.settings) {
             known.push((r.settings, load_settings(store, &r.settings)?));
         }
-        let s = &known.iter().find(|(h, _)| *h == r.settings).expect("read above").1;
+        let s = &known
+            .iter()
+            .find(|(h, _)| *h == r.settings)
+            .expect("read above")
+            .1;
         let ctx = LearnerContext {
             settings: s,
             model_seed,
@@ -964,7 +968,11 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                 // Derived snapshot (docs/store.md): only the root is stored; the rest is
                 // rebuilt from the games by `restore_at`, checked against the root's address.
                 checkpoint.objects.retain(|o| o.hash == checkpoint.root);
-                checkpoint.bytes = checkpoint.objects.iter().map(|o| o.bytes.len() as u64).sum();
+                checkpoint.bytes = checkpoint
+                    .objects
+                    .iter()
+                    .map(|o| o.bytes.len() as u64)
+                    .sum();
             }
             let training_seconds = t_train.elapsed().as_secs_f64();
 
