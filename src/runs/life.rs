@@ -677,6 +677,52 @@ fn replay_game<G: Game, L: crate::learners::Learner<G>>(
     Ok(address(&r)?.0)
 }
 
+/// A run at an iteration, read for restoring its model: the run, its configuration, its
+/// model seed and its chain of iteration records.
+struct RunAt {
+    row: RunRow,
+    cfg: RunConfig,
+    seed: u64,
+    records: Vec<super::IterationRecord>,
+}
+
+/// Finds run `text` and checks that iteration `i` is committed (0: untrained) and, where
+/// `variant` is given, that the run plays it; `name` is how errors write the request
+/// (`model:RUN@I`, `RUN@I`), `model` what iteration 0 gives.
+fn run_at(
+    store: &Store,
+    text: &str,
+    i: u32,
+    name: &str,
+    model: &str,
+    variant: Option<String>,
+) -> Result<RunAt, RunError> {
+    let row = find(store, text)?;
+    if i > row.iterations_done {
+        return Err(RunError::Usage(format!(
+            "{name}: run {} has committed iterations 0..={} (0: the untrained {model})",
+            row.id, row.iterations_done
+        )));
+    }
+    let (cfg, record) = load_config(store, &row)?;
+    if let Some(v) = variant
+        && record.variant != v
+    {
+        return Err(RunError::Usage(format!(
+            "{name}: run {} plays {}, not {v}",
+            row.id, record.variant
+        )));
+    }
+    let seed = table_seed(store, &record)?;
+    let records = chain(store, row.head)?;
+    Ok(RunAt {
+        row,
+        cfg,
+        seed,
+        records,
+    })
+}
+
 /// A trained model as a player: the model of run `text` after iteration `i` (0: untrained),
 /// restored through its learner, with the run's search settings.
 pub fn load_model<G: Game>(
@@ -691,24 +737,16 @@ pub fn load_model<G: Game>(
     ),
     RunError,
 > {
-    let row = find(store, text)?;
-    if i > row.iterations_done {
-        return Err(RunError::Usage(format!(
-            "model:{text}@{i}: run {} has committed iterations 0..={} (0: the untrained model)",
-            row.id, row.iterations_done
-        )));
-    }
-    let (cfg, record) = load_config(store, &row)?;
-    if record.variant != g.variant() {
-        return Err(RunError::Usage(format!(
-            "model:{text}@{i}: run {} plays {}, not {}",
-            row.id,
-            record.variant,
-            g.variant()
-        )));
-    }
-    let seed = table_seed(store, &record)?;
-    let records = chain(store, row.head)?;
+    let RunAt {
+        cfg, seed, records, ..
+    } = run_at(
+        store,
+        text,
+        i,
+        &format!("model:{text}@{i}"),
+        "model",
+        Some(g.variant()),
+    )?;
     let model: std::sync::Arc<dyn crate::learners::Model<G>> = crate::with_learner!(cfg.settings.learner.kind, L => {
         std::sync::Arc::new(restore_at::<G, L<G>>(
             g,
@@ -750,24 +788,16 @@ pub fn table_of<G: Game>(
     text: &str,
     i: u32,
 ) -> Result<Table<G::Key>, RunError> {
-    let row = find(store, text)?;
-    if i > row.iterations_done {
-        return Err(RunError::Usage(format!(
-            "{text}@{i}: run {} has committed iterations 0..={} (0: the untrained table)",
-            row.id, row.iterations_done
-        )));
-    }
-    let (cfg, record) = load_config(store, &row)?;
-    if record.variant != g.variant() {
-        return Err(RunError::Usage(format!(
-            "{text}@{i}: run {} plays {}, not {}",
-            row.id,
-            record.variant,
-            g.variant()
-        )));
-    }
-    let seed = table_seed(store, &record)?;
-    let records = chain(store, row.head)?;
+    let RunAt {
+        cfg, seed, records, ..
+    } = run_at(
+        store,
+        text,
+        i,
+        &format!("{text}@{i}"),
+        "table",
+        Some(g.variant()),
+    )?;
     let model: TabularAz<G::Key> = restore_at(g, store, &cfg.settings, seed, &records, i)?;
     Ok(model.table().clone())
 }
@@ -779,17 +809,13 @@ pub fn checkout_at(
     i: u32,
     with_rows: bool,
 ) -> Result<CheckedOut, RunError> {
-    let row = find(store, text)?;
-    if i > row.iterations_done {
-        return Err(RunError::Usage(format!(
-            "{text}@{i}: run {} has committed iterations 0..={} (0: the untrained table)",
-            row.id, row.iterations_done
-        )));
-    }
-    let (cfg, record) = load_config(store, &row)?;
-    let seed = table_seed(store, &record)?;
     let started = Instant::now();
-    let records = chain(store, row.head)?;
+    let RunAt {
+        row,
+        cfg,
+        seed,
+        records,
+    } = run_at(store, text, i, &format!("{text}@{i}"), "table", None)?;
     let snapshot = if i == 0 {
         None
     } else {
