@@ -10,10 +10,11 @@
 //! 2. trains on the samples of the last K iterations' games (in game order, move by move),
 //!    positions in parallel, with the schedule's beta;
 //! 3. measures the metrics ([`crate::learner::metrics`]);
-//! 4. commits in one transaction the table snapshot (chunks: a full checkpoint every
-//!    `checkpoint_every` iterations, else the rows this iteration changed), the evaluation, the
-//!    `iteration/v1` record (run, i, settings, games, snapshot, evaluation, previous) and the
-//!    run's new head.
+//! 4. commits in one transaction the table snapshot (a full checkpoint every
+//!    `checkpoint_every` iterations, chunks and all; else the snapshot record of the rows this
+//!    iteration changed, whose chunks are derived: rebuilt from the games by `restore_at`,
+//!    docs/store.md), the evaluation, the `iteration/v1` record (run, i, settings, games,
+//!    snapshot, evaluation, previous) and the run's new head.
 //!
 //! Store writes run on a writer thread of their own, fed in commit order through a short
 //! queue, so recording overlaps self-play; the loop computes every address itself
