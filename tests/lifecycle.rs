@@ -782,3 +782,101 @@ fn network_runs_are_deterministic_resume_and_play() {
         .collect();
     assert_eq!(heads[0], heads[1]);
 }
+
+/// Derived snapshots (docs/store.md): a delta checkpoint keeps only its snapshot record; its
+/// table is rebuilt by re-training from the stored games and is bit-exact. The same run with
+/// a full checkpoint every iteration (`checkpoint_every` changes no table, only which
+/// checkpoints are full) stores every table whole, and the derived tables hash the same. With
+/// a full checkpoint's chunk gone too, the table is rebuilt from the one before (fsck names
+/// the missing chunk); with a byte of a game in the window changed, checkout names the game.
+#[test]
+fn derived_snapshots_rebuild_bit_exact_tables_from_the_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("d.db");
+    let p = tiny(dir.path(), "d", 7, 5);
+    ok(&tabula(&db, &["run", &p]));
+    let every = dir.path().join("every.toml");
+    std::fs::write(
+        &every,
+        std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("name = \"d\"", "name = \"e\"")
+            .replace("checkpoint_every = 2", "checkpoint_every = 1"),
+    )
+    .unwrap();
+    ok(&tabula(&db, &["run", every.to_str().unwrap()]));
+    // Chunks are stored for the full checkpoints only: iterations 2 and 4 of `d`, 1..=5 of `e`
+    // (one chunk each: a tiny table); d's two are e's (the same tables), stored once.
+    let v = sql(
+        &db,
+        "SELECT count(*) AS n FROM objects WHERE kind = 'table-chunk/v1'",
+    );
+    assert_eq!(v[0]["n"], 5, "{v}");
+    let f = json(&tabula(&db, &["fsck", "--json"]));
+    assert_eq!(f["clean"], true, "{f}");
+    ok(&tabula(&db, &["verify", "d"]));
+    let table = |run: &str, i: u32| {
+        let c = json(&tabula(&db, &["checkout", &format!("{run}@{i}"), "--json"]));
+        (
+            c["table_hash"].as_str().unwrap().to_string(),
+            c["snapshot"].as_str().unwrap().to_string(),
+        )
+    };
+    for i in 1..=5 {
+        let (derived, _) = table("d", i);
+        let (whole, snapshot) = table("e", i);
+        assert_eq!(whole, snapshot, "e@{i} is a full checkpoint");
+        assert_eq!(derived, whole, "d@{i}: the derived table differs");
+    }
+    // Without iteration 4's chunk, iteration 5 is rebuilt from iteration 2's checkpoint.
+    let chunk4 = {
+        let v = sql(
+            &db,
+            "SELECT lower(hex(i.snapshot)) AS s FROM iterations i JOIN runs r ON r.id = i.run_id
+             WHERE r.name = 'd' AND i.iteration = 4",
+        );
+        let s = v[0]["s"].as_str().unwrap().to_string();
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let id: i64 = conn
+            .query_row(
+                "SELECT max(id) FROM objects WHERE kind = 'table-chunk/v1' AND id < (
+                     SELECT id FROM objects WHERE lower(hex(hash)) = ?1)",
+                [&s],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let h: String = conn
+            .query_row(
+                "SELECT lower(hex(hash)) FROM objects WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap();
+        conn.execute("DELETE FROM objects WHERE id = ?1", [id])
+            .unwrap();
+        h
+    };
+    let out = tabula(&db, &["fsck"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success());
+    assert!(
+        text.contains("DANGLING snapshot") && text.contains(&chunk4),
+        "{text}"
+    );
+    assert_eq!(table("d", 5).0, table("e", 5).0);
+    assert_eq!(table("d", 4).0, table("e", 4).0);
+    // A changed byte in a game of iteration 5's window: the rebuild stops and names it.
+    let game = sql(
+        &db,
+        "SELECT lower(hex(g.hash)) AS h FROM run_games g JOIN runs r ON r.id = g.run_id
+         WHERE r.name = 'd' AND g.iteration = 5 AND g.game = 0",
+    )[0]["h"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    damage(&db, &game);
+    let out = tabula(&db, &["checkout", "d@5"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains(&game), "{err}");
+}

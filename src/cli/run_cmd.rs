@@ -242,6 +242,8 @@ pub(super) fn print_outcome(
             "seconds": out.seconds,
             "store_seconds": out.store_seconds,
             "store_share": share(out.store_seconds),
+            "store_cpu_seconds": out.store_cpu_seconds,
+            "store_cpu_share": share(out.store_cpu_seconds),
             "store_wait_seconds": out.store_wait_seconds,
             "store_wait_share": share(out.store_wait_seconds),
             "restart_seconds": out.restart_seconds,
@@ -252,7 +254,7 @@ pub(super) fn print_outcome(
     } else {
         println!(
             "run {} ({}) done: {} iterations in {:.1} s on {} threads; store writer busy {:.2} s \
-             ({:.2}%), waited on {:.2} s ({:.2}%)",
+             ({:.2}%; {:.2} s of CPU), waited on {:.2} s ({:.2}%)",
             out.run_id,
             name,
             out.iterations,
@@ -260,6 +262,7 @@ pub(super) fn print_outcome(
             threads,
             out.store_seconds,
             100.0 * share(out.store_seconds),
+            out.store_cpu_seconds,
             out.store_wait_seconds,
             100.0 * share(out.store_wait_seconds)
         );

@@ -163,6 +163,13 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
         root: Option<&ObjectHash>,
     ) -> Result<Self, RunError>;
 
+    /// Whether the checkpoint `root` can be restored from stored bytes alone. The driver
+    /// stores every object of a `full` checkpoint but only the root of the others: their
+    /// bytes are derived, rebuilt by re-training from the stored games and checked against
+    /// the root's address (docs/store.md, "Derived snapshots"). A store written before that
+    /// holds every object, and its checkpoints are all stored.
+    fn stored(store: &Store, root: &ObjectHash) -> Result<bool, RunError>;
+
     /// The model as the search's leaf evaluator.
     fn evaluator(&self) -> Self::Eval<'_>;
 

@@ -153,6 +153,21 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         }
     }
 
+    fn stored(store: &Store, root: &ObjectHash) -> Result<bool, RunError> {
+        // The chain of deltas back to its full checkpoint, every chunk present.
+        let mut cur = Some(*root);
+        while let Some(h) = cur {
+            let s: SnapshotRecord = store.get(&h)?;
+            for c in &s.chunks {
+                if !store.contains(c)? {
+                    return Ok(false);
+                }
+            }
+            cur = if s.full { None } else { s.base };
+        }
+        Ok(true)
+    }
+
     fn evaluator(&self) -> TableEval<'_, G::Key> {
         TableEval::new(&self.table)
     }

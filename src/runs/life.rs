@@ -38,10 +38,11 @@ use rand_core::Rng;
 
 use super::{
     Job, Loop, Observer, RunConfig, RunError, RunOutcome, Settings, SnapshotRecord, Work, chain,
-    checkout, records, run_locked, start_point, truth_for, with_truth,
+    records, restore_at, run_locked, start_point, truth_for, with_truth,
 };
 use crate::game::Game;
 use crate::learner::Table;
+use crate::learners::TabularAz;
 use crate::record::GameRecord;
 use crate::runs::records::{Parent, RunRecord};
 use crate::runs::spec::SpecError;
@@ -611,19 +612,14 @@ pub fn replay_self_play(
     let (cfg, record) = load_config(store, &row)?;
     let seed = table_seed(store, &record)?;
     let records = chain(store, row.head)?;
-    let snapshot = if iteration >= 2 {
-        let r = records.get(iteration as usize - 2).ok_or_else(|| {
-            RunError::Usage(format!(
-                "run {run_id} iteration {iteration}: the previous iteration is not committed"
-            ))
-        })?;
-        Some(r.snapshot)
-    } else {
-        None
-    };
+    if iteration as usize - 1 > records.len() {
+        return Err(RunError::Usage(format!(
+            "run {run_id} iteration {iteration}: the previous iteration is not committed"
+        )));
+    }
     let stored: GameRecord = store.get(hash)?;
     let again = crate::with_game!(&cfg.game, |g| replay_any(
-        g, store, &cfg, seed, snapshot, &stored, iteration, game
+        g, store, &cfg, seed, &records, &stored, iteration, game
     ))?;
     Ok(Some(SelfPlayReplay {
         run_id,
@@ -639,34 +635,31 @@ fn replay_any<G: Game>(
     store: &Store,
     cfg: &RunConfig,
     model_seed: u64,
-    snapshot: Option<ObjectHash>,
+    records: &[super::IterationRecord],
     stored: &GameRecord,
     iteration: u32,
     game: u32,
 ) -> Result<ObjectHash, RunError> {
     crate::with_learner!(cfg.settings.learner.kind, L => {
-        replay_game::<G, L<G>>(g, store, cfg, model_seed, snapshot, stored, iteration, game)
+        replay_game::<G, L<G>>(g, store, cfg, model_seed, records, stored, iteration, game)
     })
 }
 
-/// Re-plays self-play game `game` of `iteration` with the model checked out at `snapshot`,
-/// from the stored game's start (the start policy's choice, recorded in it).
+/// Re-plays self-play game `game` of `iteration` with the model after the previous iteration
+/// (of the chain `records`), from the stored game's start (the start policy's choice,
+/// recorded in it).
 #[allow(clippy::too_many_arguments)]
 fn replay_game<G: Game, L: crate::learners::Learner<G>>(
     g: &G,
     store: &Store,
     cfg: &RunConfig,
     model_seed: u64,
-    snapshot: Option<ObjectHash>,
+    records: &[super::IterationRecord],
     stored: &GameRecord,
     iteration: u32,
     game: u32,
 ) -> Result<ObjectHash, RunError> {
-    let ctx = crate::learners::LearnerContext {
-        settings: &cfg.settings,
-        model_seed,
-    };
-    let model = L::restore(g, ctx, store, snapshot.as_ref())?;
+    let model: L = restore_at(g, store, &cfg.settings, model_seed, records, iteration - 1)?;
     let start = stored.start_state(g)?;
     let mut search = crate::search::Search::new(cfg.settings.search)
         .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
@@ -684,6 +677,52 @@ fn replay_game<G: Game, L: crate::learners::Learner<G>>(
     Ok(address(&r)?.0)
 }
 
+/// A run at an iteration, read for restoring its model: the run, its configuration, its
+/// model seed and its chain of iteration records.
+struct RunAt {
+    row: RunRow,
+    cfg: RunConfig,
+    seed: u64,
+    records: Vec<super::IterationRecord>,
+}
+
+/// Finds run `text` and checks that iteration `i` is committed (0: untrained) and, where
+/// `variant` is given, that the run plays it; `name` is how errors write the request
+/// (`model:RUN@I`, `RUN@I`), `model` what iteration 0 gives.
+fn run_at(
+    store: &Store,
+    text: &str,
+    i: u32,
+    name: &str,
+    model: &str,
+    variant: Option<String>,
+) -> Result<RunAt, RunError> {
+    let row = find(store, text)?;
+    if i > row.iterations_done {
+        return Err(RunError::Usage(format!(
+            "{name}: run {} has committed iterations 0..={} (0: the untrained {model})",
+            row.id, row.iterations_done
+        )));
+    }
+    let (cfg, record) = load_config(store, &row)?;
+    if let Some(v) = variant
+        && record.variant != v
+    {
+        return Err(RunError::Usage(format!(
+            "{name}: run {} plays {}, not {v}",
+            row.id, record.variant
+        )));
+    }
+    let seed = table_seed(store, &record)?;
+    let records = chain(store, row.head)?;
+    Ok(RunAt {
+        row,
+        cfg,
+        seed,
+        records,
+    })
+}
+
 /// A trained model as a player: the model of run `text` after iteration `i` (0: untrained),
 /// restored through its learner, with the run's search settings.
 pub fn load_model<G: Game>(
@@ -698,35 +737,24 @@ pub fn load_model<G: Game>(
     ),
     RunError,
 > {
-    let row = find(store, text)?;
-    if i > row.iterations_done {
-        return Err(RunError::Usage(format!(
-            "model:{text}@{i}: run {} has committed iterations 0..={} (0: the untrained model)",
-            row.id, row.iterations_done
-        )));
-    }
-    let (cfg, record) = load_config(store, &row)?;
-    if record.variant != g.variant() {
-        return Err(RunError::Usage(format!(
-            "model:{text}@{i}: run {} plays {}, not {}",
-            row.id,
-            record.variant,
-            g.variant()
-        )));
-    }
-    let seed = table_seed(store, &record)?;
-    let records = chain(store, row.head)?;
-    let snapshot = (i > 0).then(|| records[i as usize - 1].snapshot);
-    let ctx = crate::learners::LearnerContext {
-        settings: &cfg.settings,
-        model_seed: seed,
-    };
+    let RunAt {
+        cfg, seed, records, ..
+    } = run_at(
+        store,
+        text,
+        i,
+        &format!("model:{text}@{i}"),
+        "model",
+        Some(g.variant()),
+    )?;
     let model: std::sync::Arc<dyn crate::learners::Model<G>> = crate::with_learner!(cfg.settings.learner.kind, L => {
-        std::sync::Arc::new(<L<G> as crate::learners::Learner<G>>::restore(
+        std::sync::Arc::new(restore_at::<G, L<G>>(
             g,
-            ctx,
             store,
-            snapshot.as_ref(),
+            &cfg.settings,
+            seed,
+            &records,
+            i,
         )?)
     });
     Ok((model, cfg.settings.search))
@@ -766,6 +794,29 @@ pub struct ExportRow {
     pub legal: Vec<(u16, String)>,
 }
 
+/// The table of run `text` after iteration `i` (0: untrained) in game `g`: read from its
+/// snapshot or rebuilt from the games (derived snapshots, docs/store.md), checked against the
+/// snapshot's address either way.
+pub fn table_of<G: Game>(
+    g: &G,
+    store: &Store,
+    text: &str,
+    i: u32,
+) -> Result<Table<G::Key>, RunError> {
+    let RunAt {
+        cfg, seed, records, ..
+    } = run_at(
+        store,
+        text,
+        i,
+        &format!("{text}@{i}"),
+        "table",
+        Some(g.variant()),
+    )?;
+    let model: TabularAz<G::Key> = restore_at(g, store, &cfg.settings, seed, &records, i)?;
+    Ok(model.table().clone())
+}
+
 /// Reconstructs the table of iteration `i` of a run.
 pub fn checkout_at(
     store: &Store,
@@ -773,17 +824,13 @@ pub fn checkout_at(
     i: u32,
     with_rows: bool,
 ) -> Result<CheckedOut, RunError> {
-    let row = find(store, text)?;
-    if i > row.iterations_done {
-        return Err(RunError::Usage(format!(
-            "{text}@{i}: run {} has committed iterations 0..={} (0: the untrained table)",
-            row.id, row.iterations_done
-        )));
-    }
-    let (cfg, record) = load_config(store, &row)?;
-    let seed = table_seed(store, &record)?;
     let started = Instant::now();
-    let records = chain(store, row.head)?;
+    let RunAt {
+        row,
+        cfg,
+        seed,
+        records,
+    } = run_at(store, text, i, &format!("{text}@{i}"), "table", None)?;
     let snapshot = if i == 0 {
         None
     } else {
@@ -811,25 +858,11 @@ pub fn checkout_at(
         });
     }
     let mut out = crate::with_game!(&cfg.game, |g| {
-        let table = table_at(g, store, snapshot, seed, cfg.settings.init_std)?;
-        describe(g, &table, row.id, i, snapshot, with_rows)
+        let model: TabularAz<_> = restore_at(g, store, &cfg.settings, seed, &records, i)?;
+        describe(g, model.table(), row.id, i, snapshot, with_rows)
     })?;
     out.seconds = started.elapsed().as_secs_f64();
     Ok(out)
-}
-
-/// The table a snapshot describes (`None`: the untrained table).
-fn table_at<G: Game>(
-    g: &G,
-    store: &Store,
-    snapshot: Option<ObjectHash>,
-    seed: u64,
-    init_std: f64,
-) -> Result<Table<G::Key>, RunError> {
-    match snapshot {
-        Some(s) => checkout(store, &s, seed, init_std),
-        None => Ok(Table::new(g.num_actions(), seed, init_std)),
-    }
 }
 
 fn describe<G: Game>(
@@ -1026,7 +1059,9 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
             miss(format!("{at}: base"), &b, "missing");
         }
         for (k, c) in s.chunks.iter().enumerate() {
-            if !store.contains(c)? {
+            // A delta's chunks are derived (docs/store.md, "Derived snapshots"): absent by
+            // design, rebuilt from the games and checked against the snapshot's address.
+            if s.full && !store.contains(c)? {
                 miss(format!("{at}: chunk {k}"), c, "missing");
             }
             all.push((format!("{at}: chunk {k}"), *c));

@@ -10,10 +10,11 @@
 //! 2. trains on the samples of the last K iterations' games (in game order, move by move),
 //!    positions in parallel, with the schedule's beta;
 //! 3. measures the metrics ([`crate::learner::metrics`]);
-//! 4. commits in one transaction the table snapshot (chunks: a full checkpoint every
-//!    `checkpoint_every` iterations, else the rows this iteration changed), the evaluation, the
-//!    `iteration/v1` record (run, i, settings, games, snapshot, evaluation, previous) and the
-//!    run's new head.
+//! 4. commits in one transaction the table snapshot (a full checkpoint every
+//!    `checkpoint_every` iterations, chunks and all; else the snapshot record of the rows this
+//!    iteration changed, whose chunks are derived: rebuilt from the games by `restore_at`,
+//!    docs/store.md), the evaluation, the `iteration/v1` record (run, i, settings, games,
+//!    snapshot, evaluation, previous) and the run's new head.
 //!
 //! Store writes run on a writer thread of their own, fed in commit order through a short
 //! queue, so recording overlaps self-play; the loop computes every address itself
@@ -153,8 +154,12 @@ pub struct RunOutcome {
     pub last: Option<IterationSummary>,
     /// Wall-clock seconds of the whole run.
     pub seconds: f64,
-    /// Seconds the store writer thread was busy (encoding, inserting, committing).
+    /// Seconds the store writer thread was busy (encoding, inserting, committing), wall
+    /// clock: on a loaded machine this includes time the thread waited for a core.
     pub store_seconds: f64,
+    /// CPU seconds the store writer thread used (its own clock, `CLOCK_THREAD_CPUTIME_ID`):
+    /// the writer's work whatever the load. 0 where the platform has no thread clock.
+    pub store_cpu_seconds: f64,
     /// Seconds the iteration loop waited on the writer (a full queue, the final flush).
     pub store_wait_seconds: f64,
     /// Seconds from the start of the process's work on the run (lock, solution, rebuilding
@@ -373,12 +378,13 @@ pub(crate) fn execute<G: Game, L: Learner<G>>(
         drop(tx);
         let t = Instant::now();
         // A writer error explains a failed send, so it comes first.
-        let busy = writer
+        let (busy, cpu) = writer
             .join()
             .unwrap_or_else(|_| Err(StoreError::Query("the store writer panicked".into())))?;
         let mut out = out?;
         out.store_wait_seconds += t.elapsed().as_secs_f64();
         out.store_seconds = busy;
+        out.store_cpu_seconds = cpu;
         out.seconds = started.elapsed().as_secs_f64();
         out.restart_seconds = restart_seconds;
         Ok(out)
@@ -445,7 +451,7 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
         ))
         .into());
     }
-    let model = L::restore(g, ctx, store, records.last().map(|r| &r.snapshot))?;
+    let model = restore_at::<G, L>(g, store, s, model_seed, &records, done)?;
     let previous_snapshot = records.last().map(|r| r.snapshot);
     let mut window = VecDeque::new();
     let mut seen: FastSet<G::Key> = FastSet::default();
@@ -460,7 +466,14 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
             .collect::<Result<_, _>>()?;
         // The model the games were played with: for search-state archives only.
         let replay_model = if start.wants_tree_states() {
-            Some(L::restore(g, ctx, store, before.map(|b| &b.snapshot))?)
+            Some(restore_at::<G, L>(
+                g,
+                store,
+                s,
+                model_seed,
+                &records,
+                before.map_or(0, |b| b.iteration),
+            )?)
         } else {
             None
         };
@@ -499,6 +512,95 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
         previous: head,
         previous_snapshot,
     })
+}
+
+/// The model after iteration `done` of the chain `records` (oldest first, at least `done`
+/// long; `done` 0: the untrained model, made with `settings`).
+///
+/// Derived snapshots (docs/store.md): only full checkpoints keep their bytes in the store, so
+/// the model is restored from the latest checkpoint at or before `done` that is stored
+/// ([`Learner::stored`]) and re-trained from there, iteration by iteration, exactly as the run
+/// trained it: iteration i's window of the last K stored games' samples, with the settings its
+/// record names. Every rebuilt checkpoint must hash to the snapshot address its iteration
+/// record holds, else the store is damaged and the error says which iteration.
+pub(crate) fn restore_at<G: Game, L: Learner<G>>(
+    g: &G,
+    store: &Store,
+    settings: &Settings,
+    model_seed: u64,
+    records: &[IterationRecord],
+    done: u32,
+) -> Result<L, RunError> {
+    let snapshot = |i: u32| (i > 0).then(|| records[i as usize - 1].snapshot);
+    let mut base = done;
+    while let Some(h) = snapshot(base)
+        && !L::stored(store, &h)?
+    {
+        base -= 1;
+    }
+    let ctx = LearnerContext {
+        settings,
+        model_seed,
+    };
+    let mut model = L::restore(g, ctx, store, snapshot(base).as_ref())?;
+    // The settings of each iteration (a branch's differ from its parent's), read once.
+    let mut known: Vec<(ObjectHash, Settings)> = Vec::new();
+    let mut window: VecDeque<(u32, Vec<L::Sample>)> = VecDeque::new();
+    for i in base + 1..=done {
+        let r = &records[i as usize - 1];
+        if !known.iter().any(|(h, _)| *h == r.settings) {
+            known.push((r.settings, load_settings(store, &r.settings)?));
+        }
+        let s = &known
+            .iter()
+            .find(|(h, _)| *h == r.settings)
+            .expect("read above")
+            .1;
+        let ctx = LearnerContext {
+            settings: s,
+            model_seed,
+        };
+        let first = i.saturating_sub(s.window) + 1;
+        while window.front().is_some_and(|(j, _)| *j < first) {
+            window.pop_front();
+        }
+        for j in first..=i {
+            if window.iter().any(|(k, _)| *k == j) {
+                continue;
+            }
+            let games: Vec<GameRecord> = records[j as usize - 1]
+                .games
+                .iter()
+                .map(|h| store.get::<GameRecord>(h))
+                .collect::<Result<_, _>>()?;
+            let per_game: Vec<Vec<L::Sample>> = games
+                .par_iter()
+                .map(|rec| -> Result<_, RunError> {
+                    let states = rec.states(g)?;
+                    let mut out = Vec::new();
+                    L::samples(g, ctx, rec, &states, &mut out)?;
+                    Ok(out)
+                })
+                .collect::<Result<_, _>>()?;
+            window.push_back((j, per_game.into_iter().flatten().collect()));
+        }
+        let refs: Vec<&L::Sample> = window.iter().flat_map(|(_, v)| v).collect();
+        model.train(ctx, i, &refs);
+        drop(refs);
+        let rebuilt = model.checkpoint(g, ctx, i, snapshot(i - 1))?;
+        if rebuilt.root != r.snapshot {
+            return Err(StoreError::Corrupt {
+                hash: r.snapshot,
+                reason: format!(
+                    "iteration {i}'s snapshot is derived (its bytes are not stored), and \
+                     re-training it from the stored games gives {}",
+                    rebuilt.root
+                ),
+            }
+            .into());
+        }
+    }
+    Ok(model)
 }
 
 /// What the driver takes from one stored self-play game.
@@ -566,7 +668,7 @@ pub(crate) enum Job {
     /// A batch of finished self-play games: records and rows in one transaction.
     Games {
         iteration: u32,
-        records: Vec<GameRecord>,
+        records: Vec<Encoded>,
         rows: Vec<RunGameRow>,
     },
     /// The untrained model's evaluation.
@@ -588,12 +690,30 @@ pub(crate) struct IterationJob {
 /// Jobs waiting for the writer at most; self-play blocks beyond (memory stays bounded).
 const WRITE_QUEUE: usize = 4;
 
-/// The writer thread: commits jobs in order; returns its busy seconds.
+/// CPU seconds the calling thread has used (0 where there is no thread clock).
+fn thread_cpu_seconds() -> f64 {
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid, writable timespec; the call only writes it.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
+            return t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9;
+        }
+    }
+    0.0
+}
+
+/// The writer thread: commits jobs in order; returns its busy seconds (wall clock) and the
+/// CPU seconds it used.
 fn write_jobs(
     store: &mut Store,
     run_id: i64,
     rx: std::sync::mpsc::Receiver<Job>,
-) -> Result<f64, StoreError> {
+) -> Result<(f64, f64), StoreError> {
+    let cpu_start = thread_cpu_seconds();
     let mut total = 0.0;
     let mut this_iteration = 0.0;
     for job in rx {
@@ -606,7 +726,7 @@ fn write_jobs(
                 rows,
             } => store.write(|w| {
                 for r in &records {
-                    w.put(r)?;
+                    w.put_encoded(r)?;
                 }
                 w.add_run_games(run_id, iteration, &rows)
             })?,
@@ -635,7 +755,7 @@ fn write_jobs(
             this_iteration + dt
         };
     }
-    Ok(total)
+    Ok((total, thread_cpu_seconds() - cpu_start))
 }
 
 /// Sends `job` to the writer, adding the time blocked to `wait`. A closed queue means the
@@ -751,6 +871,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                             derived: d,
                             hash,
                             size,
+                            encoded: None,
                         })
                     })
                     .collect::<Result<_, _>>()?;
@@ -787,12 +908,15 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                                 (wants_tree && from.is_none()).then_some(&mut tree),
                             )?;
                             let d = derive::<G, L>(g, ctx, &record, tree)?;
-                            let (hash, size) = address(&record)?;
+                            // Encoded here, in parallel: the writer stores the bytes as
+                            // they are.
+                            let encoded = Encoded::of(&record)?;
                             Ok(PlayedGame {
                                 record,
                                 derived: d,
-                                hash,
-                                size,
+                                hash: encoded.hash,
+                                size: encoded.bytes.len(),
+                                encoded: Some(encoded),
                             })
                         },
                     )
@@ -808,7 +932,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                     });
                     game_hashes.push(p.hash);
                     games_bytes += p.size as u64;
-                    records.push(p.record.clone());
+                    records.extend(p.encoded);
                     derived.push((p.record, p.derived));
                 }
                 sink(
@@ -840,7 +964,17 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             let refs: Vec<&L::Sample> = window.iter().flatten().collect();
             let report = model.train(ctx, i, &refs);
             drop(refs);
-            let checkpoint = model.checkpoint(g, ctx, i, previous_snapshot)?;
+            let mut checkpoint = model.checkpoint(g, ctx, i, previous_snapshot)?;
+            if !checkpoint.full {
+                // Derived snapshot (docs/store.md): only the root is stored; the rest is
+                // rebuilt from the games by `restore_at`, checked against the root's address.
+                checkpoint.objects.retain(|o| o.hash == checkpoint.root);
+                checkpoint.bytes = checkpoint
+                    .objects
+                    .iter()
+                    .map(|o| o.bytes.len() as u64)
+                    .sum();
+            }
             let training_seconds = t_train.elapsed().as_secs_f64();
 
             // 3. Metrics.
@@ -936,6 +1070,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             last,
             seconds: started.elapsed().as_secs_f64(),
             store_seconds: 0.0,
+            store_cpu_seconds: 0.0,
             store_wait_seconds: wait,
             restart_seconds: 0.0,
         })
@@ -944,6 +1079,8 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
 
 /// A finished self-play game with what the driver derives from it, and its address.
 struct PlayedGame<G: Game, L: Learner<G>> {
+    /// The record encoded for the writer (`None`: a reused game, already stored).
+    encoded: Option<Encoded>,
     record: GameRecord,
     derived: Derived<G, L>,
     hash: ObjectHash,
@@ -951,7 +1088,9 @@ struct PlayedGame<G: Game, L: Learner<G>> {
 }
 
 /// Reconstructs the table a snapshot describes: the last full checkpoint at or before it, then
-/// every delta after it, in order. `seed` and `init_std` are the run's (unmaterialised rows
+/// every delta after it, in order. Every chunk of that chain must be stored
+/// ([`Learner::stored`]); a run's table at any iteration, derived deltas included, is
+/// [`life::table_of`]. `seed` and `init_std` are the run's (unmaterialised rows
 /// are their initial entries).
 pub fn checkout<K: crate::game::PositionKey>(
     store: &Store,

@@ -6,7 +6,8 @@
 //! - `game/v1` ([`crate::record::GameRecord`]): each self-play game, visit counts included.
 //! - `table-chunk/v1` ([`TableChunk`]) and `table-snapshot/v1` ([`SnapshotRecord`]): the
 //!   table after an iteration; a full checkpoint every `checkpoint_every` iterations, else the
-//!   rows changed by the iteration on top of the previous snapshot (`base`).
+//!   rows changed by the iteration on top of the previous snapshot (`base`). A delta's
+//!   chunks are addressed but not stored: they are derived from the games (docs/store.md).
 //! - `evaluation/v1` ([`EvaluationRecord`]): the metrics of an iteration.
 //! - `iteration/v1` ([`IterationRecord`]): the run's line (its run record without the
 //!   parent), the iteration number, the settings in
