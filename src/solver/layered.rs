@@ -389,7 +389,12 @@ fn solve_level<G: Solvable>(
 /// The exact fixed point of one level (module docs, 2b): `best` and `pending` by rank (exit
 /// values and internal-move counts; ranks not reachable untouched), `succ` the internal
 /// successors' ranks of `ranks` in their order. Returns the values by rank.
-fn fixed_point(ranks: &[u32], mut best: Vec<f64>, mut pending: Vec<u32>, succ: Vec<u32>) -> Vec<f64> {
+fn fixed_point(
+    ranks: &[u32],
+    mut best: Vec<f64>,
+    mut pending: Vec<u32>,
+    succ: Vec<u32>,
+) -> Vec<f64> {
     let size = best.len();
 
     // Predecessor lists (CSR by rank), filled in rank order.
@@ -472,7 +477,7 @@ fn fixed_point(ranks: &[u32], mut best: Vec<f64>, mut pending: Vec<u32>, succ: V
         // depending on the order positions settled in, and the stored bytes would follow it.
         value[p] += 0.0;
     }
-        value
+    value
 }
 
 /// The layered solve of 2x4 Chinese dark chess on keys alone (`docs/solver.md`, "Solving on
@@ -480,7 +485,10 @@ fn fixed_point(ranks: &[u32], mut best: Vec<f64>, mut pending: Vec<u32>, succ: V
 /// expanded straight from its key ([`Cdc::expand_key`]) and its successors ranked from
 /// theirs, so no game state is built, copied or re-checked in the hot loops. The solution is
 /// the one [`solve`] gives, byte for byte (tested).
-pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Solution<u64>, SolveError> {
+pub fn solve_cdc(
+    g: &Cdc,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Solution<u64>, SolveError> {
     let index = CdcIndex::new(&g.material());
     let top = g.level(&g.initial_state()) as usize;
     let sizes: Vec<usize> = (0..=top)
@@ -492,12 +500,14 @@ pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Soluti
         (l as usize, r as u32)
     };
     let unrank = |level: usize, r: u32, hint: &mut usize| -> Result<u64, SolveError> {
-        index.unrank_key_near(level as u32, r as u64, hint).ok_or_else(|| {
-            invariant(
-                g,
-                format!("rank {r} of level {level} was reached but names no position"),
-            )
-        })
+        index
+            .unrank_key_near(level as u32, r as u64, hint)
+            .ok_or_else(|| {
+                invariant(
+                    g,
+                    format!("rank {r} of level {level} was reached but names no position"),
+                )
+            })
     };
 
     // Pass 1, top-down: reachability.
@@ -550,7 +560,7 @@ pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Soluti
     // Pass 2, bottom-up: values.
     let total: u64 = levels.iter().map(|l| l.len() as u64).sum();
     let mut values: Vec<Vec<f64>> = Vec::with_capacity(levels.len());
-    let mut pairs: Vec<(u64, f64)> = Vec::with_capacity(total as usize);
+    let mut all_keys: Vec<u64> = Vec::with_capacity(total as usize);
     let mut done = 0u64;
     for (level, ranks) in levels.iter().enumerate() {
         let size = sizes[level];
@@ -566,14 +576,10 @@ pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Soluti
                 for &r in chunk {
                     let key = unrank(level, r, &mut hint)?;
                     let before = succ.len();
-                    let b = g.expand_key(
-                        key,
-                        &mut |k| succ.push(place(k).1),
-                        &mut |k| {
-                            let (l, rk) = place(k);
-                            lower[l][rk as usize]
-                        },
-                    );
+                    let b = g.expand_key(key, &mut |k| succ.push(place(k).1), &mut |k| {
+                        let (l, rk) = place(k);
+                        lower[l][rk as usize]
+                    });
                     keys.push(key);
                     best.push(b);
                     counts.push((succ.len() - before) as u32);
@@ -581,7 +587,6 @@ pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Soluti
                 Ok((keys, best, counts, succ))
             })
             .collect();
-        let mut keys = Vec::with_capacity(ranks.len());
         let mut best = vec![f64::NEG_INFINITY; size];
         let mut pending = vec![0u32; size];
         let mut succ = Vec::new();
@@ -594,17 +599,27 @@ pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Soluti
                 pending[r] = p[i];
             }
             at += b.len();
-            keys.extend(k);
+            all_keys.extend(k);
             succ.extend(s);
         }
         let v = fixed_point(ranks, best, pending, succ);
-        pairs.extend(keys.into_iter().zip(ranks.iter().map(|&r| v[r as usize])));
         done += ranks.len() as u64;
         values.push(v);
         progress(Progress::Valued { done, total });
     }
+    // The solution: keys sorted in place, each value read back by the key's rank (less
+    // memory than sorting (key, value) pairs and splitting them).
+    drop(levels);
+    all_keys.par_sort_unstable();
+    let all_values: Vec<f64> = all_keys
+        .par_iter()
+        .map(|&k| {
+            let (l, r) = place(k);
+            values[l][r as usize]
+        })
+        .collect();
     drop(values);
-    Ok(Solution::from_pairs(g.variant(), pairs))
+    Ok(Solution::from_sorted(g.variant(), all_keys, all_values))
 }
 
 #[cfg(test)]
@@ -648,17 +663,14 @@ mod tests {
                     for &a in &actions {
                         let child = g.apply(&s, a);
                         match g.turn(&child) {
-                            Turn::Player(_) if g.level(&child) == level => {
-                                want.push(g.key(&child))
-                            }
+                            Turn::Player(_) if g.level(&child) == level => want.push(g.key(&child)),
                             _ => {
                                 let lookup = |t: &<Cdc as Game>::State| {
                                     assert_eq!(g.level(t), level - 1);
                                     Some(pseudo(g.key(t)))
                                 };
-                                let v =
-                                    value_for_pooled(&g, &child, mover, &lookup, &mut pool, 0)
-                                        .unwrap();
+                                let v = value_for_pooled(&g, &child, mover, &lookup, &mut pool, 0)
+                                    .unwrap();
                                 want_best = want_best.max(v);
                             }
                         }
