@@ -1294,7 +1294,7 @@ impl Cdc {
         // `Rules::settle` on a successor with `next` to move and `left` pieces: does `next`
         // lose at once (no piece, or no flip and no move)?
         let loses = |b: &[u8; 8], any_down: bool, left: u32, next: Colour| -> bool {
-            left == 0 || !any_down && r.for_each_move(b, next, |_, _| false)
+            left == 0 || (!any_down && r.for_each_move(b, next, |_, _| false))
         };
         let mut best = f64::NEG_INFINITY;
         let total: u32 = hidden.iter().map(|&h| h as u32).sum();
@@ -1316,7 +1316,7 @@ impl Cdc {
                 let v = if loses(&b, downs > 1, left[next.index()], next) {
                     1.0
                 } else {
-                    let bits = squares ^ ((code ^ DOWN) as u64) << (4 * sq);
+                    let bits = squares ^ (((code ^ DOWN) as u64) << (4 * sq));
                     -lower(pack(bits, next, radix - r.place[ck]))
                 };
                 sum += prob * v;
@@ -1334,8 +1334,8 @@ impl Cdc {
                 let mut b = board;
                 b[dst] = b[src];
                 b[src] = EMPTY;
-                let bits = squares & !(0xF << (4 * src)) & !(0xF << (4 * dst))
-                    | (board[src] as u64) << (4 * dst);
+                let bits = (squares & !(0xF << (4 * src)) & !(0xF << (4 * dst)))
+                    | ((board[src] as u64) << (4 * dst));
                 let left = left[next.index()] - captured as u32;
                 if loses(&b, downs > 0, left, next) {
                     best = best.max(1.0);
