@@ -1303,8 +1303,7 @@ impl Cdc {
                 continue;
             }
             let mut sum = 0.0;
-            for ck in 0..CKINDS {
-                let h = hidden[ck];
+            for (ck, &h) in hidden.iter().enumerate() {
                 if h == 0 {
                     continue;
                 }
