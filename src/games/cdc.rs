@@ -912,6 +912,21 @@ impl Rules {
         Ok(s)
     }
 
+    /// The face-down counts of a face-down multiset's number (the key's mixed radix).
+    #[inline]
+    fn hidden_of(&self, radix: u64) -> [u8; CKINDS] {
+        let mut hidden = [0u8; CKINDS];
+        let mut r = radix;
+        for (ck, h) in hidden.iter_mut().enumerate() {
+            let m = self.material[ck % KINDS] as u64;
+            if m > 0 {
+                *h = (r % (m + 1)) as u8;
+                r /= m + 1;
+            }
+        }
+        hidden
+    }
+
     fn pieces_per_side(&self) -> usize {
         self.material.iter().map(|&m| m as usize).sum()
     }
@@ -946,15 +961,7 @@ impl Rules {
                 self.radix_total
             ));
         }
-        let mut hidden = [0u8; CKINDS];
-        let mut r = radix;
-        for (ck, h) in hidden.iter_mut().enumerate() {
-            let m = self.material[ck % KINDS] as u64;
-            if m > 0 {
-                *h = (r % (m + 1)) as u8;
-                r /= m + 1;
-            }
-        }
+        let hidden = self.hidden_of(radix);
         self.build(board, hidden, side, pending)
     }
 
@@ -1259,15 +1266,7 @@ impl Cdc {
             _ => None,
         };
         let radix = (aux >> 8) as u32;
-        let mut hidden = [0u8; CKINDS];
-        let mut rest = radix;
-        for (ck, h) in hidden.iter_mut().enumerate() {
-            let m = r.material[ck % KINDS] as u32;
-            if m > 0 {
-                *h = (rest % (m + 1)) as u8;
-                rest /= m + 1;
-            }
-        }
+        let hidden = r.hidden_of(radix as u64);
         let side_code = |c: Colour| -> u64 {
             match c {
                 Colour::Red => 1,

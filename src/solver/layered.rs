@@ -160,46 +160,63 @@ fn reachable<G: Solvable>(
         let (l, r) = layers.place(s)?;
         bits[l].set(r);
     }
-    let mut levels = vec![Vec::new(); layers.sizes.len()];
+    close_levels(
+        &bits,
+        progress,
+        |scratch: &mut (Vec<Action>, Vec<Vec<ChanceOutcome>>, Vec<G::State>), level, r, fresh| {
+            let (actions, outcomes, reached) = scratch;
+            let s = layers.state(level, r)?;
+            g.legal_actions(&s, actions);
+            for &a in actions.iter() {
+                reached.clear();
+                decisions_of(g, &g.apply(&s, a), outcomes, 0, reached);
+                for d in reached.iter() {
+                    let (l, rd) = layers.place(d)?;
+                    match l.cmp(&level) {
+                        Ordering::Equal => {
+                            if bits[l].set(rd) {
+                                fresh.push(rd);
+                            }
+                        }
+                        Ordering::Less => {
+                            bits[l].set(rd);
+                        }
+                        Ordering::Greater => {
+                            return Err(invariant(
+                                g,
+                                format!("an action raises the level from {level} to {l}"),
+                            ));
+                        }
+                    }
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+/// The frame of the reachability pass: top-down, each level closed by a breadth-first
+/// search over its frontier, in parallel by chunks (each with its own `S` scratch).
+/// `expand(scratch, level, rank, fresh)` marks a position's successors in `bits` (atomic, so
+/// the set does not depend on the thread count) and pushes to `fresh` the ranks of its own
+/// level that it marked first. Returns each level's reachable ranks, ascending.
+fn close_levels<S: Default>(
+    bits: &[Bits],
+    progress: &(dyn Fn(Progress) + Sync),
+    expand: impl Fn(&mut S, usize, u32, &mut Vec<u32>) -> Result<(), SolveError> + Sync,
+) -> Result<Vec<Vec<u32>>, SolveError> {
+    let mut levels = vec![Vec::new(); bits.len()];
     let mut found = 0u64;
-    for level in (0..layers.sizes.len()).rev() {
+    for level in (0..bits.len()).rev() {
         let mut frontier = bits[level].ranks();
         while !frontier.is_empty() {
             let next: Vec<Result<Vec<u32>, SolveError>> = frontier
                 .par_chunks(CHUNK)
                 .map(|chunk| {
                     let mut fresh = Vec::new();
-                    let mut actions: Vec<Action> = Vec::new();
-                    let mut outcomes = Vec::new();
-                    let mut reached = Vec::new();
+                    let mut scratch = S::default();
                     for &r in chunk {
-                        let s = layers.state(level, r)?;
-                        g.legal_actions(&s, &mut actions);
-                        for &a in &actions {
-                            reached.clear();
-                            decisions_of(g, &g.apply(&s, a), &mut outcomes, 0, &mut reached);
-                            for d in &reached {
-                                let (l, rd) = layers.place(d)?;
-                                match l.cmp(&level) {
-                                    Ordering::Equal => {
-                                        if bits[l].set(rd) {
-                                            fresh.push(rd);
-                                        }
-                                    }
-                                    Ordering::Less => {
-                                        bits[l].set(rd);
-                                    }
-                                    Ordering::Greater => {
-                                        return Err(invariant(
-                                            g,
-                                            format!(
-                                                "an action raises the level from {level} to {l}"
-                                            ),
-                                        ));
-                                    }
-                                }
-                            }
-                        }
+                        expand(&mut scratch, level, r, &mut fresh)?;
                     }
                     Ok(fresh)
                 })
@@ -290,6 +307,16 @@ impl Ord for Entry {
 /// Per chunk of positions: keys, best exit values, internal-move counts, successor ranks.
 type ChunkEdges<K> = (Vec<K>, Vec<f64>, Vec<u32>, Vec<u32>);
 
+/// Empty per-chunk buffers for `n` positions.
+fn chunk_edges<K>(n: usize) -> ChunkEdges<K> {
+    (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::new(),
+    )
+}
+
 /// Values by rank of `level` (its reachable positions `ranks`), given the values of every
 /// lower level; with the keys of `ranks`, in their order.
 fn solve_level<G: Solvable>(
@@ -316,10 +343,7 @@ fn solve_level<G: Solvable>(
     let chunks: Vec<Result<ChunkEdges<G::Key>, SolveError>> = ranks
         .par_chunks(CHUNK)
         .map(|chunk| {
-            let mut keys = Vec::with_capacity(chunk.len());
-            let mut best = Vec::with_capacity(chunk.len());
-            let mut counts = Vec::with_capacity(chunk.len());
-            let mut succ = Vec::new();
+            let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
             let mut actions: Vec<Action> = Vec::new();
             let mut pool = Vec::new();
             for &r in chunk {
@@ -366,8 +390,20 @@ fn solve_level<G: Solvable>(
         })
         .collect();
 
-    // Per-rank arrays; ranks not reachable stay untouched (nothing reachable leads there).
     let mut keys = Vec::with_capacity(ranks.len());
+    let value = gather_and_settle(ranks, size, chunks, &mut keys)?;
+    Ok((value, keys))
+}
+
+/// Phase 1's chunks of one level gathered into per-rank arrays (ranks not reachable stay
+/// untouched: nothing reachable leads there), their keys appended to `keys`, then the fixed
+/// point. Returns the values by rank.
+fn gather_and_settle<K>(
+    ranks: &[u32],
+    size: usize,
+    chunks: Vec<Result<ChunkEdges<K>, SolveError>>,
+    keys: &mut Vec<K>,
+) -> Result<Vec<f64>, SolveError> {
     let mut best = vec![f64::NEG_INFINITY; size];
     let mut pending = vec![0u32; size];
     let mut succ = Vec::new();
@@ -383,7 +419,7 @@ fn solve_level<G: Solvable>(
         keys.extend(k);
         succ.extend(s);
     }
-    Ok((fixed_point(ranks, best, pending, succ), keys))
+    Ok(fixed_point(ranks, best, pending, succ))
 }
 
 /// The exact fixed point of one level (module docs, 2b): `best` and `pending` by rank (exit
@@ -514,47 +550,26 @@ pub fn solve_cdc(
     let bits: Vec<Bits> = sizes.iter().map(|&n| Bits::new(n)).collect();
     let (l0, r0) = place(g.key(&g.initial_state()));
     bits[l0].set(r0);
-    let mut levels = vec![Vec::new(); sizes.len()];
-    let mut found = 0u64;
-    for level in (0..sizes.len()).rev() {
-        let mut frontier = bits[level].ranks();
-        while !frontier.is_empty() {
-            let next: Vec<Result<Vec<u32>, SolveError>> = frontier
-                .par_chunks(CHUNK)
-                .map(|chunk| {
-                    let mut fresh = Vec::new();
-                    let mut hint = 0;
-                    for &r in chunk {
-                        let key = unrank(level, r, &mut hint)?;
-                        g.expand_key(
-                            key,
-                            &mut |k| {
-                                let (l, rk) = place(k);
-                                debug_assert_eq!(l, level);
-                                if bits[l].set(rk) {
-                                    fresh.push(rk);
-                                }
-                            },
-                            &mut |k| {
-                                let (l, rk) = place(k);
-                                debug_assert!(l < level);
-                                bits[l].set(rk);
-                                0.0
-                            },
-                        );
-                    }
-                    Ok(fresh)
-                })
-                .collect();
-            frontier = Vec::new();
-            for f in next {
-                frontier.extend(f?);
-            }
-        }
-        levels[level] = bits[level].ranks();
-        found += levels[level].len() as u64;
-        progress(Progress::Found(found));
-    }
+    let levels = close_levels(&bits, progress, |hint: &mut usize, level, r, fresh| {
+        let key = unrank(level, r, hint)?;
+        g.expand_key(
+            key,
+            &mut |k| {
+                let (l, rk) = place(k);
+                debug_assert_eq!(l, level);
+                if bits[l].set(rk) {
+                    fresh.push(rk);
+                }
+            },
+            &mut |k| {
+                let (l, rk) = place(k);
+                debug_assert!(l < level);
+                bits[l].set(rk);
+                0.0
+            },
+        );
+        Ok(())
+    })?;
     drop(bits);
 
     // Pass 2, bottom-up: values.
@@ -568,10 +583,7 @@ pub fn solve_cdc(
         let chunks: Vec<Result<ChunkEdges<u64>, SolveError>> = ranks
             .par_chunks(CHUNK)
             .map(|chunk| {
-                let mut keys = Vec::with_capacity(chunk.len());
-                let mut best = Vec::with_capacity(chunk.len());
-                let mut counts = Vec::with_capacity(chunk.len());
-                let mut succ = Vec::new();
+                let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
                 let mut hint = 0;
                 for &r in chunk {
                     let key = unrank(level, r, &mut hint)?;
@@ -587,22 +599,7 @@ pub fn solve_cdc(
                 Ok((keys, best, counts, succ))
             })
             .collect();
-        let mut best = vec![f64::NEG_INFINITY; size];
-        let mut pending = vec![0u32; size];
-        let mut succ = Vec::new();
-        let mut at = 0;
-        for c in chunks {
-            let (k, b, p, s) = c?;
-            for i in 0..b.len() {
-                let r = ranks[at + i] as usize;
-                best[r] = b[i];
-                pending[r] = p[i];
-            }
-            at += b.len();
-            all_keys.extend(k);
-            succ.extend(s);
-        }
-        let v = fixed_point(ranks, best, pending, succ);
+        let v = gather_and_settle(ranks, size, chunks, &mut all_keys)?;
         done += ranks.len() as u64;
         values.push(v);
         progress(Progress::Valued { done, total });
