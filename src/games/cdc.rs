@@ -912,6 +912,21 @@ impl Rules {
         Ok(s)
     }
 
+    /// The face-down counts of a face-down multiset's number (the key's mixed radix).
+    #[inline]
+    fn hidden_of(&self, radix: u64) -> [u8; CKINDS] {
+        let mut hidden = [0u8; CKINDS];
+        let mut r = radix;
+        for (ck, h) in hidden.iter_mut().enumerate() {
+            let m = self.material[ck % KINDS] as u64;
+            if m > 0 {
+                *h = (r % (m + 1)) as u8;
+                r /= m + 1;
+            }
+        }
+        hidden
+    }
+
     fn pieces_per_side(&self) -> usize {
         self.material.iter().map(|&m| m as usize).sum()
     }
@@ -946,15 +961,7 @@ impl Rules {
                 self.radix_total
             ));
         }
-        let mut hidden = [0u8; CKINDS];
-        let mut r = radix;
-        for (ck, h) in hidden.iter_mut().enumerate() {
-            let m = self.material[ck % KINDS] as u64;
-            if m > 0 {
-                *h = (r % (m + 1)) as u8;
-                r /= m + 1;
-            }
-        }
+        let hidden = self.hidden_of(radix);
         self.build(board, hidden, side, pending)
     }
 
@@ -1259,40 +1266,34 @@ impl Cdc {
             _ => None,
         };
         let radix = (aux >> 8) as u32;
-        let mut hidden = [0u8; CKINDS];
-        let mut rest = radix;
-        for (ck, h) in hidden.iter_mut().enumerate() {
-            let m = r.material[ck % KINDS] as u32;
-            if m > 0 {
-                *h = (rest % (m + 1)) as u8;
-                rest /= m + 1;
-            }
-        }
+        let hidden = r.hidden_of(radix as u64);
         let side_code = |c: Colour| -> u64 {
             match c {
                 Colour::Red => 1,
                 Colour::Black => 2,
             }
         };
-        let pack = |b: &[u8; 8], next: Colour, radix: u32| -> u64 {
-            let mut k = 0u64;
-            for (sq, &c) in b.iter().enumerate() {
-                k |= (c as u64) << (4 * sq);
-            }
-            k | (side_code(next) | (radix as u64) << 8) << 32
+        // A successor's key: its board nibbles, the colour to move, the face-down multiset.
+        let squares = key & 0xFFFF_FFFF;
+        let pack = |bits: u64, next: Colour, radix: u32| -> u64 {
+            bits | (side_code(next) | (radix as u64) << 8) << 32
         };
-        // `Rules::settle` on a successor with `next` to move: does `next` lose at once?
-        let loses = |b: &[u8; 8], hidden: &[u8; CKINDS], next: Colour| -> bool {
-            let lo = next.index() * KINDS;
-            let left = b
-                .iter()
-                .filter(|&&t| t >= PIECE0 && ck_colour(t - PIECE0) == next)
-                .count()
-                + hidden[lo..lo + KINDS]
-                    .iter()
-                    .map(|&h| h as usize)
-                    .sum::<usize>();
-            left == 0 || !b.contains(&DOWN) && r.for_each_move(b, next, |_, _| false)
+        // Pieces of each colour left (on the board or face down) and face-down squares; a
+        // flip keeps both counts, a capture takes one piece of the side that moves next.
+        let mut left = [0u32; 2];
+        for &t in &board {
+            if t >= PIECE0 {
+                left[ck_colour(t - PIECE0).index()] += 1;
+            }
+        }
+        for (ck, &h) in hidden.iter().enumerate() {
+            left[ck_colour(ck as u8).index()] += h as u32;
+        }
+        let downs = board.iter().filter(|&&t| t == DOWN).count();
+        // `Rules::settle` on a successor with `next` to move and `left` pieces: does `next`
+        // lose at once (no piece, or no flip and no move)?
+        let loses = |b: &[u8; 8], any_down: bool, left: u32, next: Colour| -> bool {
+            left == 0 || (!any_down && r.for_each_move(b, next, |_, _| false))
         };
         let mut best = f64::NEG_INFINITY;
         let total: u32 = hidden.iter().map(|&h| h as u32).sum();
@@ -1301,21 +1302,20 @@ impl Cdc {
                 continue;
             }
             let mut sum = 0.0;
-            for ck in 0..CKINDS {
-                let h = hidden[ck];
+            for (ck, &h) in hidden.iter().enumerate() {
                 if h == 0 {
                     continue;
                 }
                 let prob = h as f64 / total as f64;
+                let code = PIECE0 + ck as u8;
                 let mut b = board;
-                b[sq] = PIECE0 + ck as u8;
-                let mut hid = hidden;
-                hid[ck] -= 1;
+                b[sq] = code;
                 let next = mover.unwrap_or(ck_colour(ck as u8)).other();
-                let v = if loses(&b, &hid, next) {
+                let v = if loses(&b, downs > 1, left[next.index()], next) {
                     1.0
                 } else {
-                    -lower(pack(&b, next, radix - r.place[ck]))
+                    let bits = squares ^ (((code ^ DOWN) as u64) << (4 * sq));
+                    -lower(pack(bits, next, radix - r.place[ck]))
                 };
                 sum += prob * v;
             }
@@ -1325,20 +1325,23 @@ impl Cdc {
             let next = c.other();
             r.for_each_move(&board, c, |src, dst| {
                 let captured = board[dst] >= PIECE0;
+                if !captured && r.no_progress <= 1 {
+                    best = best.max(0.0);
+                    return true;
+                }
                 let mut b = board;
                 b[dst] = b[src];
                 b[src] = EMPTY;
-                let v = if !captured && r.no_progress <= 1 {
-                    0.0
-                } else if loses(&b, &hidden, next) {
-                    1.0
+                let bits = (squares & !(0xF << (4 * src)) & !(0xF << (4 * dst)))
+                    | ((board[src] as u64) << (4 * dst));
+                let left = left[next.index()] - captured as u32;
+                if loses(&b, downs > 0, left, next) {
+                    best = best.max(1.0);
                 } else if captured {
-                    -lower(pack(&b, next, radix))
+                    best = best.max(-lower(pack(bits, next, radix)));
                 } else {
-                    internal(pack(&b, next, radix));
-                    return true;
-                };
-                best = best.max(v);
+                    internal(pack(bits, next, radix));
+                }
                 true
             });
         }

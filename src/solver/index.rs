@@ -67,8 +67,9 @@ struct CdcClass {
 /// The perfect index of 2x4 Chinese dark chess (see the module docs).
 #[derive(Clone, Debug)]
 pub struct CdcIndex {
-    /// The key's mixed radix: place value of each coloured kind (0 if not in the material).
-    place: [u32; CKINDS],
+    /// The key's mixed radix by square symbol: the place value of each coloured kind (0 if
+    /// not in the material, and for empty and face-down squares).
+    symbol_place: [u32; SYMBOLS],
     /// Material count of each coloured kind.
     material: [u8; CKINDS],
     /// Number of distinct multisets (the radix's range).
@@ -219,8 +220,10 @@ impl CdcIndex {
             colex[set] = r as u8;
             colex_set[(set as u32).count_ones() as usize][r as usize] = set as u8;
         }
+        let mut symbol_place = [0u32; SYMBOLS];
+        symbol_place[2..].copy_from_slice(&place);
         CdcIndex {
-            place,
+            symbol_place,
             material: mat,
             radix,
             class_of,
@@ -259,9 +262,7 @@ impl CdcIndex {
             let c = ((key >> (4 * sq)) & 15) as usize;
             sets[c] |= 1 << sq;
             present |= 1 << c;
-            if c >= 2 {
-                revealed += self.place[c - 2];
-            }
+            revealed += self.symbol_place[c];
         }
         if CHECK {
             for ck in 0..CKINDS {

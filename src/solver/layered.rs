@@ -160,46 +160,63 @@ fn reachable<G: Solvable>(
         let (l, r) = layers.place(s)?;
         bits[l].set(r);
     }
-    let mut levels = vec![Vec::new(); layers.sizes.len()];
+    close_levels(
+        &bits,
+        progress,
+        |scratch: &mut (Vec<Action>, Vec<Vec<ChanceOutcome>>, Vec<G::State>), level, r, fresh| {
+            let (actions, outcomes, reached) = scratch;
+            let s = layers.state(level, r)?;
+            g.legal_actions(&s, actions);
+            for &a in actions.iter() {
+                reached.clear();
+                decisions_of(g, &g.apply(&s, a), outcomes, 0, reached);
+                for d in reached.iter() {
+                    let (l, rd) = layers.place(d)?;
+                    match l.cmp(&level) {
+                        Ordering::Equal => {
+                            if bits[l].set(rd) {
+                                fresh.push(rd);
+                            }
+                        }
+                        Ordering::Less => {
+                            bits[l].set(rd);
+                        }
+                        Ordering::Greater => {
+                            return Err(invariant(
+                                g,
+                                format!("an action raises the level from {level} to {l}"),
+                            ));
+                        }
+                    }
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+/// The frame of the reachability pass: top-down, each level closed by a breadth-first
+/// search over its frontier, in parallel by chunks (each with its own `S` scratch).
+/// `expand(scratch, level, rank, fresh)` marks a position's successors in `bits` (atomic, so
+/// the set does not depend on the thread count) and pushes to `fresh` the ranks of its own
+/// level that it marked first. Returns each level's reachable ranks, ascending.
+fn close_levels<S: Default>(
+    bits: &[Bits],
+    progress: &(dyn Fn(Progress) + Sync),
+    expand: impl Fn(&mut S, usize, u32, &mut Vec<u32>) -> Result<(), SolveError> + Sync,
+) -> Result<Vec<Vec<u32>>, SolveError> {
+    let mut levels = vec![Vec::new(); bits.len()];
     let mut found = 0u64;
-    for level in (0..layers.sizes.len()).rev() {
+    for level in (0..bits.len()).rev() {
         let mut frontier = bits[level].ranks();
         while !frontier.is_empty() {
             let next: Vec<Result<Vec<u32>, SolveError>> = frontier
                 .par_chunks(CHUNK)
                 .map(|chunk| {
                     let mut fresh = Vec::new();
-                    let mut actions: Vec<Action> = Vec::new();
-                    let mut outcomes = Vec::new();
-                    let mut reached = Vec::new();
+                    let mut scratch = S::default();
                     for &r in chunk {
-                        let s = layers.state(level, r)?;
-                        g.legal_actions(&s, &mut actions);
-                        for &a in &actions {
-                            reached.clear();
-                            decisions_of(g, &g.apply(&s, a), &mut outcomes, 0, &mut reached);
-                            for d in &reached {
-                                let (l, rd) = layers.place(d)?;
-                                match l.cmp(&level) {
-                                    Ordering::Equal => {
-                                        if bits[l].set(rd) {
-                                            fresh.push(rd);
-                                        }
-                                    }
-                                    Ordering::Less => {
-                                        bits[l].set(rd);
-                                    }
-                                    Ordering::Greater => {
-                                        return Err(invariant(
-                                            g,
-                                            format!(
-                                                "an action raises the level from {level} to {l}"
-                                            ),
-                                        ));
-                                    }
-                                }
-                            }
-                        }
+                        expand(&mut scratch, level, r, &mut fresh)?;
                     }
                     Ok(fresh)
                 })
@@ -290,6 +307,16 @@ impl Ord for Entry {
 /// Per chunk of positions: keys, best exit values, internal-move counts, successor ranks.
 type ChunkEdges<K> = (Vec<K>, Vec<f64>, Vec<u32>, Vec<u32>);
 
+/// Empty per-chunk buffers for `n` positions.
+fn chunk_edges<K>(n: usize) -> ChunkEdges<K> {
+    (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::new(),
+    )
+}
+
 /// Values by rank of `level` (its reachable positions `ranks`), given the values of every
 /// lower level; with the keys of `ranks`, in their order.
 fn solve_level<G: Solvable>(
@@ -316,10 +343,7 @@ fn solve_level<G: Solvable>(
     let chunks: Vec<Result<ChunkEdges<G::Key>, SolveError>> = ranks
         .par_chunks(CHUNK)
         .map(|chunk| {
-            let mut keys = Vec::with_capacity(chunk.len());
-            let mut best = Vec::with_capacity(chunk.len());
-            let mut counts = Vec::with_capacity(chunk.len());
-            let mut succ = Vec::new();
+            let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
             let mut actions: Vec<Action> = Vec::new();
             let mut pool = Vec::new();
             for &r in chunk {
@@ -366,8 +390,20 @@ fn solve_level<G: Solvable>(
         })
         .collect();
 
-    // Per-rank arrays; ranks not reachable stay untouched (nothing reachable leads there).
     let mut keys = Vec::with_capacity(ranks.len());
+    let value = gather_and_settle(ranks, size, chunks, &mut keys)?;
+    Ok((value, keys))
+}
+
+/// Phase 1's chunks of one level gathered into per-rank arrays (ranks not reachable stay
+/// untouched: nothing reachable leads there), their keys appended to `keys`, then the fixed
+/// point. Returns the values by rank.
+fn gather_and_settle<K>(
+    ranks: &[u32],
+    size: usize,
+    chunks: Vec<Result<ChunkEdges<K>, SolveError>>,
+    keys: &mut Vec<K>,
+) -> Result<Vec<f64>, SolveError> {
     let mut best = vec![f64::NEG_INFINITY; size];
     let mut pending = vec![0u32; size];
     let mut succ = Vec::new();
@@ -383,13 +419,18 @@ fn solve_level<G: Solvable>(
         keys.extend(k);
         succ.extend(s);
     }
-    Ok((fixed_point(ranks, best, pending, succ), keys))
+    Ok(fixed_point(ranks, best, pending, succ))
 }
 
 /// The exact fixed point of one level (module docs, 2b): `best` and `pending` by rank (exit
 /// values and internal-move counts; ranks not reachable untouched), `succ` the internal
 /// successors' ranks of `ranks` in their order. Returns the values by rank.
-fn fixed_point(ranks: &[u32], mut best: Vec<f64>, mut pending: Vec<u32>, succ: Vec<u32>) -> Vec<f64> {
+fn fixed_point(
+    ranks: &[u32],
+    mut best: Vec<f64>,
+    mut pending: Vec<u32>,
+    succ: Vec<u32>,
+) -> Vec<f64> {
     let size = best.len();
 
     // Predecessor lists (CSR by rank), filled in rank order.
@@ -472,7 +513,7 @@ fn fixed_point(ranks: &[u32], mut best: Vec<f64>, mut pending: Vec<u32>, succ: V
         // depending on the order positions settled in, and the stored bytes would follow it.
         value[p] += 0.0;
     }
-        value
+    value
 }
 
 /// The layered solve of 2x4 Chinese dark chess on keys alone (`docs/solver.md`, "Solving on
@@ -480,7 +521,10 @@ fn fixed_point(ranks: &[u32], mut best: Vec<f64>, mut pending: Vec<u32>, succ: V
 /// expanded straight from its key ([`Cdc::expand_key`]) and its successors ranked from
 /// theirs, so no game state is built, copied or re-checked in the hot loops. The solution is
 /// the one [`solve`] gives, byte for byte (tested).
-pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Solution<u64>, SolveError> {
+pub fn solve_cdc(
+    g: &Cdc,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Solution<u64>, SolveError> {
     let index = CdcIndex::new(&g.material());
     let top = g.level(&g.initial_state()) as usize;
     let sizes: Vec<usize> = (0..=top)
@@ -492,65 +536,46 @@ pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Soluti
         (l as usize, r as u32)
     };
     let unrank = |level: usize, r: u32, hint: &mut usize| -> Result<u64, SolveError> {
-        index.unrank_key_near(level as u32, r as u64, hint).ok_or_else(|| {
-            invariant(
-                g,
-                format!("rank {r} of level {level} was reached but names no position"),
-            )
-        })
+        index
+            .unrank_key_near(level as u32, r as u64, hint)
+            .ok_or_else(|| {
+                invariant(
+                    g,
+                    format!("rank {r} of level {level} was reached but names no position"),
+                )
+            })
     };
 
     // Pass 1, top-down: reachability.
     let bits: Vec<Bits> = sizes.iter().map(|&n| Bits::new(n)).collect();
     let (l0, r0) = place(g.key(&g.initial_state()));
     bits[l0].set(r0);
-    let mut levels = vec![Vec::new(); sizes.len()];
-    let mut found = 0u64;
-    for level in (0..sizes.len()).rev() {
-        let mut frontier = bits[level].ranks();
-        while !frontier.is_empty() {
-            let next: Vec<Result<Vec<u32>, SolveError>> = frontier
-                .par_chunks(CHUNK)
-                .map(|chunk| {
-                    let mut fresh = Vec::new();
-                    let mut hint = 0;
-                    for &r in chunk {
-                        let key = unrank(level, r, &mut hint)?;
-                        g.expand_key(
-                            key,
-                            &mut |k| {
-                                let (l, rk) = place(k);
-                                debug_assert_eq!(l, level);
-                                if bits[l].set(rk) {
-                                    fresh.push(rk);
-                                }
-                            },
-                            &mut |k| {
-                                let (l, rk) = place(k);
-                                debug_assert!(l < level);
-                                bits[l].set(rk);
-                                0.0
-                            },
-                        );
-                    }
-                    Ok(fresh)
-                })
-                .collect();
-            frontier = Vec::new();
-            for f in next {
-                frontier.extend(f?);
-            }
-        }
-        levels[level] = bits[level].ranks();
-        found += levels[level].len() as u64;
-        progress(Progress::Found(found));
-    }
+    let levels = close_levels(&bits, progress, |hint: &mut usize, level, r, fresh| {
+        let key = unrank(level, r, hint)?;
+        g.expand_key(
+            key,
+            &mut |k| {
+                let (l, rk) = place(k);
+                debug_assert_eq!(l, level);
+                if bits[l].set(rk) {
+                    fresh.push(rk);
+                }
+            },
+            &mut |k| {
+                let (l, rk) = place(k);
+                debug_assert!(l < level);
+                bits[l].set(rk);
+                0.0
+            },
+        );
+        Ok(())
+    })?;
     drop(bits);
 
     // Pass 2, bottom-up: values.
     let total: u64 = levels.iter().map(|l| l.len() as u64).sum();
     let mut values: Vec<Vec<f64>> = Vec::with_capacity(levels.len());
-    let mut pairs: Vec<(u64, f64)> = Vec::with_capacity(total as usize);
+    let mut all_keys: Vec<u64> = Vec::with_capacity(total as usize);
     let mut done = 0u64;
     for (level, ranks) in levels.iter().enumerate() {
         let size = sizes[level];
@@ -558,22 +583,15 @@ pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Soluti
         let chunks: Vec<Result<ChunkEdges<u64>, SolveError>> = ranks
             .par_chunks(CHUNK)
             .map(|chunk| {
-                let mut keys = Vec::with_capacity(chunk.len());
-                let mut best = Vec::with_capacity(chunk.len());
-                let mut counts = Vec::with_capacity(chunk.len());
-                let mut succ = Vec::new();
+                let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
                 let mut hint = 0;
                 for &r in chunk {
                     let key = unrank(level, r, &mut hint)?;
                     let before = succ.len();
-                    let b = g.expand_key(
-                        key,
-                        &mut |k| succ.push(place(k).1),
-                        &mut |k| {
-                            let (l, rk) = place(k);
-                            lower[l][rk as usize]
-                        },
-                    );
+                    let b = g.expand_key(key, &mut |k| succ.push(place(k).1), &mut |k| {
+                        let (l, rk) = place(k);
+                        lower[l][rk as usize]
+                    });
                     keys.push(key);
                     best.push(b);
                     counts.push((succ.len() - before) as u32);
@@ -581,30 +599,24 @@ pub fn solve_cdc(g: &Cdc, progress: &(dyn Fn(Progress) + Sync)) -> Result<Soluti
                 Ok((keys, best, counts, succ))
             })
             .collect();
-        let mut keys = Vec::with_capacity(ranks.len());
-        let mut best = vec![f64::NEG_INFINITY; size];
-        let mut pending = vec![0u32; size];
-        let mut succ = Vec::new();
-        let mut at = 0;
-        for c in chunks {
-            let (k, b, p, s) = c?;
-            for i in 0..b.len() {
-                let r = ranks[at + i] as usize;
-                best[r] = b[i];
-                pending[r] = p[i];
-            }
-            at += b.len();
-            keys.extend(k);
-            succ.extend(s);
-        }
-        let v = fixed_point(ranks, best, pending, succ);
-        pairs.extend(keys.into_iter().zip(ranks.iter().map(|&r| v[r as usize])));
+        let v = gather_and_settle(ranks, size, chunks, &mut all_keys)?;
         done += ranks.len() as u64;
         values.push(v);
         progress(Progress::Valued { done, total });
     }
+    // The solution: keys sorted in place, each value read back by the key's rank (less
+    // memory than sorting (key, value) pairs and splitting them).
+    drop(levels);
+    all_keys.par_sort_unstable();
+    let all_values: Vec<f64> = all_keys
+        .par_iter()
+        .map(|&k| {
+            let (l, r) = place(k);
+            values[l][r as usize]
+        })
+        .collect();
     drop(values);
-    Ok(Solution::from_pairs(g.variant(), pairs))
+    Ok(Solution::from_sorted(g.variant(), all_keys, all_values))
 }
 
 #[cfg(test)]
@@ -648,17 +660,14 @@ mod tests {
                     for &a in &actions {
                         let child = g.apply(&s, a);
                         match g.turn(&child) {
-                            Turn::Player(_) if g.level(&child) == level => {
-                                want.push(g.key(&child))
-                            }
+                            Turn::Player(_) if g.level(&child) == level => want.push(g.key(&child)),
                             _ => {
                                 let lookup = |t: &<Cdc as Game>::State| {
                                     assert_eq!(g.level(t), level - 1);
                                     Some(pseudo(g.key(t)))
                                 };
-                                let v =
-                                    value_for_pooled(&g, &child, mover, &lookup, &mut pool, 0)
-                                        .unwrap();
+                                let v = value_for_pooled(&g, &child, mover, &lookup, &mut pool, 0)
+                                    .unwrap();
                                 want_best = want_best.max(v);
                             }
                         }
