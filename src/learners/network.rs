@@ -505,6 +505,12 @@ impl<G: Game> Learner<G> for Network<G> {
         Network::build(g, ctx)
     }
 
+    fn stored(store: &Store, root: &ObjectHash) -> Result<bool, RunError> {
+        // Every network checkpoint is full: stored whole, never derived.
+        let c: CheckpointRecord = store.get(root)?;
+        Ok(store.contains(&c.params)? && store.contains(&c.optimizer)?)
+    }
+
     fn restore(
         g: &G,
         ctx: LearnerContext<'_>,
