@@ -400,7 +400,40 @@ pub fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
         );
     }
     println!("settings   {settings}");
+    if let Some(line) = schedule_in_words(&settings, run.iterations_planned) {
+        println!("learning   {line}");
+    }
     println!();
     print!("{}", to_table(&metrics));
     Ok(())
+}
+
+/// The learning-rate schedule of a run's settings in words, e.g. "beta 1 for iterations
+/// 1..50, 0.1 from iteration 51 (the paper's switch at the half; docs/search.md)".
+fn schedule_in_words(settings: &serde_json::Value, planned: u32) -> Option<String> {
+    let steps = settings.get("learning_rate")?.as_array()?;
+    let steps: Vec<(u64, f64)> = steps
+        .iter()
+        .filter_map(|s| Some((s.get(0)?.as_u64()?, s.get(1)?.as_f64()?)))
+        .collect();
+    if steps.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::with_capacity(steps.len());
+    for (k, &(from, beta)) in steps.iter().enumerate() {
+        let to = steps.get(k + 1).map(|&(next, _)| next - 1);
+        parts.push(match to {
+            Some(to) if to >= from => format!("beta {beta} for iterations {from}..{to}"),
+            Some(_) => continue,
+            None if from <= 1 => format!("beta {beta} throughout"),
+            None => format!("beta {beta} from iteration {from}"),
+        });
+    }
+    let half = steps.len() == 2 && steps[1].0 == u64::from(planned) / 2 + 1;
+    let why = if half {
+        " (switching after half the iterations, as the paper's \"at the half\"; docs/search.md)"
+    } else {
+        ""
+    };
+    Some(format!("{}{why}", parts.join(", ")))
 }
