@@ -46,25 +46,9 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Error> 
 
 /// Every key an override may name, for error messages and checks.
 pub fn allowed_keys(cfg: &RunConfig) -> Vec<String> {
-    fn walk(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
-        if let Some(o) = v.as_object() {
-            for (k, v) in o {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                if v.is_object() {
-                    walk(v, &key, out);
-                } else {
-                    out.push(key);
-                }
-            }
-        }
-    }
     let mut out: Vec<String> = TOP_KEYS.iter().map(|s| s.to_string()).collect();
     if let Ok(v) = serde_json::to_value(&cfg.settings) {
-        walk(&v, "", &mut out);
+        out.extend(crate::runs::life::setting_keys(&v));
     }
     out
 }

@@ -258,8 +258,11 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
                         .and_then(|o| o.get_mut(part));
                 }
                 let Some(slot) = slot else {
-                    let mut keys = Vec::new();
-                    setting_keys(&json, "", &mut keys);
+                    // A branch continues the parent's table: init_std cannot change.
+                    let keys: Vec<String> = setting_keys(&json)
+                        .into_iter()
+                        .filter(|k| k != "init_std")
+                        .collect();
                     return Err(bad(
                         text,
                         format!(
@@ -285,21 +288,28 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
     })
 }
 
-fn setting_keys(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
-    if let Some(o) = v.as_object() {
-        for (k, v) in o {
-            let key = if prefix.is_empty() {
-                k.clone()
-            } else {
-                format!("{prefix}.{k}")
-            };
-            if v.is_object() {
-                setting_keys(v, &key, out);
-            } else if key != "init_std" {
-                out.push(key);
+/// Every leaf key of a settings JSON object, dotted (`search.init_q`), in the object's order:
+/// the keys an override may name (the branch and sweep error messages list them).
+pub fn setting_keys(settings: &serde_json::Value) -> Vec<String> {
+    fn walk(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+        if let Some(o) = v.as_object() {
+            for (k, v) in o {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                if v.is_object() {
+                    walk(v, &key, out);
+                } else {
+                    out.push(key);
+                }
             }
         }
     }
+    let mut out = Vec::new();
+    walk(settings, "", &mut out);
+    out
 }
 
 /// Creates a branch of run `parent` at iteration `at` (see the module docs); returns its
