@@ -5,46 +5,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tabula::experiments::sweep::{Shard, Sweep};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tabula"))
-}
-
-fn tabula(db: &Path, args: &[&str]) -> Output {
-    bin()
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn fails(out: &Output) -> String {
-    assert!(
-        !out.status.success(),
-        "should have failed: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_str(&ok(out)).expect("valid JSON")
-}
+#[path = "common/binary.rs"]
+mod binary;
+use binary::{bin, fails, json, ok, tabula};
 
 /// Run name -> head, from `tabula ls --json`.
 fn heads(db: &Path) -> BTreeMap<String, String> {

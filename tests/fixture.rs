@@ -4,31 +4,15 @@
 //! shows it.
 
 use std::path::Path;
-use std::process::{Command, Output};
+
+#[path = "common/binary.rs"]
+mod binary;
+use binary::{ok, tabula};
 
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/fixtures/store-64434fb.db"
 );
-
-fn tabula(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tabula"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn show(db: &Path, run: &str) -> serde_json::Value {
     serde_json::from_str(&ok(&tabula(db, &["show", "--json", run]))).unwrap()

@@ -3,23 +3,14 @@
 //! after a byte of a stored record is changed, checkout.
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use rand_core::Rng;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tabula"))
-}
-
-fn tabula(db: &Path, args: &[&str]) -> Output {
-    bin()
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+#[path = "common/binary.rs"]
+mod binary;
+use binary::{bin, json, ok, tabula};
 
 fn spawn(db: &Path, args: &[&str]) -> Child {
     bin()
@@ -30,20 +21,6 @@ fn spawn(db: &Path, args: &[&str]) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .expect("the binary starts")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_str(&ok(out)).expect("valid JSON")
 }
 
 fn sql(db: &Path, q: &str) -> serde_json::Value {
