@@ -30,14 +30,14 @@ fn main() -> anyhow::Result<()> {
     println!("{run}: {position}, actions {legal:?}");
     for i in (0..=100).step_by(10) {
         let t = checkout_at(&store, run, i, true)?;
-        let Some(r) = t.rows.iter().find(|r| r.key == key) else {
+        let Some(r) = t.model.rows.iter().find(|r| r.key == key) else {
             println!("it {i:3}: not in the table");
             continue;
         };
         let (row, updates) = (&r.row, r.updates);
         let logits: Vec<f64> = legal.iter().map(|&a| row[a as usize]).collect();
         let mut p = vec![0.0; legal.len()];
-        legal_priors(&row[..t.num_actions], &legal, &mut p);
+        legal_priors(&row[..t.model.num_actions], &legal, &mut p);
         println!("it {i:3}: p {p:.3?}  (logits {logits:.2?}, {updates} updates)");
     }
     Ok(())

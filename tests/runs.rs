@@ -7,10 +7,9 @@ use std::sync::Arc;
 use tabula::games::{AnyGame, Ewn};
 use tabula::learner::{MetricsPlan, Truth, metrics};
 use tabula::learners::metric;
-use tabula::runs::{
-    EvaluationRecord, IterationRecord, Quiet, RunConfig, RunOutcome, RunRecord, SnapshotRecord,
-    checkout, start,
-};
+use tabula::learners::tabular::records::table_at;
+use tabula::learners::tabular::{EvaluationRecord, SnapshotRecord, TabularAz};
+use tabula::runs::{IterationRecord, Quiet, RunConfig, RunOutcome, RunRecord, start};
 use tabula::store::{Store, Value};
 
 #[path = "common/counting_alloc.rs"]
@@ -165,11 +164,12 @@ fn records_chain_and_checkout_match_the_run() {
 
     // A delta's chunks are derived (docs/store.md): the snapshot alone cannot be checked
     // out; the run's table at iteration 3 is rebuilt from iteration 2 and the games.
-    assert!(checkout::<u64>(&store, &last.snapshot, 3, 0.01).is_err());
-    assert!(checkout::<u64>(&store, &snap.base.unwrap(), 3, 0.01).is_ok());
+    assert!(table_at::<u64>(&store, &last.snapshot, 3, 0.01).is_err());
+    assert!(table_at::<u64>(&store, &snap.base.unwrap(), 3, 0.01).is_ok());
     // The table gives back the stored metrics exactly.
     let g = ewn();
-    let table = tabula::runs::life::table_of(&g, &store, "1", 3).unwrap();
+    let model: TabularAz<u64> = tabula::runs::life::model_at(&g, &store, "1", 3).unwrap();
+    let table = model.table();
     assert_eq!(table.len() as u64, snap.entries);
     let sol = tabula::players::load_or_solve(&g, &mut store).unwrap();
     let truth = Truth::new(&g, Arc::new(sol), &g.test_positions()).unwrap();
@@ -178,7 +178,7 @@ fn records_chain_and_checkout_match_the_run() {
         wr_p_games: 200,
         errors: true,
     };
-    let again = metrics::measure(&g, &table, Some(&truth), plan, 3, stored.metrics.seen);
+    let again = metrics::measure(&g, table, Some(&truth), plan, 3, stored.metrics.seen);
     assert_eq!(again, stored.metrics);
     drop(store);
 

@@ -238,18 +238,18 @@ pub fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
         let mut w = std::io::BufWriter::new(f);
         // The first line names the columns; every other line is one row of the table.
         let header = serde_json::json!({"header": {
-            "run": c.run_id, "iteration": c.iteration, "num_actions": c.num_actions,
-            "table_hash": c.table_hash.to_hex(),
+            "run": c.run_id, "iteration": c.iteration, "num_actions": c.model.num_actions,
+            "table_hash": c.model.identity.to_hex(),
             "columns": {
                 "key": "the position's key as the table stores it",
                 "position": "the position in the game's notation (as `tabula value` takes it)",
-                "row": format!("the logits of actions 0..{} by action index, then v_hat (the value estimate)", c.num_actions.saturating_sub(1)),
+                "row": format!("the logits of actions 0..{} by action index, then v_hat (the value estimate)", c.model.num_actions.saturating_sub(1)),
                 "updates": "how many training updates the row received",
                 "legal": "the position's legal actions: [action index into row, name]",
             },
         }});
         writeln!(w, "{header}")?;
-        for r in &c.rows {
+        for r in &c.model.rows {
             writeln!(w, "{}", serde_json::to_string(r)?)?;
         }
         w.flush()?;
@@ -258,15 +258,26 @@ pub fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
         let o = serde_json::json!({
             "run": c.run_id, "iteration": c.iteration,
             "snapshot": c.snapshot.map(|h| h.to_hex()),
-            "table_hash": c.table_hash.to_hex(), "entries": c.entries, "bytes": c.bytes,
-            "num_actions": c.num_actions, "seconds": c.seconds,
+            "learner": c.learner,
+            // `model_hash`/`units`; `table_hash`/`entries` are their first names, kept.
+            "model_hash": c.model.identity.to_hex(), "units": c.model.units,
+            "unit": c.model.unit,
+            "table_hash": c.model.identity.to_hex(), "entries": c.model.units,
+            "bytes": c.model.bytes, "num_actions": c.model.num_actions, "seconds": c.seconds,
             "export": args.export.as_ref().map(|p| p.display().to_string()),
         });
         println!("{o}");
     } else {
         println!(
-            "run {} iteration {}: table {}  {} rows, {} bytes as a full checkpoint ({:.3} s)",
-            c.run_id, c.iteration, c.table_hash, c.entries, c.bytes, c.seconds
+            "run {} iteration {}: {} model {}  {} {}, {} bytes as a full checkpoint ({:.3} s)",
+            c.run_id,
+            c.iteration,
+            c.learner,
+            c.model.identity,
+            c.model.units,
+            c.model.unit,
+            c.model.bytes,
+            c.seconds
         );
         if let Some(s) = c.snapshot {
             println!("snapshot {s}");

@@ -96,6 +96,58 @@ pub struct Checkpoint {
     pub bytes: u64,
 }
 
+/// What `checkout RUN@I` reports of a model (docs/store.md): the learner, the model's
+/// identity and size, and, when asked, its rows for `checkout --export`.
+#[derive(Clone, Debug)]
+pub struct ModelSummary {
+    /// The address of the model's *full* checkpoint (equal to the iteration's snapshot
+    /// where that one is full): its identity, whatever chain of deltas it was rebuilt from.
+    pub identity: ObjectHash,
+    /// The model's size in its own units ([`ModelSummary::unit`]).
+    pub units: u64,
+    /// What [`ModelSummary::units`] counts: `"rows"` (a table), `"parameters"` (a network).
+    pub unit: &'static str,
+    /// Encoded bytes of the full checkpoint's objects.
+    pub bytes: u64,
+    pub num_actions: usize,
+    /// The model's rows, when asked and the learner has rows (see [`ExportRow`]).
+    pub rows: Vec<ExportRow>,
+}
+
+/// One row of a model as `checkout --export` writes it (one line of JSON).
+#[derive(Clone, Debug, Serialize)]
+pub struct ExportRow {
+    /// The position's key as the model stores it.
+    pub key: String,
+    /// The position in the game's notation (as `tabula value` takes it).
+    pub position: String,
+    /// The logits of actions 0..|A|-1, then v_hat.
+    pub row: Vec<f64>,
+    /// How many training updates the row received.
+    pub updates: u32,
+    /// The legal actions of the position: (action index into `row`, name).
+    pub legal: Vec<(u16, String)>,
+}
+
+/// An object a checkpoint root references, for `fsck` (docs/store.md).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reference {
+    /// What it is, relative to the root (`chunk 3`, `base`, `params`).
+    pub what: String,
+    pub hash: ObjectHash,
+    /// Whether its bytes must be stored (a derived object is addressed but absent by design).
+    pub stored: bool,
+}
+
+/// A checkpoint root's description for `fsck`: its iteration and the objects it references.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckpointRefs {
+    /// The root's record kind in words (`snapshot`, `network checkpoint`).
+    pub kind: &'static str,
+    pub iteration: u32,
+    pub references: Vec<Reference>,
+}
+
 /// What one training step did (plain columns of the `iterations` table, not hashed).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TrainReport {
@@ -169,6 +221,20 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
     /// the root's address (docs/store.md, "Derived snapshots"). A store written before that
     /// holds every object, and its checkpoints are all stored.
     fn stored(store: &Store, root: &ObjectHash) -> Result<bool, RunError>;
+
+    /// The objects the checkpoint root `root` references (for `fsck`); an error when the
+    /// root cannot be read as this learner's checkpoint.
+    fn references(store: &Store, root: &ObjectHash) -> Result<CheckpointRefs, RunError>;
+
+    /// What `checkout` reports of the model after iteration `iteration`; `with_rows` asks for
+    /// its rows (a usage error from a learner that has none).
+    fn summary(
+        &self,
+        g: &G,
+        ctx: LearnerContext<'_>,
+        iteration: u32,
+        with_rows: bool,
+    ) -> Result<ModelSummary, RunError>;
 
     /// The model as the search's leaf evaluator.
     fn evaluator(&self) -> Self::Eval<'_>;
@@ -297,6 +363,39 @@ impl LearnerKind {
             LearnerKind::Network => "network",
         }
     }
+
+    /// The settings a branch of a run of this learner cannot change, with the reason (the
+    /// model it continues depends on them); `tabula branch --set` refuses them.
+    pub fn fixed_settings(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            LearnerKind::TabularAz => tabular::FIXED_SETTINGS,
+            LearnerKind::Network => network::FIXED_SETTINGS,
+        }
+    }
+}
+
+/// The `[learner]` table: which learner, and the settings of learners that have their own.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LearnerSettings {
+    pub kind: LearnerKind,
+    /// `[learner.network]`: the network learner's settings (docs/network.md); absent: its
+    /// defaults. Left out of the settings record when absent, so other learners' settings
+    /// hash as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<network::NetworkSettings>,
+}
+
+/// Checks the `[learner]` table of `s` and the named learner's settings (errors name the key).
+pub fn validate<G: Game>(s: &Settings) -> Result<(), SpecError> {
+    if s.learner.network.is_some() && s.learner.kind != LearnerKind::Network {
+        return Err(SpecError::Range {
+            key: "learner.network".into(),
+            value: "a table".into(),
+            allowed: "only with learner.kind = \"network\"".into(),
+        });
+    }
+    crate::with_learner!(s.learner.kind, L => <L<G> as Learner<G>>::validate(s))
 }
 
 /// Runs `$body` with `$L<G>` naming the learner type of `$kind` for any game type `G`:

@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use super::tabular::TABULAR_METRICS as SHARED;
 use super::{
-    Checkpoint, Encoded, EvalContext, Learner, LearnerContext, MetricDef, MetricValues, TrainReport,
+    Checkpoint, CheckpointRefs, Encoded, EvalContext, Learner, LearnerContext, MetricDef,
+    MetricValues, ModelSummary, Reference, TrainReport,
 };
 use crate::encode::{Encoder, encoder};
 use crate::game::{Action, Game};
@@ -236,21 +237,30 @@ pub fn settings_of(s: &Settings) -> NetworkSettings {
     s.learner.network.clone().unwrap_or_default()
 }
 
-/// `checkout RUN@I` of a network run: the network a checkpoint root describes (`None`: the
-/// untrained one), restored and checkpointed again; returns the root of its full checkpoint
-/// (its identity: equal to the stored root), its parameters, the checkpoint's encoded bytes
-/// and |A|.
-pub fn checked_out<G: Game>(
-    g: &G,
-    ctx: LearnerContext<'_>,
-    store: &Store,
-    root: Option<&ObjectHash>,
-    iteration: u32,
-) -> Result<(ObjectHash, u64, u64, usize), RunError> {
-    let net = <Network<G> as Learner<G>>::restore(g, ctx, store, root)?;
-    let c = Learner::checkpoint(&net, g, ctx, iteration, None)?;
-    Ok((c.root, net.parameters() as u64, c.bytes, g.num_actions()))
-}
+/// Settings a branch cannot change ([`super::LearnerKind::fixed_settings`]): they decide the
+/// shape of the weights or of the optimiser state the branch continues.
+pub const FIXED_SETTINGS: &[(&str, &str)] = &[
+    (
+        "learner.network.arch",
+        "the weights the branch continues have its shape",
+    ),
+    (
+        "learner.network.hidden",
+        "the weights the branch continues have its shape",
+    ),
+    (
+        "learner.network.blocks",
+        "the weights the branch continues have its shape",
+    ),
+    (
+        "learner.network.channels",
+        "the weights the branch continues have its shape",
+    ),
+    (
+        "learner.network.optimizer",
+        "the optimiser state the branch continues is this optimiser's",
+    ),
+];
 
 /// `network-params/v1`: a network's weights, in layout order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -540,6 +550,50 @@ impl<G: Game> Learner<G> for Network<G> {
         };
         net.buffer = c.buffer;
         Ok(net)
+    }
+
+    fn references(store: &Store, root: &ObjectHash) -> Result<CheckpointRefs, RunError> {
+        // A network checkpoint root names its weights and optimiser state (docs/network.md).
+        let c: CheckpointRecord = store.get(root)?;
+        let references = [("params", c.params), ("optimizer", c.optimizer)]
+            .into_iter()
+            .map(|(what, hash)| Reference {
+                what: what.into(),
+                hash,
+                stored: true,
+            })
+            .collect();
+        Ok(CheckpointRefs {
+            kind: "network checkpoint",
+            iteration: c.iteration,
+            references,
+        })
+    }
+
+    fn summary(
+        &self,
+        g: &G,
+        ctx: LearnerContext<'_>,
+        iteration: u32,
+        with_rows: bool,
+    ) -> Result<ModelSummary, RunError> {
+        if with_rows {
+            return Err(RunError::Usage(
+                "checkout --export writes a table's rows; the network learner has none \
+                 (query its outputs with `tabula match` or `model:RUN@I` players)"
+                    .into(),
+            ));
+        }
+        // Every network checkpoint is full, so checkpointing again gives the stored root.
+        let c = Learner::checkpoint(self, g, ctx, iteration, None)?;
+        Ok(ModelSummary {
+            identity: c.root,
+            units: self.parameters() as u64,
+            unit: "parameters",
+            bytes: c.bytes,
+            num_actions: g.num_actions(),
+            rows: Vec::new(),
+        })
     }
 
     fn evaluator(&self) -> NetEval<'_, G> {

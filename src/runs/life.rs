@@ -1,9 +1,9 @@
 //! A run's lifecycle (docs/store.md: Resume, Branch, Replay and verify): resume after a
 //! crash, branch at an iteration with changed settings, verify stored iterations by
-//! re-executing them, check out the table of an iteration, and check every reference.
+//! re-executing them, check out the model of an iteration, and check every reference.
 //!
-//! **Resume.** Everything is rebuilt from the store: the table from the snapshot of the last
-//! committed iteration, the training window and the coverage set (`seen`) from the stored
+//! **Resume.** Everything is rebuilt from the store: the model from the checkpoint of the
+//! last committed iteration (through its learner), the training window and the coverage set (`seen`) from the stored
 //! games of the head's chain, and the games of the next iteration already committed are
 //! reused as they are. Since every random draw comes from a named stream of the run seed and
 //! every reduction runs in a fixed order, the run ends with the head an uninterrupted run has.
@@ -17,8 +17,8 @@
 //! runs row starts at `iterations_done = I` with the parent's iteration record as head: the
 //! first I iterations are the parent's records and rows (shared, not copied; `run_lineage`
 //! and `run_iterations` in `schema/0004_lifecycle.sql` show them). It continues from the
-//! parent's table at I. The table's initial entries and the evaluation streams keep the
-//! root run's seed (the table is the same table); self-play uses the branch's seed.
+//! parent's model at I. The model's initial parameters and the evaluation streams keep the
+//! root run's seed (the model is the same model); self-play uses the branch's seed.
 //!
 //! Iteration records carry the run's *line*: its run record with `parent` left out (for a
 //! root run, the run record itself). So a branch with no overrides and the parent's seed
@@ -28,21 +28,22 @@
 //! `branch(I,O)` of the parent's seed, where `O` is the canonical overrides (each
 //! `key=<JSON value>`, sorted by key) joined by `;` ([`branch_seed`]).
 //!
-//! Settings that cannot change mid-run are refused with the reason: `variant` (the table's
-//! positions and actions belong to it), `init_std` (it defines the shared table's
-//! unmaterialised rows), `seed` (use `--seed`).
+//! Settings that cannot change mid-run are refused with the reason: `variant` (the model's
+//! positions and actions belong to it), `learner.kind`, `seed` (use `--seed`), and the
+//! settings the learner declares fixed ([`crate::learners::LearnerKind::fixed_settings`]:
+//! tabular AlphaZero's `init_std`, the network's architecture and optimiser).
 
 use std::time::Instant;
 
 use rand_core::Rng;
 
 use super::{
-    Job, Loop, Observer, RunConfig, RunError, RunOutcome, Settings, SnapshotRecord, Work, chain,
-    records, restore_at, run_locked, start_point, truth_for, with_truth,
+    Job, Loop, Observer, RunConfig, RunError, RunOutcome, Settings, Work, chain, restore_at,
+    run_locked, start_point, truth_for, with_truth,
 };
 use crate::game::Game;
-use crate::learner::Table;
-use crate::learners::TabularAz;
+use crate::games::AnyGame;
+use crate::learners::{Learner, LearnerContext, LearnerKind, ModelSummary};
 use crate::record::GameRecord;
 use crate::runs::records::{Parent, RunRecord};
 use crate::runs::spec::SpecError;
@@ -75,8 +76,9 @@ pub fn load_config(store: &Store, row: &RunRow) -> Result<(RunConfig, RunRecord)
     Ok((cfg, record))
 }
 
-/// The seed of a run's table: its root ancestor's seed.
-pub fn table_seed(store: &Store, record: &RunRecord) -> Result<u64, RunError> {
+/// The seed of a run's model (its initial parameters and evaluation streams): its root
+/// ancestor's seed (a branch continues the same model).
+pub fn model_seed_of(store: &Store, record: &RunRecord) -> Result<u64, RunError> {
     let mut seed = record.seed;
     let mut parent = record.parent.clone();
     while let Some(p) = parent {
@@ -144,7 +146,7 @@ pub fn resume(
             run_id: row.id,
             run_hash: row.hash,
             line: address(&line)?.0,
-            table_seed: table_seed(store, &record)?,
+            model_seed: model_seed_of(store, &record)?,
             done: row.iterations_done,
             head: row.head,
             baseline: record.parent.is_none() && !store.has_evaluation(row.id, 0)?,
@@ -197,6 +199,7 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
     let bad = |text: &str, why: String| RunError::Usage(format!("--set {text}: {why}"));
     let mut json = serde_json::to_value(settings)
         .map_err(|e| RunError::Usage(format!("settings as JSON: {e}")))?;
+    let fixed = settings.learner.kind.fixed_settings();
     let mut pairs: Vec<(String, serde_json::Value)> = Vec::new();
     let mut iterations = None;
     let mut name = None;
@@ -207,22 +210,23 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
         let (key, value) = (key.trim(), value.trim());
         let reason = match key {
             "variant" => Some(
-                "the variant cannot change mid-run: the table's positions and actions belong \
-                 to it (start a new run instead)",
+                "the variant cannot change mid-run: the model's positions and actions belong \
+                 to it (start a new run instead)"
+                    .to_string(),
             ),
-            "init_std" => Some(
-                "init_std cannot change mid-run: it defines the initial entries of the shared \
-                 table's unmaterialised rows",
-            ),
-            "seed" => Some("give the branch's seed with --seed"),
+            "seed" => Some("give the branch's seed with --seed".to_string()),
             "learner.kind" => Some(
                 "the learner cannot change mid-run: the branch continues the parent's model \
-                 (start a new run instead)",
+                 (start a new run instead)"
+                    .to_string(),
             ),
-            _ => None,
+            _ => fixed
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(k, why)| format!("{k} cannot change mid-run: {why}")),
         };
         if let Some(reason) = reason {
-            return Err(bad(text, reason.to_string()));
+            return Err(bad(text, reason));
         }
         if pairs.iter().any(|(k, _)| k == key) {
             return Err(bad(text, format!("`{key}` is set twice")));
@@ -258,10 +262,10 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
                         .and_then(|o| o.get_mut(part));
                 }
                 let Some(slot) = slot else {
-                    // A branch continues the parent's table: init_std cannot change.
+                    // A branch continues the parent's model: its fixed settings cannot change.
                     let keys: Vec<String> = setting_keys(&json)
                         .into_iter()
-                        .filter(|k| k != "init_std")
+                        .filter(|k| !fixed.iter().any(|(f, _)| f == k))
                         .collect();
                     return Err(bad(
                         text,
@@ -436,7 +440,7 @@ pub fn verify(
         )));
     }
     let line = address(&line_of(&record))?.0;
-    let seed = table_seed(store, &record)?;
+    let seed = model_seed_of(store, &record)?;
     let started = Instant::now();
     let mut out = with_truth(store, &cfg, |store, truth| {
         crate::with_game!(&cfg.game, |g| verify_any(
@@ -463,12 +467,12 @@ fn verify_any<G: Game>(
     store: &Store,
     row: &RunRow,
     line: ObjectHash,
-    table_seed: u64,
+    model_seed: u64,
     range: (u32, u32),
     observer: &mut dyn super::Observer,
 ) -> Result<Verified, RunError> {
     crate::with_learner!(cfg.settings.learner.kind, L => {
-        verify_game::<G, L<G>>(g, cfg, truth, store, row, line, table_seed, range, observer)
+        verify_game::<G, L<G>>(g, cfg, truth, store, row, line, model_seed, range, observer)
     })
 }
 
@@ -480,7 +484,7 @@ fn verify_game<G: Game, L: crate::learners::Learner<G>>(
     store: &Store,
     row: &RunRow,
     line: ObjectHash,
-    table_seed: u64,
+    model_seed: u64,
     (a, b): (u32, u32),
     observer: &mut dyn super::Observer,
 ) -> Result<Verified, RunError> {
@@ -496,7 +500,7 @@ fn verify_game<G: Game, L: crate::learners::Learner<G>>(
         last: b,
         ..Verified::default()
     };
-    let start = start_point::<G, L>(g, store, cfg, table_seed, head_before, a - 1)?;
+    let start = start_point::<G, L>(g, store, cfg, model_seed, head_before, a - 1)?;
     // Iterations before a branch point belong to (and are verified with) the ancestor's
     // settings and line; verify only what this run's settings produced.
     if let Some(first) = all.get(a as usize - 1)
@@ -583,7 +587,7 @@ fn verify_game<G: Game, L: crate::learners::Learner<G>>(
         line,
         last: b,
         baseline: false,
-        model_seed: table_seed,
+        model_seed,
         learner: std::marker::PhantomData::<L>,
     };
     let outcome = lp.iterate(start, Vec::new(), &mut sink, observer, Instant::now());
@@ -608,7 +612,7 @@ pub struct SelfPlayReplay {
     pub hash: ObjectHash,
 }
 
-/// Re-plays a stored self-play game from its inputs: the table after the previous iteration
+/// Re-plays a stored self-play game from its inputs: the model after the previous iteration
 /// (checked out from the store), the run's search settings, the run seed and the game's
 /// stream. `None` when no run lists the game.
 pub fn replay_self_play(
@@ -620,7 +624,7 @@ pub fn replay_self_play(
     };
     let row = find(store, &run_id.to_string())?;
     let (cfg, record) = load_config(store, &row)?;
-    let seed = table_seed(store, &record)?;
+    let seed = model_seed_of(store, &record)?;
     let records = chain(store, row.head)?;
     if iteration as usize - 1 > records.len() {
         return Err(RunError::Usage(format!(
@@ -723,7 +727,7 @@ fn run_at(
             row.id, record.variant
         )));
     }
-    let seed = table_seed(store, &record)?;
+    let seed = model_seed_of(store, &record)?;
     let records = chain(store, row.head)?;
     Ok(RunAt {
         row,
@@ -770,49 +774,30 @@ pub fn load_model<G: Game>(
     Ok((model, cfg.settings.search))
 }
 
-/// A table checked out at an iteration.
+/// A model checked out at an iteration: what its learner says of it
+/// ([`Learner::summary`](crate::learners::Learner::summary)).
 #[derive(Clone, Debug)]
 pub struct CheckedOut {
     pub run_id: i64,
     pub iteration: u32,
-    /// The stored snapshot of the iteration (`None` for iteration 0, the untrained table).
+    /// The learner's name (`[learner] kind`).
+    pub learner: &'static str,
+    /// The snapshot the iteration record names (`None` for iteration 0).
     pub snapshot: Option<ObjectHash>,
-    /// The address a full checkpoint of this table has (equal to `snapshot` where that one
-    /// is full): the table's identity, whatever the chain of deltas it was rebuilt from.
-    pub table_hash: ObjectHash,
-    pub entries: u64,
-    /// Encoded bytes of the full checkpoint's chunks.
-    pub bytes: u64,
-    pub num_actions: usize,
-    /// Rows, ascending by key, when asked.
-    pub rows: Vec<ExportRow>,
+    pub model: ModelSummary,
     pub seconds: f64,
 }
 
-/// One row of a checked-out table, as `checkout --export` writes it.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct ExportRow {
-    /// The position's key as the table stores it.
-    pub key: String,
-    /// The position in the game's notation (as `tabula value` takes it).
-    pub position: String,
-    /// The logits of actions 0..|A|-1, then v_hat.
-    pub row: Vec<f64>,
-    /// How many training updates the row received.
-    pub updates: u32,
-    /// The legal actions of the position: (action index into `row`, name).
-    pub legal: Vec<(u16, String)>,
-}
-
-/// The table of run `text` after iteration `i` (0: untrained) in game `g`: read from its
-/// snapshot or rebuilt from the games (derived snapshots, docs/store.md), checked against the
-/// snapshot's address either way.
-pub fn table_of<G: Game>(
+/// The model of run `text` after iteration `i` (0: untrained) in game `g`, restored through
+/// learner `L`: read from its checkpoint or rebuilt from the games (derived snapshots,
+/// docs/store.md), checked against the snapshot's address either way. `L` must be the run's
+/// learner.
+pub fn model_at<G: Game, L: Learner<G>>(
     g: &G,
     store: &Store,
     text: &str,
     i: u32,
-) -> Result<Table<G::Key>, RunError> {
+) -> Result<L, RunError> {
     let RunAt {
         cfg, seed, records, ..
     } = run_at(
@@ -820,14 +805,21 @@ pub fn table_of<G: Game>(
         text,
         i,
         &format!("{text}@{i}"),
-        "table",
+        "model",
         Some(g.variant()),
     )?;
-    let model: TabularAz<G::Key> = restore_at(g, store, &cfg.settings, seed, &records, i)?;
-    Ok(model.table().clone())
+    if cfg.settings.learner.kind.name() != L::NAME {
+        return Err(RunError::Usage(format!(
+            "{text}@{i}: the run's learner is {}, not {}",
+            cfg.settings.learner.kind.name(),
+            L::NAME
+        )));
+    }
+    restore_at(g, store, &cfg.settings, seed, &records, i)
 }
 
-/// Reconstructs the table of iteration `i` of a run.
+/// Reconstructs the model of iteration `i` of a run, through its learner, and describes it
+/// (`with_rows`: with the rows `checkout --export` writes).
 pub fn checkout_at(
     store: &Store,
     text: &str,
@@ -840,102 +832,38 @@ pub fn checkout_at(
         cfg,
         seed,
         records,
-    } = run_at(store, text, i, &format!("{text}@{i}"), "table", None)?;
-    let snapshot = if i == 0 {
-        None
-    } else {
-        Some(records[i as usize - 1].snapshot)
+    } = run_at(store, text, i, &format!("{text}@{i}"), "model", None)?;
+    let snapshot = (i > 0).then(|| records[i as usize - 1].snapshot);
+    let ctx = LearnerContext {
+        settings: &cfg.settings,
+        model_seed: seed,
     };
-    if cfg.settings.learner.kind == crate::learners::LearnerKind::Network {
-        // A network's checkpoint: restored through its learner (docs/network.md).
-        let ctx = crate::learners::LearnerContext {
-            settings: &cfg.settings,
-            model_seed: seed,
-        };
-        let (root, parameters, bytes, num_actions) = crate::with_game!(&cfg.game, |g| {
-            crate::learners::network::checked_out(g, ctx, store, snapshot.as_ref(), i)
-        })?;
-        return Ok(CheckedOut {
-            run_id: row.id,
-            iteration: i,
-            snapshot,
-            table_hash: root,
-            entries: parameters,
-            bytes,
-            num_actions,
-            rows: Vec::new(),
-            seconds: started.elapsed().as_secs_f64(),
-        });
-    }
-    let mut out = crate::with_game!(&cfg.game, |g| {
-        let model: TabularAz<_> = restore_at(g, store, &cfg.settings, seed, &records, i)?;
-        describe(g, model.table(), row.id, i, snapshot, with_rows)
-    })?;
-    out.seconds = started.elapsed().as_secs_f64();
-    Ok(out)
+    let model = crate::with_game!(&cfg.game, |g| summarise(
+        g, store, ctx, &records, i, with_rows
+    ))?;
+    Ok(CheckedOut {
+        run_id: row.id,
+        iteration: i,
+        learner: cfg.settings.learner.kind.name(),
+        snapshot,
+        model,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
-fn describe<G: Game>(
+/// The model of iteration `i` of the run `records` belong to, restored through the run's
+/// learner and described.
+fn summarise<G: Game>(
     g: &G,
-    table: &Table<G::Key>,
-    run_id: i64,
-    iteration: u32,
-    snapshot: Option<ObjectHash>,
+    store: &Store,
+    ctx: LearnerContext<'_>,
+    records: &[super::IterationRecord],
+    i: u32,
     with_rows: bool,
-) -> Result<CheckedOut, RunError> {
-    let sorted = table.sorted_rows();
-    let chunks = records::chunks(table, &sorted);
-    let mut hashes = Vec::with_capacity(chunks.len());
-    let mut bytes = 0u64;
-    for c in &chunks {
-        let (h, n) = address(c)?;
-        hashes.push(h);
-        bytes += n as u64;
-    }
-    let full = SnapshotRecord {
-        iteration,
-        num_actions: table.num_actions() as u32,
-        full: true,
-        base: None,
-        entries: table.len() as u64,
-        chunks: hashes,
-    };
-    let rows = if with_rows {
-        sorted
-            .iter()
-            .map(|&r| {
-                let key = table.key(r);
-                let (position, legal) = match g.state_from_key(*key) {
-                    Ok(s) => {
-                        let mut actions = Vec::new();
-                        g.legal_actions(&s, &mut actions);
-                        let legal = actions.iter().map(|&a| (a, g.action_name(&s, a))).collect();
-                        (g.notation(&s), legal)
-                    }
-                    Err(e) => (format!("(not decodable: {e})"), Vec::new()),
-                };
-                ExportRow {
-                    key: format!("{key:?}"),
-                    position,
-                    row: table.row(r).to_vec(),
-                    updates: table.updates(r),
-                    legal,
-                }
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    Ok(CheckedOut {
-        run_id,
-        iteration,
-        snapshot,
-        table_hash: address(&full)?.0,
-        entries: table.len() as u64,
-        bytes,
-        num_actions: table.num_actions(),
-        rows,
-        seconds: 0.0,
+) -> Result<ModelSummary, RunError> {
+    crate::with_learner!(ctx.settings.learner.kind, L => {
+        let m: L<G> = restore_at(g, store, ctx.settings, ctx.model_seed, records, i)?;
+        m.summary(g, ctx, i, with_rows)
     })
 }
 
@@ -986,8 +914,10 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
             miss(at.clone(), h, "missing");
         }
     }
-    let mut snapshots = std::collections::BTreeSet::new();
-    let mut iterations = std::collections::BTreeSet::new();
+    // Each checkpoint root with the run's game and learner, which say how to read it.
+    let mut snapshots: std::collections::BTreeMap<ObjectHash, (AnyGame, LearnerKind)> =
+        std::collections::BTreeMap::new();
+    let mut iterations = std::collections::BTreeMap::new();
     for run in store.runs()? {
         match store.get::<RunRecord>(&run.hash) {
             Ok(r) => {
@@ -1006,11 +936,22 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
             }
             Err(e) => miss(format!("run {} record", run.id), &run.hash, &e.to_string()),
         }
+        let owner = match load_config(store, &run) {
+            Ok((cfg, _)) => Some((cfg.game, cfg.settings.learner.kind)),
+            Err(e) => {
+                miss(
+                    format!("run {} settings", run.id),
+                    &run.hash,
+                    &e.to_string(),
+                );
+                None
+            }
+        };
         for (_, h) in store.iteration_hashes(run.id)? {
-            iterations.insert(h);
+            iterations.entry(h).or_insert_with(|| owner.clone());
         }
     }
-    for h in &iterations {
+    for (h, owner) in &iterations {
         let r: super::IterationRecord = match store.get(h) {
             Ok(r) => r,
             Err(e) => {
@@ -1037,47 +978,39 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
             }
             all.push((format!("{at}: {what}"), x));
         }
-        snapshots.insert(r.snapshot);
-    }
-    for h in &snapshots {
-        // A network checkpoint root names its weights and optimiser state (docs/network.md).
-        if let Ok(c) = store.get::<crate::learners::network::CheckpointRecord>(h) {
-            let at = format!(
-                "network checkpoint {} (iteration {})",
-                h.short(),
-                c.iteration
-            );
-            for (what, x) in [("params", c.params), ("optimizer", c.optimizer)] {
-                if !store.contains(&x)? {
-                    miss(format!("{at}: {what}"), &x, "missing");
-                }
-                all.push((format!("{at}: {what}"), x));
-            }
-            continue;
+        if let Some(o) = owner {
+            snapshots.entry(r.snapshot).or_insert_with(|| o.clone());
         }
-        let s: SnapshotRecord = match store.get(h) {
-            Ok(s) => s,
+    }
+    for (h, (game, kind)) in &snapshots {
+        let refs = crate::with_game!(game, |g| { refs_of(g, *kind, store, h) });
+        let c = match refs {
+            Ok(c) => c,
             Err(e) => {
                 miss(format!("snapshot {}", h.short()), h, &e.to_string());
                 continue;
             }
         };
-        let at = format!("snapshot {} (iteration {})", h.short(), s.iteration);
-        if let Some(b) = s.base
-            && !store.contains(&b)?
-        {
-            miss(format!("{at}: base"), &b, "missing");
-        }
-        for (k, c) in s.chunks.iter().enumerate() {
-            // A delta's chunks are derived (docs/store.md, "Derived snapshots"): absent by
-            // design, rebuilt from the games and checked against the snapshot's address.
-            if s.full && !store.contains(c)? {
-                miss(format!("{at}: chunk {k}"), c, "missing");
+        let at = format!("{} {} (iteration {})", c.kind, h.short(), c.iteration);
+        for r in c.references {
+            if r.stored && !store.contains(&r.hash)? {
+                miss(format!("{at}: {}", r.what), &r.hash, "missing");
             }
-            all.push((format!("{at}: chunk {k}"), *c));
+            all.push((format!("{at}: {}", r.what), r.hash));
         }
     }
     Ok(References { dangling: out, all })
+}
+
+/// The references of checkpoint root `h` as learner `kind` reads it (`g` only picks the
+/// game type).
+fn refs_of<G: Game>(
+    _: &G,
+    kind: LearnerKind,
+    store: &Store,
+    h: &ObjectHash,
+) -> Result<crate::learners::CheckpointRefs, RunError> {
+    crate::with_learner!(kind, L => <L<G> as Learner<G>>::references(store, h))
 }
 
 #[cfg(test)]
@@ -1135,6 +1068,29 @@ mod tests {
                 .to_string();
             assert!(e.contains(says), "{bad}: {e}");
         }
+        // The learner's fixed settings are refused with its reason, and left out of the
+        // allowed keys.
+        let net = RunConfig::from_toml(
+            "variant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\n[learner]\nkind = \"network\"\n\
+             [learner.network]\nhidden = [16]\n",
+            "t",
+        )
+        .unwrap()
+        .settings;
+        for key in [
+            "learner.network.hidden=[8]",
+            "learner.network.optimizer=adam",
+        ] {
+            let e = apply_overrides(&net, &[key.to_string()])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("cannot change mid-run"), "{key}: {e}");
+        }
+        assert!(apply_overrides(&net, &["learner.network.batch_size=8".into()]).is_ok());
+        let e = apply_overrides(&s, &["nope=1".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("init_std") && e.contains("window"), "{e}");
         let e = apply_overrides(&s, &["window=3".into(), "window=4".into()])
             .unwrap_err()
             .to_string();

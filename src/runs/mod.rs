@@ -1,20 +1,23 @@
-//! Runs: tabular AlphaZero driven by a run spec, every record content-addressed in the store.
+//! Runs: one driver for every learner ([`crate::learners::Learner`]) and start policy
+//! ([`crate::start::StartPolicy`]), driven by a run spec, every record content-addressed in
+//! the store (docs/architecture.md, docs/learners.md).
 //!
-//! A run is created from a validated [`RunConfig`]: its `settings/v1` and `run/v1` records are
-//! stored and a `runs` row made. Then, before training, the untrained table is evaluated
-//! (iteration 0, an `evaluation/v1` outside the chain), and each iteration i = 1..N:
+//! A run is created from a validated [`RunConfig`]: its settings and `run/v1` records are
+//! stored and a `runs` row made. Then, before training, the untrained model is evaluated
+//! (iteration 0, an evaluation outside the chain), and each iteration i = 1..N:
 //!
-//! 1. plays M self-play games with the table frozen (game g from stream `self-play(i,g)`), in
-//!    parallel, committing each batch of finished games (records plus `run_games` rows) in one
+//! 1. plays M self-play games with the model frozen as the search's leaf evaluator (game g
+//!    from stream `self-play(i,g)`, starting where the start policy says), in parallel,
+//!    committing each batch of finished games (records plus `run_games` rows) in one
 //!    transaction;
-//! 2. trains on the samples of the last K iterations' games (in game order, move by move),
-//!    positions in parallel, with the schedule's beta;
-//! 3. measures the metrics ([`crate::learner::metrics`]);
-//! 4. commits in one transaction the table snapshot (a full checkpoint every
-//!    `checkpoint_every` iterations, chunks and all; else the snapshot record of the rows this
-//!    iteration changed, whose chunks are derived: rebuilt from the games by `restore_at`,
-//!    docs/store.md), the evaluation, the `iteration/v1` record (run, i, settings, games,
-//!    snapshot, evaluation, previous) and the run's new head.
+//! 2. asks the learner for the samples of the last K iterations' games (a pure function of
+//!    the stored records) and trains it on them;
+//! 3. asks the learner for its evaluation (the metrics it declares);
+//! 4. commits in one transaction the learner's checkpoint (its objects, of which the driver
+//!    stores all for a full checkpoint and only the root otherwise: the rest is derived,
+//!    rebuilt by re-training in `restore_at`, docs/store.md), the evaluation, the
+//!    `iteration/v1` record (run, i, settings, games, checkpoint root, evaluation, previous)
+//!    and the run's new head.
 //!
 //! Store writes run on a writer thread of their own, fed in commit order through a short
 //! queue, so recording overlaps self-play; the loop computes every address itself
@@ -26,13 +29,13 @@
 //! thread count. Times, thread counts and sizes go to plain columns.
 //!
 //! Resume, branch, verify and checkout ([`life`]) rest on this: games are committed in
-//! batches as they finish; an iteration's snapshot, evaluation and record land together;
-//! samples are derived from stored game records alone
-//! ([`crate::learner::self_play::samples_from_record`]); the coverage count `seen` is derived
+//! batches as they finish; an iteration's checkpoint, evaluation and record land together;
+//! samples are derived from stored game records alone; the coverage count `seen` is derived
 //! from the stored games. The loop (`Loop::iterate`) starts from any committed iteration
 //! (`StartPoint`, rebuilt from the store) and sends its records to a sink: the writer for a
 //! run, a comparison with the stored records for `verify`. A run is locked while a process
-//! works on it.
+//! works on it. The driver knows no learner's records: what a checkpoint holds, how it is
+//! described by `checkout` and which objects it references (for `fsck`) are the learner's.
 
 pub mod legacy;
 pub mod life;
@@ -47,7 +50,7 @@ use rayon::prelude::*;
 
 use crate::game::{Game, Player, Turn};
 use crate::learner::self_play::self_play_game;
-use crate::learner::{MetricsPlan, Table, Truth};
+use crate::learner::{MetricsPlan, Truth};
 use crate::learners::{Encoded, EvalContext, Learner, LearnerContext, MetricValues};
 use crate::record::{GameRecord, ReplayError};
 use crate::search::{Search, SearchError};
@@ -62,7 +65,7 @@ pub use legacy::{load_settings, settings_hash, settings_record};
 pub use life::{
     Resumed, branch_seed, check_references, checkout_at, create_branch, resume, verify,
 };
-pub use records::{EvaluationRecord, IterationRecord, RunRecord, SnapshotRecord, TableChunk};
+pub use records::{IterationRecord, RunRecord};
 pub use spec::{EvalSettings, LearnerSettings, RunConfig, Settings, SpecError};
 
 /// Self-play games committed per transaction (a batch is also the unit of progress reports).
@@ -149,7 +152,7 @@ pub struct RunOutcome {
     pub run_hash: ObjectHash,
     pub head: Option<ObjectHash>,
     pub iterations: u32,
-    /// The untrained table's metrics (measured by the process that started the run).
+    /// The untrained model's metrics (measured by the process that started the run).
     pub baseline: Option<MetricValues>,
     pub last: Option<IterationSummary>,
     /// Wall-clock seconds of the whole run.
@@ -163,7 +166,7 @@ pub struct RunOutcome {
     /// Seconds the iteration loop waited on the writer (a full queue, the final flush).
     pub store_wait_seconds: f64,
     /// Seconds from the start of the process's work on the run (lock, solution, rebuilding
-    /// the table, window, coverage and reused games from the store) to its first new work.
+    /// the model, window, coverage and reused games from the store) to its first new work.
     pub restart_seconds: f64,
 }
 
@@ -222,7 +225,7 @@ pub fn start(
         run_id,
         run_hash,
         line: run_hash,
-        table_seed: cfg.seed,
+        model_seed: cfg.seed,
         done: 0,
         head: None,
         baseline: true,
@@ -238,13 +241,13 @@ pub(crate) struct Work {
     /// The `run` field of the run's iteration records: the run record with `parent` left out
     /// (for a root run, the run record itself).
     pub line: ObjectHash,
-    /// The seed of the table's initial entries (`table-init`) and of evaluation: the root
-    /// run's seed, inherited by branches (they continue the same table).
-    pub table_seed: u64,
+    /// The seed of the model's initial parameters (tabular: `table-init`) and of evaluation:
+    /// the root run's seed, inherited by branches (they continue the same model).
+    pub model_seed: u64,
     /// Iterations committed (a branch's shared ones included) and the head.
     pub done: u32,
     pub head: Option<ObjectHash>,
-    /// Whether the untrained table's evaluation is still to be stored.
+    /// Whether the untrained model's evaluation is still to be stored.
     pub baseline: bool,
     /// When this process began working on the run.
     pub since: Instant,
@@ -333,7 +336,7 @@ pub(crate) fn execute<G: Game, L: Learner<G>>(
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let started = Instant::now();
-    let start = start_point::<G, L>(g, store, cfg, work.table_seed, work.head, work.done)?;
+    let start = start_point::<G, L>(g, store, cfg, work.model_seed, work.head, work.done)?;
     // Games of the next iteration committed before an interruption: reused, not re-played.
     let mut reuse = Vec::new();
     if work.done < cfg.iterations {
@@ -371,7 +374,7 @@ pub(crate) fn execute<G: Game, L: Learner<G>>(
             run_hash: work.run_hash,
             last: cfg.iterations,
             baseline: work.baseline,
-            model_seed: work.table_seed,
+            model_seed: work.model_seed,
             learner: std::marker::PhantomData,
         };
         let out = loop_.iterate(start, reuse, &mut sink, observer, started);
@@ -1085,64 +1088,6 @@ struct PlayedGame<G: Game, L: Learner<G>> {
     derived: Derived<G, L>,
     hash: ObjectHash,
     size: usize,
-}
-
-/// Reconstructs the table a snapshot describes: the last full checkpoint at or before it, then
-/// every delta after it, in order. Every chunk of that chain must be stored
-/// ([`Learner::stored`]); a run's table at any iteration, derived deltas included, is
-/// [`life::table_of`]. `seed` and `init_std` are the run's (unmaterialised rows
-/// are their initial entries).
-pub fn checkout<K: crate::game::PositionKey>(
-    store: &Store,
-    snapshot: &ObjectHash,
-    seed: u64,
-    init_std: f64,
-) -> Result<Table<K>, RunError> {
-    let mut chain = Vec::new();
-    let mut cur = Some(*snapshot);
-    while let Some(h) = cur {
-        let s: SnapshotRecord = store.get(&h)?;
-        cur = if s.full { None } else { s.base };
-        chain.push((h, s));
-    }
-    let num_actions = chain.first().map_or(0, |c| c.1.num_actions as usize);
-    let mut table = Table::new(num_actions, seed, init_std);
-    let stride = table.stride();
-    for (_, s) in chain.iter().rev() {
-        for c in &s.chunks {
-            let chunk: TableChunk<K> = store.get(c)?;
-            if chunk.rows.len() != chunk.keys.len() * stride
-                || chunk.updates.len() != chunk.keys.len()
-            {
-                return Err(StoreError::Corrupt {
-                    hash: *c,
-                    reason: "a table chunk's rows do not match its keys".into(),
-                }
-                .into());
-            }
-            for (j, key) in chunk.keys.iter().enumerate() {
-                table.set_row(
-                    *key,
-                    &chunk.rows[j * stride..(j + 1) * stride],
-                    chunk.updates[j],
-                );
-            }
-        }
-    }
-    if let Some((h, s)) = chain.first()
-        && s.entries != table.len() as u64
-    {
-        return Err(StoreError::Corrupt {
-            hash: *h,
-            reason: format!(
-                "the snapshot promises {} rows; its chain holds {}",
-                s.entries,
-                table.len()
-            ),
-        }
-        .into());
-    }
-    Ok(table)
 }
 
 /// The `evaluations` row of an evaluation and its metric values.

@@ -4,11 +4,9 @@
 //!   Its hash is the run's identity.
 //! - `settings/v1` ([`crate::runs::Settings`]): everything that decides the results.
 //! - `game/v1` ([`crate::record::GameRecord`]): each self-play game, visit counts included.
-//! - `table-chunk/v1` ([`TableChunk`]) and `table-snapshot/v1` ([`SnapshotRecord`]): the
-//!   table after an iteration; a full checkpoint every `checkpoint_every` iterations, else the
-//!   rows changed by the iteration on top of the previous snapshot (`base`). A delta's
-//!   chunks are addressed but not stored: they are derived from the games (docs/store.md).
-//! - `evaluation/v1` ([`EvaluationRecord`]): the metrics of an iteration.
+//! - the learner's checkpoint (its root is the iteration's `snapshot`) and evaluation
+//!   records: each learner defines its own (e.g. [`crate::learners::tabular::records`]); the
+//!   driver handles them as encoded objects and addresses.
 //! - `iteration/v1` ([`IterationRecord`]): the run's line (its run record without the
 //!   parent), the iteration number, the settings in
 //!   force, its games in order, its snapshot and evaluation, and the previous iteration
@@ -19,8 +17,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::game::PositionKey;
-use crate::learner::{Metrics, Table};
 use crate::store::{ObjectHash, Record};
 
 /// A run's identity.
@@ -65,7 +61,8 @@ pub struct IterationRecord {
     pub settings: ObjectHash,
     /// The iteration's self-play games, in game order.
     pub games: Vec<ObjectHash>,
-    /// The table after training.
+    /// The root of the learner's checkpoint after training (for tabular AlphaZero, the
+    /// table's `table-snapshot/v1`).
     pub snapshot: ObjectHash,
     pub evaluation: ObjectHash,
     /// The previous iteration record (`None` for the first).
@@ -74,75 +71,4 @@ pub struct IterationRecord {
 
 impl Record for IterationRecord {
     const KIND: &'static str = "iteration/v1";
-}
-
-/// The metrics of one iteration (0: the untrained table).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EvaluationRecord {
-    pub iteration: u32,
-    pub metrics: Metrics,
-}
-
-impl Record for EvaluationRecord {
-    const KIND: &'static str = "evaluation/v1";
-}
-
-/// Rows of the table, sorted by key: `rows` holds `|A| + 1` f64 per key (logits, then v_hat).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(bound = "K: PositionKey")]
-pub struct TableChunk<K> {
-    pub keys: Vec<K>,
-    pub rows: Vec<f64>,
-    /// Samples each row has been trained on since the run began.
-    pub updates: Vec<u32>,
-}
-
-impl<K: PositionKey> Record for TableChunk<K> {
-    const KIND: &'static str = "table-chunk/v1";
-}
-
-/// The table after an iteration.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SnapshotRecord {
-    pub iteration: u32,
-    /// |A|.
-    pub num_actions: u32,
-    /// A full checkpoint (every materialised row) or the rows changed by this iteration.
-    pub full: bool,
-    /// For a delta: the snapshot it applies on (`None`: the initial table).
-    pub base: Option<ObjectHash>,
-    /// Materialised rows of the whole table after the iteration.
-    pub entries: u64,
-    /// The chunks, ascending by key.
-    pub chunks: Vec<ObjectHash>,
-}
-
-impl Record for SnapshotRecord {
-    const KIND: &'static str = "table-snapshot/v1";
-}
-
-/// About 2 MiB of rows per chunk.
-pub fn rows_per_chunk(num_actions: usize) -> usize {
-    let bytes = (num_actions + 1) * 8 + 16;
-    ((2 << 20) / bytes).max(1)
-}
-
-/// The chunks of `rows` (table row indices in ascending key order).
-pub fn chunks<K: PositionKey>(table: &Table<K>, rows: &[usize]) -> Vec<TableChunk<K>> {
-    let stride = table.stride();
-    rows.chunks(rows_per_chunk(table.num_actions()))
-        .map(|part| {
-            let mut c = TableChunk {
-                keys: Vec::with_capacity(part.len()),
-                rows: Vec::with_capacity(part.len() * stride),
-                updates: Vec::with_capacity(part.len()),
-            };
-            for &i in part {
-                c.keys.push(*table.key(i));
-                c.rows.extend_from_slice(table.row(i));
-                c.updates.push(table.updates(i));
-            }
-            c
-        })
-        .collect()
 }

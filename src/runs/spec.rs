@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::GameError;
 use crate::games::AnyGame;
-use crate::learners::LearnerKind;
+pub use crate::learners::LearnerSettings;
 use crate::search::SearchConfig;
 use crate::start::StartSettings;
 
@@ -62,18 +62,6 @@ impl Default for EvalSettings {
             errors: true,
         }
     }
-}
-
-/// The `[learner]` table: which learner, and the settings of learners that have their own.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LearnerSettings {
-    pub kind: LearnerKind,
-    /// `[learner.network]`: the network learner's settings (docs/network.md); absent: its
-    /// defaults. Left out of the settings record when absent, so other learners' settings
-    /// hash as before.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub network: Option<crate::learners::network::NetworkSettings>,
 }
 
 /// The settings of a run that decide its results. Stored as `settings/v1` (the frozen layout
@@ -350,16 +338,7 @@ impl RunConfig {
 }
 
 fn validate_learner<G: crate::game::Game>(_: &G, s: &Settings) -> Result<(), SpecError> {
-    if s.learner.network.is_some() && s.learner.kind != LearnerKind::Network {
-        return Err(range(
-            "learner.network",
-            "a table",
-            "only with learner.kind = \"network\"",
-        ));
-    }
-    crate::with_learner!(s.learner.kind, L => {
-        <L<G> as crate::learners::Learner<G>>::validate(s)
-    })
+    crate::learners::validate::<G>(s)
 }
 
 /// A seed drawn once from the OS (the only draw a run does not derive from its seed; it is

@@ -11,15 +11,19 @@
 //! `checkpoint_every`.
 
 use super::{
-    Checkpoint, Encoded, EvalContext, Learner, LearnerContext, MetricDef, MetricValues, TrainReport,
+    Checkpoint, CheckpointRefs, Encoded, EvalContext, ExportRow, Learner, LearnerContext,
+    MetricDef, MetricValues, ModelSummary, Reference, TrainReport,
 };
 use crate::game::{Action, Game, PositionKey};
 use crate::learner::table::greedy_action;
 use crate::learner::{Sample, Table, TableEval, metrics, train};
 use crate::record::{GameRecord, ReplayError};
-use crate::runs::records::{self, EvaluationRecord, SnapshotRecord};
-use crate::runs::{RunError, Settings, SpecError, checkout};
-use crate::store::{ObjectHash, Store};
+use crate::runs::{RunError, Settings, SpecError};
+use crate::store::{ObjectHash, Store, address};
+
+pub mod records;
+
+pub use records::{EvaluationRecord, SnapshotRecord, TableChunk};
 
 /// Tabular AlphaZero's model: the table, and the rows the last training touched (the next
 /// delta checkpoint).
@@ -41,6 +45,12 @@ impl<K: PositionKey> TabularAz<K> {
         }
     }
 }
+
+/// Settings a branch cannot change ([`super::LearnerKind::fixed_settings`]).
+pub const FIXED_SETTINGS: &[(&str, &str)] = &[(
+    "init_std",
+    "it defines the initial entries of the shared table's unmaterialised rows",
+)];
 
 /// The metrics of tabular AlphaZero (docs/metrics.md), in the order of the `evaluations`
 /// columns.
@@ -144,7 +154,7 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
     ) -> Result<Self, RunError> {
         match root {
             None => <Self as Learner<G>>::new(g, ctx),
-            Some(h) => Ok(TabularAz::from_table(checkout(
+            Some(h) => Ok(TabularAz::from_table(records::table_at(
                 store,
                 h,
                 ctx.model_seed,
@@ -166,6 +176,71 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
             cur = if s.full { None } else { s.base };
         }
         Ok(true)
+    }
+
+    fn references(store: &Store, root: &ObjectHash) -> Result<CheckpointRefs, RunError> {
+        let s: SnapshotRecord = store.get(root)?;
+        let mut references = Vec::new();
+        if let Some(b) = s.base {
+            references.push(Reference {
+                what: "base".into(),
+                hash: b,
+                stored: true,
+            });
+        }
+        for (k, c) in s.chunks.iter().enumerate() {
+            // A delta's chunks are derived (docs/store.md, "Derived snapshots"): absent by
+            // design, rebuilt from the games and checked against the snapshot's address.
+            references.push(Reference {
+                what: format!("chunk {k}"),
+                hash: *c,
+                stored: s.full,
+            });
+        }
+        Ok(CheckpointRefs {
+            kind: "snapshot",
+            iteration: s.iteration,
+            references,
+        })
+    }
+
+    fn summary(
+        &self,
+        g: &G,
+        _: LearnerContext<'_>,
+        iteration: u32,
+        with_rows: bool,
+    ) -> Result<ModelSummary, RunError> {
+        let table = &self.table;
+        let sorted = table.sorted_rows();
+        let mut hashes = Vec::new();
+        let mut bytes = 0u64;
+        for c in records::chunks(table, &sorted) {
+            let (h, n) = address(&c)?;
+            hashes.push(h);
+            bytes += n as u64;
+        }
+        let full = SnapshotRecord {
+            iteration,
+            num_actions: table.num_actions() as u32,
+            full: true,
+            base: None,
+            entries: table.len() as u64,
+            chunks: hashes,
+        };
+        let rows = if with_rows {
+            sorted.iter().map(|&r| export_row(g, table, r)).collect()
+        } else {
+            Vec::new()
+        };
+        Ok(ModelSummary {
+            identity: address(&full)?.0,
+            units: table.len() as u64,
+            unit: "rows",
+            bytes,
+            num_actions: table.num_actions(),
+            rows,
+        })
     }
 
     fn evaluator(&self) -> TableEval<'_, G::Key> {
@@ -285,5 +360,26 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
             .zip(values)
             .map(|(d, v)| (d.name, v))
             .collect()
+    }
+}
+
+/// Row `r` of `table` as `checkout --export` writes it.
+fn export_row<G: Game>(g: &G, table: &Table<G::Key>, r: usize) -> ExportRow {
+    let key = table.key(r);
+    let (position, legal) = match g.state_from_key(*key) {
+        Ok(s) => {
+            let mut actions = Vec::new();
+            g.legal_actions(&s, &mut actions);
+            let legal = actions.iter().map(|&a| (a, g.action_name(&s, a))).collect();
+            (g.notation(&s), legal)
+        }
+        Err(e) => (format!("(not decodable: {e})"), Vec::new()),
+    };
+    ExportRow {
+        key: format!("{key:?}"),
+        position,
+        row: table.row(r).to_vec(),
+        updates: table.updates(r),
+        legal,
     }
 }
