@@ -627,7 +627,7 @@ fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
         assert_eq!(f["clean"], true);
         let v = sql(
             &db,
-            "SELECT lower(hex(hash)) AS h FROM objects WHERE kind = 'table-sparse/v1'
+            "SELECT lower(hex(hash)) AS h FROM objects WHERE kind = 'table-chunk/v1'
              ORDER BY id DESC LIMIT 1",
         );
         v[0]["h"].as_str().unwrap().to_string()
@@ -653,8 +653,6 @@ fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
     // A missing chunk (only a snapshot record refers to it): a dangling reference.
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
-        // Lost bytes, as damage would lose them: the alias row's foreign key is not asked.
-        conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
         conn.execute("DELETE FROM objects WHERE lower(hex(hash)) = ?1", [&chunk])
             .unwrap();
     }
@@ -784,12 +782,11 @@ fn derived_snapshots_rebuild_bit_exact_tables_from_the_games() {
     )
     .unwrap();
     ok(&tabula(&db, &["run", every.to_str().unwrap()]));
-    // Chunks are stored for the full checkpoints only, each as its sparse form (docs/store.md,
-    // "Aliases"): iterations 2 and 4 of `d`, 1..=5 of `e` (one chunk each: a tiny table); d's
-    // two are e's (the same tables), stored once.
+    // Chunks are stored for the full checkpoints only: iterations 2 and 4 of `d`, 1..=5 of `e`
+    // (one chunk each: a tiny table); d's two are e's (the same tables), stored once.
     let v = sql(
         &db,
-        "SELECT count(*) AS n FROM objects WHERE kind = 'table-sparse/v1'",
+        "SELECT count(*) AS n FROM objects WHERE kind = 'table-chunk/v1'",
     );
     assert_eq!(v[0]["n"], 5, "{v}");
     let f = json(&tabula(&db, &["fsck", "--json"]));
@@ -819,7 +816,7 @@ fn derived_snapshots_rebuild_bit_exact_tables_from_the_games() {
         let conn = rusqlite::Connection::open(&db).unwrap();
         let id: i64 = conn
             .query_row(
-                "SELECT max(id) FROM objects WHERE kind = 'table-sparse/v1' AND id < (
+                "SELECT max(id) FROM objects WHERE kind = 'table-chunk/v1' AND id < (
                      SELECT id FROM objects WHERE lower(hex(hash)) = ?1)",
                 [&s],
                 |r| r.get(0),
@@ -832,7 +829,6 @@ fn derived_snapshots_rebuild_bit_exact_tables_from_the_games() {
                 |r| r.get(0),
             )
             .unwrap();
-        conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
         conn.execute("DELETE FROM objects WHERE id = ?1", [id])
             .unwrap();
         h

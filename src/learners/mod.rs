@@ -68,9 +68,6 @@ pub struct Encoded {
     pub kind: &'static str,
     pub bytes: Vec<u8>,
     pub hash: ObjectHash,
-    /// The object (address, kind) this one is stored in place of (docs/store.md, "Aliases"):
-    /// the writer stores this object and an alias row, not the object it stands for.
-    pub stands_for: Option<(ObjectHash, &'static str)>,
 }
 
 impl Encoded {
@@ -84,16 +81,7 @@ impl Encoded {
             kind: R::KIND,
             hash: ObjectHash::of(R::KIND, &bytes),
             bytes,
-            stands_for: None,
         })
-    }
-
-    /// This object, stored in place of the object `hash` of kind `kind`.
-    pub fn standing_for(self, hash: ObjectHash, kind: &'static str) -> Encoded {
-        Encoded {
-            stands_for: Some((hash, kind)),
-            ..self
-        }
     }
 }
 

@@ -43,7 +43,6 @@ pub struct MergedSource {
 /// Tables merged by their own rules; every other table must have a `run_id` column.
 const SPECIAL: &[&str] = &[
     "objects",
-    "object_aliases",
     "solutions",
     "runs",
     "sweeps",
@@ -267,22 +266,6 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
             } else {
                 rep.objects_present += 1;
             }
-        }
-    }
-
-    // 1b. Aliases (docs/store.md, "Aliases"): each names a stored object, merged above.
-    {
-        let mut stmt = src.prepare("SELECT hash, kind, stored_as FROM object_aliases")?;
-        let mut rows = stmt.query([])?;
-        let mut ins = dest.prepare_cached(
-            "INSERT INTO object_aliases (hash, kind, stored_as) VALUES (?1, ?2, ?3)
-             ON CONFLICT(hash) DO NOTHING",
-        )?;
-        while let Some(r) = rows.next()? {
-            let hash: Vec<u8> = r.get(0)?;
-            let kind: String = r.get(1)?;
-            let stored_as: Vec<u8> = r.get(2)?;
-            ins.execute(rusqlite::params![hash, kind, stored_as])?;
         }
     }
 

@@ -568,27 +568,9 @@ impl Store {
         objects::check(&self.conn, hash).map_err(|e| self.lift(e))
     }
 
-    /// Whether an object is stored (as itself; see [`Store::alias`]).
+    /// Whether an object is stored.
     pub fn contains(&self, hash: &ObjectHash) -> Result<bool> {
         objects::contains(&self.conn, hash).map_err(|e| self.lift(e))
-    }
-
-    /// The stored object that object `hash` is derived from, when `hash` is stored in
-    /// another encoding (`object_aliases`, docs/store.md "Aliases"); the reader decodes it and
-    /// checks the result against `hash`.
-    pub fn alias(&self, hash: &ObjectHash) -> Result<Option<ObjectHash>> {
-        objects::alias(&self.conn, hash).map_err(|e| self.lift(e))
-    }
-
-    /// Whether object `hash` can be read: stored as itself, or as an alias of a stored object.
-    pub fn resolves(&self, hash: &ObjectHash) -> Result<bool> {
-        if self.contains(hash)? {
-            return Ok(true);
-        }
-        match self.alias(hash)? {
-            Some(a) => self.contains(&a),
-            None => Ok(false),
-        }
     }
 
     /// Runs `f` inside one `BEGIN IMMEDIATE` transaction: all its writes land together or
@@ -883,15 +865,10 @@ impl Writer<'_> {
         runs::declare_metrics(self.tx, defs).map_err(|e| sqlite(self.path, e))
     }
 
-    /// Stores an already encoded object (if not already there), and the alias row of the
-    /// object it stands for, if any; returns its address.
+    /// Stores an already encoded object (if not already there); returns its address.
     pub fn put_encoded(&self, e: &crate::learners::Encoded) -> Result<ObjectHash> {
         objects::put_raw(self.tx, e.kind, &e.bytes, &e.hash)
             .map_err(|e| e.into_store_error(self.path))?;
-        if let Some((hash, kind)) = &e.stands_for {
-            objects::put_alias(self.tx, hash, kind, &e.hash)
-                .map_err(|e| e.into_store_error(self.path))?;
-        }
         Ok(e.hash)
     }
 

@@ -83,39 +83,6 @@ pub(super) fn contains(conn: &Connection, hash: &ObjectHash) -> Result<bool, Err
         .is_some())
 }
 
-/// Records that the object of `kind` at `hash` is stored as the object `stored_as`.
-pub(super) fn put_alias(
-    conn: &Connection,
-    hash: &ObjectHash,
-    kind: &str,
-    stored_as: &ObjectHash,
-) -> Result<(), Error> {
-    conn.prepare_cached(
-        "INSERT INTO object_aliases (hash, kind, stored_as) VALUES (?1, ?2, ?3)
-         ON CONFLICT(hash) DO NOTHING",
-    )?
-    .execute(params![&hash.0[..], kind, &stored_as.0[..]])?;
-    Ok(())
-}
-
-/// The object `hash` is stored as, if it is an alias.
-pub(super) fn alias(conn: &Connection, hash: &ObjectHash) -> Result<Option<ObjectHash>, Error> {
-    let row: Option<Vec<u8>> = conn
-        .prepare_cached("SELECT stored_as FROM object_aliases WHERE hash = ?1")?
-        .query_row([&hash.0[..]], |r| r.get(0))
-        .optional()?;
-    match row {
-        None => Ok(None),
-        Some(b) => match <[u8; 32]>::try_from(b.as_slice()) {
-            Ok(a) => Ok(Some(ObjectHash(a))),
-            Err(_) => Err(Error::Store(StoreError::Corrupt {
-                hash: *hash,
-                reason: "its alias row names a stored object that is not 32 bytes".into(),
-            })),
-        },
-    }
-}
-
 /// Reads an object and checks that its bytes hash to its address; returns its kind.
 pub(super) fn check(conn: &Connection, hash: &ObjectHash) -> Result<String, Error> {
     load(conn, hash).map(|(kind, _)| kind)

@@ -27,10 +27,6 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0007_compact_indexes",
         include_str!("../../schema/0007_compact_indexes.sql"),
     ),
-    (
-        "0008_object_aliases",
-        include_str!("../../schema/0008_object_aliases.sql"),
-    ),
 ];
 
 /// The schema version this build writes and understands.

@@ -19,11 +19,11 @@ use crate::learner::table::greedy_action;
 use crate::learner::{Sample, Table, TableEval, metrics, train};
 use crate::record::{GameRecord, ReplayError};
 use crate::runs::{RunError, Settings, SpecError};
-use crate::store::{ObjectHash, Record, Store, address};
+use crate::store::{ObjectHash, Store, address};
 
 pub mod records;
 
-pub use records::{EvaluationRecord, SnapshotRecord, SparseChunk, TableChunk};
+pub use records::{EvaluationRecord, SnapshotRecord, TableChunk};
 
 /// Tabular AlphaZero's model: the table, and the rows the last training touched (the next
 /// delta checkpoint).
@@ -43,30 +43,6 @@ impl<K: PositionKey> TabularAz<K> {
             table,
             trained: Vec::new(),
         }
-    }
-
-    /// The chunks of `rows` (ascending by key): their addresses and the objects to store. A
-    /// full checkpoint's chunk is stored as its sparse form, standing for the chunk's address
-    /// (docs/store.md, "Aliases"); a delta's chunks are derived, never stored, and are
-    /// returned as themselves.
-    fn encode_chunks(
-        &self,
-        rows: &[usize],
-        full: bool,
-    ) -> Result<(Vec<ObjectHash>, Vec<Encoded>), RunError> {
-        let stride = self.table.stride();
-        let mut hashes = Vec::new();
-        let mut objects = Vec::new();
-        for c in records::chunks(&self.table, rows) {
-            let mut e = Encoded::of(&c)?;
-            hashes.push(e.hash);
-            if full {
-                let sparse = SparseChunk::of(&c, stride, self.table.seed(), self.table.init_std());
-                e = Encoded::of(&sparse)?.standing_for(e.hash, TableChunk::<K>::KIND);
-            }
-            objects.push(e);
-        }
-        Ok((hashes, objects))
     }
 }
 
@@ -193,7 +169,7 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         while let Some(h) = cur {
             let s: SnapshotRecord = store.get(&h)?;
             for c in &s.chunks {
-                if !store.resolves(c)? {
+                if !store.contains(c)? {
                     return Ok(false);
                 }
             }
@@ -214,25 +190,12 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         }
         for (k, c) in s.chunks.iter().enumerate() {
             // A delta's chunks are derived (docs/store.md, "Derived snapshots"): absent by
-            // design, rebuilt from the games and checked against the snapshot's address. A
-            // full checkpoint's chunk is stored as itself or as its sparse form ("Aliases").
-            let alias = if store.contains(c)? {
-                None
-            } else {
-                store.alias(c)?
-            };
+            // design, rebuilt from the games and checked against the snapshot's address.
             references.push(Reference {
                 what: format!("chunk {k}"),
                 hash: *c,
-                stored: s.full && alias.is_none(),
+                stored: s.full,
             });
-            if let Some(a) = alias {
-                references.push(Reference {
-                    what: format!("chunk {k} (sparse form)"),
-                    hash: a,
-                    stored: true,
-                });
-            }
         }
         Ok(CheckpointRefs {
             kind: "snapshot",
@@ -250,8 +213,13 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
     ) -> Result<ModelSummary, RunError> {
         let table = &self.table;
         let sorted = table.sorted_rows();
-        let (hashes, objects) = self.encode_chunks(&sorted, true)?;
-        let bytes = objects.iter().map(|o| o.bytes.len() as u64).sum();
+        let mut hashes = Vec::new();
+        let mut bytes = 0u64;
+        for c in records::chunks(table, &sorted) {
+            let (h, n) = address(&c)?;
+            hashes.push(h);
+            bytes += n as u64;
+        }
         let full = SnapshotRecord {
             iteration,
             num_actions: table.num_actions() as u32,
@@ -334,8 +302,15 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         } else {
             &self.trained
         };
-        let (chunk_hashes, mut objects) = self.encode_chunks(rows, full)?;
-        let mut bytes: u64 = objects.iter().map(|o| o.bytes.len() as u64).sum();
+        let mut objects = Vec::new();
+        let mut chunk_hashes = Vec::new();
+        let mut bytes = 0u64;
+        for c in records::chunks(&self.table, rows) {
+            let e = Encoded::of(&c)?;
+            chunk_hashes.push(e.hash);
+            bytes += e.bytes.len() as u64;
+            objects.push(e);
+        }
         let snapshot = SnapshotRecord {
             iteration,
             num_actions: g.num_actions() as u32,
