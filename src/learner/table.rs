@@ -174,9 +174,21 @@ impl<K: PositionKey> Table<K> {
 
     /// Sets a row outright (checkout, resume): entries and update count.
     pub fn set_row(&mut self, key: K, row: &[f64], updates: u32) {
-        let i = self.materialise(key);
-        self.row_mut(i).copy_from_slice(row);
-        self.updates[i] = updates;
+        assert_eq!(row.len(), self.stride(), "a row has |A| + 1 entries");
+        match self.find(&key) {
+            Some(i) => {
+                self.row_mut(i).copy_from_slice(row);
+                self.updates[i] = updates;
+            }
+            None => {
+                // A new row: its initial entries would be overwritten, so they are not drawn.
+                let i = self.keys.len();
+                self.data.extend_from_slice(row);
+                self.keys.push(key);
+                self.updates.push(updates);
+                self.index.insert(key, i as u32);
+            }
+        }
     }
 
     /// The entries of `key`: its row if materialised, else its initial entries in `scratch`.
