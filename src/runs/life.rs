@@ -818,6 +818,68 @@ pub fn model_at<G: Game, L: Learner<G>>(
     restore_at(g, store, &cfg.settings, seed, &records, i)
 }
 
+/// ERR_p and MAE_v (docs/metrics.md) of the model of run `text` after iteration `i`, restored
+/// through the run's learner, over the positions of `truth` (any set: the test positions, or
+/// every position two runs visited). The model's priors and value are its leaf evaluator's.
+pub fn model_errors<G: Game>(
+    g: &G,
+    store: &Store,
+    text: &str,
+    i: u32,
+    truth: &crate::learner::Truth<G>,
+) -> Result<(f64, f64), RunError> {
+    let RunAt {
+        cfg, seed, records, ..
+    } = run_at(
+        store,
+        text,
+        i,
+        &format!("{text}@{i}"),
+        "model",
+        Some(g.variant()),
+    )?;
+    crate::with_learner!(cfg.settings.learner.kind, L => {
+        let m: L<G> = restore_at(g, store, &cfg.settings, seed, &records, i)?;
+        let mut eval = <L<G> as Learner<G>>::evaluator(&m);
+        // Learners' evaluators draw nothing; the stream is there for the trait.
+        let mut rng = crate::rng::stream(seed, "model-errors");
+        Ok(truth.test_errors(g, |s, legal, priors| {
+            crate::search::Evaluator::evaluate(&mut eval, g, s, legal, priors, &mut rng)
+        }))
+    })
+}
+
+/// The decision positions on the trajectories of run `text`'s self-play games of iterations
+/// 1..=`i` (a branch's shared iterations included), in the order first met.
+pub fn visited_positions<G: Game>(
+    g: &G,
+    store: &Store,
+    text: &str,
+    i: u32,
+) -> Result<Vec<G::State>, RunError> {
+    let RunAt { records, .. } = run_at(
+        store,
+        text,
+        i,
+        &format!("{text}@{i}"),
+        "model",
+        Some(g.variant()),
+    )?;
+    let mut seen = crate::solver::fasthash::FastSet::default();
+    let mut out = Vec::new();
+    for r in &records[..i as usize] {
+        for h in &r.games {
+            let rec: GameRecord = store.get(h)?;
+            for s in rec.states(g)? {
+                if matches!(g.turn(&s), crate::game::Turn::Player(_)) && seen.insert(g.key(&s)) {
+                    out.push(s);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Reconstructs the model of iteration `i` of a run, through its learner, and describes it
 /// (`with_rows`: with the rows `checkout --export` writes).
 pub fn checkout_at(
