@@ -50,7 +50,10 @@ fn end_game_positions_l3_r1() {
 
 #[test]
 fn middle_game_positions_l2_r1() {
-    assert_eq!(check_file("Test_L2_R1", usize::MAX, DEFAULT_TABLE_BITS), 1000);
+    assert_eq!(
+        check_file("Test_L2_R1", usize::MAX, DEFAULT_TABLE_BITS),
+        1000
+    );
 }
 
 #[test]
