@@ -384,6 +384,25 @@ impl<const H: usize, E: Entry> Search<H, E> {
         (r as usize, q)
     }
 
+    /// Starts loading the table entry of `key` into the cache (no effect on the result).
+    #[inline(always)]
+    fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (slot, _) = self.slot(key);
+            let at = self.table.as_ptr().wrapping_add(slot);
+            // SAFETY: a prefetch is a hint; it reads nothing into the program and cannot
+            // fault, and `at` lies inside the table anyway.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    at.cast::<i8>(),
+                );
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
     fn negamax(&mut self, p: &Position, mut alpha: i32, mut beta: i32) -> i32 {
         self.nodes += 1;
         let cells = self.cells;
@@ -426,11 +445,15 @@ impl<const H: usize, E: Entry> Search<H, E> {
             }
         }
         let mut sorter = MoveSorter::new();
+        let other = p.current ^ p.mask;
         for i in (0..self.w).rev() {
             let mv = next & self.ordered[i];
             if mv != 0 {
                 let score = self.winning_squares(p.current | mv, p.mask).count_ones();
                 sorter.add(mv, score);
+                // The child's key is `other + (mask | mv)`; its entry is fetched while the
+                // siblings are scored and searched.
+                self.prefetch(other + (p.mask | mv));
             }
         }
         while let Some(mv) = sorter.next() {
