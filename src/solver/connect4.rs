@@ -209,7 +209,7 @@ impl C4Solver {
                         ($hh, true) => Box::new(Search::<$hh, u32>::new(w, size)) as Box<dyn Searcher>,
                         ($hh, false) => Box::new(Search::<$hh, u64>::new(w, size)),
                     )*
-                    // The game takes heights 4..=15 and W >= 4; 56 key bits bound H by 13.
+                    // `ConnectFour::new` takes heights 4..=15 only.
                     _ => unreachable!("c4 height {h} passed the key-size check"),
                 }
             };
