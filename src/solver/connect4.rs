@@ -14,11 +14,16 @@
 //! # Bitboards
 //! The game's own layout (`crate::games::connect4`): column c at bits `c*(H+1)..`, one empty
 //! sentinel bit on top of each column; `current` holds the side to move's stones, `mask`
-//! all stones, and the key `current + mask` identifies the position. The table keeps 32 bits
-//! of the key at slot `key mod size` with `size` a prime above 2^32 / 2^(bits - 32): the slot
-//! and the stored bits together determine a key of up to `32 + log2(size)` bits (Chinese
-//! remainder theorem), so an entry never answers for another position. Boards whose keys need
-//! more bits than that are refused.
+//! all stones, and the key `current + mask` identifies the position. The search is compiled
+//! once per board height (a const parameter), so every shift of the threat detection is a
+//! constant.
+//!
+//! # Transposition table
+//! Slot `key mod size`, `size` a prime just above 2^bits. An entry is one machine word holding
+//! the quotient `key / size` and a 7-bit bound, so a probe is a single memory access; slot and
+//! quotient together give back the whole key, so an entry never answers for another position.
+//! The word is 32 bits when the quotient fits in 25 (7x6 with the default 2^24 slots: keys of
+//! 49 bits), 64 bits otherwise. Boards whose keys need more than `32 + bits` bits are refused.
 //!
 //! A search's answer is exact whatever the table holds (it only stores proven bounds), so one
 //! solver can be reused across positions; the node count depends on what it holds.
@@ -31,6 +36,10 @@ use crate::games::connect4::C4State;
 
 /// Bits of the table's size (a prime just above 2^this).
 pub const DEFAULT_TABLE_BITS: u32 = 24;
+
+/// Bits of a bound in a table entry. Bounds are encoded in `1..=2 * (max - min) + 2`, at most
+/// 102 on any board the search takes (56 cells: scores -25..=25).
+const VALUE_BITS: u32 = 7;
 
 /// A position as the search sees it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -99,22 +108,70 @@ pub enum C4SolveError {
     },
 }
 
-/// The exact solver of one board size, with its transposition table.
-pub struct C4Solver {
+/// A table entry: quotient (tag) and bound in one word (module docs).
+trait Entry: Copy + Default + Send + 'static {
+    /// Bits left for the quotient.
+    const TAG_BITS: u32;
+    fn pack(tag: u64, value: u32) -> Self;
+    /// The stored quotient and bound (bound 0: empty).
+    fn unpack(self) -> (u64, u32);
+}
+
+impl Entry for u32 {
+    const TAG_BITS: u32 = 32 - VALUE_BITS;
+    #[inline(always)]
+    fn pack(tag: u64, value: u32) -> u32 {
+        (tag as u32) << VALUE_BITS | value
+    }
+    #[inline(always)]
+    fn unpack(self) -> (u64, u32) {
+        (
+            u64::from(self >> VALUE_BITS),
+            self & ((1 << VALUE_BITS) - 1),
+        )
+    }
+}
+
+impl Entry for u64 {
+    const TAG_BITS: u32 = 64 - VALUE_BITS;
+    #[inline(always)]
+    fn pack(tag: u64, value: u32) -> u64 {
+        tag << VALUE_BITS | u64::from(value)
+    }
+    #[inline(always)]
+    fn unpack(self) -> (u64, u32) {
+        (self >> VALUE_BITS, (self & ((1 << VALUE_BITS) - 1)) as u32)
+    }
+}
+
+/// The search of one board height `H` with table entries `E`.
+struct Search<const H: usize, E> {
     w: usize,
-    h: usize,
     bottom: u64,
     board: u64,
-    /// Column masks, and the columns in search order (centre first).
-    columns: Vec<u64>,
-    order: Vec<usize>,
+    /// Column masks in column order, and in search order (centre first).
+    columns: [u64; 16],
+    ordered: [u64; 16],
+    cells: i32,
     min_score: i32,
     max_score: i32,
-    keys: Vec<u32>,
-    values: Vec<u8>,
-    /// floor(2^64 / table size), for the slot's remainder without a division.
+    table: Vec<E>,
+    size: u64,
+    /// floor(2^64 / size), for the slot's remainder without a division.
     reciprocal: u64,
     nodes: u64,
+}
+
+/// What `C4Solver` asks of its search, whatever its height and entry width.
+trait Searcher: Send {
+    fn score(&mut self, key: u64) -> i32;
+    fn move_scores(&mut self, key: u64) -> Vec<(usize, i32)>;
+    fn nodes(&self) -> u64;
+}
+
+/// The exact solver of one board size, with its transposition table.
+pub struct C4Solver {
+    search: Box<dyn Searcher>,
 }
 
 fn is_prime(n: u64) -> bool {
@@ -125,8 +182,8 @@ fn is_prime(n: u64) -> bool {
 }
 
 impl C4Solver {
-    /// A solver for `game`'s board with a table of about 2^`table_bits` entries (5 bytes
-    /// each).
+    /// A solver for `game`'s board with a table of about 2^`table_bits` entries (4 bytes
+    /// each on 7x6 with 24 or more bits, otherwise 8).
     pub fn new(game: &ConnectFour, table_bits: u32) -> Result<C4Solver, C4SolveError> {
         let (w, h) = (game.width(), game.height());
         let bits = w * (h + 1);
@@ -143,47 +200,105 @@ impl C4Solver {
         while !is_prime(size) {
             size += 1;
         }
-        let mut bottom = 0u64;
-        let mut columns = Vec::with_capacity(w);
-        for c in 0..w {
-            bottom |= 1u64 << (c * (h + 1));
-            columns.push(((1u64 << h) - 1) << (c * (h + 1)));
+        // The largest quotient of a key of `bits` bits decides the entry's width.
+        let narrow = (u64::MAX >> (64 - bits)) / size < 1 << <u32 as Entry>::TAG_BITS;
+        macro_rules! by_height {
+            ($($hh:literal)*) => {
+                match (h, narrow) {
+                    $(
+                        ($hh, true) => Box::new(Search::<$hh, u32>::new(w, size)) as Box<dyn Searcher>,
+                        ($hh, false) => Box::new(Search::<$hh, u64>::new(w, size)),
+                    )*
+                    // `ConnectFour::new` takes heights 4..=15 only.
+                    _ => unreachable!("c4 height {h} passed the key-size check"),
+                }
+            };
         }
-        // Centre first, then alternating outwards, left before right.
-        let mut order: Vec<usize> = (0..w).collect();
-        order.sort_by_key(|&c| ((2 * c as i64 - (w as i64 - 1)).abs(), c));
-        let cells = (w * h) as i32;
-        Ok(C4Solver {
-            w,
-            h,
-            bottom,
-            board: bottom * ((1u64 << h) - 1),
-            columns,
-            order,
-            min_score: -cells / 2 + 3,
-            max_score: (cells + 1) / 2 - 3,
-            keys: vec![0; size as usize],
-            values: vec![0; size as usize],
-            reciprocal: u64::MAX / size,
-            nodes: 0,
-        })
+        let search = by_height!(4 5 6 7 8 9 10 11 12 13 14 15);
+        Ok(C4Solver { search })
     }
 
     /// Nodes searched since the solver was made.
     pub fn nodes(&self) -> u64 {
-        self.nodes
+        self.search.nodes()
     }
 
-    fn cells(&self) -> i32 {
-        (self.w * self.h) as i32
+    /// The exact score of the non-terminal position with game key `key`, for its side to move.
+    pub fn score(&mut self, key: u64) -> i32 {
+        self.search.score(key)
+    }
+
+    /// Every legal column (0-based, ascending) of the non-terminal position with game key
+    /// `key`, with its exact score for the side to move.
+    pub fn move_scores(&mut self, key: u64) -> Vec<(usize, i32)> {
+        self.search.move_scores(key)
+    }
+}
+
+/// A zeroed table of `len` entries, backed by transparent huge pages where the kernel offers
+/// them on request: the probes land anywhere in tens of megabytes, and with 4 KiB pages
+/// nearly every probe also misses the TLB (docs/solver.md, "Connect Four 7x6").
+fn huge_page_table<E: Entry>(len: usize) -> Vec<E> {
+    // Zeroed memory this large comes from fresh, untouched pages, so the advice is taken
+    // before the first fault.
+    let mut table = vec![E::default(); len];
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = table.as_mut_ptr() as usize;
+        let end = start + std::mem::size_of_val(table.as_slice());
+        let first = start.next_multiple_of(PAGE);
+        if end > first + PAGE {
+            let len = (end - first) / PAGE * PAGE;
+            // SAFETY: madvise only advises the kernel about pages of this live allocation
+            // (the range lies inside it); it changes neither their contents nor their
+            // validity. A refusal (no THP support) is harmless.
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    table
+}
+
+impl<const H: usize, E: Entry> Search<H, E> {
+    fn new(w: usize, size: u64) -> Search<H, E> {
+        let mut bottom = 0u64;
+        let mut columns = [0u64; 16];
+        for (c, col) in columns.iter_mut().enumerate().take(w) {
+            bottom |= 1u64 << (c * (H + 1));
+            *col = ((1u64 << H) - 1) << (c * (H + 1));
+        }
+        // Centre first, then alternating outwards, left before right.
+        let mut order: Vec<usize> = (0..w).collect();
+        order.sort_by_key(|&c| ((2 * c as i64 - (w as i64 - 1)).abs(), c));
+        let mut ordered = [0u64; 16];
+        for (i, &c) in order.iter().enumerate() {
+            ordered[i] = columns[c];
+        }
+        let cells = (w * H) as i32;
+        Search {
+            w,
+            bottom,
+            board: bottom * ((1u64 << H) - 1),
+            columns,
+            ordered,
+            cells,
+            min_score: -cells / 2 + 3,
+            max_score: (cells + 1) / 2 - 3,
+            table: huge_page_table(size as usize),
+            size,
+            reciprocal: u64::MAX / size,
+            nodes: 0,
+        }
     }
 
     /// The search position of a game key (`current + mask`, see the game's module docs).
     fn position_of_key(&self, key: u64) -> Position {
-        let full = (1u64 << (self.h + 1)) - 1;
+        let full = (1u64 << (H + 1)) - 1;
         let (mut current, mut mask) = (0u64, 0u64);
         for c in 0..self.w {
-            let shift = c * (self.h + 1);
+            let shift = c * (H + 1);
             let part = key >> shift & full;
             let height = 63 - (part + 1).leading_zeros();
             let m = (1u64 << height) - 1;
@@ -198,34 +313,41 @@ impl C4Solver {
     }
 
     /// Squares where the stones `pos` would complete four (empty squares only).
-    #[inline]
+    #[inline(always)]
     fn winning_squares(&self, pos: u64, mask: u64) -> u64 {
-        let h = self.h;
         // Vertical.
         let mut r = (pos << 1) & (pos << 2) & (pos << 3);
-        for d in [h + 1, h, h + 2] {
-            let p = (pos << d) & (pos << (2 * d));
-            r |= p & (pos << (3 * d));
-            r |= p & (pos >> d);
-            let p = (pos >> d) & (pos >> (2 * d));
-            r |= p & (pos << d);
-            r |= p & (pos >> (3 * d));
-        }
+        // Horizontal, and the two diagonals.
+        r |= Self::line(pos, H + 1);
+        r |= Self::line(pos, H);
+        r |= Self::line(pos, H + 2);
         r & (self.board ^ mask)
     }
 
-    #[inline]
+    /// Squares completing four along the direction of bit step `d` (a constant once
+    /// inlined).
+    #[inline(always)]
+    fn line(pos: u64, d: usize) -> u64 {
+        let p = (pos << d) & (pos << (2 * d));
+        let mut r = p & (pos << (3 * d));
+        r |= p & (pos >> d);
+        let p = (pos >> d) & (pos >> (2 * d));
+        r |= p & (pos << d);
+        r | p & (pos >> (3 * d))
+    }
+
+    #[inline(always)]
     fn possible(&self, p: &Position) -> u64 {
         (p.mask + self.bottom) & self.board
     }
 
-    #[inline]
+    #[inline(always)]
     fn can_win_next(&self, p: &Position) -> bool {
         self.winning_squares(p.current, p.mask) & self.possible(p) != 0
     }
 
     /// Playable squares after which the opponent cannot win at once (0 if none).
-    #[inline]
+    #[inline(always)]
     fn non_losing_moves(&self, p: &Position) -> u64 {
         let mut possible = self.possible(p);
         let threats = self.winning_squares(p.current ^ p.mask, p.mask);
@@ -240,7 +362,7 @@ impl C4Solver {
         possible & !(threats >> 1)
     }
 
-    #[inline]
+    #[inline(always)]
     fn play(p: &Position, mv: u64) -> Position {
         Position {
             current: p.current ^ p.mask,
@@ -249,21 +371,41 @@ impl C4Solver {
         }
     }
 
-    /// `key mod size` by Barrett reduction: the estimated quotient is at most one short.
-    #[inline]
-    fn slot(&self, key: u64) -> usize {
-        let size = self.keys.len() as u64;
-        let q = ((key as u128 * self.reciprocal as u128) >> 64) as u64;
-        let mut r = key - q * size;
-        if r >= size {
-            r -= size;
+    /// `(key mod size, key / size)` by Barrett reduction: the estimated quotient is at most
+    /// one short.
+    #[inline(always)]
+    fn slot(&self, key: u64) -> (usize, u64) {
+        let mut q = ((u128::from(key) * u128::from(self.reciprocal)) >> 64) as u64;
+        let mut r = key - q * self.size;
+        if r >= self.size {
+            r -= self.size;
+            q += 1;
         }
-        r as usize
+        (r as usize, q)
+    }
+
+    /// Starts loading the table entry of `key` into the cache (no effect on the result).
+    #[inline(always)]
+    fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (slot, _) = self.slot(key);
+            let at = self.table.as_ptr().wrapping_add(slot);
+            // SAFETY: a prefetch is a hint; it reads nothing into the program and cannot
+            // fault, and `at` lies inside the table anyway.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    at.cast::<i8>(),
+                );
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
     }
 
     fn negamax(&mut self, p: &Position, mut alpha: i32, mut beta: i32) -> i32 {
         self.nodes += 1;
-        let cells = self.cells();
+        let cells = self.cells;
         let next = self.non_losing_moves(p);
         if next == 0 {
             return -(cells - p.moves) / 2;
@@ -280,21 +422,20 @@ impl C4Solver {
         }
         let mut max = (cells - 1 - p.moves) / 2;
         let key = p.current + p.mask;
-        let slot = self.slot(key);
-        if self.keys[slot] == key as u32 {
-            let v = self.values[slot] as i32;
-            if v > 0 {
-                if v > self.max_score - self.min_score + 1 {
-                    let lower = v + 2 * self.min_score - self.max_score - 2;
-                    if alpha < lower {
-                        alpha = lower;
-                        if alpha >= beta {
-                            return alpha;
-                        }
+        let (slot, tag) = self.slot(key);
+        let (stored, v) = self.table[slot].unpack();
+        if stored == tag && v > 0 {
+            let v = v as i32;
+            if v > self.max_score - self.min_score + 1 {
+                let lower = v + 2 * self.min_score - self.max_score - 2;
+                if alpha < lower {
+                    alpha = lower;
+                    if alpha >= beta {
+                        return alpha;
                     }
-                } else {
-                    max = v + self.min_score - 1;
                 }
+            } else {
+                max = v + self.min_score - 1;
             }
         }
         if beta > max {
@@ -304,33 +445,36 @@ impl C4Solver {
             }
         }
         let mut sorter = MoveSorter::new();
+        let other = p.current ^ p.mask;
         for i in (0..self.w).rev() {
-            let mv = next & self.columns[self.order[i]];
+            let mv = next & self.ordered[i];
             if mv != 0 {
                 let score = self.winning_squares(p.current | mv, p.mask).count_ones();
                 sorter.add(mv, score);
+                // The child's key is `other + (mask | mv)`; its entry is fetched while the
+                // siblings are scored and searched.
+                self.prefetch(other + (p.mask | mv));
             }
         }
         while let Some(mv) = sorter.next() {
             let child = Self::play(p, mv);
             let score = -self.negamax(&child, -beta, -alpha);
             if score >= beta {
-                self.keys[slot] = key as u32;
-                self.values[slot] = (score + self.max_score - 2 * self.min_score + 2) as u8;
+                let v = score + self.max_score - 2 * self.min_score + 2;
+                self.table[slot] = E::pack(tag, v as u32);
                 return score;
             }
             if score > alpha {
                 alpha = score;
             }
         }
-        self.keys[slot] = key as u32;
-        self.values[slot] = (alpha - self.min_score + 1) as u8;
+        self.table[slot] = E::pack(tag, (alpha - self.min_score + 1) as u32);
         alpha
     }
 
     /// The exact score of a position (see the module docs).
     fn solve_position(&mut self, p: &Position) -> i32 {
-        let cells = self.cells();
+        let cells = self.cells;
         if self.can_win_next(p) {
             return (cells + 1 - p.moves) / 2;
         }
@@ -352,18 +496,17 @@ impl C4Solver {
         }
         min
     }
+}
 
-    /// The exact score of the non-terminal position with game key `key`, for its side to move.
-    pub fn score(&mut self, key: u64) -> i32 {
+impl<const H: usize, E: Entry> Searcher for Search<H, E> {
+    fn score(&mut self, key: u64) -> i32 {
         let p = self.position_of_key(key);
         self.solve_position(&p)
     }
 
-    /// Every legal column (0-based, ascending) of the non-terminal position with game key
-    /// `key`, with its exact score for the side to move.
-    pub fn move_scores(&mut self, key: u64) -> Vec<(usize, i32)> {
+    fn move_scores(&mut self, key: u64) -> Vec<(usize, i32)> {
         let p = self.position_of_key(key);
-        let cells = self.cells();
+        let cells = self.cells;
         let possible = self.possible(&p);
         let wins = self.winning_squares(p.current, p.mask);
         let mut out = Vec::new();
@@ -380,6 +523,10 @@ impl C4Solver {
             out.push((c, score));
         }
         out
+    }
+
+    fn nodes(&self) -> u64 {
+        self.nodes
     }
 }
 

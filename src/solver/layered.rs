@@ -395,6 +395,21 @@ fn solve_level<G: Solvable>(
     Ok((value, keys))
 }
 
+/// Hands the allocator's free memory back to the system. The per-chunk buffers of a level are
+/// allocated on the worker threads and freed after the level is settled; glibc keeps such
+/// freed blocks in its per-thread arenas, where the next levels' larger arrays cannot reuse
+/// them, so without this the process's peak holds tens of megabytes of free memory (CDC
+/// GGCC: about 40 MiB at the end of the solve; docs/solver.md, "Measured against a hash
+/// map").
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of the allocator's arenas to the system;
+    // no live allocation is touched.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Phase 1's chunks of one level gathered into per-rank arrays (ranks not reachable stay
 /// untouched: nothing reachable leads there), their keys appended to `keys`, then the fixed
 /// point. Returns the values by rank.
@@ -406,7 +421,12 @@ fn gather_and_settle<K>(
 ) -> Result<Vec<f64>, SolveError> {
     let mut best = vec![f64::NEG_INFINITY; size];
     let mut pending = vec![0u32; size];
-    let mut succ = Vec::new();
+    // Sized exactly: grown by doubling, the list would briefly need up to twice its size.
+    let edges = chunks
+        .iter()
+        .map(|c| c.as_ref().map_or(0, |c| c.3.len()))
+        .sum();
+    let mut succ = Vec::with_capacity(edges);
     let mut at = 0;
     for c in chunks {
         let (k, b, p, s) = c?;
@@ -433,30 +453,32 @@ fn fixed_point(
 ) -> Vec<f64> {
     let size = best.len();
 
-    // Predecessor lists (CSR by rank), filled in rank order.
-    let mut pred_start = vec![0u32; size + 1];
+    // Predecessor lists (CSR by rank): t's list is `preds[start[t + 1]..start[t + 2]]`. The
+    // counts are prefix-summed so that `start[t + 1]` is the end of t's list, then the lists
+    // are filled from their ends, ranks and successors taken in reverse; so each list ends up
+    // in rank order (the order a forward fill gives) without a second cursor array.
+    let mut start = vec![0u32; size + 2];
     for &t in &succ {
-        pred_start[t as usize + 1] += 1;
+        start[t as usize + 1] += 1;
     }
     for i in 0..size {
-        pred_start[i + 1] += pred_start[i];
+        start[i + 1] += start[i];
     }
-    let mut fill = pred_start.clone();
+    start[size + 1] = succ.len() as u32;
     let mut preds = vec![0u32; succ.len()];
-    let mut e = 0;
-    for &p in ranks {
+    let mut e = succ.len();
+    for &p in ranks.iter().rev() {
         let count = pending[p as usize] as usize;
-        for &t in &succ[e..e + count] {
-            preds[fill[t as usize] as usize] = p;
-            fill[t as usize] += 1;
+        e -= count;
+        for &t in succ[e..e + count].iter().rev() {
+            start[t as usize + 1] -= 1;
+            preds[start[t as usize + 1] as usize] = p;
         }
-        e += count;
     }
     drop(succ);
-    drop(fill);
 
-    // Phase 2, sequential: the exact fixed point.
-    let mut value = vec![0.0f64; size];
+    // Phase 2, sequential: the exact fixed point. A position's value is its `best` once it is
+    // final (`best` of a final position is never changed again), so one array serves both.
     let mut is_final = vec![false; size];
     let mut settled: Vec<u32> = Vec::new();
     let mut heap = BinaryHeap::new();
@@ -464,7 +486,9 @@ fn fixed_point(
         let p = p as usize;
         if pending[p] == 0 {
             is_final[p] = true;
-            value[p] = if best[p].is_finite() { best[p] } else { -1.0 };
+            if !best[p].is_finite() {
+                best[p] = -1.0;
+            }
             settled.push(p as u32);
         } else if best[p] > 0.0 {
             heap.push(Entry(best[p], p as u32));
@@ -472,8 +496,8 @@ fn fixed_point(
     }
     loop {
         while let Some(t) = settled.pop() {
-            let v = -value[t as usize];
-            let range = pred_start[t as usize] as usize..pred_start[t as usize + 1] as usize;
+            let v = -best[t as usize];
+            let range = start[t as usize + 1] as usize..start[t as usize + 2] as usize;
             for &p in &preds[range] {
                 let p = p as usize;
                 if is_final[p] {
@@ -488,7 +512,6 @@ fn fixed_point(
                 }
                 if pending[p] == 0 {
                     is_final[p] = true;
-                    value[p] = best[p];
                     settled.push(p as u32);
                 }
             }
@@ -496,8 +519,10 @@ fn fixed_point(
         match heap.pop() {
             Some(Entry(w, p)) => {
                 if !is_final[p as usize] {
+                    // The first entry of a position to come out is its latest best.
+                    debug_assert_eq!(w.to_bits(), best[p as usize].to_bits());
                     is_final[p as usize] = true;
-                    value[p as usize] = w;
+                    best[p as usize] = w;
                     settled.push(p);
                 }
             }
@@ -507,13 +532,19 @@ fn fixed_point(
     for &p in ranks {
         let p = p as usize;
         if !is_final[p] {
-            value[p] = best[p].max(0.0);
+            best[p] = best[p].max(0.0);
         }
         // One zero: a draw reached through a negated 0 would otherwise be -0.0 or +0.0
         // depending on the order positions settled in, and the stored bytes would follow it.
-        value[p] += 0.0;
+        best[p] += 0.0;
     }
-    value
+    // Ranks no position reaches hold 0, as they always have.
+    for b in &mut best {
+        if *b == f64::NEG_INFINITY {
+            *b = 0.0;
+        }
+    }
+    best
 }
 
 /// The layered solve of 2x4 Chinese dark chess on keys alone (`docs/solver.md`, "Solving on
@@ -600,6 +631,7 @@ pub fn solve_cdc(
             })
             .collect();
         let v = gather_and_settle(ranks, size, chunks, &mut all_keys)?;
+        release_free_memory();
         done += ranks.len() as u64;
         values.push(v);
         progress(Progress::Valued { done, total });
@@ -607,6 +639,7 @@ pub fn solve_cdc(
     // The solution: keys sorted in place, each value read back by the key's rank (less
     // memory than sorting (key, value) pairs and splitting them).
     drop(levels);
+    release_free_memory();
     all_keys.par_sort_unstable();
     let all_values: Vec<f64> = all_keys
         .par_iter()

@@ -14,6 +14,9 @@ use crate::store::{ObjectHash, Record, SolutionRow, Store, StoreError};
 /// Positions per chunk object (about 2 MiB of keys and values).
 pub const CHUNK_POSITIONS: usize = 1 << 17;
 
+/// The page cache while a solution is written, in KiB (about two chunks).
+const SAVE_CACHE_KIB: i64 = 8192;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct SolutionManifest {
     variant: String,
@@ -48,7 +51,9 @@ pub fn save_solution<K: PositionKey>(
 ) -> Result<ObjectHash, StoreError> {
     let keys = sol.keys();
     let values = sol.values();
-    store.write(|w| {
+    // A small page cache for the bulk write (`Store::write_bulk`): the peak memory of a
+    // solve is otherwise the solution plus a cache full of its pages.
+    store.write_bulk(SAVE_CACHE_KIB, |w| {
         let mut chunks = Vec::new();
         for (k, v) in keys
             .chunks(CHUNK_POSITIONS)

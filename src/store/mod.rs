@@ -44,6 +44,9 @@ pub use hash::ObjectHash;
 pub use merge::MergedSource;
 pub use objects::Record;
 pub use query::{Cell, QueryLimits, QueryResult, READ_PRAGMAS, RowSink, Value};
+
+/// The page cache of a store connection, in KiB.
+const PAGE_CACHE_KIB: i64 = 65536;
 pub use resolve::{MIN_PREFIX, hex_prefix};
 pub use runs::{
     EvaluationRow, IterationRow, LockHolder, NewRun, RunGameRow, RunRow, RunStatus, host_name,
@@ -543,9 +546,31 @@ impl Store {
         c.pragma_update(None, "foreign_keys", true)
             .map_err(|e| self.err(e))?;
         // 64 MiB page cache (negative = KiB).
-        c.pragma_update(None, "cache_size", -65536)
+        c.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)
             .map_err(|e| self.err(e))?;
         Ok(())
+    }
+
+    /// [`Store::write`] with the page cache held to `kib` KiB for the transaction: a bulk
+    /// write (a solution of tens of megabytes) would otherwise keep every page it dirties in
+    /// the 64 MiB cache until the commit; with a small cache SQLite spills them to the
+    /// write-ahead log as it goes. The bytes stored are the same either way.
+    pub fn write_bulk<T>(
+        &mut self,
+        kib: i64,
+        f: impl FnOnce(&Writer<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.conn
+            .pragma_update(None, "cache_size", -kib.max(1))
+            .map_err(|e| self.err(e))?;
+        let out = self.write(f);
+        let restored = self
+            .conn
+            .pragma_update(None, "cache_size", -PAGE_CACHE_KIB)
+            .map_err(|e| self.err(e));
+        let out = out?;
+        restored?;
+        Ok(out)
     }
 
     pub fn path(&self) -> &Path {
