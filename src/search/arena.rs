@@ -66,6 +66,22 @@ pub(super) fn push_actions(
     edges.extend(actions.iter().zip(priors).map(|(&a, p)| Edge::new(a, p)));
 }
 
+/// The state an edge leads to: the parent's state after the edge's outcome (`chance`: the
+/// parent is a chance node) or action.
+#[inline]
+pub(super) fn edge_state<G: crate::game::Game>(
+    g: &G,
+    parent: &G::State,
+    chance: bool,
+    label: u16,
+) -> G::State {
+    if chance {
+        g.apply_chance(parent, label)
+    } else {
+        g.apply(parent, label)
+    }
+}
+
 /// Samples one of the outcome edges `first .. first + len` by probability, walking them in
 /// order (the same draw and the same walk as [`crate::rng::sample_outcome`]; the last edge
 /// absorbs rounding).

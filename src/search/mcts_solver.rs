@@ -23,7 +23,9 @@ use std::cmp::Ordering;
 use std::num::NonZeroU32;
 
 use super::SearchError;
-use super::arena::{Edge, TieBreak, TieKeeper, push_actions, push_outcomes, sample_outcome_edge};
+use super::arena::{
+    Edge, TieBreak, TieKeeper, edge_state, push_actions, push_outcomes, sample_outcome_edge,
+};
 use crate::game::{Action, ChanceOutcome, Game, Player, Turn};
 use crate::play::{Scratch, random_playout};
 use crate::rng::StreamRng;
@@ -232,10 +234,8 @@ impl<G: Game> MctsSolver<G> {
                 Some(c) => cur = c.get(),
                 None => {
                     let parent = &self.nodes[cur as usize];
-                    let s = match parent.kind {
-                        Kind::Chance => g.apply_chance(&parent.state, edge.label),
-                        _ => g.apply(&parent.state, edge.label),
-                    };
+                    let chance = matches!(parent.kind, Kind::Chance);
+                    let s = edge_state(g, &parent.state, chance, edge.label);
                     let c = self.new_node(g, s);
                     self.edges[e as usize].child = NonZeroU32::new(c);
                     let child = &self.nodes[c as usize];
