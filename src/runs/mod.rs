@@ -400,6 +400,8 @@ pub(crate) struct StartPoint<G: Game, L: Learner<G>> {
     pub start: Box<dyn StartPolicy<G>>,
     pub previous: Option<ObjectHash>,
     pub previous_snapshot: Option<ObjectHash>,
+    /// The metric values of iteration `done` (`None` when `done` is 0).
+    pub previous_metrics: Option<MetricValues>,
 }
 
 /// The iteration records of the chain ending at `head`, oldest first.
@@ -453,6 +455,10 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
     }
     let model = restore_at::<G, L>(g, store, s, model_seed, &records, done)?;
     let previous_snapshot = records.last().map(|r| r.snapshot);
+    let previous_metrics = match records.last() {
+        Some(r) => Some(L::metric_values(&store.get::<L::Evaluation>(&r.evaluation)?)),
+        None => None,
+    };
     let mut window = VecDeque::new();
     let mut seen: FastSet<G::Key> = FastSet::default();
     let mut start = s.start.policy(g);
@@ -511,6 +517,7 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
         start,
         previous: head,
         previous_snapshot,
+        previous_metrics,
     })
 }
 
@@ -818,6 +825,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             start: mut policy,
             mut previous,
             mut previous_snapshot,
+            mut previous_metrics,
         } = start;
         let wants_tree = policy.wants_tree_states();
         let mut wait = 0.0;
@@ -833,6 +841,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                     plan,
                     iteration: 0,
                     seen: 0,
+                    previous: None,
                 },
             );
             let values = L::metric_values(&e);
@@ -987,6 +996,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                     plan,
                     iteration: i,
                     seen: seen.len() as u64,
+                    previous: previous_metrics.as_ref().filter(|_| i >= 2),
                 },
             );
             let metrics = L::metric_values(&evaluation);
@@ -1058,6 +1068,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             };
             previous = Some(head);
             previous_snapshot = Some(snapshot_hash);
+            previous_metrics = Some(summary.metrics.clone());
             observer.iteration_done(&summary);
             last = Some(summary);
         }

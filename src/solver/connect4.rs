@@ -330,12 +330,22 @@ impl C4Solver {
 
     /// The exact score of a position (see the module docs).
     fn solve_position(&mut self, p: &Position) -> i32 {
+        self.solve_within(p, false)
+    }
+
+    /// The exact score, or with `weak` only its sign (the search's window narrowed to
+    /// [-1, 1]: win, draw or loss, much cheaper on early positions).
+    fn solve_within(&mut self, p: &Position, weak: bool) -> i32 {
         let cells = self.cells();
         if self.can_win_next(p) {
-            return (cells + 1 - p.moves) / 2;
+            let score = (cells + 1 - p.moves) / 2;
+            return if weak { score.signum() } else { score };
         }
         let mut min = -(cells - p.moves) / 2;
         let mut max = (cells + 1 - p.moves) / 2;
+        if weak {
+            (min, max) = (min.max(-1), max.min(1));
+        }
         while min < max {
             let mut med = min + (max - min) / 2;
             if med <= 0 && min / 2 < med {
@@ -350,7 +360,8 @@ impl C4Solver {
                 min = r;
             }
         }
-        min
+        // A weak search can end on a bound beyond the window (a win proven >= 3).
+        if weak { min.signum() } else { min }
     }
 
     /// The exact score of the non-terminal position with game key `key`, for its side to move.
@@ -360,8 +371,19 @@ impl C4Solver {
     }
 
     /// Every legal column (0-based, ascending) of the non-terminal position with game key
+    /// `key`, with the sign of its exact score for the side to move (1 win, 0 draw, -1 loss):
+    /// a weak solve of each child.
+    pub fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)> {
+        self.moves_within(key, true)
+    }
+
+    /// Every legal column (0-based, ascending) of the non-terminal position with game key
     /// `key`, with its exact score for the side to move.
     pub fn move_scores(&mut self, key: u64) -> Vec<(usize, i32)> {
+        self.moves_within(key, false)
+    }
+
+    fn moves_within(&mut self, key: u64, weak: bool) -> Vec<(usize, i32)> {
         let p = self.position_of_key(key);
         let cells = self.cells();
         let possible = self.possible(&p);
@@ -373,9 +395,10 @@ impl C4Solver {
                 continue;
             }
             let score = if wins & mv != 0 {
-                (cells + 1 - p.moves) / 2
+                let score = (cells + 1 - p.moves) / 2;
+                if weak { score.signum() } else { score }
             } else {
-                -self.solve_position(&Self::play(&p, mv))
+                -self.solve_within(&Self::play(&p, mv), weak)
             };
             out.push((c, score));
         }
