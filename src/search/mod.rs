@@ -55,7 +55,7 @@ pub use evaluator::{Evaluator, Rollout, Uniform};
 pub use mcts_solver::{MctsSolver, SolverConfig, SolverResult};
 pub use puct::{
     ForcedPlayouts, InitQ, PlayoutCap, Search, SearchConfig, SearchConfigError, SearchResult,
-    TieBreak,
+    Step, TieBreak,
 };
 
 /// Errors of a search call: it was asked to search a state that is not a decision state.
