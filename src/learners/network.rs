@@ -426,6 +426,9 @@ const ALL_METRICS: [MetricDef; 12 + REFERENCE_METRICS.len()] = {
 /// ([`super::reference`]).
 pub const NETWORK_METRICS: &[MetricDef] = &ALL_METRICS;
 
+/// Self-play games a worker plays at once (docs/network.md, "Throughput").
+pub const SELF_PLAY_LANES: usize = 32;
+
 /// One training sample: the example, and whether it is its game's first.
 #[derive(Clone, Debug)]
 pub struct NetSample {
@@ -588,6 +591,7 @@ impl<G: Game> Evaluator<G> for NetEval<'_, G> {
 impl<G: Game> Learner<G> for Network<G> {
     const NAME: &'static str = "network";
     const METRICS: &'static [MetricDef] = NETWORK_METRICS;
+    const SELF_PLAY_LANES: usize = SELF_PLAY_LANES;
 
     type Sample = NetSample;
     type Eval<'a> = NetEval<'a, G>;

@@ -31,9 +31,9 @@ use crate::games::ConnectFour;
 use crate::games::connect4::C4State;
 use crate::play::{Decision, play_loop};
 use crate::rng::stream_fmt;
-use crate::solver::connect4::{C4Solver, DEFAULT_TABLE_BITS};
 use crate::runs::SpecError;
 use crate::search::{Evaluator, MctsSolver, Search, SearchConfig, SearchError, SolverConfig};
+use crate::solver::connect4::{C4Solver, DEFAULT_TABLE_BITS};
 
 /// The multipliers a run may name (each has its metrics declared).
 pub const MULTIPLIERS: [u32; 4] = [1, 10, 100, 1000];
@@ -111,9 +111,7 @@ impl ReferenceSettings {
             ));
         }
         let m = &self.solver_multipliers;
-        if m.iter().any(|k| !MULTIPLIERS.contains(k))
-            || m.windows(2).any(|w| w[0] >= w[1])
-        {
+        if m.iter().any(|k| !MULTIPLIERS.contains(k)) || m.windows(2).any(|w| w[0] >= w[1]) {
             return Err(bad(
                 "solver_multipliers",
                 format!("{m:?}"),
@@ -121,9 +119,7 @@ impl ReferenceSettings {
             ));
         }
         for (i, name) in self.c4_sets.iter().enumerate() {
-            if !C4_SETS.iter().any(|(n, _)| n == name)
-                || self.c4_sets[..i].contains(name)
-            {
+            if !C4_SETS.iter().any(|(n, _)| n == name) || self.c4_sets[..i].contains(name) {
                 return Err(bad(
                     &format!("c4_sets[{i}]"),
                     name,
@@ -266,7 +262,10 @@ impl ReferenceEval {
         if n == 0 {
             out.extend([None, None]);
         } else {
-            let err: f64 = c4.iter().map(|c| c.value_error * f64::from(c.positions)).sum();
+            let err: f64 = c4
+                .iter()
+                .map(|c| c.value_error * f64::from(c.positions))
+                .sum();
             let best: u32 = c4.iter().map(|c| c.best_moves).sum();
             out.extend([
                 Some(err / f64::from(n)),
@@ -598,7 +597,10 @@ mod tests {
         let one = run(1);
         assert_eq!(one, run(2));
         assert_eq!(one.len(), 2);
-        assert!(one.iter().all(|s| s.games == 6 && s.auc == Some(s.score)), "{one:?}");
+        assert!(
+            one.iter().all(|s| s.games == 6 && s.auc == Some(s.score)),
+            "{one:?}"
+        );
         let prev: MetricValues = vec![("auc_solver_1x", Some(2.0))];
         let later = solver_scores(&g, &settings, &search, 3, 2, Some(&prev), || Uniform);
         assert_eq!(later[0].auc, Some(2.0 + later[0].score));
@@ -633,7 +635,10 @@ mod tests {
         ];
         for (s, key) in cases {
             let e = s.validate().unwrap_err().to_string();
-            assert!(e.contains(&format!("learner.network.reference.{key}")), "{e}");
+            assert!(
+                e.contains(&format!("learner.network.reference.{key}")),
+                "{e}"
+            );
         }
     }
 }

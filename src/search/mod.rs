@@ -51,11 +51,11 @@ pub mod puct;
 #[cfg(test)]
 pub(crate) mod toy;
 
-pub use evaluator::{Evaluator, Rollout, Uniform};
+pub use evaluator::{Evaluator, Leaf, Rollout, Uniform};
 pub use mcts_solver::{MctsSolver, SolverConfig, SolverResult};
 pub use puct::{
-    ForcedPlayouts, InitQ, PlayoutCap, Search, SearchConfig, SearchConfigError, SearchResult,
-    Step, TieBreak,
+    ForcedPlayouts, InitQ, PlayoutCap, Search, SearchConfig, SearchConfigError, SearchResult, Step,
+    TieBreak,
 };
 
 /// Errors of a search call: it was asked to search a state that is not a decision state.
