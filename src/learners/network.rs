@@ -911,6 +911,84 @@ mod tests {
         assert!(e.contains("learner.network") && e.contains("kind"), "{e}");
     }
 
+    /// An evaluation without reference metrics has the bytes of the layout before them (the
+    /// heads of earlier runs stay), and both kinds read back as written.
+    #[test]
+    fn evaluations_without_reference_metrics_keep_their_bytes() {
+        #[derive(Serialize)]
+        struct Before {
+            iteration: u32,
+            wr_p: Option<WinRate>,
+            err_p: Option<f64>,
+            mae_v: Option<f64>,
+            seen: u64,
+            loss_policy: f64,
+            loss_value: f64,
+            buffer: u64,
+        }
+        let e = NetworkEvaluation {
+            iteration: 3,
+            wr_p: None,
+            err_p: Some(0.1),
+            mae_v: Some(0.2),
+            seen: 9,
+            loss_policy: 1.5,
+            loss_value: 0.25,
+            buffer: 7,
+            reference: None,
+        };
+        let before = postcard::to_stdvec(&Before {
+            iteration: 3,
+            wr_p: None,
+            err_p: Some(0.1),
+            mae_v: Some(0.2),
+            seen: 9,
+            loss_policy: 1.5,
+            loss_value: 0.25,
+            buffer: 7,
+        })
+        .unwrap();
+        assert_eq!(postcard::to_stdvec(&e).unwrap(), before);
+        assert_eq!(
+            postcard::from_bytes::<NetworkEvaluation>(&before).unwrap(),
+            e
+        );
+        let with = NetworkEvaluation {
+            reference: Some(ReferenceEval {
+                solver: vec![super::super::reference::SolverScore {
+                    multiplier: 10,
+                    games: 4,
+                    wins: 1,
+                    draws: 1,
+                    score: 0.375,
+                    ci95: 0.4,
+                    auc: Some(1.0),
+                }],
+                c4: vec![super::super::reference::C4SetScore {
+                    set: "L3_R1".into(),
+                    positions: 10,
+                    value_error: 0.3,
+                    best_moves: 7,
+                }],
+            }),
+            ..e.clone()
+        };
+        let bytes = postcard::to_stdvec(&with).unwrap();
+        assert!(bytes.len() > before.len());
+        assert_eq!(
+            postcard::from_bytes::<NetworkEvaluation>(&bytes).unwrap(),
+            with
+        );
+        let values = <Network<crate::games::Ewn> as Learner<_>>::metric_values(&with);
+        assert_eq!(values.len(), NETWORK_METRICS.len());
+        assert_eq!(super::super::metric(&values, "wr_solver_10x"), Some(0.375));
+        assert_eq!(
+            super::super::metric(&values, "c4_best_move_l3_r1"),
+            Some(0.7)
+        );
+        assert_eq!(super::super::metric(&values, "wr_solver_1x"), None);
+    }
+
     /// A network on a real game: a position's priors and value are the same bits through the
     /// evaluator alone and after any other positions (the search's batch of one and the
     /// evaluation's loops agree).
