@@ -406,9 +406,7 @@ pub fn c4_scores<G: Game>(
         };
         let (mut err, mut best) = (0.0, 0u32);
         for t in tests.iter() {
-            let Some(s) = (&t.state as &dyn Any).downcast_ref::<G::State>() else {
-                return None;
-            };
+            let s = (&t.state as &dyn Any).downcast_ref::<G::State>()?;
             g.legal_actions(s, &mut legal);
             let (a, v) = model(s, &legal);
             err += (v - t.value).abs();
