@@ -116,7 +116,8 @@ impl Default for NetworkSettings {
     }
 }
 
-fn bad(key: &str, value: impl ToString, allowed: &str) -> SpecError {
+/// A range error naming `learner.network.KEY`.
+pub(crate) fn bad(key: &str, value: impl ToString, allowed: &str) -> SpecError {
     SpecError::Range {
         key: format!("learner.network.{key}"),
         value: value.to_string(),
@@ -915,17 +916,6 @@ mod tests {
     /// heads of earlier runs stay), and both kinds read back as written.
     #[test]
     fn evaluations_without_reference_metrics_keep_their_bytes() {
-        #[derive(Serialize)]
-        struct Before {
-            iteration: u32,
-            wr_p: Option<WinRate>,
-            err_p: Option<f64>,
-            mae_v: Option<f64>,
-            seen: u64,
-            loss_policy: f64,
-            loss_value: f64,
-            buffer: u64,
-        }
         let e = NetworkEvaluation {
             iteration: 3,
             wr_p: None,
@@ -937,16 +927,18 @@ mod tests {
             buffer: 7,
             reference: None,
         };
-        let before = postcard::to_stdvec(&Before {
-            iteration: 3,
-            wr_p: None,
-            err_p: Some(0.1),
-            mae_v: Some(0.2),
-            seen: 9,
-            loss_policy: 1.5,
-            loss_value: 0.25,
-            buffer: 7,
-        })
+        // The layout before them: the eight fields one after another (postcard writes a
+        // struct as a tuple).
+        let before = postcard::to_stdvec(&(
+            3u32,
+            None::<WinRate>,
+            Some(0.1f64),
+            Some(0.2f64),
+            9u64,
+            1.5f64,
+            0.25f64,
+            7u64,
+        ))
         .unwrap();
         assert_eq!(postcard::to_stdvec(&e).unwrap(), before);
         assert_eq!(

@@ -92,12 +92,9 @@ impl Default for ReferenceSettings {
     }
 }
 
+/// A range error naming `learner.network.reference.KEY`.
 fn bad(key: &str, value: impl ToString, allowed: &str) -> SpecError {
-    SpecError::Range {
-        key: format!("learner.network.reference.{key}"),
-        value: value.to_string(),
-        allowed: allowed.to_string(),
-    }
+    super::network::bad(&format!("reference.{key}"), value, allowed)
 }
 
 impl ReferenceSettings {
@@ -474,14 +471,7 @@ pub fn solver_scores<G: Game, E: Evaluator<G>>(
                 },
             )
             .collect();
-        let games = settings.solver_games;
-        let n = f64::from(games);
-        let mean = scores.iter().sum::<f64>() / n;
-        let var = if games > 1 {
-            scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0)
-        } else {
-            0.0
-        };
+        let w = crate::learner::WinRate::of_scores(&scores);
         let name = format!("auc_solver_{k}x");
         let before = if iteration >= 2 {
             previous.and_then(|p| metric(p, &name)).unwrap_or(0.0)
@@ -490,12 +480,12 @@ pub fn solver_scores<G: Game, E: Evaluator<G>>(
         };
         out.push(SolverScore {
             multiplier: k,
-            games,
-            wins: scores.iter().filter(|&&s| s == 1.0).count() as u32,
-            draws: scores.iter().filter(|&&s| s == 0.5).count() as u32,
-            score: mean,
-            ci95: 1.96 * (var / n).sqrt(),
-            auc: (iteration >= 1).then_some(before + mean),
+            games: w.games,
+            wins: w.wins,
+            draws: w.draws,
+            score: w.score,
+            ci95: w.ci95,
+            auc: (iteration >= 1).then_some(before + w.score),
         });
     }
     out
