@@ -1,16 +1,20 @@
 //! Throughput of the network learner on Connect Four 7x6 (docs/network.md): inference
 //! positions per second at batch 1 and 64, and self-play games per second (PUCT guided by the
-//! untrained network, the run defaults but `simulations`) on 1 and 2 threads, for a small MLP
-//! and a small residual net.
+//! untrained network, the run defaults but `simulations`) on 1 and 2 threads, one game after
+//! another and with leaves batched across `lanes` games per worker (`learner::lanes`; the
+//! records are checked equal), for a small MLP and a small residual net.
 //!
-//! `cargo run --release --example network_throughput [simulations] [games]` (default 50, 64).
+//! `cargo run --release --example network_throughput [simulations] [games] [lanes]`
+//! (default 50, 64, 32).
 
 use std::time::Instant;
 
 use rayon::prelude::*;
 use tabula::game::{Game, Turn};
 use tabula::games::ConnectFour;
+use tabula::learner::lanes::{LaneGame, self_play_lanes};
 use tabula::learners::network::Network;
+use tabula::record::GameRecord;
 use tabula::search::Search;
 
 /// Decision states of a few random-ish games (every move the lowest legal column after a
@@ -36,6 +40,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let sims: u32 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(50);
     let games: u32 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(64);
+    let lanes: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(32);
     let g = ConnectFour::new(7, 6).expect("7x6");
     for (label, net) in [
         ("mlp [64, 64]", "arch = \"mlp\"\nhidden = [64, 64]"),
@@ -71,7 +76,7 @@ fn main() {
                 .build()
                 .expect("pool");
             let t = Instant::now();
-            let moves: usize = pool.install(|| {
+            let alone: Vec<GameRecord> = pool.install(|| {
                 (0..games)
                     .into_par_iter()
                     .map_init(
@@ -86,17 +91,38 @@ fn main() {
                                 &g, search, eval, 1, 1, i, None, None,
                             )
                             .expect("self-play")
-                            .steps
-                            .len()
                         },
                     )
-                    .sum()
+                    .collect()
             });
-            let secs = t.elapsed().as_secs_f64();
+            let secs_alone = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let ids: Vec<LaneGame<_>> = (0..games)
+                .map(|game| LaneGame {
+                    game,
+                    start: None,
+                    tree: false,
+                })
+                .collect();
+            let batched: Vec<GameRecord> = pool.install(|| {
+                ids.par_chunks(lanes)
+                    .flat_map_iter(|chunk| {
+                        let mut eval = model.eval();
+                        self_play_lanes(&g, cfg.settings.search, &mut eval, 1, 1, chunk, lanes)
+                            .expect("self-play")
+                            .into_iter()
+                            .map(|p| p.record)
+                    })
+                    .collect()
+            });
+            let secs_batched = t.elapsed().as_secs_f64();
+            assert!(alone == batched, "batched self-play changed a game");
+            let moves: usize = alone.iter().map(|r| r.steps.len()).sum();
             println!(
-                "  self-play, {threads} thread(s): {:>8.2} games/s ({sims} simulations a move, \
-                 {:.1} moves a game)",
-                f64::from(games) / secs,
+                "  self-play, {threads} thread(s): {:>8.2} games/s one at a time, {:>8.2} \
+                 batched across {lanes} games ({sims} simulations a move, {:.1} moves a game)",
+                f64::from(games) / secs_alone,
+                f64::from(games) / secs_batched,
                 moves as f64 / f64::from(games)
             );
         }

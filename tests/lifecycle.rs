@@ -760,6 +760,54 @@ fn network_runs_are_deterministic_resume_and_play() {
     assert_eq!(heads[0], heads[1]);
 }
 
+/// The reference metrics of an unsolved variant (`runs/network-c4-tiny.toml`, Connect Four
+/// 7x6: games against MCTS-Solver, the exact test positions): the same head on 1 and 2
+/// threads; `verify` of the last iteration alone (its AUC continues from the stored metrics
+/// of the one before) matches every hash; the AUC is the running sum of the win rates.
+#[test]
+fn network_reference_metrics_on_connect_four() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/runs/network-c4-tiny.toml");
+    let heads: Vec<String> = ["1", "2"]
+        .iter()
+        .map(|t| {
+            let db = dir.path().join(format!("c4-{t}.db"));
+            ok(&tabula(&db, &["run", spec, "--threads", t]));
+            head(&db, "1")
+        })
+        .collect();
+    assert_eq!(heads[0], heads[1]);
+    let db = dir.path().join("c4-2.db");
+    ok(&tabula(&db, &["verify", "1", "--iterations", "3"]));
+    let rows = sql(
+        &db,
+        "SELECT iteration AS i, name, value FROM metrics WHERE name IN \
+         ('wr_solver_1x', 'auc_solver_1x', 'c4_best_move', 'c4_value_error') \
+         ORDER BY iteration, name",
+    );
+    let value = |i: u64, name: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["i"] == i && r["name"] == name)
+            .and_then(|r| r["value"].as_f64())
+    };
+    let mut sum = 0.0;
+    for i in 0..=3 {
+        let w = value(i, "wr_solver_1x").expect("measured every iteration");
+        assert!((0.0..=1.0).contains(&w));
+        let b = value(i, "c4_best_move").expect("measured every iteration");
+        assert!(b > 0.2 && b <= 1.0, "{b}");
+        assert!(value(i, "c4_value_error").is_some_and(|e| e < 0.6));
+        if i == 0 {
+            assert_eq!(value(0, "auc_solver_1x"), None);
+        } else {
+            sum += w;
+            assert_eq!(value(i, "auc_solver_1x"), Some(sum), "iteration {i}");
+        }
+    }
+}
+
 /// Derived snapshots (docs/store.md): a delta checkpoint keeps only its snapshot record; its
 /// table is rebuilt by re-training from the stored games and is bit-exact. The same run with
 /// a full checkpoint every iteration (`checkpoint_every` changes no table, only which

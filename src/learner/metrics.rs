@@ -38,6 +38,28 @@ pub struct WinRate {
 }
 
 impl WinRate {
+    /// The summary of per-game scores (win 1, draw 0.5, loss 0), in game order.
+    pub fn of_scores(scores: &[f64]) -> WinRate {
+        let games = scores.len() as u32;
+        let n = f64::from(games.max(1));
+        let total: f64 = scores.iter().sum();
+        let mean = total / n;
+        let var = if games > 1 {
+            scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        let count = |x: f64| scores.iter().filter(|&&s| s == x).count() as u32;
+        WinRate {
+            games,
+            wins: count(1.0),
+            draws: count(0.5),
+            losses: count(0.0),
+            score: mean,
+            ci95: 1.96 * (var / n).sqrt(),
+        }
+    }
+
     /// The metric values `wr_p`, `wr_p_ci95`, `wr_p_games`, `wr_p_wins`, `wr_p_draws`,
     /// `wr_p_losses` of a WR_p measurement (`None`: not measured).
     pub fn values(w: Option<&WinRate>) -> [Option<f64>; 6] {
@@ -319,23 +341,7 @@ pub fn win_rate_of<G: Game, S>(
             },
         )
         .collect();
-    let n = f64::from(games.max(1));
-    let total: f64 = scores.iter().sum();
-    let mean = total / n;
-    let var = if games > 1 {
-        scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    let count = |x: f64| scores.iter().filter(|&&s| s == x).count() as u32;
-    WinRate {
-        games,
-        wins: count(1.0),
-        draws: count(0.5),
-        losses: count(0.0),
-        score: mean,
-        ci95: 1.96 * (var / n).sqrt(),
-    }
+    WinRate::of_scores(&scores)
 }
 
 /// One evaluation game; returns the player's score.

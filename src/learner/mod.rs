@@ -17,6 +17,7 @@
 //! each position's samples in their original order; metrics reduce in a fixed order. So a run
 //! is a pure function of its settings and seed, whatever the thread count.
 
+pub mod lanes;
 pub mod metrics;
 pub mod self_play;
 pub mod table;

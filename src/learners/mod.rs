@@ -27,6 +27,7 @@
 //! How to add a learner: docs/learners.md.
 
 pub mod network;
+pub mod reference;
 pub mod tabular;
 
 use serde::{Deserialize, Serialize};
@@ -179,6 +180,10 @@ pub struct EvalContext<'a, G: Game> {
     /// Distinct decision positions in the run's self-play games so far (the driver counts
     /// them; it is the same for every learner).
     pub seen: u64,
+    /// The metric values of iteration `iteration - 1` when `iteration >= 2` (`None` at
+    /// iterations 0 and 1): for metrics that accumulate over training (an area under a
+    /// curve). From the store on resume, branch and verify, so it is the same either way.
+    pub previous: Option<&'a MetricValues>,
 }
 
 /// A learner: a model, how it guides the search, how it trains on stored games, how it is
@@ -189,6 +194,10 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
     /// The metrics this learner's evaluation reports, in the order of
     /// [`Learner::metric_values`].
     const METRICS: &'static [MetricDef];
+    /// Self-play games a worker plays at once, their leaves evaluated in one batch each
+    /// round ([`crate::learner::lanes`]); 1: one game after another. Changes no result,
+    /// only speed.
+    const SELF_PLAY_LANES: usize = 1;
 
     /// One training sample.
     type Sample: Send + Sync;

@@ -16,6 +16,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::reference::{
+    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, solver_scores,
+};
 use super::tabular::TABULAR_METRICS as SHARED;
 use super::{
     Checkpoint, CheckpointRefs, Encoded, EvalContext, Learner, LearnerContext, MetricDef,
@@ -84,6 +87,11 @@ pub struct NetworkSettings {
     pub batch_size: u32,
     /// Optimiser steps per iteration.
     pub train_steps: u32,
+    /// `[learner.network.reference]`: the reference metrics of unsolved variants (absent:
+    /// their defaults). Left out of the settings record when absent, so the settings of
+    /// earlier runs hash as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ReferenceSettings>,
 }
 
 impl Default for NetworkSettings {
@@ -104,11 +112,13 @@ impl Default for NetworkSettings {
             replay_games: None,
             batch_size: 256,
             train_steps: 100,
+            reference: None,
         }
     }
 }
 
-fn bad(key: &str, value: impl ToString, allowed: &str) -> SpecError {
+/// A range error naming `learner.network.KEY`.
+pub(crate) fn bad(key: &str, value: impl ToString, allowed: &str) -> SpecError {
     SpecError::Range {
         key: format!("learner.network.{key}"),
         value: value.to_string(),
@@ -181,6 +191,9 @@ impl NetworkSettings {
                 self.train_steps,
                 "an integer from 0 to 1000000",
             ));
+        }
+        if let Some(r) = &self.reference {
+            r.validate()?;
         }
         let most = u64::from(run.window) * u64::from(run.games_per_iteration);
         if let Some(r) = self.replay_games
@@ -301,8 +314,12 @@ impl Record for CheckpointRecord {
     const KIND: &'static str = "network-checkpoint/v1";
 }
 
-/// `network-evaluation/v1`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// `network-evaluation/v1`: the first eight fields, then the reference metrics
+/// ([`super::reference`]) only where they were measured. Postcard writes a struct as its
+/// fields one after another, so an evaluation without them has exactly the bytes it had
+/// before they existed (the heads of earlier runs do not move), and a stored one without
+/// them reads back with `reference: None` (see the serde impls below).
+#[derive(Clone, Debug, PartialEq)]
 pub struct NetworkEvaluation {
     pub iteration: u32,
     pub wr_p: Option<WinRate>,
@@ -312,15 +329,71 @@ pub struct NetworkEvaluation {
     pub loss_policy: f64,
     pub loss_value: f64,
     pub buffer: u64,
+    pub reference: Option<ReferenceEval>,
+}
+
+impl Serialize for NetworkEvaluation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        let mut t = s.serialize_tuple(8 + usize::from(self.reference.is_some()))?;
+        t.serialize_element(&self.iteration)?;
+        t.serialize_element(&self.wr_p)?;
+        t.serialize_element(&self.err_p)?;
+        t.serialize_element(&self.mae_v)?;
+        t.serialize_element(&self.seen)?;
+        t.serialize_element(&self.loss_policy)?;
+        t.serialize_element(&self.loss_value)?;
+        t.serialize_element(&self.buffer)?;
+        if let Some(r) = &self.reference {
+            t.serialize_element(r)?;
+        }
+        t.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for NetworkEvaluation {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<NetworkEvaluation, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = NetworkEvaluation;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a network evaluation")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<NetworkEvaluation, A::Error> {
+                fn next<'de, T: Deserialize<'de>, A: serde::de::SeqAccess<'de>>(
+                    seq: &mut A,
+                    i: usize,
+                ) -> Result<T, A::Error> {
+                    seq.next_element()?
+                        .ok_or_else(|| serde::de::Error::invalid_length(i, &"8 or 9 fields"))
+                }
+                Ok(NetworkEvaluation {
+                    iteration: next(&mut seq, 0)?,
+                    wr_p: next(&mut seq, 1)?,
+                    err_p: next(&mut seq, 2)?,
+                    mae_v: next(&mut seq, 3)?,
+                    seen: next(&mut seq, 4)?,
+                    loss_policy: next(&mut seq, 5)?,
+                    loss_value: next(&mut seq, 6)?,
+                    buffer: next(&mut seq, 7)?,
+                    // The bytes end here in an evaluation without reference metrics: postcard
+                    // reports the end of its input, read as "not measured".
+                    reference: seq.next_element().ok().flatten(),
+                })
+            }
+        }
+        d.deserialize_tuple(9, V)
+    }
 }
 
 impl Record for NetworkEvaluation {
     const KIND: &'static str = "network-evaluation/v1";
 }
 
-/// The network learner's metrics: the shared WR_p, ERR_p, MAE_v and coverage definitions,
-/// then its training losses.
-pub const NETWORK_METRICS: &[MetricDef] = &[
+const OWN_METRICS: [MetricDef; 12] = [
     SHARED[0],
     SHARED[1],
     SHARED[2],
@@ -344,6 +417,28 @@ pub const NETWORK_METRICS: &[MetricDef] = &[
         description: "network: samples in the replay buffer at the iteration's training",
     },
 ];
+
+const ALL_METRICS: [MetricDef; 12 + REFERENCE_METRICS.len()] = {
+    let mut out = [OWN_METRICS[0]; 12 + REFERENCE_METRICS.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = if i < 12 {
+            OWN_METRICS[i]
+        } else {
+            REFERENCE_METRICS[i - 12]
+        };
+        i += 1;
+    }
+    out
+};
+
+/// The network learner's metrics: the shared WR_p, ERR_p, MAE_v and coverage definitions,
+/// its training losses, then the reference metrics of unsolved variants
+/// ([`super::reference`]).
+pub const NETWORK_METRICS: &[MetricDef] = &ALL_METRICS;
+
+/// Self-play games a worker plays at once (docs/network.md, "Throughput").
+pub const SELF_PLAY_LANES: usize = 32;
 
 /// One training sample: the example, and whether it is its game's first.
 #[derive(Clone, Debug)]
@@ -467,7 +562,12 @@ pub struct NetEval<'a, G: Game> {
 impl<G: Game> NetEval<'_, G> {
     /// The greedy move: the legal action of highest logit, ties to the lowest action.
     pub fn greedy(&mut self, s: &G::State, legal: &[Action]) -> Action {
-        self.net.infer(s, &mut self.x, &mut self.scratch);
+        self.greedy_value(s, legal).0
+    }
+
+    /// The greedy move and the value on the [0, 1] scale, from one forward pass.
+    pub fn greedy_value(&mut self, s: &G::State, legal: &[Action]) -> (Action, f64) {
+        let pre = self.net.infer(s, &mut self.x, &mut self.scratch);
         let logits = &self.scratch.logits;
         let mut best = legal[0];
         for &a in &legal[1..] {
@@ -475,7 +575,7 @@ impl<G: Game> NetEval<'_, G> {
                 best = a;
             }
         }
-        best
+        (best, unit_value(pre))
     }
 
     /// Fills `priors` over `legal` and returns the value on the [0, 1] scale.
@@ -502,6 +602,7 @@ impl<G: Game> Evaluator<G> for NetEval<'_, G> {
 impl<G: Game> Learner<G> for Network<G> {
     const NAME: &'static str = "network";
     const METRICS: &'static [MetricDef] = NETWORK_METRICS;
+    const SELF_PLAY_LANES: usize = SELF_PLAY_LANES;
 
     type Sample = NetSample;
     type Eval<'a> = NetEval<'a, G>;
@@ -725,8 +826,28 @@ impl<G: Game> Learner<G> for Network<G> {
             loss_policy: self.losses.policy,
             loss_value: self.losses.value,
             buffer: self.buffer,
+            reference: None,
         };
+        let reference = self.settings.reference.clone().unwrap_or_default();
+        let mut ev = self.eval();
+        let c4 = c4_scores(g, &reference, |s, legal| ev.greedy_value(s, legal));
         let Some(truth) = e.truth else {
+            // An unsolved variant: the reference metrics.
+            let solver = solver_scores(
+                g,
+                &reference,
+                &ctx.settings.search,
+                ctx.model_seed,
+                e.iteration,
+                e.previous,
+                || self.eval(),
+            );
+            if !solver.is_empty() || c4.is_some() {
+                out.reference = Some(ReferenceEval {
+                    solver,
+                    c4: c4.unwrap_or_default(),
+                });
+            }
             return out;
         };
         if e.plan.wr_p_games > 0 {
@@ -761,7 +882,8 @@ impl<G: Game> Learner<G> for Network<G> {
                 Some(e.loss_policy),
                 Some(e.loss_value),
                 Some(e.buffer as f64),
-            ]);
+            ])
+            .chain(ReferenceEval::values(e.reference.as_ref()));
         NETWORK_METRICS
             .iter()
             .zip(values)
@@ -842,6 +964,75 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("learner.network") && e.contains("kind"), "{e}");
+    }
+
+    /// An evaluation without reference metrics has the bytes of the layout before them (the
+    /// heads of earlier runs stay), and both kinds read back as written.
+    #[test]
+    fn evaluations_without_reference_metrics_keep_their_bytes() {
+        let e = NetworkEvaluation {
+            iteration: 3,
+            wr_p: None,
+            err_p: Some(0.1),
+            mae_v: Some(0.2),
+            seen: 9,
+            loss_policy: 1.5,
+            loss_value: 0.25,
+            buffer: 7,
+            reference: None,
+        };
+        // The layout before them: the eight fields one after another (postcard writes a
+        // struct as a tuple).
+        let before = postcard::to_stdvec(&(
+            3u32,
+            None::<WinRate>,
+            Some(0.1f64),
+            Some(0.2f64),
+            9u64,
+            1.5f64,
+            0.25f64,
+            7u64,
+        ))
+        .unwrap();
+        assert_eq!(postcard::to_stdvec(&e).unwrap(), before);
+        assert_eq!(
+            postcard::from_bytes::<NetworkEvaluation>(&before).unwrap(),
+            e
+        );
+        let with = NetworkEvaluation {
+            reference: Some(ReferenceEval {
+                solver: vec![super::super::reference::SolverScore {
+                    multiplier: 10,
+                    games: 4,
+                    wins: 1,
+                    draws: 1,
+                    score: 0.375,
+                    ci95: 0.4,
+                    auc: Some(1.0),
+                }],
+                c4: vec![super::super::reference::C4SetScore {
+                    set: "L3_R1".into(),
+                    positions: 10,
+                    value_error: 0.3,
+                    best_moves: 7,
+                }],
+            }),
+            ..e.clone()
+        };
+        let bytes = postcard::to_stdvec(&with).unwrap();
+        assert!(bytes.len() > before.len());
+        assert_eq!(
+            postcard::from_bytes::<NetworkEvaluation>(&bytes).unwrap(),
+            with
+        );
+        let values = <Network<crate::games::Ewn> as Learner<_>>::metric_values(&with);
+        assert_eq!(values.len(), NETWORK_METRICS.len());
+        assert_eq!(super::super::metric(&values, "wr_solver_10x"), Some(0.375));
+        assert_eq!(
+            super::super::metric(&values, "c4_best_move_l3_r1"),
+            Some(0.7)
+        );
+        assert_eq!(super::super::metric(&values, "wr_solver_1x"), None);
     }
 
     /// A network on a real game: a position's priors and value are the same bits through the

@@ -49,6 +49,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::game::{Game, Player, Turn};
+use crate::learner::lanes::{LaneGame, self_play_lanes};
 use crate::learner::self_play::self_play_game;
 use crate::learner::{MetricsPlan, Truth};
 use crate::learners::{Encoded, EvalContext, Learner, LearnerContext, MetricValues};
@@ -403,6 +404,8 @@ pub(crate) struct StartPoint<G: Game, L: Learner<G>> {
     pub start: Box<dyn StartPolicy<G>>,
     pub previous: Option<ObjectHash>,
     pub previous_snapshot: Option<ObjectHash>,
+    /// The metric values of iteration `done` (`None` when `done` is 0).
+    pub previous_metrics: Option<MetricValues>,
 }
 
 /// The iteration records of the chain ending at `head`, oldest first.
@@ -456,6 +459,12 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
     }
     let model = restore_at::<G, L>(g, store, s, model_seed, &records, done)?;
     let previous_snapshot = records.last().map(|r| r.snapshot);
+    let previous_metrics = match records.last() {
+        Some(r) => Some(L::metric_values(
+            &store.get::<L::Evaluation>(&r.evaluation)?,
+        )),
+        None => None,
+    };
     let mut window = VecDeque::new();
     let mut seen: FastSet<G::Key> = FastSet::default();
     let mut start = s.start.policy(g);
@@ -514,6 +523,7 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
         start,
         previous: head,
         previous_snapshot,
+        previous_metrics,
     })
 }
 
@@ -821,6 +831,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             start: mut policy,
             mut previous,
             mut previous_snapshot,
+            mut previous_metrics,
         } = start;
         let wants_tree = policy.wants_tree_states();
         let mut wait = 0.0;
@@ -836,6 +847,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                     plan,
                     iteration: 0,
                     seen: 0,
+                    previous: None,
                 },
             );
             let values = L::metric_values(&e);
@@ -888,42 +900,69 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             }
             while next < m {
                 let end = (next + GAME_BATCH).min(m);
-                let played: Vec<PlayedGame<G, L>> = (next..end)
-                    .into_par_iter()
-                    .map_init(
-                        || {
-                            (
-                                Search::<G>::new(s.search).expect("validated search settings"),
-                                model.evaluator(),
-                            )
-                        },
-                        |(search, eval), gi| -> Result<_, RunError> {
-                            let from = policy.start(g, cfg.seed, i, gi);
-                            let mut tree = Vec::new();
-                            let record = self_play_game(
+                let played: Vec<PlayedGame<G, L>> = if L::SELF_PLAY_LANES > 1 {
+                    // Leaves batched across the games of a chunk (docs/network.md): the same
+                    // records as one game after another.
+                    let ids: Vec<u32> = (next..end).collect();
+                    let chunks: Vec<Vec<PlayedGame<G, L>>> = ids
+                        .par_chunks(L::SELF_PLAY_LANES)
+                        .map(|chunk| -> Result<_, RunError> {
+                            let games: Vec<LaneGame<G::State>> = chunk
+                                .iter()
+                                .map(|&gi| {
+                                    let start = policy.start(g, cfg.seed, i, gi);
+                                    let tree = wants_tree && start.is_none();
+                                    LaneGame {
+                                        game: gi,
+                                        start,
+                                        tree,
+                                    }
+                                })
+                                .collect();
+                            let mut eval = model.evaluator();
+                            self_play_lanes(
                                 g,
-                                search,
-                                eval,
+                                s.search,
+                                &mut eval,
                                 cfg.seed,
                                 i,
-                                gi,
-                                from.as_ref(),
-                                (wants_tree && from.is_none()).then_some(&mut tree),
-                            )?;
-                            let d = derive::<G, L>(g, ctx, &record, tree)?;
-                            // Encoded here, in parallel: the writer stores the bytes as
-                            // they are.
-                            let encoded = Encoded::of(&record)?;
-                            Ok(PlayedGame {
-                                record,
-                                derived: d,
-                                hash: encoded.hash,
-                                size: encoded.bytes.len(),
-                                encoded: Some(encoded),
-                            })
-                        },
-                    )
-                    .collect::<Result<_, _>>()?;
+                                &games,
+                                L::SELF_PLAY_LANES,
+                            )?
+                            .into_iter()
+                            .map(|p| played_game::<G, L>(g, ctx, p.record, p.tree))
+                            .collect()
+                        })
+                        .collect::<Result<_, _>>()?;
+                    chunks.into_iter().flatten().collect()
+                } else {
+                    (next..end)
+                        .into_par_iter()
+                        .map_init(
+                            || {
+                                (
+                                    Search::<G>::new(s.search).expect("validated search settings"),
+                                    model.evaluator(),
+                                )
+                            },
+                            |(search, eval), gi| -> Result<_, RunError> {
+                                let from = policy.start(g, cfg.seed, i, gi);
+                                let mut tree = Vec::new();
+                                let record = self_play_game(
+                                    g,
+                                    search,
+                                    eval,
+                                    cfg.seed,
+                                    i,
+                                    gi,
+                                    from.as_ref(),
+                                    (wants_tree && from.is_none()).then_some(&mut tree),
+                                )?;
+                                played_game::<G, L>(g, ctx, record, tree)
+                            },
+                        )
+                        .collect::<Result<_, _>>()?
+                };
                 let mut records = Vec::with_capacity(played.len());
                 let mut rows = Vec::with_capacity(played.len());
                 for (k, p) in played.into_iter().enumerate() {
@@ -990,6 +1029,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                     plan,
                     iteration: i,
                     seen: seen.len() as u64,
+                    previous: previous_metrics.as_ref().filter(|_| i >= 2),
                 },
             );
             let metrics = L::metric_values(&evaluation);
@@ -1061,6 +1101,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             };
             previous = Some(head);
             previous_snapshot = Some(snapshot_hash);
+            previous_metrics = Some(summary.metrics.clone());
             observer.iteration_done(&summary);
             last = Some(summary);
         }
@@ -1078,6 +1119,25 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             restart_seconds: 0.0,
         })
     }
+}
+
+/// A game just played, derived and encoded (in parallel: the writer stores the bytes as
+/// they are).
+fn played_game<G: Game, L: Learner<G>>(
+    g: &G,
+    ctx: LearnerContext<'_>,
+    record: GameRecord,
+    tree: Vec<G::State>,
+) -> Result<PlayedGame<G, L>, RunError> {
+    let derived = derive::<G, L>(g, ctx, &record, tree)?;
+    let encoded = Encoded::of(&record)?;
+    Ok(PlayedGame {
+        record,
+        derived,
+        hash: encoded.hash,
+        size: encoded.bytes.len(),
+        encoded: Some(encoded),
+    })
 }
 
 /// A finished self-play game with what the driver derives from it, and its address.

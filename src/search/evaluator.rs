@@ -22,6 +22,27 @@ pub trait Evaluator<G: Game> {
         priors: &mut [f64],
         rng: &mut StreamRng,
     ) -> f64;
+
+    /// Evaluates the leaves of several searches at once (self-play's batches across games,
+    /// [`crate::learner::lanes`]): fills each leaf's priors and value. Each leaf brings its
+    /// own search's stream, so the draws of a leaf are the ones it would make alone. The
+    /// default answers them one by one; an evaluator with a batched model overrides it, and
+    /// must give every leaf the bits it would give it alone.
+    fn evaluate_batch(&mut self, g: &G, leaves: &mut [Leaf<'_, G>]) {
+        for l in leaves.iter_mut() {
+            l.value = self.evaluate(g, l.state, l.legal, l.priors, l.rng);
+        }
+    }
+}
+
+/// One leaf of a batch: its state, legal actions (ascending), the priors to fill, its
+/// search's stream, and the value to set (for the side to move, in [0, 1]).
+pub struct Leaf<'a, G: Game> {
+    pub state: &'a G::State,
+    pub legal: &'a [Action],
+    pub priors: &'a mut [f64],
+    pub rng: &'a mut StreamRng,
+    pub value: f64,
 }
 
 /// Fills `priors` with the uniform distribution.

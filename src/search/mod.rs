@@ -51,10 +51,10 @@ pub mod puct;
 #[cfg(test)]
 pub(crate) mod toy;
 
-pub use evaluator::{Evaluator, Rollout, Uniform};
+pub use evaluator::{Evaluator, Leaf, Rollout, Uniform};
 pub use mcts_solver::{MctsSolver, SolverConfig, SolverResult};
 pub use puct::{
-    ForcedPlayouts, InitQ, PlayoutCap, Search, SearchConfig, SearchConfigError, SearchResult,
+    ForcedPlayouts, InitQ, PlayoutCap, Search, SearchConfig, SearchConfigError, SearchResult, Step,
     TieBreak,
 };
 

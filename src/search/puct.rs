@@ -9,7 +9,7 @@ use rand::distr::Distribution;
 use serde::{Deserialize, Serialize};
 
 pub use super::arena::TieBreak;
-use super::arena::{Edge, TieKeeper, push_actions, push_outcomes, sample_outcome_edge};
+use super::arena::{Edge, TieKeeper, edge_state, push_actions, push_outcomes, sample_outcome_edge};
 use super::{Evaluator, SearchError};
 use crate::game::{Action, ChanceOutcome, Game, Player, Turn};
 use crate::rng::StreamRng;
@@ -364,8 +364,31 @@ struct Node<S> {
     expansion: u32,
 }
 
+/// Where a stepped search stands ([`Search::start`], [`Search::resume`]): a decision leaf
+/// waiting for its evaluation (its state; its legal actions are [`Search::pending_legal`]),
+/// or the search's result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step<S> {
+    NeedsEval(S),
+    Done(SearchResult),
+}
+
+/// The search in progress: its settings for this move and the leaf it waits on.
+#[derive(Copy, Clone, Debug)]
+struct Progress<S> {
+    ply: u32,
+    full: bool,
+    sims: u32,
+    forced: Option<ForcedPlayouts>,
+    /// Descents still to finish (the one waiting included).
+    left: u32,
+    /// The decision leaf waiting for its evaluation: its state, mover, and the edge that
+    /// leads to it (`None`: the root).
+    pending: Option<(S, Player, Option<u32>)>,
+}
+
 /// A reusable PUCT searcher: owns the arenas, so keep one per worker and call
-/// [`Search::run`] for every move.
+/// [`Search::run`] for every move (or step it: [`Search::start`], [`Search::resume`]).
 #[derive(Debug)]
 pub struct Search<G: Game> {
     config: SearchConfig,
@@ -376,6 +399,7 @@ pub struct Search<G: Game> {
     actions: Vec<Action>,
     outcomes: Vec<ChanceOutcome>,
     priors: Vec<f64>,
+    progress: Option<Progress<G::State>>,
 }
 
 impl<G: Game> Search<G> {
@@ -389,6 +413,7 @@ impl<G: Game> Search<G> {
             actions: Vec::with_capacity(64),
             outcomes: Vec::with_capacity(64),
             priors: Vec::with_capacity(64),
+            progress: None,
         })
     }
 
@@ -419,6 +444,10 @@ impl<G: Game> Search<G> {
     /// evaluator's draws and, with `tie_break = random`, one draw per extra tied edge), then
     /// the move sample (if sampling) or, with `tie_break = random`, the tie among the most
     /// visited actions.
+    ///
+    /// It is [`Search::start`] and [`Search::resume`] with `eval` answering every leaf at
+    /// once, so a stepped search whose leaves are answered by the same evaluator, with the
+    /// same stream, gives the same result.
     pub fn run<E: Evaluator<G>>(
         &mut self,
         g: &G,
@@ -427,11 +456,35 @@ impl<G: Game> Search<G> {
         eval: &mut E,
         rng: &mut StreamRng,
     ) -> Result<SearchResult, SearchError> {
-        match g.turn(root) {
-            Turn::Player(_) => {}
+        let mut step = self.start(g, root, ply, rng)?;
+        loop {
+            match step {
+                Step::Done(r) => return Ok(r),
+                Step::NeedsEval(s) => {
+                    self.priors.clear();
+                    self.priors.resize(self.actions.len(), 0.0);
+                    let v = eval.evaluate(g, &s, &self.actions, &mut self.priors, rng);
+                    step = self.answer(g, v, rng);
+                }
+            }
+        }
+    }
+
+    /// Begins a search from the decision state `root` (see [`Search::run`] for the order of
+    /// the draws): draws the playout-cap coin and returns the root as the first leaf to
+    /// evaluate.
+    pub fn start(
+        &mut self,
+        g: &G,
+        root: &G::State,
+        ply: u32,
+        rng: &mut StreamRng,
+    ) -> Result<Step<G::State>, SearchError> {
+        let mover = match g.turn(root) {
+            Turn::Player(p) => p,
             Turn::Chance => return Err(SearchError::NotADecision("a chance state")),
             Turn::Terminal(_) => return Err(SearchError::NotADecision("terminal")),
-        }
+        };
         let cfg = self.config;
         self.nodes.clear();
         self.edges.clear();
@@ -442,21 +495,80 @@ impl<G: Game> Search<G> {
             }
             None => (true, cfg.simulations),
         };
-        self.new_node(g, *root, eval, rng);
-        if full && cfg.dirichlet_epsilon > 0.0 {
-            self.add_root_noise(rng);
-        }
-        let forced = if full { cfg.forced_playouts } else { None };
         // Validation keeps sims >= 2 when the root's expansion is one of them.
-        let descents = if cfg.expansion_is_simulation {
+        let left = if cfg.expansion_is_simulation {
             sims.saturating_sub(1)
         } else {
             sims
         };
-        for _ in 0..descents {
-            self.simulate(g, eval, rng, forced);
-        }
+        g.legal_actions(root, &mut self.actions);
+        self.progress = Some(Progress {
+            ply,
+            full,
+            sims,
+            forced: if full { cfg.forced_playouts } else { None },
+            left,
+            pending: Some((*root, mover, None)),
+        });
+        Ok(Step::NeedsEval(*root))
+    }
 
+    /// The legal actions (ascending) of the leaf the search waits on: `priors` in
+    /// [`Search::resume`] follow them.
+    pub fn pending_legal(&self) -> &[Action] {
+        &self.actions
+    }
+
+    /// Continues the search with the evaluation of the leaf it waits on: `value` in [0, 1]
+    /// for its side to move, `priors` over [`Search::pending_legal`]. Returns the next leaf
+    /// to evaluate or the result. Panics when no leaf waits (a caller's bug).
+    pub fn resume(
+        &mut self,
+        g: &G,
+        value: f64,
+        priors: &[f64],
+        rng: &mut StreamRng,
+    ) -> Step<G::State> {
+        self.priors.clear();
+        self.priors.extend_from_slice(priors);
+        self.answer(g, value, rng)
+    }
+
+    /// [`Search::resume`] with the priors already in `self.priors`.
+    fn answer(&mut self, g: &G, value: f64, rng: &mut StreamRng) -> Step<G::State> {
+        let mut pr = self.progress.expect("a search waits for an evaluation");
+        let (state, mover, edge) = pr.pending.take().expect("a leaf waits");
+        let (c, v0) = self.new_decision(state, mover, value);
+        match edge {
+            None => {
+                if pr.full && self.config.dirichlet_epsilon > 0.0 {
+                    self.add_root_noise(rng);
+                }
+            }
+            Some(e) => {
+                // The root is node 0, so a child's index is never 0.
+                self.edges[e as usize].child = NonZeroU32::new(c);
+                self.backup(v0);
+                pr.left -= 1;
+            }
+        }
+        while pr.left > 0 {
+            match self.descend(g, pr.forced, rng) {
+                Some(leaf) => {
+                    pr.pending = Some(leaf);
+                    self.progress = Some(pr);
+                    return Step::NeedsEval(leaf.0);
+                }
+                None => pr.left -= 1,
+            }
+        }
+        self.progress = None;
+        Step::Done(self.finish(pr, rng))
+    }
+
+    /// The result once every descent is done.
+    fn finish(&mut self, pr: Progress<G::State>, rng: &mut StreamRng) -> SearchResult {
+        let cfg = self.config;
         let root_node = self.nodes[0];
         let edges =
             &self.edges[root_node.first as usize..(root_node.first + root_node.len) as usize];
@@ -467,64 +579,37 @@ impl<G: Game> Search<G> {
             .iter()
             .fold((0.0, 0u64), |(w, n), e| (w + e.w, n + u64::from(e.n)));
         let value = if n == 0 { 0.5 } else { w / n as f64 };
-        let target = match forced {
+        let target = match pr.forced {
             Some(fp) if cfg.policy_target_pruning => prune(edges, cfg.c_puct, fp.k),
             _ => visits.clone(),
         };
-        let sample = cfg.temperature > 0.0 && cfg.sample_moves.is_none_or(|k| ply < k);
+        let sample = cfg.temperature > 0.0 && cfg.sample_moves.is_none_or(|k| pr.ply < k);
         let i = if sample {
             sample_by_temperature(&visits, cfg.temperature, rng)
         } else {
             most_visited_by(&visits, cfg.tie_break, rng)
         };
-        Ok(SearchResult {
+        SearchResult {
             action: actions[i],
             actions,
             priors,
             visits,
             target,
-            full,
-            simulations: sims,
+            full: pr.full,
+            simulations: pr.sims,
             value,
-        })
+        }
     }
 
-    /// Adds a node for `state`; returns its index and, for a decision or terminal node, the
-    /// score of player 0 to back up (decision nodes are evaluated here).
-    fn new_node<E: Evaluator<G>>(
-        &mut self,
-        g: &G,
-        state: G::State,
-        eval: &mut E,
-        rng: &mut StreamRng,
-    ) -> (u32, Option<f64>) {
+    /// Pushes a node; its expansion visit counts unless it is the root and the root's
+    /// expansion is no simulation.
+    fn push_node(&mut self, state: G::State, kind: Kind, first: u32, len: u32) -> u32 {
         let idx = self.nodes.len() as u32;
-        let first = self.edges.len() as u32;
         // Every node's expansion is a simulation except the root's, which is one only under
         // `expansion_is_simulation`.
         let cfg = &self.config;
         let expansion =
             u32::from(cfg.count_expansion_visit && (idx != 0 || cfg.expansion_is_simulation));
-        let (kind, len, v0) = match g.turn(&state) {
-            Turn::Terminal(r) => {
-                let v0 = r.score(Player::P0);
-                (Kind::Terminal(v0), 0, Some(v0))
-            }
-            Turn::Chance => {
-                g.chance_outcomes(&state, &mut self.outcomes);
-                push_outcomes(&mut self.edges, &self.outcomes);
-                (Kind::Chance, self.outcomes.len() as u32, None)
-            }
-            Turn::Player(p) => {
-                g.legal_actions(&state, &mut self.actions);
-                self.priors.clear();
-                self.priors.resize(self.actions.len(), 0.0);
-                let v = eval.evaluate(g, &state, &self.actions, &mut self.priors, rng);
-                push_actions(&mut self.edges, &self.actions, self.priors.iter().copied());
-                let v0 = if p == Player::P0 { v } else { 1.0 - v };
-                (Kind::Decision(p), self.actions.len() as u32, Some(v0))
-            }
-        };
         self.nodes.push(Node {
             state,
             kind,
@@ -533,7 +618,35 @@ impl<G: Game> Search<G> {
             visits: 0,
             expansion,
         });
-        (idx, v0)
+        idx
+    }
+
+    /// Adds the decision node of `state` (legal actions in `self.actions`, priors in
+    /// `self.priors`) valued `v` for `mover`; returns its index and the score of player 0.
+    fn new_decision(&mut self, state: G::State, mover: Player, v: f64) -> (u32, f64) {
+        let first = self.edges.len() as u32;
+        push_actions(&mut self.edges, &self.actions, self.priors.iter().copied());
+        let len = self.actions.len() as u32;
+        let idx = self.push_node(state, Kind::Decision(mover), first, len);
+        (idx, if mover == Player::P0 { v } else { 1.0 - v })
+    }
+
+    /// Adds the node of a terminal or chance state; returns its index and, for a terminal,
+    /// the score of player 0 to back up.
+    fn new_other(&mut self, g: &G, state: G::State) -> (u32, Option<f64>) {
+        let first = self.edges.len() as u32;
+        let (kind, len, v0) = match g.turn(&state) {
+            Turn::Terminal(r) => {
+                let v0 = r.score(Player::P0);
+                (Kind::Terminal(v0), 0, Some(v0))
+            }
+            _ => {
+                g.chance_outcomes(&state, &mut self.outcomes);
+                push_outcomes(&mut self.edges, &self.outcomes);
+                (Kind::Chance, self.outcomes.len() as u32, None)
+            }
+        };
+        (self.push_node(state, kind, first, len), v0)
     }
 
     fn add_root_noise(&mut self, rng: &mut StreamRng) {
@@ -559,13 +672,17 @@ impl<G: Game> Search<G> {
         }
     }
 
-    fn simulate<E: Evaluator<G>>(
+    /// One descent from the root: down the tree by PUCT (chance by probability) to an
+    /// unexpanded edge. A terminal or chance child is added at once (a chance node is
+    /// descended through); a decision child is returned (state, mover, edge) to be evaluated
+    /// and backed up by [`Search::answer`]. `None`: the descent ended at a terminal and its
+    /// score is backed up.
+    fn descend(
         &mut self,
         g: &G,
-        eval: &mut E,
-        rng: &mut StreamRng,
         forced: Option<ForcedPlayouts>,
-    ) {
+        rng: &mut StreamRng,
+    ) -> Option<(G::State, Player, Option<u32>)> {
         self.path.clear();
         let mut cur = 0u32;
         let v0 = loop {
@@ -584,11 +701,13 @@ impl<G: Game> Search<G> {
                 Some(c) => cur = c.get(),
                 None => {
                     let parent = &self.nodes[cur as usize];
-                    let s = match parent.kind {
-                        Kind::Chance => g.apply_chance(&parent.state, edge.label),
-                        _ => g.apply(&parent.state, edge.label),
-                    };
-                    let (c, v) = self.new_node(g, s, eval, rng);
+                    let chance = matches!(parent.kind, Kind::Chance);
+                    let s = edge_state(g, &parent.state, chance, edge.label);
+                    if let Turn::Player(p) = g.turn(&s) {
+                        g.legal_actions(&s, &mut self.actions);
+                        return Some((s, p, Some(e)));
+                    }
+                    let (c, v) = self.new_other(g, s);
                     // The root is node 0, so a child's index is never 0.
                     self.edges[e as usize].child = NonZeroU32::new(c);
                     match v {
@@ -598,6 +717,12 @@ impl<G: Game> Search<G> {
                 }
             }
         };
+        self.backup(v0);
+        None
+    }
+
+    /// Adds the score of player 0 `v0` along the current descent's path.
+    fn backup(&mut self, v0: f64) {
         for &(e, n) in &self.path {
             let node = &mut self.nodes[n as usize];
             node.visits += 1;

@@ -166,6 +166,7 @@ struct Search<const H: usize, E> {
 trait Searcher: Send {
     fn score(&mut self, key: u64) -> i32;
     fn move_scores(&mut self, key: u64) -> Vec<(usize, i32)>;
+    fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)>;
     fn nodes(&self) -> u64;
 }
 
@@ -232,6 +233,13 @@ impl C4Solver {
     /// `key`, with its exact score for the side to move.
     pub fn move_scores(&mut self, key: u64) -> Vec<(usize, i32)> {
         self.search.move_scores(key)
+    }
+
+    /// Every legal column (0-based, ascending) of the non-terminal position with game key
+    /// `key`, with the sign of its exact score for the side to move (1 win, 0 draw, -1 loss):
+    /// a weak solve of each child.
+    pub fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)> {
+        self.search.move_signs(key)
     }
 }
 
@@ -474,12 +482,22 @@ impl<const H: usize, E: Entry> Search<H, E> {
 
     /// The exact score of a position (see the module docs).
     fn solve_position(&mut self, p: &Position) -> i32 {
+        self.solve_within(p, false)
+    }
+
+    /// The exact score, or with `weak` only its sign (the search's window narrowed to
+    /// [-1, 1]: win, draw or loss, much cheaper on early positions).
+    fn solve_within(&mut self, p: &Position, weak: bool) -> i32 {
         let cells = self.cells;
         if self.can_win_next(p) {
-            return (cells + 1 - p.moves) / 2;
+            let score = (cells + 1 - p.moves) / 2;
+            return if weak { score.signum() } else { score };
         }
         let mut min = -(cells - p.moves) / 2;
         let mut max = (cells + 1 - p.moves) / 2;
+        if weak {
+            (min, max) = (min.max(-1), max.min(1));
+        }
         while min < max {
             let mut med = min + (max - min) / 2;
             if med <= 0 && min / 2 < med {
@@ -494,17 +512,13 @@ impl<const H: usize, E: Entry> Search<H, E> {
                 min = r;
             }
         }
-        min
-    }
-}
-
-impl<const H: usize, E: Entry> Searcher for Search<H, E> {
-    fn score(&mut self, key: u64) -> i32 {
-        let p = self.position_of_key(key);
-        self.solve_position(&p)
+        // A weak search can end on a bound beyond the window (a win proven >= 3).
+        if weak { min.signum() } else { min }
     }
 
-    fn move_scores(&mut self, key: u64) -> Vec<(usize, i32)> {
+    /// Every legal column (0-based, ascending) of the non-terminal position with game key
+    /// `key`, with its exact score for the side to move, or with `weak` only its sign.
+    fn moves_within(&mut self, key: u64, weak: bool) -> Vec<(usize, i32)> {
         let p = self.position_of_key(key);
         let cells = self.cells;
         let possible = self.possible(&p);
@@ -516,13 +530,29 @@ impl<const H: usize, E: Entry> Searcher for Search<H, E> {
                 continue;
             }
             let score = if wins & mv != 0 {
-                (cells + 1 - p.moves) / 2
+                let score = (cells + 1 - p.moves) / 2;
+                if weak { score.signum() } else { score }
             } else {
-                -self.solve_position(&Self::play(&p, mv))
+                -self.solve_within(&Self::play(&p, mv), weak)
             };
             out.push((c, score));
         }
         out
+    }
+}
+
+impl<const H: usize, E: Entry> Searcher for Search<H, E> {
+    fn score(&mut self, key: u64) -> i32 {
+        let p = self.position_of_key(key);
+        self.solve_position(&p)
+    }
+
+    fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)> {
+        self.moves_within(key, true)
+    }
+
+    fn move_scores(&mut self, key: u64) -> Vec<(usize, i32)> {
+        self.moves_within(key, false)
     }
 
     fn nodes(&self) -> u64 {

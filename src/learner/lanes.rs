@@ -1,0 +1,280 @@
+//! Self-play with leaves evaluated in batches across games (docs/network.md, "Throughput"):
+//! a worker plays several games at once, one PUCT search each, stepped with
+//! [`Search::start`] / [`Search::resume`]. Every round, each game's search waits at a leaf;
+//! the leaves go to the evaluator in one call ([`Evaluator::evaluate_batch`]) and each search
+//! resumes with its own answer.
+//!
+//! Nothing a game does depends on the others: each has its own search and its stream
+//! `self-play(i,g)`, drawn in the order [`super::self_play::self_play_game`] draws it (chance,
+//! then the search's draws, the evaluator's included at the leaf they belong to); the
+//! evaluator gives a position the same bits in any batch (docs/network.md). So a game's
+//! record is the same bits whatever the batch width or the games beside it (tests below, and
+//! the unchanged heads of the example runs).
+
+use crate::game::{ChanceOutcome, Game, Turn};
+use crate::play::Decision;
+use crate::record::{GameEnd, GameRecord, Step as Move};
+use crate::rng::{StreamRng, sample_outcome, stream_fmt};
+use crate::search::{Evaluator, Leaf, Search, SearchConfig, SearchError, Step};
+
+use super::self_play::{SELF_PLAY, self_play_stream};
+
+/// A game to play: its index in the iteration, where it starts (`None`: the game's start)
+/// and whether to keep its search trees' decision states.
+#[derive(Clone, Debug)]
+pub struct LaneGame<S> {
+    pub game: u32,
+    pub start: Option<S>,
+    pub tree: bool,
+}
+
+/// A finished game: its record and (when asked) its search trees' decision states.
+#[derive(Clone, Debug)]
+pub struct Played<S> {
+    pub record: GameRecord,
+    pub tree: Vec<S>,
+}
+
+/// One game in progress.
+struct Lane<G: Game> {
+    slot: usize,
+    game: u32,
+    search: Search<G>,
+    rng: StreamRng,
+    s: G::State,
+    ply: u32,
+    notation: Option<String>,
+    steps: Vec<Move>,
+    tree: Option<Vec<G::State>>,
+    /// The leaf its search waits on, its legal actions and priors.
+    leaf: Option<G::State>,
+    legal: Vec<crate::game::Action>,
+    priors: Vec<f64>,
+}
+
+impl<G: Game> Lane<G> {
+    /// Plays on until the search waits at a leaf (`Ok(false)`) or the game ends
+    /// (`Ok(true)`); chance outcomes are drawn first, as in [`crate::play::play_loop`].
+    fn advance(&mut self, g: &G, outcomes: &mut Vec<ChanceOutcome>) -> Result<bool, SearchError> {
+        loop {
+            match g.turn(&self.s) {
+                Turn::Terminal(_) => return Ok(true),
+                Turn::Chance => {
+                    g.chance_outcomes(&self.s, outcomes);
+                    let o = outcomes[sample_outcome(&mut self.rng, outcomes)].outcome;
+                    self.steps.push(Move::Chance { outcome: o });
+                    self.s = g.apply_chance(&self.s, o);
+                }
+                Turn::Player(_) => {
+                    let step = self.search.start(g, &self.s, self.ply, &mut self.rng)?;
+                    if !self.step(g, step) {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes in a search step: a leaf to wait on (`false`) or the search's move, played
+    /// (`true`).
+    fn step(&mut self, g: &G, step: Step<G::State>) -> bool {
+        match step {
+            Step::NeedsEval(leaf) => {
+                self.leaf = Some(leaf);
+                self.legal.clear();
+                self.legal.extend_from_slice(self.search.pending_legal());
+                self.priors.clear();
+                self.priors.resize(self.legal.len(), 0.0);
+                false
+            }
+            Step::Done(r) => {
+                if let Some(t) = self.tree.as_mut() {
+                    self.search.tree_states(t);
+                }
+                self.leaf = None;
+                if let Decision::Play { action, search } = Decision::searched(r) {
+                    self.steps.push(Move::Move { action, search });
+                    self.s = g.apply(&self.s, action);
+                    self.ply += 1;
+                }
+                true
+            }
+        }
+    }
+}
+
+/// Plays self-play games `games` of iteration `iteration` (run seed `seed`), at most
+/// `width` at a time, their leaves evaluated by `eval` in batches; returns them in the order
+/// of `games`. Each record is the one [`super::self_play::self_play_game`] plays.
+pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
+    g: &G,
+    config: SearchConfig,
+    eval: &mut E,
+    seed: u64,
+    iteration: u32,
+    games: &[LaneGame<G::State>],
+    width: usize,
+) -> Result<Vec<Played<G::State>>, SearchError> {
+    let width = width.max(1);
+    let mut out: Vec<Option<Played<G::State>>> = games.iter().map(|_| None).collect();
+    let mut pool: Vec<Search<G>> = Vec::new();
+    let mut lanes: Vec<Lane<G>> = Vec::with_capacity(width);
+    let mut outcomes = Vec::new();
+    let mut next = 0;
+    let mut values = Vec::with_capacity(width);
+    let finish = |lane: Lane<G>, out: &mut Vec<Option<Played<G::State>>>| {
+        let end = match g.turn(&lane.s) {
+            Turn::Terminal(r) => GameEnd::Finished(r),
+            // `advance` returns only at a terminal state.
+            _ => unreachable!("a lane finishes at a terminal state"),
+        };
+        out[lane.slot] = Some(Played {
+            record: GameRecord {
+                variant: g.variant(),
+                seed,
+                stream: self_play_stream(iteration, lane.game),
+                players: [SELF_PLAY.to_string(), SELF_PLAY.to_string()],
+                start: lane.notation,
+                steps: lane.steps,
+                end,
+            },
+            tree: lane.tree.unwrap_or_default(),
+        });
+        lane.search
+    };
+    loop {
+        while lanes.len() < width && next < games.len() {
+            let lg = &games[next];
+            let notation = lg.start.as_ref().map(|s| g.notation(s));
+            let s = match &notation {
+                None => g.initial_state(),
+                Some(text) => g
+                    .parse_notation(text)
+                    .map_err(|e| SearchError::Start(e.to_string()))?,
+            };
+            let search = match pool.pop() {
+                Some(search) => search,
+                None => Search::new(config).map_err(|e| SearchError::Start(e.to_string()))?,
+            };
+            let mut lane = Lane {
+                slot: next,
+                game: lg.game,
+                search,
+                rng: stream_fmt(seed, format_args!("self-play({iteration},{})", lg.game)),
+                s,
+                ply: 0,
+                notation,
+                steps: Vec::new(),
+                tree: lg.tree.then(Vec::new),
+                leaf: None,
+                legal: Vec::new(),
+                priors: Vec::new(),
+            };
+            next += 1;
+            if lane.advance(g, &mut outcomes)? {
+                pool.push(finish(lane, &mut out));
+            } else {
+                lanes.push(lane);
+            }
+        }
+        if lanes.is_empty() {
+            break;
+        }
+        // One batch: every waiting leaf.
+        {
+            let mut leaves: Vec<Leaf<'_, G>> = lanes
+                .iter_mut()
+                .filter_map(|l| {
+                    let state = l.leaf.as_ref()?;
+                    Some(Leaf {
+                        state,
+                        legal: &l.legal,
+                        priors: &mut l.priors,
+                        rng: &mut l.rng,
+                        value: 0.0,
+                    })
+                })
+                .collect();
+            eval.evaluate_batch(g, &mut leaves);
+            values.clear();
+            values.extend(leaves.iter().map(|l| l.value));
+        }
+        let mut done = Vec::new();
+        for (k, (lane, &v)) in lanes.iter_mut().zip(&values).enumerate() {
+            let step = lane.search.resume(g, v, &lane.priors, &mut lane.rng);
+            if lane.step(g, step) && lane.advance(g, &mut outcomes)? {
+                done.push(k);
+            }
+        }
+        for k in done.into_iter().rev() {
+            let lane = lanes.remove(k);
+            pool.push(finish(lane, &mut out));
+        }
+    }
+    Ok(out.into_iter().flatten().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::{ConnectFour, Ewn};
+    use crate::learner::self_play::self_play_game;
+    use crate::search::{Rollout, Uniform};
+
+    /// Every game's record (and tree states) is the one played alone, at any width, with an
+    /// evaluator that draws from the game's stream (rollouts) and on a game with chance.
+    fn same_as_alone<G: Game, E: Evaluator<G>>(g: &G, config: SearchConfig, mut eval: E) {
+        let games: Vec<LaneGame<G::State>> = (0..9)
+            .map(|k| LaneGame {
+                game: k,
+                start: None,
+                tree: k % 2 == 0,
+            })
+            .collect();
+        let mut search = Search::new(config).unwrap();
+        let alone: Vec<(GameRecord, Vec<G::State>)> = games
+            .iter()
+            .map(|lg| {
+                let mut tree = Vec::new();
+                let r = self_play_game(
+                    g,
+                    &mut search,
+                    &mut eval,
+                    7,
+                    3,
+                    lg.game,
+                    None,
+                    lg.tree.then_some(&mut tree),
+                )
+                .unwrap();
+                (r, tree)
+            })
+            .collect();
+        for width in [1, 2, 4, 16] {
+            let played = self_play_lanes(g, config, &mut eval, 7, 3, &games, width).unwrap();
+            assert_eq!(played.len(), alone.len());
+            for (p, (r, t)) in played.iter().zip(&alone) {
+                assert_eq!(&p.record, r, "width {width}");
+                assert_eq!(&p.tree, t, "width {width}");
+            }
+        }
+    }
+
+    #[test]
+    fn batched_games_are_the_games_played_alone() {
+        let config = SearchConfig {
+            simulations: 12,
+            ..SearchConfig::default()
+        };
+        same_as_alone(&Ewn::new(3, 3, 3).unwrap(), config, Rollout::new(1));
+        same_as_alone(&ConnectFour::new(5, 4).unwrap(), config, Uniform);
+        let capped = SearchConfig {
+            playout_cap: Some(crate::search::PlayoutCap {
+                p_full: 0.5,
+                n_fast: 3,
+            }),
+            ..config
+        };
+        same_as_alone(&ConnectFour::new(5, 4).unwrap(), capped, Rollout::new(1));
+    }
+}

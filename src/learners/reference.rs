@@ -1,0 +1,632 @@
+//! Reference metrics of a learner on variants without an exact solution (docs/metrics.md,
+//! "Reference metrics"):
+//!
+//! - **Against MCTS-Solver**, as Go-Exploit measures its networks (Trudeau and Bowling, AAMAS
+//!   2023): the learner's search at the run's simulations (evaluation play: no root noise, the
+//!   most visited move, every search full) against MCTS-Solver (random rollouts, proven
+//!   values, [`crate::search::mcts_solver`]) at k times as many simulations, k in
+//!   `solver_multipliers`; `solver_games` games per k, the learner first in even games. Game
+//!   `n` against k at iteration i draws everything (both searches' draws) from the stream
+//!   `solver-eval(i,k,n)` of the model seed. The area under the curve is the paper's: the sum
+//!   of the win rates over iterations 1..i.
+//! - **Connect Four 7x6 test positions** (`tests/data/connect4/Test_L*_R*`, exact scores):
+//!   value error mean |v_hat - v*| (v* 1, 0.5 or 0 by the sign of the score) and best-move
+//!   accuracy (the policy's greedy move is value-preserving: its exact value equals the
+//!   position's). The optimal moves come from the exact solver
+//!   ([`crate::solver::connect4`]), once per process and set ([`c4_test_set`]).
+//!
+//! Determinism: games run in parallel but their scores are reduced in game order; positions
+//! are scored in file order. So every value is the same bits on any number of threads.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::{MetricDef, MetricValues, metric};
+use crate::game::{Action, Game, Player};
+use crate::games::ConnectFour;
+use crate::games::connect4::C4State;
+use crate::play::{Decision, play_loop};
+use crate::rng::stream_fmt;
+use crate::runs::SpecError;
+use crate::search::{Evaluator, MctsSolver, Search, SearchConfig, SearchError, SolverConfig};
+use crate::solver::connect4::{C4Solver, DEFAULT_TABLE_BITS};
+
+/// The multipliers a run may name (each has its metrics declared).
+pub const MULTIPLIERS: [u32; 4] = [1, 10, 100, 1000];
+
+/// The Connect Four 7x6 test sets (name, file), embedded: they are small (about 30 kB each).
+pub const C4_SETS: [(&str, &str); 6] = [
+    (
+        "L3_R1",
+        include_str!("../../tests/data/connect4/Test_L3_R1"),
+    ),
+    (
+        "L2_R1",
+        include_str!("../../tests/data/connect4/Test_L2_R1"),
+    ),
+    (
+        "L2_R2",
+        include_str!("../../tests/data/connect4/Test_L2_R2"),
+    ),
+    (
+        "L1_R1",
+        include_str!("../../tests/data/connect4/Test_L1_R1"),
+    ),
+    (
+        "L1_R2",
+        include_str!("../../tests/data/connect4/Test_L1_R2"),
+    ),
+    (
+        "L1_R3",
+        include_str!("../../tests/data/connect4/Test_L1_R3"),
+    ),
+];
+
+/// `[learner.network.reference]`: which reference metrics, and how many games / positions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReferenceSettings {
+    /// Games against each MCTS-Solver strength (0: none).
+    pub solver_games: u32,
+    /// MCTS-Solver's simulations as multiples of the run's (each of 1, 10, 100, 1000).
+    pub solver_multipliers: Vec<u32>,
+    /// Connect Four 7x6 test sets (names `L3_R1`, `L2_R1`, `L2_R2`, `L1_R1`, `L1_R2`,
+    /// `L1_R3`).
+    pub c4_sets: Vec<String>,
+    /// The first this many positions of each set (of 1000).
+    pub c4_positions: u32,
+}
+
+impl Default for ReferenceSettings {
+    fn default() -> ReferenceSettings {
+        ReferenceSettings {
+            solver_games: 20,
+            solver_multipliers: vec![1, 10, 100],
+            c4_sets: vec!["L3_R1".into(), "L2_R1".into()],
+            c4_positions: 1000,
+        }
+    }
+}
+
+/// A range error naming `learner.network.reference.KEY`.
+fn bad(key: &str, value: impl ToString, allowed: &str) -> SpecError {
+    super::network::bad(&format!("reference.{key}"), value, allowed)
+}
+
+impl ReferenceSettings {
+    /// Checks every key (errors name `learner.network.reference.KEY`).
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.solver_games > 100_000 {
+            return Err(bad(
+                "solver_games",
+                self.solver_games,
+                "an integer from 0 to 100000",
+            ));
+        }
+        let m = &self.solver_multipliers;
+        if m.iter().any(|k| !MULTIPLIERS.contains(k)) || m.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(bad(
+                "solver_multipliers",
+                format!("{m:?}"),
+                "ascending distinct values among 1, 10, 100, 1000",
+            ));
+        }
+        for (i, name) in self.c4_sets.iter().enumerate() {
+            if !C4_SETS.iter().any(|(n, _)| n == name) || self.c4_sets[..i].contains(name) {
+                return Err(bad(
+                    &format!("c4_sets[{i}]"),
+                    name,
+                    "distinct names among L3_R1, L2_R1, L2_R2, L1_R1, L1_R2, L1_R3",
+                ));
+            }
+        }
+        if self.c4_positions == 0 || self.c4_positions > 1000 {
+            return Err(bad(
+                "c4_positions",
+                self.c4_positions,
+                "an integer from 1 to 1000",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The score against one MCTS-Solver strength.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SolverScore {
+    pub multiplier: u32,
+    pub games: u32,
+    pub wins: u32,
+    pub draws: u32,
+    /// Mean score (win 1, draw 0.5, loss 0) and the half-width of its 95% interval.
+    pub score: f64,
+    pub ci95: f64,
+    /// The sum of the scores over iterations 1..i (the paper's area under the curve).
+    pub auc: Option<f64>,
+}
+
+/// The errors on one Connect Four test set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct C4SetScore {
+    pub set: String,
+    pub positions: u32,
+    /// Mean |v_hat - v*| over the positions.
+    pub value_error: f64,
+    /// Positions whose greedy move is optimal.
+    pub best_moves: u32,
+}
+
+/// The reference metrics of one evaluation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReferenceEval {
+    pub solver: Vec<SolverScore>,
+    pub c4: Vec<C4SetScore>,
+}
+
+macro_rules! solver_defs {
+    ($($k:literal),*) => {
+        [$(
+            MetricDef {
+                name: concat!("wr_solver_", $k, "x"),
+                description: concat!(
+                    "mean score of the learner's search (the run's simulations, no noise, \
+                     most visited move) against MCTS-Solver at ", $k, "x its simulations; \
+                     unsolved variants"
+                ),
+            },
+            MetricDef {
+                name: concat!("wr_solver_", $k, "x_ci95"),
+                description: concat!("half-width of the 95% interval of wr_solver_", $k, "x"),
+            },
+            MetricDef {
+                name: concat!("auc_solver_", $k, "x"),
+                description: concat!(
+                    "area under the wr_solver_", $k, "x curve: its sum over iterations 1..i \
+                     (Go-Exploit's AUC)"
+                ),
+            },
+        )*]
+    };
+}
+
+macro_rules! c4_defs {
+    ($($set:literal),*) => {
+        [$(
+            MetricDef {
+                name: concat!("c4_value_error_", $set),
+                description: concat!(
+                    "mean |v_hat - v*| on Connect Four 7x6 test set ", $set
+                ),
+            },
+            MetricDef {
+                name: concat!("c4_best_move_", $set),
+                description: concat!(
+                    "share of Connect Four 7x6 test set ", $set,
+                    " where the policy's greedy move is optimal"
+                ),
+            },
+        )*]
+    };
+}
+
+const SOLVER_DEFS: [MetricDef; 12] = solver_defs!("1", "10", "100", "1000");
+const C4_DEFS: [MetricDef; 12] = c4_defs!("l3_r1", "l2_r1", "l2_r2", "l1_r1", "l1_r2", "l1_r3");
+
+/// The reference metrics in declaration order: per multiplier (1, 10, 100, 1000) the win
+/// rate, its interval and its AUC; the Connect Four errors over every chosen set's positions;
+/// then per set.
+pub const REFERENCE_METRICS: [MetricDef; 26] = {
+    let mut out = [MetricDef {
+        name: "",
+        description: "",
+    }; 26];
+    let mut i = 0;
+    while i < 12 {
+        out[i] = SOLVER_DEFS[i];
+        i += 1;
+    }
+    out[12] = MetricDef {
+        name: "c4_value_error",
+        description: "mean |v_hat - v*| over the positions of every chosen Connect Four 7x6 \
+                      test set (v* 1, 0.5, 0 by the exact score's sign)",
+    };
+    out[13] = MetricDef {
+        name: "c4_best_move",
+        description: "share of the positions of every chosen Connect Four 7x6 test set where \
+                      the policy's greedy move keeps the exact value",
+    };
+    while i < 24 {
+        out[i + 2] = C4_DEFS[i - 12];
+        i += 1;
+    }
+    out
+};
+
+impl ReferenceEval {
+    /// The values of [`REFERENCE_METRICS`], in order (`None` where not measured).
+    pub fn values(r: Option<&ReferenceEval>) -> Vec<Option<f64>> {
+        let mut out = Vec::with_capacity(REFERENCE_METRICS.len());
+        for k in MULTIPLIERS {
+            let s = r.and_then(|r| r.solver.iter().find(|s| s.multiplier == k));
+            out.extend([s.map(|s| s.score), s.map(|s| s.ci95), s.and_then(|s| s.auc)]);
+        }
+        let c4 = r.map_or(&[][..], |r| &r.c4[..]);
+        let n: u32 = c4.iter().map(|c| c.positions).sum();
+        if n == 0 {
+            out.extend([None, None]);
+        } else {
+            let err: f64 = c4
+                .iter()
+                .map(|c| c.value_error * f64::from(c.positions))
+                .sum();
+            let best: u32 = c4.iter().map(|c| c.best_moves).sum();
+            out.extend([
+                Some(err / f64::from(n)),
+                Some(f64::from(best) / f64::from(n)),
+            ]);
+        }
+        for (set, _) in C4_SETS {
+            let c = c4.iter().find(|c| c.set == set);
+            out.extend([
+                c.map(|c| c.value_error),
+                c.map(|c| f64::from(c.best_moves) / f64::from(c.positions.max(1))),
+            ]);
+        }
+        out
+    }
+}
+
+/// One position of a Connect Four test set, with what the exact solver says of it.
+#[derive(Clone, Debug)]
+pub struct C4Test {
+    pub state: C4State,
+    /// v* on [0, 1] for the side to move (from the file's score).
+    pub value: f64,
+    /// The value-preserving moves, ascending.
+    pub best: Vec<Action>,
+}
+
+type SetCache = Mutex<BTreeMap<(String, usize), Arc<Vec<C4Test>>>>;
+
+/// The first `n` positions of Connect Four 7x6 test set `name`, with their optimal moves
+/// from the exact solver: computed once per process and set (in parallel, one solver per
+/// thread), then shared. The moves are checked against the file: the best child's value
+/// must be the position's.
+pub fn c4_test_set(name: &str, n: usize) -> Result<Arc<Vec<C4Test>>, String> {
+    static CACHE: OnceLock<SetCache> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(BTreeMap::new()));
+    let key = (name.to_string(), n);
+    if let Some(hit) = cache.lock().map_err(|e| e.to_string())?.get(&key) {
+        return Ok(hit.clone());
+    }
+    let text = C4_SETS
+        .iter()
+        .find(|(s, _)| *s == name)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| format!("no Connect Four test set `{name}`"))?;
+    let g = ConnectFour::new(7, 6)?;
+    let lines: Vec<&str> = text.lines().take(n).collect();
+    let tests: Vec<C4Test> = lines
+        .par_iter()
+        .map(|line| -> Result<C4Test, String> {
+            let (moves, score) = line
+                .split_once(' ')
+                .ok_or_else(|| format!("{name}: `{line}` is not `moves score`"))?;
+            let score: i32 = score
+                .trim()
+                .parse()
+                .map_err(|_| format!("{name}: bad score in `{line}`"))?;
+            let state = g.parse_moves(moves).map_err(|e| e.to_string())?;
+            if score < 0 {
+                // A lost position: every move keeps the value; nothing to solve.
+                let mut legal = Vec::new();
+                g.legal_actions(&state, &mut legal);
+                return Ok(C4Test {
+                    state,
+                    value: 0.0,
+                    best: legal,
+                });
+            }
+            let values = move_signs(&g, &state);
+            let top = values.iter().map(|v| v.1).max().unwrap_or(-2);
+            if top != score.signum() {
+                return Err(format!(
+                    "{name}: `{moves}` scores {score}, its best move's sign is {top}"
+                ));
+            }
+            Ok(C4Test {
+                state,
+                value: (f64::from(top) + 1.0) / 2.0,
+                best: values.iter().filter(|v| v.1 == top).map(|v| v.0).collect(),
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let tests = Arc::new(tests);
+    cache
+        .lock()
+        .map_err(|e| e.to_string())?
+        .insert(key, tests.clone());
+    Ok(tests)
+}
+
+thread_local! {
+    /// One exact solver per thread, kept between positions so its table keeps helping.
+    static SOLVER: std::cell::RefCell<Option<C4Solver>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The legal moves of a 7x6 position with the sign of their exact values for the mover
+/// (weak solves on this thread's solver).
+fn move_signs(g: &ConnectFour, s: &C4State) -> Vec<(Action, i32)> {
+    SOLVER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = C4Solver::new(g, DEFAULT_TABLE_BITS).ok();
+        }
+        slot.as_mut().map_or_else(Vec::new, |solver| {
+            solver
+                .move_signs(g.key(s))
+                .into_iter()
+                .map(|(c, v)| (c as Action, v))
+                .collect()
+        })
+    })
+}
+
+/// Whether `g` is Connect Four 7x6 (the board of the test sets).
+pub fn is_c4_7x6<G: Game>(g: &G) -> bool {
+    (g as &dyn Any)
+        .downcast_ref::<ConnectFour>()
+        .is_some_and(|c| c.width() == 7 && c.height() == 6)
+}
+
+/// The test-set errors of a model on Connect Four 7x6 (`None` on any other game):
+/// `model(state, legal)` returns the greedy move and the value on [0, 1].
+pub fn c4_scores<G: Game>(
+    g: &G,
+    settings: &ReferenceSettings,
+    mut model: impl FnMut(&G::State, &[Action]) -> (Action, f64),
+) -> Option<Vec<C4SetScore>> {
+    if !is_c4_7x6(g) || settings.c4_sets.is_empty() {
+        return None;
+    }
+    let mut legal = Vec::new();
+    let mut out = Vec::new();
+    for name in &settings.c4_sets {
+        // Validated names and a fixed file: an error here is a broken build, so the set is
+        // skipped (its metrics stay empty) rather than failing the run.
+        let Ok(tests) = c4_test_set(name, settings.c4_positions as usize) else {
+            continue;
+        };
+        let (mut err, mut best) = (0.0, 0u32);
+        for t in tests.iter() {
+            let s = (&t.state as &dyn Any).downcast_ref::<G::State>()?;
+            g.legal_actions(s, &mut legal);
+            let (a, v) = model(s, &legal);
+            err += (v - t.value).abs();
+            best += u32::from(t.best.contains(&a));
+        }
+        let n = tests.len() as u32;
+        out.push(C4SetScore {
+            set: name.clone(),
+            positions: n,
+            value_error: err / f64::from(n.max(1)),
+            best_moves: best,
+        });
+    }
+    Some(out)
+}
+
+/// The learner's search settings in reference games: the run's knobs as evaluation play (no
+/// root noise, most visited move, every search full).
+pub fn evaluation_search(run: &SearchConfig) -> SearchConfig {
+    SearchConfig {
+        dirichlet_epsilon: 0.0,
+        temperature: 0.0,
+        playout_cap: None,
+        ..*run
+    }
+}
+
+/// The scores against MCTS-Solver at every multiplier of `settings` after iteration
+/// `iteration`; `make_eval` makes the learner's leaf evaluator (one per worker), `previous`
+/// holds iteration i-1's metric values (for the AUC; `None` at iteration 1).
+pub fn solver_scores<G: Game, E: Evaluator<G>>(
+    g: &G,
+    settings: &ReferenceSettings,
+    search: &SearchConfig,
+    seed: u64,
+    iteration: u32,
+    previous: Option<&MetricValues>,
+    make_eval: impl Fn() -> E + Sync + Send,
+) -> Vec<SolverScore> {
+    let cfg = evaluation_search(search);
+    let mut out = Vec::new();
+    if settings.solver_games == 0 {
+        return out;
+    }
+    for &k in &settings.solver_multipliers {
+        let solver = SolverConfig {
+            simulations: cfg.simulations.saturating_mul(k),
+            ..SolverConfig::default()
+        };
+        let scores: Vec<f64> = (0..settings.solver_games)
+            .into_par_iter()
+            .map_init(
+                || {
+                    (
+                        Search::<G>::new(cfg).ok(),
+                        MctsSolver::<G>::new(solver),
+                        make_eval(),
+                    )
+                },
+                |(search, mcts, eval), n| {
+                    let Some(search) = search else {
+                        return 0.0;
+                    };
+                    solver_game(g, search, eval, mcts, seed, iteration, k, n)
+                },
+            )
+            .collect();
+        let w = crate::learner::WinRate::of_scores(&scores);
+        let name = format!("auc_solver_{k}x");
+        let before = if iteration >= 2 {
+            previous.and_then(|p| metric(p, &name)).unwrap_or(0.0)
+        } else {
+            0.0
+        };
+        out.push(SolverScore {
+            multiplier: k,
+            games: w.games,
+            wins: w.wins,
+            draws: w.draws,
+            score: w.score,
+            ci95: w.ci95,
+            auc: (iteration >= 1).then_some(before + w.score),
+        });
+    }
+    out
+}
+
+/// One game of the learner's search against MCTS-Solver; returns the learner's score (a
+/// search error, impossible from a decision state, scores 0).
+#[allow(clippy::too_many_arguments)]
+fn solver_game<G: Game, E: Evaluator<G>>(
+    g: &G,
+    search: &mut Search<G>,
+    eval: &mut E,
+    mcts: &mut MctsSolver<G>,
+    seed: u64,
+    iteration: u32,
+    k: u32,
+    n: u32,
+) -> f64 {
+    let mut rng = stream_fmt(seed, format_args!("solver-eval({iteration},{k},{n})"));
+    let seat = if n.is_multiple_of(2) {
+        Player::P0
+    } else {
+        Player::P1
+    };
+    let mut outcomes = Vec::new();
+    let end = play_loop(
+        g,
+        g.initial_state(),
+        &mut rng,
+        &mut outcomes,
+        None,
+        |s, p, ply, rng| -> Result<Decision, SearchError> {
+            let action = if p == seat {
+                search.run(g, s, ply, eval, rng)?.action
+            } else {
+                mcts.run(g, s, rng)?.action
+            };
+            Ok(Decision::Play {
+                action,
+                search: None,
+            })
+        },
+    );
+    end.map_or(0.0, |e| e.result().score(seat))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::Uniform;
+
+    #[test]
+    fn metric_names_are_distinct_and_values_line_up() {
+        let mut names: Vec<&str> = REFERENCE_METRICS.iter().map(|d| d.name).collect();
+        assert!(names.iter().all(|n| !n.is_empty()));
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), REFERENCE_METRICS.len());
+        assert_eq!(ReferenceEval::values(None).len(), REFERENCE_METRICS.len());
+        assert_eq!(REFERENCE_METRICS[3].name, "wr_solver_10x");
+        assert_eq!(REFERENCE_METRICS[5].name, "auc_solver_10x");
+        assert_eq!(REFERENCE_METRICS[14].name, "c4_value_error_l3_r1");
+    }
+
+    #[test]
+    fn test_sets_agree_with_the_exact_solver() {
+        // The first positions of the end-game set: solved here, checked against the file.
+        let t = c4_test_set("L3_R1", 50).unwrap();
+        assert_eq!(t.len(), 50);
+        assert!(t.iter().all(|c| !c.best.is_empty()));
+        assert!(t.iter().any(|c| c.value == 1.0) && t.iter().any(|c| c.value == 0.0));
+        // Cached: the same allocation.
+        assert!(Arc::ptr_eq(&t, &c4_test_set("L3_R1", 50).unwrap()));
+        assert!(c4_test_set("L9_R9", 5).is_err());
+    }
+
+    /// Solver games are a function of the named streams: the same on 1 and 2 threads.
+    #[test]
+    fn solver_scores_do_not_depend_on_threads() {
+        let g = ConnectFour::new(5, 4).unwrap();
+        let settings = ReferenceSettings {
+            solver_games: 6,
+            solver_multipliers: vec![1, 10],
+            ..ReferenceSettings::default()
+        };
+        let search = SearchConfig {
+            simulations: 8,
+            ..SearchConfig::default()
+        };
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| solver_scores(&g, &settings, &search, 3, 2, None, || Uniform))
+        };
+        let one = run(1);
+        assert_eq!(one, run(2));
+        assert_eq!(one.len(), 2);
+        assert!(
+            one.iter().all(|s| s.games == 6 && s.auc == Some(s.score)),
+            "{one:?}"
+        );
+        let prev: MetricValues = vec![("auc_solver_1x", Some(2.0))];
+        let later = solver_scores(&g, &settings, &search, 3, 2, Some(&prev), || Uniform);
+        assert_eq!(later[0].auc, Some(2.0 + later[0].score));
+    }
+
+    #[test]
+    fn bad_settings_name_the_key() {
+        let ok = ReferenceSettings::default();
+        assert!(ok.validate().is_ok());
+        let cases = [
+            (
+                ReferenceSettings {
+                    solver_multipliers: vec![1, 5],
+                    ..ok.clone()
+                },
+                "solver_multipliers",
+            ),
+            (
+                ReferenceSettings {
+                    c4_sets: vec!["L1_R1".into(), "L1_R1".into()],
+                    ..ok.clone()
+                },
+                "c4_sets[1]",
+            ),
+            (
+                ReferenceSettings {
+                    c4_positions: 0,
+                    ..ok.clone()
+                },
+                "c4_positions",
+            ),
+        ];
+        for (s, key) in cases {
+            let e = s.validate().unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("learner.network.reference.{key}")),
+                "{e}"
+            );
+        }
+    }
+}
