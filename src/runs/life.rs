@@ -737,6 +737,18 @@ fn run_at(
     })
 }
 
+/// [`run_at`] for `RUN@I` of a run that must play `g`.
+fn run_in<G: Game>(g: &G, store: &Store, text: &str, i: u32) -> Result<RunAt, RunError> {
+    run_at(
+        store,
+        text,
+        i,
+        &format!("{text}@{i}"),
+        "model",
+        Some(g.variant()),
+    )
+}
+
 /// A trained model as a player: the model of run `text` after iteration `i` (0: untrained),
 /// restored through its learner, with the run's search settings.
 pub fn load_model<G: Game>(
@@ -800,14 +812,7 @@ pub fn model_at<G: Game, L: Learner<G>>(
 ) -> Result<L, RunError> {
     let RunAt {
         cfg, seed, records, ..
-    } = run_at(
-        store,
-        text,
-        i,
-        &format!("{text}@{i}"),
-        "model",
-        Some(g.variant()),
-    )?;
+    } = run_in(g, store, text, i)?;
     if cfg.settings.learner.kind.name() != L::NAME {
         return Err(RunError::Usage(format!(
             "{text}@{i}: the run's learner is {}, not {}",
@@ -830,14 +835,7 @@ pub fn model_errors<G: Game>(
 ) -> Result<(f64, f64), RunError> {
     let RunAt {
         cfg, seed, records, ..
-    } = run_at(
-        store,
-        text,
-        i,
-        &format!("{text}@{i}"),
-        "model",
-        Some(g.variant()),
-    )?;
+    } = run_in(g, store, text, i)?;
     crate::with_learner!(cfg.settings.learner.kind, L => {
         let m: L<G> = restore_at(g, store, &cfg.settings, seed, &records, i)?;
         let mut eval = <L<G> as Learner<G>>::evaluator(&m);
@@ -857,14 +855,7 @@ pub fn visited_positions<G: Game>(
     text: &str,
     i: u32,
 ) -> Result<Vec<G::State>, RunError> {
-    let RunAt { records, .. } = run_at(
-        store,
-        text,
-        i,
-        &format!("{text}@{i}"),
-        "model",
-        Some(g.variant()),
-    )?;
+    let RunAt { records, .. } = run_in(g, store, text, i)?;
     let mut seen = crate::solver::fasthash::FastSet::default();
     let mut out = Vec::new();
     for r in &records[..i as usize] {
