@@ -19,7 +19,7 @@ use crate::learner::table::greedy_action;
 use crate::learner::{Sample, Table, TableEval, metrics, train};
 use crate::record::{GameRecord, ReplayError};
 use crate::runs::{RunError, Settings, SpecError};
-use crate::store::{ObjectHash, Store, address};
+use crate::store::{ObjectHash, Store};
 
 pub mod records;
 
@@ -43,6 +43,45 @@ impl<K: PositionKey> TabularAz<K> {
             table,
             trained: Vec::new(),
         }
+    }
+
+    /// The checkpoint of `rows` (table row indices, ascending by key) after `iteration`: its
+    /// chunks, then its `table-snapshot/v1` root; `full` with every row, else a delta on
+    /// `base`.
+    fn encode(
+        &self,
+        iteration: u32,
+        rows: &[usize],
+        full: bool,
+        base: Option<ObjectHash>,
+    ) -> Result<Checkpoint, RunError> {
+        let mut objects = Vec::new();
+        let mut chunk_hashes = Vec::new();
+        let mut bytes = 0u64;
+        for c in records::chunks(&self.table, rows) {
+            let e = Encoded::of(&c)?;
+            chunk_hashes.push(e.hash);
+            bytes += e.bytes.len() as u64;
+            objects.push(e);
+        }
+        let snapshot = SnapshotRecord {
+            iteration,
+            num_actions: self.table.num_actions() as u32,
+            full,
+            base,
+            entries: self.table.len() as u64,
+            chunks: chunk_hashes,
+        };
+        let e = Encoded::of(&snapshot)?;
+        let root = e.hash;
+        bytes += e.bytes.len() as u64;
+        objects.push(e);
+        Ok(Checkpoint {
+            objects,
+            root,
+            full,
+            bytes,
+        })
     }
 }
 
@@ -213,28 +252,21 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
     ) -> Result<ModelSummary, RunError> {
         let table = &self.table;
         let sorted = table.sorted_rows();
-        let mut hashes = Vec::new();
-        let mut bytes = 0u64;
-        for c in records::chunks(table, &sorted) {
-            let (h, n) = address(&c)?;
-            hashes.push(h);
-            bytes += n as u64;
-        }
-        let full = SnapshotRecord {
-            iteration,
-            num_actions: table.num_actions() as u32,
-            full: true,
-            base: None,
-            entries: table.len() as u64,
-            chunks: hashes,
-        };
+        let full = self.encode(iteration, &sorted, true, None)?;
+        // The chunks' bytes (the root record not counted).
+        let bytes = full
+            .objects
+            .iter()
+            .filter(|o| o.hash != full.root)
+            .map(|o| o.bytes.len() as u64)
+            .sum();
         let rows = if with_rows {
             sorted.iter().map(|&r| export_row(g, table, r)).collect()
         } else {
             Vec::new()
         };
         Ok(ModelSummary {
-            identity: address(&full)?.0,
+            identity: full.root,
             units: table.len() as u64,
             unit: "rows",
             bytes,
@@ -289,46 +321,17 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
 
     fn checkpoint(
         &self,
-        g: &G,
+        _: &G,
         ctx: LearnerContext<'_>,
         iteration: u32,
         previous: Option<ObjectHash>,
     ) -> Result<Checkpoint, RunError> {
         let full = iteration.is_multiple_of(ctx.settings.checkpoint_every);
-        let sorted;
-        let rows = if full {
-            sorted = self.table.sorted_rows();
-            &sorted
+        if full {
+            self.encode(iteration, &self.table.sorted_rows(), true, None)
         } else {
-            &self.trained
-        };
-        let mut objects = Vec::new();
-        let mut chunk_hashes = Vec::new();
-        let mut bytes = 0u64;
-        for c in records::chunks(&self.table, rows) {
-            let e = Encoded::of(&c)?;
-            chunk_hashes.push(e.hash);
-            bytes += e.bytes.len() as u64;
-            objects.push(e);
+            self.encode(iteration, &self.trained, false, previous)
         }
-        let snapshot = SnapshotRecord {
-            iteration,
-            num_actions: g.num_actions() as u32,
-            full,
-            base: if full { None } else { previous },
-            entries: self.table.len() as u64,
-            chunks: chunk_hashes,
-        };
-        let e = Encoded::of(&snapshot)?;
-        let root = e.hash;
-        bytes += e.bytes.len() as u64;
-        objects.push(e);
-        Ok(Checkpoint {
-            objects,
-            root,
-            full,
-            bytes,
-        })
     }
 
     fn evaluate(&self, g: &G, _: LearnerContext<'_>, e: EvalContext<'_, G>) -> EvaluationRecord {
