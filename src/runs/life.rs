@@ -861,9 +861,10 @@ pub fn visited_positions<G: Game>(
     for r in &records[..i as usize] {
         for h in &r.games {
             let rec: GameRecord = store.get(h)?;
-            for s in rec.states(g)? {
-                if matches!(g.turn(&s), crate::game::Turn::Player(_)) && seen.insert(g.key(&s)) {
-                    out.push(s);
+            let states = rec.states(g)?;
+            for s in super::decision_states(g, &states) {
+                if seen.insert(g.key(s)) {
+                    out.push(*s);
                 }
             }
         }
@@ -972,7 +973,9 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
         std::collections::BTreeMap::new();
     let mut iterations = std::collections::BTreeMap::new();
     for run in store.runs()? {
-        match store.get::<RunRecord>(&run.hash) {
+        // The run record is read once: its references, and the game and learner that read
+        // its snapshots (`None`: unreadable, reported once here).
+        let owner = match store.get::<RunRecord>(&run.hash) {
             Ok(r) => {
                 let mut refs = vec![("settings", r.settings)];
                 if let Some(p) = &r.parent {
@@ -986,17 +989,24 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
                     }
                     all.push((at, h));
                 }
+                let settings = super::load_settings(store, &r.settings);
+                match (settings, r.variant.parse::<AnyGame>()) {
+                    (Ok(s), Ok(g)) => Some((g, s.learner.kind)),
+                    // A missing settings record is reported above.
+                    (Err(_), _) if !store.contains(&r.settings)? => None,
+                    (Err(e), _) => {
+                        let at = format!("run {} record: settings", run.id);
+                        miss(at, &r.settings, &e.to_string());
+                        None
+                    }
+                    (_, Err(e)) => {
+                        miss(format!("run {} record", run.id), &run.hash, &e.to_string());
+                        None
+                    }
+                }
             }
-            Err(e) => miss(format!("run {} record", run.id), &run.hash, &e.to_string()),
-        }
-        let owner = match load_config(store, &run) {
-            Ok((cfg, _)) => Some((cfg.game, cfg.settings.learner.kind)),
             Err(e) => {
-                miss(
-                    format!("run {} settings", run.id),
-                    &run.hash,
-                    &e.to_string(),
-                );
+                miss(format!("run {} record", run.id), &run.hash, &e.to_string());
                 None
             }
         };

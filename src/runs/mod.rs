@@ -626,6 +626,17 @@ pub(crate) struct Derived<G: Game, L: Learner<G>> {
     pub tree: Vec<G::State>,
 }
 
+/// The decision states among a game's `states` (chance and terminal states left out): the
+/// positions a run's coverage `seen` counts.
+pub(crate) fn decision_states<'a, G: Game>(
+    g: &'a G,
+    states: &'a [G::State],
+) -> impl Iterator<Item = &'a G::State> + 'a {
+    states
+        .iter()
+        .filter(|s| matches!(g.turn(s), Turn::Player(_)))
+}
+
 fn derive<G: Game, L: Learner<G>>(
     g: &G,
     ctx: LearnerContext<'_>,
@@ -635,11 +646,7 @@ fn derive<G: Game, L: Learner<G>>(
     let states = record.states(g)?;
     let mut samples = Vec::new();
     L::samples(g, ctx, record, &states, &mut samples)?;
-    let positions = states
-        .iter()
-        .filter(|s| matches!(g.turn(s), Turn::Player(_)))
-        .map(|s| g.key(s))
-        .collect();
+    let positions = decision_states(g, &states).map(|s| g.key(s)).collect();
     Ok(Derived {
         samples,
         positions,
