@@ -382,8 +382,7 @@ fn bad_input_is_refused_with_nothing_written() {
     let damaged = copy("damaged.db");
     damaged
         .execute(
-            "UPDATE objects SET bytes = X'00' || bytes WHERE id = (SELECT max(id) FROM objects \
-             WHERE kind = 'game/v1')",
+            "UPDATE packs SET bytes = X'00' || bytes WHERE id = (SELECT max(id) FROM packs)",
             [],
         )
         .unwrap();

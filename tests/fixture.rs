@@ -14,6 +14,9 @@ const FIXTURE: &str = concat!(
     "/tests/data/fixtures/store-64434fb.db"
 );
 
+/// A `run_games` row: run, iteration, game, address (NULL when packed), plies, score.
+type GameRow = (i64, i64, i64, Option<Vec<u8>>, i64, f64);
+
 fn show(db: &Path, run: &str) -> serde_json::Value {
     serde_json::from_str(&ok(&tabula(db, &["show", "--json", run]))).unwrap()
 }
@@ -126,27 +129,26 @@ fn the_64434fb_store_opens_verifies_and_resumes() {
     // Migration 0007 rebuilt `run_games` WITHOUT ROWID losslessly: every row of the original
     // file is there unchanged, the table has no separate primary-key index, and the
     // `objects_kind` index is gone.
-    let games =
-        |c: &rusqlite::Connection, filter: &str| -> Vec<(i64, i64, i64, Vec<u8>, i64, f64)> {
-            c.prepare(&format!(
-                "SELECT run_id, iteration, game, hash, plies, score_p0 FROM run_games {filter}
+    let games = |c: &rusqlite::Connection, filter: &str| -> Vec<GameRow> {
+        c.prepare(&format!(
+            "SELECT run_id, iteration, game, hash, plies, score_p0 FROM run_games {filter}
              ORDER BY run_id, iteration, game"
+        ))
+        .unwrap()
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
             ))
-            .unwrap()
-            .query_map([], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            })
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap()
-        };
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    };
     let before = games(&old, "");
     assert!(before.len() > 100, "{}", before.len());
     assert_eq!(
@@ -154,7 +156,20 @@ fn the_64434fb_store_opens_verifies_and_resumes() {
         games(&old, "WHERE run_id IN (1, 2)")
     );
     let after = games(&new, "");
-    assert!(before.iter().all(|g| after.contains(g)));
+    assert!(before.iter().all(|g| g.3.is_some() && after.contains(g)));
+    // Migration 0008 kept every old game an object (its row keeps its address, no pack);
+    // the games the resumed branch played since are packed, with no address column.
+    let (packed, plain): (i64, i64) = new
+        .query_row(
+            "SELECT sum(pack IS NOT NULL AND hash IS NULL), sum(pack IS NULL AND hash IS NOT NULL)
+             FROM run_games",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(plain as usize, before.len());
+    assert_eq!(packed as usize + before.len(), after.len());
+    assert!(packed > 0, "the resumed branch's games are packed");
     let schema = |name: &str| -> Option<String> {
         new.query_row(
             "SELECT sql FROM sqlite_master WHERE name = ?1",

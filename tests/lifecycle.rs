@@ -513,6 +513,47 @@ fn damage(db: &Path, hash: &str) -> Vec<u8> {
     bytes
 }
 
+/// A game's address as `show RUN --games I` lists it (packed games have no address in SQL).
+fn game_hash(db: &Path, run: &str, iteration: u32, game: usize) -> String {
+    let v = json(&tabula(
+        db,
+        &["show", run, "--games", &iteration.to_string(), "--json"],
+    ));
+    v["games"][game]["hash"].as_str().unwrap().to_string()
+}
+
+/// Flips a byte in the middle of the pack that holds game `game` of iteration `iteration`
+/// of run `run_id`; returns the pack's address (hex) and its bytes before.
+fn damage_pack(db: &Path, run_id: i64, iteration: u32, game: u32) -> (String, Vec<u8>) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let (id, hash, bytes): (i64, String, Vec<u8>) = conn
+        .query_row(
+            "SELECT p.id, lower(hex(p.hash)), p.bytes FROM run_games g JOIN packs p ON p.id = g.pack
+             WHERE g.run_id = ?1 AND g.iteration = ?2 AND g.game = ?3",
+            rusqlite::params![run_id, iteration, game],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    let mut bad = bytes.clone();
+    let k = bad.len() / 2;
+    bad[k] ^= 0x01;
+    conn.execute(
+        "UPDATE packs SET bytes = ?1 WHERE id = ?2",
+        rusqlite::params![bad, id],
+    )
+    .unwrap();
+    (hash, bytes)
+}
+
+fn restore_pack(db: &Path, hash: &str, bytes: &[u8]) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute(
+        "UPDATE packs SET bytes = ?1 WHERE lower(hex(hash)) = ?2",
+        rusqlite::params![bytes, hash],
+    )
+    .unwrap();
+}
+
 fn restore(db: &Path, hash: &str, bytes: &[u8]) {
     let conn = rusqlite::Connection::open(db).unwrap();
     conn.execute(
@@ -538,11 +579,7 @@ fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
     ok(&tabula(&db, &["fsck"]));
 
     // A game of iteration 3.
-    let v = sql(
-        &db,
-        "SELECT lower(hex(hash)) AS h FROM run_games WHERE iteration = 3 AND game = 7",
-    );
-    let game = v[0]["h"].as_str().unwrap().to_string();
+    let game = game_hash(&db, "v", 3, 7);
     // replay re-plays it from its inputs (the table after iteration 2, the run's settings,
     // seed and stream) and checks its hash.
     let out = ok(&tabula(&db, &["replay", &game]));
@@ -550,22 +587,25 @@ fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
         out.contains("self-play game 7 of iteration 3 of run 1") && out.contains("identical"),
         "{out}"
     );
-    let saved = damage(&db, &game);
+    // A changed byte in the pack that holds it (docs/store.md "Packs and codecs"): the pack's
+    // games and the iteration record that lists them cannot be read; verify and fsck name the
+    // pack and what it holds.
+    let (pack, saved) = damage_pack(&db, 1, 3, 7);
     let out = tabula(&db, &["verify", "v", "--iterations", "3..4"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        err.contains("iteration 3 game 7") && err.contains(&game),
+        err.contains("run 1 iteration 3 games 0..") && err.contains(&pack[..12]),
         "{err}"
     );
     let out = tabula(&db, &["fsck"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success());
     assert!(
-        text.contains(&format!("DAMAGED {game}")) && text.contains("iteration 3 game 7"),
+        text.contains(&format!("DAMAGED {pack}")) && text.contains("run 1 iteration 3 games 0.."),
         "{text}"
     );
-    restore(&db, &game, &saved);
+    restore_pack(&db, &pack, &saved);
     ok(&tabula(&db, &["fsck"]));
 
     // A chunk of iteration 4's snapshot (a full checkpoint at 4: checkpoint_every = 2).
@@ -891,17 +931,16 @@ fn derived_snapshots_rebuild_bit_exact_tables_from_the_games() {
     assert_eq!(table("d", 5).0, table("e", 5).0);
     assert_eq!(table("d", 4).0, table("e", 4).0);
     // A changed byte in a game of iteration 5's window: the rebuild stops and names it.
-    let game = sql(
-        &db,
-        "SELECT lower(hex(g.hash)) AS h FROM run_games g JOIN runs r ON r.id = g.run_id
-         WHERE r.name = 'd' AND g.iteration = 5 AND g.game = 0",
-    )[0]["h"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    damage(&db, &game);
+    // (The pack that holds the game: its games and iteration 5's record are unreadable.)
+    let d_id = sql(&db, "SELECT id FROM runs WHERE name = 'd'")[0]["id"]
+        .as_i64()
+        .unwrap();
+    let (pack, _) = damage_pack(&db, d_id, 5, 0);
     let out = tabula(&db, &["checkout", "d@5"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains(&game), "{err}");
+    assert!(
+        err.contains(&pack[..12]) && err.contains(&format!("run {d_id} iteration 5 games 0..")),
+        "{err}"
+    );
 }

@@ -208,6 +208,10 @@ pub struct ShowArgs {
     /// Print one JSON object (settings and metrics rows).
     #[arg(long)]
     pub json: bool,
+    /// List the self-play games of this iteration instead (index and address, the form
+    /// `tabula replay` takes; packed games have no address column in SQL, docs/store.md).
+    #[arg(long, value_name = "ITERATION")]
+    pub games: Option<u32>,
 }
 
 #[derive(Debug, Args)]

@@ -321,6 +321,9 @@ pub fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
 pub fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;
     let run = tabula::runs::life::find(&store, &args.run)?;
+    if let Some(i) = args.games {
+        return show_games(&store, &run, i, args.json);
+    }
     let metrics = store.run_metrics(run.id)?;
     let settings: serde_json::Value =
         serde_json::from_str(&run.settings_json).unwrap_or(serde_json::Value::Null);
@@ -405,6 +408,54 @@ pub fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
     }
     println!();
     print!("{}", to_table(&metrics));
+    Ok(())
+}
+
+/// `show RUN --games I`: the games of iteration `i` of `run` (a branch's inherited iterations
+/// are its ancestors' rows).
+fn show_games(
+    store: &Store,
+    run: &tabula::store::RunRow,
+    i: u32,
+    json: bool,
+) -> anyhow::Result<()> {
+    if i == 0 || i > run.iterations_done + 1 {
+        anyhow::bail!(
+            "run {} has iterations 1..={} (and the games of {} if it was interrupted); \
+             --games {i} is not one of them",
+            run.id,
+            run.iterations_done,
+            run.iterations_done + 1
+        );
+    }
+    let runs = store.runs()?;
+    let mut owner = run.clone();
+    while let Some((pid, at)) = owner.parent
+        && i <= at
+    {
+        match runs.iter().find(|r| r.id == pid) {
+            Some(p) => owner = p.clone(),
+            None => break,
+        }
+    }
+    let games = store.run_games(owner.id, i)?;
+    if json {
+        let v: Vec<serde_json::Value> = games
+            .iter()
+            .map(|(g, h)| serde_json::json!({"game": g, "hash": h.to_hex()}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "run": run.id, "iteration": i, "stored_in_run": owner.id, "games": v,
+            }))?
+        );
+        return Ok(());
+    }
+    println!("run {} iteration {i}: {} games stored", run.id, games.len());
+    for (g, h) in games {
+        println!("{g:>6}  {h}");
+    }
     Ok(())
 }
 

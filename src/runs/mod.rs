@@ -744,12 +744,7 @@ fn write_jobs(
                 iteration,
                 records,
                 rows,
-            } => store.write(|w| {
-                for r in &records {
-                    w.put_encoded(r)?;
-                }
-                w.add_run_games(run_id, iteration, &rows)
-            })?,
+            } => store.write(|w| w.add_packed_games(run_id, iteration, &rows, &records))?,
             Job::Baseline(job) => store.write(|w| {
                 w.put_encoded(&job.0)?;
                 w.add_evaluation(&job.1)
@@ -759,7 +754,13 @@ fn write_jobs(
                     w.put_encoded(c)?;
                 }
                 w.put_encoded(&job.evaluation)?;
-                let head = w.put(&job.record)?;
+                // The record's list of games is kept once, in the games' packs.
+                let head = w.put_encoded_over_games(
+                    &Encoded::of(&job.record)?,
+                    run_id,
+                    job.record.iteration,
+                    &job.record.games,
+                )?;
                 w.add_evaluation(&job.evaluation_row)?;
                 w.set_run_progress(run_id, job.record.iteration, Some(&head), job.status)?;
                 // The commit itself is cheap (WAL, synchronous=NORMAL: no fsync per commit).

@@ -43,6 +43,7 @@ pub struct MergedSource {
 /// Tables merged by their own rules; every other table must have a `run_id` column.
 const SPECIAL: &[&str] = &[
     "objects",
+    "packs",
     "solutions",
     "runs",
     "sweeps",
@@ -228,28 +229,90 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
         super::runs::declare_metrics(dest, &defs)?;
     }
 
-    // 1. Objects, every hash recomputed.
+    // 1. Packs, then objects (an elided object's bytes live partly in packs), every address
+    // recomputed from the decoded bytes; stored forms are copied as they are.
+    let mut pack_ids: BTreeMap<i64, i64> = BTreeMap::new();
+    let cache = super::packs::Cache::default();
     {
-        let mut stmt = src.prepare("SELECT hash, kind, size, bytes FROM objects ORDER BY id")?;
+        let mut stmt = src.prepare(
+            "SELECT id, hash, kind, members, size, prefixes, bytes FROM packs ORDER BY id",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            let stored: Vec<u8> = r.get(1)?;
+            let kind: String = r.get(2)?;
+            let members: i64 = r.get(3)?;
+            let size: i64 = r.get(4)?;
+            let prefixes: Vec<u8> = r.get(5)?;
+            let bytes: Vec<u8> = r.get(6)?;
+            let hash = ObjectHash(<[u8; 32]>::try_from(stored.as_slice()).unwrap_or([0; 32]));
+            let pack = super::packs::decode(hash, kind.clone(), members, &bytes).map_err(|e| {
+                MergeError::Store(match e.into_store_error(path) {
+                    StoreError::Corrupt { hash, reason } => StoreError::Corrupt {
+                        hash,
+                        reason: format!("in {}: {reason}; nothing was merged", path.display()),
+                    },
+                    e => e,
+                })
+            })?;
+            let expect: Vec<u8> = pack
+                .members
+                .iter()
+                .flat_map(|(h, _)| h.0[..4].to_vec())
+                .collect();
+            let sum: i64 = pack.members.iter().map(|(_, b)| b.len() as i64).sum();
+            if expect != prefixes || sum != size {
+                return Err(MergeError::Store(StoreError::Corrupt {
+                    hash,
+                    reason: format!(
+                        "in {}: pack: its prefixes or size column disagree with its members; \
+                         nothing was merged",
+                        path.display()
+                    ),
+                }));
+            }
+            dest.prepare_cached(
+                "INSERT INTO packs (hash, kind, members, size, prefixes, bytes)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(hash) DO NOTHING",
+            )?
+            .execute(rusqlite::params![
+                &stored, kind, members, size, prefixes, bytes
+            ])?;
+            let to: i64 =
+                dest.query_row("SELECT id FROM packs WHERE hash = ?1", [&stored], |r| {
+                    r.get(0)
+                })?;
+            pack_ids.insert(id, to);
+        }
+    }
+    {
+        let mut stmt =
+            src.prepare("SELECT hash, kind, size, codec, bytes FROM objects ORDER BY id")?;
         let mut rows = stmt.query([])?;
         let mut ins = dest.prepare_cached(
-            "INSERT INTO objects (hash, kind, size, bytes) VALUES (?1, ?2, ?3, ?4)
+            "INSERT INTO objects (hash, kind, size, codec, bytes) VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT(hash) DO NOTHING",
         )?;
         while let Some(r) = rows.next()? {
             let stored: Vec<u8> = r.get(0)?;
             let kind: String = r.get(1)?;
             let size: i64 = r.get(2)?;
-            let bytes: Vec<u8> = r.get(3)?;
-            let actual = ObjectHash::of(&kind, &bytes);
+            let codec: i64 = r.get(3)?;
+            let raw: Vec<u8> = r.get(4)?;
+            let address = ObjectHash(<[u8; 32]>::try_from(stored.as_slice()).unwrap_or([0; 32]));
             let damaged = |reason: String| {
                 MergeError::Store(StoreError::Corrupt {
-                    hash: <[u8; 32]>::try_from(stored.as_slice())
-                        .map(ObjectHash)
-                        .unwrap_or(actual),
+                    hash: address,
                     reason: format!("in {}: {reason}; nothing was merged", path.display()),
                 })
             };
+            let bytes = super::packs::decode_object(src, &cache, &address, codec, raw.clone())
+                .map_err(|e| match e.into_store_error(path) {
+                    StoreError::Corrupt { reason, .. } => damaged(reason),
+                    e => MergeError::Store(e),
+                })?;
+            let actual = ObjectHash::of(&kind, &bytes);
             if stored.as_slice() != actual.0 {
                 return Err(damaged(format!(
                     "its `{kind}` bytes hash to {actual}, not to their address"
@@ -261,7 +324,7 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
                     bytes.len()
                 )));
             }
-            if ins.execute(rusqlite::params![&stored, kind, size, bytes])? > 0 {
+            if ins.execute(rusqlite::params![&stored, kind, size, codec, raw])? > 0 {
                 rep.objects_new += 1;
             } else {
                 rep.objects_present += 1;
@@ -437,7 +500,25 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
     // 4. Rows of every run table, run ids mapped.
     for (t, cols) in &run_tables {
         let ci = cols.iter().position(|c| c == "run_id").unwrap_or(0);
+        let pack_col = (t == "run_games")
+            .then(|| cols.iter().position(|c| c == "pack"))
+            .flatten();
         for mut row in select_all(src, t, cols, "")? {
+            // A packed game's row names its pack by the source's id.
+            if let Some(pi) = pack_col
+                && let SqlValue::Integer(p) = row[pi]
+            {
+                match pack_ids.get(&p) {
+                    Some(&q) => row[pi] = SqlValue::Integer(q),
+                    None => {
+                        return Err(fail(
+                            path,
+                            format!("`{t}` names pack {p}, which does not exist"),
+                        )
+                        .into());
+                    }
+                }
+            }
             if let SqlValue::Integer(r) = row[ci] {
                 match map.get(&r) {
                     Some(&m) => row[ci] = SqlValue::Integer(m),

@@ -27,6 +27,7 @@
 mod hash;
 mod merge;
 mod objects;
+mod packs;
 mod query;
 mod resolve;
 mod runs;
@@ -192,6 +193,8 @@ pub struct Store {
     guard: Option<Arc<query::Guard>>,
     /// The file as it was when opened immutable (read-only, no write-ahead log beside it).
     stamp: Option<FileStamp>,
+    /// Packs read and the map from member address prefixes to packs.
+    packs: packs::Cache,
 }
 
 /// What identifies a file's content cheaply: device, inode, size, modification time.
@@ -381,6 +384,7 @@ impl Store {
             read_only: false,
             guard: None,
             stamp: None,
+            packs: packs::Cache::default(),
         };
         // SQLite cannot open the `-wal`/`-shm` files of a store in a read-only directory.
         let cannot_write = |e: StoreError| match e {
@@ -457,6 +461,7 @@ impl Store {
             read_only: true,
             guard: Some(guard),
             stamp,
+            packs: packs::Cache::default(),
         };
         // The first read opens the log; with no `-shm` beside it SQLite must create one (the
         // log's index), which a read-only directory forbids.
@@ -584,18 +589,18 @@ impl Store {
 
     /// Loads and decodes a record, checking its hash and kind.
     pub fn get<R: Record>(&self, hash: &ObjectHash) -> Result<R> {
-        objects::get(&self.conn, hash).map_err(|e| self.lift(e))
+        objects::get(&self.conn, &self.packs, hash).map_err(|e| self.lift(e))
     }
 
     /// Reads an object of any kind and checks its bytes against its address; returns its
     /// kind.
     pub fn check(&self, hash: &ObjectHash) -> Result<String> {
-        objects::check(&self.conn, hash).map_err(|e| self.lift(e))
+        objects::check(&self.conn, &self.packs, hash).map_err(|e| self.lift(e))
     }
 
     /// Whether an object is stored.
     pub fn contains(&self, hash: &ObjectHash) -> Result<bool> {
-        objects::contains(&self.conn, hash).map_err(|e| self.lift(e))
+        objects::contains(&self.conn, &self.packs, hash).map_err(|e| self.lift(e))
     }
 
     /// Runs `f` inside one `BEGIN IMMEDIATE` transaction: all its writes land together or
@@ -621,9 +626,13 @@ impl Store {
         let out = f(&Writer {
             tx: &tx,
             path: &path,
-        })?;
-        tx.commit().map_err(|e| sqlite(&path, e))?;
-        Ok(out)
+        })
+        .and_then(|out| tx.commit().map_err(|e| sqlite(&path, e)).map(|()| out));
+        if out.is_err() {
+            // Rolled back: pack ids read in this transaction may be reused.
+            self.packs.clear();
+        }
+        out
     }
 
     /// Recomputes every object's hash from its kind and bytes.
@@ -717,7 +726,19 @@ impl Store {
         let Some(prefix) = hex_prefix(text) else {
             return Ok(None);
         };
-        match resolve::objects(&self.conn, &prefix, kind).map_err(|e| self.err(e))? {
+        let found = resolve::objects(&self.conn, &prefix, kind).map_err(|e| self.err(e))?;
+        let (lo, hi) = resolve::bounds(&prefix);
+        let packed = packs::in_range(
+            &self.conn,
+            &self.packs,
+            &lo,
+            &hi,
+            kind,
+            resolve::MAX_LISTED + 1,
+        )
+        .map_err(|e| self.lift(e))?;
+        let found = found.with(packed);
+        match found {
             resolve::Found::None => Ok(None),
             resolve::Found::One(h) => Ok(Some(h)),
             resolve::Found::Many(hashes) => {
@@ -779,7 +800,37 @@ impl Store {
 
     /// The stored self-play games of one iteration of a run: (game index, hash), in order.
     pub fn run_games(&self, run_id: i64, iteration: u32) -> Result<Vec<(u32, ObjectHash)>> {
-        runs::games_of(&self.conn, run_id, iteration).map_err(|e| self.err(e))
+        let rows = runs::games_of(&self.conn, run_id, iteration).map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (game, hash, place) in rows {
+            let hash = match (hash, place) {
+                (Some(h), _) => h,
+                (None, Some((pack, slot))) => {
+                    let p = packs::load(&self.conn, &self.packs, pack).map_err(|e| self.lift(e))?;
+                    match p.members.get(slot as usize) {
+                        Some((h, _)) => *h,
+                        None => {
+                            return Err(StoreError::Corrupt {
+                                hash: p.hash,
+                                reason: format!(
+                                    "pack: run {run_id} iteration {iteration} game {game} is \
+                                     its slot {slot}, but it has {} members",
+                                    p.members.len()
+                                ),
+                            });
+                        }
+                    }
+                }
+                (None, None) => {
+                    return Err(StoreError::Query(format!(
+                        "run {run_id} iteration {iteration} game {game}: neither an address \
+                         nor a pack"
+                    )));
+                }
+            };
+            out.push((game, hash));
+        }
+        Ok(out)
     }
 
     /// Whether a run has an evaluation row for an iteration (0: the untrained table).
@@ -795,7 +846,15 @@ impl Store {
 
     /// The (run id, iteration, game index) of a stored self-play game.
     pub fn game_owner(&self, hash: &ObjectHash) -> Result<Option<(i64, u32, u32)>> {
-        runs::game_owner(&self.conn, hash).map_err(|e| self.err(e))
+        if let Some(owner) = runs::game_owner(&self.conn, hash).map_err(|e| self.err(e))? {
+            return Ok(Some(owner));
+        }
+        let Some((pack, slot)) =
+            packs::place(&self.conn, &self.packs, hash).map_err(|e| self.lift(e))?
+        else {
+            return Ok(None);
+        };
+        runs::packed_game_owner(&self.conn, pack, slot).map_err(|e| self.err(e))
     }
 
     /// Every hash the run tables hold, labelled with where it sits (run, iteration, game).
@@ -890,10 +949,82 @@ impl Writer<'_> {
         runs::declare_metrics(self.tx, defs).map_err(|e| sqlite(self.path, e))
     }
 
-    /// Stores an already encoded object (if not already there); returns its address.
+    /// Stores an already encoded object (if not already there; large ones compressed when
+    /// that saves, docs/store.md "Packs and codecs"); returns its address.
     pub fn put_encoded(&self, e: &crate::learners::Encoded) -> Result<ObjectHash> {
-        objects::put_raw(self.tx, e.kind, &e.bytes, &e.hash)
+        objects::put_compressed(self.tx, e.kind, &e.bytes, &e.hash)
             .map_err(|e| e.into_store_error(self.path))?;
+        Ok(e.hash)
+    }
+
+    /// Stores a batch of a run's self-play games as one pack and indexes them (`rows[k]` is
+    /// `records[k]`'s row); see docs/store.md "Packs and codecs".
+    pub fn add_packed_games(
+        &self,
+        run_id: i64,
+        iteration: u32,
+        rows: &[RunGameRow],
+        records: &[crate::learners::Encoded],
+    ) -> Result<()> {
+        let Some(kind) = records.first().map(|r| r.kind) else {
+            return Ok(());
+        };
+        if rows.len() != records.len() || records.iter().any(|r| r.kind != kind) {
+            return Err(StoreError::Query(
+                "a pack holds records of one kind, one row each".into(),
+            ));
+        }
+        let members: Vec<(ObjectHash, &[u8])> = records
+            .iter()
+            .map(|r| (r.hash, r.bytes.as_slice()))
+            .collect();
+        let (pack, _) =
+            packs::put(self.tx, kind, &members).map_err(|e| e.into_store_error(self.path))?;
+        runs::add_packed_games(self.tx, run_id, iteration, rows, pack)
+            .map_err(|e| sqlite(self.path, e))
+    }
+
+    /// Stores an object whose bytes list, contiguously, the addresses of the games of
+    /// `run_id`'s iteration `iteration` (`games`, in order: an iteration record): when every
+    /// game is packed, those addresses are kept once, in the packs (codec 2), else the bytes
+    /// are stored as they are. Returns its address.
+    pub fn put_encoded_over_games(
+        &self,
+        e: &crate::learners::Encoded,
+        run_id: i64,
+        iteration: u32,
+        games: &[ObjectHash],
+    ) -> Result<ObjectHash> {
+        let packs = runs::packs_of(self.tx, run_id, iteration, games.len())
+            .map_err(|e| sqlite(self.path, e))?;
+        let kind = packs.as_ref().and_then(|p| p.first()).map(|p| p.2.clone());
+        let elided = match (&packs, kind) {
+            (Some(p), Some(kind)) => {
+                let p: Vec<(ObjectHash, usize)> = p.iter().map(|(h, n, _)| (*h, *n)).collect();
+                packs::elide(&e.bytes, &kind, games, &p)
+            }
+            _ => None,
+        };
+        let done = match elided {
+            Some(el) => match postcard::to_stdvec(&el) {
+                Ok(stored) => objects::put_coded(
+                    self.tx,
+                    e.kind,
+                    e.bytes.len(),
+                    packs::ELIDED,
+                    &stored,
+                    &e.hash,
+                ),
+                Err(source) => {
+                    return Err(StoreError::Encode {
+                        kind: e.kind,
+                        source,
+                    });
+                }
+            },
+            None => objects::put_raw(self.tx, e.kind, &e.bytes, &e.hash),
+        };
+        done.map_err(|e| e.into_store_error(self.path))?;
         Ok(e.hash)
     }
 

@@ -6,6 +6,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::packs::{self, Cache};
 use super::{ObjectHash, StoreError};
 
 /// A record kind that can be stored. `KIND` names the kind and its encoding version
@@ -15,6 +16,7 @@ pub trait Record: Serialize + DeserializeOwned {
     const KIND: &'static str;
 }
 
+#[derive(Debug)]
 pub(super) enum Error {
     Sqlite(rusqlite::Error),
     Store(StoreError),
@@ -67,35 +69,79 @@ pub(super) fn put_raw(
     bytes: &[u8],
     hash: &ObjectHash,
 ) -> Result<(), Error> {
+    put_coded(conn, kind, bytes.len(), packs::PLAIN, bytes, hash)
+}
+
+/// Like [`put_raw`], keeping the bytes zstd-compressed when that saves (large objects).
+pub(super) fn put_compressed(
+    conn: &Connection,
+    kind: &str,
+    bytes: &[u8],
+    hash: &ObjectHash,
+) -> Result<(), Error> {
+    match packs::compress(bytes) {
+        Some((codec, c)) => put_coded(conn, kind, bytes.len(), codec, &c, hash),
+        None => put_raw(conn, kind, bytes, hash),
+    }
+}
+
+/// Stores an object whose record bytes are `size` long, kept as `stored` in `codec`.
+pub(super) fn put_coded(
+    conn: &Connection,
+    kind: &str,
+    size: usize,
+    codec: i64,
+    stored: &[u8],
+    hash: &ObjectHash,
+) -> Result<(), Error> {
     conn.prepare_cached(
-        "INSERT INTO objects (hash, kind, size, bytes) VALUES (?1, ?2, ?3, ?4)
+        "INSERT INTO objects (hash, kind, size, codec, bytes) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(hash) DO NOTHING",
     )?
-    .execute(params![&hash.0[..], kind, bytes.len() as i64, bytes])?;
+    .execute(params![&hash.0[..], kind, size as i64, codec, stored])?;
     Ok(())
 }
 
-pub(super) fn contains(conn: &Connection, hash: &ObjectHash) -> Result<bool, Error> {
-    Ok(conn
+pub(super) fn contains(conn: &Connection, cache: &Cache, hash: &ObjectHash) -> Result<bool, Error> {
+    if conn
         .prepare_cached("SELECT 1 FROM objects WHERE hash = ?1")?
         .query_row([&hash.0[..]], |_| Ok(()))
         .optional()?
-        .is_some())
+        .is_some()
+    {
+        return Ok(true);
+    }
+    // A member of a damaged pack cannot be read: not stored, as far as readers go (fsck
+    // reports the pack itself).
+    match packs::find(conn, cache, hash) {
+        Ok(found) => Ok(found.is_some()),
+        Err(Error::Store(StoreError::Corrupt { .. })) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Reads an object and checks that its bytes hash to its address; returns its kind.
-pub(super) fn check(conn: &Connection, hash: &ObjectHash) -> Result<String, Error> {
-    load(conn, hash).map(|(kind, _)| kind)
+pub(super) fn check(conn: &Connection, cache: &Cache, hash: &ObjectHash) -> Result<String, Error> {
+    load(conn, cache, hash).map(|(kind, _)| kind)
 }
 
-/// An object's kind and bytes, checked against its address.
-fn load(conn: &Connection, hash: &ObjectHash) -> Result<(String, Vec<u8>), Error> {
-    let row: Option<(String, Vec<u8>)> = conn
-        .prepare_cached("SELECT kind, bytes FROM objects WHERE hash = ?1")?
-        .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?)))
+/// An object's kind and record bytes (decoded, from its row or its pack), checked against
+/// its address.
+fn load(conn: &Connection, cache: &Cache, hash: &ObjectHash) -> Result<(String, Vec<u8>), Error> {
+    let row: Option<(String, i64, Vec<u8>)> = conn
+        .prepare_cached("SELECT kind, codec, bytes FROM objects WHERE hash = ?1")?
+        .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
-    let Some((kind, bytes)) = row else {
-        return Err(Error::Store(StoreError::NotFound(*hash)));
+    let (kind, bytes) = match row {
+        Some((kind, codec, stored)) => {
+            let bytes = packs::decode_object(conn, cache, hash, codec, stored)?;
+            (kind, bytes)
+        }
+        // A pack member is checked against its address as its pack is read.
+        None => match packs::find(conn, cache, hash)? {
+            Some(found) => return Ok(found),
+            None => return Err(Error::Store(StoreError::NotFound(*hash))),
+        },
     };
     if ObjectHash::of(&kind, &bytes) != *hash {
         return Err(Error::Store(StoreError::Corrupt {
@@ -106,24 +152,33 @@ fn load(conn: &Connection, hash: &ObjectHash) -> Result<(String, Vec<u8>), Error
     Ok((kind, bytes))
 }
 
-pub(super) fn get<R: Record>(conn: &Connection, hash: &ObjectHash) -> Result<R, Error> {
+pub(super) fn get<R: Record>(
+    conn: &Connection,
+    cache: &Cache,
+    hash: &ObjectHash,
+) -> Result<R, Error> {
     // The kind is checked before the bytes: a wrong kind is the more useful error.
     let kind: Option<String> = conn
         .prepare_cached("SELECT kind FROM objects WHERE hash = ?1")?
         .query_row([&hash.0[..]], |r| r.get(0))
         .optional()?;
-    match kind {
-        None => return Err(Error::Store(StoreError::NotFound(*hash))),
-        Some(kind) if kind != R::KIND => {
-            return Err(Error::Store(StoreError::WrongKind {
-                hash: *hash,
-                found: kind,
-                expected: R::KIND,
-            }));
-        }
-        Some(_) => {}
+    if let Some(kind) = kind
+        && kind != R::KIND
+    {
+        return Err(Error::Store(StoreError::WrongKind {
+            hash: *hash,
+            found: kind,
+            expected: R::KIND,
+        }));
     }
-    let (_, bytes) = load(conn, hash)?;
+    let (kind, bytes) = load(conn, cache, hash)?;
+    if kind != R::KIND {
+        return Err(Error::Store(StoreError::WrongKind {
+            hash: *hash,
+            found: kind,
+            expected: R::KIND,
+        }));
+    }
     postcard::from_bytes(&bytes).map_err(|e| {
         Error::Store(StoreError::Corrupt {
             hash: *hash,
@@ -136,33 +191,81 @@ pub(super) fn fsck(
     conn: &Connection,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<super::FsckReport, Error> {
-    let total: i64 = conn.query_row("SELECT count(*) FROM objects", [], |r| r.get(0))?;
+    let total: i64 = conn.query_row(
+        "SELECT (SELECT count(*) FROM objects) + (SELECT count(*) FROM packs)",
+        [],
+        |r| r.get(0),
+    )?;
+    let cache = Cache::default();
     let mut report = super::FsckReport::default();
-    let mut stmt = conn.prepare("SELECT hash, kind, bytes FROM objects ORDER BY id")?;
+    let mut seen = 0u64;
+    // Packs first: each is decompressed and its members hashed (a pack's address is over its
+    // members' addresses); every member counts as an object.
+    {
+        let mut stmt =
+            conn.prepare("SELECT hash, kind, members, size, bytes, id FROM packs ORDER BY id")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let stored: Vec<u8> = row.get(0)?;
+            let kind: String = row.get(1)?;
+            let count: i64 = row.get(2)?;
+            let size: i64 = row.get(3)?;
+            let bytes: Vec<u8> = row.get(4)?;
+            seen += 1;
+            let hash = ObjectHash(<[u8; 32]>::try_from(stored.as_slice()).unwrap_or([0; 32]));
+            match packs::decode(hash, kind, count, &bytes) {
+                Ok(p) => {
+                    report.objects += p.members.len() as u64;
+                    report.bytes += size as u64;
+                }
+                Err(Error::Store(StoreError::Corrupt { hash, reason })) => {
+                    let id: i64 = row.get(5)?;
+                    report
+                        .damaged
+                        .push((hash, format!("{reason}{}", packs::holdings(conn, id)?)));
+                }
+                Err(e) => return Err(e),
+            }
+            progress(seen, total as u64);
+        }
+    }
+    let mut stmt = conn.prepare("SELECT hash, kind, codec, bytes FROM objects ORDER BY id")?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
         let stored: Vec<u8> = row.get(0)?;
         let kind: String = row.get(1)?;
-        let bytes: Vec<u8> = row.get(2)?;
+        let codec: i64 = row.get(2)?;
+        let raw: Vec<u8> = row.get(3)?;
         report.objects += 1;
-        report.bytes += bytes.len() as u64;
-        let actual = ObjectHash::of(&kind, &bytes);
+        seen += 1;
         let Ok(stored) = <[u8; 32]>::try_from(stored.as_slice()) else {
+            let actual = ObjectHash::of(&kind, &raw);
             report
                 .damaged
                 .push((actual, format!("address is {} bytes, not 32", stored.len())));
             continue;
         };
-        if actual.0 != stored {
+        let stored = ObjectHash(stored);
+        let bytes = match packs::decode_object(conn, &cache, &stored, codec, raw) {
+            Ok(b) => b,
+            Err(Error::Store(StoreError::Corrupt { hash, reason })) => {
+                report.damaged.push((hash, format!("`{kind}`: {reason}")));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        report.bytes += bytes.len() as u64;
+        let actual = ObjectHash::of(&kind, &bytes);
+        if actual != stored {
             report.damaged.push((
-                ObjectHash(stored),
+                stored,
                 format!("`{kind}` bytes hash to {actual}, not to their address"),
             ));
         }
-        if report.objects % 1024 == 0 {
-            progress(report.objects, total as u64);
+        if seen.is_multiple_of(1024) {
+            progress(seen, total as u64);
         }
     }
-    progress(report.objects, total as u64);
+    progress(seen, total as u64);
     Ok(report)
 }

@@ -25,6 +25,23 @@ pub(super) enum Found<T> {
     Many(Vec<T>),
 }
 
+impl Found<ObjectHash> {
+    /// This result and `more` together (hash order, duplicates once, at most
+    /// `MAX_LISTED + 1`).
+    pub(super) fn with(self, more: Vec<ObjectHash>) -> Found<ObjectHash> {
+        let mut all = match self {
+            Found::None => Vec::new(),
+            Found::One(h) => vec![h],
+            Found::Many(v) => v,
+        };
+        all.extend(more);
+        all.sort_unstable();
+        all.dedup();
+        all.truncate(MAX_LISTED + 1);
+        Found::of(all)
+    }
+}
+
 impl<T> Found<T> {
     /// The lookup's result from its rows (already limited to `MAX_LISTED + 1`).
     pub(super) fn of(mut rows: Vec<T>) -> Found<T> {

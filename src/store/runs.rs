@@ -622,19 +622,94 @@ pub(super) fn unlock(conn: &Connection, run_id: i64) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// The stored self-play games of one iteration of a run: (game index, hash), in order.
+/// Where the stored self-play games of one iteration of a run are, in order: (game index,
+/// address when stored as an object, (pack id, slot) when packed).
+#[allow(clippy::type_complexity)]
 pub(super) fn games_of(
     conn: &Connection,
     run_id: i64,
     iteration: u32,
-) -> rusqlite::Result<Vec<(u32, ObjectHash)>> {
+) -> rusqlite::Result<Vec<(u32, Option<ObjectHash>, Option<(i64, u32)>)>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT game, hash FROM run_games WHERE run_id = ?1 AND iteration = ?2 ORDER BY game",
+        "SELECT game, hash, pack, slot FROM run_games WHERE run_id = ?1 AND iteration = ?2
+         ORDER BY game",
     )?;
     stmt.query_map(params![run_id, iteration], |r| {
-        Ok((r.get(0)?, blob_hash(r.get(1)?, 1)?))
+        let hash: Option<Vec<u8>> = r.get(1)?;
+        let pack: Option<i64> = r.get(2)?;
+        let slot: Option<u32> = r.get(3)?;
+        Ok((
+            r.get(0)?,
+            hash.map(|h| blob_hash(h, 1)).transpose()?,
+            pack.zip(slot),
+        ))
     })?
     .collect()
+}
+
+/// Indexes a batch of packed games: `rows[k]` is slot k of pack `pack`.
+pub(super) fn add_packed_games(
+    conn: &Connection,
+    run_id: i64,
+    iteration: u32,
+    games: &[RunGameRow],
+    pack: i64,
+) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO run_games (run_id, iteration, game, hash, pack, slot, plies, score_p0)
+         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7)",
+    )?;
+    for (slot, g) in games.iter().enumerate() {
+        stmt.execute(params![
+            run_id,
+            iteration,
+            g.game,
+            pack,
+            slot as i64,
+            g.plies,
+            g.score_p0
+        ])?;
+    }
+    Ok(())
+}
+
+/// The packs holding the games of one iteration, in game order, as (address, members,
+/// kind), when exactly `count` games are stored and every one is packed, each pack whole and
+/// in slot order; `None` otherwise.
+#[allow(clippy::type_complexity)]
+pub(super) fn packs_of(
+    conn: &Connection,
+    run_id: i64,
+    iteration: u32,
+    count: usize,
+) -> rusqlite::Result<Option<Vec<(ObjectHash, usize, String)>>> {
+    let rows = games_of(conn, run_id, iteration)?;
+    if rows.len() != count {
+        return Ok(None);
+    }
+    // (pack id, games of it seen), each pack entered at slot 0 and read in slot order.
+    let mut runs_of: Vec<(i64, u32)> = Vec::new();
+    for (_, _, place) in rows {
+        let Some((pack, slot)) = place else {
+            return Ok(None);
+        };
+        match runs_of.last_mut() {
+            Some((p, n)) if *p == pack && *n == slot => *n += 1,
+            _ if slot == 0 => runs_of.push((pack, 1)),
+            _ => return Ok(None),
+        }
+    }
+    let mut out = Vec::with_capacity(runs_of.len());
+    for (pack, n) in runs_of {
+        let (h, members, kind): (Vec<u8>, i64, String) = conn
+            .prepare_cached("SELECT hash, members, kind FROM packs WHERE id = ?1")?
+            .query_row([pack], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        if members != i64::from(n) {
+            return Ok(None);
+        }
+        out.push((blob_hash(h, 0)?, members as usize, kind));
+    }
+    Ok(Some(out))
 }
 
 /// Whether a run has an evaluation row for an iteration.
@@ -682,7 +757,8 @@ pub(super) fn references(conn: &Connection) -> rusqlite::Result<Vec<(String, Obj
             "run {} evaluation",
         ),
         (
-            "SELECT run_id || ' iteration ' || iteration || ' game ' || game, hash FROM run_games",
+            "SELECT run_id || ' iteration ' || iteration || ' game ' || game, hash FROM run_games
+             WHERE hash IS NOT NULL",
             "run {}",
         ),
         (
@@ -708,7 +784,8 @@ pub(super) fn references(conn: &Connection) -> rusqlite::Result<Vec<(String, Obj
     Ok(out)
 }
 
-/// The run, iteration and game index of a stored self-play game (the first run that has it).
+/// The run, iteration and game index of a self-play game stored as an object (the first run
+/// that has it).
 pub(super) fn game_owner(
     conn: &Connection,
     hash: &ObjectHash,
@@ -718,5 +795,22 @@ pub(super) fn game_owner(
          ORDER BY run_id, iteration, game LIMIT 1",
     )?
     .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+    .optional()
+}
+
+/// The run, iteration and game index of the packed game at (pack, slot) (the first run that
+/// has it).
+pub(super) fn packed_game_owner(
+    conn: &Connection,
+    pack: i64,
+    slot: u32,
+) -> rusqlite::Result<Option<(i64, u32, u32)>> {
+    conn.prepare_cached(
+        "SELECT run_id, iteration, game FROM run_games WHERE pack = ?1 AND slot = ?2
+         ORDER BY run_id, iteration, game LIMIT 1",
+    )?
+    .query_row(params![pack, slot], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })
     .optional()
 }

@@ -27,6 +27,7 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0007_compact_indexes",
         include_str!("../../schema/0007_compact_indexes.sql"),
     ),
+    ("0008_packs", include_str!("../../schema/0008_packs.sql")),
 ];
 
 /// The schema version this build writes and understands.

@@ -1,0 +1,632 @@
+//! Packs: many small objects of one kind in one zstd blob, and the codecs of `objects.bytes`
+//! (docs/store.md "Packs and codecs"; `schema/0008_packs.sql`). Private to the store.
+//!
+//! Why: a self-play game is about a hundred bytes; stored one object per row it carried its
+//! 32-byte address three times (the row, the unique index, `run_games`) and compressed
+//! alone it barely shrinks. A pack of a committed batch (256 games) compresses about 3.5x,
+//! and a member's address is computed from its bytes when read, never stored beside it.
+//!
+//! Finding a member by address: each pack keeps the first 4 bytes of its members' addresses;
+//! the store builds an in-memory map from those prefixes to (pack, slot) on the first lookup
+//! that misses the `objects` table, extends it with newer packs as it goes, and checks every
+//! candidate by hashing its bytes. Decompressed packs are kept in a small cache, so reading an
+//! iteration's games in order decompresses each pack once.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::objects::Error;
+use super::{ObjectHash, StoreError};
+
+/// zstd level of packs: written once beside self-play, read rarely (measured in
+/// docs/store.md: level 12 stores EWN games in 3.5x fewer bytes, within 4% of level 19 at a seventh of its time).
+const PACK_LEVEL: i32 = 12;
+/// zstd level of large single objects (table chunks): fast, they compress little.
+const OBJECT_LEVEL: i32 = 3;
+/// Objects at least this long are tried compressed; kept so only if it saves 1/16.
+const COMPRESS_FROM: usize = 4096;
+/// Decompressed packs kept.
+const RECENT: usize = 8;
+
+/// `objects.codec` values.
+pub(super) const PLAIN: i64 = 0;
+pub(super) const ZSTD: i64 = 1;
+pub(super) const ELIDED: i64 = 2;
+pub(super) const SHUFFLED: i64 = 3;
+
+/// A pack's address: over its kind and its members' addresses in slot order.
+pub(super) fn pack_hash<'a>(
+    kind: &str,
+    members: impl IntoIterator<Item = &'a ObjectHash>,
+) -> ObjectHash {
+    let mut h = blake3::Hasher::new();
+    h.update(b"pack\0");
+    h.update(kind.as_bytes());
+    h.update(&[0]);
+    for m in members {
+        h.update(&m.0);
+    }
+    ObjectHash(*h.finalize().as_bytes())
+}
+
+/// A decompressed pack: its members' addresses and bytes, in slot order.
+pub(super) struct Pack {
+    pub hash: ObjectHash,
+    pub kind: String,
+    pub members: Vec<(ObjectHash, Vec<u8>)>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Member address prefix -> (pack id, slot), for packs with id <= `indexed_to`.
+    index: HashMap<[u8; 4], Vec<(i64, u32)>>,
+    indexed_to: i64,
+    recent: VecDeque<(i64, Arc<Pack>)>,
+}
+
+/// The per-connection cache of the prefix map and recently read packs.
+#[derive(Default)]
+pub(super) struct Cache(RefCell<Inner>);
+
+impl Cache {
+    /// Forgets everything (after a rolled-back write: its pack ids may be reused).
+    pub(super) fn clear(&self) {
+        *self.0.borrow_mut() = Inner::default();
+    }
+}
+
+fn corrupt(hash: ObjectHash, reason: String) -> Error {
+    Error::Store(StoreError::Corrupt { hash, reason })
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let c = *b.get(*at)?;
+        *at += 1;
+        v |= u64::from(c & 0x7f) << shift;
+        if c < 0x80 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Stores a pack of `members` (address, bytes) of `kind` (if not already there); returns its
+/// id and address.
+pub(super) fn put(
+    conn: &Connection,
+    kind: &str,
+    members: &[(ObjectHash, &[u8])],
+) -> Result<(i64, ObjectHash), Error> {
+    let hash = pack_hash(kind, members.iter().map(|(h, _)| h));
+    if let Some(id) = id_of(conn, &hash)? {
+        return Ok((id, hash));
+    }
+    let mut raw = Vec::new();
+    let mut prefixes = Vec::with_capacity(4 * members.len());
+    let mut size = 0usize;
+    for (h, bytes) in members {
+        put_varint(&mut raw, bytes.len() as u64);
+        raw.extend_from_slice(bytes);
+        prefixes.extend_from_slice(&h.0[..4]);
+        size += bytes.len();
+    }
+    let packed = zstd::bulk::compress(&raw, PACK_LEVEL)
+        .map_err(|e| Error::Store(StoreError::Query(format!("cannot compress a pack: {e}"))))?;
+    conn.prepare_cached(
+        "INSERT INTO packs (hash, kind, members, size, prefixes, bytes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        &hash.0[..],
+        kind,
+        members.len() as i64,
+        size as i64,
+        prefixes,
+        packed
+    ])?;
+    Ok((conn.last_insert_rowid(), hash))
+}
+
+/// The id of the pack with address `hash`.
+pub(super) fn id_of(conn: &Connection, hash: &ObjectHash) -> Result<Option<i64>, Error> {
+    Ok(conn
+        .prepare_cached("SELECT id FROM packs WHERE hash = ?1")?
+        .query_row([&hash.0[..]], |r| r.get(0))
+        .optional()?)
+}
+
+/// Reads pack `id`, checking its address against its members' (cached).
+pub(super) fn load(conn: &Connection, cache: &Cache, id: i64) -> Result<Arc<Pack>, Error> {
+    if let Some((_, p)) = cache.0.borrow().recent.iter().find(|(i, _)| *i == id) {
+        return Ok(p.clone());
+    }
+    let row: Option<(Vec<u8>, String, i64, Vec<u8>)> = conn
+        .prepare_cached("SELECT hash, kind, members, bytes FROM packs WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    let Some((stored, kind, count, bytes)) = row else {
+        return Err(Error::Store(StoreError::Query(format!(
+            "pack {id} is not stored"
+        ))));
+    };
+    let hash = ObjectHash(<[u8; 32]>::try_from(stored.as_slice()).unwrap_or([0; 32]));
+    let pack = Arc::new(decode(hash, kind, count, &bytes)?);
+    let mut inner = cache.0.borrow_mut();
+    if inner.recent.len() == RECENT {
+        inner.recent.pop_front();
+    }
+    inner.recent.push_back((id, pack.clone()));
+    Ok(pack)
+}
+
+/// Decompresses and splits a pack's bytes, and checks them against its address.
+pub(super) fn decode(
+    hash: ObjectHash,
+    kind: String,
+    count: i64,
+    bytes: &[u8],
+) -> Result<Pack, Error> {
+    let raw = zstd::stream::decode_all(bytes)
+        .map_err(|e| corrupt(hash, format!("pack: cannot decompress its bytes ({e})")))?;
+    let mut members = Vec::with_capacity(count.max(0) as usize);
+    let mut at = 0;
+    while at < raw.len() {
+        let len = get_varint(&raw, &mut at)
+            .filter(|&n| at + n as usize <= raw.len())
+            .ok_or_else(|| corrupt(hash, format!("pack: member {} is cut short", members.len())))?
+            as usize;
+        let b = raw[at..at + len].to_vec();
+        at += len;
+        members.push((ObjectHash::of(&kind, &b), b));
+    }
+    if members.len() as i64 != count {
+        return Err(corrupt(
+            hash,
+            format!("pack: {} members, its row says {count}", members.len()),
+        ));
+    }
+    if pack_hash(&kind, members.iter().map(|(h, _)| h)) != hash {
+        return Err(corrupt(
+            hash,
+            "pack: its members no longer hash to its address".into(),
+        ));
+    }
+    Ok(Pack {
+        hash,
+        kind,
+        members,
+    })
+}
+
+/// Extends the prefix map with packs stored since it was last read.
+fn refresh(conn: &Connection, cache: &Cache) -> Result<(), Error> {
+    let mut inner = cache.0.borrow_mut();
+    let mut stmt =
+        conn.prepare_cached("SELECT id, prefixes FROM packs WHERE id > ?1 ORDER BY id")?;
+    let mut rows = stmt.query([inner.indexed_to])?;
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        let prefixes: Vec<u8> = r.get(1)?;
+        for (slot, p) in prefixes.chunks_exact(4).enumerate() {
+            let key = [p[0], p[1], p[2], p[3]];
+            inner.index.entry(key).or_default().push((id, slot as u32));
+        }
+        inner.indexed_to = id;
+    }
+    Ok(())
+}
+
+/// The kind and bytes of the packed object at `hash`, if a pack holds it. A damaged pack that
+/// may hold it is an error naming `hash`.
+pub(super) fn find(
+    conn: &Connection,
+    cache: &Cache,
+    hash: &ObjectHash,
+) -> Result<Option<(String, Vec<u8>)>, Error> {
+    refresh(conn, cache)?;
+    let key = [hash.0[0], hash.0[1], hash.0[2], hash.0[3]];
+    let candidates = cache
+        .0
+        .borrow()
+        .index
+        .get(&key)
+        .cloned()
+        .unwrap_or_default();
+    for (id, slot) in candidates {
+        let pack = load(conn, cache, id).map_err(|e| match e {
+            Error::Store(StoreError::Corrupt { hash: p, reason }) => corrupt(
+                *hash,
+                format!(
+                    "it may be in pack {}, which is damaged: {reason}{}",
+                    p.short(),
+                    holdings(conn, id).unwrap_or_default()
+                ),
+            ),
+            e => e,
+        })?;
+        if let Some((h, b)) = pack.members.get(slot as usize)
+            && h == hash
+        {
+            return Ok(Some((pack.kind.clone(), b.clone())));
+        }
+    }
+    Ok(None)
+}
+
+/// Addresses of packed objects of `kind` in [lo, hi] (at most `limit`), in hash order.
+pub(super) fn in_range(
+    conn: &Connection,
+    cache: &Cache,
+    lo: &[u8; 32],
+    hi: &[u8; 32],
+    kind: &str,
+    limit: usize,
+) -> Result<Vec<ObjectHash>, Error> {
+    refresh(conn, cache)?;
+    let (klo, khi) = ([lo[0], lo[1], lo[2], lo[3]], [hi[0], hi[1], hi[2], hi[3]]);
+    let mut places: Vec<(i64, u32)> = cache
+        .0
+        .borrow()
+        .index
+        .iter()
+        .filter(|(k, _)| **k >= klo && **k <= khi)
+        .flat_map(|(_, v)| v.iter().copied())
+        .collect();
+    places.sort_unstable();
+    let mut out = Vec::new();
+    for (id, slot) in places {
+        let pack = load(conn, cache, id)?;
+        if let Some((h, _)) = pack.members.get(slot as usize)
+            && pack.kind == kind
+            && h.0 >= *lo
+            && h.0 <= *hi
+        {
+            out.push(*h);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out.truncate(limit);
+    Ok(out)
+}
+
+/// How an object's record bytes are kept when that saves at least 1/16: (codec, stored
+/// bytes). Both zstd forms are tried: of the bytes, and of the bytes shuffled by byte plane
+/// with stride 8 (a table chunk is mostly f64s, whose sign and exponent bytes repeat: on the
+/// EWN literature run this stores a full checkpoint in 81% of its bytes, plain zstd in 92%).
+pub(super) fn compress(bytes: &[u8]) -> Option<(i64, Vec<u8>)> {
+    if bytes.len() < COMPRESS_FROM {
+        return None;
+    }
+    let plain = zstd::bulk::compress(bytes, OBJECT_LEVEL).ok()?;
+    let shuffled = zstd::bulk::compress(&shuffle(bytes), OBJECT_LEVEL).ok()?;
+    let best = if shuffled.len() < plain.len() {
+        (SHUFFLED, shuffled)
+    } else {
+        (ZSTD, plain)
+    };
+    (best.1.len() < bytes.len() - bytes.len() / 16).then_some(best)
+}
+
+/// Byte planes of stride 8: every 8-byte word's byte 0, then every byte 1, ..., then the
+/// bytes after the last whole word.
+fn shuffle(b: &[u8]) -> Vec<u8> {
+    let n = b.len() / 8;
+    let mut out = Vec::with_capacity(b.len());
+    for plane in 0..8 {
+        out.extend((0..n).map(|i| b[8 * i + plane]));
+    }
+    out.extend_from_slice(&b[8 * n..]);
+    out
+}
+
+/// The inverse of [`shuffle`].
+fn unshuffle(s: &[u8]) -> Vec<u8> {
+    let n = s.len() / 8;
+    let mut out = vec![0u8; s.len()];
+    for plane in 0..8 {
+        for i in 0..n {
+            out[8 * i + plane] = s[plane * n + i];
+        }
+    }
+    out[8 * n..].copy_from_slice(&s[8 * n..]);
+    out
+}
+
+/// The stored form of an elided object (codec 2): its bytes without the member addresses
+/// of `packs`, which sat at `at`.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct Elided {
+    pub at: u32,
+    pub packs: Vec<ObjectHash>,
+    pub rest: Vec<u8>,
+}
+
+/// The record bytes an object row holds in `codec`.
+pub(super) fn decode_object(
+    conn: &Connection,
+    cache: &Cache,
+    hash: &ObjectHash,
+    codec: i64,
+    bytes: Vec<u8>,
+) -> Result<Vec<u8>, Error> {
+    match codec {
+        PLAIN => Ok(bytes),
+        ZSTD => zstd::stream::decode_all(bytes.as_slice())
+            .map_err(|e| corrupt(*hash, format!("cannot decompress its bytes ({e})"))),
+        SHUFFLED => zstd::stream::decode_all(bytes.as_slice())
+            .map(|s| unshuffle(&s))
+            .map_err(|e| corrupt(*hash, format!("cannot decompress its bytes ({e})"))),
+        ELIDED => {
+            let e: Elided = postcard::from_bytes(&bytes)
+                .map_err(|e| corrupt(*hash, format!("cannot decode its elided form ({e})")))?;
+            let at = e.at as usize;
+            if at > e.rest.len() {
+                return Err(corrupt(*hash, "its elided form is cut short".into()));
+            }
+            let mut out = Vec::with_capacity(e.rest.len() + 32 * 256 * e.packs.len());
+            out.extend_from_slice(&e.rest[..at]);
+            for p in &e.packs {
+                let Some(id) = id_of(conn, p)? else {
+                    return Err(corrupt(
+                        *hash,
+                        format!("part of it is kept in pack {}, which is missing", p.short()),
+                    ));
+                };
+                let pack = load(conn, cache, id).map_err(|err| match err {
+                    Error::Store(StoreError::Corrupt { reason, .. }) => corrupt(
+                        *hash,
+                        format!(
+                            "part of it is kept in pack {}, which is damaged: {reason}{}",
+                            p.short(),
+                            holdings(conn, id).unwrap_or_default()
+                        ),
+                    ),
+                    err => err,
+                })?;
+                for (h, _) in &pack.members {
+                    out.extend_from_slice(&h.0);
+                }
+            }
+            out.extend_from_slice(&e.rest[at..]);
+            Ok(out)
+        }
+        other => Err(corrupt(*hash, format!("unknown codec {other}"))),
+    }
+}
+
+/// The elided form of `bytes` over `packs` (id, address, member count), whose members'
+/// addresses `members` must sit contiguously in `bytes`; `None` when they do not.
+pub(super) fn elide(
+    bytes: &[u8],
+    kind: &str,
+    members: &[ObjectHash],
+    packs: &[(ObjectHash, usize)],
+) -> Option<Elided> {
+    let first = members.first()?;
+    let mut k = 0;
+    for (h, n) in packs {
+        let slice = members.get(k..k + n)?;
+        if pack_hash(kind, slice) != *h {
+            return None;
+        }
+        k += n;
+    }
+    if k != members.len() {
+        return None;
+    }
+    let need = 32 * members.len();
+    let at = (0..bytes.len().checked_sub(need)? + 1).find(|&p| {
+        bytes[p..p + 32] == first.0
+            && members
+                .iter()
+                .enumerate()
+                .all(|(i, m)| bytes[p + 32 * i..p + 32 * i + 32] == m.0)
+    })?;
+    let mut rest = bytes[..at].to_vec();
+    rest.extend_from_slice(&bytes[at + need..]);
+    Some(Elided {
+        at: at as u32,
+        packs: packs.iter().map(|(h, _)| *h).collect(),
+        rest,
+    })
+}
+
+/// The (pack id, slot) of the packed object at `hash`, if a pack holds it.
+pub(super) fn place(
+    conn: &Connection,
+    cache: &Cache,
+    hash: &ObjectHash,
+) -> Result<Option<(i64, u32)>, Error> {
+    refresh(conn, cache)?;
+    let key = [hash.0[0], hash.0[1], hash.0[2], hash.0[3]];
+    let candidates = cache
+        .0
+        .borrow()
+        .index
+        .get(&key)
+        .cloned()
+        .unwrap_or_default();
+    for (id, slot) in candidates {
+        let pack = load(conn, cache, id)?;
+        if pack
+            .members
+            .get(slot as usize)
+            .is_some_and(|(h, _)| h == hash)
+        {
+            return Ok(Some((id, slot)));
+        }
+    }
+    Ok(None)
+}
+
+/// What a pack holds, in words: "; it holds run 1 iteration 3 games 0..255" (empty when no
+/// run names it).
+pub(super) fn holdings(conn: &Connection, pack: i64) -> Result<String, Error> {
+    let mut stmt = conn.prepare(
+        "SELECT run_id, iteration, min(game), max(game) FROM run_games WHERE pack = ?1
+         GROUP BY run_id, iteration ORDER BY run_id, iteration",
+    )?;
+    let parts: Vec<String> = stmt
+        .query_map([pack], |r| {
+            let (run, it, lo, hi): (i64, i64, i64, i64) =
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+            Ok(format!("run {run} iteration {it} games {lo}..{hi}"))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; it holds {}", parts.join(", "))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn store() -> Connection {
+        let mut c = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut c)
+            .map_err(|_| ())
+            .unwrap();
+        c
+    }
+
+    fn members(n: usize) -> Vec<(ObjectHash, Vec<u8>)> {
+        (0..n)
+            .map(|i| {
+                let b: Vec<u8> = (0..(i * 7 % 300)).map(|k| (k * i) as u8).collect();
+                (ObjectHash::of("game/v1", &b), b)
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn shuffle_round_trips(b in proptest::collection::vec(any::<u8>(), 0..200)) {
+            prop_assert_eq!(unshuffle(&shuffle(&b)), b);
+        }
+    }
+
+    #[test]
+    fn a_pack_gives_back_its_members_by_slot_address_and_prefix() {
+        let c = store();
+        let cache = Cache::default();
+        let m = members(40);
+        let refs: Vec<(ObjectHash, &[u8])> = m.iter().map(|(h, b)| (*h, b.as_slice())).collect();
+        let (id, hash) = put(&c, "game/v1", &refs).unwrap();
+        assert_eq!(hash, pack_hash("game/v1", m.iter().map(|(h, _)| h)));
+        // Stored once: the same members again give the same pack.
+        assert_eq!(put(&c, "game/v1", &refs).unwrap().0, id);
+        let p = load(&c, &cache, id).unwrap();
+        assert_eq!(p.members, m);
+        for (slot, (h, b)) in m.iter().enumerate() {
+            assert_eq!(
+                find(&c, &cache, h).unwrap(),
+                Some(("game/v1".to_string(), b.clone()))
+            );
+            assert_eq!(place(&c, &cache, h).unwrap(), Some((id, slot as u32)));
+        }
+        let absent = ObjectHash::of("game/v1", b"not there");
+        assert_eq!(find(&c, &cache, &absent).unwrap(), None);
+        // Every member is within the range of its own address, and only it.
+        let (h, _) = &m[7];
+        assert_eq!(
+            in_range(&c, &cache, &h.0, &h.0, "game/v1", 5).unwrap(),
+            vec![*h]
+        );
+        assert!(
+            in_range(&c, &cache, &h.0, &h.0, "other/v1", 5)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn an_elided_object_reads_back_byte_for_byte_and_a_damaged_pack_is_named() {
+        let c = store();
+        let cache = Cache::default();
+        let (a, b) = (members(5), members(9));
+        let mut packs = Vec::new();
+        for m in [&a, &b] {
+            let refs: Vec<(ObjectHash, &[u8])> =
+                m.iter().map(|(h, b)| (*h, b.as_slice())).collect();
+            let (_, h) = put(&c, "game/v1", &refs).unwrap();
+            packs.push((h, m.len()));
+        }
+        let addrs: Vec<ObjectHash> = a.iter().chain(&b).map(|(h, _)| *h).collect();
+        let mut bytes = b"a record's head".to_vec();
+        for h in &addrs {
+            bytes.extend_from_slice(&h.0);
+        }
+        bytes.extend_from_slice(b"and its tail");
+        let hash = ObjectHash::of("iteration/v1", &bytes);
+        // Wrong member lists are refused (the record is then stored plain).
+        assert!(elide(&bytes, "game/v1", &addrs[1..], &packs).is_none());
+        assert!(elide(&bytes, "game/v1", &addrs, &packs[..1]).is_none());
+        let e = elide(&bytes, "game/v1", &addrs, &packs).unwrap();
+        assert_eq!(e.at, 15);
+        assert_eq!(e.rest.len(), bytes.len() - 32 * addrs.len());
+        let stored = postcard::to_stdvec(&e).unwrap();
+        assert_eq!(
+            decode_object(&c, &cache, &hash, ELIDED, stored.clone()).unwrap(),
+            bytes
+        );
+        // A changed byte in the second pack: the object names that pack and cannot be read.
+        let mut raw: Vec<u8> = c
+            .query_row(
+                "SELECT bytes FROM packs WHERE hash = ?1",
+                [&packs[1].0.0[..]],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let k = raw.len() / 2;
+        raw[k] ^= 1;
+        c.execute(
+            "UPDATE packs SET bytes = ?1 WHERE hash = ?2",
+            rusqlite::params![raw, &packs[1].0.0[..]],
+        )
+        .unwrap();
+        let fresh = Cache::default();
+        match decode_object(&c, &fresh, &hash, ELIDED, stored) {
+            Err(Error::Store(StoreError::Corrupt { hash: h, reason })) => {
+                assert_eq!(h, hash);
+                assert!(reason.contains(&packs[1].0.short()), "{reason}");
+            }
+            other => panic!("a damaged pack must be an error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn compressed_forms_round_trip() {
+        // f64s: the shuffled form wins; text-like bytes: plain zstd.
+        let floats: Vec<u8> = (0..2000)
+            .flat_map(|i| (1.0f64 + f64::from(i) * 1e-3).to_le_bytes())
+            .collect();
+        let text: Vec<u8> = b"abcabcabd".iter().cycle().take(9000).copied().collect();
+        let c = store();
+        let cache = Cache::default();
+        for (bytes, want) in [(floats, SHUFFLED), (text, ZSTD)] {
+            let (codec, stored) = compress(&bytes).unwrap();
+            assert_eq!(codec, want);
+            let h = ObjectHash::of("x", &bytes);
+            assert_eq!(decode_object(&c, &cache, &h, codec, stored).unwrap(), bytes);
+        }
+        assert!(compress(&[7u8; 100]).is_none(), "small objects stay plain");
+    }
+}
