@@ -8,7 +8,7 @@
 //!
 //! 1. plays M self-play games with the model frozen as the search's leaf evaluator (game g
 //!    from stream `self-play(i,g)`, starting where the start policy says), in parallel,
-//!    committing each batch of finished games (records plus `run_games` rows) in one
+//!    committing each batch of finished games (one pack of records plus `run_games` rows) in one
 //!    transaction;
 //! 2. asks the learner for the samples of the last K iterations' games (a pure function of
 //!    the stored records) and trains it on them;
@@ -21,7 +21,9 @@
 //!
 //! Store writes run on a writer thread of their own, fed in commit order through a short
 //! queue, so recording overlaps self-play; the loop computes every address itself
-//! ([`crate::store::address`]) and so never waits for a write unless the queue is full. The
+//! ([`crate::store::address`]) and compresses what is stored compressed (packs of games,
+//! checkpoint chunks: [`crate::store::prepare_pack`], [`crate::store::prepare`]), so the writer
+//! only inserts rows, and the loop never waits for a write unless the queue is full. The
 //! `iterations` table's `store_seconds` is the writer's busy time for the iteration.
 //!
 //! Everything random derives from the run seed by named streams and every reduction runs in a
@@ -58,8 +60,8 @@ use crate::search::{Search, SearchError};
 use crate::solver::fasthash::FastSet;
 use crate::start::StartPolicy;
 use crate::store::{
-    EvaluationRow, IterationRow, NewRun, ObjectHash, RunGameRow, RunStatus, Store, StoreError,
-    address,
+    EvaluationRow, IterationRow, NewRun, ObjectHash, Prepared, PreparedPack, RunGameRow, RunStatus,
+    Store, StoreError, address,
 };
 
 pub use legacy::{load_settings, settings_hash, settings_record};
@@ -688,7 +690,8 @@ pub(crate) enum Job {
     /// A batch of finished self-play games: records and rows in one transaction.
     Games {
         iteration: u32,
-        records: Vec<Encoded>,
+        /// The batch's new records as one pack (`None`: reused games, already stored).
+        pack: Option<PreparedPack>,
         rows: Vec<RunGameRow>,
     },
     /// The untrained model's evaluation.
@@ -699,7 +702,7 @@ pub(crate) enum Job {
 }
 
 pub(crate) struct IterationJob {
-    pub checkpoint: Vec<Encoded>,
+    pub checkpoint: Vec<Prepared>,
     pub evaluation: Encoded,
     pub record: IterationRecord,
     pub evaluation_row: EvaluationRow,
@@ -742,16 +745,16 @@ fn write_jobs(
         match job {
             Job::Games {
                 iteration,
-                records,
+                pack,
                 rows,
-            } => store.write(|w| w.add_packed_games(run_id, iteration, &rows, &records))?,
+            } => store.write(|w| w.add_packed_games(run_id, iteration, &rows, pack.as_ref()))?,
             Job::Baseline(job) => store.write(|w| {
                 w.put_encoded(&job.0)?;
                 w.add_evaluation(&job.1)
             })?,
             Job::Iteration(mut job) => store.write(|w| {
                 for c in &job.checkpoint {
-                    w.put_encoded(c)?;
+                    w.put_prepared(c)?;
                 }
                 w.put_encoded(&job.evaluation)?;
                 // The record's list of games is kept once, in the games' packs.
@@ -988,7 +991,8 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                 sink(
                     Job::Games {
                         iteration: i,
-                        records,
+                        // Compressed here, beside self-play, not on the writer thread.
+                        pack: crate::store::prepare_pack(&records)?,
                         rows,
                     },
                     &mut wait,
@@ -1084,7 +1088,12 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             let wait_before = wait;
             sink(
                 Job::Iteration(Box::new(IterationJob {
-                    checkpoint: checkpoint.objects,
+                    // Compressed here (in parallel), not on the writer thread.
+                    checkpoint: checkpoint
+                        .objects
+                        .into_par_iter()
+                        .map(crate::store::prepare)
+                        .collect(),
                     evaluation,
                     record,
                     evaluation_row: evaluation_row(run_id, i, evaluation_hash, &metrics),

@@ -44,6 +44,7 @@ use rusqlite::{Connection, OpenFlags};
 pub use hash::ObjectHash;
 pub use merge::MergedSource;
 pub use objects::Record;
+pub use packs::PreparedPack;
 pub use query::{Cell, QueryLimits, QueryResult, READ_PRAGMAS, RowSink, Value};
 
 /// The page cache of a store connection, in KiB.
@@ -933,6 +934,53 @@ pub fn address<R: Record>(record: &R) -> Result<(ObjectHash, usize)> {
     }
 }
 
+/// Prepares a batch of encoded records of one kind for [`Writer::add_packed_games`]:
+/// compressed here, so the work can run beside self-play rather than on the writer thread.
+/// `None` for an empty batch.
+pub fn prepare_pack(records: &[crate::learners::Encoded]) -> Result<Option<PreparedPack>> {
+    let Some(kind) = records.first().map(|r| r.kind) else {
+        return Ok(None);
+    };
+    if records.iter().any(|r| r.kind != kind) {
+        return Err(StoreError::Query("a pack holds records of one kind".into()));
+    }
+    let members: Vec<(ObjectHash, &[u8])> = records
+        .iter()
+        .map(|r| (r.hash, r.bytes.as_slice()))
+        .collect();
+    packs::prepare(kind, &members)
+        .map(Some)
+        .map_err(|e| e.into_store_error(Path::new("")))
+}
+
+/// An encoded object with the form the store will keep it in (compressed when that saves;
+/// docs/store.md "Packs and codecs"), chosen by [`prepare`] off the writer thread.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub kind: &'static str,
+    pub hash: ObjectHash,
+    /// The record's encoded length.
+    pub size: usize,
+    codec: i64,
+    stored: Vec<u8>,
+}
+
+/// Chooses how `e` is stored (see [`Prepared`]).
+pub fn prepare(e: crate::learners::Encoded) -> Prepared {
+    let size = e.bytes.len();
+    let (codec, stored) = match packs::compress(&e.bytes) {
+        Some(c) => c,
+        None => (packs::PLAIN, e.bytes),
+    };
+    Prepared {
+        kind: e.kind,
+        hash: e.hash,
+        size,
+        codec,
+        stored,
+    }
+}
+
 /// Writes inside one transaction of [`Store::write`].
 pub struct Writer<'a> {
     tx: &'a rusqlite::Transaction<'a>,
@@ -957,31 +1005,33 @@ impl Writer<'_> {
         Ok(e.hash)
     }
 
-    /// Stores a batch of a run's self-play games as one pack and indexes them (`rows[k]` is
-    /// `records[k]`'s row); see docs/store.md "Packs and codecs".
+    /// Stores a batch of a run's self-play games as one pack (prepared with
+    /// [`prepare_pack`]) and indexes them (`rows[k]` is the pack's member k).
     pub fn add_packed_games(
         &self,
         run_id: i64,
         iteration: u32,
         rows: &[RunGameRow],
-        records: &[crate::learners::Encoded],
+        pack: Option<&PreparedPack>,
     ) -> Result<()> {
-        let Some(kind) = records.first().map(|r| r.kind) else {
-            return Ok(());
+        let Some(pack) = pack else {
+            return if rows.is_empty() {
+                Ok(())
+            } else {
+                Err(StoreError::Query("game rows without their pack".into()))
+            };
         };
-        if rows.len() != records.len() || records.iter().any(|r| r.kind != kind) {
-            return Err(StoreError::Query(
-                "a pack holds records of one kind, one row each".into(),
-            ));
-        }
-        let members: Vec<(ObjectHash, &[u8])> = records
-            .iter()
-            .map(|r| (r.hash, r.bytes.as_slice()))
-            .collect();
-        let (pack, _) =
-            packs::put(self.tx, kind, &members).map_err(|e| e.into_store_error(self.path))?;
-        runs::add_packed_games(self.tx, run_id, iteration, rows, pack)
+        let id = packs::insert(self.tx, pack).map_err(|e| e.into_store_error(self.path))?;
+        runs::add_packed_games(self.tx, run_id, iteration, rows, id)
             .map_err(|e| sqlite(self.path, e))
+    }
+
+    /// Stores an object prepared with [`prepare`] (if not already there); returns its
+    /// address.
+    pub fn put_prepared(&self, p: &Prepared) -> Result<ObjectHash> {
+        objects::put_coded(self.tx, p.kind, p.size, p.codec, &p.stored, &p.hash)
+            .map_err(|e| e.into_store_error(self.path))?;
+        Ok(p.hash)
     }
 
     /// Stores an object whose bytes list, contiguously, the addresses of the games of

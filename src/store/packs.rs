@@ -21,9 +21,11 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::objects::Error;
 use super::{ObjectHash, StoreError};
 
-/// zstd level of packs: written once beside self-play, read rarely (measured in
-/// docs/store.md: level 12 stores EWN games in 3.5x fewer bytes, within 4% of level 19 at a seventh of its time).
-const PACK_LEVEL: i32 = 12;
+/// zstd level of packs: they are written by the writer thread beside self-play, whose games
+/// can come faster than 30 µs each (EWN 3x3x3 at 6 simulations). Measured on the EWN
+/// literature run's games (docs/store.md): level 3 keeps 30.7% of the bytes, level 12 28.8%
+/// and 19 27.8%, but level 12 cost the writer ten times level 3's CPU.
+const PACK_LEVEL: i32 = 3;
 /// zstd level of large single objects (table chunks): fast, they compress little.
 const OBJECT_LEVEL: i32 = 3;
 /// Objects at least this long are tried compressed; kept so only if it saves 1/16.
@@ -103,17 +105,27 @@ fn get_varint(b: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
-/// Stores a pack of `members` (address, bytes) of `kind` (if not already there); returns its
-/// id and address.
-pub(super) fn put(
-    conn: &Connection,
-    kind: &str,
-    members: &[(ObjectHash, &[u8])],
-) -> Result<(i64, ObjectHash), Error> {
-    let hash = pack_hash(kind, members.iter().map(|(h, _)| h));
-    if let Some(id) = id_of(conn, &hash)? {
-        return Ok((id, hash));
+/// A batch of objects of one kind made ready to store as one pack: compressed, with its
+/// address and prefixes (built off the writer thread; docs/store.md "Packs and codecs").
+pub struct PreparedPack {
+    kind: String,
+    hash: ObjectHash,
+    members: usize,
+    size: usize,
+    prefixes: Vec<u8>,
+    bytes: Vec<u8>,
+}
+
+impl PreparedPack {
+    /// The pack's address.
+    pub fn hash(&self) -> ObjectHash {
+        self.hash
     }
+}
+
+/// Prepares a pack of `members` (address, bytes) of `kind`.
+pub(super) fn prepare(kind: &str, members: &[(ObjectHash, &[u8])]) -> Result<PreparedPack, Error> {
+    let hash = pack_hash(kind, members.iter().map(|(h, _)| h));
     let mut raw = Vec::new();
     let mut prefixes = Vec::with_capacity(4 * members.len());
     let mut size = 0usize;
@@ -123,21 +135,48 @@ pub(super) fn put(
         prefixes.extend_from_slice(&h.0[..4]);
         size += bytes.len();
     }
-    let packed = zstd::bulk::compress(&raw, PACK_LEVEL)
+    let bytes = zstd::bulk::compress(&raw, PACK_LEVEL)
         .map_err(|e| Error::Store(StoreError::Query(format!("cannot compress a pack: {e}"))))?;
+    Ok(PreparedPack {
+        kind: kind.to_string(),
+        hash,
+        members: members.len(),
+        size,
+        prefixes,
+        bytes,
+    })
+}
+
+/// Stores a prepared pack (if not already there); returns its id.
+pub(super) fn insert(conn: &Connection, p: &PreparedPack) -> Result<i64, Error> {
+    if let Some(id) = id_of(conn, &p.hash)? {
+        return Ok(id);
+    }
     conn.prepare_cached(
         "INSERT INTO packs (hash, kind, members, size, prefixes, bytes)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![
-        &hash.0[..],
-        kind,
-        members.len() as i64,
-        size as i64,
-        prefixes,
-        packed
+        &p.hash.0[..],
+        p.kind,
+        p.members as i64,
+        p.size as i64,
+        p.prefixes,
+        p.bytes
     ])?;
-    Ok((conn.last_insert_rowid(), hash))
+    Ok(conn.last_insert_rowid())
+}
+
+/// Stores a pack of `members` (address, bytes) of `kind` (if not already there); returns its
+/// id and address.
+#[cfg(test)]
+pub(super) fn put(
+    conn: &Connection,
+    kind: &str,
+    members: &[(ObjectHash, &[u8])],
+) -> Result<(i64, ObjectHash), Error> {
+    let p = prepare(kind, members)?;
+    Ok((insert(conn, &p)?, p.hash))
 }
 
 /// The id of the pack with address `hash`.
@@ -229,13 +268,13 @@ fn refresh(conn: &Connection, cache: &Cache) -> Result<(), Error> {
     Ok(())
 }
 
-/// The kind and bytes of the packed object at `hash`, if a pack holds it. A damaged pack that
-/// may hold it is an error naming `hash`.
-pub(super) fn find(
+/// The pack (id, slot, contents) that holds the object at `hash`, if one does. A damaged pack
+/// that may hold it is an error naming `hash`, the pack and the games it holds.
+fn locate(
     conn: &Connection,
     cache: &Cache,
     hash: &ObjectHash,
-) -> Result<Option<(String, Vec<u8>)>, Error> {
+) -> Result<Option<(i64, u32, Arc<Pack>)>, Error> {
     refresh(conn, cache)?;
     let key = [hash.0[0], hash.0[1], hash.0[2], hash.0[3]];
     let candidates = cache
@@ -257,13 +296,34 @@ pub(super) fn find(
             ),
             e => e,
         })?;
-        if let Some((h, b)) = pack.members.get(slot as usize)
-            && h == hash
+        if pack
+            .members
+            .get(slot as usize)
+            .is_some_and(|(h, _)| h == hash)
         {
-            return Ok(Some((pack.kind.clone(), b.clone())));
+            return Ok(Some((id, slot, pack)));
         }
     }
     Ok(None)
+}
+
+/// The kind and bytes of the packed object at `hash`, if a pack holds it (see [`locate`]).
+pub(super) fn find(
+    conn: &Connection,
+    cache: &Cache,
+    hash: &ObjectHash,
+) -> Result<Option<(String, Vec<u8>)>, Error> {
+    Ok(locate(conn, cache, hash)?
+        .map(|(_, slot, p)| (p.kind.clone(), p.members[slot as usize].1.clone())))
+}
+
+/// The (pack id, slot) of the packed object at `hash`, if a pack holds it.
+pub(super) fn place(
+    conn: &Connection,
+    cache: &Cache,
+    hash: &ObjectHash,
+) -> Result<Option<(i64, u32)>, Error> {
+    Ok(locate(conn, cache, hash)?.map(|(id, slot, _)| (id, slot)))
 }
 
 /// Addresses of packed objects of `kind` in [lo, hi] (at most `limit`), in hash order.
@@ -443,34 +503,6 @@ pub(super) fn elide(
         packs: packs.iter().map(|(h, _)| *h).collect(),
         rest,
     })
-}
-
-/// The (pack id, slot) of the packed object at `hash`, if a pack holds it.
-pub(super) fn place(
-    conn: &Connection,
-    cache: &Cache,
-    hash: &ObjectHash,
-) -> Result<Option<(i64, u32)>, Error> {
-    refresh(conn, cache)?;
-    let key = [hash.0[0], hash.0[1], hash.0[2], hash.0[3]];
-    let candidates = cache
-        .0
-        .borrow()
-        .index
-        .get(&key)
-        .cloned()
-        .unwrap_or_default();
-    for (id, slot) in candidates {
-        let pack = load(conn, cache, id)?;
-        if pack
-            .members
-            .get(slot as usize)
-            .is_some_and(|(h, _)| h == hash)
-        {
-            return Ok(Some((id, slot)));
-        }
-    }
-    Ok(None)
 }
 
 /// What a pack holds, in words: "; it holds run 1 iteration 3 games 0..255" (empty when no
