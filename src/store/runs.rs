@@ -683,31 +683,41 @@ pub(super) fn packs_of(
     iteration: u32,
     count: usize,
 ) -> rusqlite::Result<Option<Vec<(ObjectHash, usize, String)>>> {
-    let rows = games_of(conn, run_id, iteration)?;
-    if rows.len() != count {
+    // One row per pack (NULL: games stored as objects), in game order, aggregated by SQLite.
+    let mut stmt = conn.prepare_cached(
+        "SELECT g.pack, count(*), min(g.slot), max(g.slot), min(g.game), max(g.game),
+                min(g.game - g.slot), max(g.game - g.slot), p.hash, p.members, p.kind
+         FROM run_games g LEFT JOIN packs p ON p.id = g.pack
+         WHERE g.run_id = ?1 AND g.iteration = ?2
+         GROUP BY g.pack ORDER BY min(g.game)",
+    )?;
+    let mut rows = stmt.query(params![run_id, iteration])?;
+    let mut out = Vec::new();
+    let mut next_game = 0i64;
+    while let Some(r) = rows.next()? {
+        let pack: Option<i64> = r.get(0)?;
+        let n: i64 = r.get(1)?;
+        let (slot_lo, slot_hi, game_lo, game_hi): (i64, i64, i64, i64) =
+            (r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?);
+        let (shift_lo, shift_hi): (i64, i64) = (r.get(6)?, r.get(7)?);
+        let members: Option<i64> = r.get(9)?;
+        // Whole packs, each holding consecutive games in slot order, one after another.
+        if pack.is_none()
+            || slot_lo != 0
+            || slot_hi != n - 1
+            || game_lo != next_game
+            || game_hi != game_lo + n - 1
+            || shift_lo != shift_hi
+            || members != Some(n)
+        {
+            return Ok(None);
+        }
+        next_game = game_hi + 1;
+        let hash: Vec<u8> = r.get(8)?;
+        out.push((blob_hash(hash, 8)?, n as usize, r.get(10)?));
+    }
+    if next_game as usize != count {
         return Ok(None);
-    }
-    // (pack id, games of it seen), each pack entered at slot 0 and read in slot order.
-    let mut runs_of: Vec<(i64, u32)> = Vec::new();
-    for (_, _, place) in rows {
-        let Some((pack, slot)) = place else {
-            return Ok(None);
-        };
-        match runs_of.last_mut() {
-            Some((p, n)) if *p == pack && *n == slot => *n += 1,
-            _ if slot == 0 => runs_of.push((pack, 1)),
-            _ => return Ok(None),
-        }
-    }
-    let mut out = Vec::with_capacity(runs_of.len());
-    for (pack, n) in runs_of {
-        let (h, members, kind): (Vec<u8>, i64, String) = conn
-            .prepare_cached("SELECT hash, members, kind FROM packs WHERE id = ?1")?
-            .query_row([pack], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        if members != i64::from(n) {
-            return Ok(None);
-        }
-        out.push((blob_hash(h, 0)?, members as usize, kind));
     }
     Ok(Some(out))
 }
