@@ -1,6 +1,7 @@
--- Migration 8: compressed objects and packs of small objects (issue 10; docs/store.md
--- "Packs and codecs"). Lossless: every object and row is kept as it was; addresses, record
--- bytes and run heads do not change. Objects written before keep codec 0.
+-- Migration 8: compressed objects, packs of small objects, and which full checkpoints keep
+-- their bytes (issue 10; docs/store.md "Packs and codecs", "Derived snapshots"). Lossless:
+-- every object and row is kept as it was; addresses, record bytes and run heads do not
+-- change. Objects written before keep codec 0.
 --
 -- * `objects.codec` says how `bytes` hold the record's postcard bytes (the address is always
 --   over the decoded bytes):
@@ -20,7 +21,12 @@
 --   game (its address is in its iteration record, and computed from the pack), and keeps its
 --   value for games stored as objects (stores written before this migration).
 
-ALTER TABLE objects ADD COLUMN codec INTEGER NOT NULL DEFAULT 0;  -- 0 plain, 1 zstd, 2 elided, 3 shuffled zstd (above)
+ALTER TABLE objects ADD COLUMN codec INTEGER NOT NULL DEFAULT 0;
+
+-- Whether an iteration's snapshot objects are all stored. A learner may keep only some of
+-- its full checkpoints' bytes (the others derived like deltas, rebuilt by re-training);
+-- fsck reads this rather than re-deriving the rule. Earlier builds kept every full one: 1.
+ALTER TABLE iterations ADD COLUMN snapshot_kept INTEGER NOT NULL DEFAULT 1;  -- 0 plain, 1 zstd, 2 elided, 3 shuffled zstd (above)
 
 CREATE TABLE packs (
     id       INTEGER PRIMARY KEY,

@@ -870,13 +870,21 @@ fn derived_snapshots_rebuild_bit_exact_tables_from_the_games() {
     )
     .unwrap();
     ok(&tabula(&db, &["run", every.to_str().unwrap()]));
-    // Chunks are stored for the full checkpoints only: iterations 2 and 4 of `d`, 1..=5 of `e`
-    // (one chunk each: a tiny table); d's two are e's (the same tables), stored once.
+    // Chunks are stored for the full checkpoints the table learner keeps (every second one,
+    // counting iteration / checkpoint_every, and the last planned iteration): iteration 4 of
+    // `d`, 2, 4 and 5 of `e` (one chunk each: a tiny table); d's is e's (the same table),
+    // stored once. `iterations.snapshot_kept` records which.
     let v = sql(
         &db,
         "SELECT count(*) AS n FROM objects WHERE kind = 'table-chunk/v1'",
     );
-    assert_eq!(v[0]["n"], 5, "{v}");
+    assert_eq!(v[0]["n"], 3, "{v}");
+    let v = sql(
+        &db,
+        "SELECT group_concat(r.name || i.iteration, ' ' ORDER BY r.name, i.iteration) AS k FROM iterations i
+         JOIN runs r ON r.id = i.run_id WHERE i.snapshot_kept = 1 AND i.snapshot_full = 1",
+    );
+    assert_eq!(v[0]["k"], "d4 e2 e4 e5", "{v}");
     let f = json(&tabula(&db, &["fsck", "--json"]));
     assert_eq!(f["clean"], true, "{f}");
     ok(&tabula(&db, &["verify", "d"]));

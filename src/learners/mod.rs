@@ -199,6 +199,13 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
     /// only speed.
     const SELF_PLAY_LANES: usize = 1;
 
+    /// Of the full checkpoints (every `checkpoint_every` iterations), the driver keeps the
+    /// bytes of every this-many-th one (counting iteration / checkpoint_every) and of the
+    /// run's last planned iteration; the others are derived like deltas and rebuilt by
+    /// re-training when read (docs/store.md "Derived snapshots"). Changes no address, only
+    /// what is stored and how far a checkout may have to re-train.
+    const KEEP_FULL_EVERY: u32 = 1;
+
     /// One training sample.
     type Sample: Send + Sync;
     /// The model as a leaf evaluator, one per searcher thread (it may keep scratch space);

@@ -685,6 +685,13 @@ fn replay_tree<G: Game, L: Learner<G>>(
     Ok(tree)
 }
 
+/// Whether the bytes of iteration `i`'s full checkpoint are kept: every `every`-th full
+/// checkpoint (counting `i / checkpoint_every`) and the run's last planned iteration
+/// ([`Learner::KEEP_FULL_EVERY`]).
+fn keeps_full(every: u32, checkpoint_every: u32, i: u32, planned: u32) -> bool {
+    i == planned || (i / checkpoint_every.max(1)).is_multiple_of(every.max(1))
+}
+
 /// Store work queued for the writer thread, in commit order.
 pub(crate) enum Job {
     /// A batch of finished self-play games: records and rows in one transaction.
@@ -1019,7 +1026,9 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             let report = model.train(ctx, i, &refs);
             drop(refs);
             let mut checkpoint = model.checkpoint(g, ctx, i, previous_snapshot)?;
-            if !checkpoint.full {
+            let kept = checkpoint.full
+                && keeps_full(L::KEEP_FULL_EVERY, s.checkpoint_every, i, cfg.iterations);
+            if !kept {
                 // Derived snapshot (docs/store.md): only the root is stored; the rest is
                 // rebuilt from the games by `restore_at`, checked against the root's address.
                 checkpoint.objects.retain(|o| o.hash == checkpoint.root);
@@ -1073,6 +1082,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                 snapshot: snapshot_hash,
                 evaluation: evaluation_hash,
                 snapshot_full: checkpoint.full,
+                snapshot_kept: kept,
                 games: m,
                 samples: report.samples,
                 rows_trained: report.units,

@@ -845,6 +845,12 @@ impl Store {
         runs::iteration_hashes(&self.conn, run_id).map_err(|e| self.err(e))
     }
 
+    /// Snapshots whose objects were deliberately not all stored (full checkpoints derived
+    /// like deltas; see [`crate::learners::Learner::KEEP_FULL_EVERY`]).
+    pub fn unkept_snapshots(&self) -> Result<Vec<ObjectHash>> {
+        runs::unkept_snapshots(&self.conn).map_err(|e| self.err(e))
+    }
+
     /// The (run id, iteration, game index) of a stored self-play game.
     pub fn game_owner(&self, hash: &ObjectHash) -> Result<Option<(i64, u32, u32)>> {
         if let Some(owner) = runs::game_owner(&self.conn, hash).map_err(|e| self.err(e))? {

@@ -126,6 +126,8 @@ pub struct IterationRow {
     pub snapshot: ObjectHash,
     pub evaluation: ObjectHash,
     pub snapshot_full: bool,
+    /// Whether the snapshot's objects are all stored (else only its root: derived).
+    pub snapshot_kept: bool,
     pub games: u32,
     pub samples: u64,
     pub rows_trained: u64,
@@ -215,8 +217,10 @@ pub(super) fn add_iteration(conn: &Connection, r: &IterationRow) -> rusqlite::Re
     conn.prepare_cached(
         "INSERT INTO iterations (run_id, iteration, hash, snapshot, evaluation, snapshot_full,
              games, samples, rows_trained, beta, self_play_seconds, training_seconds,
-             evaluation_seconds, store_seconds, snapshot_bytes, games_bytes, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+             evaluation_seconds, store_seconds, snapshot_bytes, games_bytes, created_at,
+             snapshot_kept)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+             ?18)",
     )?
     .execute(params![
         r.run_id,
@@ -236,6 +240,7 @@ pub(super) fn add_iteration(conn: &Connection, r: &IterationRow) -> rusqlite::Re
         r.snapshot_bytes as i64,
         r.games_bytes as i64,
         crate::util::utc_now_rfc3339(),
+        r.snapshot_kept,
     ])?;
     Ok(())
 }
@@ -823,4 +828,13 @@ pub(super) fn packed_game_owner(
         Ok((r.get(0)?, r.get(1)?, r.get(2)?))
     })
     .optional()
+}
+
+/// The snapshots whose objects were deliberately not all stored: full checkpoints derived like
+/// deltas (`iterations.snapshot_kept = 0`).
+pub(super) fn unkept_snapshots(conn: &Connection) -> rusqlite::Result<Vec<ObjectHash>> {
+    let mut stmt = conn.prepare(
+        "SELECT DISTINCT snapshot FROM iterations WHERE snapshot_kept = 0 ORDER BY snapshot",
+    )?;
+    stmt.query_map([], |r| blob_hash(r.get(0)?, 0))?.collect()
 }
