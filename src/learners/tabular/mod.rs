@@ -55,15 +55,18 @@ impl<K: PositionKey> TabularAz<K> {
         full: bool,
         base: Option<ObjectHash>,
     ) -> Result<Checkpoint, RunError> {
-        let mut objects = Vec::new();
-        let mut chunk_hashes = Vec::new();
-        let mut bytes = 0u64;
-        for c in records::chunks(&self.table, rows) {
-            let e = Encoded::of(&c)?;
-            chunk_hashes.push(e.hash);
-            bytes += e.bytes.len() as u64;
-            objects.push(e);
-        }
+        // Chunks are encoded and hashed in parallel (rayon keeps their order): a PPPP
+        // checkpoint is about 18 MB, and re-training a derived snapshot hashes one per
+        // iteration (docs/store.md "Derived snapshots").
+        use rayon::prelude::*;
+        let chunks = records::chunks(&self.table, rows);
+        let mut objects: Vec<Encoded> = chunks
+            .par_iter()
+            .map(Encoded::of)
+            .collect::<Result<_, _>>()?;
+        drop(chunks);
+        let chunk_hashes: Vec<ObjectHash> = objects.iter().map(|e| e.hash).collect();
+        let mut bytes: u64 = objects.iter().map(|e| e.bytes.len() as u64).sum();
         let snapshot = SnapshotRecord {
             iteration,
             num_actions: self.table.num_actions() as u32,
