@@ -89,11 +89,14 @@ impl Bits {
         Bits((0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
     }
 
-    /// Sets bit `r`; true if it was clear.
+    /// Sets bit `r`; true if it was clear. Most successors were reached before, so the bit
+    /// is read first and the atomic read-modify-write (a locked instruction) is spent only on
+    /// a clear one; of two threads that both read it clear, the `fetch_or` tells the first.
     #[inline]
     fn set(&self, r: u32) -> bool {
         let bit = 1u64 << (r % 64);
-        self.0[(r / 64) as usize].fetch_or(bit, Atomic::Relaxed) & bit == 0
+        let word = &self.0[(r / 64) as usize];
+        word.load(Atomic::Relaxed) & bit == 0 && word.fetch_or(bit, Atomic::Relaxed) & bit == 0
     }
 
     /// The set bits, ascending.
@@ -286,21 +289,28 @@ fn decisions_start<G: Game>(g: &G) -> Vec<G::State> {
     seeds
 }
 
-/// A max-heap entry: value, then position (so pops are deterministic).
-#[derive(PartialEq)]
-struct Entry(f64, u32);
+/// A max-heap entry of a positive value `v` and a position `p`: larger values first, then
+/// smaller positions (so pops are deterministic). For positive finite floats the order of
+/// their bits is their numeric order, so the entry is one integer, `v`'s bits over `!p`, and
+/// compares as one.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry(u128);
 
-impl Eq for Entry {}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+impl Entry {
+    #[inline]
+    fn new(v: f64, p: u32) -> Entry {
+        debug_assert!(v > 0.0 && v.is_finite());
+        Entry(((v.to_bits() as u128) << 32) | !p as u128)
     }
-}
 
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
+    #[inline]
+    fn value(self) -> f64 {
+        f64::from_bits((self.0 >> 32) as u64)
+    }
+
+    #[inline]
+    fn position(self) -> u32 {
+        !(self.0 as u32)
     }
 }
 
@@ -491,7 +501,7 @@ fn fixed_point(
             }
             settled.push(p as u32);
         } else if best[p] > 0.0 {
-            heap.push(Entry(best[p], p as u32));
+            heap.push(Entry::new(best[p], p as u32));
         }
     }
     loop {
@@ -507,7 +517,7 @@ fn fixed_point(
                 if v > best[p] {
                     best[p] = v;
                     if v > 0.0 {
-                        heap.push(Entry(v, p as u32));
+                        heap.push(Entry::new(v, p as u32));
                     }
                 }
                 if pending[p] == 0 {
@@ -517,7 +527,8 @@ fn fixed_point(
             }
         }
         match heap.pop() {
-            Some(Entry(w, p)) => {
+            Some(e) => {
+                let (w, p) = (e.value(), e.position());
                 if !is_final[p as usize] {
                     // The first entry of a position to come out is its latest best.
                     debug_assert_eq!(w.to_bits(), best[p as usize].to_bits());
