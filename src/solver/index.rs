@@ -372,14 +372,14 @@ impl CdcIndex {
     /// The key of rank `r` in `level`, or `None` outside the rank space (or the start
     /// position with a colour to move).
     pub fn unrank_key(&self, level: u32, r: u64) -> Option<u64> {
-        self.unrank_key_near(level, r, &mut 0)
+        self.unrank_key_near(level, r, &mut UnrankHint::default())
     }
 
-    /// [`CdcIndex::unrank_key`], starting the class search at `*hint` (a class index of the
-    /// level, updated to the one found): ascending ranks mostly stay in one class, so a
-    /// run of them skips the search.
+    /// [`CdcIndex::unrank_key`], starting the class and block searches where `hint` says
+    /// (updated to the ones found): ascending ranks mostly stay in one class and one block,
+    /// so a run of them skips both searches.
     #[inline]
-    pub(crate) fn unrank_key_near(&self, level: u32, r: u64, hint: &mut usize) -> Option<u64> {
+    pub(crate) fn unrank_key_near(&self, level: u32, r: u64, hint: &mut UnrankHint) -> Option<u64> {
         let classes = self.classes.get(level as usize)?;
         if r >= self.sizes[level as usize] {
             return None;
@@ -389,21 +389,34 @@ impl CdcIndex {
                 && classes[i].offset <= r
                 && classes.get(i + 1).is_none_or(|c| r < c.offset)
         };
-        let i = if fits(*hint) {
-            *hint
-        } else if fits(*hint + 1) {
-            *hint + 1
+        let i = if fits(hint.class) {
+            hint.class
+        } else if fits(hint.class + 1) {
+            hint.class + 1
         } else {
             classes.partition_point(|c| c.offset <= r) - 1
         };
-        *hint = i;
         let class = &classes[i];
         let local = r - class.offset;
         let side_bit = local & 1;
         let rank = (local >> 1) as u32;
         let b = class.board as usize;
-        let splits = &self.splits[self.split_start[b] as usize..self.split_start[b + 1] as usize];
-        let split = &splits[splits.partition_point(|s| s.offset <= rank) - 1];
+        let (first, end) = (self.split_start[b] as usize, self.split_start[b + 1] as usize);
+        let in_split = |j: usize| {
+            j >= first
+                && j < end
+                && self.splits[j].offset <= rank
+                && (j + 1 == end || rank < self.splits[j + 1].offset)
+        };
+        let j = if in_split(hint.split) {
+            hint.split
+        } else if in_split(hint.split + 1) {
+            hint.split + 1
+        } else {
+            first + self.splits[first..end].partition_point(|s| s.offset <= rank) - 1
+        };
+        *hint = UnrankHint { class: i, split: j };
+        let split = &self.splits[j];
         let within = rank - split.offset;
         let half = |m: u16, arr: u32| -> u64 {
             self.arrangements[(self.arrangement_start[m as usize] + arr) as usize] as u64
@@ -416,6 +429,14 @@ impl CdcIndex {
         };
         Some(board | (side | (class.hidden as u64) << 8) << 32)
     }
+}
+
+/// Where [`CdcIndex::unrank_key_near`] starts its searches: the class (an index into the
+/// level's classes) and the block (an index into all blocks) of the rank before.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct UnrankHint {
+    class: usize,
+    split: usize,
 }
 
 impl PerfectIndex<crate::games::Cdc> for CdcIndex {

@@ -39,13 +39,16 @@ use std::sync::atomic::{AtomicU64, Ordering as Atomic};
 
 use rayon::prelude::*;
 
-use super::index::{CdcIndex, PerfectIndex};
+use super::index::{CdcIndex, PerfectIndex, UnrankHint};
 use super::{Progress, Solution, Solvable, SolveError, value_for_pooled};
 use crate::game::{Action, ChanceOutcome, Game, Turn};
 use crate::games::Cdc;
 
-/// Positions per parallel work unit.
+/// Positions per parallel work unit (at most; see [`chunk_len`]).
 const CHUNK: usize = 2048;
+
+/// The smallest work unit.
+const MIN_CHUNK: usize = 128;
 
 fn invariant<G: Game>(g: &G, reason: String) -> SolveError {
     SolveError::Invariant {
@@ -166,6 +169,7 @@ fn reachable<G: Solvable>(
     close_levels(
         &bits,
         progress,
+        |_: &mut (Vec<Action>, Vec<Vec<ChanceOutcome>>, Vec<G::State>), _, r| Ok(r),
         |scratch: &mut (Vec<Action>, Vec<Vec<ChanceOutcome>>, Vec<G::State>), level, r, fresh| {
             let (actions, outcomes, reached) = scratch;
             let s = layers.state(level, r)?;
@@ -199,27 +203,47 @@ fn reachable<G: Solvable>(
 }
 
 /// The frame of the reachability pass: top-down, each level closed by a breadth-first
-/// search over its frontier, in parallel by chunks (each with its own `S` scratch).
-/// `expand(scratch, level, rank, fresh)` marks a position's successors in `bits` (atomic, so
-/// the set does not depend on the thread count) and pushes to `fresh` the ranks of its own
-/// level that it marked first. Returns each level's reachable ranks, ascending.
-fn close_levels<S: Default>(
+/// search over its frontier, in parallel by chunks (each with its own `S` scratch). A level's
+/// first frontier is its ranks reached from above, each made a frontier item `T` by
+/// `first(scratch, level, rank)`; `expand(scratch, level, item, fresh)` marks a position's
+/// successors in `bits` (atomic, so the set does not depend on the thread count) and pushes
+/// to `fresh` the items of its own level that it marked first (CDC: their keys, so the
+/// search never unranks them). Returns each level's reachable ranks, ascending.
+fn close_levels<S: Default, T: Copy + Send + Sync>(
     bits: &[Bits],
     progress: &(dyn Fn(Progress) + Sync),
-    expand: impl Fn(&mut S, usize, u32, &mut Vec<u32>) -> Result<(), SolveError> + Sync,
+    first: impl Fn(&mut S, usize, u32) -> Result<T, SolveError> + Sync,
+    expand: impl Fn(&mut S, usize, T, &mut Vec<T>) -> Result<(), SolveError> + Sync,
 ) -> Result<Vec<Vec<u32>>, SolveError> {
     let mut levels = vec![Vec::new(); bits.len()];
     let mut found = 0u64;
     for level in (0..bits.len()).rev() {
-        let mut frontier = bits[level].ranks();
+        let seeds = bits[level].ranks();
+        let next: Vec<Result<Vec<T>, SolveError>> = seeds
+            .par_chunks(chunk_len(seeds.len()))
+            .map(|chunk| {
+                let mut fresh = Vec::new();
+                let mut scratch = S::default();
+                for &r in chunk {
+                    let t = first(&mut scratch, level, r)?;
+                    expand(&mut scratch, level, t, &mut fresh)?;
+                }
+                Ok(fresh)
+            })
+            .collect();
+        let mut frontier = Vec::new();
+        for f in next {
+            frontier.extend(f?);
+        }
+        drop(seeds);
         while !frontier.is_empty() {
-            let next: Vec<Result<Vec<u32>, SolveError>> = frontier
-                .par_chunks(CHUNK)
+            let next: Vec<Result<Vec<T>, SolveError>> = frontier
+                .par_chunks(chunk_len(frontier.len()))
                 .map(|chunk| {
                     let mut fresh = Vec::new();
                     let mut scratch = S::default();
-                    for &r in chunk {
-                        expand(&mut scratch, level, r, &mut fresh)?;
+                    for &t in chunk {
+                        expand(&mut scratch, level, t, &mut fresh)?;
                     }
                     Ok(fresh)
                 })
@@ -234,6 +258,12 @@ fn close_levels<S: Default>(
         progress(Progress::Found(found));
     }
     Ok(levels)
+}
+
+/// The work unit for `n` positions: [`CHUNK`], or smaller for a small level or frontier, so
+/// that it still splits into enough units to keep every thread busy to the end.
+fn chunk_len(n: usize) -> usize {
+    (n / 32).clamp(MIN_CHUNK, CHUNK)
 }
 
 /// Solves a game that may cycle (see the module docs).
@@ -351,7 +381,7 @@ fn solve_level<G: Solvable>(
 
     // Phase 1, parallel: exits and internal edges.
     let chunks: Vec<Result<ChunkEdges<G::Key>, SolveError>> = ranks
-        .par_chunks(CHUNK)
+        .par_chunks(chunk_len(ranks.len()))
         .map(|chunk| {
             let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
             let mut actions: Vec<Action> = Vec::new();
@@ -577,7 +607,7 @@ pub fn solve_cdc(
         let (l, r) = index.rank_key_unchecked(k);
         (l as usize, r as u32)
     };
-    let unrank = |level: usize, r: u32, hint: &mut usize| -> Result<u64, SolveError> {
+    let unrank = |level: usize, r: u32, hint: &mut UnrankHint| -> Result<u64, SolveError> {
         index
             .unrank_key_near(level as u32, r as u64, hint)
             .ok_or_else(|| {
@@ -592,15 +622,15 @@ pub fn solve_cdc(
     let bits: Vec<Bits> = sizes.iter().map(|&n| Bits::new(n)).collect();
     let (l0, r0) = place(g.key(&g.initial_state()));
     bits[l0].set(r0);
-    let levels = close_levels(&bits, progress, |hint: &mut usize, level, r, fresh| {
-        let key = unrank(level, r, hint)?;
+    let first = |hint: &mut UnrankHint, level, r| unrank(level, r, hint);
+    let levels = close_levels(&bits, progress, first, |_, level, key, fresh| {
         g.expand_key(
             key,
             &mut |k| {
                 let (l, rk) = place(k);
                 debug_assert_eq!(l, level);
                 if bits[l].set(rk) {
-                    fresh.push(rk);
+                    fresh.push(k);
                 }
             },
             &mut |k| {
@@ -623,10 +653,10 @@ pub fn solve_cdc(
         let size = sizes[level];
         let lower = &values;
         let chunks: Vec<Result<ChunkEdges<u64>, SolveError>> = ranks
-            .par_chunks(CHUNK)
+            .par_chunks(chunk_len(ranks.len()))
             .map(|chunk| {
                 let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
-                let mut hint = 0;
+                let mut hint = UnrankHint::default();
                 for &r in chunk {
                     let key = unrank(level, r, &mut hint)?;
                     let before = succ.len();
