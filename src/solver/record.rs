@@ -17,7 +17,7 @@ use crate::store::{ObjectHash, Record, SolutionRow, Store, StoreError};
 pub const CHUNK_POSITIONS: usize = 1 << 17;
 
 /// The page cache while a solution is written, in KiB (about two chunks).
-const SAVE_CACHE_KIB: i64 = 8192;
+const SAVE_CACHE_KIB: i64 = 1024;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct SolutionManifest {
