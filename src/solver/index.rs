@@ -301,7 +301,7 @@ impl CdcIndex {
     /// made (its material within the game's, as many face-down squares as face-down
     /// pieces), which the solver's hot loop relies on: two half-board lookups, the class
     /// and the split, no loop.
-    #[inline]
+    #[inline(always)]
     fn rank_key_checked<const CHECK: bool>(&self, key: u64) -> Option<(u32, u64)> {
         let aux = key >> 32;
         if (aux >> 2) & 63 != 0 {
@@ -378,7 +378,7 @@ impl CdcIndex {
     /// [`CdcIndex::unrank_key`], starting the class and block searches where `hint` says
     /// (updated to the ones found): ascending ranks mostly stay in one class and one block,
     /// so a run of them skips both searches.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn unrank_key_near(&self, level: u32, r: u64, hint: &mut UnrankHint) -> Option<u64> {
         let classes = self.classes.get(level as usize)?;
         if r >= self.sizes[level as usize] {

@@ -451,6 +451,11 @@ fn solve_level<G: Solvable>(
     Ok((value, keys))
 }
 
+/// The rank space from which a level's arrays are worth handing back once it is solved
+/// (tens of megabytes; below it, handing back and faulting the pages in again for the next
+/// level costs more than it saves: PPPP's levels are all smaller).
+const TRIM_LEVEL: usize = 1 << 18;
+
 /// Hands the allocator's free memory back to the system. The per-chunk buffers of a level are
 /// allocated on the worker threads and freed after the level is settled; glibc keeps such
 /// freed blocks in its per-thread arenas, where the next levels' larger arrays cannot reuse
@@ -688,7 +693,9 @@ pub fn solve_cdc(
             })
             .collect();
         let v = gather_and_settle(ranks, size, chunks, &mut all_keys)?;
-        release_free_memory();
+        if size >= TRIM_LEVEL {
+            release_free_memory();
+        }
         done += ranks.len() as u64;
         values.push(v);
         progress(Progress::Valued { done, total });
