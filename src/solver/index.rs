@@ -356,12 +356,24 @@ impl CdcIndex {
         Some((level, offset + 2 * rank + side))
     }
 
-    /// The (level, rank) of the key of a decision position the game made (material not
-    /// re-checked); `(u32::MAX, u64::MAX)` for a key no well-formed position has.
-    #[inline]
+    /// The (level, rank) of the key of a decision position the game made, nothing checked:
+    /// the solver's hot loop ranks only keys `Cdc::expand_key` wrote (held to the game's own
+    /// step by `solver::layered`'s tests). A key no decision position has gets a meaningless
+    /// rank (or an out-of-bounds panic), not an error: [`CdcIndex::rank_key`] checks.
+    #[inline(always)]
     pub(crate) fn rank_key_unchecked(&self, key: u64) -> (u32, u64) {
-        self.rank_key_checked::<false>(key)
-            .unwrap_or((u32::MAX, u64::MAX))
+        let aux = key >> 32;
+        let a = self.half[(key & 0xFFFF) as usize];
+        let b = self.half[((key >> 16) & 0xFFFF) as usize];
+        let revealed = (a & 0xFFFF) + (b & 0xFFFF);
+        let down = ((a >> 48) & 0xFF) + ((b >> 48) & 0xFF);
+        let (level, offset) = self.class_of[(revealed * self.radix as u64 + (aux >> 8)) as usize];
+        let board = revealed * DOWN_COUNTS as u64 + down;
+        let m1 = (a >> 16) & 0xFFFF;
+        let split = self.split_rank[board as usize * self.multisets + m1 as usize] as u64;
+        let rank = split + ((a >> 32) & 0xFF) * ((b >> 40) & 0xFF) + ((b >> 32) & 0xFF);
+        // Colour to move: 1 red, 2 black (0, the start, has rank 0 in its class).
+        (level, offset + 2 * rank + ((aux >> 1) & 1))
     }
 
     /// The size of `level`'s rank space (0 above the top).
