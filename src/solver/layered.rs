@@ -276,6 +276,28 @@ fn close_levels<S: Default, T: Copy + Send + Sync>(
     Ok(levels)
 }
 
+/// Keys a search task keeps before it hands half of them to a new task.
+const SPLIT: usize = 512;
+
+/// The reachability search on keys: expands the keys of `stack`, depth first, each with
+/// `expand(key, stack)`, which pushes the successors it was first to mark. A task whose stack
+/// grows past [`SPLIT`] hands the older half to a new task, so both threads stay busy
+/// without a barrier anywhere in the search.
+fn search<'s, F: Fn(u64, &mut Vec<u64>) + Sync>(
+    scope: &rayon::Scope<'s>,
+    mut stack: Vec<u64>,
+    expand: &'s F,
+) {
+    while let Some(key) = stack.pop() {
+        expand(key, &mut stack);
+        if stack.len() > SPLIT {
+            let rest = stack.split_off(stack.len() / 2);
+            let older = std::mem::replace(&mut stack, rest);
+            scope.spawn(move |s| search(s, older, expand));
+        }
+    }
+}
+
 /// The work unit for `n` positions: [`CHUNK`], or smaller for a small level or frontier, so
 /// that it still splits into enough units to keep every thread busy to the end.
 fn chunk_len(n: usize) -> usize {
@@ -651,30 +673,29 @@ pub fn solve_cdc(
             })
     };
 
-    // Pass 1, top-down: reachability.
+    // Pass 1: reachability, one parallel search over all levels at once (the set reached
+    // does not depend on the order, so no level waits for the one above).
     let bits: Vec<Bits> = sizes.iter().map(|&n| Bits::new(n)).collect();
-    let (l0, r0) = place(g.key(&g.initial_state()));
+    let start = g.key(&g.initial_state());
+    let (l0, r0) = place(start);
     bits[l0].set(r0);
-    let first = |hint: &mut UnrankHint, level, r| unrank(level, r, hint);
-    let levels = close_levels(&bits, progress, first, |_, level, key, fresh| {
-        g.expand_key(
-            key,
-            &mut |k| {
-                let (l, rk) = place(k);
-                debug_assert_eq!(l, level);
-                if bits[l].set(rk) {
-                    fresh.push(k);
-                }
-            },
-            &mut |k| {
-                let (l, rk) = place(k);
-                debug_assert!(l < level);
-                bits[l].set(rk);
-                0.0
-            },
-        );
-        Ok(())
-    })?;
+    let expand = |key: u64, stack: &mut Vec<u64>| {
+        // Both of `expand_key`'s callbacks push to the stack (never at the same time).
+        let stack = std::cell::RefCell::new(stack);
+        let mark = |k: u64| {
+            let (l, rk) = place(k);
+            if bits[l].set(rk) {
+                stack.borrow_mut().push(k);
+            }
+        };
+        g.expand_key(key, &mut |k| mark(k), &mut |k| {
+            mark(k);
+            0.0
+        });
+    };
+    rayon::scope(|s| search(s, vec![start], &expand));
+    let levels: Vec<Vec<u32>> = bits.iter().map(Bits::ranks).collect();
+    progress(Progress::Found(levels.iter().map(|l| l.len() as u64).sum()));
     drop(bits);
 
     // Pass 2, bottom-up: values.
