@@ -81,8 +81,9 @@ struct Split {
     n2: u32,
 }
 
-/// A half-board entry with no well-formed multiset.
-const NO_HALF: u16 = u16::MAX;
+/// The bit of a half-board entry that marks it well-formed (entries of half boards no
+/// position has stay 0, so their pages of the table are never touched).
+const HALF_OK: u64 = 1 << 63;
 
 /// The perfect index of 2x4 Chinese dark chess (see the module docs).
 #[derive(Clone, Debug)]
@@ -97,10 +98,10 @@ pub struct CdcIndex {
     classes: Vec<Vec<CdcClass>>,
     sizes: Vec<u64>,
     /// `half[h]` for the 16 key bits `h` of four squares (a half board), packed: bits 0-15
-    /// the revealed multiset's radix number, 16-31 the half's multiset id (`NO_HALF` when a
-    /// square holds no symbol of the material or a kind exceeds it), 32-39 the half's rank
-    /// among the arrangements of its multiset (ascending `h`), 40-47 that arrangement count,
-    /// 48-55 the face-down squares.
+    /// the revealed multiset's radix number, 16-31 the half's multiset id, 32-39 the half's
+    /// rank among the arrangements of its multiset (ascending `h`), 40-47 that arrangement
+    /// count, 48-55 the face-down squares, 63 (`HALF_OK`) set; 0 when a square holds no
+    /// symbol of the material or a kind exceeds it.
     half: Vec<u64>,
     /// Number of half-board multisets.
     multisets: usize,
@@ -176,7 +177,6 @@ impl CdcIndex {
             }
             let fits = (0..CKINDS).all(|ck| counts[ck + 2] <= mat[ck]);
             if !fits {
-                *entry = (NO_HALF as u64) << 16;
                 continue;
             }
             let next = ms_counts.len() as u16;
@@ -190,7 +190,8 @@ impl CdcIndex {
             let rev: u32 = (0..SYMBOLS)
                 .map(|t| symbol_place[t] * counts[t] as u32)
                 .sum();
-            *entry = rev as u64
+            *entry = HALF_OK
+                | rev as u64
                 | (m as u64) << 16
                 | arr << 32
                 | arrangements_of(&counts) << 40
@@ -315,7 +316,7 @@ impl CdcIndex {
         let b = self.half[((key >> 16) & 0xFFFF) as usize];
         let m1 = (a >> 16) & 0xFFFF;
         if CHECK {
-            if m1 == NO_HALF as u64 || (b >> 16) & 0xFFFF == NO_HALF as u64 {
+            if a & b & HALF_OK == 0 {
                 return None;
             }
             let mut counts = [0u8; SYMBOLS];

@@ -748,6 +748,10 @@ pub fn solve_cdc(
         })
         .collect();
     drop(values);
+    drop(index);
+    // The store writes the solution next, with buffers of its own: hand the values back
+    // first, so that their pages do not stay in the process beside them.
+    release_free_memory();
     Ok(Solution::from_sorted(g.variant(), all_keys, all_values))
 }
 
