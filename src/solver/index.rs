@@ -148,7 +148,10 @@ impl CdcIndex {
                 radix *= m as u32 + 1;
             }
         }
-        assert!(radix <= 1 << 16, "material {material} is too large for the 2x4 board");
+        assert!(
+            radix <= 1 << 16,
+            "material {material} is too large for the 2x4 board"
+        );
         let mut symbol_place = [0u32; SYMBOLS];
         symbol_place[2..].copy_from_slice(&place);
         let pieces: u32 = mat.iter().map(|&m| m as u32).sum();
@@ -414,7 +417,10 @@ impl CdcIndex {
         let side_bit = local & 1;
         let rank = (local >> 1) as u32;
         let b = class.board as usize;
-        let (first, end) = (self.split_start[b] as usize, self.split_start[b + 1] as usize);
+        let (first, end) = (
+            self.split_start[b] as usize,
+            self.split_start[b + 1] as usize,
+        );
         let in_split = |j: usize| {
             j >= first
                 && j < end

@@ -227,7 +227,8 @@ fn close_levels<S: Default, T: Copy + Send + Sync>(
         Ok(())
     };
     let gather = |parts: Vec<Result<Vec<T>, SolveError>>| -> Result<Vec<T>, SolveError> {
-        let mut all = Vec::with_capacity(parts.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
+        let mut all =
+            Vec::with_capacity(parts.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
         for p in parts {
             all.extend(p?);
         }
