@@ -12,9 +12,10 @@
 //! Every per-position array is indexed by rank, so a successor's slot is arithmetic on its
 //! key, never a search or a hash probe:
 //! 1. **Reachability**, top-down: one bit per rank. A level's positions are all known once
-//!    every higher level has been expanded; the level is closed by a breadth-first search
-//!    inside it, in parallel over the frontier (bits set atomically, so the set reached does
-//!    not depend on the thread count).
+//!    every higher level has been expanded; the level is closed by a search inside it, in
+//!    parallel over the frontier (bits set atomically, so the set reached does not depend on
+//!    the thread count). The CDC solve on keys ([`solve_cdc`]) needs no level order: one
+//!    parallel search over all levels at once.
 //! 2. **Values**, bottom-up, one level at a time, in one flat `f64` array per level by rank:
 //!    a. in parallel over the level's reachable positions: `best[p]` = the best exit value
 //!    (or -inf; lower levels' values by rank) and the internal successors' ranks;
