@@ -170,7 +170,6 @@ fn reachable<G: Solvable>(
     close_levels(
         &bits,
         progress,
-        |_: &mut (Vec<Action>, Vec<Vec<ChanceOutcome>>, Vec<G::State>), _, r| Ok(r),
         |scratch: &mut (Vec<Action>, Vec<Vec<ChanceOutcome>>, Vec<G::State>), level, r, fresh| {
             let (actions, outcomes, reached) = scratch;
             let s = layers.state(level, r)?;
@@ -203,73 +202,44 @@ fn reachable<G: Solvable>(
     )
 }
 
-/// The frame of the reachability pass: top-down, each level closed by a search over its
-/// frontier, in parallel by chunks (each with its own `S` scratch). A level's first frontier
-/// is its ranks reached from above, each made a frontier item `T` by
-/// `first(scratch, level, rank)`; `expand(scratch, level, item, fresh)` marks a position's
-/// successors in `bits` (atomic, so the set does not depend on the thread count) and pushes
-/// to `fresh` the items of its own level that it marked first (CDC: their keys, so the
-/// search never unranks them). A chunk goes on to expand what it found itself, depth first,
-/// up to [`CHUNK`] more positions, and leaves the rest to the next round: a level closes in a
-/// few parallel rounds instead of one per breadth-first layer (each round wakes the threads
-/// and waits for the slowest). Returns each level's reachable ranks, ascending.
-fn close_levels<S: Default, T: Copy + Send + Sync>(
+/// The frame of the generic reachability pass: top-down, each level closed by a search over
+/// its frontier (first its ranks reached from above), in parallel by chunks, each with its
+/// own `S` scratch. `expand(scratch, level, rank, fresh)` marks a position's successors in
+/// `bits` (atomic, so the set does not depend on the thread count) and pushes to `fresh` the
+/// ranks of its own level that it marked first. A chunk goes on to expand what it found
+/// itself, depth first, up to [`CHUNK`] more positions, and leaves the rest to the next
+/// round: a level closes in a few parallel rounds instead of one per breadth-first layer
+/// (each round wakes the threads and waits for the slowest). Returns each level's reachable
+/// ranks, ascending.
+fn close_levels<S: Default>(
     bits: &[Bits],
     progress: &(dyn Fn(Progress) + Sync),
-    first: impl Fn(&mut S, usize, u32) -> Result<T, SolveError> + Sync,
-    expand: impl Fn(&mut S, usize, T, &mut Vec<T>) -> Result<(), SolveError> + Sync,
+    expand: impl Fn(&mut S, usize, u32, &mut Vec<u32>) -> Result<(), SolveError> + Sync,
 ) -> Result<Vec<Vec<u32>>, SolveError> {
-    // Expands from the top of `stack` until it is empty or `CHUNK` positions are done.
-    let follow = |scratch: &mut S, level: usize, stack: &mut Vec<T>| -> Result<(), SolveError> {
-        for _ in 0..CHUNK {
-            let Some(t) = stack.pop() else { break };
-            expand(scratch, level, t, stack)?;
-        }
-        Ok(())
-    };
-    let gather = |parts: Vec<Result<Vec<T>, SolveError>>| -> Result<Vec<T>, SolveError> {
-        let mut all =
-            Vec::with_capacity(parts.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
-        for p in parts {
-            all.extend(p?);
-        }
-        Ok(all)
-    };
     let mut levels = vec![Vec::new(); bits.len()];
     let mut found = 0u64;
     for level in (0..bits.len()).rev() {
-        let seeds = bits[level].ranks();
-        let mut frontier = gather(
-            seeds
-                .par_chunks(chunk_len(seeds.len()))
+        let mut frontier = bits[level].ranks();
+        while !frontier.is_empty() {
+            let parts: Vec<Result<Vec<u32>, SolveError>> = frontier
+                .par_chunks(chunk_len(frontier.len()))
                 .map(|chunk| {
                     let mut stack = Vec::new();
                     let mut scratch = S::default();
                     for &r in chunk {
-                        let t = first(&mut scratch, level, r)?;
-                        expand(&mut scratch, level, t, &mut stack)?;
+                        expand(&mut scratch, level, r, &mut stack)?;
                     }
-                    follow(&mut scratch, level, &mut stack)?;
+                    for _ in 0..CHUNK {
+                        let Some(r) = stack.pop() else { break };
+                        expand(&mut scratch, level, r, &mut stack)?;
+                    }
                     Ok(stack)
                 })
-                .collect(),
-        )?;
-        drop(seeds);
-        while !frontier.is_empty() {
-            frontier = gather(
-                frontier
-                    .par_chunks(chunk_len(frontier.len()))
-                    .map(|chunk| {
-                        let mut stack = Vec::new();
-                        let mut scratch = S::default();
-                        for &t in chunk {
-                            expand(&mut scratch, level, t, &mut stack)?;
-                        }
-                        follow(&mut scratch, level, &mut stack)?;
-                        Ok(stack)
-                    })
-                    .collect(),
-            )?;
+                .collect();
+            frontier = Vec::new();
+            for p in parts {
+                frontier.extend(p?);
+            }
         }
         levels[level] = bits[level].ranks();
         found += levels[level].len() as u64;
