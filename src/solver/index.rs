@@ -20,9 +20,15 @@
 //!   revealed pieces on the board and the multiset of face-down pieces, each a mixed-radix
 //!   number in the key's own radix) times an arrangement of the class's symbols (empty, face
 //!   down, each coloured kind) on the 8 squares, times the colour to move. Classes of a level
-//!   are numbered in a fixed order with prefix sums of their sizes; an arrangement is ranked by
-//!   its multinomial (multiset-permutation) rank. Rank = class offset + 2 x arrangement rank +
-//!   (black to move). The start position (all face down, no colour yet) is rank 0 of its level.
+//!   are numbered in a fixed order with prefix sums of their sizes. An arrangement is split
+//!   between the board's two halves (squares 0-3 and 4-7, 16 key bits each): the first
+//!   half's multiset picks a block of the class's arrangements (blocks in a fixed order,
+//!   prefix sums of (first half's arrangements) x (second half's)), and within the block the
+//!   two halves' ranks among their multisets' arrangements form a mixed-radix number. One
+//!   table over the 2^16 half boards gives each half's multiset, rank and arrangement count,
+//!   so ranking a key is two table lookups, the class and the block: no loop over squares.
+//!   Rank = class offset + 2 x arrangement rank + (black to move). The start position (all
+//!   face down, no colour yet) is rank 0 of its level.
 //! - **Chinese Checkers** ([`CheckersIndex`]): one level; the 2p checkers (ids matter) sit on
 //!   distinct squares, so a position is a partial permutation of the n squares: rank =
 //!   2 x (its rank among the n!/(n-2p)! partial permutations) + side to move.
@@ -56,20 +62,32 @@ const CKINDS: usize = 14;
 struct CdcClass {
     /// First rank of the class within its level.
     offset: u64,
-    /// Symbol counts on the board (empty, down, coloured kinds).
-    counts: [u8; SYMBOLS],
+    /// The board multiset's index (`revealed * 9 + face-down count`), see [`CdcIndex`].
+    board: u32,
     /// The face-down multiset's radix number (the key's aux >> 8).
     hidden: u32,
     /// All pieces face down: the start position, no colour to move yet.
     start: bool,
 }
 
+/// One way of splitting a board multiset between the two halves of the board: the first
+/// half's multiset `m1`, the second's `m2`, the first arrangement rank (within the board
+/// multiset) of the split, and the second half's arrangement count.
+#[derive(Clone, Copy, Debug)]
+struct Split {
+    offset: u32,
+    m1: u16,
+    m2: u16,
+    n2: u32,
+}
+
+/// The bit of a half-board entry that marks it well-formed (entries of half boards no
+/// position has stay 0, so their pages of the table are never touched).
+const HALF_OK: u64 = 1 << 63;
+
 /// The perfect index of 2x4 Chinese dark chess (see the module docs).
 #[derive(Clone, Debug)]
 pub struct CdcIndex {
-    /// The key's mixed radix by square symbol: the place value of each coloured kind (0 if
-    /// not in the material, and for empty and face-down squares).
-    symbol_place: [u32; SYMBOLS],
     /// Material count of each coloured kind.
     material: [u8; CKINDS],
     /// Number of distinct multisets (the radix's range).
@@ -79,50 +97,36 @@ pub struct CdcIndex {
     /// Classes per level, ascending by offset.
     classes: Vec<Vec<CdcClass>>,
     sizes: Vec<u64>,
-    /// `pext[rem][set]`: the bits of `set` at the positions of `rem`'s bits, packed low.
-    pext: Vec<u8>,
-    /// `pdep[rem][packed]`: the inverse, `packed`'s low bits spread onto `rem`'s bits.
-    pdep: Vec<u8>,
-    /// Colex rank of an 8-bit set among the sets of its size.
-    colex: [u8; 256],
-    /// `colex_set[k][i]`: the set of size k with colex rank i.
-    colex_set: [[u8; 70]; SQUARES + 1],
+    /// `half[h]` for the 16 key bits `h` of four squares (a half board), packed: bits 0-15
+    /// the revealed multiset's radix number, 16-31 the half's multiset id, 32-39 the half's
+    /// rank among the arrangements of its multiset (ascending `h`), 40-47 that arrangement
+    /// count, 48-55 the face-down squares, 63 (`HALF_OK`) set; 0 when a square holds no
+    /// symbol of the material or a kind exceeds it.
+    half: Vec<u64>,
+    /// Number of half-board multisets.
+    multisets: usize,
+    /// `split_rank[board * multisets + m1]`: the first arrangement rank, within the board
+    /// multiset `board`, of the arrangements whose first half has multiset `m1`.
+    split_rank: Vec<u32>,
+    /// The splits of each board multiset, ascending: `splits[split_start[b]..split_start[b + 1]]`.
+    splits: Vec<Split>,
+    split_start: Vec<u32>,
+    /// The half boards of each multiset by arrangement rank:
+    /// `arrangements[arrangement_start[m]..arrangement_start[m + 1]]`.
+    arrangements: Vec<u16>,
+    arrangement_start: Vec<u32>,
 }
 
-/// Binomial coefficients C(n, k) for n, k <= 8.
-const BINOM: [[u64; SQUARES + 1]; SQUARES + 1] = {
-    let mut t = [[0u64; SQUARES + 1]; SQUARES + 1];
-    let mut n = 0;
-    while n <= SQUARES {
-        t[n][0] = 1;
-        let mut k = 1;
-        while k <= n {
-            t[n][k] = t[n - 1][k - 1] + if k < n { t[n - 1][k] } else { 0 };
-            k += 1;
-        }
-        n += 1;
-    }
-    t
-};
-
-/// `NIBBLES[set]`: a 1 in the nibble of each square of the 8-bit `set`.
-const NIBBLES: [u64; 256] = {
-    let mut t = [0u64; 256];
-    let mut set = 0;
-    while set < 256 {
-        let mut sq = 0;
-        while sq < SQUARES {
-            if set >> sq & 1 == 1 {
-                t[set] |= 1 << (4 * sq);
-            }
-            sq += 1;
-        }
-        set += 1;
-    }
-    t
-};
+/// Board multisets per revealed multiset: one per face-down count 0..=8.
+const DOWN_COUNTS: u32 = SQUARES as u32 + 1;
 
 const FACT: [u64; SQUARES + 1] = [1, 1, 2, 6, 24, 120, 720, 5040, 40320];
+
+/// The arrangements of a multiset of square symbols (counts summing to the squares).
+fn arrangements_of(counts: &[u8; SYMBOLS]) -> u64 {
+    let n: usize = counts.iter().map(|&c| c as usize).sum();
+    FACT[n] / counts.iter().map(|&c| FACT[c as usize]).product::<u64>()
+}
 
 impl CdcIndex {
     /// The index for the material `KGMRNCP`-letters of one side (e.g. `"GGCC"`).
@@ -144,6 +148,12 @@ impl CdcIndex {
                 radix *= m as u32 + 1;
             }
         }
+        assert!(
+            radix <= 1 << 16,
+            "material {material} is too large for the 2x4 board"
+        );
+        let mut symbol_place = [0u32; SYMBOLS];
+        symbol_place[2..].copy_from_slice(&place);
         let pieces: u32 = mat.iter().map(|&m| m as u32).sum();
         let digits = |x: u32| -> [u8; CKINDS] {
             let mut d = [0u8; CKINDS];
@@ -156,6 +166,88 @@ impl CdcIndex {
             }
             d
         };
+
+        // Half boards: each of the 2^16 values of four squares' nibbles, its multiset (ids in
+        // order of first appearance) and its rank among that multiset's arrangements.
+        let mut ids: std::collections::BTreeMap<[u8; SYMBOLS], u16> = Default::default();
+        let mut ms_counts: Vec<[u8; SYMBOLS]> = Vec::new();
+        let mut by_ms: Vec<Vec<u16>> = Vec::new();
+        let mut half = vec![0u64; 1 << 16];
+        for (h, entry) in half.iter_mut().enumerate() {
+            let mut counts = [0u8; SYMBOLS];
+            for sq in 0..SQUARES / 2 {
+                counts[(h >> (4 * sq)) & 15] += 1;
+            }
+            let fits = (0..CKINDS).all(|ck| counts[ck + 2] <= mat[ck]);
+            if !fits {
+                continue;
+            }
+            let next = ms_counts.len() as u16;
+            let m = *ids.entry(counts).or_insert(next);
+            if m == next {
+                ms_counts.push(counts);
+                by_ms.push(Vec::new());
+            }
+            let arr = by_ms[m as usize].len() as u64;
+            by_ms[m as usize].push(h as u16);
+            let rev: u32 = (0..SYMBOLS)
+                .map(|t| symbol_place[t] * counts[t] as u32)
+                .sum();
+            *entry = HALF_OK
+                | rev as u64
+                | (m as u64) << 16
+                | arr << 32
+                | arrangements_of(&counts) << 40
+                | (counts[1] as u64) << 48;
+        }
+        let multisets = ms_counts.len();
+        let mut arrangement_start = vec![0u32];
+        let mut arrangements = Vec::new();
+        for list in &by_ms {
+            arrangements.extend_from_slice(list);
+            arrangement_start.push(arrangements.len() as u32);
+        }
+
+        // Board multisets (revealed multiset, face-down count): their splits into two halves,
+        // first halves in id order.
+        let boards = (radix * DOWN_COUNTS) as usize;
+        let mut split_rank = vec![u32::MAX; boards * multisets];
+        let mut splits = Vec::new();
+        let mut split_start = vec![0u32];
+        for b in 0..boards {
+            let r = digits(b as u32 / DOWN_COUNTS);
+            let down = (b as u32 % DOWN_COUNTS) as usize;
+            let shown: usize = r.iter().map(|&x| x as usize).sum();
+            if down + shown <= SQUARES {
+                let mut counts = [0u8; SYMBOLS];
+                counts[0] = (SQUARES - down - shown) as u8;
+                counts[1] = down as u8;
+                counts[2..].copy_from_slice(&r);
+                let mut offset = 0u64;
+                for (m1, c1) in ms_counts.iter().enumerate() {
+                    if (0..SYMBOLS).any(|t| c1[t] > counts[t]) {
+                        continue;
+                    }
+                    let mut c2 = counts;
+                    for t in 0..SYMBOLS {
+                        c2[t] -= c1[t];
+                    }
+                    let m2 = ids[&c2];
+                    let n2 = arrangements_of(&c2);
+                    split_rank[b * multisets + m1] = offset as u32;
+                    splits.push(Split {
+                        offset: offset as u32,
+                        m1: m1 as u16,
+                        m2,
+                        n2: n2 as u32,
+                    });
+                    offset += arrangements_of(c1) * n2;
+                }
+                debug_assert_eq!(offset, arrangements_of(&counts));
+            }
+            split_start.push(splits.len() as u32);
+        }
+
         let mut class_of = vec![(u32::MAX, 0u64); (radix * radix) as usize];
         let mut classes: Vec<Vec<CdcClass>> = vec![Vec::new(); 2 * SQUARES + 1];
         let mut sizes = vec![0u64; 2 * SQUARES + 1];
@@ -175,64 +267,31 @@ impl CdcIndex {
                 counts[0] = (SQUARES - down - shown) as u8;
                 counts[1] = down as u8;
                 counts[2..].copy_from_slice(&r);
-                let arrangements =
-                    FACT[SQUARES] / counts.iter().map(|&c| FACT[c as usize]).product::<u64>();
                 let level = 2 * down + shown;
                 let start = down as u32 == pieces;
                 class_of[(rev * radix + hid) as usize] = (level as u32, sizes[level]);
                 classes[level].push(CdcClass {
                     offset: sizes[level],
-                    counts,
+                    board: rev * DOWN_COUNTS + down as u32,
                     hidden: hid,
                     start,
                 });
-                sizes[level] += 2 * arrangements;
+                sizes[level] += 2 * arrangements_of(&counts);
             }
         }
-        let mut pext = vec![0u8; 256 * 256];
-        let mut pdep = vec![0u8; 256 * 256];
-        for rem in 0..256usize {
-            for set in 0..256usize {
-                let (mut packed, mut spread, mut j) = (0usize, 0usize, 0);
-                for bit in 0..SQUARES {
-                    if rem >> bit & 1 == 1 {
-                        packed |= (set >> bit & 1) << j;
-                        spread |= (set >> j & 1) << bit;
-                        j += 1;
-                    }
-                }
-                pext[rem * 256 + set] = packed as u8;
-                pdep[rem * 256 + set] = spread as u8;
-            }
-        }
-        let mut colex = [0u8; 256];
-        let mut colex_set = [[0u8; 70]; SQUARES + 1];
-        for set in 0..256usize {
-            // Colex rank: sum over the i-th smallest member at position b of C(b, i + 1).
-            let mut r = 0;
-            let mut i = 0;
-            for (b, row) in BINOM.iter().enumerate().take(SQUARES) {
-                if set >> b & 1 == 1 {
-                    i += 1;
-                    r += row[i];
-                }
-            }
-            colex[set] = r as u8;
-            colex_set[(set as u32).count_ones() as usize][r as usize] = set as u8;
-        }
-        let mut symbol_place = [0u32; SYMBOLS];
-        symbol_place[2..].copy_from_slice(&place);
         CdcIndex {
-            symbol_place,
             material: mat,
             radix,
             class_of,
             classes,
             sizes,
-            pext,
-            pdep,
-            colex,
-            colex_set,
+            half,
+            multisets,
+            split_rank,
+            splits,
+            split_start,
+            arrangements,
+            arrangement_start,
         }
     }
 
@@ -242,9 +301,11 @@ impl CdcIndex {
         self.rank_key_checked::<true>(key)
     }
 
-    /// [`CdcIndex::rank_key`]; with `CHECK` false the material is not checked (keys of
-    /// states the game made never exceed it), which the solver's hot loop relies on.
-    #[inline]
+    /// [`CdcIndex::rank_key`]; with `CHECK` false the key is trusted to be one the game
+    /// made (its material within the game's, as many face-down squares as face-down
+    /// pieces), which the solver's hot loop relies on: two half-board lookups, the class
+    /// and the split, no loop.
+    #[inline(always)]
     fn rank_key_checked<const CHECK: bool>(&self, key: u64) -> Option<(u32, u64)> {
         let aux = key >> 32;
         if (aux >> 2) & 63 != 0 {
@@ -254,44 +315,42 @@ impl CdcIndex {
         if hidden >= self.radix as u64 {
             return None;
         }
-        // The set of squares of each symbol, and the revealed multiset's radix number.
-        let mut sets = [0u8; SYMBOLS];
-        let mut present = 0u32;
-        let mut revealed = 0u32;
-        for sq in 0..SQUARES {
-            let c = ((key >> (4 * sq)) & 15) as usize;
-            sets[c] |= 1 << sq;
-            present |= 1 << c;
-            revealed += self.symbol_place[c];
-        }
+        let a = self.half[(key & 0xFFFF) as usize];
+        let b = self.half[((key >> 16) & 0xFFFF) as usize];
+        let m1 = (a >> 16) & 0xFFFF;
         if CHECK {
+            if a & b & HALF_OK == 0 {
+                return None;
+            }
+            let mut counts = [0u8; SYMBOLS];
+            for sq in 0..SQUARES {
+                counts[((key >> (4 * sq)) & 15) as usize] += 1;
+            }
+            if (0..CKINDS).any(|ck| counts[ck + 2] > self.material[ck]) {
+                return None;
+            }
+            let mut h = hidden as u32;
+            let mut down = 0;
             for ck in 0..CKINDS {
-                if sets[ck + 2].count_ones() > self.material[ck] as u32 {
-                    return None;
+                if self.material[ck] > 0 {
+                    down += h % (self.material[ck] as u32 + 1);
+                    h /= self.material[ck] as u32 + 1;
                 }
             }
+            if down != counts[1] as u32 {
+                return None;
+            }
         }
-        let (level, offset) = self.class_of[(revealed * self.radix) as usize + hidden as usize];
+        let revealed = (a & 0xFFFF) + (b & 0xFFFF);
+        let down = ((a >> 48) & 0xFF) + ((b >> 48) & 0xFF);
+        let (level, offset) = self.class_of[(revealed * self.radix as u64 + hidden) as usize];
         if level == u32::MAX {
             return None;
         }
-        // The arrangement: symbol by symbol (ascending), the colex rank of its squares among
-        // the squares the smaller symbols left, in a mixed radix of binomials.
-        let mut rank = 0u64;
-        let mut mult = 1u64;
-        let mut rem = 0xFFusize;
-        let mut left = SQUARES;
-        while present != 0 {
-            let t = present.trailing_zeros() as usize;
-            present &= present - 1;
-            let set = sets[t] as usize;
-            let k = set.count_ones() as usize;
-            let packed = self.pext[rem * 256 + set] as usize;
-            rank += mult * self.colex[packed] as u64;
-            mult *= BINOM[left][k];
-            rem &= !set;
-            left -= k;
-        }
+        // The arrangement: the split's first rank + the halves' ranks in a mixed radix.
+        let board = revealed * DOWN_COUNTS as u64 + down;
+        let split = self.split_rank[board as usize * self.multisets + m1 as usize] as u64;
+        let rank = split + ((a >> 32) & 0xFF) * ((b >> 40) & 0xFF) + ((b >> 32) & 0xFF);
         let side = match aux & 3 {
             0 => 0,
             1 => 0,
@@ -301,12 +360,24 @@ impl CdcIndex {
         Some((level, offset + 2 * rank + side))
     }
 
-    /// The (level, rank) of the key of a decision position the game made (material not
-    /// re-checked); `(u32::MAX, u64::MAX)` for a key no well-formed position has.
-    #[inline]
+    /// The (level, rank) of the key of a decision position the game made, nothing checked:
+    /// the solver's hot loop ranks only keys `Cdc::expand_key` wrote (held to the game's own
+    /// step by `solver::layered`'s tests). A key no decision position has gets a meaningless
+    /// rank (or an out-of-bounds panic), not an error: [`CdcIndex::rank_key`] checks.
+    #[inline(always)]
     pub(crate) fn rank_key_unchecked(&self, key: u64) -> (u32, u64) {
-        self.rank_key_checked::<false>(key)
-            .unwrap_or((u32::MAX, u64::MAX))
+        let aux = key >> 32;
+        let a = self.half[(key & 0xFFFF) as usize];
+        let b = self.half[((key >> 16) & 0xFFFF) as usize];
+        let revealed = (a & 0xFFFF) + (b & 0xFFFF);
+        let down = ((a >> 48) & 0xFF) + ((b >> 48) & 0xFF);
+        let (level, offset) = self.class_of[(revealed * self.radix as u64 + (aux >> 8)) as usize];
+        let board = revealed * DOWN_COUNTS as u64 + down;
+        let m1 = (a >> 16) & 0xFFFF;
+        let split = self.split_rank[board as usize * self.multisets + m1 as usize] as u64;
+        let rank = split + ((a >> 32) & 0xFF) * ((b >> 40) & 0xFF) + ((b >> 32) & 0xFF);
+        // Colour to move: 1 red, 2 black (0, the start, has rank 0 in its class).
+        (level, offset + 2 * rank + ((aux >> 1) & 1))
     }
 
     /// The size of `level`'s rank space (0 above the top).
@@ -317,14 +388,14 @@ impl CdcIndex {
     /// The key of rank `r` in `level`, or `None` outside the rank space (or the start
     /// position with a colour to move).
     pub fn unrank_key(&self, level: u32, r: u64) -> Option<u64> {
-        self.unrank_key_near(level, r, &mut 0)
+        self.unrank_key_near(level, r, &mut UnrankHint::default())
     }
 
-    /// [`CdcIndex::unrank_key`], starting the class search at `*hint` (a class index of the
-    /// level, updated to the one found): ascending ranks mostly stay in one class, so a
-    /// run of them skips the search.
-    #[inline]
-    pub(crate) fn unrank_key_near(&self, level: u32, r: u64, hint: &mut usize) -> Option<u64> {
+    /// [`CdcIndex::unrank_key`], starting the class and block searches where `hint` says
+    /// (updated to the ones found): ascending ranks mostly stay in one class and one block,
+    /// so a run of them skips both searches.
+    #[inline(always)]
+    pub(crate) fn unrank_key_near(&self, level: u32, r: u64, hint: &mut UnrankHint) -> Option<u64> {
         let classes = self.classes.get(level as usize)?;
         if r >= self.sizes[level as usize] {
             return None;
@@ -334,34 +405,42 @@ impl CdcIndex {
                 && classes[i].offset <= r
                 && classes.get(i + 1).is_none_or(|c| r < c.offset)
         };
-        let i = if fits(*hint) {
-            *hint
-        } else if fits(*hint + 1) {
-            *hint + 1
+        let i = if fits(hint.class) {
+            hint.class
+        } else if fits(hint.class + 1) {
+            hint.class + 1
         } else {
             classes.partition_point(|c| c.offset <= r) - 1
         };
-        *hint = i;
         let class = &classes[i];
         let local = r - class.offset;
         let side_bit = local & 1;
-        let mut rank = local >> 1;
-        let mut rem = 0xFFusize;
-        let mut left = SQUARES;
-        let mut board = 0u64;
-        for (t, &k) in class.counts.iter().enumerate() {
-            let k = k as usize;
-            if k == 0 {
-                continue;
-            }
-            let b = BINOM[left][k];
-            let set = self.pdep[rem * 256 + self.colex_set[k][(rank % b) as usize] as usize];
-            rank /= b;
-            // One nibble of value `t` on each square of `set`.
-            board |= t as u64 * NIBBLES[set as usize];
-            rem &= !(set as usize);
-            left -= k;
-        }
+        let rank = (local >> 1) as u32;
+        let b = class.board as usize;
+        let (first, end) = (
+            self.split_start[b] as usize,
+            self.split_start[b + 1] as usize,
+        );
+        let in_split = |j: usize| {
+            j >= first
+                && j < end
+                && self.splits[j].offset <= rank
+                && (j + 1 == end || rank < self.splits[j + 1].offset)
+        };
+        let j = if in_split(hint.split) {
+            hint.split
+        } else if in_split(hint.split + 1) {
+            hint.split + 1
+        } else {
+            first + self.splits[first..end].partition_point(|s| s.offset <= rank) - 1
+        };
+        *hint = UnrankHint { class: i, split: j };
+        let split = &self.splits[j];
+        let within = rank - split.offset;
+        let half = |m: u16, arr: u32| -> u64 {
+            self.arrangements[(self.arrangement_start[m as usize] + arr) as usize] as u64
+        };
+        let board = half(split.m1, within / split.n2) | half(split.m2, within % split.n2) << 16;
         let side = match (class.start, side_bit) {
             (true, 0) => 0,
             (true, _) => return None,
@@ -369,6 +448,14 @@ impl CdcIndex {
         };
         Some(board | (side | (class.hidden as u64) << 8) << 32)
     }
+}
+
+/// Where [`CdcIndex::unrank_key_near`] starts its searches: the class (an index into the
+/// level's classes) and the block (an index into all blocks) of the rank before.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct UnrankHint {
+    class: usize,
+    split: usize,
 }
 
 impl PerfectIndex<crate::games::Cdc> for CdcIndex {

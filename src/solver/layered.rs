@@ -12,9 +12,10 @@
 //! Every per-position array is indexed by rank, so a successor's slot is arithmetic on its
 //! key, never a search or a hash probe:
 //! 1. **Reachability**, top-down: one bit per rank. A level's positions are all known once
-//!    every higher level has been expanded; the level is closed by a breadth-first search
-//!    inside it, in parallel over the frontier (bits set atomically, so the set reached does
-//!    not depend on the thread count).
+//!    every higher level has been expanded; the level is closed by a search inside it, in
+//!    parallel over the frontier (bits set atomically, so the set reached does not depend on
+//!    the thread count). The CDC solve on keys ([`solve_cdc`]) needs no level order: one
+//!    parallel search over all levels at once.
 //! 2. **Values**, bottom-up, one level at a time, in one flat `f64` array per level by rank:
 //!    a. in parallel over the level's reachable positions: `best[p]` = the best exit value
 //!    (or -inf; lower levels' values by rank) and the internal successors' ranks;
@@ -39,13 +40,16 @@ use std::sync::atomic::{AtomicU64, Ordering as Atomic};
 
 use rayon::prelude::*;
 
-use super::index::{CdcIndex, PerfectIndex};
+use super::index::{CdcIndex, PerfectIndex, UnrankHint};
 use super::{Progress, Solution, Solvable, SolveError, value_for_pooled};
 use crate::game::{Action, ChanceOutcome, Game, Turn};
 use crate::games::Cdc;
 
-/// Positions per parallel work unit.
+/// Positions per parallel work unit (at most; see [`chunk_len`]).
 const CHUNK: usize = 2048;
+
+/// The smallest work unit.
+const MIN_CHUNK: usize = 128;
 
 fn invariant<G: Game>(g: &G, reason: String) -> SolveError {
     SolveError::Invariant {
@@ -89,11 +93,14 @@ impl Bits {
         Bits((0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
     }
 
-    /// Sets bit `r`; true if it was clear.
+    /// Sets bit `r`; true if it was clear. Most successors were reached before, so the bit
+    /// is read first and the atomic read-modify-write (a locked instruction) is spent only on
+    /// a clear one; of two threads that both read it clear, the `fetch_or` tells the first.
     #[inline]
     fn set(&self, r: u32) -> bool {
         let bit = 1u64 << (r % 64);
-        self.0[(r / 64) as usize].fetch_or(bit, Atomic::Relaxed) & bit == 0
+        let word = &self.0[(r / 64) as usize];
+        word.load(Atomic::Relaxed) & bit == 0 && word.fetch_or(bit, Atomic::Relaxed) & bit == 0
     }
 
     /// The set bits, ascending.
@@ -195,11 +202,15 @@ fn reachable<G: Solvable>(
     )
 }
 
-/// The frame of the reachability pass: top-down, each level closed by a breadth-first
-/// search over its frontier, in parallel by chunks (each with its own `S` scratch).
-/// `expand(scratch, level, rank, fresh)` marks a position's successors in `bits` (atomic, so
-/// the set does not depend on the thread count) and pushes to `fresh` the ranks of its own
-/// level that it marked first. Returns each level's reachable ranks, ascending.
+/// The frame of the generic reachability pass: top-down, each level closed by a search over
+/// its frontier (first its ranks reached from above), in parallel by chunks, each with its
+/// own `S` scratch. `expand(scratch, level, rank, fresh)` marks a position's successors in
+/// `bits` (atomic, so the set does not depend on the thread count) and pushes to `fresh` the
+/// ranks of its own level that it marked first. A chunk goes on to expand what it found
+/// itself, depth first, up to [`CHUNK`] more positions, and leaves the rest to the next
+/// round: a level closes in a few parallel rounds instead of one per breadth-first layer
+/// (each round wakes the threads and waits for the slowest). Returns each level's reachable
+/// ranks, ascending.
 fn close_levels<S: Default>(
     bits: &[Bits],
     progress: &(dyn Fn(Progress) + Sync),
@@ -210,20 +221,24 @@ fn close_levels<S: Default>(
     for level in (0..bits.len()).rev() {
         let mut frontier = bits[level].ranks();
         while !frontier.is_empty() {
-            let next: Vec<Result<Vec<u32>, SolveError>> = frontier
-                .par_chunks(CHUNK)
+            let parts: Vec<Result<Vec<u32>, SolveError>> = frontier
+                .par_chunks(chunk_len(frontier.len()))
                 .map(|chunk| {
-                    let mut fresh = Vec::new();
+                    let mut stack = Vec::new();
                     let mut scratch = S::default();
                     for &r in chunk {
-                        expand(&mut scratch, level, r, &mut fresh)?;
+                        expand(&mut scratch, level, r, &mut stack)?;
                     }
-                    Ok(fresh)
+                    for _ in 0..CHUNK {
+                        let Some(r) = stack.pop() else { break };
+                        expand(&mut scratch, level, r, &mut stack)?;
+                    }
+                    Ok(stack)
                 })
                 .collect();
             frontier = Vec::new();
-            for f in next {
-                frontier.extend(f?);
+            for p in parts {
+                frontier.extend(p?);
             }
         }
         levels[level] = bits[level].ranks();
@@ -231,6 +246,34 @@ fn close_levels<S: Default>(
         progress(Progress::Found(found));
     }
     Ok(levels)
+}
+
+/// Keys a search task keeps before it hands half of them to a new task.
+const SPLIT: usize = 512;
+
+/// The reachability search on keys: expands the keys of `stack`, depth first, each with
+/// `expand(key, stack)`, which pushes the successors it was first to mark. A task whose stack
+/// grows past [`SPLIT`] hands the older half to a new task, so both threads stay busy
+/// without a barrier anywhere in the search.
+fn search<'s, F: Fn(u64, &mut Vec<u64>) + Sync>(
+    scope: &rayon::Scope<'s>,
+    mut stack: Vec<u64>,
+    expand: &'s F,
+) {
+    while let Some(key) = stack.pop() {
+        expand(key, &mut stack);
+        if stack.len() > SPLIT {
+            let rest = stack.split_off(stack.len() / 2);
+            let older = std::mem::replace(&mut stack, rest);
+            scope.spawn(move |s| search(s, older, expand));
+        }
+    }
+}
+
+/// The work unit for `n` positions: [`CHUNK`], or smaller for a small level or frontier, so
+/// that it still splits into enough units to keep every thread busy to the end.
+fn chunk_len(n: usize) -> usize {
+    (n / 32).clamp(MIN_CHUNK, CHUNK)
 }
 
 /// Solves a game that may cycle (see the module docs).
@@ -286,21 +329,28 @@ fn decisions_start<G: Game>(g: &G) -> Vec<G::State> {
     seeds
 }
 
-/// A max-heap entry: value, then position (so pops are deterministic).
-#[derive(PartialEq)]
-struct Entry(f64, u32);
+/// A max-heap entry of a positive value `v` and a position `p`: larger values first, then
+/// smaller positions (so pops are deterministic). For positive finite floats the order of
+/// their bits is their numeric order, so the entry is one integer, `v`'s bits over `!p`, and
+/// compares as one.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry(u128);
 
-impl Eq for Entry {}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+impl Entry {
+    #[inline]
+    fn new(v: f64, p: u32) -> Entry {
+        debug_assert!(v > 0.0 && v.is_finite());
+        Entry(((v.to_bits() as u128) << 32) | !p as u128)
     }
-}
 
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
+    #[inline]
+    fn value(self) -> f64 {
+        f64::from_bits((self.0 >> 32) as u64)
+    }
+
+    #[inline]
+    fn position(self) -> u32 {
+        !(self.0 as u32)
     }
 }
 
@@ -341,7 +391,7 @@ fn solve_level<G: Solvable>(
 
     // Phase 1, parallel: exits and internal edges.
     let chunks: Vec<Result<ChunkEdges<G::Key>, SolveError>> = ranks
-        .par_chunks(CHUNK)
+        .par_chunks(chunk_len(ranks.len()))
         .map(|chunk| {
             let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
             let mut actions: Vec<Action> = Vec::new();
@@ -394,6 +444,11 @@ fn solve_level<G: Solvable>(
     let value = gather_and_settle(ranks, size, chunks, &mut keys)?;
     Ok((value, keys))
 }
+
+/// The rank space from which a level's arrays are worth handing back once it is solved
+/// (tens of megabytes; below it, handing back and faulting the pages in again for the next
+/// level costs more than it saves: PPPP's levels are all smaller).
+const TRIM_LEVEL: usize = 1 << 18;
 
 /// Hands the allocator's free memory back to the system. The per-chunk buffers of a level are
 /// allocated on the worker threads and freed after the level is settled; glibc keeps such
@@ -481,6 +536,12 @@ fn fixed_point(
     // final (`best` of a final position is never changed again), so one array serves both.
     let mut is_final = vec![false; size];
     let mut settled: Vec<u32> = Vec::new();
+    // The positions waiting with a positive value: those known at the start sorted once
+    // (`ready`, largest last), those raised later in a heap; the next to settle is the larger
+    // of the two tops. Entries are distinct, so this pops exactly what one heap of them all
+    // would, for far less work (about half of a level's positions start with a winning exit;
+    // few are raised later).
+    let mut ready = Vec::new();
     let mut heap = BinaryHeap::new();
     for &p in ranks {
         let p = p as usize;
@@ -491,9 +552,10 @@ fn fixed_point(
             }
             settled.push(p as u32);
         } else if best[p] > 0.0 {
-            heap.push(Entry(best[p], p as u32));
+            ready.push(Entry::new(best[p], p as u32));
         }
     }
+    ready.sort_unstable();
     loop {
         while let Some(t) = settled.pop() {
             let v = -best[t as usize];
@@ -507,7 +569,7 @@ fn fixed_point(
                 if v > best[p] {
                     best[p] = v;
                     if v > 0.0 {
-                        heap.push(Entry(v, p as u32));
+                        heap.push(Entry::new(v, p as u32));
                     }
                 }
                 if pending[p] == 0 {
@@ -516,8 +578,14 @@ fn fixed_point(
                 }
             }
         }
-        match heap.pop() {
-            Some(Entry(w, p)) => {
+        let next = match (ready.last(), heap.peek()) {
+            (Some(a), Some(b)) if b > a => heap.pop(),
+            (Some(_), _) => ready.pop(),
+            (None, _) => heap.pop(),
+        };
+        match next {
+            Some(e) => {
+                let (w, p) = (e.value(), e.position());
                 if !is_final[p as usize] {
                     // The first entry of a position to come out is its latest best.
                     debug_assert_eq!(w.to_bits(), best[p as usize].to_bits());
@@ -566,7 +634,7 @@ pub fn solve_cdc(
         let (l, r) = index.rank_key_unchecked(k);
         (l as usize, r as u32)
     };
-    let unrank = |level: usize, r: u32, hint: &mut usize| -> Result<u64, SolveError> {
+    let unrank = |level: usize, r: u32, hint: &mut UnrankHint| -> Result<u64, SolveError> {
         index
             .unrank_key_near(level as u32, r as u64, hint)
             .ok_or_else(|| {
@@ -577,30 +645,29 @@ pub fn solve_cdc(
             })
     };
 
-    // Pass 1, top-down: reachability.
+    // Pass 1: reachability, one parallel search over all levels at once (the set reached
+    // does not depend on the order, so no level waits for the one above).
     let bits: Vec<Bits> = sizes.iter().map(|&n| Bits::new(n)).collect();
-    let (l0, r0) = place(g.key(&g.initial_state()));
+    let start = g.key(&g.initial_state());
+    let (l0, r0) = place(start);
     bits[l0].set(r0);
-    let levels = close_levels(&bits, progress, |hint: &mut usize, level, r, fresh| {
-        let key = unrank(level, r, hint)?;
-        g.expand_key(
-            key,
-            &mut |k| {
-                let (l, rk) = place(k);
-                debug_assert_eq!(l, level);
-                if bits[l].set(rk) {
-                    fresh.push(rk);
-                }
-            },
-            &mut |k| {
-                let (l, rk) = place(k);
-                debug_assert!(l < level);
-                bits[l].set(rk);
-                0.0
-            },
-        );
-        Ok(())
-    })?;
+    let expand = |key: u64, stack: &mut Vec<u64>| {
+        // Both of `expand_key`'s callbacks push to the stack (never at the same time).
+        let stack = std::cell::RefCell::new(stack);
+        let mark = |k: u64| {
+            let (l, rk) = place(k);
+            if bits[l].set(rk) {
+                stack.borrow_mut().push(k);
+            }
+        };
+        g.expand_key(key, &mut |k| mark(k), &mut |k| {
+            mark(k);
+            0.0
+        });
+    };
+    rayon::scope(|s| search(s, vec![start], &expand));
+    let levels: Vec<Vec<u32>> = bits.iter().map(Bits::ranks).collect();
+    progress(Progress::Found(levels.iter().map(|l| l.len() as u64).sum()));
     drop(bits);
 
     // Pass 2, bottom-up: values.
@@ -610,18 +677,20 @@ pub fn solve_cdc(
     let mut done = 0u64;
     for (level, ranks) in levels.iter().enumerate() {
         let size = sizes[level];
-        let lower = &values;
+        // Exits lead one level down (a flip or a capture; checked in debug).
+        let below: &[f64] = values.last().map_or(&[], |v| v);
         let chunks: Vec<Result<ChunkEdges<u64>, SolveError>> = ranks
-            .par_chunks(CHUNK)
+            .par_chunks(chunk_len(ranks.len()))
             .map(|chunk| {
                 let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
-                let mut hint = 0;
+                let mut hint = UnrankHint::default();
                 for &r in chunk {
                     let key = unrank(level, r, &mut hint)?;
                     let before = succ.len();
                     let b = g.expand_key(key, &mut |k| succ.push(place(k).1), &mut |k| {
                         let (l, rk) = place(k);
-                        lower[l][rk as usize]
+                        debug_assert_eq!(l + 1, level);
+                        below[rk as usize]
                     });
                     keys.push(key);
                     best.push(b);
@@ -631,7 +700,9 @@ pub fn solve_cdc(
             })
             .collect();
         let v = gather_and_settle(ranks, size, chunks, &mut all_keys)?;
-        release_free_memory();
+        if size >= TRIM_LEVEL {
+            release_free_memory();
+        }
         done += ranks.len() as u64;
         values.push(v);
         progress(Progress::Valued { done, total });
@@ -649,6 +720,10 @@ pub fn solve_cdc(
         })
         .collect();
     drop(values);
+    drop(index);
+    // The store writes the solution next, with buffers of its own: hand the values back
+    // first, so that their pages do not stay in the process beside them.
+    release_free_memory();
     Ok(Solution::from_sorted(g.variant(), all_keys, all_values))
 }
 

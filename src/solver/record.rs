@@ -5,6 +5,8 @@
 //! and their values, at most a few MiB each). The `solutions` table maps the canonical variant
 //! name to the manifest, so a second `solve` finds it at once.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use super::Solution;
@@ -15,7 +17,7 @@ use crate::store::{ObjectHash, Record, SolutionRow, Store, StoreError};
 pub const CHUNK_POSITIONS: usize = 1 << 17;
 
 /// The page cache while a solution is written, in KiB (about two chunks).
-const SAVE_CACHE_KIB: i64 = 8192;
+const SAVE_CACHE_KIB: i64 = 1024;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct SolutionManifest {
@@ -30,14 +32,17 @@ impl Record for SolutionManifest {
     const KIND: &'static str = "solution/v1";
 }
 
+/// A chunk: saved from slices of the solution (borrowed, so writing a solution copies no
+/// chunk), loaded as owned vectors. A `Cow` of a slice encodes exactly as the `Vec` it
+/// replaced (a length, then the elements), so the bytes and addresses are unchanged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(bound = "K: PositionKey")]
-struct SolutionChunk<K> {
-    keys: Vec<K>,
-    values: Vec<f64>,
+struct SolutionChunk<'a, K: Clone> {
+    keys: Cow<'a, [K]>,
+    values: Cow<'a, [f64]>,
 }
 
-impl<K: PositionKey> Record for SolutionChunk<K> {
+impl<K: PositionKey> Record for SolutionChunk<'_, K> {
     const KIND: &'static str = "solution-chunk/v1";
 }
 
@@ -60,8 +65,8 @@ pub fn save_solution<K: PositionKey>(
             .zip(values.chunks(CHUNK_POSITIONS))
         {
             chunks.push(w.put(&SolutionChunk {
-                keys: k.to_vec(),
-                values: v.to_vec(),
+                keys: Cow::Borrowed(k),
+                values: Cow::Borrowed(v),
             })?);
         }
         let manifest = SolutionManifest {
@@ -104,8 +109,8 @@ pub fn load_solution<K: PositionKey>(
                 reason: "a solution chunk has unequal key and value counts".into(),
             });
         }
-        keys.extend(chunk.keys);
-        values.extend(chunk.values);
+        keys.extend_from_slice(&chunk.keys);
+        values.extend_from_slice(&chunk.values);
     }
     if keys.len() as u64 != manifest.positions || !keys.windows(2).all(|w| w[0] < w[1]) {
         return Err(StoreError::Corrupt {
