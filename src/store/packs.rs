@@ -7,13 +7,13 @@
 //! and a member's address is computed from its bytes when read, never stored beside it.
 //!
 //! Finding a member by address: each pack keeps the first 4 bytes of its members' addresses;
-//! the store builds an in-memory map from those prefixes to (pack, slot) on the first lookup
+//! the store builds a sorted in-memory list of (prefix, pack, slot) on the first lookup
 //! that misses the `objects` table, extends it with newer packs as it goes, and checks every
 //! candidate by hashing its bytes. Decompressed packs are kept in a small cache, so reading an
 //! iteration's games in order decompresses each pack once.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -63,8 +63,9 @@ pub(super) struct Pack {
 
 #[derive(Default)]
 struct Inner {
-    /// Member address prefix -> (pack id, slot), for packs with id <= `indexed_to`.
-    index: HashMap<[u8; 4], Vec<(i64, u32)>>,
+    /// (member address prefix, pack id, slot) for packs with id <= `indexed_to`, sorted:
+    /// 16 bytes a member (a sweep of 2 M games: 32 MB).
+    index: Vec<([u8; 4], i64, u32)>,
     indexed_to: i64,
     recent: VecDeque<(i64, Arc<Pack>)>,
 }
@@ -256,16 +257,32 @@ fn refresh(conn: &Connection, cache: &Cache) -> Result<(), Error> {
     let mut stmt =
         conn.prepare_cached("SELECT id, prefixes FROM packs WHERE id > ?1 ORDER BY id")?;
     let mut rows = stmt.query([inner.indexed_to])?;
+    let before = inner.index.len();
     while let Some(r) = rows.next()? {
         let id: i64 = r.get(0)?;
         let prefixes: Vec<u8> = r.get(1)?;
         for (slot, p) in prefixes.chunks_exact(4).enumerate() {
-            let key = [p[0], p[1], p[2], p[3]];
-            inner.index.entry(key).or_default().push((id, slot as u32));
+            inner
+                .index
+                .push(([p[0], p[1], p[2], p[3]], id, slot as u32));
         }
         inner.indexed_to = id;
     }
+    if inner.index.len() > before {
+        inner.index.sort_unstable();
+    }
     Ok(())
+}
+
+/// The (pack id, slot) of every member whose address prefix is in [lo, hi].
+fn candidates(cache: &Cache, lo: [u8; 4], hi: [u8; 4]) -> Vec<(i64, u32)> {
+    let inner = cache.0.borrow();
+    let from = inner.index.partition_point(|e| e.0 < lo);
+    let to = inner.index.partition_point(|e| e.0 <= hi);
+    inner.index[from..to.max(from)]
+        .iter()
+        .map(|&(_, id, slot)| (id, slot))
+        .collect()
 }
 
 /// The pack (id, slot, contents) that holds the object at `hash`, if one does. A damaged pack
@@ -277,14 +294,7 @@ fn locate(
 ) -> Result<Option<(i64, u32, Arc<Pack>)>, Error> {
     refresh(conn, cache)?;
     let key = [hash.0[0], hash.0[1], hash.0[2], hash.0[3]];
-    let candidates = cache
-        .0
-        .borrow()
-        .index
-        .get(&key)
-        .cloned()
-        .unwrap_or_default();
-    for (id, slot) in candidates {
+    for (id, slot) in candidates(cache, key, key) {
         let pack = load(conn, cache, id).map_err(|e| match e {
             Error::Store(StoreError::Corrupt { hash: p, reason }) => corrupt(
                 *hash,
@@ -337,14 +347,7 @@ pub(super) fn in_range(
 ) -> Result<Vec<ObjectHash>, Error> {
     refresh(conn, cache)?;
     let (klo, khi) = ([lo[0], lo[1], lo[2], lo[3]], [hi[0], hi[1], hi[2], hi[3]]);
-    let mut places: Vec<(i64, u32)> = cache
-        .0
-        .borrow()
-        .index
-        .iter()
-        .filter(|(k, _)| **k >= klo && **k <= khi)
-        .flat_map(|(_, v)| v.iter().copied())
-        .collect();
+    let mut places = candidates(cache, klo, khi);
     places.sort_unstable();
     let mut out = Vec::new();
     for (id, slot) in places {
