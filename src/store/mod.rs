@@ -3,7 +3,11 @@
 //! Design (docs/store.md): a record is a versioned Rust struct ([`Record`]) serialised with
 //! postcard; its address is `blake3(kind tag || 0x00 || bytes)` ([`ObjectHash`]). Objects are
 //! deduplicated by hash, and relational tables index them for SQL. The object bytes are the
-//! source of truth; [`Store::fsck`] recomputes every hash.
+//! source of truth; [`Store::fsck`] recomputes every hash. How the bytes are kept is the
+//! store's choice, never part of an address (docs/store.md "Packs and codecs"): small
+//! objects of one kind committed together (self-play games) go into one compressed pack,
+//! large ones may be compressed, and an object listing a pack's members (an iteration
+//! record) may leave their addresses to the pack.
 //!
 //! The public face is small: [`Store`], [`ObjectHash`], [`Record`], [`StoreError`] and the
 //! query/report types. Table layouts and encodings stay private to this module (like redb's
