@@ -1119,11 +1119,6 @@ impl Writer<'_> {
             })
     }
 
-    /// Indexes a batch of a run's self-play games (their records must be stored).
-    pub fn add_run_games(&self, run_id: i64, iteration: u32, games: &[RunGameRow]) -> Result<()> {
-        runs::add_games(self.tx, run_id, iteration, games).map_err(|e| sqlite(self.path, e))
-    }
-
     /// Indexes a committed iteration.
     pub fn add_iteration(&self, row: &IterationRow) -> Result<()> {
         runs::add_iteration(self.tx, row).map_err(|e| sqlite(self.path, e))

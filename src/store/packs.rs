@@ -202,7 +202,7 @@ pub(super) fn load(conn: &Connection, cache: &Cache, id: i64) -> Result<Arc<Pack
             "pack {id} is not stored"
         ))));
     };
-    let hash = ObjectHash(<[u8; 32]>::try_from(stored.as_slice()).unwrap_or([0; 32]));
+    let hash = super::runs::blob_hash(stored, 0)?;
     let pack = Arc::new(decode(hash, kind, count, &bytes)?);
     let mut inner = cache.0.borrow_mut();
     if inner.recent.len() == RECENT {

@@ -190,29 +190,6 @@ pub(super) fn create(conn: &Connection, r: &NewRun) -> rusqlite::Result<i64> {
     Ok(conn.last_insert_rowid())
 }
 
-pub(super) fn add_games(
-    conn: &Connection,
-    run_id: i64,
-    iteration: u32,
-    games: &[RunGameRow],
-) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO run_games (run_id, iteration, game, hash, plies, score_p0)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
-    for g in games {
-        stmt.execute(params![
-            run_id,
-            iteration,
-            g.game,
-            &g.hash.0[..],
-            g.plies,
-            g.score_p0
-        ])?;
-    }
-    Ok(())
-}
-
 pub(super) fn add_iteration(conn: &Connection, r: &IterationRow) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO iterations (run_id, iteration, hash, snapshot, evaluation, snapshot_full,
@@ -681,7 +658,6 @@ pub(super) fn add_packed_games(
 /// The packs holding the games of one iteration, in game order, as (address, members,
 /// kind), when exactly `count` games are stored and every one is packed, each pack whole and
 /// in slot order; `None` otherwise.
-#[allow(clippy::type_complexity)]
 pub(super) fn packs_of(
     conn: &Connection,
     run_id: i64,
