@@ -30,12 +30,28 @@ pub struct Sample<K> {
     pub z: f64,
 }
 
+/// Action spaces up to this size keep their exponentials on the stack (CDC 2x4: 40).
+const EXP_KEPT: usize = 64;
+
 /// Applies one sample to a row (|A| logits, then v_hat) with learning rate `beta`.
 pub fn apply_sample(row: &mut [f64], actions: &[Action], counts: &[u32], z: f64, beta: f64) {
     let n = row.len() - 1;
     let logits = &mut row[..n];
     let max = logits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let sum: f64 = logits.iter().map(|&l| (l - max).exp()).sum();
+    // exp(l - max) of every logit, kept for p' when the action space fits on the stack
+    // (the same values either way: the softmax is bit for bit the two-pass one).
+    let mut kept = [0.0f64; EXP_KEPT];
+    let keep = n <= EXP_KEPT;
+    let sum: f64 = if keep {
+        let mut sum = 0.0;
+        for (k, &l) in kept.iter_mut().zip(logits.iter()) {
+            *k = (l - max).exp();
+            sum += *k;
+        }
+        sum
+    } else {
+        logits.iter().map(|&l| (l - max).exp()).sum()
+    };
     let total: f64 = counts.iter().map(|&c| f64::from(c)).sum();
     let mut j = 0;
     for (a, l) in logits.iter_mut().enumerate() {
@@ -51,7 +67,8 @@ pub fn apply_sample(row: &mut [f64], actions: &[Action], counts: &[u32], z: f64,
             0.0
         };
         // p'_a from the logit's value before this update (each logit is read, then written).
-        let p = (*l - max).exp() / sum;
+        let e = if keep { kept[a] } else { (*l - max).exp() };
+        let p = e / sum;
         *l -= beta * (p - pi);
     }
     let v_hat = &mut row[n];

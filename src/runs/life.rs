@@ -517,11 +517,9 @@ fn verify_game<G: Game, L: crate::learners::Learner<G>>(
         let differs = |what: String| RunError::Differs(what);
         match job {
             Job::Baseline(_) => Ok(()),
-            Job::Games {
-                iteration, rows, ..
-            } => {
+            Job::Games { iteration, batches } => {
                 let stored = &all[iteration as usize - 1];
-                for r in &rows {
+                for r in batches.iter().flat_map(|b| &b.rows) {
                     let Some(h) = stored.games.get(r.game as usize) else {
                         return Err(differs(format!(
                             "iteration {iteration} game {}: not in the stored iteration record",

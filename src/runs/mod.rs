@@ -692,14 +692,25 @@ fn keeps_full(every: u32, checkpoint_every: u32, i: u32, planned: u32) -> bool {
     i == planned || (i / checkpoint_every.max(1)).is_multiple_of(every.max(1))
 }
 
+/// One batch of self-play games ([`GAME_BATCH`] at most) as the writer takes it.
+pub(crate) struct GameBatch {
+    /// The batch's new records as one pack (`None`: reused games, already stored).
+    pub pack: Option<PreparedPack>,
+    pub rows: Vec<RunGameRow>,
+}
+
+/// Finished games are sent to the writer at least this often (and at the end of each
+/// iteration's self-play): cheap self-play then costs one commit an iteration, not one a
+/// batch. What is committed when changes nothing that is recorded.
+const GAMES_FLUSH: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Store work queued for the writer thread, in commit order.
 pub(crate) enum Job {
-    /// A batch of finished self-play games: records and rows in one transaction.
+    /// Batches of finished self-play games, in game order: records and rows in one
+    /// transaction.
     Games {
         iteration: u32,
-        /// The batch's new records as one pack (`None`: reused games, already stored).
-        pack: Option<PreparedPack>,
-        rows: Vec<RunGameRow>,
+        batches: Vec<GameBatch>,
     },
     /// The untrained model's evaluation.
     Baseline(Box<(Encoded, EvaluationRow)>),
@@ -737,7 +748,9 @@ fn thread_cpu_seconds() -> f64 {
 }
 
 /// The writer thread: commits jobs in order; returns its busy seconds (wall clock) and the
-/// CPU seconds it used.
+/// CPU seconds it used. Jobs already waiting when one arrives are committed with it, in one
+/// transaction (a group commit: fewer commits when the loop outpaces the writer; a crash
+/// loses at most the group, which resume plays again).
 fn write_jobs(
     store: &mut Store,
     run_id: i64,
@@ -746,45 +759,64 @@ fn write_jobs(
     let cpu_start = thread_cpu_seconds();
     let mut total = 0.0;
     let mut this_iteration = 0.0;
-    for job in rx {
+    let mut ledger = crate::store::PackLedger::new();
+    while let Ok(first) = rx.recv() {
         let t = Instant::now();
-        let ends_iteration = matches!(job, Job::Iteration(_));
-        match job {
-            Job::Games {
-                iteration,
-                pack,
-                rows,
-            } => store.write(|w| w.add_packed_games(run_id, iteration, &rows, pack.as_ref()))?,
-            Job::Baseline(job) => store.write(|w| {
-                w.put_encoded(&job.0)?;
-                w.add_evaluation(&job.1)
-            })?,
-            Job::Iteration(mut job) => store.write(|w| {
-                for c in &job.checkpoint {
-                    w.put_prepared(c)?;
-                }
-                w.put_encoded(&job.evaluation)?;
-                // The record's list of games is kept once, in the games' packs.
-                let head = w.put_encoded_over_games(
-                    &Encoded::of(&job.record)?,
-                    run_id,
-                    job.record.iteration,
-                    &job.record.games,
-                )?;
-                w.add_evaluation(&job.evaluation_row)?;
-                w.set_run_progress(run_id, job.record.iteration, Some(&head), job.status)?;
-                // The commit itself is cheap (WAL, synchronous=NORMAL: no fsync per commit).
-                job.row.store_seconds = this_iteration + t.elapsed().as_secs_f64();
-                w.add_iteration(&job.row)
-            })?,
+        let mut group = vec![first];
+        while group.len() < WRITE_QUEUE + 1
+            && let Ok(job) = rx.try_recv()
+        {
+            group.push(job);
         }
-        let dt = t.elapsed().as_secs_f64();
-        total += dt;
-        this_iteration = if ends_iteration {
-            0.0
-        } else {
-            this_iteration + dt
-        };
+        // Busy seconds of the current iteration before `since`.
+        let mut carried = this_iteration;
+        let mut since = t;
+        store.write(|w| {
+            for job in group {
+                match job {
+                    Job::Games { iteration, batches } => {
+                        for b in &batches {
+                            w.add_packed_games(
+                                run_id,
+                                iteration,
+                                &b.rows,
+                                b.pack.as_ref(),
+                                &mut ledger,
+                            )?;
+                        }
+                    }
+                    Job::Baseline(job) => {
+                        w.put_encoded(&job.0)?;
+                        w.add_evaluation(&job.1)?;
+                    }
+                    Job::Iteration(mut job) => {
+                        for c in &job.checkpoint {
+                            w.put_prepared(c)?;
+                        }
+                        w.put_encoded(&job.evaluation)?;
+                        // The record's list of games is kept once, in the games' packs.
+                        let head = w.put_encoded_over_games(
+                            &Encoded::of(&job.record)?,
+                            run_id,
+                            job.record.iteration,
+                            &job.record.games,
+                            &ledger,
+                        )?;
+                        w.add_evaluation(&job.evaluation_row)?;
+                        w.set_run_progress(run_id, job.record.iteration, Some(&head), job.status)?;
+                        // The commit itself is cheap (WAL, synchronous=NORMAL: no fsync per
+                        // commit) and counts toward the next iteration.
+                        job.row.store_seconds = carried + since.elapsed().as_secs_f64();
+                        carried = 0.0;
+                        since = Instant::now();
+                        w.add_iteration(&job.row)?;
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        total += t.elapsed().as_secs_f64();
+        this_iteration = carried + since.elapsed().as_secs_f64();
     }
     Ok((total, thread_cpu_seconds() - cpu_start))
 }
@@ -916,6 +948,8 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                 }
                 observer.games_done(i, next, m);
             }
+            let mut held: Vec<GameBatch> = Vec::new();
+            let mut last_sent = Instant::now();
             while next < m {
                 let end = (next + GAME_BATCH).min(m);
                 let played: Vec<PlayedGame<G, L>> = if L::SELF_PLAY_LANES > 1 {
@@ -995,15 +1029,21 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                     records.extend(p.encoded);
                     derived.push((p.record, p.derived));
                 }
-                sink(
-                    Job::Games {
-                        iteration: i,
-                        // Compressed here, beside self-play, not on the writer thread.
-                        pack: crate::store::prepare_pack(&records)?,
-                        rows,
-                    },
-                    &mut wait,
-                )?;
+                held.push(GameBatch {
+                    // Compressed here, beside self-play, not on the writer thread.
+                    pack: crate::store::prepare_pack(&records)?,
+                    rows,
+                });
+                if end == m || last_sent.elapsed() >= GAMES_FLUSH {
+                    sink(
+                        Job::Games {
+                            iteration: i,
+                            batches: std::mem::take(&mut held),
+                        },
+                        &mut wait,
+                    )?;
+                    last_sent = Instant::now();
+                }
                 next = end;
                 observer.games_done(i, next, m);
             }

@@ -991,6 +991,61 @@ pub fn prepare(e: crate::learners::Encoded) -> Prepared {
     }
 }
 
+/// The packs one writer stored for an iteration's games, in game order (what
+/// [`Writer::add_packed_games`] noted): lets [`Writer::put_encoded_over_games`] elide the
+/// iteration's record without reading its `run_games` rows back. It knows only whole
+/// iterations it saw from game 0; anything else is answered from the store.
+#[derive(Debug, Default)]
+pub struct PackLedger {
+    run_id: i64,
+    iteration: u32,
+    /// The next game expected; `None` once a batch did not follow on.
+    next_game: Option<u32>,
+    packs: Vec<(ObjectHash, usize, String)>,
+}
+
+impl PackLedger {
+    pub fn new() -> PackLedger {
+        PackLedger::default()
+    }
+
+    fn note(&mut self, run_id: i64, iteration: u32, rows: &[RunGameRow], pack: &PreparedPack) {
+        if (run_id, iteration) != (self.run_id, self.iteration) {
+            *self = PackLedger {
+                run_id,
+                iteration,
+                next_game: Some(0),
+                packs: Vec::new(),
+            };
+        }
+        // Rows in slot order, consecutive games following the last batch.
+        let follows = self.next_game.is_some_and(|n| {
+            rows.first().is_some_and(|r| r.game == n)
+                && rows.windows(2).all(|w| w[1].game == w[0].game + 1)
+                && rows.len() == pack.members()
+        });
+        if follows {
+            self.next_game = Some(self.next_game.unwrap_or(0) + rows.len() as u32);
+            self.packs
+                .push((pack.hash(), pack.members(), pack.kind().to_string()));
+        } else {
+            self.next_game = None;
+        }
+    }
+
+    fn packs_of(
+        &self,
+        run_id: i64,
+        iteration: u32,
+        count: usize,
+    ) -> Option<Vec<(ObjectHash, usize, String)>> {
+        ((run_id, iteration) == (self.run_id, self.iteration)
+            && self.next_game == Some(count as u32)
+            && count > 0)
+            .then(|| self.packs.clone())
+    }
+}
+
 /// Writes inside one transaction of [`Store::write`].
 pub struct Writer<'a> {
     tx: &'a rusqlite::Transaction<'a>,
@@ -1023,6 +1078,7 @@ impl Writer<'_> {
         iteration: u32,
         rows: &[RunGameRow],
         pack: Option<&PreparedPack>,
+        ledger: &mut PackLedger,
     ) -> Result<()> {
         let Some(pack) = pack else {
             return if rows.is_empty() {
@@ -1033,7 +1089,9 @@ impl Writer<'_> {
         };
         let id = packs::insert(self.tx, pack).map_err(|e| e.into_store_error(self.path))?;
         runs::add_packed_games(self.tx, run_id, iteration, rows, id)
-            .map_err(|e| sqlite(self.path, e))
+            .map_err(|e| sqlite(self.path, e))?;
+        ledger.note(run_id, iteration, rows, pack);
+        Ok(())
     }
 
     /// Stores an object prepared with [`prepare`] (if not already there); returns its
@@ -1054,9 +1112,16 @@ impl Writer<'_> {
         run_id: i64,
         iteration: u32,
         games: &[ObjectHash],
+        ledger: &PackLedger,
     ) -> Result<ObjectHash> {
-        let packs = runs::packs_of(self.tx, run_id, iteration, games.len())
-            .map_err(|e| sqlite(self.path, e))?;
+        // The packs this writer stored for the iteration, else (games of an earlier session,
+        // reused on resume) the packs its `run_games` rows name. Either way `elide` checks
+        // each pack's address against the record's list of games.
+        let packs = match ledger.packs_of(run_id, iteration, games.len()) {
+            Some(p) => Some(p),
+            None => runs::packs_of(self.tx, run_id, iteration, games.len())
+                .map_err(|e| sqlite(self.path, e))?,
+        };
         let kind = packs.as_ref().and_then(|p| p.first()).map(|p| p.2.clone());
         let elided = match (&packs, kind) {
             (Some(p), Some(kind)) => {

@@ -122,6 +122,16 @@ impl PreparedPack {
     pub fn hash(&self) -> ObjectHash {
         self.hash
     }
+
+    /// How many records it holds.
+    pub fn members(&self) -> usize {
+        self.members
+    }
+
+    /// The members' kind tag.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
 }
 
 /// Prepares a pack of `members` (address, bytes) of `kind`.

@@ -637,20 +637,38 @@ pub(super) fn add_packed_games(
     games: &[RunGameRow],
     pack: i64,
 ) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO run_games (run_id, iteration, game, hash, pack, slot, plies, score_p0)
-         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7)",
-    )?;
-    for (slot, g) in games.iter().enumerate() {
-        stmt.execute(params![
-            run_id,
-            iteration,
-            g.game,
-            pack,
-            slot as i64,
-            g.plies,
-            g.score_p0
+    // Rows go in `ROWS_PER_INSERT` at a time (one statement's start-up for many rows), the
+    // rest one by one.
+    const ROWS_PER_INSERT: usize = 32;
+    const INSERT: &str = "INSERT INTO run_games (run_id, iteration, game, hash, pack, slot, plies, score_p0) VALUES ";
+    let many = format!(
+        "{INSERT}{}",
+        vec!["(?, ?, ?, NULL, ?, ?, ?, ?)"; ROWS_PER_INSERT].join(", ")
+    );
+    let mut chunks = games.chunks_exact(ROWS_PER_INSERT);
+    let mut slot = 0i64;
+    let mut stmt = conn.prepare_cached(&many)?;
+    for chunk in chunks.by_ref() {
+        let mut k = 1;
+        for g in chunk {
+            stmt.raw_bind_parameter(k, run_id)?;
+            stmt.raw_bind_parameter(k + 1, iteration)?;
+            stmt.raw_bind_parameter(k + 2, g.game)?;
+            stmt.raw_bind_parameter(k + 3, pack)?;
+            stmt.raw_bind_parameter(k + 4, slot)?;
+            stmt.raw_bind_parameter(k + 5, g.plies)?;
+            stmt.raw_bind_parameter(k + 6, g.score_p0)?;
+            k += 7;
+            slot += 1;
+        }
+        stmt.raw_execute()?;
+    }
+    let mut one = conn.prepare_cached(&format!("{INSERT}(?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7)"))?;
+    for g in chunks.remainder() {
+        one.execute(params![
+            run_id, iteration, g.game, pack, slot, g.plies, g.score_p0
         ])?;
+        slot += 1;
     }
     Ok(())
 }
