@@ -21,10 +21,10 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::objects::Error;
 use super::{ObjectHash, StoreError};
 
-/// zstd level of packs: they are written by the writer thread beside self-play, whose games
-/// can come faster than 30 µs each (EWN 3x3x3 at 6 simulations). Measured on the EWN
-/// literature run's games (docs/store.md): level 3 keeps 30.7% of the bytes, level 12 28.8%
-/// and 19 27.8%, but level 12 cost the writer ten times level 3's CPU.
+/// zstd level of packs: they are compressed by the iteration loop between batches of
+/// self-play, whose games can come faster than 30 µs each (EWN 3x3x3 at 6 simulations).
+/// Measured on the EWN literature run's games (docs/store.md): level 3 keeps 30.7% of the
+/// bytes, level 12 28.8% and 19 27.8%, but level 12 costs ten times level 3's CPU.
 const PACK_LEVEL: i32 = 3;
 /// zstd level of large single objects (table chunks): fast, they compress little.
 const OBJECT_LEVEL: i32 = 3;
