@@ -128,11 +128,29 @@ pub(super) fn check(conn: &Connection, cache: &Cache, hash: &ObjectHash) -> Resu
 /// An object's kind and record bytes (decoded, from its row or its pack), checked against
 /// its address.
 fn load(conn: &Connection, cache: &Cache, hash: &ObjectHash) -> Result<(String, Vec<u8>), Error> {
+    load_expecting(conn, cache, hash, None)
+}
+
+/// [`load`], refusing an object stored as another kind than `expected` before decoding its
+/// bytes (a wrong kind is the more useful error than a corrupt one).
+fn load_expecting(
+    conn: &Connection,
+    cache: &Cache,
+    hash: &ObjectHash,
+    expected: Option<&'static str>,
+) -> Result<(String, Vec<u8>), Error> {
     let row: Option<(String, i64, Vec<u8>)> = conn
         .prepare_cached("SELECT kind, codec, bytes FROM objects WHERE hash = ?1")?
         .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
     let (kind, bytes) = match row {
+        Some((kind, _, _)) if expected.is_some_and(|e| e != kind) => {
+            return Err(Error::Store(StoreError::WrongKind {
+                hash: *hash,
+                found: kind,
+                expected: expected.unwrap_or_default(),
+            }));
+        }
         Some((kind, codec, stored)) => {
             let bytes = packs::decode_object(conn, cache, hash, codec, stored)?;
             (kind, bytes)
@@ -157,21 +175,7 @@ pub(super) fn get<R: Record>(
     cache: &Cache,
     hash: &ObjectHash,
 ) -> Result<R, Error> {
-    // The kind is checked before the bytes: a wrong kind is the more useful error.
-    let kind: Option<String> = conn
-        .prepare_cached("SELECT kind FROM objects WHERE hash = ?1")?
-        .query_row([&hash.0[..]], |r| r.get(0))
-        .optional()?;
-    if let Some(kind) = kind
-        && kind != R::KIND
-    {
-        return Err(Error::Store(StoreError::WrongKind {
-            hash: *hash,
-            found: kind,
-            expected: R::KIND,
-        }));
-    }
-    let (kind, bytes) = load(conn, cache, hash)?;
+    let (kind, bytes) = load_expecting(conn, cache, hash, Some(R::KIND))?;
     if kind != R::KIND {
         return Err(Error::Store(StoreError::WrongKind {
             hash: *hash,
