@@ -726,13 +726,44 @@ fn run_at(
         )));
     }
     let seed = model_seed_of(store, &record)?;
-    let records = chain(store, row.head)?;
+    let records = chain_to(store, &row, &record, i)?;
     Ok(RunAt {
         row,
         cfg,
         seed,
         records,
     })
+}
+
+/// The iteration records 1..=`i` of run `row` (its run record `record`): walked down from
+/// iteration `i`'s own `iterations` row when the run has one and its record carries the run's
+/// line, else from the run's head. Reading only the records `RUN@I` needs matters: each
+/// iteration record's list of games is re-hashed from its packs when read (docs/store.md,
+/// "Elided iteration records"), so walking a 300-iteration run from its head to read
+/// iteration 19 cost most of a `checkout`. fsck checks the rows against the head's chain.
+fn chain_to(
+    store: &Store,
+    row: &RunRow,
+    record: &RunRecord,
+    i: u32,
+) -> Result<Vec<super::IterationRecord>, RunError> {
+    if i > 0 && i < row.iterations_done {
+        let own = store
+            .iteration_hashes(row.id)?
+            .into_iter()
+            .find(|(k, _)| *k == i);
+        if let Some((_, h)) = own {
+            let records = chain(store, Some(h))?;
+            if records.len() == i as usize
+                && records.last().map(|r| r.run) == Some(address(&line_of(record))?.0)
+            {
+                return Ok(records);
+            }
+        }
+    }
+    let mut records = chain(store, row.head)?;
+    records.truncate(i as usize);
+    Ok(records)
 }
 
 /// [`run_at`] for `RUN@I` of a run that must play `g`.

@@ -229,7 +229,7 @@ pub(super) fn decode(
     count: i64,
     bytes: &[u8],
 ) -> Result<Pack, Error> {
-    let raw = zstd::stream::decode_all(bytes)
+    let raw = inflate(bytes)
         .map_err(|e| corrupt(hash, format!("pack: cannot decompress its bytes ({e})")))?;
     let mut members = Vec::with_capacity(count.max(0) as usize);
     let mut at = 0;
@@ -406,17 +406,29 @@ fn shuffle(b: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The inverse of [`shuffle`].
+/// The inverse of [`shuffle`]: written 8 bytes at a time, reading the 8 planes side by side.
 fn unshuffle(s: &[u8]) -> Vec<u8> {
     let n = s.len() / 8;
     let mut out = vec![0u8; s.len()];
-    for plane in 0..8 {
-        for i in 0..n {
-            out[8 * i + plane] = s[plane * n + i];
-        }
+    let p: [&[u8]; 8] = std::array::from_fn(|k| &s[k * n..(k + 1) * n]);
+    for (i, o) in out[..8 * n].chunks_exact_mut(8).enumerate() {
+        o.copy_from_slice(&[
+            p[0][i], p[1][i], p[2][i], p[3][i], p[4][i], p[5][i], p[6][i], p[7][i],
+        ]);
     }
     out[8 * n..].copy_from_slice(&s[8 * n..]);
     out
+}
+
+/// Decompresses one zstd frame into a buffer of the size its header states (one allocation
+/// instead of a growing one), or, when the header states none or an implausible one (over
+/// 1 GiB: a damaged header must not reserve memory), as a stream.
+fn inflate(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    const MAX_STATED: u64 = 1 << 30;
+    match zstd::zstd_safe::get_frame_content_size(bytes) {
+        Ok(Some(n)) if n <= MAX_STATED => zstd::bulk::decompress(bytes, n as usize),
+        _ => zstd::stream::decode_all(bytes),
+    }
 }
 
 /// The stored form of an elided object (codec 2): its bytes without the member addresses
@@ -438,9 +450,9 @@ pub(super) fn decode_object(
 ) -> Result<Vec<u8>, Error> {
     match codec {
         PLAIN => Ok(bytes),
-        ZSTD => zstd::stream::decode_all(bytes.as_slice())
+        ZSTD => inflate(&bytes)
             .map_err(|e| corrupt(*hash, format!("cannot decompress its bytes ({e})"))),
-        SHUFFLED => zstd::stream::decode_all(bytes.as_slice())
+        SHUFFLED => inflate(&bytes)
             .map(|s| unshuffle(&s))
             .map_err(|e| corrupt(*hash, format!("cannot decompress its bytes ({e})"))),
         ELIDED => {
