@@ -443,6 +443,19 @@ fn branches_share_their_first_iterations_and_diverge_after() {
         &format!("SELECT count(*) AS n FROM iterations WHERE run_id = {id}"),
     );
     assert_eq!(v[0]["n"], 2);
+    // Checkouts of the branch read the records its chain names: the parent's below the
+    // branch point (no rows of its own), its own above, the last from its head.
+    for i in 1..=4 {
+        let c = json(&tabula(&db, &["checkout", &format!("{id}@{i}"), "--json"]));
+        let v = sql(
+            &db,
+            &format!(
+                "SELECT lower(hex(snapshot)) AS s FROM run_iterations
+                 WHERE run_id = {id} AND iteration = {i}"
+            ),
+        );
+        assert_eq!(c["snapshot"], v[0]["s"], "branch@{i}: {c}");
+    }
     let v = sql(
         &db,
         &format!(
