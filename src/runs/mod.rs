@@ -728,6 +728,10 @@ pub(crate) struct IterationJob {
     pub status: RunStatus,
 }
 
+/// The write-ahead log a run's writer lets grow before copying it into the store file
+/// (64 MiB; [`Store::set_checkpoint_pages`]).
+const WRITER_CHECKPOINT_PAGES: u32 = 16_384;
+
 /// Jobs waiting for the writer at most; self-play blocks beyond (memory stays bounded).
 const WRITE_QUEUE: usize = 4;
 
@@ -757,6 +761,7 @@ fn write_jobs(
     rx: std::sync::mpsc::Receiver<Job>,
 ) -> Result<(f64, f64), StoreError> {
     let cpu_start = thread_cpu_seconds();
+    store.set_checkpoint_pages(WRITER_CHECKPOINT_PAGES)?;
     let mut total = 0.0;
     let mut this_iteration = 0.0;
     let mut ledger = crate::store::PackLedger::new();

@@ -561,6 +561,16 @@ impl Store {
         Ok(())
     }
 
+    /// Lets the write-ahead log grow to `pages` pages (4 KiB each) before a commit copies it
+    /// into the file (SQLite's default: 1,000). A run's writer raises it so that the copies,
+    /// and their two fsyncs each, happen rarely and mostly when the store closes, not beside
+    /// self-play; the bytes stored are the same.
+    pub fn set_checkpoint_pages(&self, pages: u32) -> Result<()> {
+        self.conn
+            .pragma_update(None, "wal_autocheckpoint", pages)
+            .map_err(|e| self.err(e))
+    }
+
     /// [`Store::write`] with the page cache held to `kib` KiB for the transaction: a bulk
     /// write (a solution of tens of megabytes) would otherwise keep every page it dirties in
     /// the 64 MiB cache until the commit; with a small cache SQLite spills them to the
