@@ -16,7 +16,8 @@
 //!
 //! Durability: WAL mode, `synchronous=NORMAL` (never corrupts; after a power loss the last
 //! commits may roll back), write transactions `BEGIN IMMEDIATE`, batches rather than a commit
-//! per row.
+//! per row. A writer's close copies the log into the file, except that
+//! [`Store::close_leaving_log`] leaves a small one for the next writer.
 //!
 //! Opening (docs/store.md, "Opening a store"): `--db` must name a regular file (a directory,
 //! FIFO, socket or device is refused before SQLite sees it, so nothing hangs on a FIFO) that
@@ -25,8 +26,8 @@
 //! `-shm` files SQLite makes for a WAL database: with no write-ahead log beside the store it
 //! reads the file as immutable (no locks, no side files) and remembers the file's identity,
 //! size and modification time so that a writer that started meanwhile is detected
-//! ([`Store::check_unchanged`]); with a log present (a live writer, or one that was killed)
-//! it reads through the log in SQLite's shared mode and never checkpoints it.
+//! ([`Store::check_unchanged`]); with a log present (a live writer, one that was killed, or
+//! a log left on purpose) it reads through the log in SQLite's shared mode and never checkpoints it.
 
 mod hash;
 mod merge;
@@ -53,6 +54,10 @@ pub use query::{Cell, QueryLimits, QueryResult, READ_PRAGMAS, RowSink, Value};
 
 /// The page cache of a store connection, in KiB.
 const PAGE_CACHE_KIB: i64 = 65536;
+
+/// The largest write-ahead log [`Store::close_leaving_log`] leaves beside a store: about
+/// SQLite's automatic checkpoint size (1000 frames of a 4 KiB page).
+const LEFT_LOG_MAX: u64 = 4 << 20;
 pub use resolve::{MIN_PREFIX, hex_prefix};
 pub use runs::{
     EvaluationRow, IterationRow, LockHolder, NewRun, RunGameRow, RunRow, RunStatus, host_name,
@@ -483,6 +488,31 @@ impl Store {
         }
         store.refuse_foreign()?;
         Ok(store)
+    }
+
+    /// Closes the store, leaving its write-ahead log beside the file for the next writer to
+    /// copy in, when the log is small (at most [`LEFT_LOG_MAX`] bytes, about SQLite's own
+    /// automatic checkpoint size); a larger log is checkpointed as on any close. The close of a
+    /// writer normally copies the log into the file and `fsync`s both, tens of milliseconds
+    /// for a few megabytes; a command whose last act is one commit (`tabula solve`) need not
+    /// wait for that. Nothing is lost but that wait: the store stays consistent (a reader
+    /// reads through the log, as beside a live writer), and the durability is the one
+    /// `synchronous=NORMAL` gives every commit (module docs): after a power loss before the
+    /// system writes the log out, the last commit may roll back.
+    pub fn close_leaving_log(self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        let log = std::fs::metadata(side_file(&self.path, "-wal"));
+        if log.is_ok_and(|m| m.len() <= LEFT_LOG_MAX) {
+            self.conn
+                .set_db_config(
+                    rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                    true,
+                )
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
     }
 
     /// Refuses a SQLite database that tabula did not make: schema version 0 with objects in
