@@ -617,7 +617,7 @@ fn fixed_point(
 
 /// The layered solve of 2x4 Chinese dark chess on keys alone (`docs/solver.md`, "Solving on
 /// keys"): the same two passes and the same fixed point as [`solve`], but a position is
-/// expanded straight from its key ([`Cdc::expand_key`]) and its successors ranked from
+/// expanded straight from its key ([`crate::games::cdc::KeyExpander::expand`]) and its successors ranked from
 /// theirs, so no game state is built, copied or re-checked in the hot loops. The solution is
 /// the one [`solve`] gives, byte for byte (tested).
 pub fn solve_cdc(
@@ -625,6 +625,7 @@ pub fn solve_cdc(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Solution<u64>, SolveError> {
     let index = CdcIndex::new(&g.material());
+    let step = g.key_expander();
     let top = g.level(&g.initial_state()) as usize;
     let sizes: Vec<usize> = (0..=top)
         .map(|l| index.level_size_of(l as u32) as usize)
@@ -652,7 +653,7 @@ pub fn solve_cdc(
     let (l0, r0) = place(start);
     bits[l0].set(r0);
     let expand = |key: u64, stack: &mut Vec<u64>| {
-        // Both of `expand_key`'s callbacks push to the stack (never at the same time).
+        // Both of `expand`'s callbacks push to the stack (never at the same time).
         let stack = std::cell::RefCell::new(stack);
         let mark = |k: u64| {
             let (l, rk) = place(k);
@@ -660,7 +661,7 @@ pub fn solve_cdc(
                 stack.borrow_mut().push(k);
             }
         };
-        g.expand_key(key, &mut |k| mark(k), &mut |k| {
+        step.expand(key, &mut |k| mark(k), &mut |k| {
             mark(k);
             0.0
         });
@@ -687,7 +688,7 @@ pub fn solve_cdc(
                 for &r in chunk {
                     let key = unrank(level, r, &mut hint)?;
                     let before = succ.len();
-                    let b = g.expand_key(key, &mut |k| succ.push(place(k).1), &mut |k| {
+                    let b = step.expand(key, &mut |k| succ.push(place(k).1), &mut |k| {
                         let (l, rk) = place(k);
                         debug_assert_eq!(l + 1, level);
                         below[rk as usize]
@@ -737,11 +738,11 @@ mod tests {
         (h >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
     }
 
-    /// [`Cdc::expand_key`] against the generic step through `Game` (the one [`solve`]
+    /// [`Cdc::key_expander`]'s step against the generic step through `Game` (the one [`solve`]
     /// takes) on a spread of well-formed positions of every level: the same internal
     /// successors in the same order and the same best exit value, bit for bit.
     #[test]
-    fn expand_key_matches_the_game_api() {
+    fn key_expander_matches_the_game_api() {
         let mut checked = 0;
         for material in ["KCPP", "KGMR", "GMCP", "CCPP", "KGMC,no_progress=1"] {
             let g = match format!("cdc:{material}").parse::<crate::AnyGame>().unwrap() {
@@ -749,6 +750,7 @@ mod tests {
                 _ => unreachable!(),
             };
             let index = CdcIndex::new(&g.material());
+            let step = g.key_expander();
             let mut actions = Vec::new();
             let mut pool = Vec::new();
             for level in 0..=16u32 {
@@ -781,7 +783,7 @@ mod tests {
                         }
                     }
                     let mut got = Vec::new();
-                    let got_best = g.expand_key(key, &mut |k| got.push(k), &mut pseudo);
+                    let got_best = step.expand(key, &mut |k| got.push(k), &mut pseudo);
                     assert_eq!(got, want, "{material}: internal moves of {key:#x}");
                     assert_eq!(
                         got_best.to_bits(),
