@@ -750,7 +750,7 @@ mod tests {
                 _ => unreachable!(),
             };
             let index = CdcIndex::new(&g.material());
-            let step = g.key_expander();
+            let expander = g.key_expander();
             let mut actions = Vec::new();
             let mut pool = Vec::new();
             for level in 0..=16u32 {
@@ -783,7 +783,7 @@ mod tests {
                         }
                     }
                     let mut got = Vec::new();
-                    let got_best = step.expand(key, &mut |k| got.push(k), &mut pseudo);
+                    let got_best = expander.expand(key, &mut |k| got.push(k), &mut pseudo);
                     assert_eq!(got, want, "{material}: internal moves of {key:#x}");
                     assert_eq!(
                         got_best.to_bits(),
