@@ -53,7 +53,7 @@ struct TestPosition {
 
 /// The store a solve writes to: open, or still being created on another thread.
 enum StoreSlot<'scope> {
-    Open(Store),
+    Open(Box<Store>),
     Opening(std::thread::ScopedJoinHandle<'scope, Result<Store, tabula::store::StoreError>>),
     /// Taken by a failed [`StoreSlot::get`].
     Failed,
@@ -69,7 +69,7 @@ impl StoreSlot<'_> {
             let store = handle
                 .join()
                 .map_err(|_| anyhow::anyhow!("creating the store failed unexpectedly"))??;
-            *self = StoreSlot::Open(store);
+            *self = StoreSlot::Open(Box::new(store));
         }
         match self {
             StoreSlot::Open(store) => Ok(store),
@@ -171,7 +171,7 @@ pub fn solve_cmd(db: Option<&Path>, args: &SolveArgs) -> anyhow::Result<()> {
         let mut store = if fresh {
             StoreSlot::Opening(scope.spawn(|| Store::open(&path)))
         } else {
-            StoreSlot::Open(Store::open(&path)?)
+            StoreSlot::Open(Box::new(Store::open(&path)?))
         };
         let mut reports = Vec::new();
         for v in &variants {
@@ -324,7 +324,7 @@ fn value_of<G: Solvable>(g: &G, db: Option<&Path>, args: &ValueArgs) -> anyhow::
             g.turn(&s)
         );
     };
-    let mut store = StoreSlot::Open(Store::open(&Store::resolve_path(db))?);
+    let mut store = StoreSlot::Open(Box::new(Store::open(&Store::resolve_path(db))?));
     let (sol, ..) = obtain(g, &mut store, !args.json)?;
     let v = sol.value_of_key(&g.key(&s)).with_context(|| {
         format!(

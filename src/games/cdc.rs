@@ -1379,11 +1379,13 @@ impl<'a> KeyExpander<'a> {
                     continue;
                 }
                 let mut sum = 0.0;
-                for i in 0..self.kinds {
-                    if fd.counts[i] == 0 {
+                let kinds = (fd.counts.iter().zip(&prob))
+                    .zip(self.present.iter().zip(&self.place))
+                    .take(self.kinds);
+                for ((&h, &p), (&ck, &place)) in kinds {
+                    if h == 0 {
                         continue;
                     }
-                    let ck = self.present[i];
                     let code = PIECE0 + ck;
                     let mut b = board;
                     b[sq] = code;
@@ -1392,9 +1394,9 @@ impl<'a> KeyExpander<'a> {
                         1.0
                     } else {
                         let bits = squares ^ (((code ^ DOWN) as u64) << (4 * sq));
-                        -lower(pack(bits, next, radix - self.place[i]))
+                        -lower(pack(bits, next, radix - place))
                     };
-                    sum += prob[i] * v;
+                    sum += p * v;
                 }
                 best = best.max(sum);
             }
