@@ -205,10 +205,13 @@ pub fn solve_cmd(db: Option<&Path>, args: &SolveArgs) -> anyhow::Result<()> {
                 );
             }
         }
-        // The solution was the last write: its small log need not be copied into the file
-        // before the command ends (docs/solver.md, "Measured against a hash map").
+        // A solution written last: its small log need not be copied into the file before the
+        // command ends (docs/solver.md, "The store around a solve"). A command that wrote
+        // nothing closes as any other.
         store.get()?;
-        if let StoreSlot::Open(store) = store {
+        if let StoreSlot::Open(store) = store
+            && reports.iter().any(|r| !r.cached)
+        {
             store.close_leaving_log()?;
         }
         Ok(())
