@@ -100,7 +100,9 @@ fn solve_leaves_its_small_log_for_the_next_writer() {
     let alone = dir.path().join("alone.db");
     std::fs::copy(&db, &alone).unwrap();
     let c = rusqlite::Connection::open(&alone).unwrap();
-    let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let version: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
     let solutions: i64 = c
         .query_row("SELECT count(*) FROM solutions", [], |r| r.get(0))
         .unwrap();
