@@ -625,9 +625,9 @@ fn fixed_point(
 
 /// The layered solve of 2x4 Chinese dark chess on keys alone (`docs/solver.md`, "Solving on
 /// keys"): the same two passes and the same fixed point as [`solve`], but a position is
-/// expanded straight from its key ([`crate::games::cdc::KeyExpander::expand`]) and its successors ranked from
-/// theirs, so no game state is built, copied or re-checked in the hot loops. The solution is
-/// the one [`solve`] gives, byte for byte (tested).
+/// expanded straight from its key (`KeyExpander::expand`, from [`Cdc`]'s key expander) and
+/// its successors ranked from theirs, so no game state is built, copied or re-checked in the
+/// hot loops. The solution is the one [`solve`] gives, byte for byte (tested).
 pub fn solve_cdc(
     g: &Cdc,
     progress: &(dyn Fn(Progress) + Sync),

@@ -491,7 +491,7 @@ impl Store {
     }
 
     /// Closes the store, leaving its write-ahead log beside the file for the next writer to
-    /// copy in, when the log is small (at most [`LEFT_LOG_MAX`] bytes, about SQLite's own
+    /// copy in, when the log is small (at most `LEFT_LOG_MAX` bytes, 4 MiB, about SQLite's own
     /// automatic checkpoint size); a larger log is checkpointed as on any close. The close of a
     /// writer normally copies the log into the file and `fsync`s both, tens of milliseconds
     /// for a few megabytes; a command whose last act is one commit (`tabula solve`) need not
