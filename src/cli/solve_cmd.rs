@@ -165,8 +165,12 @@ pub fn solve_cmd(db: Option<&Path>, args: &SolveArgs) -> anyhow::Result<()> {
     }
     let path = Store::resolve_path(db);
     // A store that does not exist yet holds no solution: it is created (its schema written
-    // and synced) on another thread while the first variant is solved.
+    // and synced) on another thread while the first variant is solved. Its path is checked
+    // first, so a missing directory is refused before the solve, not after it.
     let fresh = !path.exists();
+    if fresh {
+        Store::check_path_to_open(&path)?;
+    }
     std::thread::scope(|scope| {
         let mut store = if fresh {
             StoreSlot::Opening(scope.spawn(|| Store::open(&path)))

@@ -381,6 +381,14 @@ impl Store {
         }
     }
 
+    /// The checks [`Store::open`] makes on `path` before SQLite sees it (a missing path
+    /// needs an existing directory; an existing one must be a regular file that is empty or
+    /// a SQLite database), without opening it: a command that opens the store later (on
+    /// another thread, `tabula solve`) refuses a bad `--db` at once.
+    pub fn check_path_to_open(path: &Path) -> Result<()> {
+        check_path(path, true).map(|_| ())
+    }
+
     /// Opens (creating if needed) a store for reading and writing, applying any pending
     /// migrations. A store written by a newer tabula is refused, and so is a path that is not
     /// a regular file, a file that is not SQLite, and a SQLite database that is not a tabula
