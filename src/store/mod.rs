@@ -52,6 +52,9 @@ pub use objects::Record;
 pub use packs::PreparedPack;
 pub use query::{Cell, QueryLimits, QueryResult, READ_PRAGMAS, RowSink, Value};
 
+/// How long a writer waits for another (SQLite's busy timeout).
+const BUSY_WAIT: Duration = Duration::from_secs(30);
+
 /// The page cache of a store connection, in KiB.
 const PAGE_CACHE_KIB: i64 = 65536;
 
@@ -585,10 +588,21 @@ impl Store {
 
     fn configure(&self) -> Result<()> {
         let c = &self.conn;
-        c.busy_timeout(Duration::from_secs(30))
-            .map_err(|e| self.err(e))?;
-        c.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| self.err(e))?;
+        c.busy_timeout(BUSY_WAIT).map_err(|e| self.err(e))?;
+        // Two processes creating one store at once (`tabula run` twice on a new `--db`): the
+        // switch of the new file to WAL needs it alone, and SQLite answers "database is
+        // locked" at once instead of waiting out the busy timeout; so the switch is retried
+        // for as long as that timeout.
+        let start = std::time::Instant::now();
+        loop {
+            match c.pragma_update(None, "journal_mode", "WAL") {
+                Ok(()) => break,
+                Err(e) if is_busy(&e) && start.elapsed() < BUSY_WAIT => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Err(e) => return Err(self.err(e)),
+            }
+        }
         c.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| self.err(e))?;
         c.pragma_update(None, "foreign_keys", true)
