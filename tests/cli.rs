@@ -83,6 +83,51 @@ fn bad_input_fails_with_a_clear_message() {
     }
 }
 
+/// `solve` into a store that does not exist yet creates it while solving and leaves the
+/// solution's small write-ahead log beside it (docs/solver.md, "The store around a solve"):
+/// readers see the solution through the log, the file alone already has the current schema,
+/// and the next writer's close copies the log into the file and removes it.
+#[test]
+fn solve_leaves_its_small_log_for_the_next_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let wal = dir.path().join("t.db-wal");
+    let first = json(&tabula(&db, &["solve", "cdc:PPPP", "--json"]));
+    assert_eq!(first["cached"], false);
+    let log = std::fs::metadata(&wal).expect("the log is left").len();
+    assert!(log > 0 && log <= 4 << 20, "{log}");
+    // The file alone (a copy without its log) has every migration and no solution yet.
+    let alone = dir.path().join("alone.db");
+    std::fs::copy(&db, &alone).unwrap();
+    let c = rusqlite::Connection::open(&alone).unwrap();
+    let version: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    let solutions: i64 = c
+        .query_row("SELECT count(*) FROM solutions", [], |r| r.get(0))
+        .unwrap();
+    assert!(version >= 8, "{version}");
+    assert_eq!(solutions, 0);
+    drop(c);
+    // Readers see it through the log, and fsck finds it whole.
+    let rows = json(&tabula(
+        &db,
+        &["sql", "SELECT variant FROM solutions", "--json"],
+    ));
+    assert_eq!(rows[0]["variant"], "cdc:PPPP");
+    assert_eq!(json(&tabula(&db, &["fsck", "--json"]))["clean"], true);
+    // A solve that finds it writes nothing and closes normally: the log is copied in.
+    let second = json(&tabula(&db, &["solve", "cdc:PPPP", "--json"]));
+    assert_eq!(second["cached"], true);
+    assert_eq!(second["hash"], first["hash"]);
+    assert!(!wal.exists());
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let solutions: i64 = c
+        .query_row("SELECT count(*) FROM solutions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(solutions, 1);
+}
+
 #[test]
 fn solve_stores_and_finds_the_solution_and_fsck_sees_damage() {
     let dir = tempfile::tempdir().unwrap();

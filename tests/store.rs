@@ -180,6 +180,28 @@ fn files(dir: &std::path::Path, content: &[&str]) -> Vec<(String, Option<Vec<u8>
     v
 }
 
+/// Two writers creating one store at once both open it (the switch of a new file to WAL
+/// answers "database is locked" at once to the second; the open retries it). A race: tried
+/// many times.
+#[test]
+fn two_writers_create_one_store_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..100 {
+        let path = dir.path().join(format!("t{i}.db"));
+        let barrier = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            let open = || {
+                barrier.wait();
+                Store::open(&path).map(drop)
+            };
+            let a = s.spawn(open);
+            let b = s.spawn(open);
+            a.join().unwrap().unwrap();
+            b.join().unwrap().unwrap();
+        });
+    }
+}
+
 /// A read-only open creates no `-wal`/`-shm` beside a store that has none (it reads the file
 /// as immutable), and beside a live writer's log it reads the log's commits and leaves the
 /// log alone. Checked by comparing the directory, so it holds when tests run as root.

@@ -51,14 +51,44 @@ struct TestPosition {
     to_move: String,
 }
 
-/// A solution of `g`, from the store if there, else solved now and stored.
+/// The store a solve writes to: open, or still being created on another thread.
+enum StoreSlot<'scope> {
+    Open(Box<Store>),
+    Opening(std::thread::ScopedJoinHandle<'scope, Result<Store, tabula::store::StoreError>>),
+    /// Taken by a failed [`StoreSlot::get`].
+    Failed,
+}
+
+impl StoreSlot<'_> {
+    /// The store, waiting for its creation if need be.
+    fn get(&mut self) -> anyhow::Result<&mut Store> {
+        if let StoreSlot::Opening(_) = self {
+            let StoreSlot::Opening(handle) = std::mem::replace(self, StoreSlot::Failed) else {
+                unreachable!()
+            };
+            let store = handle
+                .join()
+                .map_err(|_| anyhow::anyhow!("creating the store failed unexpectedly"))??;
+            *self = StoreSlot::Open(Box::new(store));
+        }
+        match self {
+            StoreSlot::Open(store) => Ok(store),
+            _ => bail!("the store could not be opened"),
+        }
+    }
+}
+
+/// A solution of `g`, from the store if there, else solved now and stored. A store still
+/// being created holds no solution: it is waited for only to write this one.
 fn obtain<G: Solvable>(
     g: &G,
-    store: &mut Store,
+    slot: &mut StoreSlot,
     show_progress: bool,
 ) -> anyhow::Result<(Solution<G::Key>, ObjectHash, f64, bool)> {
     let variant = g.variant();
-    if let Some((sol, hash)) = load_solution::<G::Key>(store, &variant)? {
+    if let StoreSlot::Open(store) = slot
+        && let Some((sol, hash)) = load_solution::<G::Key>(store, &variant)?
+    {
         let row = store.solution(&variant)?.context("solution row vanished")?;
         return Ok((sol, hash, row.seconds, true));
     }
@@ -74,11 +104,15 @@ fn obtain<G: Solvable>(
     bar.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     let v0 = start_value(g, &sol).context("the start position has no value")?;
-    let hash = save_solution(store, &sol, v0, seconds)?;
+    let hash = save_solution(slot.get()?, &sol, v0, seconds)?;
     Ok((sol, hash, seconds, false))
 }
 
-fn report<G: Solvable>(g: &G, store: &mut Store, show_progress: bool) -> anyhow::Result<Report> {
+fn report<G: Solvable>(
+    g: &G,
+    store: &mut StoreSlot,
+    show_progress: bool,
+) -> anyhow::Result<Report> {
     let start = Instant::now();
     let (sol, hash, solve_seconds, cached) = obtain(g, store, show_progress)?;
     let value = to_unit(start_value(g, &sol).context("the start position has no value")?);
@@ -110,7 +144,7 @@ fn report<G: Solvable>(g: &G, store: &mut Store, show_progress: bool) -> anyhow:
     })
 }
 
-fn solve_variant(name: &str, store: &mut Store, show_progress: bool) -> anyhow::Result<Report> {
+fn solve_variant(name: &str, store: &mut StoreSlot, show_progress: bool) -> anyhow::Result<Report> {
     let game: AnyGame = name.parse()?;
     with_solvable_game!(&game, |g| report(g, store, show_progress), |other| bail!(
         "{other} cannot be solved: the solver handles cdc (2x4), ewn, c4 and checkers variants \
@@ -129,40 +163,63 @@ pub fn solve_cmd(db: Option<&Path>, args: &SolveArgs) -> anyhow::Result<()> {
     for v in &variants {
         v.parse::<AnyGame>()?;
     }
-    let mut store = Store::open(&Store::resolve_path(db))?;
-    let mut reports = Vec::new();
-    for v in &variants {
-        let r = solve_variant(v, &mut store, !args.json)?;
-        if !args.json && !args.all {
-            print_report(&r);
-        }
-        reports.push(r);
+    let path = Store::resolve_path(db);
+    // A store that does not exist yet holds no solution: it is created (its schema written
+    // and synced) on another thread while the first variant is solved. Its path is checked
+    // first, so a missing directory is refused before the solve, not after it.
+    let fresh = !path.exists();
+    if fresh {
+        Store::check_path_to_open(&path)?;
     }
-    if args.json {
-        if args.all {
-            println!("{}", serde_json::to_string(&reports)?);
+    std::thread::scope(|scope| {
+        let mut store = if fresh {
+            StoreSlot::Opening(scope.spawn(|| Store::open(&path)))
         } else {
-            println!("{}", serde_json::to_string(&reports[0])?);
+            StoreSlot::Open(Box::new(Store::open(&path)?))
+        };
+        let mut reports = Vec::new();
+        for v in &variants {
+            let r = solve_variant(v, &mut store, !args.json)?;
+            if !args.json && !args.all {
+                print_report(&r);
+            }
+            reports.push(r);
         }
-    } else if args.all {
-        println!(
-            "{:<12} {:>10} {:>10} {:>8} {:>9} {:>7}  hash",
-            "variant", "positions", "value", "S_test", "seconds", "cached"
-        );
-        for r in &reports {
+        if args.json {
+            if args.all {
+                println!("{}", serde_json::to_string(&reports)?);
+            } else {
+                println!("{}", serde_json::to_string(&reports[0])?);
+            }
+        } else if args.all {
             println!(
-                "{:<12} {:>10} {:>10.6} {:>8} {:>9.2} {:>7}  {}",
-                r.variant,
-                r.positions,
-                r.value,
-                r.test_positions.len(),
-                r.solve_seconds,
-                r.cached,
-                &r.hash[..12]
+                "{:<12} {:>10} {:>10} {:>8} {:>9} {:>7}  hash",
+                "variant", "positions", "value", "S_test", "seconds", "cached"
             );
+            for r in &reports {
+                println!(
+                    "{:<12} {:>10} {:>10.6} {:>8} {:>9.2} {:>7}  {}",
+                    r.variant,
+                    r.positions,
+                    r.value,
+                    r.test_positions.len(),
+                    r.solve_seconds,
+                    r.cached,
+                    &r.hash[..12]
+                );
+            }
         }
-    }
-    Ok(())
+        // A solution written last: its small log need not be copied into the file before the
+        // command ends (docs/solver.md, "The store around a solve"). A command that wrote
+        // nothing closes as any other.
+        store.get()?;
+        if let StoreSlot::Open(store) = store
+            && reports.iter().any(|r| !r.cached)
+        {
+            store.close_leaving_log()?;
+        }
+        Ok(())
+    })
 }
 
 fn print_report(r: &Report) {
@@ -274,7 +331,7 @@ fn value_of<G: Solvable>(g: &G, db: Option<&Path>, args: &ValueArgs) -> anyhow::
             g.turn(&s)
         );
     };
-    let mut store = Store::open(&Store::resolve_path(db))?;
+    let mut store = StoreSlot::Open(Box::new(Store::open(&Store::resolve_path(db))?));
     let (sol, ..) = obtain(g, &mut store, !args.json)?;
     let v = sol.value_of_key(&g.key(&s)).with_context(|| {
         format!(

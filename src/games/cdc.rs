@@ -196,7 +196,13 @@ fn ck_colour(ck: u8) -> Colour {
 
 #[inline]
 fn ck_kind(ck: u8) -> u8 {
-    ck % KINDS as u8
+    // ck < 14: a compare and a subtraction instead of a remainder (the move generator's
+    // innermost step).
+    if ck >= KINDS as u8 {
+        ck - KINDS as u8
+    } else {
+        ck
+    }
 }
 
 fn ck_char(ck: u8) -> char {
@@ -1235,12 +1241,79 @@ impl Cdc {
         self.rules.test_positions()
     }
 
-    /// The layered solver's step on a key (`docs/solver.md`, "Solving on keys"): expands the
-    /// decision position `key` (pending flip 0, fresh draw counters) without building states.
-    /// Each internal move (a plain move to a live position, same level) gives its successor's
-    /// key to `internal`; each exit's decision positions (one level lower, the other colour to
-    /// move) go to `lower`, which answers their value for their side to move. Returns the best
-    /// exit value for the mover (`-inf` when every move is internal).
+    /// The layered solver's step on a key, with its tables built once ([`KeyExpander`]).
+    pub(crate) fn key_expander(&self) -> KeyExpander<'_> {
+        KeyExpander::new(&self.rules)
+    }
+}
+
+/// What [`KeyExpander`] reads off a face-down multiset's number: the count of each of the
+/// material's coloured kinds, their total, and the face-down pieces of each colour.
+#[derive(Clone, Copy, Default)]
+struct FaceDown {
+    counts: [u8; PRESENT_MAX],
+    total: u8,
+    per_colour: [u8; 2],
+}
+
+/// At most 4 kinds a side, so 8 coloured kinds in a 2x4 material.
+const PRESENT_MAX: usize = 8;
+
+/// The layered solver's step on a key for the 2x4 game (`docs/solver.md`, "Solving on keys"),
+/// with what depends only on the material computed once: the coloured kinds the material has
+/// (flips iterate over those, not all 14) and, by face-down multiset number, that multiset's
+/// counts (no divisions per position).
+pub(crate) struct KeyExpander<'a> {
+    rules: &'a Rules,
+    /// The material's coloured kinds, ascending (outcome order), and their number.
+    present: [u8; PRESENT_MAX],
+    kinds: usize,
+    /// Place value of each of `present` in the face-down multiset's number.
+    place: [u64; PRESENT_MAX],
+    /// By multiset number.
+    face_down: Vec<FaceDown>,
+}
+
+impl<'a> KeyExpander<'a> {
+    fn new(rules: &'a Rules) -> KeyExpander<'a> {
+        let mut present = [0u8; PRESENT_MAX];
+        let mut place = [0u64; PRESENT_MAX];
+        let mut kinds = 0;
+        for ck in 0..CKINDS {
+            if rules.material[ck % KINDS] > 0 {
+                present[kinds] = ck as u8;
+                place[kinds] = rules.place[ck] as u64;
+                kinds += 1;
+            }
+        }
+        let face_down = (0..rules.radix_total as u64)
+            .map(|radix| {
+                let hidden = rules.hidden_of(radix);
+                let mut f = FaceDown::default();
+                for (i, &ck) in present[..kinds].iter().enumerate() {
+                    let h = hidden[ck as usize];
+                    f.counts[i] = h;
+                    f.total += h;
+                    f.per_colour[ck_colour(ck).index()] += h;
+                }
+                f
+            })
+            .collect();
+        KeyExpander {
+            rules,
+            present,
+            kinds,
+            place,
+            face_down,
+        }
+    }
+
+    /// Expands the decision position `key` (pending flip 0, fresh draw counters) without
+    /// building states. Each internal move (a plain move to a live position, same level)
+    /// gives its successor's key to `internal`; each exit's decision positions (one level
+    /// lower, the other colour to move) go to `lower`, which answers their value for their
+    /// side to move. Returns the best exit value for the mover (`-inf` when every move is
+    /// internal).
     ///
     /// Same values, bit for bit, as the generic path through `Game`: actions in the order of
     /// `legal_actions` (flips by square, then moves by (src, dst)), a flip's outcomes in
@@ -1248,13 +1321,13 @@ impl Cdc {
     /// [`Rules::settle`]'s checks of the successor in its order (no-progress, then the loss of
     /// the side to move; one plain move never completes a repetition).
     #[inline]
-    pub(crate) fn expand_key(
+    pub(crate) fn expand(
         &self,
         key: u64,
         internal: &mut impl FnMut(u64),
         lower: &mut impl FnMut(u64) -> f64,
     ) -> f64 {
-        let r = &self.rules;
+        let r = self.rules;
         let mut board = [EMPTY; 8];
         for (sq, b) in board.iter_mut().enumerate() {
             *b = ((key >> (4 * sq)) & 15) as u8;
@@ -1265,8 +1338,8 @@ impl Cdc {
             2 => Some(Colour::Black),
             _ => None,
         };
-        let radix = (aux >> 8) as u32;
-        let hidden = r.hidden_of(radix as u64);
+        let radix = aux >> 8;
+        let fd = &self.face_down[radix as usize];
         let side_code = |c: Colour| -> u64 {
             match c {
                 Colour::Red => 1,
@@ -1275,51 +1348,58 @@ impl Cdc {
         };
         // A successor's key: its board nibbles, the colour to move, the face-down multiset.
         let squares = key & 0xFFFF_FFFF;
-        let pack = |bits: u64, next: Colour, radix: u32| -> u64 {
-            bits | (side_code(next) | (radix as u64) << 8) << 32
+        let pack = |bits: u64, next: Colour, radix: u64| -> u64 {
+            bits | (side_code(next) | radix << 8) << 32
         };
         // Pieces of each colour left (on the board or face down) and face-down squares; a
         // flip keeps both counts, a capture takes one piece of the side that moves next.
-        let mut left = [0u32; 2];
+        let mut left = [fd.per_colour[0] as u32, fd.per_colour[1] as u32];
+        let mut downs = 0;
         for &t in &board {
             if t >= PIECE0 {
                 left[ck_colour(t - PIECE0).index()] += 1;
             }
+            downs += (t == DOWN) as usize;
         }
-        for (ck, &h) in hidden.iter().enumerate() {
-            left[ck_colour(ck as u8).index()] += h as u32;
-        }
-        let downs = board.iter().filter(|&&t| t == DOWN).count();
         // `Rules::settle` on a successor with `next` to move and `left` pieces: does `next`
         // lose at once (no piece, or no flip and no move)?
         let loses = |b: &[u8; 8], any_down: bool, left: u32, next: Colour| -> bool {
             left == 0 || (!any_down && r.for_each_move(b, next, |_, _| false))
         };
         let mut best = f64::NEG_INFINITY;
-        let total: u32 = hidden.iter().map(|&h| h as u32).sum();
-        for sq in 0..8 {
-            if board[sq] != DOWN {
-                continue;
+        if downs > 0 {
+            // Each revealable kind's probability and colour to move next, once per position.
+            let total = fd.total as u32;
+            let mut prob = [0.0f64; PRESENT_MAX];
+            for (p, &h) in prob.iter_mut().zip(&fd.counts[..self.kinds]) {
+                *p = h as f64 / total as f64;
             }
-            let mut sum = 0.0;
-            for (ck, &h) in hidden.iter().enumerate() {
-                if h == 0 {
+            for sq in 0..8 {
+                if board[sq] != DOWN {
                     continue;
                 }
-                let prob = h as f64 / total as f64;
-                let code = PIECE0 + ck as u8;
-                let mut b = board;
-                b[sq] = code;
-                let next = mover.unwrap_or(ck_colour(ck as u8)).other();
-                let v = if loses(&b, downs > 1, left[next.index()], next) {
-                    1.0
-                } else {
-                    let bits = squares ^ (((code ^ DOWN) as u64) << (4 * sq));
-                    -lower(pack(bits, next, radix - r.place[ck]))
-                };
-                sum += prob * v;
+                let mut sum = 0.0;
+                let kinds = (fd.counts.iter().zip(&prob))
+                    .zip(self.present.iter().zip(&self.place))
+                    .take(self.kinds);
+                for ((&h, &p), (&ck, &place)) in kinds {
+                    if h == 0 {
+                        continue;
+                    }
+                    let code = PIECE0 + ck;
+                    let mut b = board;
+                    b[sq] = code;
+                    let next = mover.unwrap_or(ck_colour(ck)).other();
+                    let v = if loses(&b, downs > 1, left[next.index()], next) {
+                        1.0
+                    } else {
+                        let bits = squares ^ (((code ^ DOWN) as u64) << (4 * sq));
+                        -lower(pack(bits, next, radix - place))
+                    };
+                    sum += p * v;
+                }
+                best = best.max(sum);
             }
-            best = best.max(sum);
         }
         if let Some(c) = mover {
             let next = c.other();

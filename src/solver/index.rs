@@ -361,7 +361,7 @@ impl CdcIndex {
     }
 
     /// The (level, rank) of the key of a decision position the game made, nothing checked:
-    /// the solver's hot loop ranks only keys `Cdc::expand_key` wrote (held to the game's own
+    /// the solver's hot loop ranks only keys `Cdc::key_expander` wrote (held to the game's own
     /// step by `solver::layered`'s tests). A key no decision position has gets a meaningless
     /// rank (or an out-of-bounds panic), not an error: [`CdcIndex::rank_key`] checks.
     #[inline(always)]

@@ -103,6 +103,14 @@ impl Bits {
         word.load(Atomic::Relaxed) & bit == 0 && word.fetch_or(bit, Atomic::Relaxed) & bit == 0
     }
 
+    /// The number of set bits.
+    fn count(&self) -> usize {
+        self.0
+            .iter()
+            .map(|w| w.load(Atomic::Relaxed).count_ones() as usize)
+            .sum()
+    }
+
     /// The set bits, ascending.
     fn ranks(&self) -> Vec<u32> {
         let mut out = Vec::new();
@@ -617,14 +625,15 @@ fn fixed_point(
 
 /// The layered solve of 2x4 Chinese dark chess on keys alone (`docs/solver.md`, "Solving on
 /// keys"): the same two passes and the same fixed point as [`solve`], but a position is
-/// expanded straight from its key ([`Cdc::expand_key`]) and its successors ranked from
-/// theirs, so no game state is built, copied or re-checked in the hot loops. The solution is
-/// the one [`solve`] gives, byte for byte (tested).
+/// expanded straight from its key (`KeyExpander::expand`, from [`Cdc`]'s key expander) and
+/// its successors ranked from theirs, so no game state is built, copied or re-checked in the
+/// hot loops. The solution is the one [`solve`] gives, byte for byte (tested).
 pub fn solve_cdc(
     g: &Cdc,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Solution<u64>, SolveError> {
     let index = CdcIndex::new(&g.material());
+    let step = g.key_expander();
     let top = g.level(&g.initial_state()) as usize;
     let sizes: Vec<usize> = (0..=top)
         .map(|l| index.level_size_of(l as u32) as usize)
@@ -652,7 +661,7 @@ pub fn solve_cdc(
     let (l0, r0) = place(start);
     bits[l0].set(r0);
     let expand = |key: u64, stack: &mut Vec<u64>| {
-        // Both of `expand_key`'s callbacks push to the stack (never at the same time).
+        // Both of `expand`'s callbacks push to the stack (never at the same time).
         let stack = std::cell::RefCell::new(stack);
         let mark = |k: u64| {
             let (l, rk) = place(k);
@@ -660,25 +669,29 @@ pub fn solve_cdc(
                 stack.borrow_mut().push(k);
             }
         };
-        g.expand_key(key, &mut |k| mark(k), &mut |k| {
+        step.expand(key, &mut |k| mark(k), &mut |k| {
             mark(k);
             0.0
         });
     };
     rayon::scope(|s| search(s, vec![start], &expand));
-    let levels: Vec<Vec<u32>> = bits.iter().map(Bits::ranks).collect();
-    progress(Progress::Found(levels.iter().map(|l| l.len() as u64).sum()));
-    drop(bits);
+    // Each level's reachable ranks are listed from its bits when its values are computed
+    // (the bits take a bit per rank; the lists of every level would take 32).
+    let total: usize = bits.iter().map(Bits::count).sum();
+    progress(Progress::Found(total as u64));
 
-    // Pass 2, bottom-up: values.
-    let total: u64 = levels.iter().map(|l| l.len() as u64).sum();
-    let mut values: Vec<Vec<f64>> = Vec::with_capacity(levels.len());
-    let mut all_keys: Vec<u64> = Vec::with_capacity(total as usize);
+    // Pass 2, bottom-up: values. Exits lead one level down (a flip or a capture; checked in
+    // debug), so only the level below is read by rank; once the level above it is solved,
+    // its values join the solution's at its reachable ranks, in the order its keys were
+    // appended (level by level, ranks ascending). So the solution's keys and values stay
+    // aligned and no level's rank-sized array outlives the next level.
+    let mut all_keys: Vec<u64> = Vec::with_capacity(total);
+    let mut all_values: Vec<f64> = Vec::with_capacity(total);
+    let mut below: (Vec<u32>, Vec<f64>) = (Vec::new(), Vec::new());
     let mut done = 0u64;
-    for (level, ranks) in levels.iter().enumerate() {
-        let size = sizes[level];
-        // Exits lead one level down (a flip or a capture; checked in debug).
-        let below: &[f64] = values.last().map_or(&[], |v| v);
+    for (level, &size) in sizes.iter().enumerate() {
+        let ranks = bits[level].ranks();
+        let lower: &[f64] = &below.1;
         let chunks: Vec<Result<ChunkEdges<u64>, SolveError>> = ranks
             .par_chunks(chunk_len(ranks.len()))
             .map(|chunk| {
@@ -687,10 +700,10 @@ pub fn solve_cdc(
                 for &r in chunk {
                     let key = unrank(level, r, &mut hint)?;
                     let before = succ.len();
-                    let b = g.expand_key(key, &mut |k| succ.push(place(k).1), &mut |k| {
+                    let b = step.expand(key, &mut |k| succ.push(place(k).1), &mut |k| {
                         let (l, rk) = place(k);
                         debug_assert_eq!(l + 1, level);
-                        below[rk as usize]
+                        lower[rk as usize]
                     });
                     keys.push(key);
                     best.push(b);
@@ -699,37 +712,163 @@ pub fn solve_cdc(
                 Ok((keys, best, counts, succ))
             })
             .collect();
-        let v = gather_and_settle(ranks, size, chunks, &mut all_keys)?;
+        let v = gather_and_settle(&ranks, size, chunks, &mut all_keys)?;
+        let (old_ranks, old_values) = std::mem::replace(&mut below, (ranks, v));
+        all_values.extend(old_ranks.iter().map(|&r| old_values[r as usize]));
+        drop(old_values);
         if size >= TRIM_LEVEL {
             release_free_memory();
         }
-        done += ranks.len() as u64;
-        values.push(v);
-        progress(Progress::Valued { done, total });
+        done += below.0.len() as u64;
+        progress(Progress::Valued {
+            done,
+            total: total as u64,
+        });
     }
-    // The solution: keys sorted in place, each value read back by the key's rank (less
-    // memory than sorting (key, value) pairs and splitting them).
-    drop(levels);
-    release_free_memory();
-    all_keys.par_sort_unstable();
-    let all_values: Vec<f64> = all_keys
-        .par_iter()
-        .map(|&k| {
-            let (l, r) = place(k);
-            values[l][r as usize]
-        })
-        .collect();
-    drop(values);
+    all_values.extend(below.0.iter().map(|&r| below.1[r as usize]));
+    drop(below);
+    drop(bits);
     drop(index);
-    // The store writes the solution next, with buffers of its own: hand the values back
-    // first, so that their pages do not stay in the process beside them.
     release_free_memory();
+    // The solution: keys and values sorted together, in place (no second array of either).
+    sort_together(&mut all_keys, &mut all_values);
     Ok(Solution::from_sorted(g.variant(), all_keys, all_values))
+}
+
+/// Ranges shorter than this are sorted by insertion.
+const SORT_SMALL: usize = 24;
+
+/// Ranges longer than this sort their two parts on two threads.
+const SORT_PARALLEL: usize = 1 << 15;
+
+/// Sorts `keys` ascending and `values` with them (the same permutation), in place: a
+/// quicksort (median-of-three pivot, insertion sort for short ranges, heapsort past a depth
+/// limit, the two parts in parallel for long ranges). The keys are distinct, so the result
+/// is the one sorted order whatever the algorithm or the thread count.
+fn sort_together(keys: &mut [u64], values: &mut [f64]) {
+    assert_eq!(keys.len(), values.len());
+    let depth = 2 * (usize::BITS - keys.len().leading_zeros());
+    quicksort_together(keys, values, depth);
+}
+
+fn quicksort_together(keys: &mut [u64], values: &mut [f64], depth: u32) {
+    let n = keys.len();
+    if n <= SORT_SMALL {
+        for i in 1..n {
+            let mut j = i;
+            while j > 0 && keys[j - 1] > keys[j] {
+                keys.swap(j - 1, j);
+                values.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        return;
+    }
+    if depth == 0 {
+        heapsort_together(keys, values);
+        return;
+    }
+    // Median of the first, middle and last keys, moved to the end.
+    let (a, b, c) = (0, n / 2, n - 1);
+    let m = if (keys[a] < keys[b]) == (keys[b] < keys[c]) {
+        b
+    } else if (keys[b] < keys[a]) == (keys[a] < keys[c]) {
+        a
+    } else {
+        c
+    };
+    keys.swap(m, n - 1);
+    values.swap(m, n - 1);
+    let pivot = keys[n - 1];
+    let mut store = 0;
+    for i in 0..n - 1 {
+        if keys[i] < pivot {
+            keys.swap(i, store);
+            values.swap(i, store);
+            store += 1;
+        }
+    }
+    keys.swap(store, n - 1);
+    values.swap(store, n - 1);
+    let (kl, kr) = keys.split_at_mut(store);
+    let (vl, vr) = values.split_at_mut(store);
+    let (kr, vr) = (&mut kr[1..], &mut vr[1..]);
+    if n > SORT_PARALLEL {
+        rayon::join(
+            || quicksort_together(kl, vl, depth - 1),
+            || quicksort_together(kr, vr, depth - 1),
+        );
+    } else {
+        quicksort_together(kl, vl, depth - 1);
+        quicksort_together(kr, vr, depth - 1);
+    }
+}
+
+fn heapsort_together(keys: &mut [u64], values: &mut [f64]) {
+    let n = keys.len();
+    let sift = |keys: &mut [u64], values: &mut [f64], mut root: usize, end: usize| loop {
+        let mut child = 2 * root + 1;
+        if child >= end {
+            return;
+        }
+        if child + 1 < end && keys[child] < keys[child + 1] {
+            child += 1;
+        }
+        if keys[root] >= keys[child] {
+            return;
+        }
+        keys.swap(root, child);
+        values.swap(root, child);
+        root = child;
+    };
+    for i in (0..n / 2).rev() {
+        sift(keys, values, i, n);
+    }
+    for end in (1..n).rev() {
+        keys.swap(0, end);
+        values.swap(0, end);
+        sift(keys, values, 0, end);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `sort_together` gives the order of sorting the (key, value) pairs, on every path:
+    /// insertion sort, quicksort, the parallel split and the heapsort past the depth limit.
+    #[test]
+    fn sort_together_sorts_values_with_their_keys() {
+        for n in [0, 1, 2, 5, 24, 25, 1000, 3 * SORT_PARALLEL] {
+            // Distinct keys in a scrambled order (an odd multiplier is a bijection), some
+            // runs ascending or descending as in a solve's level-by-level order.
+            let mut keys: Vec<u64> = (0..n as u64)
+                .map(|i| match i % 3 {
+                    0 => i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 8,
+                    1 => (1 << 60) + i,
+                    _ => (1 << 61) - i,
+                })
+                .collect();
+            let mut values: Vec<f64> = keys.iter().map(|&k| pseudo(k)).collect();
+            let mut want: Vec<(u64, u64)> = keys
+                .iter()
+                .zip(&values)
+                .map(|(&k, v)| (k, v.to_bits()))
+                .collect();
+            want.sort_unstable();
+            let (mut k2, mut v2) = (keys.clone(), values.clone());
+            sort_together(&mut keys, &mut values);
+            let got: Vec<(u64, u64)> = keys
+                .iter()
+                .zip(&values)
+                .map(|(&k, v)| (k, v.to_bits()))
+                .collect();
+            assert_eq!(got, want, "n = {n}");
+            heapsort_together(&mut k2, &mut v2);
+            assert_eq!(k2, keys, "heapsort, n = {n}");
+            assert_eq!(v2, values, "heapsort, n = {n}");
+        }
+    }
 
     /// A fixed pseudo-value in [-1, 1) per key, standing in for solved lower levels.
     fn pseudo(k: u64) -> f64 {
@@ -737,11 +876,11 @@ mod tests {
         (h >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
     }
 
-    /// [`Cdc::expand_key`] against the generic step through `Game` (the one [`solve`]
+    /// [`Cdc::key_expander`]'s step against the generic step through `Game` (the one [`solve`]
     /// takes) on a spread of well-formed positions of every level: the same internal
     /// successors in the same order and the same best exit value, bit for bit.
     #[test]
-    fn expand_key_matches_the_game_api() {
+    fn key_expander_matches_the_game_api() {
         let mut checked = 0;
         for material in ["KCPP", "KGMR", "GMCP", "CCPP", "KGMC,no_progress=1"] {
             let g = match format!("cdc:{material}").parse::<crate::AnyGame>().unwrap() {
@@ -749,6 +888,7 @@ mod tests {
                 _ => unreachable!(),
             };
             let index = CdcIndex::new(&g.material());
+            let expander = g.key_expander();
             let mut actions = Vec::new();
             let mut pool = Vec::new();
             for level in 0..=16u32 {
@@ -781,7 +921,7 @@ mod tests {
                         }
                     }
                     let mut got = Vec::new();
-                    let got_best = g.expand_key(key, &mut |k| got.push(k), &mut pseudo);
+                    let got_best = expander.expand(key, &mut |k| got.push(k), &mut pseudo);
                     assert_eq!(got, want, "{material}: internal moves of {key:#x}");
                     assert_eq!(
                         got_best.to_bits(),

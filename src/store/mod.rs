@@ -16,7 +16,8 @@
 //!
 //! Durability: WAL mode, `synchronous=NORMAL` (never corrupts; after a power loss the last
 //! commits may roll back), write transactions `BEGIN IMMEDIATE`, batches rather than a commit
-//! per row.
+//! per row. A writer's close copies the log into the file, except that
+//! [`Store::close_leaving_log`] leaves a small one for the next writer.
 //!
 //! Opening (docs/store.md, "Opening a store"): `--db` must name a regular file (a directory,
 //! FIFO, socket or device is refused before SQLite sees it, so nothing hangs on a FIFO) that
@@ -25,8 +26,8 @@
 //! `-shm` files SQLite makes for a WAL database: with no write-ahead log beside the store it
 //! reads the file as immutable (no locks, no side files) and remembers the file's identity,
 //! size and modification time so that a writer that started meanwhile is detected
-//! ([`Store::check_unchanged`]); with a log present (a live writer, or one that was killed)
-//! it reads through the log in SQLite's shared mode and never checkpoints it.
+//! ([`Store::check_unchanged`]); with a log present (a live writer, one that was killed, or
+//! a log left on purpose) it reads through the log in SQLite's shared mode and never checkpoints it.
 
 mod hash;
 mod merge;
@@ -51,8 +52,15 @@ pub use objects::Record;
 pub use packs::PreparedPack;
 pub use query::{Cell, QueryLimits, QueryResult, READ_PRAGMAS, RowSink, Value};
 
+/// How long a writer waits for another (SQLite's busy timeout).
+const BUSY_WAIT: Duration = Duration::from_secs(30);
+
 /// The page cache of a store connection, in KiB.
 const PAGE_CACHE_KIB: i64 = 65536;
+
+/// The largest write-ahead log [`Store::close_leaving_log`] leaves beside a store: about
+/// SQLite's automatic checkpoint size (1000 frames of a 4 KiB page).
+const LEFT_LOG_MAX: u64 = 4 << 20;
 pub use resolve::{MIN_PREFIX, hex_prefix};
 pub use runs::{
     EvaluationRow, IterationRow, LockHolder, NewRun, RunGameRow, RunRow, RunStatus, host_name,
@@ -376,6 +384,14 @@ impl Store {
         }
     }
 
+    /// The checks [`Store::open`] makes on `path` before SQLite sees it (a missing path
+    /// needs an existing directory; an existing one must be a regular file that is empty or
+    /// a SQLite database), without opening it: a command that opens the store later (on
+    /// another thread, `tabula solve`) refuses a bad `--db` at once.
+    pub fn check_path_to_open(path: &Path) -> Result<()> {
+        check_path(path, true).map(|_| ())
+    }
+
     /// Opens (creating if needed) a store for reading and writing, applying any pending
     /// migrations. A store written by a newer tabula is refused, and so is a path that is not
     /// a regular file, a file that is not SQLite, and a SQLite database that is not a tabula
@@ -485,6 +501,31 @@ impl Store {
         Ok(store)
     }
 
+    /// Closes the store, leaving its write-ahead log beside the file for the next writer to
+    /// copy in, when the log is small (at most `LEFT_LOG_MAX` bytes, 4 MiB, about SQLite's own
+    /// automatic checkpoint size); a larger log is checkpointed as on any close. The close of a
+    /// writer normally copies the log into the file and `fsync`s both, tens of milliseconds
+    /// for a few megabytes; a command whose last act is one commit (`tabula solve`) need not
+    /// wait for that. Nothing is lost but that wait: the store stays consistent (a reader
+    /// reads through the log, as beside a live writer), and the durability is the one
+    /// `synchronous=NORMAL` gives every commit (module docs): after a power loss before the
+    /// system writes the log out, the last commit may roll back.
+    pub fn close_leaving_log(self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        let log = std::fs::metadata(side_file(&self.path, "-wal"));
+        if log.is_ok_and(|m| m.len() <= LEFT_LOG_MAX) {
+            self.conn
+                .set_db_config(
+                    rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                    true,
+                )
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
     /// Refuses a SQLite database that tabula did not make: schema version 0 with objects in
     /// it (a new, empty file is fine: migrations will fill it).
     fn refuse_foreign(&self) -> Result<()> {
@@ -547,10 +588,21 @@ impl Store {
 
     fn configure(&self) -> Result<()> {
         let c = &self.conn;
-        c.busy_timeout(Duration::from_secs(30))
-            .map_err(|e| self.err(e))?;
-        c.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| self.err(e))?;
+        c.busy_timeout(BUSY_WAIT).map_err(|e| self.err(e))?;
+        // Two processes creating one store at once (`tabula run` twice on a new `--db`): the
+        // switch of the new file to WAL needs it alone, and SQLite answers "database is
+        // locked" at once instead of waiting out the busy timeout; so the switch is retried
+        // for as long as that timeout.
+        let start = std::time::Instant::now();
+        loop {
+            match c.pragma_update(None, "journal_mode", "WAL") {
+                Ok(()) => break,
+                Err(e) if is_busy(&e) && start.elapsed() < BUSY_WAIT => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Err(e) => return Err(self.err(e)),
+            }
+        }
         c.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| self.err(e))?;
         c.pragma_update(None, "foreign_keys", true)

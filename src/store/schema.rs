@@ -74,22 +74,26 @@ pub(super) fn check_version(conn: &Connection) -> Result<(), SchemaError> {
     Ok(())
 }
 
-/// Applies every migration the store lacks, each in its own IMMEDIATE transaction.
+/// Applies every migration the store lacks, all in one IMMEDIATE transaction (a store moves
+/// from its version to this build's at once, or stays where it was), then copies the log
+/// into the file: the schema version in the file itself is current, which [`older`] reads
+/// and which a store closed without its checkpoint (`Store::close_leaving_log`) relies on.
 pub(super) fn migrate(conn: &mut Connection) -> Result<(), SchemaError> {
-    loop {
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let v = version(&tx)?;
-        if v > VERSION {
-            return Err(SchemaError::TooNew(v));
-        }
-        if v == VERSION {
-            return Ok(());
-        }
-        let (_, sql) = MIGRATIONS[v as usize];
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", v + 1)?;
-        tx.commit()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let v = version(&tx)?;
+    if v > VERSION {
+        return Err(SchemaError::TooNew(v));
     }
+    if v == VERSION {
+        return Ok(());
+    }
+    for (_, sql) in &MIGRATIONS[v as usize..] {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", VERSION)?;
+    tx.commit()?;
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+    Ok(())
 }
 
 /// One difference between a store's schema and the one its migrations create.
