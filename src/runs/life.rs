@@ -735,7 +735,7 @@ fn run_at(
     })
 }
 
-/// The iteration records 1..=`i` of run `row` (its run record `record`): walked down from
+/// The iteration records 1..=`i` of run `row` (its run record `record`; none for 0): walked down from
 /// iteration `i`'s own `iterations` row when the run has one and its record carries the run's
 /// line, else from the run's head. Reading only the records `RUN@I` needs matters: each
 /// iteration record's list of games is re-hashed from its packs when read (docs/store.md,
@@ -747,7 +747,10 @@ fn chain_to(
     record: &RunRecord,
     i: u32,
 ) -> Result<Vec<super::IterationRecord>, RunError> {
-    if i > 0 && i < row.iterations_done {
+    if i == 0 {
+        return Ok(Vec::new());
+    }
+    if i < row.iterations_done {
         let own = store
             .iteration_hashes(row.id)?
             .into_iter()

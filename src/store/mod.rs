@@ -1081,18 +1081,18 @@ impl PackLedger {
             };
         }
         // Rows in slot order, consecutive games following the last batch.
-        let follows = self.next_game.is_some_and(|n| {
-            rows.first().is_some_and(|r| r.game == n)
-                && rows.windows(2).all(|w| w[1].game == w[0].game + 1)
-                && rows.len() == pack.members()
-        });
-        if follows {
-            self.next_game = Some(self.next_game.unwrap_or(0) + rows.len() as u32);
-            self.packs
-                .push((pack.hash(), pack.members(), pack.kind().to_string()));
-        } else {
-            self.next_game = None;
-        }
+        self.next_game = match self.next_game {
+            Some(n)
+                if rows.first().is_some_and(|r| r.game == n)
+                    && rows.windows(2).all(|w| w[1].game == w[0].game + 1)
+                    && rows.len() == pack.members() =>
+            {
+                self.packs
+                    .push((pack.hash(), pack.members(), pack.kind().to_string()));
+                Some(n + rows.len() as u32)
+            }
+            _ => None,
+        };
     }
 
     fn packs_of(

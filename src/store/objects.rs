@@ -143,14 +143,16 @@ fn load_expecting(
         .prepare_cached("SELECT kind, codec, bytes FROM objects WHERE hash = ?1")?
         .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
+    if let (Some(expected), Some((kind, _, _))) = (expected, &row)
+        && kind != expected
+    {
+        return Err(Error::Store(StoreError::WrongKind {
+            hash: *hash,
+            found: kind.clone(),
+            expected,
+        }));
+    }
     let (kind, bytes) = match row {
-        Some((kind, _, _)) if expected.is_some_and(|e| e != kind) => {
-            return Err(Error::Store(StoreError::WrongKind {
-                hash: *hash,
-                found: kind,
-                expected: expected.unwrap_or_default(),
-            }));
-        }
         Some((kind, codec, stored)) => {
             let bytes = packs::decode_object(conn, cache, hash, codec, stored)?;
             (kind, bytes)

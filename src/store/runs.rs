@@ -641,13 +641,18 @@ pub(super) fn add_packed_games(
     // rest one by one.
     const ROWS_PER_INSERT: usize = 32;
     const INSERT: &str = "INSERT INTO run_games (run_id, iteration, game, hash, pack, slot, plies, score_p0) VALUES ";
-    let many = format!(
-        "{INSERT}{}",
-        vec!["(?, ?, ?, NULL, ?, ?, ?, ?)"; ROWS_PER_INSERT].join(", ")
-    );
+    // Built once; statements are cached by their text.
+    static MANY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "{INSERT}{}",
+            vec!["(?, ?, ?, NULL, ?, ?, ?, ?)"; ROWS_PER_INSERT].join(", ")
+        )
+    });
+    static ONE: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| format!("{INSERT}(?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7)"));
     let mut chunks = games.chunks_exact(ROWS_PER_INSERT);
     let mut slot = 0i64;
-    let mut stmt = conn.prepare_cached(&many)?;
+    let mut stmt = conn.prepare_cached(&MANY)?;
     for chunk in chunks.by_ref() {
         let mut k = 1;
         for g in chunk {
@@ -663,7 +668,7 @@ pub(super) fn add_packed_games(
         }
         stmt.raw_execute()?;
     }
-    let mut one = conn.prepare_cached(&format!("{INSERT}(?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7)"))?;
+    let mut one = conn.prepare_cached(&ONE)?;
     for g in chunks.remainder() {
         one.execute(params![
             run_id, iteration, g.game, pack, slot, g.plies, g.score_p0

@@ -169,7 +169,7 @@ pub const TABULAR_METRICS: &[MetricDef] = &[
 impl<G: Game> Learner<G> for TabularAz<G::Key> {
     const NAME: &'static str = "tabular-az";
     const METRICS: &'static [MetricDef] = TABULAR_METRICS;
-    /// A table re-trains fast (about 0.055 s of CPU per CDC PPPP literature iteration, 0.01 s
+    /// A table re-trains fast (about 0.04-0.045 s of CPU per CDC PPPP literature iteration, 0.01 s
     /// for EWN 3x3x3) and its rows of f64s barely compress: every other full checkpoint is
     /// kept (docs/store.md "What a run costs").
     const KEEP_FULL_EVERY: u32 = 2;
