@@ -956,7 +956,7 @@ fn derived_snapshots_rebuild_bit_exact_tables_from_the_games() {
     let d_id = sql(&db, "SELECT id FROM runs WHERE name = 'd'")[0]["id"]
         .as_i64()
         .unwrap();
-    let (pack, _) = damage_pack(&db, d_id, 5, 0);
+    let (pack, saved) = damage_pack(&db, d_id, 5, 0);
     let out = tabula(&db, &["checkout", "d@5"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
@@ -964,4 +964,23 @@ fn derived_snapshots_rebuild_bit_exact_tables_from_the_games() {
         err.contains(&pack[..12]) && err.contains(&format!("run {d_id} iteration 5 games 0..")),
         "{err}"
     );
+    restore_pack(&db, &pack, &saved);
+
+    // RUN@I reads only the iteration records it needs, from I down: with iteration 1's games
+    // (and so its record) unreadable, e's stored checkpoints at 4 and 5 still check out, the
+    // same tables as before; fsck still names the damage.
+    let e_id = sql(&db, "SELECT id FROM runs WHERE name = 'e'")[0]["id"]
+        .as_i64()
+        .unwrap();
+    let (e4, e5) = (table("e", 4), table("e", 5));
+    let (pack, saved) = damage_pack(&db, e_id, 1, 0);
+    assert_eq!(table("e", 5), e5);
+    assert_eq!(table("e", 4), e4);
+    let out = tabula(&db, &["checkout", "e@1"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&pack[..12]));
+    let out = tabula(&db, &["fsck"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("DAMAGED {pack}")));
+    restore_pack(&db, &pack, &saved);
 }

@@ -91,15 +91,20 @@ pub fn train<K: PositionKey>(
     samples: &[&Sample<K>],
     beta: f64,
 ) -> TrainReport {
-    // Sample indices grouped by key; the stable sort keeps each key's samples in order.
-    let mut order: Vec<u32> = (0..samples.len() as u32).collect();
-    order.sort_by_key(|&i| samples[i as usize].key);
+    // (key, sample index) pairs are distinct, so sorting them groups each key's samples and
+    // keeps them in their original order.
+    let mut order: Vec<(K, u32)> = samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.key, i as u32))
+        .collect();
+    order.sort_unstable();
     let mut groups: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
     let mut start = 0;
     while start < order.len() {
-        let key = samples[order[start] as usize].key;
+        let key = order[start].0;
         let mut end = start + 1;
-        while end < order.len() && samples[order[end] as usize].key == key {
+        while end < order.len() && order[end].0 == key {
             end += 1;
         }
         // Materialising in ascending key order; the row index assigned decides nothing.
@@ -115,7 +120,7 @@ pub fn train<K: PositionKey>(
         .zip(groups.par_iter())
         .with_min_len(64)
         .for_each(|(row, (_, range))| {
-            for &i in &order[range.clone()] {
+            for &(_, i) in &order[range.clone()] {
                 let s = samples[i as usize];
                 apply_sample(row, &s.actions, &s.counts, s.z, beta);
             }

@@ -38,8 +38,8 @@ use std::time::Instant;
 use rand_core::Rng;
 
 use super::{
-    Job, Loop, Observer, RunConfig, RunError, RunOutcome, Settings, Work, chain, restore_at,
-    run_locked, start_point, truth_for, with_truth,
+    Job, Loop, Observer, Records, RunConfig, RunError, RunOutcome, Settings, Work, chain,
+    restore_at, run_locked, start_point, truth_for, with_truth,
 };
 use crate::game::Game;
 use crate::games::AnyGame;
@@ -671,7 +671,14 @@ fn replay_game<G: Game, L: crate::learners::Learner<G>>(
     iteration: u32,
     game: u32,
 ) -> Result<ObjectHash, RunError> {
-    let model: L = restore_at(g, store, &cfg.settings, model_seed, records, iteration - 1)?;
+    let model: L = restore_at(
+        g,
+        store,
+        &cfg.settings,
+        model_seed,
+        &mut Records::Whole(records),
+        iteration - 1,
+    )?;
     let start = stored.start_state(g)?;
     let mut search = crate::search::Search::new(cfg.settings.search)
         .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
@@ -691,24 +698,24 @@ fn replay_game<G: Game, L: crate::learners::Learner<G>>(
 
 /// A run at an iteration, read for restoring its model: the run, its configuration, its
 /// model seed and its chain of iteration records.
-struct RunAt {
+struct RunAt<'s> {
     row: RunRow,
     cfg: RunConfig,
     seed: u64,
-    records: Vec<super::IterationRecord>,
+    records: Records<'s>,
 }
 
 /// Finds run `text` and checks that iteration `i` is committed (0: untrained) and, where
 /// `variant` is given, that the run plays it; `name` is how errors write the request
 /// (`model:RUN@I`, `RUN@I`), `model` what iteration 0 gives.
-fn run_at(
-    store: &Store,
+fn run_at<'s>(
+    store: &'s Store,
     text: &str,
     i: u32,
     name: &str,
     model: &str,
     variant: Option<String>,
-) -> Result<RunAt, RunError> {
+) -> Result<RunAt<'s>, RunError> {
     let row = find(store, text)?;
     if i > row.iterations_done {
         return Err(RunError::Usage(format!(
@@ -735,20 +742,22 @@ fn run_at(
     })
 }
 
-/// The iteration records 1..=`i` of run `row` (its run record `record`; none for 0): walked down from
-/// iteration `i`'s own `iterations` row when the run has one and its record carries the run's
-/// line, else from the run's head. Reading only the records `RUN@I` needs matters: each
-/// iteration record's list of games is re-hashed from its packs when read (docs/store.md,
-/// "Elided iteration records"), so walking a 300-iteration run from its head to read
-/// iteration 19 cost most of a `checkout`. fsck checks the rows against the head's chain.
-fn chain_to(
-    store: &Store,
+/// The iteration records 1..=`i` of run `row` (its run record `record`; none for 0), read
+/// lazily from iteration `i`'s record down ([`Records`]): that record is the one in `i`'s own
+/// `iterations` row when the run has one and it carries the run's line, else the one reached
+/// from the run's head. Reading only the records `RUN@I` needs matters: each iteration
+/// record's list of games is re-hashed from its packs when read (docs/store.md, "Elided
+/// iteration records"), so walking a 300-iteration run from its head to read iteration 19 cost
+/// most of a `checkout`. fsck checks the rows against the head's chain.
+fn chain_to<'s>(
+    store: &'s Store,
     row: &RunRow,
     record: &RunRecord,
     i: u32,
-) -> Result<Vec<super::IterationRecord>, RunError> {
+) -> Result<Records<'s>, RunError> {
+    let whole = || Records::Whole(&[]);
     if i == 0 {
-        return Ok(Vec::new());
+        return Ok(whole());
     }
     if i < row.iterations_done {
         let own = store
@@ -756,21 +765,26 @@ fn chain_to(
             .into_iter()
             .find(|(k, _)| *k == i);
         if let Some((_, h)) = own {
-            let records = chain(store, Some(h))?;
-            if records.len() == i as usize
-                && records.last().map(|r| r.run) == Some(address(&line_of(record))?.0)
-            {
+            let mut records = Records::down_from(store, h, i);
+            if records.get(i)?.run == address(&line_of(record))?.0 {
                 return Ok(records);
             }
         }
     }
-    let mut records = chain(store, row.head)?;
-    records.truncate(i as usize);
+    let Some(head) = row.head else {
+        return Err(crate::store::StoreError::Query(format!(
+            "run {} has {} committed iterations but no head",
+            row.id, row.iterations_done
+        ))
+        .into());
+    };
+    let mut records = Records::down_from(store, head, row.iterations_done);
+    records.get(i)?;
     Ok(records)
 }
 
 /// [`run_at`] for `RUN@I` of a run that must play `g`.
-fn run_in<G: Game>(g: &G, store: &Store, text: &str, i: u32) -> Result<RunAt, RunError> {
+fn run_in<'s, G: Game>(g: &G, store: &'s Store, text: &str, i: u32) -> Result<RunAt<'s>, RunError> {
     run_at(
         store,
         text,
@@ -796,7 +810,10 @@ pub fn load_model<G: Game>(
     RunError,
 > {
     let RunAt {
-        cfg, seed, records, ..
+        cfg,
+        seed,
+        mut records,
+        ..
     } = run_at(
         store,
         text,
@@ -811,7 +828,7 @@ pub fn load_model<G: Game>(
             store,
             &cfg.settings,
             seed,
-            &records,
+            &mut records,
             i,
         )?)
     });
@@ -843,7 +860,10 @@ pub fn model_at<G: Game, L: Learner<G>>(
     i: u32,
 ) -> Result<L, RunError> {
     let RunAt {
-        cfg, seed, records, ..
+        cfg,
+        seed,
+        mut records,
+        ..
     } = run_in(g, store, text, i)?;
     if cfg.settings.learner.kind.name() != L::NAME {
         return Err(RunError::Usage(format!(
@@ -852,7 +872,7 @@ pub fn model_at<G: Game, L: Learner<G>>(
             L::NAME
         )));
     }
-    restore_at(g, store, &cfg.settings, seed, &records, i)
+    restore_at(g, store, &cfg.settings, seed, &mut records, i)
 }
 
 /// ERR_p and MAE_v (docs/metrics.md) of the model of run `text` after iteration `i`, restored
@@ -866,10 +886,13 @@ pub fn model_errors<G: Game>(
     truth: &crate::learner::Truth<G>,
 ) -> Result<(f64, f64), RunError> {
     let RunAt {
-        cfg, seed, records, ..
+        cfg,
+        seed,
+        mut records,
+        ..
     } = run_in(g, store, text, i)?;
     crate::with_learner!(cfg.settings.learner.kind, L => {
-        let m: L<G> = restore_at(g, store, &cfg.settings, seed, &records, i)?;
+        let m: L<G> = restore_at(g, store, &cfg.settings, seed, &mut records, i)?;
         let mut eval = <L<G> as Learner<G>>::evaluator(&m);
         // Learners' evaluators draw nothing; the stream is there for the trait.
         let mut rng = crate::rng::stream(seed, "model-errors");
@@ -887,11 +910,11 @@ pub fn visited_positions<G: Game>(
     text: &str,
     i: u32,
 ) -> Result<Vec<G::State>, RunError> {
-    let RunAt { records, .. } = run_in(g, store, text, i)?;
+    let RunAt { mut records, .. } = run_in(g, store, text, i)?;
     let mut seen = crate::solver::fasthash::FastSet::default();
     let mut out = Vec::new();
-    for r in &records[..i as usize] {
-        for h in &r.games {
+    for j in 1..=i {
+        for h in &records.get(j)?.games {
             let rec: GameRecord = store.get(h)?;
             let states = rec.states(g)?;
             for s in super::decision_states(g, &states) {
@@ -917,15 +940,23 @@ pub fn checkout_at(
         row,
         cfg,
         seed,
-        records,
+        mut records,
     } = run_at(store, text, i, &format!("{text}@{i}"), "model", None)?;
-    let snapshot = (i > 0).then(|| records[i as usize - 1].snapshot);
+    let snapshot = match i {
+        0 => None,
+        _ => Some(records.get(i)?.snapshot),
+    };
     let ctx = LearnerContext {
         settings: &cfg.settings,
         model_seed: seed,
     };
     let model = crate::with_game!(&cfg.game, |g| summarise(
-        g, store, ctx, &records, i, with_rows
+        g,
+        store,
+        ctx,
+        &mut records,
+        i,
+        with_rows
     ))?;
     Ok(CheckedOut {
         run_id: row.id,
@@ -943,7 +974,7 @@ fn summarise<G: Game>(
     g: &G,
     store: &Store,
     ctx: LearnerContext<'_>,
-    records: &[super::IterationRecord],
+    records: &mut Records<'_>,
     i: u32,
     with_rows: bool,
 ) -> Result<ModelSummary, RunError> {

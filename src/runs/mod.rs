@@ -434,6 +434,96 @@ pub fn chain(store: &Store, head: Option<ObjectHash>) -> Result<Vec<IterationRec
     Ok(out)
 }
 
+/// The iteration records of one chain, 1-based: a whole chain already read, or one read from
+/// its top down only as far as a reader asks ([`Records::down_from`]). `RUN@I` readers need
+/// the records from I down to the stored checkpoint they restore from and its window, not the
+/// whole chain: each elided record re-hashes its packs' games when read (docs/store.md,
+/// "Elided iteration records"), which made reading the 280 records under a late PPPP
+/// iteration cost half a second.
+pub(crate) enum Records<'a> {
+    Whole(&'a [IterationRecord]),
+    Down {
+        store: &'a Store,
+        top: u32,
+        /// Newest first: iterations `top`, `top - 1`, ...
+        read: Vec<IterationRecord>,
+        /// The record below the lowest read (`None`: the chain ends there).
+        next: Option<ObjectHash>,
+    },
+}
+
+impl<'a> Records<'a> {
+    /// The chain whose iteration `top` has the record `hash`, read lazily downwards.
+    pub(crate) fn down_from(store: &'a Store, hash: ObjectHash, top: u32) -> Records<'a> {
+        Records::Down {
+            store,
+            top,
+            read: Vec::new(),
+            next: Some(hash),
+        }
+    }
+
+    /// Iteration `i`'s record (1 <= i <= the top), reading the records above it first. Each
+    /// record read must carry its place's iteration number, and only the first may have no
+    /// previous record.
+    pub(crate) fn get(&mut self, i: u32) -> Result<&IterationRecord, RunError> {
+        match self {
+            Records::Whole(all) => {
+                if i == 0 || i as usize > all.len() {
+                    return Err(RunError::Usage(format!(
+                        "iteration {i} is not in a chain of {} iteration records",
+                        all.len()
+                    )));
+                }
+                Ok(&all[i as usize - 1])
+            }
+            Records::Down {
+                store,
+                top,
+                read,
+                next,
+            } => {
+                if i == 0 || i > *top {
+                    return Err(RunError::Usage(format!(
+                        "iteration {i} is not in a chain of {top} iteration records"
+                    )));
+                }
+                while *top - (read.len() as u32) >= i {
+                    let want = *top - read.len() as u32;
+                    let Some(h) = *next else {
+                        return Err(StoreError::Query(format!(
+                            "the chain of iteration records ends above iteration {want}"
+                        ))
+                        .into());
+                    };
+                    let r: IterationRecord = store.get(&h)?;
+                    if r.iteration != want || (want == 1) != r.previous.is_none() {
+                        return Err(StoreError::Query(format!(
+                            "iteration record {h} says iteration {} (previous {}), but it is \
+                             number {want} of its chain",
+                            r.iteration,
+                            if r.previous.is_some() { "set" } else { "none" }
+                        ))
+                        .into());
+                    }
+                    *next = r.previous;
+                    read.push(r);
+                }
+                Ok(&read[(*top - i) as usize])
+            }
+        }
+    }
+
+    /// The snapshot after iteration `i` (`None` for 0, the untrained model).
+    fn snapshot(&mut self, i: u32) -> Result<Option<ObjectHash>, RunError> {
+        Ok(if i == 0 {
+            None
+        } else {
+            Some(self.get(i)?.snapshot)
+        })
+    }
+}
+
 /// Rebuilds the learner's state after iteration `done` from the store alone: the model from
 /// its checkpoint, the training window, the coverage set and the start policy from the stored
 /// games (and, for a start policy that wants search-tree states, from their searches
@@ -459,7 +549,7 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
         ))
         .into());
     }
-    let model = restore_at::<G, L>(g, store, s, model_seed, &records, done)?;
+    let model = restore_at::<G, L>(g, store, s, model_seed, &mut Records::Whole(&records), done)?;
     let previous_snapshot = records.last().map(|r| r.snapshot);
     let previous_metrics = match records.last() {
         Some(r) => Some(L::metric_values(
@@ -485,7 +575,7 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
                 store,
                 s,
                 model_seed,
-                &records,
+                &mut Records::Whole(&records),
                 before.map_or(0, |b| b.iteration),
             )?)
         } else {
@@ -543,12 +633,11 @@ pub(crate) fn restore_at<G: Game, L: Learner<G>>(
     store: &Store,
     settings: &Settings,
     model_seed: u64,
-    records: &[IterationRecord],
+    records: &mut Records<'_>,
     done: u32,
 ) -> Result<L, RunError> {
-    let snapshot = |i: u32| (i > 0).then(|| records[i as usize - 1].snapshot);
     let mut base = done;
-    while let Some(h) = snapshot(base)
+    while let Some(h) = records.snapshot(base)?
         && !L::stored(store, &h)?
     {
         base -= 1;
@@ -557,20 +646,36 @@ pub(crate) fn restore_at<G: Game, L: Learner<G>>(
         settings,
         model_seed,
     };
-    let mut model = L::restore(g, ctx, store, snapshot(base).as_ref())?;
+    let mut model = L::restore(g, ctx, store, records.snapshot(base)?.as_ref())?;
     // The settings of each iteration (a branch's differ from its parent's), read once.
     let mut known: Vec<(ObjectHash, Settings)> = Vec::new();
+    let settings_of = |known: &mut Vec<(ObjectHash, Settings)>,
+                       records: &mut Records<'_>,
+                       i: u32|
+     -> Result<usize, RunError> {
+        let h = records.get(i)?.settings;
+        Ok(match known.iter().position(|(k, _)| *k == h) {
+            Some(k) => k,
+            None => {
+                known.push((h, load_settings(store, &h)?));
+                known.len() - 1
+            }
+        })
+    };
     let mut window: VecDeque<(u32, Vec<L::Sample>)> = VecDeque::new();
+    // Iteration i + 1's new games are read and replayed on this thread while iteration i
+    // trains and hashes its checkpoint on another: neither reads what the other writes, and
+    // each iteration trains on exactly the samples it would have sequentially.
+    let mut next: Option<(u32, Vec<L::Sample>)> = None;
     for i in base + 1..=done {
-        let r = &records[i as usize - 1];
-        if !known.iter().any(|(h, _)| *h == r.settings) {
-            known.push((r.settings, load_settings(store, &r.settings)?));
-        }
-        let s = &known
-            .iter()
-            .find(|(h, _)| *h == r.settings)
-            .expect("read above")
-            .1;
+        let snapshot = records.get(i)?.snapshot;
+        let previous = records.snapshot(i - 1)?;
+        let k = settings_of(&mut known, records, i)?;
+        let next_k = match i < done {
+            true => Some(settings_of(&mut known, records, i + 1)?),
+            false => None,
+        };
+        let s = &known[k].1;
         let ctx = LearnerContext {
             settings: s,
             model_seed,
@@ -579,33 +684,40 @@ pub(crate) fn restore_at<G: Game, L: Learner<G>>(
         while window.front().is_some_and(|(j, _)| *j < first) {
             window.pop_front();
         }
+        window.extend(next.take());
         for j in first..=i {
-            if window.iter().any(|(k, _)| *k == j) {
-                continue;
+            if !window.iter().any(|(k, _)| *k == j) {
+                window.push_back((j, window_samples::<G, L>(g, store, records, j, ctx)?));
             }
-            let games: Vec<GameRecord> = records[j as usize - 1]
-                .games
-                .iter()
-                .map(|h| store.get::<GameRecord>(h))
-                .collect::<Result<_, _>>()?;
-            let per_game: Vec<Vec<L::Sample>> = games
-                .par_iter()
-                .map(|rec| -> Result<_, RunError> {
-                    let states = rec.states(g)?;
-                    let mut out = Vec::new();
-                    L::samples(g, ctx, rec, &states, &mut out)?;
-                    Ok(out)
-                })
-                .collect::<Result<_, _>>()?;
-            window.push_back((j, per_game.into_iter().flatten().collect()));
         }
+        // Samples in their stored order: iteration by iteration, game by game.
+        window.make_contiguous().sort_by_key(|(j, _)| *j);
         let refs: Vec<&L::Sample> = window.iter().flat_map(|(_, v)| v).collect();
-        model.train(ctx, i, &refs);
-        drop(refs);
-        let rebuilt = model.checkpoint(g, ctx, i, snapshot(i - 1))?;
-        if rebuilt.root != r.snapshot {
+        let model_ref = &mut model;
+        let (rebuilt, read) = std::thread::scope(|scope| {
+            let trainer = scope.spawn(move || {
+                model_ref.train(ctx, i, &refs);
+                model_ref.checkpoint(g, ctx, i, previous)
+            });
+            let read = next_k.map(|k| {
+                let ctx = LearnerContext {
+                    settings: &known[k].1,
+                    model_seed,
+                };
+                window_samples::<G, L>(g, store, records, i + 1, ctx)
+            });
+            let rebuilt = trainer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (rebuilt, read)
+        });
+        let rebuilt = rebuilt?;
+        if let Some(read) = read {
+            next = Some((i + 1, read?));
+        }
+        if rebuilt.root != snapshot {
             return Err(StoreError::Corrupt {
-                hash: r.snapshot,
+                hash: snapshot,
                 reason: format!(
                     "iteration {i}'s snapshot is derived (its bytes are not stored), and \
                      re-training it from the stored games gives {}",
@@ -616,6 +728,33 @@ pub(crate) fn restore_at<G: Game, L: Learner<G>>(
         }
     }
     Ok(model)
+}
+
+/// The training samples of iteration `j`'s stored games, in game order (read through their
+/// addresses, so a changed byte is named), replayed in parallel.
+fn window_samples<G: Game, L: Learner<G>>(
+    g: &G,
+    store: &Store,
+    records: &mut Records<'_>,
+    j: u32,
+    ctx: LearnerContext<'_>,
+) -> Result<Vec<L::Sample>, RunError> {
+    let games: Vec<GameRecord> = records
+        .get(j)?
+        .games
+        .iter()
+        .map(|h| store.get::<GameRecord>(h))
+        .collect::<Result<_, _>>()?;
+    let per_game: Vec<Vec<L::Sample>> = games
+        .par_iter()
+        .map(|rec| -> Result<_, RunError> {
+            let states = rec.states(g)?;
+            let mut out = Vec::new();
+            L::samples(g, ctx, rec, &states, &mut out)?;
+            Ok(out)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(per_game.into_iter().flatten().collect())
 }
 
 /// What the driver takes from one stored self-play game.

@@ -139,6 +139,9 @@ fn load_expecting(
     hash: &ObjectHash,
     expected: Option<&'static str>,
 ) -> Result<(String, Vec<u8>), Error> {
+    if let Some(found) = packs::find_next(cache, hash) {
+        return Ok(found);
+    }
     let row: Option<(String, i64, Vec<u8>)> = conn
         .prepare_cached("SELECT kind, codec, bytes FROM objects WHERE hash = ?1")?
         .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))

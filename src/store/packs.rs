@@ -68,6 +68,8 @@ struct Inner {
     index: Vec<([u8; 4], i64, u32)>,
     indexed_to: i64,
     recent: VecDeque<(i64, Arc<Pack>)>,
+    /// The place after the member last found ([`find_next`]).
+    next: Option<(i64, u32)>,
 }
 
 /// The per-connection cache of the prefix map and recently read packs.
@@ -321,6 +323,7 @@ fn locate(
             .get(slot as usize)
             .is_some_and(|(h, _)| h == hash)
         {
+            cache.0.borrow_mut().next = Some((id, slot + 1));
             return Ok(Some((id, slot, pack)));
         }
     }
@@ -335,6 +338,21 @@ pub(super) fn find(
 ) -> Result<Option<(String, Vec<u8>)>, Error> {
     Ok(locate(conn, cache, hash)?
         .map(|(_, slot, p)| (p.kind.clone(), p.members[slot as usize].1.clone())))
+}
+
+/// The kind and bytes of the member after the one last found, when that member is `hash`
+/// and its pack is still decompressed: reading a pack's members in order (an iteration's
+/// games) then needs no query. Its address was checked when the pack was read.
+pub(super) fn find_next(cache: &Cache, hash: &ObjectHash) -> Option<(String, Vec<u8>)> {
+    let mut inner = cache.0.borrow_mut();
+    let (id, slot) = inner.next?;
+    let pack = inner.recent.iter().find(|(i, _)| *i == id)?.1.clone();
+    let (h, bytes) = pack.members.get(slot as usize)?;
+    if h != hash {
+        return None;
+    }
+    inner.next = Some((id, slot + 1));
+    Some((pack.kind.clone(), bytes.clone()))
 }
 
 /// The (pack id, slot) of the packed object at `hash`, if a pack holds it.
