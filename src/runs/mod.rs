@@ -831,6 +831,62 @@ fn keeps_full(every: u32, checkpoint_every: u32, i: u32, planned: u32) -> bool {
     i == planned || (i / checkpoint_every.max(1)).is_multiple_of(every.max(1))
 }
 
+/// A kept checkpoint is stored against the previous kept one's objects (codec 4), except
+/// every this-many-th, stored on its own: reading a kept checkpoint then decodes at most
+/// `KEY_EVERY - 1` earlier ones. Measured on the whole PPPP literature run (docs/store.md,
+/// "Checkpoints against the previous one"): 5 keeps its table bytes under the 1 MB an
+/// iteration of issue 10.
+const KEY_EVERY: u32 = 5;
+
+/// The objects (root left out) of the last kept checkpoint this loop stored, and how many
+/// kept checkpoints back its chain of references reaches one stored on its own.
+struct LastKept {
+    depth: u32,
+    objects: Vec<(ObjectHash, Vec<u8>)>,
+}
+
+/// The stored forms of a checkpoint's objects, chosen in parallel off the writer thread. A
+/// kept checkpoint's object at position k is tried against the last kept checkpoint's objects
+/// at positions k - 3 ..= k + 1: a learner lists a checkpoint's objects in a stable order (a
+/// table's chunks by key), and rows added since shift later ones to higher positions. Only
+/// how bytes are kept depends on this, never an address: a resumed run starts a new chain.
+fn prepare_checkpoint(
+    objects: Vec<Encoded>,
+    root: ObjectHash,
+    kept: bool,
+    last: &mut Option<LastKept>,
+) -> Vec<Prepared> {
+    if !kept {
+        return objects.into_iter().map(crate::store::prepare).collect();
+    }
+    let base = last.take().filter(|l| l.depth + 1 < KEY_EVERY);
+    let keep: Vec<(ObjectHash, Vec<u8>)> = objects
+        .iter()
+        .filter(|o| o.hash != root)
+        .map(|o| (o.hash, o.bytes.clone()))
+        .collect();
+    let prepared = objects
+        .into_par_iter()
+        .enumerate()
+        .map(|(k, e)| match &base {
+            Some(b) if e.hash != root => {
+                let hi = (k + 2).min(b.objects.len());
+                let refs: Vec<(ObjectHash, &[u8])> = b.objects[k.saturating_sub(3).min(hi)..hi]
+                    .iter()
+                    .map(|(h, v)| (*h, v.as_slice()))
+                    .collect();
+                crate::store::prepare_against(e, &refs)
+            }
+            _ => crate::store::prepare(e),
+        })
+        .collect();
+    *last = Some(LastKept {
+        depth: base.map_or(0, |b| b.depth + 1),
+        objects: keep,
+    });
+    prepared
+}
+
 /// One batch of self-play games ([`GAME_BATCH`] at most) as the writer takes it.
 pub(crate) struct GameBatch {
     /// The batch's new records as one pack (`None`: reused games, already stored).
@@ -838,9 +894,10 @@ pub(crate) struct GameBatch {
     pub rows: Vec<RunGameRow>,
 }
 
-/// Finished games are sent to the writer at least this often (and at the end of each
-/// iteration's self-play): cheap self-play then costs one commit an iteration, not one a
-/// batch. What is committed when changes nothing that is recorded.
+/// Finished games are sent to the writer at least this often during self-play; the rest go
+/// with the iteration's own job: cheap self-play then costs one commit an iteration, not one a
+/// batch. What is committed when changes nothing that is recorded, only what a crash loses
+/// (resume plays it again).
 const GAMES_FLUSH: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Store work queued for the writer thread, in commit order.
@@ -859,6 +916,8 @@ pub(crate) enum Job {
 }
 
 pub(crate) struct IterationJob {
+    /// The iteration's games not yet sent (those of its last [`GAMES_FLUSH`]).
+    pub games: Vec<GameBatch>,
     pub checkpoint: Vec<Prepared>,
     pub evaluation: Encoded,
     pub record: IterationRecord,
@@ -934,6 +993,15 @@ fn write_jobs(
                         w.add_evaluation(&job.1)?;
                     }
                     Job::Iteration(mut job) => {
+                        for b in &job.games {
+                            w.add_packed_games(
+                                run_id,
+                                job.record.iteration,
+                                &b.rows,
+                                b.pack.as_ref(),
+                                &mut ledger,
+                            )?;
+                        }
                         for c in &job.checkpoint {
                             w.put_prepared(c)?;
                         }
@@ -1053,6 +1121,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
         }
 
         let mut last = None;
+        let mut last_kept: Option<LastKept> = None;
         for i in done + 1..=self.last {
             // 1. Self-play; each batch of finished games goes to the writer.
             let t_self = Instant::now();
@@ -1178,7 +1247,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
                     pack: crate::store::prepare_pack(&records)?,
                     rows,
                 });
-                if end == m || last_sent.elapsed() >= GAMES_FLUSH {
+                if end < m && last_sent.elapsed() >= GAMES_FLUSH {
                     sink(
                         Job::Games {
                             iteration: i,
@@ -1282,12 +1351,14 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
             let wait_before = wait;
             sink(
                 Job::Iteration(Box::new(IterationJob {
+                    games: std::mem::take(&mut held),
                     // Compressed here (in parallel), not on the writer thread.
-                    checkpoint: checkpoint
-                        .objects
-                        .into_par_iter()
-                        .map(crate::store::prepare)
-                        .collect(),
+                    checkpoint: prepare_checkpoint(
+                        checkpoint.objects,
+                        checkpoint.root,
+                        kept,
+                        &mut last_kept,
+                    ),
                     evaluation,
                     record,
                     evaluation_row: evaluation_row(run_id, i, evaluation_hash, &metrics),

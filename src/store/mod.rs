@@ -1053,6 +1053,32 @@ pub fn prepare(e: crate::learners::Encoded) -> Prepared {
     }
 }
 
+/// [`prepare`], also trying `e` compressed against `refs` (objects already stored, with their
+/// record bytes): codec 4, kept when it is the smallest form. A learner's kept checkpoint
+/// against the previous kept one stores mostly the rows that changed (docs/store.md,
+/// "Checkpoints against the previous one").
+pub fn prepare_against(e: crate::learners::Encoded, refs: &[(ObjectHash, &[u8])]) -> Prepared {
+    let refs: Vec<&(ObjectHash, &[u8])> = refs.iter().filter(|(h, _)| *h != e.hash).collect();
+    let against = (!refs.is_empty())
+        .then(|| {
+            let hashes: Vec<ObjectHash> = refs.iter().map(|(h, _)| *h).collect();
+            let mut prefix = Vec::with_capacity(refs.iter().map(|(_, b)| b.len()).sum());
+            for (_, b) in &refs {
+                prefix.extend_from_slice(b);
+            }
+            packs::compress_against(&e.bytes, &hashes, &prefix)
+        })
+        .flatten();
+    let mut p = prepare(e);
+    if let Some(a) = against
+        && a.len() < p.stored.len()
+    {
+        p.codec = packs::AGAINST;
+        p.stored = a;
+    }
+    p
+}
+
 /// The packs one writer stored for an iteration's games, in game order (what
 /// [`Writer::add_packed_games`] noted): lets [`Writer::put_encoded_over_games`] elide the
 /// iteration's record without reading its `run_games` rows back. It knows only whole

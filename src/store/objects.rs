@@ -103,12 +103,33 @@ pub(super) fn put_coded(
 }
 
 pub(super) fn contains(conn: &Connection, cache: &Cache, hash: &ObjectHash) -> Result<bool, Error> {
-    if conn
-        .prepare_cached("SELECT 1 FROM objects WHERE hash = ?1")?
-        .query_row([&hash.0[..]], |_| Ok(()))
-        .optional()?
-        .is_some()
-    {
+    contains_at(conn, cache, hash, 0)
+}
+
+fn contains_at(
+    conn: &Connection,
+    cache: &Cache,
+    hash: &ObjectHash,
+    depth: u32,
+) -> Result<bool, Error> {
+    let row: Option<(i64, i64)> = conn
+        .prepare_cached("SELECT id, codec FROM objects WHERE hash = ?1")?
+        .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    if let Some((id, codec)) = row {
+        if codec != packs::AGAINST {
+            return Ok(true);
+        }
+        // Kept against other objects (docs/store.md "Packs and codecs"): readable only while
+        // they are, so a checkpoint whose references are gone is rebuilt like a missing one.
+        let Some(refs) = packs::references_of(conn, id)? else {
+            return Ok(false);
+        };
+        for r in &refs {
+            if depth >= packs::MAX_DEPTH || !contains_at(conn, cache, r, depth + 1)? {
+                return Ok(false);
+            }
+        }
         return Ok(true);
     }
     // A member of a damaged pack cannot be read: not stored, as far as readers go (fsck

@@ -38,6 +38,17 @@ pub(super) const PLAIN: i64 = 0;
 pub(super) const ZSTD: i64 = 1;
 pub(super) const ELIDED: i64 = 2;
 pub(super) const SHUFFLED: i64 = 3;
+pub(super) const AGAINST: i64 = 4;
+
+/// The largest zstd window an object against references may use (128 MiB): the references'
+/// bytes and the object's must fit in it for matches to reach back to the references.
+const MAX_WINDOW_LOG: u32 = 27;
+/// Decoded references kept (a checkpoint's chunks refer to the previous kept checkpoint's,
+/// several chunks each): about two PPPP checkpoints.
+const REFERENCES_KEPT: usize = 128 << 20;
+/// How deep references may nest before the store calls an object damaged (a writer keeps a
+/// chain far shorter: `docs/store.md`, "Checkpoints against the previous one").
+pub(super) const MAX_DEPTH: u32 = 64;
 
 /// A pack's address: over its kind and its members' addresses in slot order.
 pub(super) fn pack_hash<'a>(
@@ -70,6 +81,10 @@ struct Inner {
     recent: VecDeque<(i64, Arc<Pack>)>,
     /// The place after the member last found ([`find_next`]).
     next: Option<(i64, u32)>,
+    /// Decoded bytes of objects read as references (codec 4), newest last, at most
+    /// [`REFERENCES_KEPT`] bytes in all.
+    references: VecDeque<(ObjectHash, Arc<Vec<u8>>)>,
+    references_bytes: usize,
 }
 
 /// The per-connection cache of the prefix map and recently read packs.
@@ -458,8 +473,173 @@ pub(super) struct Elided {
     pub rest: Vec<u8>,
 }
 
+/// The stored form of an object against references (codec 4): a zstd frame whose prefix is
+/// the referenced objects' record bytes, in order.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct Against {
+    pub refs: Vec<ObjectHash>,
+    pub frame: Vec<u8>,
+}
+
+/// `bytes` compressed against `prefix` (the record bytes of `refs`, concatenated): zstd level
+/// 3 with long-distance matching, so that rows unchanged since the referenced objects cost a
+/// few bytes each. The stored form (postcard of [`Against`]), or `None` when zstd fails.
+pub(super) fn compress_against(
+    bytes: &[u8],
+    refs: &[ObjectHash],
+    prefix: &[u8],
+) -> Option<Vec<u8>> {
+    use zstd::zstd_safe::{CCtx, CParameter};
+    let span = (prefix.len() + bytes.len()).max(1 << 10);
+    let window = (usize::BITS - (span - 1).leading_zeros()).clamp(10, MAX_WINDOW_LOG);
+    let mut c = CCtx::try_create()?;
+    c.set_parameter(CParameter::CompressionLevel(OBJECT_LEVEL))
+        .ok()?;
+    c.set_parameter(CParameter::EnableLongDistanceMatching(true))
+        .ok()?;
+    c.set_parameter(CParameter::WindowLog(window)).ok()?;
+    c.set_pledged_src_size(Some(bytes.len() as u64)).ok()?;
+    c.ref_prefix(prefix).ok()?;
+    let mut frame = Vec::with_capacity(zstd::zstd_safe::compress_bound(bytes.len()));
+    c.compress2(&mut frame, bytes).ok()?;
+    postcard::to_stdvec(&Against {
+        refs: refs.to_vec(),
+        frame,
+    })
+    .ok()
+}
+
+/// The references of the object in row `id` (codec 4), read from the start of its stored
+/// bytes without reading the rest; `None` when they cannot be decoded (damage).
+pub(super) fn references_of(conn: &Connection, id: i64) -> Result<Option<Vec<ObjectHash>>, Error> {
+    use std::io::Read;
+    let mut blob = conn.blob_open(rusqlite::MAIN_DB, "objects", "bytes", id, true)?;
+    let mut head = vec![0u8; 4096.min(blob.len())];
+    if blob.read_exact(&mut head).is_err() {
+        return Ok(None);
+    }
+    if let Ok((refs, _)) = postcard::take_from_bytes::<Vec<ObjectHash>>(&head) {
+        return Ok(Some(refs));
+    }
+    let mut all = Vec::new();
+    blob.reopen(id)?;
+    if blob.read_to_end(&mut all).is_err() {
+        return Ok(None);
+    }
+    Ok(postcard::take_from_bytes::<Vec<ObjectHash>>(&all)
+        .ok()
+        .map(|(refs, _)| refs))
+}
+
+/// The decoded record bytes of `hash` for use as a reference (not checked against its address
+/// here: what is decoded against it is, so damage is caught there, and fsck checks each object
+/// itself), kept in the cache.
+fn reference(
+    conn: &Connection,
+    cache: &Cache,
+    of: &ObjectHash,
+    hash: &ObjectHash,
+    depth: u32,
+) -> Result<Arc<Vec<u8>>, Error> {
+    if let Some((_, b)) = cache.0.borrow().references.iter().find(|(h, _)| h == hash) {
+        return Ok(b.clone());
+    }
+    let row: Option<(i64, Vec<u8>)> = conn
+        .prepare_cached("SELECT codec, bytes FROM objects WHERE hash = ?1")?
+        .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let Some((codec, stored)) = row else {
+        return Err(corrupt(
+            *of,
+            format!("it is stored against {}, which is missing", hash.short()),
+        ));
+    };
+    let bytes = Arc::new(
+        // Only the outermost object wraps the reason: a chain names its first and last links.
+        decode_at(conn, cache, hash, codec, stored, depth + 1).map_err(|e| match e {
+            Error::Store(StoreError::Corrupt { reason, .. }) if depth == 0 => corrupt(
+                *of,
+                format!(
+                    "it is stored against {}, which cannot be read: {reason}",
+                    hash.short()
+                ),
+            ),
+            e => e,
+        })?,
+    );
+    let mut inner = cache.0.borrow_mut();
+    inner.references_bytes += bytes.len();
+    inner.references.push_back((*hash, bytes.clone()));
+    while inner.references_bytes > REFERENCES_KEPT
+        && let Some((_, old)) = inner.references.pop_front()
+    {
+        inner.references_bytes -= old.len();
+    }
+    Ok(bytes)
+}
+
 /// The record bytes an object row holds in `codec`.
 pub(super) fn decode_object(
+    conn: &Connection,
+    cache: &Cache,
+    hash: &ObjectHash,
+    codec: i64,
+    bytes: Vec<u8>,
+) -> Result<Vec<u8>, Error> {
+    decode_at(conn, cache, hash, codec, bytes, 0)
+}
+
+/// [`decode_object`] at `depth` references down.
+fn decode_at(
+    conn: &Connection,
+    cache: &Cache,
+    hash: &ObjectHash,
+    codec: i64,
+    bytes: Vec<u8>,
+    depth: u32,
+) -> Result<Vec<u8>, Error> {
+    match codec {
+        AGAINST => {
+            use zstd::zstd_safe::{DCtx, DParameter};
+            if depth > MAX_DEPTH {
+                return Err(corrupt(
+                    *hash,
+                    format!("its references nest deeper than {MAX_DEPTH}"),
+                ));
+            }
+            let a: Against = postcard::from_bytes(&bytes)
+                .map_err(|e| corrupt(*hash, format!("cannot decode its referenced form ({e})")))?;
+            let mut prefix = Vec::new();
+            for r in &a.refs {
+                prefix.extend_from_slice(&reference(conn, cache, hash, r, depth)?);
+            }
+            let n = match zstd::zstd_safe::get_frame_content_size(&a.frame) {
+                Ok(Some(n)) if n <= 1 << 30 => n as usize,
+                _ => return Err(corrupt(*hash, "its frame states no plausible size".into())),
+            };
+            let failed = |e: usize| {
+                corrupt(
+                    *hash,
+                    format!(
+                        "cannot decompress its bytes ({})",
+                        zstd::zstd_safe::get_error_name(e)
+                    ),
+                )
+            };
+            let mut d = DCtx::try_create().ok_or_else(|| failed(0))?;
+            d.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG))
+                .map_err(failed)?;
+            d.ref_prefix(&prefix).map_err(failed)?;
+            let mut out = Vec::with_capacity(n);
+            d.decompress(&mut out, &a.frame).map_err(failed)?;
+            Ok(out)
+        }
+        _ => decode_plain(conn, cache, hash, codec, bytes),
+    }
+}
+
+/// The codecs that need no references.
+fn decode_plain(
     conn: &Connection,
     cache: &Cache,
     hash: &ObjectHash,
@@ -703,5 +883,102 @@ mod tests {
             assert_eq!(decode_object(&c, &cache, &h, codec, stored).unwrap(), bytes);
         }
         assert!(compress(&[7u8; 100]).is_none(), "small objects stay plain");
+    }
+
+    /// Pseudo-random f64 rows (full-entropy mantissas, like a table's).
+    fn rows(seed: u64, n: usize) -> Vec<u8> {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..n)
+            .flat_map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                f64::from_bits(0x3fe0_0000_0000_0000 | (x >> 12)).to_le_bytes()
+            })
+            .collect()
+    }
+
+    fn insert_object(c: &Connection, bytes: &[u8], codec: i64, stored: &[u8]) -> ObjectHash {
+        let h = ObjectHash::of("x", bytes);
+        super::super::objects::put_coded(c, "x", bytes.len(), codec, stored, &h).unwrap();
+        h
+    }
+
+    /// Codec 4: an object that shares most of its bytes with its references is stored in a
+    /// fraction of its size and decodes exactly, through a chain of references; a missing
+    /// reference is damage that names it, and a reference loop stops at the depth limit.
+    #[test]
+    fn objects_against_references_round_trip_and_name_what_is_missing() {
+        let c = store();
+        let a = rows(1, 40_000);
+        let ha = insert_object(&c, &a, PLAIN, &a);
+        // b: a with every tenth row of 41 changed; c: b with others changed, against b.
+        let change = |base: &[u8], seed: u64, every: usize| {
+            let mut out = base.to_vec();
+            let fresh = rows(seed, base.len() / 8);
+            for (k, row) in out.chunks_mut(41 * 8).enumerate() {
+                if k % every == 0 {
+                    let at = k * 41 * 8;
+                    row.copy_from_slice(&fresh[at..at + row.len()]);
+                }
+            }
+            out
+        };
+        let b = change(&a, 2, 10);
+        let stored_b = compress_against(&b, &[ha], &a).unwrap();
+        assert!(
+            stored_b.len() < b.len() / 5,
+            "{} of {}",
+            stored_b.len(),
+            b.len()
+        );
+        let hb = insert_object(&c, &b, AGAINST, &stored_b);
+        let d = change(&b, 3, 7);
+        let stored_d = compress_against(&d, &[hb], &b).unwrap();
+        let hd = insert_object(&c, &d, AGAINST, &stored_d);
+        let cache = Cache::default();
+        assert_eq!(
+            decode_object(&c, &cache, &hd, AGAINST, stored_d.clone()).unwrap(),
+            d
+        );
+        assert_eq!(
+            decode_object(&c, &cache, &hb, AGAINST, stored_b).unwrap(),
+            b
+        );
+        // Through the object table, address checked.
+        assert_eq!(
+            super::super::objects::check(&c, &Cache::default(), &hd).unwrap(),
+            "x"
+        );
+
+        let contains = |h: &ObjectHash| super::super::objects::contains(&c, &Cache::default(), h);
+        assert!(contains(&hd).unwrap());
+        // b's row gone: d cannot be read (so it is not stored, as far as readers go), and the
+        // error names b; a is untouched.
+        c.execute("DELETE FROM objects WHERE hash = ?1", [&hb.0[..]])
+            .unwrap();
+        assert!(!contains(&hd).unwrap() && contains(&ha).unwrap());
+        match decode_object(&c, &Cache::default(), &hd, AGAINST, stored_d) {
+            Err(Error::Store(StoreError::Corrupt { hash, reason })) => {
+                assert_eq!(hash, hd);
+                assert!(
+                    reason.contains(&hb.short()) && reason.contains("missing"),
+                    "{reason}"
+                );
+            }
+            other => panic!("{:?}", other.map(|v| v.len())),
+        }
+
+        // An object stored against itself (only damage can make one): refused, not a loop.
+        let e = rows(4, 1000);
+        let he = ObjectHash::of("x", &e);
+        let looped = compress_against(&e, &[he], &e).unwrap();
+        insert_object(&c, &e, AGAINST, &looped);
+        match decode_object(&c, &Cache::default(), &he, AGAINST, looped) {
+            Err(Error::Store(StoreError::Corrupt { reason, .. })) => {
+                assert!(reason.contains("nest deeper"), "{reason}")
+            }
+            other => panic!("{:?}", other.map(|v| v.len())),
+        }
     }
 }

@@ -28,6 +28,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../schema/0007_compact_indexes.sql"),
     ),
     ("0008_packs", include_str!("../../schema/0008_packs.sql")),
+    (
+        "0009_against",
+        include_str!("../../schema/0009_against.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands.
