@@ -117,7 +117,7 @@ fn contains_at(
         .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     if let Some((id, codec)) = row {
-        if codec != packs::AGAINST {
+        if codec != packs::AGAINST || cache.known_whole(hash) {
             return Ok(true);
         }
         // Kept against other objects (docs/store.md "Packs and codecs"): readable only while
@@ -130,6 +130,7 @@ fn contains_at(
                 return Ok(false);
             }
         }
+        cache.note_whole(*hash);
         return Ok(true);
     }
     // A member of a damaged pack cannot be read: not stored, as far as readers go (fsck

@@ -85,6 +85,11 @@ struct Inner {
     /// [`REFERENCES_KEPT`] bytes in all.
     references: VecDeque<(ObjectHash, Arc<Vec<u8>>)>,
     references_bytes: usize,
+    /// Objects kept against references found whole (every reference, to the bottom, has a
+    /// row): a kept checkpoint's chunks share most of their references.
+    whole: std::collections::HashSet<ObjectHash>,
+    /// The buffer codec 4 decodes assemble their references in.
+    prefix: Vec<u8>,
 }
 
 /// The per-connection cache of the prefix map and recently read packs.
@@ -92,6 +97,15 @@ struct Inner {
 pub(super) struct Cache(RefCell<Inner>);
 
 impl Cache {
+    /// Whether `hash` was found whole before ([`Inner::whole`]).
+    pub(super) fn known_whole(&self, hash: &ObjectHash) -> bool {
+        self.0.borrow().whole.contains(hash)
+    }
+
+    pub(super) fn note_whole(&self, hash: ObjectHash) {
+        self.0.borrow_mut().whole.insert(hash);
+    }
+
     /// Forgets everything (after a rolled-back write: its pack ids may be reused).
     pub(super) fn clear(&self) {
         *self.0.borrow_mut() = Inner::default();
@@ -473,17 +487,28 @@ pub(super) struct Elided {
     pub rest: Vec<u8>,
 }
 
-/// The stored form of an object against references (codec 4): a zstd frame whose prefix is
-/// the referenced objects' record bytes, in order.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub(super) struct Against {
-    pub refs: Vec<ObjectHash>,
-    pub frame: Vec<u8>,
+/// The stored form of an object against references (codec 4): postcard of the referenced
+/// objects' addresses, then the zstd frame as a postcard byte string (varint length, bytes),
+/// whose prefix is those objects' record bytes, in order. Written and read by hand so the
+/// frame is one copy, not a sequence of bytes decoded one by one.
+fn against_form(refs: &[ObjectHash], frame: &[u8]) -> Option<Vec<u8>> {
+    let mut out = postcard::to_stdvec(refs).ok()?;
+    put_varint(&mut out, frame.len() as u64);
+    out.extend_from_slice(frame);
+    Some(out)
+}
+
+/// The references and the frame of a codec 4 form ([`against_form`]).
+fn parse_against(stored: &[u8]) -> Option<(Vec<ObjectHash>, &[u8])> {
+    let (refs, rest) = postcard::take_from_bytes::<Vec<ObjectHash>>(stored).ok()?;
+    let mut at = 0;
+    let n = get_varint(rest, &mut at)? as usize;
+    (rest.len() - at == n).then(|| (refs, &rest[at..]))
 }
 
 /// `bytes` compressed against `prefix` (the record bytes of `refs`, concatenated): zstd level
 /// 3 with long-distance matching, so that rows unchanged since the referenced objects cost a
-/// few bytes each. The stored form (postcard of [`Against`]), or `None` when zstd fails.
+/// few bytes each. The stored form ([`against_form`]), or `None` when zstd fails.
 pub(super) fn compress_against(
     bytes: &[u8],
     refs: &[ObjectHash],
@@ -502,11 +527,7 @@ pub(super) fn compress_against(
     c.ref_prefix(prefix).ok()?;
     let mut frame = Vec::with_capacity(zstd::zstd_safe::compress_bound(bytes.len()));
     c.compress2(&mut frame, bytes).ok()?;
-    postcard::to_stdvec(&Against {
-        refs: refs.to_vec(),
-        frame,
-    })
-    .ok()
+    against_form(refs, &frame)
 }
 
 /// The references of the object in row `id` (codec 4), read from the start of its stored
@@ -607,13 +628,21 @@ fn decode_at(
                     format!("its references nest deeper than {MAX_DEPTH}"),
                 ));
             }
-            let a: Against = postcard::from_bytes(&bytes)
-                .map_err(|e| corrupt(*hash, format!("cannot decode its referenced form ({e})")))?;
-            let mut prefix = Vec::new();
-            for r in &a.refs {
-                prefix.extend_from_slice(&reference(conn, cache, hash, r, depth)?);
+            let (refs, frame) = parse_against(&bytes)
+                .ok_or_else(|| corrupt(*hash, "cannot decode its referenced form".into()))?;
+            let refs: Vec<Arc<Vec<u8>>> = refs
+                .iter()
+                .map(|r| reference(conn, cache, hash, r, depth))
+                .collect::<Result<_, _>>()?;
+            // One prefix buffer, reused: references are resolved above, so no decode below
+            // this one holds it.
+            let mut prefix = std::mem::take(&mut cache.0.borrow_mut().prefix);
+            prefix.clear();
+            for r in &refs {
+                prefix.extend_from_slice(r);
             }
-            let n = match zstd::zstd_safe::get_frame_content_size(&a.frame) {
+            drop(refs);
+            let n = match zstd::zstd_safe::get_frame_content_size(frame) {
                 Ok(Some(n)) if n <= 1 << 30 => n as usize,
                 _ => return Err(corrupt(*hash, "its frame states no plausible size".into())),
             };
@@ -631,7 +660,10 @@ fn decode_at(
                 .map_err(failed)?;
             d.ref_prefix(&prefix).map_err(failed)?;
             let mut out = Vec::with_capacity(n);
-            d.decompress(&mut out, &a.frame).map_err(failed)?;
+            let done = d.decompress(&mut out, frame).map_err(failed);
+            drop(d);
+            cache.0.borrow_mut().prefix = prefix;
+            done?;
             Ok(out)
         }
         _ => decode_plain(conn, cache, hash, codec, bytes),
