@@ -15,6 +15,9 @@ use tabula::learners::Encoded;
 use tabula::learners::tabular::{SnapshotRecord, TableChunk};
 use tabula::store::{ObjectHash, Store, Value};
 
+/// A checkpoint's chunks: address and record bytes, in order.
+type Chunks = Vec<(ObjectHash, Vec<u8>)>;
+
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let path = std::path::PathBuf::from(
@@ -41,7 +44,7 @@ fn main() -> anyhow::Result<()> {
     let mut store = Store::open(&path)?;
     let raw = rusqlite::Connection::open(&path)?;
     // (depth, objects) of the previous kept checkpoint, as the run loop's `LastKept`.
-    let mut last: Option<(u32, Vec<(ObjectHash, Vec<u8>)>)> = None;
+    let mut last: Option<(u32, Chunks)> = None;
     for (iteration, snapshot) in kept {
         let s: SnapshotRecord = store.get(&snapshot)?;
         let mut objects = Vec::new();
@@ -54,8 +57,7 @@ fn main() -> anyhow::Result<()> {
             });
         }
         let base = last.take().filter(|l| l.0 + 1 < key_every);
-        let keep: Vec<(ObjectHash, Vec<u8>)> =
-            objects.iter().map(|o| (o.hash, o.bytes.clone())).collect();
+        let keep: Chunks = objects.iter().map(|o| (o.hash, o.bytes.clone())).collect();
         if let Some((_, previous)) = &base {
             let prepared: Vec<_> = objects
                 .into_iter()
