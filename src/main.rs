@@ -10,6 +10,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    tune_allocator();
     let args = cli::args::Cli::parse();
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -17,6 +18,20 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// glibc gives allocations of 128 KiB and more their own mappings and unmaps them when freed,
+/// so each decoded table chunk, training buffer and checkpoint encoding costs fresh page
+/// faults. Serving allocations up to 32 MiB from the heap, and keeping up to 512 MiB freed
+/// there, made PPPP checkouts 10-15% faster (docs/store.md, "Reading a derived snapshot").
+/// Only speed and resident memory change, never a result.
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt before any thread starts or any large allocation is made.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 512 << 20);
     }
 }
 
