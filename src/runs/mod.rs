@@ -980,30 +980,14 @@ fn write_jobs(
             for job in group {
                 match job {
                     Job::Games { iteration, batches } => {
-                        for b in &batches {
-                            w.add_packed_games(
-                                run_id,
-                                iteration,
-                                &b.rows,
-                                b.pack.as_ref(),
-                                &mut ledger,
-                            )?;
-                        }
+                        add_batches(w, run_id, iteration, &batches, &mut ledger)?;
                     }
                     Job::Baseline(job) => {
                         w.put_encoded(&job.0)?;
                         w.add_evaluation(&job.1)?;
                     }
                     Job::Iteration(mut job) => {
-                        for b in &job.games {
-                            w.add_packed_games(
-                                run_id,
-                                job.record.iteration,
-                                &b.rows,
-                                b.pack.as_ref(),
-                                &mut ledger,
-                            )?;
-                        }
+                        add_batches(w, run_id, job.record.iteration, &job.games, &mut ledger)?;
                         for c in &job.checkpoint {
                             w.put_prepared(c)?;
                         }
@@ -1033,6 +1017,20 @@ fn write_jobs(
         this_iteration = carried + since.elapsed().as_secs_f64();
     }
     Ok((total, thread_cpu_seconds() - cpu_start))
+}
+
+/// Stores batches of an iteration's games, in game order, noting their packs in `ledger`.
+fn add_batches(
+    w: &crate::store::Writer<'_>,
+    run_id: i64,
+    iteration: u32,
+    batches: &[GameBatch],
+    ledger: &mut crate::store::PackLedger,
+) -> Result<(), StoreError> {
+    for b in batches {
+        w.add_packed_games(run_id, iteration, &b.rows, b.pack.as_ref(), ledger)?;
+    }
+    Ok(())
 }
 
 /// Sends `job` to the writer, adding the time blocked to `wait`. A closed queue means the

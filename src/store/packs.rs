@@ -467,11 +467,14 @@ fn unshuffle(s: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The largest decoded size a zstd frame's header is believed for (1 GiB): a damaged header
+/// must not reserve memory.
+const MAX_STATED: u64 = 1 << 30;
+
 /// Decompresses one zstd frame into a buffer of the size its header states (one allocation
 /// instead of a growing one), or, when the header states none or an implausible one (over
 /// 1 GiB: a damaged header must not reserve memory), as a stream.
 fn inflate(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    const MAX_STATED: u64 = 1 << 30;
     match zstd::zstd_safe::get_frame_content_size(bytes) {
         Ok(Some(n)) if n <= MAX_STATED => zstd::bulk::decompress(bytes, n as usize),
         _ => zstd::stream::decode_all(bytes),
@@ -643,7 +646,7 @@ fn decode_at(
             }
             drop(refs);
             let n = match zstd::zstd_safe::get_frame_content_size(frame) {
-                Ok(Some(n)) if n <= 1 << 30 => n as usize,
+                Ok(Some(n)) if n <= MAX_STATED => n as usize,
                 _ => return Err(corrupt(*hash, "its frame states no plausible size".into())),
             };
             let failed = |e: usize| {
