@@ -288,7 +288,7 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
     }
     {
         let mut stmt =
-            src.prepare("SELECT hash, kind, size, codec, bytes FROM objects ORDER BY id")?;
+            src.prepare("SELECT hash, kind, size, bytes, codec FROM objects ORDER BY id")?;
         let mut rows = stmt.query([])?;
         let mut ins = dest.prepare_cached(
             "INSERT INTO objects (hash, kind, size, codec, bytes) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -298,8 +298,8 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
             let stored: Vec<u8> = r.get(0)?;
             let kind: String = r.get(1)?;
             let size: i64 = r.get(2)?;
-            let codec: i64 = r.get(3)?;
-            let raw: Vec<u8> = r.get(4)?;
+            let codec: i64 = r.get(4)?;
+            let raw: Vec<u8> = r.get(3)?;
             let address = ObjectHash(<[u8; 32]>::try_from(stored.as_slice()).unwrap_or([0; 32]));
             let damaged = |reason: String| {
                 MergeError::Store(StoreError::Corrupt {

@@ -113,7 +113,8 @@ fn contains_at(
     depth: u32,
 ) -> Result<bool, Error> {
     let row: Option<(i64, i64)> = conn
-        .prepare_cached("SELECT id, codec FROM objects WHERE hash = ?1")?
+        // The index holds the codec: the row's bytes are not read (schema/0010).
+        .prepare_cached("SELECT id, codec FROM objects INDEXED BY objects_codec WHERE hash = ?1")?
         .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     if let Some((id, codec)) = row {
@@ -164,9 +165,11 @@ fn load_expecting(
     if let Some(found) = packs::find_next(cache, hash) {
         return Ok(found);
     }
+    // `bytes` before `codec`: SQLite then reaches the codec behind the blob through the
+    // overflow pages it has just read (schema/0010).
     let row: Option<(String, i64, Vec<u8>)> = conn
-        .prepare_cached("SELECT kind, codec, bytes FROM objects WHERE hash = ?1")?
-        .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .prepare_cached("SELECT kind, bytes, codec FROM objects WHERE hash = ?1")?
+        .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(2)?, r.get(1)?)))
         .optional()?;
     if let (Some(expected), Some((kind, _, _))) = (expected, &row)
         && kind != expected
@@ -260,13 +263,13 @@ pub(super) fn fsck(
             progress(seen, total as u64);
         }
     }
-    let mut stmt = conn.prepare("SELECT hash, kind, codec, bytes FROM objects ORDER BY id")?;
+    let mut stmt = conn.prepare("SELECT hash, kind, bytes, codec FROM objects ORDER BY id")?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
         let stored: Vec<u8> = row.get(0)?;
         let kind: String = row.get(1)?;
-        let codec: i64 = row.get(2)?;
-        let raw: Vec<u8> = row.get(3)?;
+        let codec: i64 = row.get(3)?;
+        let raw: Vec<u8> = row.get(2)?;
         report.objects += 1;
         seen += 1;
         let Ok(stored) = <[u8; 32]>::try_from(stored.as_slice()) else {

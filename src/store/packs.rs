@@ -569,8 +569,8 @@ fn reference(
         return Ok(b.clone());
     }
     let row: Option<(i64, Vec<u8>)> = conn
-        .prepare_cached("SELECT codec, bytes FROM objects WHERE hash = ?1")?
-        .query_row([&hash.0[..]], |r| Ok((r.get(0)?, r.get(1)?)))
+        .prepare_cached("SELECT bytes, codec FROM objects WHERE hash = ?1")?
+        .query_row([&hash.0[..]], |r| Ok((r.get(1)?, r.get(0)?)))
         .optional()?;
     let Some((codec, stored)) = row else {
         return Err(corrupt(

@@ -32,6 +32,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0009_against",
         include_str!("../../schema/0009_against.sql"),
     ),
+    (
+        "0010_codec_index",
+        include_str!("../../schema/0010_codec_index.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands.
