@@ -29,6 +29,7 @@
 //! ([`Store::check_unchanged`]); with a log present (a live writer, one that was killed, or
 //! a log left on purpose) it reads through the log in SQLite's shared mode and never checkpoints it.
 
+mod batch;
 mod hash;
 mod merge;
 mod objects;
@@ -657,6 +658,13 @@ impl Store {
     /// Loads and decodes a record, checking its hash and kind.
     pub fn get<R: Record>(&self, hash: &ObjectHash) -> Result<R> {
         objects::get(&self.conn, &self.packs, hash).map_err(|e| self.lift(e))
+    }
+
+    /// Reads many objects of one kind, in order: like [`Store::get`] on each (same checks,
+    /// same errors), with the objects and everything they are stored against decoded in
+    /// parallel on the current rayon pool (a checkpoint's chunks).
+    pub fn get_many<R: Record + Send>(&self, hashes: &[ObjectHash]) -> Result<Vec<R>> {
+        objects::get_many(&self.conn, &self.packs, hashes).map_err(|e| self.lift(e))
     }
 
     /// Reads an object of any kind and checks its bytes against its address; returns its

@@ -221,6 +221,37 @@ pub(super) fn get<R: Record>(
     })
 }
 
+/// [`get`] of each of `hashes`; rows kept whole or against references are decoded together
+/// ([`super::batch`]), anything else (pack members, elided records, any failure) one by one.
+pub(super) fn get_many<R: Record + Send>(
+    conn: &Connection,
+    cache: &Cache,
+    hashes: &[ObjectHash],
+) -> Result<Vec<R>, Error> {
+    let one_by_one = || hashes.iter().map(|h| get(conn, cache, h)).collect();
+    let mut roots = Vec::with_capacity(hashes.len());
+    for h in hashes {
+        let row: Option<(String, i64, Vec<u8>)> = conn
+            .prepare_cached("SELECT kind, bytes, codec FROM objects WHERE hash = ?1")?
+            .query_row([&h.0[..]], |r| Ok((r.get(0)?, r.get(2)?, r.get(1)?)))
+            .optional()?;
+        match row {
+            Some((kind, codec, bytes)) if kind == R::KIND => roots.push((*h, codec, bytes)),
+            _ => return one_by_one(),
+        }
+    }
+    let decoded = super::batch::decode_many(conn, cache, roots, |h, bytes| {
+        if ObjectHash::of(R::KIND, bytes) != *h {
+            return None;
+        }
+        postcard::from_bytes(bytes).ok()
+    })?;
+    match decoded {
+        Some(records) => Ok(records),
+        None => one_by_one(),
+    }
+}
+
 pub(super) fn fsck(
     conn: &Connection,
     progress: &mut dyn FnMut(u64, u64),

@@ -453,10 +453,17 @@ fn shuffle(b: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The inverse of [`shuffle`]: written 8 bytes at a time, reading the 8 planes side by side.
+/// The inverse of [`shuffle`].
 fn unshuffle(s: &[u8]) -> Vec<u8> {
-    let n = s.len() / 8;
     let mut out = vec![0u8; s.len()];
+    unshuffle_into(s, &mut out);
+    out
+}
+
+/// [`unshuffle`] into `out` (as long as `s`): written 8 bytes at a time, reading the 8
+/// planes side by side.
+pub(super) fn unshuffle_into(s: &[u8], out: &mut [u8]) {
+    let n = s.len() / 8;
     let p: [&[u8]; 8] = std::array::from_fn(|k| &s[k * n..(k + 1) * n]);
     for (i, o) in out[..8 * n].chunks_exact_mut(8).enumerate() {
         o.copy_from_slice(&[
@@ -464,12 +471,11 @@ fn unshuffle(s: &[u8]) -> Vec<u8> {
         ]);
     }
     out[8 * n..].copy_from_slice(&s[8 * n..]);
-    out
 }
 
 /// The largest decoded size a zstd frame's header is believed for (1 GiB): a damaged header
 /// must not reserve memory.
-const MAX_STATED: u64 = 1 << 30;
+pub(super) const MAX_STATED: u64 = 1 << 30;
 
 /// Decompresses one zstd frame into a buffer of the size its header states (one allocation
 /// instead of a growing one), or, when the header states none or an implausible one (over
@@ -502,7 +508,7 @@ fn against_form(refs: &[ObjectHash], frame: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The references and the frame of a codec 4 form ([`against_form`]).
-fn parse_against(stored: &[u8]) -> Option<(Vec<ObjectHash>, &[u8])> {
+pub(super) fn parse_against(stored: &[u8]) -> Option<(Vec<ObjectHash>, &[u8])> {
     let (refs, rest) = postcard::take_from_bytes::<Vec<ObjectHash>>(stored).ok()?;
     let mut at = 0;
     let n = get_varint(rest, &mut at)? as usize;
@@ -555,6 +561,36 @@ pub(super) fn references_of(conn: &Connection, id: i64) -> Result<Option<Vec<Obj
         .map(|(refs, _)| refs))
 }
 
+/// The decoded bytes of `hash` if the cache kept them from an earlier read as a reference.
+pub(super) fn cached_reference(cache: &Cache, hash: &ObjectHash) -> Option<Arc<Vec<u8>>> {
+    let inner = cache.0.borrow();
+    inner
+        .references
+        .iter()
+        .find(|(h, _)| h == hash)
+        .map(|(_, b)| b.clone())
+}
+
+/// Decompresses a codec 4 frame against `prefix` (its references' bytes, in order) into
+/// `out`, which is as long as the frame states.
+pub(super) fn decompress_against(
+    frame: &[u8],
+    prefix: &[u8],
+    out: &mut [u8],
+) -> Result<(), String> {
+    use zstd::zstd_safe::{DCtx, DParameter};
+    let name = |e: usize| zstd::zstd_safe::get_error_name(e).to_string();
+    let mut d = DCtx::try_create().ok_or_else(|| "no decompression context".to_string())?;
+    d.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG))
+        .map_err(name)?;
+    d.ref_prefix(prefix).map_err(name)?;
+    let k = d.decompress(out, frame).map_err(name)?;
+    if k != out.len() {
+        return Err(format!("{k} bytes where its frame states {}", out.len()));
+    }
+    Ok(())
+}
+
 /// The decoded record bytes of `hash` for use as a reference (not checked against its address
 /// here: what is decoded against it is, so damage is caught there, and fsck checks each object
 /// itself), kept in the cache.
@@ -565,8 +601,8 @@ fn reference(
     hash: &ObjectHash,
     depth: u32,
 ) -> Result<Arc<Vec<u8>>, Error> {
-    if let Some((_, b)) = cache.0.borrow().references.iter().find(|(h, _)| h == hash) {
-        return Ok(b.clone());
+    if let Some(b) = cached_reference(cache, hash) {
+        return Ok(b);
     }
     let row: Option<(i64, Vec<u8>)> = conn
         .prepare_cached("SELECT bytes, codec FROM objects WHERE hash = ?1")?
@@ -624,7 +660,6 @@ fn decode_at(
 ) -> Result<Vec<u8>, Error> {
     match codec {
         AGAINST => {
-            use zstd::zstd_safe::{DCtx, DParameter};
             if depth > MAX_DEPTH {
                 return Err(corrupt(
                     *hash,
@@ -649,24 +684,10 @@ fn decode_at(
                 Ok(Some(n)) if n <= MAX_STATED => n as usize,
                 _ => return Err(corrupt(*hash, "its frame states no plausible size".into())),
             };
-            let failed = |e: usize| {
-                corrupt(
-                    *hash,
-                    format!(
-                        "cannot decompress its bytes ({})",
-                        zstd::zstd_safe::get_error_name(e)
-                    ),
-                )
-            };
-            let mut d = DCtx::try_create().ok_or_else(|| failed(0))?;
-            d.set_parameter(DParameter::WindowLogMax(MAX_WINDOW_LOG))
-                .map_err(failed)?;
-            d.ref_prefix(&prefix).map_err(failed)?;
-            let mut out = Vec::with_capacity(n);
-            let done = d.decompress(&mut out, frame).map_err(failed);
-            drop(d);
+            let mut out = vec![0u8; n];
+            let done = decompress_against(frame, &prefix, &mut out);
             cache.0.borrow_mut().prefix = prefix;
-            done?;
+            done.map_err(|e| corrupt(*hash, format!("cannot decompress its bytes ({e})")))?;
             Ok(out)
         }
         _ => decode_plain(conn, cache, hash, codec, bytes),

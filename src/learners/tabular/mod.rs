@@ -58,13 +58,7 @@ impl<K: PositionKey> TabularAz<K> {
         // Chunks are encoded and hashed in parallel (rayon keeps their order): a PPPP
         // checkpoint is about 18 MB, and re-training a derived snapshot hashes one per
         // iteration (docs/store.md "Derived snapshots").
-        use rayon::prelude::*;
-        let chunks = records::chunks(&self.table, rows);
-        let mut objects: Vec<Encoded> = chunks
-            .par_iter()
-            .map(Encoded::of)
-            .collect::<Result<_, _>>()?;
-        drop(chunks);
+        let mut objects: Vec<Encoded> = records::encode_chunks(&self.table, rows)?;
         let chunk_hashes: Vec<ObjectHash> = objects.iter().map(|e| e.hash).collect();
         let mut bytes: u64 = objects.iter().map(|e| e.bytes.len() as u64).sum();
         let snapshot = SnapshotRecord {

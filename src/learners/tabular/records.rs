@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::PositionKey;
 use crate::learner::{Metrics, Table};
+use crate::learners::Encoded;
 use crate::runs::RunError;
 use crate::store::{ObjectHash, Record, Store, StoreError};
 
@@ -29,10 +30,41 @@ impl Record for EvaluationRecord {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(bound = "K: PositionKey")]
 pub struct TableChunk<K> {
+    #[serde(deserialize_with = "stated_vec")]
     pub keys: Vec<K>,
+    #[serde(deserialize_with = "stated_vec")]
     pub rows: Vec<f64>,
     /// Samples each row has been trained on since the run began.
+    #[serde(deserialize_with = "stated_vec")]
     pub updates: Vec<u32>,
+}
+
+/// The most elements [`stated_vec`] allocates up front.
+const MAX_STATED: usize = 1 << 24;
+
+/// A sequence read into a vector allocated once at its stated length (serde's own grows
+/// from at most 1 MiB by doubling: a 2 MiB chunk's rows were copied and faulted in twice).
+/// Same bytes, same values: only the allocation differs.
+fn stated_vec<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Stated<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Stated<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a sequence")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(MAX_STATED));
+            while let Some(x) = seq.next_element()? {
+                out.push(x);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Stated(std::marker::PhantomData))
 }
 
 impl<K: PositionKey> Record for TableChunk<K> {
@@ -59,13 +91,73 @@ impl Record for SnapshotRecord {
     const KIND: &'static str = "table-snapshot/v1";
 }
 
+/// The most rows a restore reserves room for up front (more still fit: the table grows).
+const MAX_RESERVED: u64 = 1 << 24;
+
 /// About 2 MiB of rows per chunk.
 pub fn rows_per_chunk(num_actions: usize) -> usize {
     let bytes = (num_actions + 1) * 8 + 16;
     ((2 << 20) / bytes).max(1)
 }
 
+/// The chunks of `rows` (table row indices in ascending key order), encoded and addressed,
+/// in parallel. Written by hand in postcard's form of [`TableChunk`] (the reference,
+/// [`chunks`] through postcard, is checked against it in the tests): postcard writes a
+/// sequence of f64 one value at a time, and a PPPP table is 33 MB of them, encoded once for
+/// every full checkpoint a checkout re-trains through.
+pub fn encode_chunks<K: PositionKey>(
+    table: &Table<K>,
+    rows: &[usize],
+) -> Result<Vec<Encoded>, StoreError> {
+    use rayon::prelude::*;
+    rows.par_chunks(rows_per_chunk(table.num_actions()))
+        .map(|part| {
+            let bytes = encode_chunk(table, part)?;
+            Ok(Encoded {
+                kind: <TableChunk<K> as Record>::KIND,
+                hash: ObjectHash::of(<TableChunk<K> as Record>::KIND, &bytes),
+                bytes,
+            })
+        })
+        .collect()
+}
+
+/// Postcard's bytes of the [`TableChunk`] of `part`: each field a varint length, then the
+/// keys (postcard), the rows (8 bytes little-endian each), the update counts (varints).
+fn encode_chunk<K: PositionKey>(table: &Table<K>, part: &[usize]) -> Result<Vec<u8>, StoreError> {
+    let stride = table.stride();
+    let mut out = Vec::with_capacity(part.len() * (stride * 8 + 16) + 16);
+    put_varint(&mut out, part.len() as u64);
+    for &i in part {
+        out = postcard::to_extend(table.key(i), out).map_err(|source| StoreError::Encode {
+            kind: <TableChunk<K> as Record>::KIND,
+            source,
+        })?;
+    }
+    put_varint(&mut out, (part.len() * stride) as u64);
+    for &i in part {
+        for x in table.row(i) {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    put_varint(&mut out, part.len() as u64);
+    for &i in part {
+        put_varint(&mut out, u64::from(table.updates(i)));
+    }
+    Ok(out)
+}
+
+/// Postcard's varint (LEB128) of an unsigned integer.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
 /// The chunks of `rows` (table row indices in ascending key order).
+#[cfg(test)]
 pub fn chunks<K: PositionKey>(table: &Table<K>, rows: &[usize]) -> Vec<TableChunk<K>> {
     let stride = table.stride();
     rows.chunks(rows_per_chunk(table.num_actions()))
@@ -105,10 +197,15 @@ pub fn table_at<K: PositionKey>(
     }
     let num_actions = chain.first().map_or(0, |c| c.1.num_actions as usize);
     let mut table = Table::new(num_actions, seed, init_std);
+    if let Some((_, s)) = chain.first() {
+        // The rows the chain ends with; a plausible count only (the record is checked
+        // against its address, the count against the rows below).
+        table.reserve(s.entries.min(MAX_RESERVED) as usize);
+    }
     let stride = table.stride();
     for (_, s) in chain.iter().rev() {
-        for c in &s.chunks {
-            let chunk: TableChunk<K> = store.get(c)?;
+        let chunks: Vec<TableChunk<K>> = store.get_many(&s.chunks)?;
+        for (c, chunk) in s.chunks.iter().zip(chunks) {
             if chunk.rows.len() != chunk.keys.len() * stride
                 || chunk.updates.len() != chunk.keys.len()
             {
@@ -141,4 +238,61 @@ pub fn table_at<K: PositionKey>(
         .into());
     }
     Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The hand-written encoding is postcard's, byte for byte: keys of every size, rows
+        /// of any value (signed zeros, infinities, NaNs, subnormals), update counts of every
+        /// varint length, tables that fill several chunks.
+        #[test]
+        fn encoded_chunks_are_postcards(
+            num_actions in 1usize..50,
+            rows in prop::collection::vec((any::<u64>(), any::<u64>(), any::<u32>()), 0..300),
+            every in 1usize..4,
+        ) {
+            let mut table: Table<u64> = Table::new(num_actions, 7, 0.01);
+            for (key, bits, updates) in &rows {
+                let row: Vec<f64> = (0..=num_actions as u64)
+                    .map(|k| f64::from_bits(bits.rotate_left(k as u32 * 7) ^ k))
+                    .collect();
+                table.set_row(*key, &row, *updates);
+            }
+            let mut picked = table.sorted_rows();
+            picked.retain(|&r| r % every == 0);
+            let hand = encode_chunks(&table, &picked).unwrap();
+            let reference = chunks(&table, &picked);
+            prop_assert_eq!(hand.len(), reference.len());
+            for (h, c) in hand.iter().zip(&reference) {
+                let want = Encoded::of(c).unwrap();
+                prop_assert_eq!(&h.bytes, &want.bytes);
+                prop_assert_eq!(h.hash, want.hash);
+                prop_assert_eq!(h.kind, want.kind);
+            }
+        }
+    }
+
+    /// Keys of another form than u64 (a tuple, as postcard writes it field by field).
+    #[test]
+    fn encoded_chunks_of_tuple_keys() {
+        let mut table: Table<(u32, u8)> = Table::new(3, 1, 0.01);
+        for k in 0..100_000u32 {
+            table.set_row(
+                (k * 977, (k % 251) as u8),
+                &[f64::from(k), -0.0, 1e-310, f64::NAN],
+                k.wrapping_mul(k),
+            );
+        }
+        let rows = table.sorted_rows();
+        let hand = encode_chunks(&table, &rows).unwrap();
+        let reference = chunks(&table, &rows);
+        assert!(reference.len() > 1, "several chunks");
+        for (h, c) in hand.iter().zip(&reference) {
+            assert_eq!(h.bytes, Encoded::of(c).unwrap().bytes);
+        }
+    }
 }

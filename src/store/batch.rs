@@ -1,0 +1,513 @@
+//! Reading many objects at once: their rows, and the rows of everything they are stored
+//! against, are read on the connection, then decoded in parallel, level by level (an object
+//! after the objects it references). Private to the store.
+//!
+//! Why: a PPPP checkpoint is 16 chunks of 2 MiB, each stored against four chunks of the
+//! previous kept checkpoint, itself against the one before, up to four deep (docs/store.md
+//! "Checkpoints against the previous one"). Read one object at a time, that chain decoded on
+//! one core and assembled each chunk's four references in a prefix buffer (8 MiB copied per
+//! chunk). Here each level decodes into one buffer, chunk after chunk, so the references of a
+//! chunk (consecutive chunks of the level below, in order) are already one slice: no copy.
+//!
+//! This path only ever succeeds or steps aside: anything unusual (a missing reference, a
+//! damaged frame, a form it does not handle, a record that does not hash to its address)
+//! returns `None`, and the caller reads the objects one by one, whose errors name what is
+//! wrong. So it adds no error of its own, and what it returns is checked exactly as a single
+//! read is: every requested object against its address.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use rusqlite::{Connection, OptionalExtension};
+
+use super::ObjectHash;
+use super::objects::Error;
+use super::packs::{self, Cache};
+
+/// Where a reference's decoded bytes are.
+enum Source {
+    /// Another object of this batch.
+    Node(usize),
+    /// Bytes the connection's cache kept from an earlier read.
+    Cached(Arc<Vec<u8>>),
+}
+
+/// One object of the batch: requested, or referenced by one.
+struct Node {
+    codec: i64,
+    stored: Vec<u8>,
+    /// Codec 4: where the frame starts in `stored`, and its references in order.
+    frame_at: usize,
+    refs: Vec<Source>,
+    /// Decoded size (as the frame states it, checked as it is decoded).
+    size: usize,
+    /// 0 for an object that references no other of the batch, else one more than the
+    /// highest of its references.
+    level: usize,
+    /// Offset of its decoded bytes in its level's buffer.
+    at: usize,
+}
+
+/// Decodes `roots` (address, codec, stored bytes of requested rows) and everything they are
+/// stored against, then applies `f` to each root's decoded bytes, in parallel; the results in
+/// the order of `roots`. `Ok(None)`: read them one by one instead (see the module docs).
+pub(super) fn decode_many<T: Send>(
+    conn: &Connection,
+    cache: &Cache,
+    roots: Vec<(ObjectHash, i64, Vec<u8>)>,
+    f: impl Fn(&ObjectHash, &[u8]) -> Option<T> + Sync,
+) -> Result<Option<Vec<T>>, Error> {
+    let hashes: Vec<ObjectHash> = roots.iter().map(|r| r.0).collect();
+    let mut nodes: Vec<Node> = Vec::with_capacity(roots.len());
+    // Lookups only: the batch's order is the order objects are met in, never the map's.
+    let mut index: HashMap<ObjectHash, usize> = HashMap::new();
+    let mut of_root = Vec::with_capacity(roots.len());
+    for (hash, codec, stored) in roots {
+        let i = *index.entry(hash).or_insert_with(|| {
+            nodes.push(node(codec, stored));
+            nodes.len() - 1
+        });
+        of_root.push(i);
+    }
+    // Breadth first: a level's objects are met in the order of the objects that reference
+    // them, so a checkpoint's chunks lie in chunk order and each chunk's references (chunks
+    // k-3..=k of the previous checkpoint) are one run of the level below.
+    let mut k = 0;
+    while k < nodes.len() {
+        match nodes[k].codec {
+            packs::PLAIN | packs::ZSTD | packs::SHUFFLED => {}
+            packs::AGAINST => {
+                let Some((refs, frame)) = packs::parse_against(&nodes[k].stored) else {
+                    return Ok(None);
+                };
+                let frame_at = nodes[k].stored.len() - frame.len();
+                let mut sources = Vec::with_capacity(refs.len());
+                for r in refs {
+                    let source = match index.get(&r) {
+                        Some(&j) => Source::Node(j),
+                        None => match packs::cached_reference(cache, &r) {
+                            Some(bytes) => Source::Cached(bytes),
+                            None => {
+                                let row: Option<(i64, Vec<u8>)> = conn
+                                    .prepare_cached(
+                                        "SELECT bytes, codec FROM objects WHERE hash = ?1",
+                                    )?
+                                    .query_row([&r.0[..]], |r| Ok((r.get(1)?, r.get(0)?)))
+                                    .optional()?;
+                                let Some((codec, stored)) = row else {
+                                    return Ok(None);
+                                };
+                                nodes.push(node(codec, stored));
+                                index.insert(r, nodes.len() - 1);
+                                Source::Node(nodes.len() - 1)
+                            }
+                        },
+                    };
+                    sources.push(source);
+                }
+                nodes[k].frame_at = frame_at;
+                nodes[k].refs = sources;
+            }
+            // Elided objects and unknown codecs: one by one.
+            _ => return Ok(None),
+        }
+        let Some(size) = stated_size(&nodes[k]) else {
+            return Ok(None);
+        };
+        nodes[k].size = size;
+        k += 1;
+    }
+    if !assign_levels(&mut nodes) {
+        return Ok(None);
+    }
+    let top = nodes.iter().map(|n| n.level).max().unwrap_or(0);
+    // The last level that reads each level (roots' levels are read at the end).
+    let mut last_read = vec![0usize; top + 1];
+    for n in &nodes {
+        for r in &n.refs {
+            if let Source::Node(j) = r {
+                let l = nodes[*j].level;
+                last_read[l] = last_read[l].max(n.level);
+            }
+        }
+    }
+    for &i in &of_root {
+        last_read[nodes[i].level] = usize::MAX;
+    }
+    let mut totals = vec![0usize; top + 1];
+    for n in &mut nodes {
+        n.at = totals[n.level];
+        totals[n.level] += n.size;
+    }
+    // A level's buffer is handed on to a later level once nothing reads it (memory already
+    // touched, not fresh pages).
+    let mut levels: Vec<Vec<u8>> = (0..=top).map(|_| Vec::new()).collect();
+    let mut spare: Vec<Vec<u8>> = Vec::new();
+    for level in 0..=top {
+        let mut buf = spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.resize(totals[level], 0);
+        let (below, _) = levels.split_at(level);
+        let mut parts: Vec<(&Node, &mut [u8])> = Vec::new();
+        let mut rest: &mut [u8] = &mut buf;
+        for n in nodes.iter().filter(|n| n.level == level) {
+            let (part, tail) = rest.split_at_mut(n.size);
+            parts.push((n, part));
+            rest = tail;
+        }
+        let ok = parts
+            .into_par_iter()
+            .all(|(n, out)| decode_into(n, out, &nodes, below));
+        if !ok {
+            return Ok(None);
+        }
+        levels[level] = buf;
+        for (l, last) in last_read.iter().enumerate().take(level + 1) {
+            if *last <= level && !levels[l].is_empty() {
+                spare.push(std::mem::take(&mut levels[l]));
+            }
+        }
+    }
+    let out: Option<Vec<T>> = of_root
+        .par_iter()
+        .zip(hashes.par_iter())
+        .map(|(&i, h)| {
+            let n = &nodes[i];
+            f(h, &levels[n.level][n.at..n.at + n.size])
+        })
+        .collect();
+    Ok(out)
+}
+
+fn node(codec: i64, stored: Vec<u8>) -> Node {
+    Node {
+        codec,
+        stored,
+        frame_at: 0,
+        refs: Vec::new(),
+        size: 0,
+        level: 0,
+        at: 0,
+    }
+}
+
+/// The decoded size of a node's bytes: a frame's stated size when plausible.
+fn stated_size(n: &Node) -> Option<usize> {
+    let frame = match n.codec {
+        packs::PLAIN => return Some(n.stored.len()),
+        packs::AGAINST => &n.stored[n.frame_at..],
+        _ => &n.stored,
+    };
+    match zstd::zstd_safe::get_frame_content_size(frame) {
+        Ok(Some(s)) if s <= packs::MAX_STATED => Some(s as usize),
+        _ => None,
+    }
+}
+
+/// Levels by relaxation; false when references nest deeper than [`packs::MAX_DEPTH`] (a
+/// loop among references never settles, so it is caught here too).
+fn assign_levels(nodes: &mut [Node]) -> bool {
+    for _ in 0..=packs::MAX_DEPTH + 1 {
+        let mut changed = false;
+        for i in 0..nodes.len() {
+            let level = nodes[i]
+                .refs
+                .iter()
+                .filter_map(|r| match r {
+                    Source::Node(j) => Some(nodes[*j].level + 1),
+                    Source::Cached(_) => None,
+                })
+                .max()
+                .unwrap_or(0);
+            if level > packs::MAX_DEPTH as usize {
+                return false;
+            }
+            if level != nodes[i].level {
+                nodes[i].level = level;
+                changed = true;
+            }
+        }
+        if !changed {
+            return true;
+        }
+    }
+    false
+}
+
+/// Decodes one node into `out` (exactly its stated size); false on any failure.
+fn decode_into(n: &Node, out: &mut [u8], nodes: &[Node], below: &[Vec<u8>]) -> bool {
+    match n.codec {
+        packs::PLAIN => {
+            out.copy_from_slice(&n.stored);
+            true
+        }
+        packs::ZSTD => {
+            matches!(zstd::zstd_safe::decompress(out, &n.stored), Ok(k) if k == out.len())
+        }
+        packs::SHUFFLED => {
+            let mut planes = vec![0u8; out.len()];
+            if !matches!(zstd::zstd_safe::decompress(&mut planes[..], &n.stored), Ok(k) if k == out.len())
+            {
+                return false;
+            }
+            packs::unshuffle_into(&planes, out);
+            true
+        }
+        packs::AGAINST => {
+            let bytes_of = |s| bytes_of(s, nodes, below);
+            // One slice when the references lie side by side, in order, in one level.
+            let mut run: Option<(usize, usize, usize)> = None;
+            let mut contiguous = true;
+            for s in &n.refs {
+                match (bytes_of(s), run) {
+                    ((Some((l, at)), b), None) => run = Some((l, at, at + b.len())),
+                    ((Some((l, at)), b), Some((rl, start, end))) if rl == l && at == end => {
+                        run = Some((l, start, end + b.len()))
+                    }
+                    _ => {
+                        contiguous = false;
+                        break;
+                    }
+                }
+            }
+            let copied: Vec<u8>;
+            let prefix: &[u8] = match run {
+                Some((l, start, end)) if contiguous => &below[l][start..end],
+                _ if n.refs.is_empty() => &[],
+                _ => {
+                    copied = n.refs.iter().flat_map(|s| bytes_of(s).1).copied().collect();
+                    &copied
+                }
+            };
+            packs::decompress_against(&n.stored[n.frame_at..], prefix, out).is_ok()
+        }
+        _ => false,
+    }
+}
+
+/// A reference's decoded bytes, and its (level, offset) when it is a node of the batch.
+fn bytes_of<'a>(
+    s: &'a Source,
+    nodes: &[Node],
+    below: &'a [Vec<u8>],
+) -> (Option<(usize, usize)>, &'a [u8]) {
+    match s {
+        Source::Node(j) => {
+            let m = &nodes[*j];
+            (Some((m.level, m.at)), &below[m.level][m.at..m.at + m.size])
+        }
+        Source::Cached(b) => (None, b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learners::Encoded;
+    use crate::store::{Record, Store, prepare, prepare_against};
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Rows(Vec<u64>);
+
+    impl Record for Rows {
+        const KIND: &'static str = "test-rows/v1";
+    }
+
+    /// `n` pseudo-random words (a fixed LCG), changed where `k % every == phase`.
+    fn words(seed: u64, n: usize) -> Vec<u64> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                x >> 11
+            })
+            .collect()
+    }
+
+    fn changed(base: &Rows, seed: u64, every: usize) -> Rows {
+        let fresh = words(seed, base.0.len());
+        Rows(
+            base.0
+                .iter()
+                .zip(fresh)
+                .enumerate()
+                .map(|(k, (&b, f))| if (k / 41) % every == 0 { f } else { b })
+                .collect(),
+        )
+    }
+
+    /// Three levels of six objects, each of the upper two against objects k-3..=k of the
+    /// level below (as kept checkpoints are), one against references out of order, one
+    /// against a single reference.
+    fn chain(store: &mut Store) -> (Vec<ObjectHash>, Vec<Rows>) {
+        let mut hashes = Vec::new();
+        let mut records = Vec::new();
+        let mut below: Vec<(ObjectHash, Vec<u8>)> = Vec::new();
+        for level in 0..3u64 {
+            let mut here = Vec::new();
+            for k in 0..6usize {
+                let r = match below.is_empty() {
+                    true => Rows(words(100 + k as u64, 4100)),
+                    false => changed(
+                        &records[records.len() - 6 + k - here.len()],
+                        level * 10 + k as u64,
+                        5,
+                    ),
+                };
+                let e = Encoded::of(&r).unwrap();
+                let refs: Vec<(ObjectHash, &[u8])> = match (level, k) {
+                    (0, _) => Vec::new(),
+                    (_, 4) => vec![(below[4].0, &below[4].1[..]), (below[1].0, &below[1].1[..])],
+                    (_, 5) => vec![(below[5].0, &below[5].1[..])],
+                    _ => below[k.saturating_sub(3)..=k]
+                        .iter()
+                        .map(|(h, b)| (*h, &b[..]))
+                        .collect(),
+                };
+                let p = match refs.is_empty() {
+                    true => prepare(e.clone()),
+                    false => prepare_against(e.clone(), &refs),
+                };
+                assert_eq!(
+                    p.codec == packs::AGAINST,
+                    level > 0,
+                    "level {level} chunk {k}"
+                );
+                store.write(|w| w.put_prepared(&p)).unwrap();
+                here.push((e.hash, e.bytes));
+                hashes.push(e.hash);
+                records.push(r);
+            }
+            below = here;
+        }
+        (hashes, records)
+    }
+
+    fn fresh() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db")).unwrap();
+        (dir, store)
+    }
+
+    /// The batch decodes what one-by-one reads decode, through every level, duplicates and
+    /// lower-level objects in the request included, and does so itself (no fallback).
+    #[test]
+    fn a_batch_reads_what_single_reads_read() {
+        let (_dir, mut store) = fresh();
+        let (hashes, records) = chain(&mut store);
+        let want: Vec<&ObjectHash> = vec![
+            &hashes[12],
+            &hashes[15],
+            &hashes[17],
+            &hashes[12],
+            &hashes[3],
+            &hashes[9],
+        ];
+        let request: Vec<ObjectHash> = want.iter().map(|h| **h).collect();
+        let mut roots = Vec::new();
+        for h in &request {
+            let (codec, bytes): (i64, Vec<u8>) = store
+                .conn
+                .query_row(
+                    "SELECT codec, bytes FROM objects WHERE hash = ?1",
+                    [&h.0[..]],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap();
+            roots.push((*h, codec, bytes));
+        }
+        let direct = decode_many(&store.conn, &store.packs, roots, |h, b| {
+            (ObjectHash::of(Rows::KIND, b) == *h).then(|| b.to_vec())
+        })
+        .unwrap()
+        .expect("the batch path decodes a sound chain");
+        let many: Vec<Rows> = store.get_many(&request).unwrap();
+        for ((h, bytes), r) in request.iter().zip(&direct).zip(&many) {
+            let i = hashes.iter().position(|x| x == h).unwrap();
+            assert_eq!(r, &records[i]);
+            assert_eq!(bytes, &Encoded::of(&records[i]).unwrap().bytes);
+            assert_eq!(r, &store.get::<Rows>(h).unwrap());
+        }
+    }
+
+    /// A missing or damaged link, and a loop: the batch steps aside and the reads report
+    /// what single reads report.
+    #[test]
+    fn a_broken_chain_gives_the_single_reads_errors() {
+        let (_dir, mut store) = fresh();
+        let (hashes, _) = chain(&mut store);
+        let request = vec![hashes[13], hashes[16]];
+        store
+            .conn
+            .execute("DELETE FROM objects WHERE hash = ?1", [&hashes[7].0[..]])
+            .unwrap();
+        let single = store.get::<Rows>(&hashes[13]).unwrap_err().to_string();
+        assert!(single.contains("missing"), "{single}");
+        assert_eq!(
+            store.get_many::<Rows>(&request).unwrap_err().to_string(),
+            single
+        );
+
+        // A frame damaged in the middle of the chain (level 1, object 3): its magic number.
+        let (_dir, mut store) = fresh();
+        let (hashes, _) = chain(&mut store);
+        let stored: Vec<u8> = store
+            .conn
+            .query_row(
+                "SELECT bytes FROM objects WHERE hash = ?1",
+                [&hashes[9].0[..]],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let (_, frame) = packs::parse_against(&stored).unwrap();
+        let at = stored.len() - frame.len();
+        let mut damaged = stored.clone();
+        damaged[at] ^= 0xff;
+        store
+            .conn
+            .execute(
+                "UPDATE objects SET bytes = ?1 WHERE hash = ?2",
+                rusqlite::params![damaged, &hashes[9].0[..]],
+            )
+            .unwrap();
+        let single = store.get::<Rows>(&hashes[15]).unwrap_err().to_string();
+        assert_eq!(
+            store
+                .get_many::<Rows>(&[hashes[15], hashes[14]])
+                .unwrap_err()
+                .to_string(),
+            single
+        );
+
+        // An object stored against itself.
+        let r = Rows(words(9, 3000));
+        let e = Encoded::of(&r).unwrap();
+        let looped = prepare_against(e.clone(), &[(e.hash, &e.bytes[..])]);
+        // prepare_against leaves out a reference to itself; write the loop by hand.
+        assert_ne!(looped.codec, packs::AGAINST);
+        let frame = packs::compress_against(&e.bytes, &[e.hash], &e.bytes).unwrap();
+        store
+            .conn
+            .execute(
+                "INSERT INTO objects (hash, kind, size, codec, bytes) VALUES (?1, ?2, ?3, ?4, ?5)",
+                rusqlite::params![
+                    &e.hash.0[..],
+                    Rows::KIND,
+                    e.bytes.len() as i64,
+                    packs::AGAINST,
+                    frame
+                ],
+            )
+            .unwrap();
+        let single = store.get::<Rows>(&e.hash).unwrap_err().to_string();
+        assert!(single.contains("nest deeper"), "{single}");
+        assert_eq!(
+            store.get_many::<Rows>(&[e.hash]).unwrap_err().to_string(),
+            single
+        );
+    }
+}
