@@ -35,6 +35,72 @@ fn tune_allocator() {
     }
 }
 
+/// The system allocator, with large blocks advised to the kernel as candidates for
+/// transparent huge pages (`madvise(MADV_HUGEPAGE)`; effective where THP is set to `madvise`
+/// or `always`, a no-op where it is `never`). A PPPP checkout decodes and rebuilds a 33 MB
+/// table through a few such blocks; touching them page by page cost about 60,000 page
+/// faults, a third of a checkout's CPU. Advised, the kernel backs them with 2 MiB pages
+/// (docs/store.md, "Reading a derived snapshot"). Only speed changes, never a byte.
+struct Allocator;
+
+/// Blocks from this size on are advised.
+const HUGE_FROM: usize = 2 << 20;
+
+#[global_allocator]
+static GLOBAL: Allocator = Allocator;
+
+/// Advises the whole 2 MiB pages inside a block the allocator just handed out.
+fn advise_huge(p: *mut u8, size: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = (p as usize).next_multiple_of(HUGE);
+        let end = (p as usize + size) / HUGE * HUGE;
+        if start < end {
+            // SAFETY: the range lies inside a block this process owns; the advice changes
+            // how the kernel backs its pages, never their contents.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+}
+
+// SAFETY: every call is the system allocator's own; the advice only follows an allocation.
+unsafe impl std::alloc::GlobalAlloc for Allocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let p = unsafe { std::alloc::System.alloc(layout) };
+        if layout.size() >= HUGE_FROM && !p.is_null() {
+            advise_huge(p, layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let p = unsafe { std::alloc::System.alloc_zeroed(layout) };
+        if layout.size() >= HUGE_FROM && !p.is_null() {
+            advise_huge(p, layout.size());
+        }
+        p
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let p = unsafe { std::alloc::System.realloc(ptr, layout, new_size) };
+        if new_size >= HUGE_FROM && !p.is_null() {
+            advise_huge(p, new_size);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
 /// Rust ignores SIGPIPE, so `tabula ... | head` would panic on a closed pipe; a command-line
 /// tool should simply stop, as other Unix tools do.
 fn restore_sigpipe() {

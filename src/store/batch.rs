@@ -33,10 +33,51 @@ enum Source {
     Cached(Arc<Vec<u8>>),
 }
 
+/// The stored bytes of a batch, copied out of SQLite into blocks of [`BLOCK`] bytes (a few
+/// large allocations rather than one per object: fewer fresh pages to fault in).
+#[derive(Default)]
+struct Blocks(Vec<Vec<u8>>);
+
+/// The size of a block (an object larger than this gets a block of its own).
+const BLOCK: usize = 16 << 20;
+
+impl Blocks {
+    /// Copies `b` in; returns where it lies.
+    fn put(&mut self, b: &[u8]) -> Place {
+        let fits = self
+            .0
+            .last()
+            .is_some_and(|last| last.capacity() - last.len() >= b.len());
+        if !fits {
+            self.0.push(Vec::with_capacity(BLOCK.max(b.len())));
+        }
+        let block = self.0.len() - 1;
+        let last = &mut self.0[block];
+        let at = last.len();
+        last.extend_from_slice(b);
+        Place {
+            block,
+            at,
+            len: b.len(),
+        }
+    }
+
+    fn get(&self, p: &Place) -> &[u8] {
+        &self.0[p.block][p.at..p.at + p.len]
+    }
+}
+
+/// Where an object's stored bytes lie in [`Blocks`].
+struct Place {
+    block: usize,
+    at: usize,
+    len: usize,
+}
+
 /// One object of the batch: requested, or referenced by one.
 struct Node {
     codec: i64,
-    stored: Vec<u8>,
+    stored: Place,
     /// Codec 4: where the frame starts in `stored`, and its references in order.
     frame_at: usize,
     refs: Vec<Source>,
@@ -49,26 +90,44 @@ struct Node {
     at: usize,
 }
 
-/// Decodes `roots` (address, codec, stored bytes of requested rows) and everything they are
-/// stored against, then applies `f` to each root's decoded bytes, in parallel; the results in
-/// the order of `roots`. `Ok(None)`: read them one by one instead (see the module docs).
+/// Reads the objects `hashes` (all of kind `kind`) and everything they are stored against,
+/// decodes them, then applies `f` to each requested object's decoded bytes, in parallel; the
+/// results in the order of `hashes`. `Ok(None)`: read them one by one instead (see the
+/// module docs).
 pub(super) fn decode_many<T: Send>(
     conn: &Connection,
     cache: &Cache,
-    roots: Vec<(ObjectHash, i64, Vec<u8>)>,
+    kind: &str,
+    hashes: &[ObjectHash],
     f: impl Fn(&ObjectHash, &[u8]) -> Option<T> + Sync,
 ) -> Result<Option<Vec<T>>, Error> {
-    let hashes: Vec<ObjectHash> = roots.iter().map(|r| r.0).collect();
-    let mut nodes: Vec<Node> = Vec::with_capacity(roots.len());
+    let mut blocks = Blocks::default();
+    let mut nodes: Vec<Node> = Vec::with_capacity(hashes.len());
     // Lookups only: the batch's order is the order objects are met in, never the map's.
     let mut index: HashMap<ObjectHash, usize> = HashMap::new();
-    let mut of_root = Vec::with_capacity(roots.len());
-    for (hash, codec, stored) in roots {
-        let i = *index.entry(hash).or_insert_with(|| {
-            nodes.push(node(codec, stored));
-            nodes.len() - 1
-        });
-        of_root.push(i);
+    let mut of_root = Vec::with_capacity(hashes.len());
+    for h in hashes {
+        if let Some(&i) = index.get(h) {
+            of_root.push(i);
+            continue;
+        }
+        let row: Option<Option<(i64, Place)>> = conn
+            .prepare_cached("SELECT kind, bytes, codec FROM objects WHERE hash = ?1")?
+            .query_row([&h.0[..]], |r| {
+                Ok((r.get_ref(0)?.as_str()? == kind)
+                    .then(|| -> rusqlite::Result<_> {
+                        Ok((r.get(2)?, blocks.put(r.get_ref(1)?.as_blob()?)))
+                    })
+                    .transpose()?)
+            })
+            .optional()?;
+        // Missing (a pack member, or not stored) or of another kind: one by one.
+        let Some(Some((codec, stored))) = row else {
+            return Ok(None);
+        };
+        nodes.push(node(codec, stored));
+        index.insert(*h, nodes.len() - 1);
+        of_root.push(nodes.len() - 1);
     }
     // Breadth first: a level's objects are met in the order of the objects that reference
     // them, so a checkpoint's chunks lie in chunk order and each chunk's references (chunks
@@ -78,10 +137,11 @@ pub(super) fn decode_many<T: Send>(
         match nodes[k].codec {
             packs::PLAIN | packs::ZSTD | packs::SHUFFLED => {}
             packs::AGAINST => {
-                let Some((refs, frame)) = packs::parse_against(&nodes[k].stored) else {
+                let stored = blocks.get(&nodes[k].stored);
+                let Some((refs, frame)) = packs::parse_against(stored) else {
                     return Ok(None);
                 };
-                let frame_at = nodes[k].stored.len() - frame.len();
+                let frame_at = stored.len() - frame.len();
                 let mut sources = Vec::with_capacity(refs.len());
                 for r in refs {
                     let source = match index.get(&r) {
@@ -89,11 +149,13 @@ pub(super) fn decode_many<T: Send>(
                         None => match packs::cached_reference(cache, &r) {
                             Some(bytes) => Source::Cached(bytes),
                             None => {
-                                let row: Option<(i64, Vec<u8>)> = conn
+                                let row: Option<(i64, Place)> = conn
                                     .prepare_cached(
                                         "SELECT bytes, codec FROM objects WHERE hash = ?1",
                                     )?
-                                    .query_row([&r.0[..]], |r| Ok((r.get(1)?, r.get(0)?)))
+                                    .query_row([&r.0[..]], |r| {
+                                        Ok((r.get(1)?, blocks.put(r.get_ref(0)?.as_blob()?)))
+                                    })
                                     .optional()?;
                                 let Some((codec, stored)) = row else {
                                     return Ok(None);
@@ -112,7 +174,7 @@ pub(super) fn decode_many<T: Send>(
             // Elided objects and unknown codecs: one by one.
             _ => return Ok(None),
         }
-        let Some(size) = stated_size(&nodes[k]) else {
+        let Some(size) = stated_size(&nodes[k], &blocks) else {
             return Ok(None);
         };
         nodes[k].size = size;
@@ -145,7 +207,11 @@ pub(super) fn decode_many<T: Send>(
     let mut levels: Vec<Vec<u8>> = (0..=top).map(|_| Vec::new()).collect();
     let mut spare: Vec<Vec<u8>> = Vec::new();
     for level in 0..=top {
-        let mut buf = spare.pop().unwrap_or_default();
+        // A spare buffer too small is dropped, not grown (growing would copy its old bytes).
+        let mut buf = match spare.pop() {
+            Some(b) if b.capacity() >= totals[level] => b,
+            _ => Vec::with_capacity(totals[level]),
+        };
         buf.clear();
         buf.resize(totals[level], 0);
         let (below, _) = levels.split_at(level);
@@ -158,7 +224,7 @@ pub(super) fn decode_many<T: Send>(
         }
         let ok = parts
             .into_par_iter()
-            .all(|(n, out)| decode_into(n, out, &nodes, below));
+            .all(|(n, out)| decode_into(n, blocks.get(&n.stored), out, &nodes, below));
         if !ok {
             return Ok(None);
         }
@@ -169,6 +235,7 @@ pub(super) fn decode_many<T: Send>(
             }
         }
     }
+    drop(blocks);
     let out: Option<Vec<T>> = of_root
         .par_iter()
         .zip(hashes.par_iter())
@@ -180,7 +247,7 @@ pub(super) fn decode_many<T: Send>(
     Ok(out)
 }
 
-fn node(codec: i64, stored: Vec<u8>) -> Node {
+fn node(codec: i64, stored: Place) -> Node {
     Node {
         codec,
         stored,
@@ -193,11 +260,12 @@ fn node(codec: i64, stored: Vec<u8>) -> Node {
 }
 
 /// The decoded size of a node's bytes: a frame's stated size when plausible.
-fn stated_size(n: &Node) -> Option<usize> {
+fn stated_size(n: &Node, blocks: &Blocks) -> Option<usize> {
+    let stored = blocks.get(&n.stored);
     let frame = match n.codec {
-        packs::PLAIN => return Some(n.stored.len()),
-        packs::AGAINST => &n.stored[n.frame_at..],
-        _ => &n.stored,
+        packs::PLAIN => return Some(stored.len()),
+        packs::AGAINST => &stored[n.frame_at..],
+        _ => stored,
     };
     match zstd::zstd_safe::get_frame_content_size(frame) {
         Ok(Some(s)) if s <= packs::MAX_STATED => Some(s as usize),
@@ -236,18 +304,18 @@ fn assign_levels(nodes: &mut [Node]) -> bool {
 }
 
 /// Decodes one node into `out` (exactly its stated size); false on any failure.
-fn decode_into(n: &Node, out: &mut [u8], nodes: &[Node], below: &[Vec<u8>]) -> bool {
+fn decode_into(n: &Node, stored: &[u8], out: &mut [u8], nodes: &[Node], below: &[Vec<u8>]) -> bool {
     match n.codec {
         packs::PLAIN => {
-            out.copy_from_slice(&n.stored);
+            out.copy_from_slice(stored);
             true
         }
         packs::ZSTD => {
-            matches!(zstd::zstd_safe::decompress(out, &n.stored), Ok(k) if k == out.len())
+            matches!(zstd::zstd_safe::decompress(out, stored), Ok(k) if k == out.len())
         }
         packs::SHUFFLED => {
             let mut planes = vec![0u8; out.len()];
-            if !matches!(zstd::zstd_safe::decompress(&mut planes[..], &n.stored), Ok(k) if k == out.len())
+            if !matches!(zstd::zstd_safe::decompress(&mut planes[..], stored), Ok(k) if k == out.len())
             {
                 return false;
             }
@@ -280,7 +348,7 @@ fn decode_into(n: &Node, out: &mut [u8], nodes: &[Node], below: &[Vec<u8>]) -> b
                     &copied
                 }
             };
-            packs::decompress_against(&n.stored[n.frame_at..], prefix, out).is_ok()
+            packs::decompress_against(&stored[n.frame_at..], prefix, out).is_ok()
         }
         _ => false,
     }
@@ -408,19 +476,7 @@ mod tests {
             &hashes[9],
         ];
         let request: Vec<ObjectHash> = want.iter().map(|h| **h).collect();
-        let mut roots = Vec::new();
-        for h in &request {
-            let (codec, bytes): (i64, Vec<u8>) = store
-                .conn
-                .query_row(
-                    "SELECT codec, bytes FROM objects WHERE hash = ?1",
-                    [&h.0[..]],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .unwrap();
-            roots.push((*h, codec, bytes));
-        }
-        let direct = decode_many(&store.conn, &store.packs, roots, |h, b| {
+        let direct = decode_many(&store.conn, &store.packs, Rows::KIND, &request, |h, b| {
             (ObjectHash::of(Rows::KIND, b) == *h).then(|| b.to_vec())
         })
         .unwrap()

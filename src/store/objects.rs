@@ -229,18 +229,7 @@ pub(super) fn get_many<R: Record + Send>(
     hashes: &[ObjectHash],
 ) -> Result<Vec<R>, Error> {
     let one_by_one = || hashes.iter().map(|h| get(conn, cache, h)).collect();
-    let mut roots = Vec::with_capacity(hashes.len());
-    for h in hashes {
-        let row: Option<(String, i64, Vec<u8>)> = conn
-            .prepare_cached("SELECT kind, bytes, codec FROM objects WHERE hash = ?1")?
-            .query_row([&h.0[..]], |r| Ok((r.get(0)?, r.get(2)?, r.get(1)?)))
-            .optional()?;
-        match row {
-            Some((kind, codec, bytes)) if kind == R::KIND => roots.push((*h, codec, bytes)),
-            _ => return one_by_one(),
-        }
-    }
-    let decoded = super::batch::decode_many(conn, cache, roots, |h, bytes| {
+    let decoded = super::batch::decode_many(conn, cache, R::KIND, hashes, |h, bytes| {
         if ObjectHash::of(R::KIND, bytes) != *h {
             return None;
         }
