@@ -296,8 +296,8 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         super::searched_decisions(g, record, states, |s, legal, counts, z| {
             out.push(Sample {
                 key: g.key(s),
-                actions: legal.to_vec(),
-                counts: counts.to_vec(),
+                actions: legal.into(),
+                counts: counts.into(),
                 z,
             });
         });
