@@ -114,11 +114,11 @@ pub(super) fn decode_many<T: Send>(
         let row: Option<Option<(i64, Place)>> = conn
             .prepare_cached("SELECT kind, bytes, codec FROM objects WHERE hash = ?1")?
             .query_row([&h.0[..]], |r| {
-                Ok((r.get_ref(0)?.as_str()? == kind)
+                (r.get_ref(0)?.as_str()? == kind)
                     .then(|| -> rusqlite::Result<_> {
                         Ok((r.get(2)?, blocks.put(r.get_ref(1)?.as_blob()?)))
                     })
-                    .transpose()?)
+                    .transpose()
             })
             .optional()?;
         // Missing (a pack member, or not stored) or of another kind: one by one.
