@@ -198,9 +198,12 @@ pub fn table_at<K: PositionKey>(
     let num_actions = chain.first().map_or(0, |c| c.1.num_actions as usize);
     let mut table = Table::new(num_actions, seed, init_std);
     if let Some((_, s)) = chain.first() {
-        // The rows the chain ends with; a plausible count only (the record is checked
-        // against its address, the count against the rows below).
-        table.reserve(s.entries.min(MAX_RESERVED) as usize);
+        // The rows the chain ends with, and an eighth more for the rows re-training after it
+        // adds (grown by doubling, a 33 MB PPPP table would be copied whole by the first new
+        // row); a plausible count only (the record is checked against its address, the
+        // count against the rows below).
+        let rows = s.entries.min(MAX_RESERVED);
+        table.reserve((rows + rows / 8) as usize);
     }
     let stride = table.stride();
     for (_, s) in chain.iter().rev() {
