@@ -20,8 +20,9 @@ use crate::game::{Action, PositionKey};
 
 /// Legal actions a [`Sample`] keeps inline (more spill to the heap). Training reads samples
 /// grouped by position, in no memory order: actions and counts behind pointers cost two
-/// cache misses a sample, a third of the update's time on PPPP (whose positions have at most
-/// a dozen or so legal actions).
+/// cache misses a sample, a third of the update's own time on PPPP. A PPPP position has at
+/// most 16 legal actions (8 squares: a flip per face-down square, at most three moves for
+/// each of at most four own face-up pieces).
 pub const INLINE_ACTIONS: usize = 16;
 
 /// One training sample: a decision position, the search's target counts over its legal
