@@ -49,10 +49,15 @@ const HUGE_FROM: usize = 2 << 20;
 #[global_allocator]
 static GLOBAL: Allocator = Allocator;
 
-/// Advises the whole 2 MiB pages inside a block the allocator just handed out.
-fn advise_huge(p: *mut u8, size: usize) {
+/// `p`, a block of `size` bytes the allocator just handed out, with the whole 2 MiB pages
+/// inside it advised when it is [`HUGE_FROM`] or larger.
+fn advised(p: *mut u8, size: usize) -> *mut u8 {
+    if size < HUGE_FROM || p.is_null() {
+        return p;
+    }
     #[cfg(target_os = "linux")]
     {
+        // 2 MiB: an x86-64 or AArch64 (4 KiB granule) huge page.
         const HUGE: usize = 2 << 20;
         let start = (p as usize).next_multiple_of(HUGE);
         let end = (p as usize + size) / HUGE * HUGE;
@@ -64,35 +69,30 @@ fn advise_huge(p: *mut u8, size: usize) {
             }
         }
     }
+    p
 }
 
 // SAFETY: every call is the system allocator's own; the advice only follows an allocation.
 unsafe impl std::alloc::GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { std::alloc::System.alloc(layout) };
-        if layout.size() >= HUGE_FROM && !p.is_null() {
-            advise_huge(p, layout.size());
-        }
-        p
+        advised(unsafe { std::alloc::System.alloc(layout) }, layout.size())
     }
 
     unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { std::alloc::System.alloc_zeroed(layout) };
-        if layout.size() >= HUGE_FROM && !p.is_null() {
-            advise_huge(p, layout.size());
-        }
-        p
+        advised(
+            unsafe { std::alloc::System.alloc_zeroed(layout) },
+            layout.size(),
+        )
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { std::alloc::System.realloc(ptr, layout, new_size) };
-        if new_size >= HUGE_FROM && !p.is_null() {
-            advise_huge(p, new_size);
-        }
-        p
+        advised(
+            unsafe { std::alloc::System.realloc(ptr, layout, new_size) },
+            new_size,
+        )
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {

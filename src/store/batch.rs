@@ -111,18 +111,8 @@ pub(super) fn decode_many<T: Send>(
             of_root.push(i);
             continue;
         }
-        let row: Option<Option<(i64, Place)>> = conn
-            .prepare_cached("SELECT kind, bytes, codec FROM objects WHERE hash = ?1")?
-            .query_row([&h.0[..]], |r| {
-                (r.get_ref(0)?.as_str()? == kind)
-                    .then(|| -> rusqlite::Result<_> {
-                        Ok((r.get(2)?, blocks.put(r.get_ref(1)?.as_blob()?)))
-                    })
-                    .transpose()
-            })
-            .optional()?;
         // Missing (a pack member, or not stored) or of another kind: one by one.
-        let Some(Some((codec, stored))) = row else {
+        let Some((codec, stored)) = read_row(conn, &mut blocks, h, Some(kind))? else {
             return Ok(None);
         };
         nodes.push(node(codec, stored));
@@ -149,15 +139,8 @@ pub(super) fn decode_many<T: Send>(
                         None => match packs::cached_reference(cache, &r) {
                             Some(bytes) => Source::Cached(bytes),
                             None => {
-                                let row: Option<(i64, Place)> = conn
-                                    .prepare_cached(
-                                        "SELECT bytes, codec FROM objects WHERE hash = ?1",
-                                    )?
-                                    .query_row([&r.0[..]], |r| {
-                                        Ok((r.get(1)?, blocks.put(r.get_ref(0)?.as_blob()?)))
-                                    })
-                                    .optional()?;
-                                let Some((codec, stored)) = row else {
+                                let Some((codec, stored)) = read_row(conn, &mut blocks, &r, None)?
+                                else {
                                     return Ok(None);
                                 };
                                 nodes.push(node(codec, stored));
@@ -247,6 +230,29 @@ pub(super) fn decode_many<T: Send>(
     Ok(out)
 }
 
+/// The codec of object `hash`'s row and where its stored bytes now lie in `blocks`; `None`
+/// when it has no row, or, with `kind`, a row of another kind. `bytes` is asked for before
+/// `codec`, which sits behind it (schema/0010).
+fn read_row(
+    conn: &Connection,
+    blocks: &mut Blocks,
+    hash: &ObjectHash,
+    kind: Option<&str>,
+) -> Result<Option<(i64, Place)>, Error> {
+    let row = conn
+        .prepare_cached("SELECT kind, bytes, codec FROM objects WHERE hash = ?1")?
+        .query_row([&hash.0[..]], |r| {
+            if let Some(k) = kind
+                && r.get_ref(0)?.as_str()? != k
+            {
+                return Ok(None);
+            }
+            Ok(Some((r.get(2)?, blocks.put(r.get_ref(1)?.as_blob()?))))
+        })
+        .optional()?;
+    Ok(row.flatten())
+}
+
 fn node(codec: i64, stored: Place) -> Node {
     Node {
         codec,
@@ -267,10 +273,7 @@ fn stated_size(n: &Node, blocks: &Blocks) -> Option<usize> {
         packs::AGAINST => &stored[n.frame_at..],
         _ => stored,
     };
-    match zstd::zstd_safe::get_frame_content_size(frame) {
-        Ok(Some(s)) if s <= packs::MAX_STATED => Some(s as usize),
-        _ => None,
-    }
+    packs::stated_size(frame)
 }
 
 /// Levels by relaxation; false when references nest deeper than [`packs::MAX_DEPTH`] (a

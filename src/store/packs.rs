@@ -475,15 +475,24 @@ pub(super) fn unshuffle_into(s: &[u8], out: &mut [u8]) {
 
 /// The largest decoded size a zstd frame's header is believed for (1 GiB): a damaged header
 /// must not reserve memory.
-pub(super) const MAX_STATED: u64 = 1 << 30;
+const MAX_STATED: u64 = 1 << 30;
+
+/// The decoded size a zstd frame's header states, when it states a plausible one (at most
+/// [`MAX_STATED`]).
+pub(super) fn stated_size(frame: &[u8]) -> Option<usize> {
+    match zstd::zstd_safe::get_frame_content_size(frame) {
+        Ok(Some(n)) if n <= MAX_STATED => Some(n as usize),
+        _ => None,
+    }
+}
 
 /// Decompresses one zstd frame into a buffer of the size its header states (one allocation
 /// instead of a growing one), or, when the header states none or an implausible one (over
 /// 1 GiB: a damaged header must not reserve memory), as a stream.
 fn inflate(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    match zstd::zstd_safe::get_frame_content_size(bytes) {
-        Ok(Some(n)) if n <= MAX_STATED => zstd::bulk::decompress(bytes, n as usize),
-        _ => zstd::stream::decode_all(bytes),
+    match stated_size(bytes) {
+        Some(n) => zstd::bulk::decompress(bytes, n),
+        None => zstd::stream::decode_all(bytes),
     }
 }
 
@@ -680,10 +689,8 @@ fn decode_at(
                 prefix.extend_from_slice(r);
             }
             drop(refs);
-            let n = match zstd::zstd_safe::get_frame_content_size(frame) {
-                Ok(Some(n)) if n <= MAX_STATED => n as usize,
-                _ => return Err(corrupt(*hash, "its frame states no plausible size".into())),
-            };
+            let n = stated_size(frame)
+                .ok_or_else(|| corrupt(*hash, "its frame states no plausible size".into()))?;
             let mut out = vec![0u8; n];
             let done = decompress_against(frame, &prefix, &mut out);
             cache.0.borrow_mut().prefix = prefix;

@@ -122,38 +122,35 @@ pub fn encode_chunks<K: PositionKey>(
         .collect()
 }
 
-/// Postcard's bytes of the [`TableChunk`] of `part`: each field a varint length, then the
-/// keys (postcard), the rows (8 bytes little-endian each), the update counts (varints).
+/// Postcard's bytes of the [`TableChunk`] of `part`: each field a length, then the keys and
+/// the update counts as postcard writes them, the rows as postcard writes an f64 (8 bytes
+/// little-endian), without its call per value.
 fn encode_chunk<K: PositionKey>(table: &Table<K>, part: &[usize]) -> Result<Vec<u8>, StoreError> {
+    fn put<T: Serialize + ?Sized>(
+        out: Vec<u8>,
+        value: &T,
+        kind: &'static str,
+    ) -> Result<Vec<u8>, StoreError> {
+        postcard::to_extend(value, out).map_err(|source| StoreError::Encode { kind, source })
+    }
+    let kind = <TableChunk<K> as Record>::KIND;
     let stride = table.stride();
     let mut out = Vec::with_capacity(part.len() * (stride * 8 + 16) + 16);
-    put_varint(&mut out, part.len() as u64);
+    out = put(out, &(part.len() as u64), kind)?;
     for &i in part {
-        out = postcard::to_extend(table.key(i), out).map_err(|source| StoreError::Encode {
-            kind: <TableChunk<K> as Record>::KIND,
-            source,
-        })?;
+        out = put(out, table.key(i), kind)?;
     }
-    put_varint(&mut out, (part.len() * stride) as u64);
+    out = put(out, &((part.len() * stride) as u64), kind)?;
     for &i in part {
         for x in table.row(i) {
             out.extend_from_slice(&x.to_le_bytes());
         }
     }
-    put_varint(&mut out, part.len() as u64);
+    out = put(out, &(part.len() as u64), kind)?;
     for &i in part {
-        put_varint(&mut out, u64::from(table.updates(i)));
+        out = put(out, &table.updates(i), kind)?;
     }
     Ok(out)
-}
-
-/// Postcard's varint (LEB128) of an unsigned integer.
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 /// The chunks of `rows` (table row indices in ascending key order).
