@@ -9,7 +9,7 @@ use std::path::Path;
 
 use tabula::game::Game;
 use tabula::games::AnyGame;
-use tabula::learner::table::legal_priors;
+use tabula::learners::tabular::table::legal_priors;
 use tabula::runs::checkout_at;
 use tabula::store::Store;
 

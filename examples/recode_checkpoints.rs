@@ -11,8 +11,8 @@
 //! sqlite3 ppre.db "VACUUM; SELECT * FROM object_forms"
 //! ```
 
-use tabula::learners::Encoded;
 use tabula::learners::tabular::{SnapshotRecord, TableChunk};
+use tabula::store::Encoded;
 use tabula::store::{ObjectHash, Store, Value};
 
 /// A checkpoint's chunks: address and record bytes, in order.

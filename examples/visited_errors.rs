@@ -15,8 +15,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use tabula::eval::Truth;
 use tabula::games::AnyGame;
-use tabula::learner::Truth;
 use tabula::runs::life::{model_errors, visited_positions};
 use tabula::store::Store;
 

@@ -65,3 +65,28 @@ impl GameError {
         }
     }
 }
+
+/// A setting outside its allowed range: the key, the value given and what is allowed. Every
+/// layer that validates settings raises it; the layer above wraps it with its own prefix
+/// (`run spec: …`), so a message always names the key and the range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{key}` = {value} is out of range; allowed: {allowed}")]
+pub struct SettingError {
+    pub key: String,
+    pub value: String,
+    pub allowed: String,
+}
+
+impl SettingError {
+    pub fn new(
+        key: impl Into<String>,
+        value: impl ToString,
+        allowed: impl Into<String>,
+    ) -> SettingError {
+        SettingError {
+            key: key.into(),
+            value: value.to_string(),
+            allowed: allowed.into(),
+        }
+    }
+}

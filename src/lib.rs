@@ -19,8 +19,10 @@
 
 pub mod encode;
 pub mod error;
+pub mod eval;
 pub mod experiments;
 pub mod game;
+pub mod game_record;
 pub mod games;
 pub mod learner;
 pub mod learners;
@@ -28,7 +30,9 @@ pub mod matches;
 pub mod nn;
 pub mod play;
 pub mod players;
-pub mod record;
+// Transitional old path (removed once the concurrent splits land).
+#[doc(hidden)]
+pub use game_record as record;
 pub mod rng;
 pub mod runs;
 pub mod search;

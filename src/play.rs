@@ -21,22 +21,6 @@ pub enum Decision {
     ClaimWin,
 }
 
-impl Decision {
-    /// The move a PUCT search chose, with its root statistics (the training target counts
-    /// kept only where they differ from the visits).
-    pub fn searched(r: crate::search::SearchResult) -> Decision {
-        let target = (r.target != r.visits).then_some(r.target);
-        Decision::Play {
-            action: r.action,
-            search: Some(SearchStats {
-                visits: r.visits,
-                target,
-                full: r.full,
-            }),
-        }
-    }
-}
-
 /// The one game loop. From `s` to the end: chance outcomes drawn from `rng` by their
 /// probabilities, decisions from `decide(state, player to move, ply, rng)` (`ply`: decisions
 /// made so far in this game). Every step is appended to `steps` when given. A claimed win ends

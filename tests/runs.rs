@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
+use tabula::eval::metric;
+use tabula::eval::{MetricsPlan, Truth};
 use tabula::games::{AnyGame, Ewn};
-use tabula::learner::{MetricsPlan, Truth, metrics};
-use tabula::learners::metric;
+use tabula::learners::tabular::metrics;
 use tabula::learners::tabular::records::table_at;
 use tabula::learners::tabular::{EvaluationRecord, SnapshotRecord, TabularAz};
 use tabula::runs::{IterationRecord, Quiet, RunConfig, RunOutcome, RunRecord, start};
@@ -23,7 +24,7 @@ use counting_alloc::allocations;
 #[test]
 fn table_search_does_not_allocate_per_simulation() {
     use tabula::game::Game;
-    use tabula::learner::{Table, TableEval};
+    use tabula::learners::tabular::{Table, TableEval};
     use tabula::search::{Search, SearchConfig};
     let g = match "cdc:PPPP".parse::<AnyGame>().unwrap() {
         AnyGame::Cdc(g) => g,
@@ -224,7 +225,7 @@ fn quick_run_learns() {
     let out = run_spec(&mut store, &text, 2);
     let before = out.baseline.clone().unwrap();
     let after = out.last.unwrap().metrics;
-    let m = |v: &tabula::learners::MetricValues, name: &str| metric(v, name).unwrap();
+    let m = |v: &tabula::eval::MetricValues, name: &str| metric(v, name).unwrap();
     let (wr, ci) = (m(&after, "wr_p"), m(&after, "wr_p_ci95"));
     let (wr0, ci0) = (m(&before, "wr_p"), m(&before, "wr_p_ci95"));
     // Clearly above: the confidence intervals do not overlap.

@@ -27,64 +27,22 @@
 //! How to add a learner: docs/learners.md.
 
 pub mod network;
-pub mod reference;
 pub mod tabular;
 
 use serde::{Deserialize, Serialize};
 
+use crate::eval::{MetricsPlan, Truth};
 use crate::game::{Action, Game};
-use crate::learner::{MetricsPlan, Truth};
 use crate::record::{GameRecord, ReplayError};
 use crate::runs::{RunError, Settings, SpecError};
 use crate::search::Evaluator;
-use crate::store::{ObjectHash, Record, Store, StoreError};
+use crate::store::{ObjectHash, Record, Store};
 
+// Transitional old paths (removed once the runs, store and cli splits land).
+pub use crate::eval::{MetricDef, MetricValues};
+pub use crate::store::Encoded;
 pub use network::Network;
 pub use tabular::TabularAz;
-
-/// A metric a learner (or the evaluation) declares: its name in the store's long table
-/// `metrics` and in the wide views, and what it measures (shown by `tabula show --json`,
-/// listed in docs/metrics.md).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct MetricDef {
-    pub name: &'static str,
-    pub description: &'static str,
-}
-
-/// One iteration's values of declared metrics, in declaration order (`None`: not measured).
-pub type MetricValues = Vec<(&'static str, Option<f64>)>;
-
-/// The value of metric `name` in `values` (`None`: not declared or not measured).
-pub fn metric(values: &MetricValues, name: &str) -> Option<f64> {
-    values
-        .iter()
-        .find(|(n, _)| *n == name)
-        .and_then(|(_, v)| *v)
-}
-
-/// An object encoded for the store with its address: a [`Record`] with its type erased, so a
-/// learner's checkpoint records of any kind travel to the store writer together.
-#[derive(Clone, Debug)]
-pub struct Encoded {
-    pub kind: &'static str,
-    pub bytes: Vec<u8>,
-    pub hash: ObjectHash,
-}
-
-impl Encoded {
-    /// Encodes `record` (postcard) and computes its address.
-    pub fn of<R: Record>(record: &R) -> Result<Encoded, StoreError> {
-        let bytes = postcard::to_stdvec(record).map_err(|source| StoreError::Encode {
-            kind: R::KIND,
-            source,
-        })?;
-        Ok(Encoded {
-            kind: R::KIND,
-            hash: ObjectHash::of(R::KIND, &bytes),
-            bytes,
-        })
-    }
-}
 
 /// A model checkpoint: the objects to store (in write order) and its root, the object an
 /// iteration record names as its snapshot. `full`: a self-contained checkpoint (as opposed

@@ -16,17 +16,17 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::reference::{
-    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, solver_scores,
-};
 use super::tabular::TABULAR_METRICS as SHARED;
 use super::{
-    Checkpoint, CheckpointRefs, Encoded, EvalContext, Learner, LearnerContext, MetricDef,
-    MetricValues, ModelSummary, Reference, TrainReport,
+    Checkpoint, CheckpointRefs, EvalContext, Learner, LearnerContext, ModelSummary, Reference,
+    TrainReport,
 };
 use crate::encode::{Encoder, encoder};
+use crate::eval::reference::{
+    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, solver_scores,
+};
+use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
 use crate::game::{Action, Game};
-use crate::learner::metrics::{WinRate, win_rate_of};
 use crate::nn::{
     Arch, Example, Layout, Losses, OptimConfig, OptimState, Scratch, legal_softmax, train_step,
     unit_value,
@@ -35,7 +35,7 @@ use crate::record::{GameRecord, ReplayError};
 use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
 use crate::runs::{RunError, Settings, SpecError};
 use crate::search::Evaluator;
-use crate::store::{ObjectHash, Record, Store};
+use crate::store::{Encoded, ObjectHash, Record, Store};
 
 /// The architecture's name in the spec.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -315,7 +315,7 @@ impl Record for CheckpointRecord {
 }
 
 /// `network-evaluation/v1`: the first eight fields, then the reference metrics
-/// ([`super::reference`]) only where they were measured. Postcard writes a struct as its
+/// ([`crate::eval::reference`]) only where they were measured. Postcard writes a struct as its
 /// fields one after another, so an evaluation without them has exactly the bytes it had
 /// before they existed (the heads of earlier runs do not move), and a stored one without
 /// them reads back with `reference: None` (see the serde impls below).
@@ -434,7 +434,7 @@ const ALL_METRICS: [MetricDef; 12 + REFERENCE_METRICS.len()] = {
 
 /// The network learner's metrics: the shared WR_p, ERR_p, MAE_v and coverage definitions,
 /// its training losses, then the reference metrics of unsolved variants
-/// ([`super::reference`]).
+/// ([`crate::eval::reference`]).
 pub const NETWORK_METRICS: &[MetricDef] = &ALL_METRICS;
 
 /// Self-play games a worker plays at once (docs/network.md, "Throughput").
@@ -873,7 +873,7 @@ impl<G: Game> Learner<G> for Network<G> {
 
     fn metric_values(e: &NetworkEvaluation) -> MetricValues {
         let w = e.wr_p.as_ref();
-        let values = crate::learner::metrics::WinRate::values(w)
+        let values = WinRate::values(w)
             .into_iter()
             .chain([
                 e.err_p,
@@ -1001,7 +1001,7 @@ mod tests {
         );
         let with = NetworkEvaluation {
             reference: Some(ReferenceEval {
-                solver: vec![super::super::reference::SolverScore {
+                solver: vec![crate::eval::reference::SolverScore {
                     multiplier: 10,
                     games: 4,
                     wins: 1,
@@ -1010,7 +1010,7 @@ mod tests {
                     ci95: 0.4,
                     auc: Some(1.0),
                 }],
-                c4: vec![super::super::reference::C4SetScore {
+                c4: vec![crate::eval::reference::C4SetScore {
                     set: "L3_R1".into(),
                     positions: 10,
                     value_error: 0.3,
@@ -1027,12 +1027,12 @@ mod tests {
         );
         let values = <Network<crate::games::Ewn> as Learner<_>>::metric_values(&with);
         assert_eq!(values.len(), NETWORK_METRICS.len());
-        assert_eq!(super::super::metric(&values, "wr_solver_10x"), Some(0.375));
+        assert_eq!(crate::eval::metric(&values, "wr_solver_10x"), Some(0.375));
         assert_eq!(
-            super::super::metric(&values, "c4_best_move_l3_r1"),
+            crate::eval::metric(&values, "c4_best_move_l3_r1"),
             Some(0.7)
         );
-        assert_eq!(super::super::metric(&values, "wr_solver_1x"), None);
+        assert_eq!(crate::eval::metric(&values, "wr_solver_1x"), None);
     }
 
     /// A network on a real game: a position's priors and value are the same bits through the

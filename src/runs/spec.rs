@@ -27,7 +27,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::GameError;
+use crate::error::{GameError, SettingError};
 use crate::games::AnyGame;
 pub use crate::learners::LearnerSettings;
 use crate::search::SearchConfig;
@@ -141,6 +141,16 @@ pub enum SpecError {
         variant: String,
         reason: String,
     },
+}
+
+impl From<SettingError> for SpecError {
+    fn from(e: SettingError) -> SpecError {
+        SpecError::Range {
+            key: e.key,
+            value: e.value,
+            allowed: e.allowed,
+        }
+    }
 }
 
 /// A run name: not empty, not blank at either end, and not a number (a number names a run

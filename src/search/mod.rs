@@ -67,3 +67,21 @@ pub enum SearchError {
     #[error("bad start position: {0}")]
     Start(String),
 }
+
+/// A search's move as a player's decision: the search sits above the game loop
+/// ([`crate::play`]), so the conversion lives here.
+impl crate::play::Decision {
+    /// The move a PUCT search chose, with its root statistics (the training target counts
+    /// kept only where they differ from the visits).
+    pub fn searched(r: SearchResult) -> crate::play::Decision {
+        let target = (r.target != r.visits).then_some(r.target);
+        crate::play::Decision::Play {
+            action: r.action,
+            search: Some(crate::game_record::SearchStats {
+                visits: r.visits,
+                target,
+                full: r.full,
+            }),
+        }
+    }
+}

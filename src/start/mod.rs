@@ -19,9 +19,9 @@ pub mod initial;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::SettingError;
 use crate::game::Game;
 use crate::record::GameRecord;
-use crate::runs::SpecError;
 
 pub use go_exploit::GoExploit;
 pub use initial::Initial;
@@ -123,20 +123,20 @@ impl Default for StartSettings {
 
 impl StartSettings {
     /// Checks the ranges; errors name the key.
-    pub fn validate(&self) -> Result<(), SpecError> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         if !(0.0..=1.0).contains(&self.archive_prob) {
-            return Err(SpecError::Range {
-                key: "start.archive_prob".into(),
-                value: self.archive_prob.to_string(),
-                allowed: "a number in [0, 1] (the paper's 1 - lambda; it uses 0.9)".into(),
-            });
+            return Err(SettingError::new(
+                "start.archive_prob",
+                self.archive_prob,
+                "a number in [0, 1] (the paper's 1 - lambda; it uses 0.9)",
+            ));
         }
         if self.archive_size == 0 {
-            return Err(SpecError::Range {
-                key: "start.archive_size".into(),
-                value: "0".into(),
-                allowed: "an integer >= 1".into(),
-            });
+            return Err(SettingError::new(
+                "start.archive_size",
+                0,
+                "an integer >= 1",
+            ));
         }
         Ok(())
     }

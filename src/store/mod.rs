@@ -30,6 +30,7 @@
 //! a log left on purpose) it reads through the log in SQLite's shared mode and never checkpoints it.
 
 mod batch;
+mod encoded;
 mod hash;
 mod merge;
 mod objects;
@@ -47,6 +48,7 @@ use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, OpenFlags};
 
+pub use encoded::Encoded;
 pub use hash::ObjectHash;
 pub use merge::MergedSource;
 pub use objects::Record;

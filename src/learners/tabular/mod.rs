@@ -1,4 +1,4 @@
-//! Tabular AlphaZero as a [`Learner`]: the lookup table of [`crate::learner`] (Hsueh et al.,
+//! Tabular AlphaZero as a [`Learner`]: the lookup table of [`table`] (Hsueh et al.,
 //! TAAI 2018 and IEEE Access 2023), trained sample by sample with the schedule's beta.
 //!
 //! Records (unchanged since the first runs, so old stores keep their heads): a checkpoint is a
@@ -11,17 +11,22 @@
 //! `checkpoint_every`.
 
 use super::{
-    Checkpoint, CheckpointRefs, Encoded, EvalContext, ExportRow, Learner, LearnerContext,
-    MetricDef, MetricValues, ModelSummary, Reference, TrainReport,
+    Checkpoint, CheckpointRefs, EvalContext, ExportRow, Learner, LearnerContext, ModelSummary,
+    Reference, TrainReport,
 };
+use crate::eval::{MetricDef, MetricValues, WinRate};
 use crate::game::{Action, Game, PositionKey};
-use crate::learner::table::greedy_action;
-use crate::learner::{Sample, Table, TableEval, metrics, train};
 use crate::record::{GameRecord, ReplayError};
 use crate::runs::{RunError, Settings, SpecError};
-use crate::store::{ObjectHash, Store};
+use crate::store::{Encoded, ObjectHash, Store};
+use table::greedy_action;
+pub use table::{Table, TableEval};
+pub use train::{Sample, train};
 
+pub mod metrics;
 pub mod records;
+pub mod table;
+pub mod train;
 
 pub use records::{EvaluationRecord, SnapshotRecord, TableChunk};
 
@@ -345,20 +350,18 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
     fn metric_values(e: &EvaluationRecord) -> MetricValues {
         let m = &e.metrics;
         let w = m.wr_p.as_ref();
-        let values = crate::learner::metrics::WinRate::values(w)
-            .into_iter()
-            .chain([
-                m.err_p,
-                m.mae_v,
-                Some(m.updated[0] as f64),
-                Some(m.updated[1] as f64),
-                Some(m.updated[2] as f64),
-                Some(m.seen as f64),
-                m.err_p_updated,
-                m.mae_v_updated,
-                m.err_p_updated_weighted,
-                m.mae_v_updated_weighted,
-            ]);
+        let values = WinRate::values(w).into_iter().chain([
+            m.err_p,
+            m.mae_v,
+            Some(m.updated[0] as f64),
+            Some(m.updated[1] as f64),
+            Some(m.updated[2] as f64),
+            Some(m.seen as f64),
+            m.err_p_updated,
+            m.mae_v_updated,
+            m.err_p_updated_weighted,
+            m.mae_v_updated_weighted,
+        ]);
         TABULAR_METRICS
             .iter()
             .zip(values)

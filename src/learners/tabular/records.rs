@@ -9,11 +9,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::metrics::Metrics;
+use super::table::Table;
 use crate::game::PositionKey;
-use crate::learner::{Metrics, Table};
-use crate::learners::Encoded;
 use crate::runs::RunError;
-use crate::store::{ObjectHash, Record, Store, StoreError};
+use crate::store::{Encoded, ObjectHash, Record, Store, StoreError};
 
 /// The metrics of one iteration (0: the untrained table).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

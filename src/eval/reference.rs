@@ -26,12 +26,12 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{MetricDef, MetricValues, metric};
+use crate::error::SettingError;
 use crate::game::{Action, Game, Player};
 use crate::games::ConnectFour;
 use crate::games::connect4::C4State;
 use crate::play::{Decision, play_loop};
 use crate::rng::stream_fmt;
-use crate::runs::SpecError;
 use crate::search::{Evaluator, MctsSolver, Search, SearchConfig, SearchError, SolverConfig};
 use crate::solver::connect4::{C4Solver, DEFAULT_TABLE_BITS};
 
@@ -92,14 +92,15 @@ impl Default for ReferenceSettings {
     }
 }
 
-/// A range error naming `learner.network.reference.KEY`.
-fn bad(key: &str, value: impl ToString, allowed: &str) -> SpecError {
-    super::network::bad(&format!("reference.{key}"), value, allowed)
+/// A range error naming `learner.network.reference.KEY` (the table these settings are read
+/// from).
+fn bad(key: &str, value: impl ToString, allowed: &str) -> SettingError {
+    SettingError::new(format!("learner.network.reference.{key}"), value, allowed)
 }
 
 impl ReferenceSettings {
     /// Checks every key (errors name `learner.network.reference.KEY`).
-    pub fn validate(&self) -> Result<(), SpecError> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         if self.solver_games > 100_000 {
             return Err(bad(
                 "solver_games",
@@ -471,7 +472,7 @@ pub fn solver_scores<G: Game, E: Evaluator<G>>(
                 },
             )
             .collect();
-        let w = crate::learner::WinRate::of_scores(&scores);
+        let w = super::WinRate::of_scores(&scores);
         let name = format!("auc_solver_{k}x");
         let before = if iteration >= 2 {
             previous.and_then(|p| metric(p, &name)).unwrap_or(0.0)

@@ -1,23 +1,19 @@
-//! The metrics of docs/metrics.md, measured against the exact solution.
+//! Measuring a model against the exact solution (docs/metrics.md): [`Truth`] (the solution and
+//! the test positions with their solved values), [`WinRate`] (WR_p: a player without search
+//! against the optimal player, half the games as first player; game g of iteration i draws
+//! everything from the stream `eval(i,g)`; the model sits first in even games) and the test
+//! errors ERR_p (over S_test, the mean of sum_a p_a (v*_best - v*_a), values on the [0, 1]
+//! scale) and MAE_v (the mean of |v*_s - v_s|). Each learner measures its own model through
+//! these (the tabular one in `learners::tabular::metrics`).
 //!
-//! - WR_p: the table player (the legal action of highest probability, no search) against the
-//!   optimal player, half the games as first player; game g of iteration i draws everything
-//!   from the stream `eval(i,g)`; the table sits first in even games.
-//! - ERR_p: over S_test, the mean of sum_a p_a (v*_best - v*_a), values on the [0, 1] scale.
-//! - MAE_v: over S_test, the mean of |v*_s - v_s|, v_s = sigmoid(v_hat).
-//! - Coverage: positions updated at least 1, 4, 16 times; distinct positions seen.
-//! - ERR_p and MAE_v over every position updated at least once, unweighted and weighted by
-//!   update count.
-//!
-//! Every float reduction runs in a fixed order (per game or per position in key order, then
-//! summed sequentially), so the metrics are bit-identical on any number of threads.
+//! Every float reduction runs in a fixed order (per game or per position, then summed
+//! sequentially), so the metrics are bit-identical on any number of threads.
 
 use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::table::{Table, TableEval, greedy_action, legal_priors, sigmoid};
 use crate::game::{Action, ChanceOutcome, Game, Player};
 use crate::play::{Decision, optimal_decision};
 use crate::rng::{stream_fmt, uniform_index};
@@ -74,29 +70,11 @@ impl WinRate {
     }
 }
 
-/// One iteration's metrics. `None` where the run did not ask for a metric (or the variant has
-/// no solution).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Metrics {
-    pub wr_p: Option<WinRate>,
-    pub err_p: Option<f64>,
-    pub mae_v: Option<f64>,
-    /// Positions updated at least 1, 4 and 16 times since the run began.
-    pub updated: [u64; 3],
-    /// Distinct decision positions that occurred in self-play games since the run began.
-    pub seen: u64,
-    /// ERR_p and MAE_v over every position updated at least once: unweighted, then weighted
-    /// by update count.
-    pub err_p_updated: Option<f64>,
-    pub mae_v_updated: Option<f64>,
-    pub err_p_updated_weighted: Option<f64>,
-    pub mae_v_updated_weighted: Option<f64>,
-}
-
 /// A solved position with its values on the [0, 1] scale.
 #[derive(Clone, Debug)]
-struct Solved {
-    legal: Vec<Action>,
+pub(crate) struct Solved {
+    /// The legal actions, ascending.
+    pub(crate) legal: Vec<Action>,
     /// v*_a of each legal action.
     action_values: Vec<f64>,
     best: f64,
@@ -104,7 +82,7 @@ struct Solved {
 }
 
 impl Solved {
-    fn of<G: Game>(g: &G, sol: &Solution<G::Key>, s: &G::State) -> Option<Solved> {
+    pub(crate) fn of<G: Game>(g: &G, sol: &Solution<G::Key>, s: &G::State) -> Option<Solved> {
         let av = action_values(g, sol, s)?;
         let value = to_unit(sol.value_of_key(&g.key(s))?);
         let legal: Vec<Action> = av.iter().map(|x| x.0).collect();
@@ -122,16 +100,15 @@ impl Solved {
     }
 
     /// (ERR_p, |v* - v|) of a table row.
-    fn errors(&self, row: &[f64], priors: &mut Vec<f64>) -> (f64, f64) {
-        let n = row.len() - 1;
-        priors.resize(self.legal.len(), 0.0);
-        legal_priors(&row[..n], &self.legal, priors);
+    /// ERR_p and the value error of a model at this position: `priors` over
+    /// [`Solved::legal`] (in that order) and its value `v` on the [0, 1] scale.
+    pub(crate) fn errors(&self, priors: &[f64], v: f64) -> (f64, f64) {
         let err: f64 = priors
             .iter()
             .zip(&self.action_values)
             .map(|(p, v)| p * (self.best - v))
             .sum();
-        (err, (self.value - sigmoid(row[n])).abs())
+        (err, (self.value - v).abs())
     }
 }
 
@@ -171,6 +148,11 @@ impl<G: Game> Truth<G> {
     pub fn test_positions(&self) -> usize {
         self.test.len()
     }
+
+    /// The test positions with their solved values, in order.
+    pub(crate) fn tests(&self) -> &[(G::Key, Solved)] {
+        &self.test
+    }
 }
 
 impl<G: Game> Truth<G> {
@@ -191,12 +173,9 @@ impl<G: Game> Truth<G> {
             priors.clear();
             priors.resize(solved.legal.len(), 0.0);
             let v = model(&s, &solved.legal, &mut priors);
-            err += priors
-                .iter()
-                .zip(&solved.action_values)
-                .map(|(p, v)| p * (solved.best - v))
-                .sum::<f64>();
-            mae += (solved.value - v).abs();
+            let (e, a) = solved.errors(&priors, v);
+            err += e;
+            mae += a;
         }
         let n = self.test.len().max(1) as f64;
         (err / n, mae / n)
@@ -210,105 +189,6 @@ pub struct MetricsPlan {
     pub wr_p_games: u32,
     /// ERR_p and MAE_v (on S_test and on updated positions).
     pub errors: bool,
-}
-
-/// Measures `table` after iteration `iteration` (0: the untrained table).
-pub fn measure<G: Game>(
-    g: &G,
-    table: &Table<G::Key>,
-    truth: Option<&Truth<G>>,
-    plan: MetricsPlan,
-    iteration: u32,
-    seen: u64,
-) -> Metrics {
-    let mut updated = [0u64; 3];
-    for i in 0..table.len() {
-        let u = table.updates(i);
-        for (slot, min) in updated.iter_mut().zip([1, 4, 16]) {
-            if u >= min {
-                *slot += 1;
-            }
-        }
-    }
-    let mut m = Metrics {
-        wr_p: None,
-        err_p: None,
-        mae_v: None,
-        updated,
-        seen,
-        err_p_updated: None,
-        mae_v_updated: None,
-        err_p_updated_weighted: None,
-        mae_v_updated_weighted: None,
-    };
-    let Some(truth) = truth else {
-        return m;
-    };
-    if plan.wr_p_games > 0 {
-        m.wr_p = Some(win_rate(g, table, truth, iteration, plan.wr_p_games));
-    }
-    if plan.errors {
-        let mut scratch = Vec::new();
-        let mut priors = Vec::new();
-        let (mut err, mut mae) = (0.0, 0.0);
-        for (key, solved) in &truth.test {
-            let (e, a) = solved.errors(table.lookup(key, &mut scratch), &mut priors);
-            err += e;
-            mae += a;
-        }
-        let n = truth.test.len().max(1) as f64;
-        m.err_p = Some(err / n);
-        m.mae_v = Some(mae / n);
-        // Every trained position, in key order; per-position terms first, summed in order.
-        let rows = table.sorted_rows();
-        let terms: Vec<Option<(f64, f64, f64)>> = rows
-            .par_iter()
-            .map_init(Vec::new, |priors, &i| {
-                let s = g.state_from_key(*table.key(i)).ok()?;
-                let solved = Solved::of(g, &truth.solution, &s)?;
-                let (e, a) = solved.errors(table.row(i), priors);
-                Some((e, a, f64::from(table.updates(i))))
-            })
-            .collect();
-        let (mut n, mut e, mut a, mut w, mut we, mut wa) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-        for (te, ta, tw) in terms.into_iter().flatten() {
-            n += 1.0;
-            e += te;
-            a += ta;
-            w += tw;
-            we += tw * te;
-            wa += tw * ta;
-        }
-        if n > 0.0 {
-            m.err_p_updated = Some(e / n);
-            m.mae_v_updated = Some(a / n);
-        }
-        if w > 0.0 {
-            m.err_p_updated_weighted = Some(we / w);
-            m.mae_v_updated_weighted = Some(wa / w);
-        }
-    }
-    m
-}
-
-/// WR_p over `games` games in parallel (see the module docs).
-pub fn win_rate<G: Game>(
-    g: &G,
-    table: &Table<G::Key>,
-    truth: &Truth<G>,
-    iteration: u32,
-    games: u32,
-) -> WinRate {
-    let n = g.num_actions();
-    win_rate_of(
-        g,
-        truth,
-        table.seed(),
-        iteration,
-        games,
-        || TableEval::new(table),
-        |eval, s, legal| greedy_action(&eval.entries(&g.key(s))[..n], legal),
-    )
 }
 
 /// WR_p of any player without search: `choose(state, s, legal)` picks its move (`state`:
