@@ -6,7 +6,9 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tabula::game::{Game, Turn};
 use tabula::games::ConnectFour;
+use tabula::learners::Learner;
 use tabula::learners::network::Network;
+use tabula::runs::RunConfig;
 use tabula::search::Search;
 
 fn network(c: &mut Criterion) {
@@ -32,7 +34,8 @@ fn network(c: &mut Criterion) {
              [eval]\nwr_p = false\nerrors = false\n[learner]\nkind = \"network\"\n\
              [learner.network]\n{net}\n"
         );
-        let (model, cfg) = Network::from_spec(&g, &spec, 1).expect("valid spec");
+        let cfg = RunConfig::from_toml(&spec, "network").expect("valid spec");
+        let model = Network::new(&g, cfg.learner_context(1)).expect("a network");
         let (mut values, mut logits) = (Vec::new(), Vec::new());
         for n in [1usize, 64] {
             group.throughput(Throughput::Elements(n as u64));

@@ -13,8 +13,10 @@ use rayon::prelude::*;
 use tabula::game::{Game, Turn};
 use tabula::games::ConnectFour;
 use tabula::learner::lanes::{LaneGame, self_play_lanes};
+use tabula::learners::Learner;
 use tabula::learners::network::Network;
 use tabula::record::GameRecord;
+use tabula::runs::RunConfig;
 use tabula::search::Search;
 
 /// Decision states of a few random-ish games (every move the lowest legal column after a
@@ -54,7 +56,8 @@ fn main() {
              [eval]\nwr_p = false\nerrors = false\n[learner]\nkind = \"network\"\n\
              [learner.network]\n{net}\n"
         );
-        let (model, cfg) = Network::from_spec(&g, &spec, 1).expect("valid spec");
+        let cfg = RunConfig::from_toml(&spec, "network").expect("valid spec");
+        let model = Network::new(&g, cfg.learner_context(1)).expect("a network");
         println!("{label}: {} parameters", model.parameters());
         let states = positions(&g, 64 * 64);
         let (mut values, mut logits) = (Vec::new(), Vec::new());

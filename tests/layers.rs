@@ -272,6 +272,12 @@ fn root_names(src: &Path, files: &[PathBuf]) -> BTreeMap<String, String> {
 fn upward_imports(src: &Path, layers: &[String]) -> Vec<String> {
     let rank = |m: &str| layers.iter().position(|l| l == m);
     let files = rust_files(src);
+    let shown = |f: &Path| {
+        f.strip_prefix(src.parent().unwrap())
+            .unwrap_or(f)
+            .display()
+            .to_string()
+    };
     let test_only = test_only_files(&files);
     let roots = root_names(src, &files);
     let mut bad = Vec::new();
@@ -297,10 +303,10 @@ fn upward_imports(src: &Path, layers: &[String]) -> Vec<String> {
             }
             match rank(&target) {
                 Some(r) if r > own => {}
-                Some(_) => bad.push(format!("{}: {module} -> {target}", f.display())),
+                Some(_) => bad.push(format!("{}: {module} -> {target}", shown(f))),
                 None => bad.push(format!(
                     "{}: {module} -> `{target}`, a name not in the layer list",
-                    f.display()
+                    shown(f)
                 )),
             }
         }

@@ -31,12 +31,13 @@ pub mod tabular;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::SettingError;
 use crate::eval::{MetricsPlan, Truth};
 use crate::game::{Action, Game};
 use crate::record::{GameRecord, ReplayError};
-use crate::runs::{RunError, Settings, SpecError};
 use crate::search::Evaluator;
-use crate::store::{ObjectHash, Record, Store};
+use crate::search::SearchConfig;
+use crate::store::{ObjectHash, Record, Store, StoreError};
 
 // Transitional old paths (removed once the runs, store and cli splits land).
 pub use crate::eval::{MetricDef, MetricValues};
@@ -118,13 +119,61 @@ pub struct TrainReport {
     pub beta: f64,
 }
 
-/// What a learner knows of its run.
+/// What a learner knows of its run: the values it reads, built by the driver from the run's
+/// settings (the learner never sees the run's own types).
 #[derive(Copy, Clone, Debug)]
 pub struct LearnerContext<'a> {
-    pub settings: &'a Settings,
     /// The seed of the model's initial parameters and of its evaluation streams: the root
     /// run's seed (a branch continues the same model, so it keeps it).
     pub model_seed: u64,
+    /// The Normal std of a new table row's entries (`init_std`).
+    pub init_std: f64,
+    /// The learning-rate schedule beta (`learning_rate`): (from_iteration, beta), ascending,
+    /// the first from iteration 1.
+    pub learning_rate: &'a [(u32, f64)],
+    /// Iterations between full checkpoints (`checkpoint_every`).
+    pub checkpoint_every: u32,
+    /// The run's search settings (the reference evaluation searches with them).
+    pub search: &'a SearchConfig,
+    /// The `[learner]` table.
+    pub learner: &'a LearnerSettings,
+}
+
+impl LearnerContext<'_> {
+    /// beta of iteration `i` (1-based).
+    pub fn beta(&self, i: u32) -> f64 {
+        scheduled(self.learning_rate, i)
+    }
+}
+
+/// The value in force at iteration `i` of a schedule of (from_iteration, value) pairs,
+/// ascending, the first from iteration 1 (validated before use).
+pub fn scheduled(schedule: &[(u32, f64)], i: u32) -> f64 {
+    schedule
+        .iter()
+        .take_while(|(from, _)| *from <= i)
+        .last()
+        .map_or(schedule[0].1, |x| x.1)
+}
+
+/// What a learner's settings are checked against: its own table and the driver's window.
+#[derive(Copy, Clone, Debug)]
+pub struct SettingsCheck<'a> {
+    pub learner: &'a LearnerSettings,
+    /// K: iterations of games in the training window.
+    pub window: u32,
+    /// M: self-play games per iteration.
+    pub games_per_iteration: u32,
+}
+
+/// A learner's failure: reading or writing its records, or a request it cannot meet.
+#[derive(Debug, thiserror::Error)]
+pub enum LearnerError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A request that cannot be met; the text says what is allowed.
+    #[error("{0}")]
+    Usage(String),
 }
 
 /// What the evaluation of an iteration gets.
@@ -176,10 +225,10 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
     type Evaluation: Record + Clone + Send + Sync + 'static;
 
     /// Checks the learner's settings (errors name the key and the allowed range).
-    fn validate(settings: &Settings) -> Result<(), SpecError>;
+    fn validate(check: SettingsCheck<'_>) -> Result<(), SettingError>;
 
     /// The untrained model.
-    fn new(g: &G, ctx: LearnerContext<'_>) -> Result<Self, RunError>;
+    fn new(g: &G, ctx: LearnerContext<'_>) -> Result<Self, LearnerError>;
 
     /// The model a checkpoint root describes (`None`: the untrained model).
     fn restore(
@@ -187,18 +236,18 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
         ctx: LearnerContext<'_>,
         store: &Store,
         root: Option<&ObjectHash>,
-    ) -> Result<Self, RunError>;
+    ) -> Result<Self, LearnerError>;
 
     /// Whether the checkpoint `root` can be restored from stored bytes alone. The driver
     /// stores every object of a `full` checkpoint but only the root of the others: their
     /// bytes are derived, rebuilt by re-training from the stored games and checked against
     /// the root's address (docs/store.md, "Derived snapshots"). A store written before that
     /// holds every object, and its checkpoints are all stored.
-    fn stored(store: &Store, root: &ObjectHash) -> Result<bool, RunError>;
+    fn stored(store: &Store, root: &ObjectHash) -> Result<bool, LearnerError>;
 
     /// The objects the checkpoint root `root` references (for `fsck`); an error when the
     /// root cannot be read as this learner's checkpoint.
-    fn references(store: &Store, root: &ObjectHash) -> Result<CheckpointRefs, RunError>;
+    fn references(store: &Store, root: &ObjectHash) -> Result<CheckpointRefs, LearnerError>;
 
     /// What `checkout` reports of the model after iteration `iteration`; `with_rows` asks for
     /// its rows (a usage error from a learner that has none).
@@ -208,7 +257,7 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
         ctx: LearnerContext<'_>,
         iteration: u32,
         with_rows: bool,
-    ) -> Result<ModelSummary, RunError>;
+    ) -> Result<ModelSummary, LearnerError>;
 
     /// The model as the search's leaf evaluator.
     fn evaluator(&self) -> Self::Eval<'_>;
@@ -245,7 +294,7 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
         ctx: LearnerContext<'_>,
         iteration: u32,
         previous: Option<ObjectHash>,
-    ) -> Result<Checkpoint, RunError>;
+    ) -> Result<Checkpoint, LearnerError>;
 
     /// Measures the model (iteration 0: untrained).
     fn evaluate(&self, g: &G, ctx: LearnerContext<'_>, e: EvalContext<'_, G>) -> Self::Evaluation;
@@ -360,16 +409,17 @@ pub struct LearnerSettings {
     pub network: Option<network::NetworkSettings>,
 }
 
-/// Checks the `[learner]` table of `s` and the named learner's settings (errors name the key).
-pub fn validate<G: Game>(s: &Settings) -> Result<(), SpecError> {
-    if s.learner.network.is_some() && s.learner.kind != LearnerKind::Network {
-        return Err(SpecError::Range {
-            key: "learner.network".into(),
-            value: "a table".into(),
-            allowed: "only with learner.kind = \"network\"".into(),
-        });
+/// Checks the `[learner]` table and the named learner's settings (errors name the key).
+pub fn validate<G: Game>(check: SettingsCheck<'_>) -> Result<(), SettingError> {
+    let kind = check.learner.kind;
+    if check.learner.network.is_some() && kind != LearnerKind::Network {
+        return Err(SettingError::new(
+            "learner.network",
+            "a table",
+            "only with learner.kind = \"network\"",
+        ));
     }
-    crate::with_learner!(s.learner.kind, L => <L<G> as Learner<G>>::validate(s))
+    crate::with_learner!(kind, L => <L<G> as Learner<G>>::validate(check))
 }
 
 /// Runs `$body` with `$L<G>` naming the learner type of `$kind` for any game type `G`:

@@ -18,10 +18,11 @@ use serde::{Deserialize, Serialize};
 
 use super::tabular::TABULAR_METRICS as SHARED;
 use super::{
-    Checkpoint, CheckpointRefs, EvalContext, Learner, LearnerContext, ModelSummary, Reference,
-    TrainReport,
+    Checkpoint, CheckpointRefs, EvalContext, Learner, LearnerContext, LearnerError,
+    LearnerSettings, ModelSummary, Reference, SettingsCheck, TrainReport,
 };
 use crate::encode::{Encoder, encoder};
+use crate::error::SettingError;
 use crate::eval::reference::{
     REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, solver_scores,
 };
@@ -33,7 +34,6 @@ use crate::nn::{
 };
 use crate::record::{GameRecord, ReplayError};
 use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
-use crate::runs::{RunError, Settings, SpecError};
 use crate::search::Evaluator;
 use crate::store::{Encoded, ObjectHash, Record, Store};
 
@@ -118,17 +118,13 @@ impl Default for NetworkSettings {
 }
 
 /// A range error naming `learner.network.KEY`.
-pub(crate) fn bad(key: &str, value: impl ToString, allowed: &str) -> SpecError {
-    SpecError::Range {
-        key: format!("learner.network.{key}"),
-        value: value.to_string(),
-        allowed: allowed.to_string(),
-    }
+fn bad(key: &str, value: impl ToString, allowed: &str) -> SettingError {
+    SettingError::new(format!("learner.network.{key}"), value, allowed)
 }
 
 impl NetworkSettings {
-    /// Checks every key against the run's settings (errors name `learner.network.KEY`).
-    pub fn validate(&self, run: &Settings) -> Result<(), SpecError> {
+    /// Checks every key against the driver's window (errors name `learner.network.KEY`).
+    pub fn validate(&self, check: SettingsCheck<'_>) -> Result<(), SettingError> {
         if self.hidden.len() > 16 || self.hidden.iter().any(|&h| h == 0 || h > 4096) {
             return Err(bad(
                 "hidden",
@@ -195,7 +191,7 @@ impl NetworkSettings {
         if let Some(r) = &self.reference {
             r.validate()?;
         }
-        let most = u64::from(run.window) * u64::from(run.games_per_iteration);
+        let most = u64::from(check.window) * u64::from(check.games_per_iteration);
         if let Some(r) = self.replay_games
             && (r == 0 || u64::from(r) > most)
         {
@@ -241,13 +237,13 @@ impl NetworkSettings {
 
     /// The learning rate of iteration `i` (1-based).
     pub fn lr_at(&self, i: u32) -> f64 {
-        crate::runs::spec::scheduled(&self.lr, i)
+        super::scheduled(&self.lr, i)
     }
 }
 
 /// The network settings of a run (its `[learner.network]` table or the defaults).
-pub fn settings_of(s: &Settings) -> NetworkSettings {
-    s.learner.network.clone().unwrap_or_default()
+pub fn settings_of(s: &LearnerSettings) -> NetworkSettings {
+    s.network.clone().unwrap_or_default()
 }
 
 /// Settings a branch cannot change ([`super::LearnerKind::fixed_settings`]): they decide the
@@ -469,10 +465,10 @@ impl<G: Game> std::fmt::Debug for Network<G> {
 }
 
 impl<G: Game> Network<G> {
-    fn build(g: &G, ctx: LearnerContext<'_>) -> Result<Network<G>, RunError> {
-        let settings = settings_of(ctx.settings);
+    fn build(g: &G, ctx: LearnerContext<'_>) -> Result<Network<G>, LearnerError> {
+        let settings = settings_of(ctx.learner);
         let encoder = encoder(g).ok_or_else(|| {
-            RunError::Usage(format!(
+            LearnerError::Usage(format!(
                 "learner.kind = \"network\": {} has no input encoding",
                 g.variant()
             ))
@@ -491,21 +487,6 @@ impl<G: Game> Network<G> {
             losses: Losses::default(),
             buffer: 0,
         })
-    }
-
-    /// The untrained network of a run spec (TOML text) with model seed `model_seed`, and the
-    /// spec: for benchmarks and tools outside a run.
-    pub fn from_spec(
-        g: &G,
-        text: &str,
-        model_seed: u64,
-    ) -> Result<(Network<G>, crate::runs::RunConfig), RunError> {
-        let cfg = crate::runs::RunConfig::from_toml(text, "network")?;
-        let ctx = LearnerContext {
-            settings: &cfg.settings,
-            model_seed,
-        };
-        Ok((Network::build(g, ctx)?, cfg))
     }
 
     /// Parameters in all.
@@ -608,15 +589,15 @@ impl<G: Game> Learner<G> for Network<G> {
     type Eval<'a> = NetEval<'a, G>;
     type Evaluation = NetworkEvaluation;
 
-    fn validate(settings: &Settings) -> Result<(), SpecError> {
-        settings_of(settings).validate(settings)
+    fn validate(check: SettingsCheck<'_>) -> Result<(), SettingError> {
+        settings_of(check.learner).validate(check)
     }
 
-    fn new(g: &G, ctx: LearnerContext<'_>) -> Result<Self, RunError> {
+    fn new(g: &G, ctx: LearnerContext<'_>) -> Result<Self, LearnerError> {
         Network::build(g, ctx)
     }
 
-    fn stored(store: &Store, root: &ObjectHash) -> Result<bool, RunError> {
+    fn stored(store: &Store, root: &ObjectHash) -> Result<bool, LearnerError> {
         // Every network checkpoint is full: stored whole, never derived.
         let c: CheckpointRecord = store.get(root)?;
         Ok(store.contains(&c.params)? && store.contains(&c.optimizer)?)
@@ -627,7 +608,7 @@ impl<G: Game> Learner<G> for Network<G> {
         ctx: LearnerContext<'_>,
         store: &Store,
         root: Option<&ObjectHash>,
-    ) -> Result<Self, RunError> {
+    ) -> Result<Self, LearnerError> {
         let mut net = Network::build(g, ctx)?;
         let Some(root) = root else {
             return Ok(net);
@@ -637,7 +618,7 @@ impl<G: Game> Learner<G> for Network<G> {
         let opt: OptimizerRecord = store.get(&c.optimizer)?;
         let n = net.layout.params();
         if params.values.len() != n || !opt.state.fits(&net.optim, n) {
-            return Err(RunError::Usage(format!(
+            return Err(LearnerError::Usage(format!(
                 "network checkpoint {root}: {} parameters and an optimiser state that do not \
                  fit the run's network of {n} parameters",
                 params.values.len()
@@ -653,7 +634,7 @@ impl<G: Game> Learner<G> for Network<G> {
         Ok(net)
     }
 
-    fn references(store: &Store, root: &ObjectHash) -> Result<CheckpointRefs, RunError> {
+    fn references(store: &Store, root: &ObjectHash) -> Result<CheckpointRefs, LearnerError> {
         // A network checkpoint root names its weights and optimiser state (docs/network.md).
         let c: CheckpointRecord = store.get(root)?;
         let references = [("params", c.params), ("optimizer", c.optimizer)]
@@ -677,9 +658,9 @@ impl<G: Game> Learner<G> for Network<G> {
         ctx: LearnerContext<'_>,
         iteration: u32,
         with_rows: bool,
-    ) -> Result<ModelSummary, RunError> {
+    ) -> Result<ModelSummary, LearnerError> {
         if with_rows {
-            return Err(RunError::Usage(
+            return Err(LearnerError::Usage(
                 "checkout --export writes a table's rows; the network learner has none \
                  (query its outputs with `tabula match` or `model:RUN@I` players)"
                     .into(),
@@ -791,7 +772,7 @@ impl<G: Game> Learner<G> for Network<G> {
         _: LearnerContext<'_>,
         iteration: u32,
         _: Option<ObjectHash>,
-    ) -> Result<Checkpoint, RunError> {
+    ) -> Result<Checkpoint, LearnerError> {
         let params = Encoded::of(&ParamsRecord {
             values: self.params.clone(),
         })?;
@@ -836,7 +817,7 @@ impl<G: Game> Learner<G> for Network<G> {
             let solver = solver_scores(
                 g,
                 &reference,
-                &ctx.settings.search,
+                ctx.search,
                 ctx.model_seed,
                 e.iteration,
                 e.previous,
@@ -907,13 +888,13 @@ mod tests {
     #[test]
     fn settings_default_to_the_2023_study_and_parse() {
         let c = parse("").unwrap();
-        assert_eq!(settings_of(&c.settings), NetworkSettings::default());
+        assert_eq!(settings_of(&c.settings.learner), NetworkSettings::default());
         let c = parse(
             "[learner.network]\narch = \"resnet\"\nblocks = 3\nchannels = 8\n\
              optimizer = \"adam\"\nlr = [[1, 0.1], [2, 0.01]]\nreplay_games = 20\n",
         )
         .unwrap();
-        let n = settings_of(&c.settings);
+        let n = settings_of(&c.settings.learner);
         assert_eq!((n.arch, n.blocks, n.channels), (ArchKind::ResNet, 3, 8));
         assert_eq!((n.lr_at(1), n.lr_at(2), n.lr_at(9)), (0.1, 0.01, 0.01));
         // Tabular runs' settings do not name the network (their hashes do not move).
@@ -927,7 +908,7 @@ mod tests {
     fn the_tiny_spec_parses() {
         let c = RunConfig::from_toml(include_str!("../../runs/network-tiny.toml"), "x").unwrap();
         assert_eq!(c.game.variant(), "ewn:3x3x3");
-        let n = settings_of(&c.settings);
+        let n = settings_of(&c.settings.learner);
         assert_eq!((n.arch, n.hidden.clone()), (ArchKind::Mlp, vec![32]));
     }
 
@@ -1042,10 +1023,7 @@ mod tests {
     fn a_positions_output_does_not_depend_on_what_came_before() {
         let g = crate::games::Ewn::new(3, 3, 3).unwrap();
         let c = parse("[learner.network]\narch = \"resnet\"\nblocks = 1\nchannels = 4\n").unwrap();
-        let ctx = LearnerContext {
-            settings: &c.settings,
-            model_seed: 9,
-        };
+        let ctx = c.learner_context(9);
         let net = <Network<crate::games::Ewn> as Learner<_>>::new(&g, ctx).unwrap();
         let states = g.test_positions();
         let mut legal = Vec::new();

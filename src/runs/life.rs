@@ -43,7 +43,7 @@ use super::{
 };
 use crate::game::Game;
 use crate::games::AnyGame;
-use crate::learners::{Learner, LearnerContext, LearnerKind, ModelSummary};
+use crate::learners::{Learner, LearnerKind, ModelSummary};
 use crate::record::GameRecord;
 use crate::runs::records::{Parent, RunRecord};
 use crate::runs::spec::SpecError;
@@ -946,14 +946,11 @@ pub fn checkout_at(
         0 => None,
         _ => Some(records.get(i)?.snapshot),
     };
-    let ctx = LearnerContext {
-        settings: &cfg.settings,
-        model_seed: seed,
-    };
     let model = crate::with_game!(&cfg.game, |g| summarise(
         g,
         store,
-        ctx,
+        &cfg.settings,
+        seed,
         &mut records,
         i,
         with_rows
@@ -973,14 +970,15 @@ pub fn checkout_at(
 fn summarise<G: Game>(
     g: &G,
     store: &Store,
-    ctx: LearnerContext<'_>,
+    settings: &Settings,
+    model_seed: u64,
     records: &mut Records<'_>,
     i: u32,
     with_rows: bool,
 ) -> Result<ModelSummary, RunError> {
-    crate::with_learner!(ctx.settings.learner.kind, L => {
-        let m: L<G> = restore_at(g, store, ctx.settings, ctx.model_seed, records, i)?;
-        m.summary(g, ctx, i, with_rows)
+    crate::with_learner!(settings.learner.kind, L => {
+        let m: L<G> = restore_at(g, store, settings, model_seed, records, i)?;
+        Ok(m.summary(g, settings.learner_context(model_seed), i, with_rows)?)
     })
 }
 
@@ -1139,7 +1137,7 @@ fn refs_of<G: Game>(
     store: &Store,
     h: &ObjectHash,
 ) -> Result<crate::learners::CheckpointRefs, RunError> {
-    crate::with_learner!(kind, L => <L<G> as Learner<G>>::references(store, h))
+    crate::with_learner!(kind, L => Ok(<L<G> as Learner<G>>::references(store, h)?))
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ use crate::game::{Game, Player, Turn};
 use crate::learner::lanes::{LaneGame, self_play_lanes};
 use crate::learner::self_play::self_play_game;
 use crate::learner::{MetricsPlan, Truth};
-use crate::learners::{Encoded, EvalContext, Learner, LearnerContext, MetricValues};
+use crate::learners::{Encoded, EvalContext, Learner, LearnerContext, LearnerError, MetricValues};
 use crate::record::{GameRecord, ReplayError};
 use crate::search::{Search, SearchError};
 use crate::solver::fasthash::FastSet;
@@ -83,6 +83,8 @@ pub enum RunError {
     Store(#[from] StoreError),
     #[error("self-play: {0}")]
     Search(#[from] SearchError),
+    #[error(transparent)]
+    Learner(#[from] LearnerError),
     #[error("a self-play record does not re-play: {0}")]
     Replay(#[from] ReplayError),
     #[error("the metrics need the exact solution: {0}")]
@@ -537,10 +539,7 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
     done: u32,
 ) -> Result<StartPoint<G, L>, RunError> {
     let s = &cfg.settings;
-    let ctx = LearnerContext {
-        settings: s,
-        model_seed,
-    };
+    let ctx = s.learner_context(model_seed);
     let records = chain(store, head)?;
     if records.len() != done as usize {
         return Err(StoreError::Query(format!(
@@ -642,10 +641,7 @@ pub(crate) fn restore_at<G: Game, L: Learner<G>>(
     {
         base -= 1;
     }
-    let ctx = LearnerContext {
-        settings,
-        model_seed,
-    };
+    let ctx = settings.learner_context(model_seed);
     let mut model = L::restore(g, ctx, store, records.snapshot(base)?.as_ref())?;
     // The settings of each iteration (a branch's differ from its parent's), read once.
     let mut known: Vec<(ObjectHash, Settings)> = Vec::new();
@@ -676,10 +672,7 @@ pub(crate) fn restore_at<G: Game, L: Learner<G>>(
             false => None,
         };
         let s = &known[k].1;
-        let ctx = LearnerContext {
-            settings: s,
-            model_seed,
-        };
+        let ctx = s.learner_context(model_seed);
         let first = i.saturating_sub(s.window) + 1;
         while window.front().is_some_and(|(j, _)| *j < first) {
             window.pop_front();
@@ -700,10 +693,7 @@ pub(crate) fn restore_at<G: Game, L: Learner<G>>(
                 model_ref.checkpoint(g, ctx, i, previous)
             });
             let read = next_k.map(|k| {
-                let ctx = LearnerContext {
-                    settings: &known[k].1,
-                    model_seed,
-                };
+                let ctx = known[k].1.learner_context(model_seed);
                 window_samples::<G, L>(g, store, records, i + 1, ctx)
             });
             let rebuilt = trainer
@@ -1076,10 +1066,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
     ) -> Result<RunOutcome, RunError> {
         let (g, cfg, truth, run_id) = (self.g, self.cfg, self.truth, self.run_id);
         let s = &cfg.settings;
-        let ctx = LearnerContext {
-            settings: s,
-            model_seed: self.model_seed,
-        };
+        let ctx = s.learner_context(self.model_seed);
         let plan = MetricsPlan {
             wr_p_games: if s.eval.wr_p { s.eval.games } else { 0 },
             errors: s.eval.errors,

@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{GameError, SettingError};
 use crate::games::AnyGame;
 pub use crate::learners::LearnerSettings;
+use crate::learners::{LearnerContext, SettingsCheck, scheduled};
 use crate::search::SearchConfig;
 use crate::start::StartSettings;
 
@@ -93,16 +94,26 @@ impl Settings {
     pub fn beta(&self, i: u32) -> f64 {
         scheduled(&self.learning_rate, i)
     }
+
+    /// What the learner reads of these settings, with the model seed `model_seed`.
+    pub fn learner_context(&self, model_seed: u64) -> LearnerContext<'_> {
+        LearnerContext {
+            model_seed,
+            init_std: self.init_std,
+            learning_rate: &self.learning_rate,
+            checkpoint_every: self.checkpoint_every,
+            search: &self.search,
+            learner: &self.learner,
+        }
+    }
 }
 
-/// The value in force at iteration `i` of a schedule of (from_iteration, value) pairs,
-/// ascending, the first from iteration 1 (validated before use).
-pub fn scheduled(schedule: &[(u32, f64)], i: u32) -> f64 {
-    schedule
-        .iter()
-        .take_while(|(from, _)| *from <= i)
-        .last()
-        .map_or(schedule[0].1, |x| x.1)
+impl RunConfig {
+    /// What the learner of this run reads, with the model seed `model_seed` (a run's own
+    /// model seed is its root run's seed).
+    pub fn learner_context(&self, model_seed: u64) -> LearnerContext<'_> {
+        self.settings.learner_context(model_seed)
+    }
 }
 
 /// A validated run spec.
@@ -348,7 +359,12 @@ impl RunConfig {
 }
 
 fn validate_learner<G: crate::game::Game>(_: &G, s: &Settings) -> Result<(), SpecError> {
-    crate::learners::validate::<G>(s)
+    let check = SettingsCheck {
+        learner: &s.learner,
+        window: s.window,
+        games_per_iteration: s.games_per_iteration,
+    };
+    Ok(crate::learners::validate::<G>(check)?)
 }
 
 /// A seed drawn once from the OS (the only draw a run does not derive from its seed; it is

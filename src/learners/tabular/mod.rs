@@ -11,13 +11,13 @@
 //! `checkpoint_every`.
 
 use super::{
-    Checkpoint, CheckpointRefs, EvalContext, ExportRow, Learner, LearnerContext, ModelSummary,
-    Reference, TrainReport,
+    Checkpoint, CheckpointRefs, EvalContext, ExportRow, Learner, LearnerContext, LearnerError,
+    ModelSummary, Reference, SettingsCheck, TrainReport,
 };
+use crate::error::SettingError;
 use crate::eval::{MetricDef, MetricValues, WinRate};
 use crate::game::{Action, Game, PositionKey};
 use crate::record::{GameRecord, ReplayError};
-use crate::runs::{RunError, Settings, SpecError};
 use crate::store::{Encoded, ObjectHash, Store};
 use table::greedy_action;
 pub use table::{Table, TableEval};
@@ -59,7 +59,7 @@ impl<K: PositionKey> TabularAz<K> {
         rows: &[usize],
         full: bool,
         base: Option<ObjectHash>,
-    ) -> Result<Checkpoint, RunError> {
+    ) -> Result<Checkpoint, LearnerError> {
         // Chunks are encoded and hashed in parallel (rayon keeps their order): a PPPP
         // checkpoint is about 18 MB, and re-training a derived snapshot hashes one per
         // iteration (docs/store.md "Derived snapshots").
@@ -177,17 +177,17 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
     type Eval<'a> = TableEval<'a, G::Key>;
     type Evaluation = EvaluationRecord;
 
-    fn validate(settings: &Settings) -> Result<(), SpecError> {
-        let _ = settings;
+    fn validate(check: SettingsCheck<'_>) -> Result<(), SettingError> {
+        let _ = check;
         // The schedule, init_std and checkpoint_every are checked with the run's settings.
         Ok(())
     }
 
-    fn new(g: &G, ctx: LearnerContext<'_>) -> Result<Self, RunError> {
+    fn new(g: &G, ctx: LearnerContext<'_>) -> Result<Self, LearnerError> {
         Ok(TabularAz::from_table(Table::new(
             g.num_actions(),
             ctx.model_seed,
-            ctx.settings.init_std,
+            ctx.init_std,
         )))
     }
 
@@ -196,19 +196,19 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         ctx: LearnerContext<'_>,
         store: &Store,
         root: Option<&ObjectHash>,
-    ) -> Result<Self, RunError> {
+    ) -> Result<Self, LearnerError> {
         match root {
             None => <Self as Learner<G>>::new(g, ctx),
             Some(h) => Ok(TabularAz::from_table(records::table_at(
                 store,
                 h,
                 ctx.model_seed,
-                ctx.settings.init_std,
+                ctx.init_std,
             )?)),
         }
     }
 
-    fn stored(store: &Store, root: &ObjectHash) -> Result<bool, RunError> {
+    fn stored(store: &Store, root: &ObjectHash) -> Result<bool, LearnerError> {
         // The chain of deltas back to its full checkpoint, every chunk present.
         let mut cur = Some(*root);
         while let Some(h) = cur {
@@ -223,7 +223,7 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         Ok(true)
     }
 
-    fn references(store: &Store, root: &ObjectHash) -> Result<CheckpointRefs, RunError> {
+    fn references(store: &Store, root: &ObjectHash) -> Result<CheckpointRefs, LearnerError> {
         let s: SnapshotRecord = store.get(root)?;
         let mut references = Vec::new();
         if let Some(b) = s.base {
@@ -255,7 +255,7 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         _: LearnerContext<'_>,
         iteration: u32,
         with_rows: bool,
-    ) -> Result<ModelSummary, RunError> {
+    ) -> Result<ModelSummary, LearnerError> {
         let table = &self.table;
         let sorted = table.sorted_rows();
         let full = self.encode(iteration, &sorted, true, None)?;
@@ -315,7 +315,7 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         iteration: u32,
         window: &[&Sample<G::Key>],
     ) -> TrainReport {
-        let beta = ctx.settings.beta(iteration);
+        let beta = ctx.beta(iteration);
         let report = train(&mut self.table, window, beta);
         self.trained = report.rows;
         TrainReport {
@@ -331,8 +331,8 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         ctx: LearnerContext<'_>,
         iteration: u32,
         previous: Option<ObjectHash>,
-    ) -> Result<Checkpoint, RunError> {
-        let full = iteration.is_multiple_of(ctx.settings.checkpoint_every);
+    ) -> Result<Checkpoint, LearnerError> {
+        let full = iteration.is_multiple_of(ctx.checkpoint_every);
         if full {
             self.encode(iteration, &self.table.sorted_rows(), true, None)
         } else {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::metrics::Metrics;
 use super::table::Table;
 use crate::game::PositionKey;
-use crate::runs::RunError;
+use crate::learners::LearnerError;
 use crate::store::{Encoded, ObjectHash, Record, Store, StoreError};
 
 /// The metrics of one iteration (0: the untrained table).
@@ -184,7 +184,7 @@ pub fn table_at<K: PositionKey>(
     snapshot: &ObjectHash,
     seed: u64,
     init_std: f64,
-) -> Result<Table<K>, RunError> {
+) -> Result<Table<K>, LearnerError> {
     let mut chain = Vec::new();
     let mut cur = Some(*snapshot);
     while let Some(h) = cur {
