@@ -462,6 +462,48 @@ impl RowSink for Collect {
     }
 }
 
+impl super::Store {
+    /// Runs one SQL statement on a read-only connection and returns its rows (at most
+    /// [`QueryLimits::default`]'s). For results of any size use [`Store::query_stream`].
+    pub fn query(&self, sql: &str) -> Result<QueryResult, StoreError> {
+        let mut all = Collect::default();
+        self.query_stream(sql, &QueryLimits::default(), &mut all)?;
+        Ok(all.result)
+    }
+
+    /// Runs one read-only SQL statement, handing its rows to `sink` as SQLite produces them
+    /// (memory stays flat whatever the result's size); returns how many rows it handed over.
+    /// Only a store opened with [`Store::open_read_only`] runs queries. Errors:
+    /// [`StoreError::EmptyQuery`], [`StoreError::QueryDenied`] (anything but a read),
+    /// [`StoreError::TooManyRows`] and [`StoreError::QueryTimedOut`] (past `limits`, after the
+    /// rows before the limit reached the sink), [`StoreError::Output`] (the sink failed).
+    pub fn query_stream(
+        &self,
+        sql: &str,
+        limits: &QueryLimits,
+        sink: &mut dyn RowSink,
+    ) -> Result<u64, StoreError> {
+        let Some(guard) = &self.guard else {
+            return Err(StoreError::Query(
+                "queries run only on a store opened with Store::open_read_only".into(),
+            ));
+        };
+        let out = stream(&self.conn, guard, sql, limits, sink);
+        // Rows read while a writer checkpointed into an immutable file are not to be trusted.
+        match out {
+            Err(StoreError::Output(e)) => Err(StoreError::Output(e)),
+            Err(e) => {
+                self.check_unchanged()?;
+                Err(e)
+            }
+            Ok(n) => {
+                self.check_unchanged()?;
+                Ok(n)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::is_empty_sql;

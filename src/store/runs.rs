@@ -85,7 +85,7 @@ pub struct RunRow {
 
 impl RunRow {
     /// One line naming the run among candidates: id, name, status, run hash and head.
-    pub fn candidate(&self) -> String {
+    pub(super) fn candidate(&self) -> String {
         format!(
             "run {}  {}  {}  run record {}  head {}",
             self.id,

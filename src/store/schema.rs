@@ -68,7 +68,7 @@ pub(super) fn older(path: &std::path::Path) -> bool {
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
         | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
         | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-    Connection::open_with_flags(super::file_uri(path, "immutable=1"), flags)
+    Connection::open_with_flags(super::paths::file_uri(path, "immutable=1"), flags)
         .and_then(|c| version(&c))
         .is_ok_and(|v| (1..VERSION).contains(&v))
 }
