@@ -380,21 +380,31 @@ pub(super) fn stream(
         if limits.max_rows.is_some_and(|m| count >= m) {
             return Err(StoreError::TooManyRows(count));
         }
-        for i in 0..n {
-            let v = row.get_ref(i).map_err(failed)?;
-            let r = match v {
-                ValueRef::Null => sink.cell(i, Cell::Null),
-                ValueRef::Integer(x) => sink.cell(i, Cell::Integer(x)),
-                ValueRef::Real(x) => sink.cell(i, Cell::Real(x)),
-                ValueRef::Text(t) => sink.cell(i, Cell::Text(&String::from_utf8_lossy(t))),
-                ValueRef::Blob(b) => sink.cell(i, Cell::Blob(b)),
-            };
-            r.map_err(StoreError::Output)?;
-        }
-        sink.end_row().map_err(StoreError::Output)?;
+        send_row(guard, row, n, sink)?;
         count += 1;
     }
     Ok(count)
+}
+
+/// Hands the `n` cells of `row` to `sink`, then ends the row.
+fn send_row(
+    guard: &Guard,
+    row: &rusqlite::Row<'_>,
+    n: usize,
+    sink: &mut dyn RowSink,
+) -> Result<(), StoreError> {
+    for i in 0..n {
+        let v = row.get_ref(i).map_err(|e| query_error(guard, e))?;
+        let r = match v {
+            ValueRef::Null => sink.cell(i, Cell::Null),
+            ValueRef::Integer(x) => sink.cell(i, Cell::Integer(x)),
+            ValueRef::Real(x) => sink.cell(i, Cell::Real(x)),
+            ValueRef::Text(t) => sink.cell(i, Cell::Text(&String::from_utf8_lossy(t))),
+            ValueRef::Blob(b) => sink.cell(i, Cell::Blob(b)),
+        };
+        r.map_err(StoreError::Output)?;
+    }
+    sink.end_row().map_err(StoreError::Output)
 }
 
 /// A failed prepare or step, named by what caused it.
