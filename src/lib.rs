@@ -40,7 +40,6 @@ pub mod solver;
 pub mod start;
 pub mod stats;
 pub mod store;
-pub mod util;
 
 pub use error::GameError;
 pub use game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};

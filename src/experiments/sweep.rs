@@ -487,7 +487,7 @@ pub fn run(
             points: sweep.points() as u32,
             seeds: record.seeds.len() as u32,
             sweep_toml: sweep.text.clone(),
-            created_at: crate::util::utc_now_rfc3339(),
+            created_at: crate::store::utc_now_rfc3339(),
         })
     })?;
     let members = store.sweep_members(&sweep.hash)?;

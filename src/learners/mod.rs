@@ -39,7 +39,7 @@ use crate::search::Evaluator;
 use crate::search::SearchConfig;
 use crate::store::{ObjectHash, Record, Store, StoreError};
 
-// Transitional old paths (removed once the runs, store and cli splits land).
+// Transitional old paths (removed once the runs and cli splits land).
 pub use crate::eval::{MetricDef, MetricValues};
 pub use crate::store::Encoded;
 pub use network::Network;

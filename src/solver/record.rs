@@ -83,7 +83,7 @@ pub fn save_solution<K: PositionKey>(
             value: super::to_unit(start_value),
             engine_version: env!("CARGO_PKG_VERSION").to_string(),
             seconds,
-            created_at: crate::util::utc_now_rfc3339(),
+            created_at: crate::store::utc_now_rfc3339(),
         })?;
         Ok(hash)
     })

@@ -101,123 +101,22 @@ pub(super) fn decode_many<T: Send>(
     hashes: &[ObjectHash],
     f: impl Fn(&ObjectHash, &[u8]) -> Option<T> + Sync,
 ) -> Result<Option<Vec<T>>, Error> {
-    let mut blocks = Blocks::default();
-    let mut nodes: Vec<Node> = Vec::with_capacity(hashes.len());
-    // Lookups only: the batch's order is the order objects are met in, never the map's.
-    let mut index: HashMap<ObjectHash, usize> = HashMap::new();
-    let mut of_root = Vec::with_capacity(hashes.len());
-    for h in hashes {
-        if let Some(&i) = index.get(h) {
-            of_root.push(i);
-            continue;
-        }
-        // Missing (a pack member, or not stored) or of another kind: one by one.
-        let Some((codec, stored)) = read_row(conn, &mut blocks, h, Some(kind))? else {
-            return Ok(None);
-        };
-        nodes.push(node(codec, stored));
-        index.insert(*h, nodes.len() - 1);
-        of_root.push(nodes.len() - 1);
-    }
-    // Breadth first: a level's objects are met in the order of the objects that reference
-    // them, so a checkpoint's chunks lie in chunk order and each chunk's references (chunks
-    // k-3..=k of the previous checkpoint) are one run of the level below.
-    let mut k = 0;
-    while k < nodes.len() {
-        match nodes[k].codec {
-            packs::PLAIN | packs::ZSTD | packs::SHUFFLED => {}
-            packs::AGAINST => {
-                let stored = blocks.get(&nodes[k].stored);
-                let Some((refs, frame)) = packs::parse_against(stored) else {
-                    return Ok(None);
-                };
-                let frame_at = stored.len() - frame.len();
-                let mut sources = Vec::with_capacity(refs.len());
-                for r in refs {
-                    let source = match index.get(&r) {
-                        Some(&j) => Source::Node(j),
-                        None => match packs::cached_reference(cache, &r) {
-                            Some(bytes) => Source::Cached(bytes),
-                            None => {
-                                let Some((codec, stored)) = read_row(conn, &mut blocks, &r, None)?
-                                else {
-                                    return Ok(None);
-                                };
-                                nodes.push(node(codec, stored));
-                                index.insert(r, nodes.len() - 1);
-                                Source::Node(nodes.len() - 1)
-                            }
-                        },
-                    };
-                    sources.push(source);
-                }
-                nodes[k].frame_at = frame_at;
-                nodes[k].refs = sources;
-            }
-            // Elided objects and unknown codecs: one by one.
-            _ => return Ok(None),
-        }
-        let Some(size) = stated_size(&nodes[k], &blocks) else {
-            return Ok(None);
-        };
-        nodes[k].size = size;
-        k += 1;
-    }
-    if !assign_levels(&mut nodes) {
+    let Some(mut batch) = Batch::read_roots(conn, kind, hashes)? else {
+        return Ok(None);
+    };
+    if !batch.read_references(conn, cache)? || !assign_levels(&mut batch.nodes) {
         return Ok(None);
     }
-    let top = nodes.iter().map(|n| n.level).max().unwrap_or(0);
-    // The last level that reads each level (roots' levels are read at the end).
-    let mut last_read = vec![0usize; top + 1];
-    for n in &nodes {
-        for r in &n.refs {
-            if let Source::Node(j) = r {
-                let l = nodes[*j].level;
-                last_read[l] = last_read[l].max(n.level);
-            }
-        }
-    }
-    for &i in &of_root {
-        last_read[nodes[i].level] = usize::MAX;
-    }
-    let mut totals = vec![0usize; top + 1];
-    for n in &mut nodes {
-        n.at = totals[n.level];
-        totals[n.level] += n.size;
-    }
-    // A level's buffer is handed on to a later level once nothing reads it (memory already
-    // touched, not fresh pages).
-    let mut levels: Vec<Vec<u8>> = (0..=top).map(|_| Vec::new()).collect();
-    let mut spare: Vec<Vec<u8>> = Vec::new();
-    for level in 0..=top {
-        // A spare buffer too small is dropped, not grown (growing would copy its old bytes).
-        let mut buf = match spare.pop() {
-            Some(b) if b.capacity() >= totals[level] => b,
-            _ => Vec::with_capacity(totals[level]),
-        };
-        buf.clear();
-        buf.resize(totals[level], 0);
-        let (below, _) = levels.split_at(level);
-        let mut parts: Vec<(&Node, &mut [u8])> = Vec::new();
-        let mut rest: &mut [u8] = &mut buf;
-        for n in nodes.iter().filter(|n| n.level == level) {
-            let (part, tail) = rest.split_at_mut(n.size);
-            parts.push((n, part));
-            rest = tail;
-        }
-        let ok = parts
-            .into_par_iter()
-            .all(|(n, out)| decode_into(n, blocks.get(&n.stored), out, &nodes, below));
-        if !ok {
-            return Ok(None);
-        }
-        levels[level] = buf;
-        for (l, last) in last_read.iter().enumerate().take(level + 1) {
-            if *last <= level && !levels[l].is_empty() {
-                spare.push(std::mem::take(&mut levels[l]));
-            }
-        }
-    }
+    let Batch {
+        blocks,
+        mut nodes,
+        of_root,
+        ..
+    } = batch;
+    let (last_read, totals) = lay_out(&mut nodes, &of_root);
+    let Some(levels) = decode_levels(&nodes, &blocks, &last_read, &totals) else {
+        return Ok(None);
+    };
     drop(blocks);
     let out: Option<Vec<T>> = of_root
         .par_iter()
@@ -228,6 +127,175 @@ pub(super) fn decode_many<T: Send>(
         })
         .collect();
     Ok(out)
+}
+
+/// The objects of a batch as they are read, before decoding.
+struct Batch {
+    blocks: Blocks,
+    /// In the order they are met: the requested ones, then breadth first.
+    nodes: Vec<Node>,
+    /// Lookups only: the batch's order is the order objects are met in, never the map's.
+    index: HashMap<ObjectHash, usize>,
+    /// The node of each requested object, in the order of the request.
+    of_root: Vec<usize>,
+}
+
+impl Batch {
+    /// Reads the rows of the requested objects (a duplicate is one node); `None` when one is
+    /// missing (a pack member, or not stored) or of another kind.
+    fn read_roots(
+        conn: &Connection,
+        kind: &str,
+        hashes: &[ObjectHash],
+    ) -> Result<Option<Batch>, Error> {
+        let mut b = Batch {
+            blocks: Blocks::default(),
+            nodes: Vec::with_capacity(hashes.len()),
+            index: HashMap::new(),
+            of_root: Vec::with_capacity(hashes.len()),
+        };
+        for h in hashes {
+            if let Some(&i) = b.index.get(h) {
+                b.of_root.push(i);
+                continue;
+            }
+            let Some((codec, stored)) = read_row(conn, &mut b.blocks, h, Some(kind))? else {
+                return Ok(None);
+            };
+            b.nodes.push(node(codec, stored));
+            b.index.insert(*h, b.nodes.len() - 1);
+            b.of_root.push(b.nodes.len() - 1);
+        }
+        Ok(Some(b))
+    }
+
+    /// Reads, breadth first, the rows of everything the batch's objects are stored against
+    /// and notes each node's references and decoded size; false to step aside. Breadth
+    /// first: a level's objects are met in the order of the objects that reference them, so
+    /// a checkpoint's chunks lie in chunk order and each chunk's references (chunks k-3..=k
+    /// of the previous checkpoint) are one run of the level below.
+    fn read_references(&mut self, conn: &Connection, cache: &Cache) -> Result<bool, Error> {
+        let mut k = 0;
+        while k < self.nodes.len() {
+            match self.nodes[k].codec {
+                packs::PLAIN | packs::ZSTD | packs::SHUFFLED => {}
+                packs::AGAINST => {
+                    if !self.read_against(conn, cache, k)? {
+                        return Ok(false);
+                    }
+                }
+                // Elided objects and unknown codecs: one by one.
+                _ => return Ok(false),
+            }
+            let Some(size) = stated_size(&self.nodes[k], &self.blocks) else {
+                return Ok(false);
+            };
+            self.nodes[k].size = size;
+            k += 1;
+        }
+        Ok(true)
+    }
+
+    /// Codec 4: parses node `k`'s references, each a node of the batch (added, with its row,
+    /// when new) or bytes the cache kept; false to step aside.
+    fn read_against(&mut self, conn: &Connection, cache: &Cache, k: usize) -> Result<bool, Error> {
+        let stored = self.blocks.get(&self.nodes[k].stored);
+        let Some((refs, frame)) = packs::parse_against(stored) else {
+            return Ok(false);
+        };
+        let frame_at = stored.len() - frame.len();
+        let mut sources = Vec::with_capacity(refs.len());
+        for r in refs {
+            let source = match self.index.get(&r) {
+                Some(&j) => Source::Node(j),
+                None => match packs::cached_reference(cache, &r) {
+                    Some(bytes) => Source::Cached(bytes),
+                    None => {
+                        let Some((codec, stored)) = read_row(conn, &mut self.blocks, &r, None)?
+                        else {
+                            return Ok(false);
+                        };
+                        self.nodes.push(node(codec, stored));
+                        self.index.insert(r, self.nodes.len() - 1);
+                        Source::Node(self.nodes.len() - 1)
+                    }
+                },
+            };
+            sources.push(source);
+        }
+        self.nodes[k].frame_at = frame_at;
+        self.nodes[k].refs = sources;
+        Ok(true)
+    }
+}
+
+/// Places each node's decoded bytes in its level's buffer (sets `at`); returns, for each
+/// level, the last level that reads it (`usize::MAX` for the requested objects' levels, read
+/// at the end) and its buffer's size.
+fn lay_out(nodes: &mut [Node], of_root: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let top = nodes.iter().map(|n| n.level).max().unwrap_or(0);
+    let mut last_read = vec![0usize; top + 1];
+    for n in nodes.iter() {
+        for r in &n.refs {
+            if let Source::Node(j) = r {
+                let l = nodes[*j].level;
+                last_read[l] = last_read[l].max(n.level);
+            }
+        }
+    }
+    for &i in of_root {
+        last_read[nodes[i].level] = usize::MAX;
+    }
+    let mut totals = vec![0usize; top + 1];
+    for n in nodes.iter_mut() {
+        n.at = totals[n.level];
+        totals[n.level] += n.size;
+    }
+    (last_read, totals)
+}
+
+/// Decodes level after level, each level's nodes in parallel into one buffer; the buffers
+/// (those of levels read only by others emptied); `None` on any failure.
+fn decode_levels(
+    nodes: &[Node],
+    blocks: &Blocks,
+    last_read: &[usize],
+    totals: &[usize],
+) -> Option<Vec<Vec<u8>>> {
+    // A level's buffer is handed on to a later level once nothing reads it (memory already
+    // touched, not fresh pages).
+    let mut levels: Vec<Vec<u8>> = totals.iter().map(|_| Vec::new()).collect();
+    let mut spare: Vec<Vec<u8>> = Vec::new();
+    for (level, &total) in totals.iter().enumerate() {
+        // A spare buffer too small is dropped, not grown (growing would copy its old bytes).
+        let mut buf = match spare.pop() {
+            Some(b) if b.capacity() >= total => b,
+            _ => Vec::with_capacity(total),
+        };
+        buf.clear();
+        buf.resize(total, 0);
+        let (below, _) = levels.split_at(level);
+        let mut parts: Vec<(&Node, &mut [u8])> = Vec::new();
+        let mut rest: &mut [u8] = &mut buf;
+        for n in nodes.iter().filter(|n| n.level == level) {
+            let (part, tail) = rest.split_at_mut(n.size);
+            parts.push((n, part));
+            rest = tail;
+        }
+        let ok = parts
+            .into_par_iter()
+            .all(|(n, out)| decode_into(n, blocks.get(&n.stored), out, nodes, below));
+        if !ok {
+            return None;
+        }
+        levels[level] = buf;
+        for (l, last) in last_read.iter().enumerate().take(level + 1) {
+            if *last <= level && !levels[l].is_empty() {
+                spare.push(std::mem::take(&mut levels[l]));
+            }
+        }
+    }
+    Some(levels)
 }
 
 /// The codec of object `hash`'s row and where its stored bytes now lie in `blocks`; `None`
@@ -375,7 +443,7 @@ fn bytes_of<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learners::Encoded;
+    use crate::store::Encoded;
     use crate::store::{Record, Store, prepare, prepare_against};
     use serde::{Deserialize, Serialize};
 

@@ -187,54 +187,135 @@ fn blob32(v: &SqlValue) -> Option<ObjectHash> {
     }
 }
 
+/// Merges one source into `dest`, step by step; the steps' order matters (each step's rows
+/// name what the steps before it copied).
 fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedSource, MergeError> {
+    let m = Merging { dest, src, path };
     let mut rep = MergedSource {
         path: path.display().to_string(),
         ..MergedSource::default()
     };
     let src_tables = tables(src)?;
-    let dest_tables: BTreeSet<String> = tables(dest)?.into_iter().collect();
-    let mut run_tables = Vec::new();
-    for t in &src_tables {
-        if !dest_tables.contains(t) {
-            return Err(fail(
-                path,
-                format!("table `{t}` does not exist in the destination"),
-            )
-            .into());
-        }
-        if SPECIAL.contains(&t.as_str()) {
-            continue;
-        }
-        let cols = columns(src, t)?;
-        if !cols.iter().any(|c| c == "run_id") {
-            return Err(fail(
-                path,
-                format!("merge does not know how to copy table `{t}` (it has no run_id column)"),
-            )
-            .into());
-        }
-        run_tables.push((t.clone(), cols));
+    let run_tables = m.run_tables(&src_tables)?;
+    if src_tables.iter().any(|t| t == "metric_defs") {
+        m.metric_defs()?;
+    }
+    let pack_ids = m.packs()?;
+    m.objects(&mut rep)?;
+    m.solutions()?;
+    let map = m.runs(&mut rep)?;
+    m.run_rows(&run_tables, &pack_ids, &map, &mut rep)?;
+    if src_tables.iter().any(|t| t == "sweeps") {
+        m.sweeps(&map, &mut rep)?;
+    }
+    Ok(rep)
+}
+
+/// A source being merged into the destination (inside the destination's transaction).
+struct Merging<'a> {
+    dest: &'a Connection,
+    src: &'a Connection,
+    /// The source's path, named by every error.
+    path: &'a Path,
+}
+
+/// A table copied row by row with its run ids mapped, and its columns.
+type RunTable = (String, Vec<String>);
+
+/// The columns of the source's `runs` table, and where those merge reads are.
+struct RunColumns {
+    all: Vec<String>,
+    id: usize,
+    hash: usize,
+    name: usize,
+    done: usize,
+    head: usize,
+    parent: usize,
+}
+
+impl RunColumns {
+    fn of(all: Vec<String>) -> Option<RunColumns> {
+        let col = |name: &str| all.iter().position(|c| c == name);
+        let (id, hash, name, done, head, parent) = (
+            col("id")?,
+            col("hash")?,
+            col("name")?,
+            col("iterations_done")?,
+            col("head")?,
+            col("parent_run")?,
+        );
+        Some(RunColumns {
+            all,
+            id,
+            hash,
+            name,
+            done,
+            head,
+            parent,
+        })
     }
 
-    // 0. Metric declarations (the `metrics` rows below name them): the source's, in its
-    // declaration order, declared in the destination (which re-creates `metrics_wide` when
-    // one is new).
-    if src_tables.iter().any(|t| t == "metric_defs") {
-        let defs: Vec<(String, String)> = src
+    fn col(&self, name: &str) -> Option<usize> {
+        self.all.iter().position(|c| c == name)
+    }
+}
+
+impl Merging<'_> {
+    fn fail(&self, what: impl std::fmt::Display) -> MergeError {
+        MergeError::Store(fail(self.path, what))
+    }
+
+    /// A damaged object or pack of the source, named by its address.
+    fn corrupt(&self, hash: ObjectHash, reason: impl std::fmt::Display) -> MergeError {
+        MergeError::Store(StoreError::Corrupt {
+            hash,
+            reason: format!("in {}: {reason}; nothing was merged", self.path.display()),
+        })
+    }
+
+    /// Checks that every table of the source exists in the destination and is either merged
+    /// by its own rules ([`SPECIAL`]) or has a `run_id` column; returns the latter.
+    fn run_tables(&self, src_tables: &[String]) -> Result<Vec<RunTable>, MergeError> {
+        let dest_tables: BTreeSet<String> = tables(self.dest)?.into_iter().collect();
+        let mut run_tables = Vec::new();
+        for t in src_tables {
+            if !dest_tables.contains(t) {
+                return Err(self.fail(format!("table `{t}` does not exist in the destination")));
+            }
+            if SPECIAL.contains(&t.as_str()) {
+                continue;
+            }
+            let cols = columns(self.src, t)?;
+            if !cols.iter().any(|c| c == "run_id") {
+                return Err(self.fail(format!(
+                    "merge does not know how to copy table `{t}` (it has no run_id column)"
+                )));
+            }
+            run_tables.push((t.clone(), cols));
+        }
+        Ok(run_tables)
+    }
+
+    /// Step 0, metric declarations (the `metrics` rows below name them): the source's, in
+    /// its declaration order, declared in the destination (which re-creates `metrics_wide`
+    /// when one is new).
+    fn metric_defs(&self) -> Result<(), MergeError> {
+        let defs: Vec<(String, String)> = self
+            .src
             .prepare("SELECT name, description FROM metric_defs ORDER BY position")?
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
         let defs: Vec<(&str, &str)> = defs.iter().map(|(n, d)| (n.as_str(), d.as_str())).collect();
-        super::runs::declare_metrics(dest, &defs)?;
+        super::runs::declare_metrics(self.dest, &defs)?;
+        Ok(())
     }
 
-    // 1. Packs, then objects (an elided object's bytes live partly in packs), every address
-    // recomputed from the decoded bytes; stored forms are copied as they are.
-    let mut pack_ids: BTreeMap<i64, i64> = BTreeMap::new();
-    let cache = super::packs::Cache::default();
-    {
-        let mut stmt = src.prepare(
+    /// Step 1a, packs (an elided object's bytes live partly in packs): each decoded and
+    /// checked against its columns, copied as stored; returns the map from source to
+    /// destination pack ids.
+    fn packs(&self) -> Result<BTreeMap<i64, i64>, MergeError> {
+        let mut pack_ids: BTreeMap<i64, i64> = BTreeMap::new();
+        let mut stmt = self.src.prepare(
             "SELECT id, hash, kind, members, size, prefixes, bytes FROM packs ORDER BY id",
         )?;
         let mut rows = stmt.query([])?;
@@ -248,13 +329,10 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
             let bytes: Vec<u8> = r.get(6)?;
             let hash = ObjectHash(<[u8; 32]>::try_from(stored.as_slice()).unwrap_or([0; 32]));
             let pack = super::packs::decode(hash, kind.clone(), members, &bytes).map_err(|e| {
-                MergeError::Store(match e.into_store_error(path) {
-                    StoreError::Corrupt { hash, reason } => StoreError::Corrupt {
-                        hash,
-                        reason: format!("in {}: {reason}; nothing was merged", path.display()),
-                    },
-                    e => e,
-                })
+                match e.into_store_error(self.path) {
+                    StoreError::Corrupt { hash, reason } => self.corrupt(hash, reason),
+                    e => MergeError::Store(e),
+                }
             })?;
             let expect: Vec<u8> = pack
                 .members
@@ -263,34 +341,38 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
                 .collect();
             let sum: i64 = pack.members.iter().map(|(_, b)| b.len() as i64).sum();
             if expect != prefixes || sum != size {
-                return Err(MergeError::Store(StoreError::Corrupt {
+                return Err(self.corrupt(
                     hash,
-                    reason: format!(
-                        "in {}: pack: its prefixes or size column disagree with its members; \
-                         nothing was merged",
-                        path.display()
-                    ),
-                }));
+                    "pack: its prefixes or size column disagree with its members",
+                ));
             }
-            dest.prepare_cached(
-                "INSERT INTO packs (hash, kind, members, size, prefixes, bytes)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(hash) DO NOTHING",
-            )?
-            .execute(rusqlite::params![
-                &stored, kind, members, size, prefixes, bytes
-            ])?;
+            self.dest
+                .prepare_cached(
+                    "INSERT INTO packs (hash, kind, members, size, prefixes, bytes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(hash) DO NOTHING",
+                )?
+                .execute(rusqlite::params![
+                    &stored, kind, members, size, prefixes, bytes
+                ])?;
             let to: i64 =
-                dest.query_row("SELECT id FROM packs WHERE hash = ?1", [&stored], |r| {
-                    r.get(0)
-                })?;
+                self.dest
+                    .query_row("SELECT id FROM packs WHERE hash = ?1", [&stored], |r| {
+                        r.get(0)
+                    })?;
             pack_ids.insert(id, to);
         }
+        Ok(pack_ids)
     }
-    {
-        let mut stmt =
-            src.prepare("SELECT hash, kind, size, bytes, codec FROM objects ORDER BY id")?;
+
+    /// Step 1b, objects: every address recomputed from the decoded bytes; stored forms are
+    /// copied as they are.
+    fn objects(&self, rep: &mut MergedSource) -> Result<(), MergeError> {
+        let cache = super::packs::Cache::default();
+        let mut stmt = self
+            .src
+            .prepare("SELECT hash, kind, size, bytes, codec FROM objects ORDER BY id")?;
         let mut rows = stmt.query([])?;
-        let mut ins = dest.prepare_cached(
+        let mut ins = self.dest.prepare_cached(
             "INSERT INTO objects (hash, kind, size, codec, bytes) VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT(hash) DO NOTHING",
         )?;
@@ -301,28 +383,26 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
             let codec: i64 = r.get(4)?;
             let raw: Vec<u8> = r.get(3)?;
             let address = ObjectHash(<[u8; 32]>::try_from(stored.as_slice()).unwrap_or([0; 32]));
-            let damaged = |reason: String| {
-                MergeError::Store(StoreError::Corrupt {
-                    hash: address,
-                    reason: format!("in {}: {reason}; nothing was merged", path.display()),
-                })
-            };
-            let bytes = super::packs::decode_object(src, &cache, &address, codec, raw.clone())
-                .map_err(|e| match e.into_store_error(path) {
-                    StoreError::Corrupt { reason, .. } => damaged(reason),
+            let bytes = super::packs::decode_object(self.src, &cache, &address, codec, raw.clone())
+                .map_err(|e| match e.into_store_error(self.path) {
+                    StoreError::Corrupt { reason, .. } => self.corrupt(address, reason),
                     e => MergeError::Store(e),
                 })?;
             let actual = ObjectHash::of(&kind, &bytes);
             if stored.as_slice() != actual.0 {
-                return Err(damaged(format!(
-                    "its `{kind}` bytes hash to {actual}, not to their address"
-                )));
+                return Err(self.corrupt(
+                    address,
+                    format!("its `{kind}` bytes hash to {actual}, not to their address"),
+                ));
             }
             if size != bytes.len() as i64 {
-                return Err(damaged(format!(
-                    "its size column says {size} bytes, the object has {}",
-                    bytes.len()
-                )));
+                return Err(self.corrupt(
+                    address,
+                    format!(
+                        "its size column says {size} bytes, the object has {}",
+                        bytes.len()
+                    ),
+                ));
             }
             if ins.execute(rusqlite::params![&stored, kind, size, codec, raw])? > 0 {
                 rep.objects_new += 1;
@@ -330,15 +410,17 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
                 rep.objects_present += 1;
             }
         }
+        Ok(())
     }
 
-    // 2. Solutions: one per variant.
-    {
-        let cols = columns(src, "solutions")?;
-        for row in select_all(src, "solutions", &cols, "")? {
+    /// Step 2, solutions: one per variant; a differing solution of a variant is a conflict.
+    fn solutions(&self) -> Result<(), MergeError> {
+        let cols = columns(self.src, "solutions")?;
+        for row in select_all(self.src, "solutions", &cols, "")? {
             let variant = row[0].clone();
             let theirs = blob32(&row[1]);
-            let ours: Option<Vec<u8>> = dest
+            let ours: Option<Vec<u8>> = self
+                .dest
                 .query_row(
                     "SELECT hash FROM solutions WHERE variant = ?1",
                     [&variant],
@@ -347,240 +429,282 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
                 .optional()?;
             match ours {
                 None => {
-                    insert(dest, "solutions", &cols, &row)?;
+                    insert(self.dest, "solutions", &cols, &row)?;
                 }
                 Some(h) if Some(h.as_slice()) == theirs.as_ref().map(|t| &t.0[..]) => {}
                 Some(_) => {
-                    return Err(fail(
-                        path,
-                        format!(
-                            "the solution of {variant:?} differs from the destination's \
-                             (solved by another engine version?)"
-                        ),
-                    )
-                    .into());
+                    return Err(self.fail(format!(
+                        "the solution of {variant:?} differs from the destination's \
+                         (solved by another engine version?)"
+                    )));
                 }
             }
         }
+        Ok(())
     }
 
-    // 3. Runs, parents before their branches; ids mapped.
-    let run_cols = columns(src, "runs")?;
-    let col = |name: &str| run_cols.iter().position(|c| c == name);
-    let (Some(c_id), Some(c_hash), Some(c_name), Some(c_done), Some(c_head), Some(c_parent)) = (
-        col("id"),
-        col("hash"),
-        col("name"),
-        col("iterations_done"),
-        col("head"),
-        col("parent_run"),
-    ) else {
-        return Err(fail(path, "its runs table lacks a column merge needs").into());
-    };
-    let mut pending: Vec<Row> = select_all(src, "runs", &run_cols, "ORDER BY id")?;
-    let mut map: BTreeMap<i64, i64> = BTreeMap::new();
-    while !pending.is_empty() {
-        let before = pending.len();
-        let mut later = Vec::new();
-        for mut row in pending {
-            let SqlValue::Integer(src_id) = row[c_id] else {
-                return Err(fail(path, "a run without an integer id").into());
-            };
-            let parent = match &row[c_parent] {
-                SqlValue::Integer(p) => match map.get(p) {
-                    Some(&q) => Some(q),
-                    None => {
-                        later.push(row);
-                        continue;
-                    }
-                },
-                _ => None,
-            };
-            let src_done = match row[c_done] {
-                SqlValue::Integer(d) => d,
-                _ => 0,
-            };
-            let candidates: Vec<(i64, i64, Option<Vec<u8>>)> = {
-                let mut stmt = dest.prepare_cached(
-                    "SELECT id, iterations_done, head FROM runs WHERE hash = ?1 AND name = ?2
-                     ORDER BY id",
-                )?;
-                stmt.query_map(rusqlite::params![&row[c_hash], &row[c_name]], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })?
-                .collect::<rusqlite::Result<_>>()?
-            };
-            let mut target = None;
-            for (id, done, head) in &candidates {
-                let same = if *done == src_done {
-                    head.as_deref() == blob_ref(&row[c_head])
-                } else if *done < src_done {
-                    *done == 0 || record_at(src, src_id, *done)?.as_deref() == head.as_deref()
-                } else {
-                    src_done == 0
-                        || record_at(dest, *id, src_done)?.as_deref() == blob_ref(&row[c_head])
+    /// Step 3, runs: parents before their branches; returns the map from source to
+    /// destination run ids.
+    fn runs(&self, rep: &mut MergedSource) -> Result<BTreeMap<i64, i64>, MergeError> {
+        let Some(cols) = RunColumns::of(columns(self.src, "runs")?) else {
+            return Err(self.fail("its runs table lacks a column merge needs"));
+        };
+        let mut pending: Vec<Row> = select_all(self.src, "runs", &cols.all, "ORDER BY id")?;
+        let mut map: BTreeMap<i64, i64> = BTreeMap::new();
+        while !pending.is_empty() {
+            let before = pending.len();
+            let mut later = Vec::new();
+            for row in pending {
+                let SqlValue::Integer(src_id) = row[cols.id] else {
+                    return Err(self.fail("a run without an integer id"));
                 };
-                if same {
-                    target = Some((*id, *done));
-                    break;
-                }
+                let parent = match &row[cols.parent] {
+                    SqlValue::Integer(p) => match map.get(p) {
+                        Some(&q) => Some(q),
+                        None => {
+                            later.push(row);
+                            continue;
+                        }
+                    },
+                    _ => None,
+                };
+                let dest_id = self.run(&cols, row, src_id, parent, rep)?;
+                map.insert(src_id, dest_id);
             }
-            let dest_id = match target {
-                Some((id, done)) => {
-                    if done < src_done {
-                        // The source is further along the same line: take its progress.
-                        let set = [
-                            "iterations_done",
-                            "iterations_planned",
-                            "status",
-                            "head",
-                            "updated_at",
-                        ];
-                        for c in set {
-                            let Some(i) = col(c) else { continue };
-                            dest.execute(
-                                &format!("UPDATE runs SET \"{c}\" = ?1 WHERE id = ?2"),
-                                rusqlite::params![&row[i], id],
-                            )?;
-                        }
-                        rep.runs_extended += 1;
-                    } else {
-                        rep.runs_present += 1;
-                    }
-                    id
+            if later.len() == before {
+                return Err(self.fail("runs whose parent run is missing"));
+            }
+            pending = later;
+        }
+        Ok(map)
+    }
+
+    /// Step 3, one run whose parent (if any) is merged, as `parent` in the destination: the
+    /// same line in the destination (kept, or extended to the source's progress), or a new
+    /// row. Returns its id in the destination.
+    fn run(
+        &self,
+        cols: &RunColumns,
+        row: Row,
+        src_id: i64,
+        parent: Option<i64>,
+        rep: &mut MergedSource,
+    ) -> Result<i64, MergeError> {
+        let src_done = match row[cols.done] {
+            SqlValue::Integer(d) => d,
+            _ => 0,
+        };
+        let candidates: Vec<(i64, i64, Option<Vec<u8>>)> = self
+            .dest
+            .prepare_cached(
+                "SELECT id, iterations_done, head FROM runs WHERE hash = ?1 AND name = ?2
+                 ORDER BY id",
+            )?
+            .query_map(rusqlite::params![&row[cols.hash], &row[cols.name]], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        match self.same_line(&candidates, src_id, src_done, blob_ref(&row[cols.head]))? {
+            Some((id, done)) => {
+                if done < src_done {
+                    self.extend_run(cols, &row, id)?;
+                    rep.runs_extended += 1;
+                } else {
+                    rep.runs_present += 1;
                 }
-                None if !candidates.is_empty() => {
-                    return Err(fail(
-                        path,
-                        format!(
-                            "run {src_id} ({}) conflicts with run {} of the destination: same \
-                             run record, different iteration records (one of the stores is \
-                             damaged or was written by a non-deterministic build)",
-                            text(&row[c_name]),
-                            candidates[0].0
-                        ),
-                    )
-                    .into());
-                }
-                None => {
-                    let taken: bool = dest
-                        .query_row("SELECT 1 FROM runs WHERE id = ?1", [src_id], |_| Ok(()))
-                        .optional()?
-                        .is_some();
-                    let id = if taken {
-                        let next: i64 =
-                            dest.query_row("SELECT coalesce(max(id), 0) + 1 FROM runs", [], |r| {
-                                r.get(0)
-                            })?;
-                        rep.renumbered.push((src_id, next));
-                        next
-                    } else {
-                        src_id
-                    };
-                    row[c_id] = SqlValue::Integer(id);
-                    row[c_parent] = parent.map_or(SqlValue::Null, SqlValue::Integer);
-                    for lock in ["lock_pid", "lock_host", "lock_since"] {
-                        if let Some(i) = col(lock) {
-                            row[i] = SqlValue::Null;
-                        }
-                    }
-                    insert(dest, "runs", &run_cols, &row)?;
-                    rep.runs_new += 1;
-                    id
-                }
+                Ok(id)
+            }
+            None if !candidates.is_empty() => Err(self.fail(format!(
+                "run {src_id} ({}) conflicts with run {} of the destination: same \
+                 run record, different iteration records (one of the stores is \
+                 damaged or was written by a non-deterministic build)",
+                text(&row[cols.name]),
+                candidates[0].0
+            ))),
+            None => self.new_run(cols, row, src_id, parent, rep),
+        }
+    }
+
+    /// The first of `candidates` (the destination's runs of the same run record and name:
+    /// id, iterations done, head) on the same line as the source's run `src_id`: the shorter
+    /// one's head is the longer one's iteration record at that iteration. Returns its id and
+    /// iterations done.
+    fn same_line(
+        &self,
+        candidates: &[(i64, i64, Option<Vec<u8>>)],
+        src_id: i64,
+        src_done: i64,
+        src_head: Option<&[u8]>,
+    ) -> rusqlite::Result<Option<(i64, i64)>> {
+        for (id, done, head) in candidates {
+            let same = if *done == src_done {
+                head.as_deref() == src_head
+            } else if *done < src_done {
+                *done == 0 || record_at(self.src, src_id, *done)?.as_deref() == head.as_deref()
+            } else {
+                src_done == 0 || record_at(self.dest, *id, src_done)?.as_deref() == src_head
             };
-            map.insert(src_id, dest_id);
+            if same {
+                return Ok(Some((*id, *done)));
+            }
         }
-        if later.len() == before {
-            return Err(fail(path, "runs whose parent run is missing").into());
-        }
-        pending = later;
+        Ok(None)
     }
 
-    // 4. Rows of every run table, run ids mapped.
-    for (t, cols) in &run_tables {
-        let ci = cols.iter().position(|c| c == "run_id").unwrap_or(0);
-        let pack_col = (t == "run_games")
-            .then(|| cols.iter().position(|c| c == "pack"))
-            .flatten();
-        for mut row in select_all(src, t, cols, "")? {
-            // A packed game's row names its pack by the source's id.
-            if let Some(pi) = pack_col
-                && let SqlValue::Integer(p) = row[pi]
-            {
-                match pack_ids.get(&p) {
-                    Some(&q) => row[pi] = SqlValue::Integer(q),
-                    None => {
-                        return Err(fail(
-                            path,
-                            format!("`{t}` names pack {p}, which does not exist"),
-                        )
-                        .into());
-                    }
-                }
-            }
-            if let SqlValue::Integer(r) = row[ci] {
-                match map.get(&r) {
-                    Some(&m) => row[ci] = SqlValue::Integer(m),
-                    None => {
-                        return Err(fail(
-                            path,
-                            format!("`{t}` names run {r}, which does not exist"),
-                        )
-                        .into());
-                    }
-                }
-            }
-            if insert(dest, t, cols, &row)? {
-                rep.rows_new += 1;
-            }
+    /// The source is further along the same line as the destination's run `id`: take its
+    /// progress.
+    fn extend_run(&self, cols: &RunColumns, row: &Row, id: i64) -> Result<(), MergeError> {
+        let set = [
+            "iterations_done",
+            "iterations_planned",
+            "status",
+            "head",
+            "updated_at",
+        ];
+        for c in set {
+            let Some(i) = cols.col(c) else { continue };
+            self.dest.execute(
+                &format!("UPDATE runs SET \"{c}\" = ?1 WHERE id = ?2"),
+                rusqlite::params![&row[i], id],
+            )?;
         }
+        Ok(())
     }
 
-    // 5. Sweeps and their members.
-    if src_tables.iter().any(|t| t == "sweeps") {
-        let cols = columns(src, "sweeps")?;
-        for row in select_all(src, "sweeps", &cols, "")? {
-            if insert(dest, "sweeps", &cols, &row)? {
+    /// A run the destination lacks: inserted under its own id when that is free, else the
+    /// next free one, its parent mapped and its lock cleared. Returns its id.
+    fn new_run(
+        &self,
+        cols: &RunColumns,
+        mut row: Row,
+        src_id: i64,
+        parent: Option<i64>,
+        rep: &mut MergedSource,
+    ) -> Result<i64, MergeError> {
+        let taken: bool = self
+            .dest
+            .query_row("SELECT 1 FROM runs WHERE id = ?1", [src_id], |_| Ok(()))
+            .optional()?
+            .is_some();
+        let id = if taken {
+            let next: i64 =
+                self.dest
+                    .query_row("SELECT coalesce(max(id), 0) + 1 FROM runs", [], |r| {
+                        r.get(0)
+                    })?;
+            rep.renumbered.push((src_id, next));
+            next
+        } else {
+            src_id
+        };
+        row[cols.id] = SqlValue::Integer(id);
+        row[cols.parent] = parent.map_or(SqlValue::Null, SqlValue::Integer);
+        for lock in ["lock_pid", "lock_host", "lock_since"] {
+            if let Some(i) = cols.col(lock) {
+                row[i] = SqlValue::Null;
+            }
+        }
+        insert(self.dest, "runs", &cols.all, &row)?;
+        rep.runs_new += 1;
+        Ok(id)
+    }
+
+    /// Step 4, the rows of every run table: run ids (and `run_games`' pack ids) mapped.
+    fn run_rows(
+        &self,
+        run_tables: &[RunTable],
+        pack_ids: &BTreeMap<i64, i64>,
+        map: &BTreeMap<i64, i64>,
+        rep: &mut MergedSource,
+    ) -> Result<(), MergeError> {
+        for (t, cols) in run_tables {
+            let ci = cols.iter().position(|c| c == "run_id").unwrap_or(0);
+            let pack_col = (t == "run_games")
+                .then(|| cols.iter().position(|c| c == "pack"))
+                .flatten();
+            for mut row in select_all(self.src, t, cols, "")? {
+                // A packed game's row names its pack by the source's id.
+                if let Some(pi) = pack_col
+                    && let SqlValue::Integer(p) = row[pi]
+                {
+                    match pack_ids.get(&p) {
+                        Some(&q) => row[pi] = SqlValue::Integer(q),
+                        None => {
+                            return Err(
+                                self.fail(format!("`{t}` names pack {p}, which does not exist"))
+                            );
+                        }
+                    }
+                }
+                if let SqlValue::Integer(r) = row[ci] {
+                    match map.get(&r) {
+                        Some(&m) => row[ci] = SqlValue::Integer(m),
+                        None => {
+                            return Err(
+                                self.fail(format!("`{t}` names run {r}, which does not exist"))
+                            );
+                        }
+                    }
+                }
+                if insert(self.dest, t, cols, &row)? {
+                    rep.rows_new += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Step 5, sweeps, then their members.
+    fn sweeps(&self, map: &BTreeMap<i64, i64>, rep: &mut MergedSource) -> Result<(), MergeError> {
+        let cols = columns(self.src, "sweeps")?;
+        for row in select_all(self.src, "sweeps", &cols, "")? {
+            if insert(self.dest, "sweeps", &cols, &row)? {
                 rep.sweeps_new += 1;
             }
         }
-        let cols = columns(src, "sweep_members")?;
+        self.sweep_members(map, rep)
+    }
+
+    /// Step 5, sweep members: run ids mapped; a member already present must name the same
+    /// run record.
+    fn sweep_members(
+        &self,
+        map: &BTreeMap<i64, i64>,
+        rep: &mut MergedSource,
+    ) -> Result<(), MergeError> {
+        let cols = columns(self.src, "sweep_members")?;
         let ci = cols.iter().position(|c| c == "run_id").unwrap_or(0);
-        for mut row in select_all(src, "sweep_members", &cols, "")? {
+        for mut row in select_all(self.src, "sweep_members", &cols, "")? {
             let SqlValue::Integer(r) = row[ci] else {
                 continue;
             };
             let Some(&m) = map.get(&r) else {
-                return Err(
-                    fail(path, format!("a sweep names run {r}, which does not exist")).into(),
-                );
+                return Err(self.fail(format!("a sweep names run {r}, which does not exist")));
             };
             row[ci] = SqlValue::Integer(m);
-            if !insert(dest, "sweep_members", &cols, &row)? {
-                // Already there: it must be the same run (same run record).
-                let (sweep, point, seed) = (&row[0], &row[1], &row[2]);
-                let theirs: Vec<u8> = dest.query_row(
-                    "SELECT r.hash FROM sweep_members m JOIN runs r ON r.id = m.run_id
-                     WHERE m.sweep = ?1 AND m.point = ?2 AND m.seed_index = ?3",
-                    rusqlite::params![sweep, point, seed],
-                    |r| r.get(0),
-                )?;
-                let ours: Vec<u8> =
-                    dest.query_row("SELECT hash FROM runs WHERE id = ?1", [m], |r| r.get(0))?;
-                if theirs != ours {
-                    return Err(fail(
-                        path,
-                        format!("a sweep's grid point {point:?} names another run record than the destination's"),
-                    )
-                    .into());
-                }
-            } else {
+            if insert(self.dest, "sweep_members", &cols, &row)? {
                 rep.rows_new += 1;
+                continue;
+            }
+            // Already there: it must be the same run (same run record).
+            let (sweep, point, seed) = (&row[0], &row[1], &row[2]);
+            let theirs: Vec<u8> = self.dest.query_row(
+                "SELECT r.hash FROM sweep_members m JOIN runs r ON r.id = m.run_id
+                 WHERE m.sweep = ?1 AND m.point = ?2 AND m.seed_index = ?3",
+                rusqlite::params![sweep, point, seed],
+                |r| r.get(0),
+            )?;
+            let ours: Vec<u8> =
+                self.dest
+                    .query_row("SELECT hash FROM runs WHERE id = ?1", [m], |r| r.get(0))?;
+            if theirs != ours {
+                return Err(self.fail(format!(
+                    "a sweep's grid point {point:?} names another run record than the destination's"
+                )));
             }
         }
+        Ok(())
     }
-    Ok(rep)
 }
 
 fn blob_ref(v: &SqlValue) -> Option<&[u8]> {

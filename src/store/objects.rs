@@ -241,6 +241,8 @@ pub(super) fn get_many<R: Record + Send>(
     }
 }
 
+/// Recomputes every object's hash (see [`Store::fsck`](super::Store::fsck)), packs first;
+/// `progress` gets (objects and packs seen, their total).
 pub(super) fn fsck(
     conn: &Connection,
     progress: &mut dyn FnMut(u64, u64),
@@ -250,39 +252,61 @@ pub(super) fn fsck(
         [],
         |r| r.get(0),
     )?;
-    let cache = Cache::default();
     let mut report = super::FsckReport::default();
     let mut seen = 0u64;
-    // Packs first: each is decompressed and its members hashed (a pack's address is over its
-    // members' addresses); every member counts as an object.
-    {
-        let mut stmt =
-            conn.prepare("SELECT hash, kind, members, size, bytes, id FROM packs ORDER BY id")?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let stored: Vec<u8> = row.get(0)?;
-            let kind: String = row.get(1)?;
-            let count: i64 = row.get(2)?;
-            let size: i64 = row.get(3)?;
-            let bytes: Vec<u8> = row.get(4)?;
-            seen += 1;
-            let hash = ObjectHash(<[u8; 32]>::try_from(stored.as_slice()).unwrap_or([0; 32]));
-            match packs::decode(hash, kind, count, &bytes) {
-                Ok(p) => {
-                    report.objects += p.members.len() as u64;
-                    report.bytes += size as u64;
-                }
-                Err(Error::Store(StoreError::Corrupt { hash, reason })) => {
-                    let id: i64 = row.get(5)?;
-                    report
-                        .damaged
-                        .push((hash, format!("{reason}{}", packs::holdings(conn, id)?)));
-                }
-                Err(e) => return Err(e),
+    fsck_packs(conn, &mut report, &mut seen, total as u64, progress)?;
+    fsck_objects(conn, &mut report, &mut seen, total as u64, progress)?;
+    progress(seen, total as u64);
+    Ok(report)
+}
+
+/// Packs: each is decompressed and its members hashed (a pack's address is over its
+/// members' addresses); every member counts as an object.
+fn fsck_packs(
+    conn: &Connection,
+    report: &mut super::FsckReport,
+    seen: &mut u64,
+    total: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(), Error> {
+    let mut stmt =
+        conn.prepare("SELECT hash, kind, members, size, bytes, id FROM packs ORDER BY id")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let stored: Vec<u8> = row.get(0)?;
+        let kind: String = row.get(1)?;
+        let count: i64 = row.get(2)?;
+        let size: i64 = row.get(3)?;
+        let bytes: Vec<u8> = row.get(4)?;
+        *seen += 1;
+        let hash = ObjectHash(<[u8; 32]>::try_from(stored.as_slice()).unwrap_or([0; 32]));
+        match packs::decode(hash, kind, count, &bytes) {
+            Ok(p) => {
+                report.objects += p.members.len() as u64;
+                report.bytes += size as u64;
             }
-            progress(seen, total as u64);
+            Err(Error::Store(StoreError::Corrupt { hash, reason })) => {
+                let id: i64 = row.get(5)?;
+                report
+                    .damaged
+                    .push((hash, format!("{reason}{}", packs::holdings(conn, id)?)));
+            }
+            Err(e) => return Err(e),
         }
+        progress(*seen, total);
     }
+    Ok(())
+}
+
+/// Objects: each decoded (its references and packs read through a cache) and hashed.
+fn fsck_objects(
+    conn: &Connection,
+    report: &mut super::FsckReport,
+    seen: &mut u64,
+    total: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(), Error> {
+    let cache = Cache::default();
     let mut stmt = conn.prepare("SELECT hash, kind, bytes, codec FROM objects ORDER BY id")?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
@@ -291,7 +315,7 @@ pub(super) fn fsck(
         let codec: i64 = row.get(3)?;
         let raw: Vec<u8> = row.get(2)?;
         report.objects += 1;
-        seen += 1;
+        *seen += 1;
         let Ok(stored) = <[u8; 32]>::try_from(stored.as_slice()) else {
             let actual = ObjectHash::of(&kind, &raw);
             report
@@ -317,9 +341,8 @@ pub(super) fn fsck(
             ));
         }
         if seen.is_multiple_of(1024) {
-            progress(seen, total as u64);
+            progress(*seen, total);
         }
     }
-    progress(seen, total as u64);
-    Ok(report)
+    Ok(())
 }

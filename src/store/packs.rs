@@ -150,17 +150,17 @@ pub struct PreparedPack {
 
 impl PreparedPack {
     /// The pack's address.
-    pub fn hash(&self) -> ObjectHash {
+    pub(super) fn hash(&self) -> ObjectHash {
         self.hash
     }
 
     /// How many records it holds.
-    pub fn members(&self) -> usize {
+    pub(super) fn members(&self) -> usize {
         self.members
     }
 
     /// The members' kind tag.
-    pub fn kind(&self) -> &str {
+    pub(super) fn kind(&self) -> &str {
         &self.kind
     }
 }

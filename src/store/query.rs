@@ -380,21 +380,31 @@ pub(super) fn stream(
         if limits.max_rows.is_some_and(|m| count >= m) {
             return Err(StoreError::TooManyRows(count));
         }
-        for i in 0..n {
-            let v = row.get_ref(i).map_err(failed)?;
-            let r = match v {
-                ValueRef::Null => sink.cell(i, Cell::Null),
-                ValueRef::Integer(x) => sink.cell(i, Cell::Integer(x)),
-                ValueRef::Real(x) => sink.cell(i, Cell::Real(x)),
-                ValueRef::Text(t) => sink.cell(i, Cell::Text(&String::from_utf8_lossy(t))),
-                ValueRef::Blob(b) => sink.cell(i, Cell::Blob(b)),
-            };
-            r.map_err(StoreError::Output)?;
-        }
-        sink.end_row().map_err(StoreError::Output)?;
+        send_row(guard, row, n, sink)?;
         count += 1;
     }
     Ok(count)
+}
+
+/// Hands the `n` cells of `row` to `sink`, then ends the row.
+fn send_row(
+    guard: &Guard,
+    row: &rusqlite::Row<'_>,
+    n: usize,
+    sink: &mut dyn RowSink,
+) -> Result<(), StoreError> {
+    for i in 0..n {
+        let v = row.get_ref(i).map_err(|e| query_error(guard, e))?;
+        let r = match v {
+            ValueRef::Null => sink.cell(i, Cell::Null),
+            ValueRef::Integer(x) => sink.cell(i, Cell::Integer(x)),
+            ValueRef::Real(x) => sink.cell(i, Cell::Real(x)),
+            ValueRef::Text(t) => sink.cell(i, Cell::Text(&String::from_utf8_lossy(t))),
+            ValueRef::Blob(b) => sink.cell(i, Cell::Blob(b)),
+        };
+        r.map_err(StoreError::Output)?;
+    }
+    sink.end_row().map_err(StoreError::Output)
 }
 
 /// A failed prepare or step, named by what caused it.
@@ -459,6 +469,48 @@ impl RowSink for Collect {
     fn end_row(&mut self) -> std::io::Result<()> {
         self.result.rows.push(std::mem::take(&mut self.row));
         Ok(())
+    }
+}
+
+impl super::Store {
+    /// Runs one SQL statement on a read-only connection and returns its rows (at most
+    /// [`QueryLimits::default`]'s). For results of any size use [`Store::query_stream`].
+    pub fn query(&self, sql: &str) -> Result<QueryResult, StoreError> {
+        let mut all = Collect::default();
+        self.query_stream(sql, &QueryLimits::default(), &mut all)?;
+        Ok(all.result)
+    }
+
+    /// Runs one read-only SQL statement, handing its rows to `sink` as SQLite produces them
+    /// (memory stays flat whatever the result's size); returns how many rows it handed over.
+    /// Only a store opened with [`Store::open_read_only`] runs queries. Errors:
+    /// [`StoreError::EmptyQuery`], [`StoreError::QueryDenied`] (anything but a read),
+    /// [`StoreError::TooManyRows`] and [`StoreError::QueryTimedOut`] (past `limits`, after the
+    /// rows before the limit reached the sink), [`StoreError::Output`] (the sink failed).
+    pub fn query_stream(
+        &self,
+        sql: &str,
+        limits: &QueryLimits,
+        sink: &mut dyn RowSink,
+    ) -> Result<u64, StoreError> {
+        let Some(guard) = &self.guard else {
+            return Err(StoreError::Query(
+                "queries run only on a store opened with Store::open_read_only".into(),
+            ));
+        };
+        let out = stream(&self.conn, guard, sql, limits, sink);
+        // Rows read while a writer checkpointed into an immutable file are not to be trusted.
+        match out {
+            Err(StoreError::Output(e)) => Err(StoreError::Output(e)),
+            Err(e) => {
+                self.check_unchanged()?;
+                Err(e)
+            }
+            Ok(n) => {
+                self.check_unchanged()?;
+                Ok(n)
+            }
+        }
     }
 }
 

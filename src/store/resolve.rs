@@ -54,7 +54,7 @@ impl<T> Found<T> {
 }
 
 /// `text` as a hash prefix (lower case), if it is one: [`MIN_PREFIX`] to 64 hex digits.
-pub fn hex_prefix(text: &str) -> Option<String> {
+pub(super) fn hex_prefix(text: &str) -> Option<String> {
     let t = text.trim();
     (t.len() >= MIN_PREFIX && t.len() <= 64 && t.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| t.to_ascii_lowercase())

@@ -85,7 +85,7 @@ pub struct RunRow {
 
 impl RunRow {
     /// One line naming the run among candidates: id, name, status, run hash and head.
-    pub fn candidate(&self) -> String {
+    pub(super) fn candidate(&self) -> String {
         format!(
             "run {}  {}  {}  run record {}  head {}",
             self.id,
@@ -163,7 +163,7 @@ pub(super) fn blob_hash(b: Vec<u8>, col: usize) -> rusqlite::Result<ObjectHash> 
 }
 
 pub(super) fn create(conn: &Connection, r: &NewRun) -> rusqlite::Result<i64> {
-    let now = crate::util::utc_now_rfc3339();
+    let now = super::utc_now_rfc3339();
     conn.prepare_cached(
         "INSERT INTO runs (hash, name, variant, seed, seed_drawn, settings, settings_json,
              spec_toml, iterations_planned, iterations_done, status, head, parent_run,
@@ -216,7 +216,7 @@ pub(super) fn add_iteration(conn: &Connection, r: &IterationRow) -> rusqlite::Re
         r.store_seconds,
         r.snapshot_bytes as i64,
         r.games_bytes as i64,
-        crate::util::utc_now_rfc3339(),
+        super::utc_now_rfc3339(),
         r.snapshot_kept,
     ])?;
     Ok(())
@@ -324,7 +324,7 @@ pub(super) fn set_progress(
         done,
         head.map(|h| h.0.to_vec()),
         status.as_str(),
-        crate::util::utc_now_rfc3339()
+        super::utc_now_rfc3339()
     ])?;
     Ok(())
 }
@@ -335,11 +335,7 @@ pub(super) fn set_status(
     status: RunStatus,
 ) -> rusqlite::Result<()> {
     conn.prepare_cached("UPDATE runs SET status = ?2, updated_at = ?3 WHERE id = ?1")?
-        .execute(params![
-            run_id,
-            status.as_str(),
-            crate::util::utc_now_rfc3339()
-        ])?;
+        .execute(params![run_id, status.as_str(), super::utc_now_rfc3339()])?;
     Ok(())
 }
 
@@ -568,7 +564,7 @@ pub(super) fn lock(
         "UPDATE runs SET lock_pid = ?2, lock_host = ?3, lock_since = ?4, status = CASE
              WHEN status = 'failed' THEN 'running' ELSE status END WHERE id = ?1",
     )?
-    .execute(params![run_id, me, host, crate::util::utc_now_rfc3339()])?;
+    .execute(params![run_id, me, host, super::utc_now_rfc3339()])?;
     Ok(Ok(()))
 }
 

@@ -68,7 +68,7 @@ pub(super) fn older(path: &std::path::Path) -> bool {
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
         | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
         | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-    Connection::open_with_flags(super::file_uri(path, "immutable=1"), flags)
+    Connection::open_with_flags(super::paths::file_uri(path, "immutable=1"), flags)
         .and_then(|c| version(&c))
         .is_ok_and(|v| (1..VERSION).contains(&v))
 }
@@ -223,49 +223,7 @@ pub(super) fn check(conn: &Connection) -> rusqlite::Result<Vec<SchemaProblem>> {
             continue;
         };
         if w.kind == "table" {
-            let mut column_problem = false;
-            for c in &w.columns {
-                match h.columns.iter().find(|x| x.0 == c.0) {
-                    None => {
-                        say(w, format!("column `{}` is missing", c.0));
-                        column_problem = true;
-                    }
-                    Some(x) if x != c => {
-                        say(
-                            w,
-                            format!(
-                                "column `{}` differs: expected {}, found {}",
-                                c.0,
-                                column_text(c),
-                                column_text(x)
-                            ),
-                        );
-                        column_problem = true;
-                    }
-                    Some(_) => {}
-                }
-            }
-            for x in &h.columns {
-                if !w.columns.iter().any(|c| c.0 == x.0) {
-                    say(
-                        w,
-                        format!(
-                            "column `{}` is not in the schema (no migration adds it)",
-                            x.0
-                        ),
-                    );
-                    column_problem = true;
-                }
-            }
-            if !column_problem && h.sql != w.sql {
-                say(
-                    w,
-                    format!(
-                        "its definition (constraints) differs from migration {}",
-                        w.migration
-                    ),
-                );
-            }
+            table_problems(w, h, &mut say);
         } else if h.sql != w.sql && !(w.kind == "view" && w.name == "metrics_wide") {
             // `metrics_wide` is re-created by the program when a metric is declared (one
             // column per `metric_defs` row; 0005_metrics_long.sql), so its columns may grow.
@@ -284,6 +242,54 @@ pub(super) fn check(conn: &Connection) -> rusqlite::Result<Vec<SchemaProblem>> {
         }
     }
     Ok(problems)
+}
+
+/// The problems of table `h` against the table `w` the migrations create: column by column,
+/// then (when the columns match) its constraints, through its `CREATE TABLE` text.
+fn table_problems(w: &Entry, h: &Entry, say: &mut impl FnMut(&Entry, String)) {
+    let mut column_problem = false;
+    for c in &w.columns {
+        match h.columns.iter().find(|x| x.0 == c.0) {
+            None => {
+                say(w, format!("column `{}` is missing", c.0));
+                column_problem = true;
+            }
+            Some(x) if x != c => {
+                say(
+                    w,
+                    format!(
+                        "column `{}` differs: expected {}, found {}",
+                        c.0,
+                        column_text(c),
+                        column_text(x)
+                    ),
+                );
+                column_problem = true;
+            }
+            Some(_) => {}
+        }
+    }
+    for x in &h.columns {
+        if !w.columns.iter().any(|c| c.0 == x.0) {
+            say(
+                w,
+                format!(
+                    "column `{}` is not in the schema (no migration adds it)",
+                    x.0
+                ),
+            );
+            column_problem = true;
+        }
+    }
+    if !column_problem && h.sql != w.sql {
+        say(
+            w,
+            format!(
+                "its definition (constraints) differs from migration {}",
+                w.migration
+            ),
+        );
+    }
 }
 
 fn column_text(c: &(String, String, bool, Option<String>, i64, i64)) -> String {

@@ -1,4 +1,5 @@
-//! Small helpers with no better home.
+//! The clock of the plain columns that describe a computation (`created`, `started`,
+//! `finished`, `solved_at`): never part of a hashed record.
 
 /// The current UTC time as RFC 3339 (`2026-11-21T08:30:00Z`), for plain columns that
 /// describe a computation. Never enters a hashed record.
