@@ -45,18 +45,18 @@
 //! of different games run in parallel without locks.
 
 mod arena;
+mod config;
 pub mod evaluator;
 pub mod mcts_solver;
 pub mod puct;
 #[cfg(test)]
 pub(crate) mod toy;
 
+pub use arena::TieBreak;
+pub use config::{ForcedPlayouts, InitQ, PlayoutCap, SearchConfig, SearchConfigError};
 pub use evaluator::{Evaluator, Leaf, Rollout, Uniform};
 pub use mcts_solver::{MctsSolver, SolverConfig, SolverResult};
-pub use puct::{
-    ForcedPlayouts, InitQ, PlayoutCap, Search, SearchConfig, SearchConfigError, SearchResult, Step,
-    TieBreak,
-};
+pub use puct::{Search, SearchResult, Step};
 
 /// Errors of a search call: it was asked to search a state that is not a decision state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,0 +1,379 @@
+//! Players: a spec the user writes, validated into [`PlayerSpec`] (the grammar: `spec.rs`),
+//! then resolved for one game into a [`Player`] (shared, read-only: the solution, the
+//! settings), from which each game makes its own [`Agent`] (owning search arenas and scratch
+//! buffers). What a player needs from a game beyond its rules is [`PlayerGame`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::game::{Action, Game, Turn};
+use crate::record::SearchStats;
+use crate::rng::{StreamRng, uniform_index};
+use crate::search::{Evaluator, MctsSolver, Rollout, Search, SearchConfig, SearchError, Uniform};
+use crate::solver::{Solution, SolveError};
+use crate::store::{Store, StoreError};
+
+mod abilities;
+mod spec;
+
+pub use abilities::{PlayerGame, load_or_solve};
+pub use spec::{EvalSpec, GreedyMode, PLAYER_NAMES, PlayerSpec};
+
+/// Errors of player specs, resolution and play.
+#[derive(Debug, thiserror::Error)]
+pub enum PlayerError {
+    #[error("bad player `{spec}`: {reason}")]
+    BadSpec { spec: String, reason: String },
+    #[error("player `{player}` cannot play {variant}: {reason}")]
+    Unsupported {
+        player: String,
+        variant: String,
+        reason: String,
+    },
+    #[error("the optimal player has no value for {variant} position `{position}`")]
+    Unsolved { variant: String, position: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Solve(#[from] SolveError),
+    #[error(transparent)]
+    Search(#[from] SearchError),
+}
+
+/// A player resolved for one game: shared and read-only, so one `Player` serves every game of
+/// a parallel match; each game makes its own [`Agent`].
+#[derive(Clone, Debug)]
+pub struct Player<G: Game> {
+    spec: PlayerSpec,
+    solution: Option<Arc<Solution<G::Key>>>,
+    model: Option<(Arc<dyn crate::learners::Model<G>>, SearchConfig)>,
+}
+
+impl<G: Game> fmt::Debug for dyn crate::learners::Model<G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Model")
+    }
+}
+
+impl<G: PlayerGame> Player<G> {
+    /// Resolves `spec` for game `g`. The optimal player needs the store (to load or solve);
+    /// the greedy players need a game with a greedy heuristic.
+    pub fn resolve(
+        spec: &PlayerSpec,
+        g: &G,
+        store: Option<&mut Store>,
+    ) -> Result<Player<G>, PlayerError> {
+        let unsupported = |reason: &str| PlayerError::Unsupported {
+            player: spec.to_string(),
+            variant: g.variant(),
+            reason: reason.to_string(),
+        };
+        let mut model = None;
+        let solution = match spec {
+            PlayerSpec::Model {
+                run,
+                iteration,
+                sims,
+            } => {
+                let store = store.ok_or_else(|| unsupported("a model player needs a store"))?;
+                let (m, run_search) = crate::runs::life::load_model(g, store, run, *iteration)
+                    .map_err(|e| unsupported(&e.to_string()))?;
+                // The run's search knobs, as evaluation play: no root noise, most visited.
+                let config = SearchConfig {
+                    dirichlet_epsilon: 0.0,
+                    temperature: 0.0,
+                    simulations: sims.unwrap_or(1),
+                    ..run_search
+                };
+                model = Some((m, config));
+                None
+            }
+            PlayerSpec::Optimal if g.searches_exactly() => None,
+            PlayerSpec::Optimal => {
+                let store = store.ok_or_else(|| unsupported("the optimal player needs a store"))?;
+                Some(Arc::new(g.solution(store)?))
+            }
+            PlayerSpec::Mcts { config, .. } => {
+                config.validate().map_err(|e| unsupported(&e.to_string()))?;
+                None
+            }
+            PlayerSpec::Greedy(_) => {
+                let s = g.initial_state();
+                let mut probe = Vec::new();
+                if !g.greedy_features(&s, &[], &mut probe) {
+                    return Err(unsupported(
+                        "the greedy players exist for Chinese Checkers only",
+                    ));
+                }
+                None
+            }
+            _ => None,
+        };
+        Ok(Player {
+            spec: spec.clone(),
+            solution,
+            model,
+        })
+    }
+
+    /// A player from an already loaded solution (the optimal player) or any other spec but a
+    /// model.
+    pub fn with_solution(spec: PlayerSpec, solution: Option<Arc<Solution<G::Key>>>) -> Player<G> {
+        Player {
+            spec,
+            solution,
+            model: None,
+        }
+    }
+
+    pub fn spec(&self) -> &PlayerSpec {
+        &self.spec
+    }
+
+    /// A fresh agent for one game.
+    pub fn agent(&self) -> Agent<G> {
+        let kind = match &self.spec {
+            PlayerSpec::Random => AgentKind::Random,
+            PlayerSpec::Optimal => match &self.solution {
+                Some(sol) => AgentKind::Optimal(sol.clone()),
+                None => AgentKind::OptimalSearch,
+            },
+            PlayerSpec::Greedy(mode) => AgentKind::Greedy(*mode),
+            PlayerSpec::Mcts { config, eval } => AgentKind::Mcts(
+                // The config was validated when the spec was parsed.
+                Box::new(Search::new(*config).unwrap_or_else(|_| {
+                    Search::new(SearchConfig::evaluation(config.simulations.max(1)))
+                        .expect("evaluation defaults are valid")
+                })),
+                match eval {
+                    EvalSpec::Uniform => AgentEval::Uniform(Uniform),
+                    EvalSpec::Rollout(n) => AgentEval::Rollout(Rollout::new(*n)),
+                },
+            ),
+            PlayerSpec::MctsSolver(cfg) => AgentKind::MctsSolver(Box::new(MctsSolver::new(*cfg))),
+            PlayerSpec::Model { sims, .. } => match &self.model {
+                Some((m, config)) => AgentKind::Model(
+                    m.clone(),
+                    sims.map(|_| {
+                        Box::new(Search::new(*config).unwrap_or_else(|_| {
+                            Search::new(SearchConfig::evaluation(config.simulations))
+                                .expect("evaluation defaults are valid")
+                        }))
+                    }),
+                ),
+                None => AgentKind::Random,
+            },
+        };
+        Agent {
+            kind,
+            actions: Vec::new(),
+            features: Vec::new(),
+        }
+    }
+}
+
+pub use crate::play::Decision;
+
+/// The leaf evaluator of an MCTS agent.
+#[derive(Debug)]
+pub enum AgentEval {
+    Uniform(Uniform),
+    Rollout(Rollout),
+}
+
+impl<G: Game> Evaluator<G> for AgentEval {
+    #[inline]
+    fn evaluate(
+        &mut self,
+        g: &G,
+        s: &G::State,
+        legal: &[Action],
+        priors: &mut [f64],
+        rng: &mut StreamRng,
+    ) -> f64 {
+        match self {
+            AgentEval::Uniform(e) => Evaluator::<G>::evaluate(e, g, s, legal, priors, rng),
+            AgentEval::Rollout(e) => e.evaluate(g, s, legal, priors, rng),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum AgentKind<G: Game> {
+    Random,
+    Optimal(Arc<Solution<G::Key>>),
+    /// The optimal player by an exact search per position ([`PlayerGame::searches_exactly`]).
+    OptimalSearch,
+    Greedy(GreedyMode),
+    Mcts(Box<Search<G>>, AgentEval),
+    MctsSolver(Box<MctsSolver<G>>),
+    /// A trained model: its greedy policy, or the search it guides.
+    Model(Arc<dyn crate::learners::Model<G>>, Option<Box<Search<G>>>),
+}
+
+/// One game's instance of a player: owns its search arenas and buffers.
+#[derive(Debug)]
+pub struct Agent<G: Game> {
+    kind: AgentKind<G>,
+    actions: Vec<Action>,
+    features: Vec<(i32, i32)>,
+}
+
+impl<G: PlayerGame> Agent<G> {
+    /// The decision in decision state `s`, `ply` plies into the game; randomness from `rng`.
+    pub fn decide(
+        &mut self,
+        g: &G,
+        s: &G::State,
+        ply: u32,
+        rng: &mut StreamRng,
+    ) -> Result<Decision, PlayerError> {
+        let Turn::Player(_) = g.turn(s) else {
+            return Err(SearchError::NotADecision("not a decision state").into());
+        };
+        let play = |action| Decision::Play {
+            action,
+            search: None,
+        };
+        match &mut self.kind {
+            AgentKind::Random => {
+                g.legal_actions(s, &mut self.actions);
+                Ok(play(self.actions[uniform_index(rng, self.actions.len())]))
+            }
+            AgentKind::Optimal(sol) => {
+                crate::play::optimal_decision(g, sol, s, rng).ok_or_else(|| PlayerError::Unsolved {
+                    variant: g.variant(),
+                    position: g.notation(s),
+                })
+            }
+            AgentKind::OptimalSearch => {
+                let unsolved = || PlayerError::Unsolved {
+                    variant: g.variant(),
+                    position: g.notation(s),
+                };
+                let values = g.searched_action_values(s).ok_or_else(unsolved)?;
+                let best = values.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
+                if best >= 1.0 - crate::solver::OPTIMAL_TOLERANCE {
+                    return Ok(Decision::ClaimWin);
+                }
+                self.actions.clear();
+                self.actions.extend(
+                    values
+                        .iter()
+                        .filter(|x| x.1 >= best - crate::solver::OPTIMAL_TOLERANCE)
+                        .map(|x| x.0),
+                );
+                Ok(play(self.actions[uniform_index(rng, self.actions.len())]))
+            }
+            AgentKind::Greedy(mode) => {
+                g.legal_actions(s, &mut self.actions);
+                g.greedy_features(s, &self.actions, &mut self.features);
+                let i = greedy_choice(*mode, &self.features, rng);
+                Ok(play(self.actions[i]))
+            }
+            AgentKind::Mcts(search, eval) => {
+                Ok(Decision::searched(search.run(g, s, ply, eval, rng)?))
+            }
+            AgentKind::Model(model, None) => {
+                g.legal_actions(s, &mut self.actions);
+                Ok(play(model.greedy_action(g, s, &self.actions)))
+            }
+            AgentKind::Model(model, Some(search)) => {
+                Ok(Decision::searched(model.search(g, search, s, ply, rng)?))
+            }
+            AgentKind::MctsSolver(m) => {
+                let r = m.run(g, s, rng)?;
+                Ok(Decision::Play {
+                    action: r.action,
+                    search: Some(SearchStats {
+                        visits: r.visits,
+                        target: None,
+                        full: true,
+                    }),
+                })
+            }
+        }
+    }
+}
+
+/// The greedy choice over (Psi, rear) features (see the module docs).
+pub fn greedy_choice(mode: GreedyMode, features: &[(i32, i32)], rng: &mut StreamRng) -> usize {
+    let uniform_among = |pred: &dyn Fn(&(i32, i32)) -> bool, rng: &mut StreamRng| {
+        let n = features.iter().filter(|f| pred(f)).count();
+        let k = uniform_index(rng, n);
+        features
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| pred(f))
+            .nth(k)
+            .map_or(0, |(i, _)| i)
+    };
+    let max_psi = features.iter().map(|f| f.0).max().unwrap_or(0);
+    if max_psi <= 0 {
+        let least = features.iter().map(|f| f.0.abs()).min().unwrap_or(0);
+        return uniform_among(&|f| f.0.abs() == least, rng);
+    }
+    match mode {
+        GreedyMode::Deterministic => {
+            let rear = features
+                .iter()
+                .filter(|f| f.0 == max_psi)
+                .map(|f| f.1)
+                .max()
+                .unwrap_or(0);
+            uniform_among(&|f| f.0 == max_psi && f.1 == rear, rng)
+        }
+        GreedyMode::Stochastic => {
+            let total: i64 = features
+                .iter()
+                .filter(|f| f.0 > 0)
+                .map(|f| i64::from(f.0))
+                .sum();
+            let mut u = uniform_index(rng, total as usize) as i64;
+            for (i, f) in features.iter().enumerate() {
+                if f.0 > 0 {
+                    if u < i64::from(f.0) {
+                        return i;
+                    }
+                    u -= i64::from(f.0);
+                }
+            }
+            0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::stream;
+
+    #[test]
+    fn greedy_choices_follow_the_rules() {
+        let mut rng = stream(1, "greedy");
+        // Largest Psi 2 twice; the rearmost (rear 5) wins the tie.
+        let f = [(1, 9), (2, 3), (2, 5), (-1, 9)];
+        for _ in 0..20 {
+            assert_eq!(greedy_choice(GreedyMode::Deterministic, &f, &mut rng), 2);
+        }
+        // Equal Psi and rear: uniformly random among them.
+        let f = [(2, 5), (2, 5), (0, 0)];
+        let firsts = (0..1000)
+            .filter(|_| greedy_choice(GreedyMode::Deterministic, &f, &mut rng) == 0)
+            .count();
+        assert!((420..580).contains(&firsts), "{firsts}");
+        // Stochastic: proportional to Psi over Psi > 0: P = 1/4, 3/4, 0.
+        let f = [(1, 0), (3, 0), (-2, 0)];
+        let mut counts = [0; 3];
+        for _ in 0..4000 {
+            counts[greedy_choice(GreedyMode::Stochastic, &f, &mut rng)] += 1;
+        }
+        assert_eq!(counts[2], 0);
+        assert!((900..1100).contains(&counts[0]), "{counts:?}");
+        // No forward move: the smallest |Psi|.
+        let f = [(-2, 0), (0, 0), (-1, 0)];
+        for mode in [GreedyMode::Deterministic, GreedyMode::Stochastic] {
+            assert_eq!(greedy_choice(mode, &f, &mut rng), 1);
+        }
+    }
+}

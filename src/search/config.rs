@@ -1,0 +1,444 @@
+//! Every knob of the PUCT search ([`SearchConfig`]), as the run spec's TOML spells it, and
+//! its validation: each bad setting is named with its allowed range ([`SearchConfigError`]).
+//! The conventions and their legacy values are described in docs/search.md.
+
+use serde::{Deserialize, Serialize};
+
+use super::arena::TieBreak;
+
+/// The value of an unvisited edge in selection.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InitQ {
+    /// Q = 0 (AlphaZero's default).
+    #[default]
+    Loss,
+    /// Q = 0.5.
+    Draw,
+    /// Q = 1.
+    Win,
+    /// Q = +infinity: untried actions first; among several, the exploration term decides.
+    First,
+}
+
+impl InitQ {
+    /// The allowed names, for error messages.
+    pub const NAMES: &'static str = "loss, draw, win, first";
+
+    pub fn parse(text: &str) -> Option<InitQ> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "loss" => Some(InitQ::Loss),
+            "draw" => Some(InitQ::Draw),
+            "win" => Some(InitQ::Win),
+            "first" => Some(InitQ::First),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            InitQ::Loss => "loss",
+            InitQ::Draw => "draw",
+            InitQ::Win => "win",
+            InitQ::First => "first",
+        }
+    }
+
+    /// The Q of an unvisited edge, `None` for `first` (+infinity).
+    pub(super) fn value(self) -> Option<f64> {
+        match self {
+            InitQ::Loss => Some(0.0),
+            InitQ::Draw => Some(0.5),
+            InitQ::Win => Some(1.0),
+            InitQ::First => None,
+        }
+    }
+}
+
+fn default_p_full() -> f64 {
+    0.25
+}
+
+fn default_forced_k() -> f64 {
+    2.0
+}
+
+/// KataGo's playout cap randomisation: with probability `p_full` a full search of
+/// `simulations` with root noise, otherwise a fast search of `n_fast` without noise. Only
+/// full searches are training targets ([`crate::search::SearchResult::full`]).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlayoutCap {
+    #[serde(default = "default_p_full")]
+    pub p_full: f64,
+    pub n_fast: u32,
+}
+
+/// KataGo's forced playouts at the root of full searches: a root child c with N(c) > 0 and
+/// N(c) < sqrt(k * P(c) * sum N) is selected first.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForcedPlayouts {
+    #[serde(default = "default_forced_k")]
+    pub k: f64,
+}
+
+impl Default for ForcedPlayouts {
+    fn default() -> ForcedPlayouts {
+        ForcedPlayouts { k: 2.0 }
+    }
+}
+
+/// Every knob of the search. `Default` is the literature's (c_puct 1, alpha 1.5, epsilon
+/// 0.25, tau 1, every move sampled, 800 simulations, init_q loss, KataGo options off, and the
+/// three counting and tie conventions as the papers describe them); a spec that omits a key
+/// gets that default. [`SearchConfig::legacy_defaults`] differs only in the three
+/// conventions, which take the `LEGACY_*` values: the behaviour of runs stored before the
+/// conventions were settings (docs/search.md).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchConfig {
+    pub c_puct: f64,
+    pub dirichlet_alpha: f64,
+    /// Weight of the root noise; 0 turns it off (evaluation play).
+    pub dirichlet_epsilon: f64,
+    /// tau: moves are sampled with probability proportional to N^(1/tau); 0 takes the most
+    /// visited action.
+    pub temperature: f64,
+    /// Only the first `k` moves of a game (plies, both players counted) are sampled; later
+    /// moves take the most visited action. `None`: every move is sampled.
+    pub sample_moves: Option<u32>,
+    pub simulations: u32,
+    pub init_q: InitQ,
+    pub playout_cap: Option<PlayoutCap>,
+    pub forced_playouts: Option<ForcedPlayouts>,
+    /// Policy target pruning (needs `forced_playouts`).
+    pub policy_target_pruning: bool,
+    /// Whether a node's count N(s) = sum_b N(s, b) in the exploration term also counts the
+    /// simulation that expanded s. AlphaZero's published pseudocode backs the value up into
+    /// the leaf too, so a node reached again has N(s) >= 1 and its priors decide its first
+    /// selection; without it, sqrt(N(s)) = 0 there and every edge scores init_q alone (a tie
+    /// for all but `first`). Applies to every node whose expansion was a simulation: every
+    /// node below the root, and the root when `expansion_is_simulation`. Default `true`;
+    /// legacy [`SearchConfig::LEGACY_COUNT_EXPANSION_VISIT`].
+    pub count_expansion_visit: bool,
+    /// Whether the root's expansion is one of the `simulations` (and of `n_fast`): Hsueh et
+    /// al. 2023 count "8+1 simulations to try all 8 actions once, 1 for expanding the root",
+    /// so N_sim simulations make N_sim - 1 descents and the root's visit counts sum to
+    /// N_sim - 1. Otherwise the root is expanded before N_sim descents. Default `true`;
+    /// legacy [`SearchConfig::LEGACY_EXPANSION_IS_SIMULATION`].
+    pub expansion_is_simulation: bool,
+    /// How exact ties are broken, in PUCT selection and in taking the most visited action.
+    /// Default `random`; legacy [`SearchConfig::LEGACY_TIE_BREAK`] (`lowest`).
+    pub tie_break: TieBreak,
+}
+
+impl Default for SearchConfig {
+    fn default() -> SearchConfig {
+        SearchConfig {
+            c_puct: 1.0,
+            dirichlet_alpha: 1.5,
+            dirichlet_epsilon: 0.25,
+            temperature: 1.0,
+            sample_moves: None,
+            simulations: 800,
+            init_q: InitQ::Loss,
+            playout_cap: None,
+            forced_playouts: None,
+            policy_target_pruning: false,
+            count_expansion_visit: true,
+            expansion_is_simulation: true,
+            tie_break: TieBreak::Random,
+        }
+    }
+}
+
+/// A setting outside its allowed range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("search setting `{key}` = {value} is out of range; allowed: {allowed}")]
+pub struct SearchConfigError {
+    pub key: &'static str,
+    pub value: String,
+    pub allowed: &'static str,
+}
+
+impl SearchConfig {
+    /// `count_expansion_visit` of runs stored before the setting existed.
+    pub const LEGACY_COUNT_EXPANSION_VISIT: bool = false;
+    /// `expansion_is_simulation` of runs stored before the setting existed.
+    pub const LEGACY_EXPANSION_IS_SIMULATION: bool = false;
+    /// `tie_break` of runs stored before the setting existed.
+    pub const LEGACY_TIE_BREAK: TieBreak = TieBreak::Lowest;
+
+    /// The defaults with the legacy conventions: what a settings record written before the
+    /// conventions were settings means.
+    pub fn legacy_defaults() -> SearchConfig {
+        SearchConfig::default().with_legacy_conventions()
+    }
+
+    /// This config with the three conventions set to their legacy values.
+    pub fn with_legacy_conventions(self) -> SearchConfig {
+        SearchConfig {
+            count_expansion_visit: SearchConfig::LEGACY_COUNT_EXPANSION_VISIT,
+            expansion_is_simulation: SearchConfig::LEGACY_EXPANSION_IS_SIMULATION,
+            tie_break: SearchConfig::LEGACY_TIE_BREAK,
+            ..self
+        }
+    }
+
+    /// Whether all three conventions have their legacy values (so the config is expressible
+    /// in the first settings layout).
+    pub fn has_legacy_conventions(&self) -> bool {
+        *self == self.with_legacy_conventions()
+    }
+
+    /// The least `simulations` (and `n_fast`): 2 when the root's expansion is one of them
+    /// (so at least one descent visits a root edge), else 1.
+    pub fn min_simulations(&self) -> u32 {
+        if self.expansion_is_simulation { 2 } else { 1 }
+    }
+
+    /// Evaluation play: no root noise, always the most visited action.
+    pub fn evaluation(simulations: u32) -> SearchConfig {
+        SearchConfig {
+            dirichlet_epsilon: 0.0,
+            temperature: 0.0,
+            simulations,
+            ..SearchConfig::default()
+        }
+    }
+
+    /// Checks every setting; the error names the first bad key and its allowed range.
+    pub fn validate(&self) -> Result<(), SearchConfigError> {
+        let c = self.c_puct;
+        let literature_c = "a finite number >= 0 (the literature sweeps 1/64..64)";
+        require(c.is_finite() && c >= 0.0, "c_puct", c, literature_c)?;
+        let a = self.dirichlet_alpha;
+        let literature_a = "a finite number > 0 (the literature sweeps 0.03..12)";
+        require(a.is_finite() && a > 0.0, "dirichlet_alpha", a, literature_a)?;
+        let e = self.dirichlet_epsilon;
+        require(in_unit(e), "dirichlet_epsilon", e, UNIT)?;
+        let t = self.temperature;
+        let literature_t = "a finite number >= 0 (0: most visited; the literature sweeps 1/16..16)";
+        require(t.is_finite() && t >= 0.0, "temperature", t, literature_t)?;
+        self.validate_simulations()?;
+        if let Some(fp) = self.forced_playouts {
+            let katago = "a finite number > 0 (KataGo: 2)";
+            require(
+                fp.k.is_finite() && fp.k > 0.0,
+                "forced_playouts.k",
+                fp.k,
+                katago,
+            )?;
+        }
+        require(
+            !self.policy_target_pruning || self.forced_playouts.is_some(),
+            "policy_target_pruning",
+            true,
+            "true only together with `forced_playouts` (pruning removes forced visits)",
+        )
+    }
+
+    /// `simulations` and the playout cap's `p_full` and `n_fast`: both counts are at least
+    /// [`SearchConfig::min_simulations`], and the fast search is smaller than the full one.
+    fn validate_simulations(&self) -> Result<(), SearchConfigError> {
+        let (at_least, below) = if self.expansion_is_simulation {
+            (
+                "an integer >= 2 (`expansion_is_simulation`: one simulation expands the root)",
+                "an integer >= 2 and below `simulations`",
+            )
+        } else {
+            ("an integer >= 1", "an integer >= 1 and below `simulations`")
+        };
+        let (min, sims) = (self.min_simulations(), self.simulations);
+        require(sims >= min, "simulations", sims, at_least)?;
+        if let Some(pc) = self.playout_cap {
+            require(in_unit(pc.p_full), "playout_cap.p_full", pc.p_full, UNIT)?;
+            let n = pc.n_fast;
+            require(n >= min && n < sims, "playout_cap.n_fast", n, below)?;
+        }
+        Ok(())
+    }
+}
+
+/// The allowed range of a probability or a mixing weight.
+const UNIT: &str = "a number in [0, 1]";
+
+/// Whether `x` lies in [0, 1] (NaN does not).
+fn in_unit(x: f64) -> bool {
+    (0.0..=1.0).contains(&x)
+}
+
+/// `Ok` when `ok`; otherwise the error naming `key`, its `value` and the `allowed` range.
+fn require(
+    ok: bool,
+    key: &'static str,
+    value: impl ToString,
+    allowed: &'static str,
+) -> Result<(), SearchConfigError> {
+    if ok {
+        return Ok(());
+    }
+    Err(SearchConfigError {
+        key,
+        value: value.to_string(),
+        allowed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The paper's conventions are the defaults; the legacy ones are today's behaviour.
+    #[test]
+    fn conventions_default_to_the_paper_and_legacy_to_the_old_search() {
+        let d = SearchConfig::default();
+        assert!(d.count_expansion_visit && d.expansion_is_simulation);
+        assert_eq!(d.tie_break, TieBreak::Random);
+        let l = SearchConfig::legacy_defaults();
+        assert!(!l.count_expansion_visit && !l.expansion_is_simulation);
+        assert_eq!(l.tie_break, TieBreak::Lowest);
+        assert!(l.has_legacy_conventions() && !d.has_legacy_conventions());
+        assert_eq!(
+            l,
+            SearchConfig {
+                count_expansion_visit: false,
+                expansion_is_simulation: false,
+                tie_break: TieBreak::Lowest,
+                ..d
+            }
+        );
+    }
+
+    #[test]
+    fn config_validation_names_the_key_and_range() {
+        let bad = [
+            (
+                SearchConfig {
+                    c_puct: -1.0,
+                    ..Default::default()
+                },
+                "c_puct",
+            ),
+            (
+                SearchConfig {
+                    dirichlet_alpha: 0.0,
+                    ..Default::default()
+                },
+                "dirichlet_alpha",
+            ),
+            (
+                SearchConfig {
+                    dirichlet_epsilon: 1.5,
+                    ..Default::default()
+                },
+                "dirichlet_epsilon",
+            ),
+            (
+                SearchConfig {
+                    temperature: f64::NAN,
+                    ..Default::default()
+                },
+                "temperature",
+            ),
+            (
+                SearchConfig {
+                    simulations: 0,
+                    ..Default::default()
+                },
+                "simulations",
+            ),
+            (
+                SearchConfig {
+                    playout_cap: Some(PlayoutCap {
+                        p_full: 0.25,
+                        n_fast: 800,
+                    }),
+                    ..Default::default()
+                },
+                "playout_cap.n_fast",
+            ),
+            (
+                SearchConfig {
+                    policy_target_pruning: true,
+                    ..Default::default()
+                },
+                "policy_target_pruning",
+            ),
+        ];
+        for (cfg, key) in bad {
+            let e = cfg.validate().unwrap_err();
+            assert_eq!(e.key, key);
+            assert!(e.to_string().contains("allowed"), "{e}");
+        }
+        assert!(SearchConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn config_reads_the_run_spec_toml() {
+        let cfg: SearchConfig = toml::from_str(
+            "c_puct = 2.0\nsimulations = 100\ninit_q = \"first\"\nsample_moves = 30\n\
+             playout_cap = { n_fast = 20 }\nforced_playouts = {}\npolicy_target_pruning = true\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.c_puct, 2.0);
+        assert_eq!(cfg.init_q, InitQ::First);
+        assert_eq!(cfg.sample_moves, Some(30));
+        assert_eq!(
+            cfg.playout_cap,
+            Some(PlayoutCap {
+                p_full: 0.25,
+                n_fast: 20
+            })
+        );
+        assert_eq!(cfg.forced_playouts, Some(ForcedPlayouts { k: 2.0 }));
+        assert_eq!(cfg.dirichlet_alpha, 1.5);
+        assert!(cfg.validate().is_ok());
+        let e = toml::from_str::<SearchConfig>("cpuct = 2.0")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cpuct"), "{e}");
+        // The conventions: paper defaults when omitted, legacy values spelled out, named errors.
+        let omitted: SearchConfig = toml::from_str("simulations = 6").unwrap();
+        assert_eq!(
+            omitted,
+            SearchConfig {
+                simulations: 6,
+                ..SearchConfig::default()
+            }
+        );
+        let legacy: SearchConfig = toml::from_str(
+            "count_expansion_visit = false\nexpansion_is_simulation = false\ntie_break = \"lowest\"\n",
+        )
+        .unwrap();
+        assert_eq!(legacy, SearchConfig::legacy_defaults());
+        let e = toml::from_str::<SearchConfig>("tie_break = \"rnd\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("rnd") && e.contains("random") && e.contains("lowest"),
+            "{e}"
+        );
+        let e = toml::from_str::<SearchConfig>("count_expansion_visit = 1")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("count_expansion_visit") || e.contains("bool"),
+            "{e}"
+        );
+        let e = SearchConfig {
+            simulations: 1,
+            ..omitted
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!((e.key, e.value.as_str()), ("simulations", "1"));
+        let ok = SearchConfig {
+            simulations: 1,
+            expansion_is_simulation: false,
+            ..omitted
+        };
+        assert!(ok.validate().is_ok());
+    }
+}
