@@ -32,6 +32,7 @@ pub mod record;
 pub mod rng;
 pub mod runs;
 pub mod search;
+pub mod selfplay;
 pub mod solver;
 pub mod start;
 pub mod stats;

@@ -6,7 +6,7 @@
 //! A [`Table`] keeps, per position, logits p_hat over the whole action space and a value logit
 //! v_hat; the search sees p = softmax(p_hat) renormalised over the legal actions and
 //! v = sigmoid(v_hat). Each iteration plays M self-play games with the table frozen
-//! ([`self_play`]: PUCT with chance nodes, the table as evaluator through a per-search
+//! ([`crate::selfplay`]: PUCT with chance nodes, the table as evaluator through a per-search
 //! [`TableEval`]), then trains on the samples of the most recent K x M games, game by game and
 //! move by move, with the two gradient steps of [`train::train`](fn@train::train) (cross-entropy on the policy,
 //! squared error on the value) applied sample by sample; the learning rate beta follows a
@@ -17,9 +17,7 @@
 //! each position's samples in their original order; metrics reduce in a fixed order. So a run
 //! is a pure function of its settings and seed, whatever the thread count.
 
-pub mod lanes;
 pub mod metrics;
-pub mod self_play;
 pub mod table;
 pub mod train;
 

@@ -683,7 +683,7 @@ fn replay_game<G: Game, L: crate::learners::Learner<G>>(
     let mut search = crate::search::Search::new(cfg.settings.search)
         .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
     let mut eval = model.evaluator();
-    let r = crate::learner::self_play::self_play_game(
+    let r = crate::selfplay::self_play_game(
         g,
         &mut search,
         &mut eval,

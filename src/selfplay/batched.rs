@@ -5,7 +5,7 @@
 //! resumes with its own answer.
 //!
 //! Nothing a game does depends on the others: each has its own search and its stream
-//! `self-play(i,g)`, drawn in the order [`super::self_play::self_play_game`] draws it (chance,
+//! `self-play(i,g)`, drawn in the order [`super::self_play_game`] draws it (chance,
 //! then the search's draws, the evaluator's included at the leaf they belong to); the
 //! evaluator gives a position the same bits in any batch (docs/network.md). So a game's
 //! record is the same bits whatever the batch width or the games beside it (tests below, and
@@ -17,7 +17,7 @@ use crate::record::{GameEnd, GameRecord, Step as Move};
 use crate::rng::{StreamRng, sample_outcome, stream_fmt};
 use crate::search::{Evaluator, Leaf, Search, SearchConfig, SearchError, Step};
 
-use super::self_play::{SELF_PLAY, self_play_stream};
+use super::game::{SELF_PLAY, self_play_stream};
 
 /// A game to play: its index in the iteration, where it starts (`None`: the game's start)
 /// and whether to keep its search trees' decision states.
@@ -105,7 +105,7 @@ impl<G: Game> Lane<G> {
 
 /// Plays self-play games `games` of iteration `iteration` (run seed `seed`), at most
 /// `width` at a time, their leaves evaluated by `eval` in batches; returns them in the order
-/// of `games`. Each record is the one [`super::self_play::self_play_game`] plays.
+/// of `games`. Each record is the one [`super::self_play_game`] plays.
 pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
     g: &G,
     config: SearchConfig,
@@ -218,7 +218,7 @@ pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
 mod tests {
     use super::*;
     use crate::games::{ConnectFour, Ewn};
-    use crate::learner::self_play::self_play_game;
+    use crate::selfplay::self_play_game;
     use crate::search::{Rollout, Uniform};
 
     /// Every game's record (and tree states) is the one played alone, at any width, with an
