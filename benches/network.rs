@@ -53,19 +53,10 @@ fn network(c: &mut Criterion) {
         group.bench_function(format!("{label}/self-play-game-50-sims"), |b| {
             b.iter(|| {
                 i += 1;
-                tabula::learner::self_play::self_play_game(
-                    &g,
-                    &mut search,
-                    &mut eval,
-                    1,
-                    1,
-                    i,
-                    None,
-                    None,
-                )
-                .expect("self-play")
-                .steps
-                .len()
+                tabula::selfplay::self_play_game(&g, &mut search, &mut eval, 1, 1, i, None, None)
+                    .expect("self-play")
+                    .steps
+                    .len()
             })
         });
     }

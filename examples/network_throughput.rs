@@ -1,7 +1,7 @@
 //! Throughput of the network learner on Connect Four 7x6 (docs/network.md): inference
 //! positions per second at batch 1 and 64, and self-play games per second (PUCT guided by the
 //! untrained network, the run defaults but `simulations`) on 1 and 2 threads, one game after
-//! another and with leaves batched across `lanes` games per worker (`learner::lanes`; the
+//! another and with leaves batched across `lanes` games per worker (`selfplay`; the
 //! records are checked equal), for a small MLP and a small residual net.
 //!
 //! `cargo run --release --example network_throughput [simulations] [games] [lanes]`
@@ -12,12 +12,12 @@ use std::time::Instant;
 use rayon::prelude::*;
 use tabula::game::{Game, Turn};
 use tabula::games::ConnectFour;
-use tabula::learner::lanes::{LaneGame, self_play_lanes};
 use tabula::learners::Learner;
 use tabula::learners::network::Network;
 use tabula::record::GameRecord;
 use tabula::runs::RunConfig;
 use tabula::search::Search;
+use tabula::selfplay::{LaneGame, self_play_lanes};
 
 /// Decision states of a few random-ish games (every move the lowest legal column after a
 /// rotation), as inference inputs.
@@ -90,10 +90,8 @@ fn main() {
                             )
                         },
                         |(search, eval), i| {
-                            tabula::learner::self_play::self_play_game(
-                                &g, search, eval, 1, 1, i, None, None,
-                            )
-                            .expect("self-play")
+                            tabula::selfplay::self_play_game(&g, search, eval, 1, 1, i, None, None)
+                                .expect("self-play")
                         },
                     )
                     .collect()

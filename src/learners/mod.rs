@@ -202,7 +202,7 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
     /// [`Learner::metric_values`].
     const METRICS: &'static [MetricDef];
     /// Self-play games a worker plays at once, their leaves evaluated in one batch each
-    /// round ([`crate::learner::lanes`]); 1: one game after another. Changes no result,
+    /// round ([`crate::selfplay`]); 1: one game after another. Changes no result,
     /// only speed.
     const SELF_PLAY_LANES: usize = 1;
 

@@ -463,7 +463,7 @@ pub fn verify(
 fn verify_any<G: Game>(
     g: &G,
     cfg: &RunConfig,
-    truth: Option<&crate::learner::Truth<G>>,
+    truth: Option<&crate::eval::Truth<G>>,
     store: &Store,
     row: &RunRow,
     line: ObjectHash,
@@ -480,7 +480,7 @@ fn verify_any<G: Game>(
 fn verify_game<G: Game, L: crate::learners::Learner<G>>(
     g: &G,
     cfg: &RunConfig,
-    truth: Option<&crate::learner::Truth<G>>,
+    truth: Option<&crate::eval::Truth<G>>,
     store: &Store,
     row: &RunRow,
     line: ObjectHash,
@@ -683,7 +683,7 @@ fn replay_game<G: Game, L: crate::learners::Learner<G>>(
     let mut search = crate::search::Search::new(cfg.settings.search)
         .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
     let mut eval = model.evaluator();
-    let r = crate::learner::self_play::self_play_game(
+    let r = crate::selfplay::self_play_game(
         g,
         &mut search,
         &mut eval,
@@ -883,7 +883,7 @@ pub fn model_errors<G: Game>(
     store: &Store,
     text: &str,
     i: u32,
-    truth: &crate::learner::Truth<G>,
+    truth: &crate::eval::Truth<G>,
 ) -> Result<(f64, f64), RunError> {
     let RunAt {
         cfg,

@@ -24,7 +24,7 @@ pub trait Evaluator<G: Game> {
     ) -> f64;
 
     /// Evaluates the leaves of several searches at once (self-play's batches across games,
-    /// [`crate::learner::lanes`]): fills each leaf's priors and value. Each leaf brings its
+    /// [`crate::selfplay`]): fills each leaf's priors and value. Each leaf brings its
     /// own search's stream, so the draws of a leaf are the ones it would make alone. The
     /// default answers them one by one; an evaluator with a batched model overrides it, and
     /// must give every leaf the bits it would give it alone.

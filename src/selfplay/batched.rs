@@ -5,7 +5,7 @@
 //! resumes with its own answer.
 //!
 //! Nothing a game does depends on the others: each has its own search and its stream
-//! `self-play(i,g)`, drawn in the order [`super::self_play::self_play_game`] draws it (chance,
+//! `self-play(i,g)`, drawn in the order [`super::self_play_game`] draws it (chance,
 //! then the search's draws, the evaluator's included at the leaf they belong to); the
 //! evaluator gives a position the same bits in any batch (docs/network.md). So a game's
 //! record is the same bits whatever the batch width or the games beside it (tests below, and
@@ -17,7 +17,7 @@ use crate::record::{GameEnd, GameRecord, Step as Move};
 use crate::rng::{StreamRng, sample_outcome, stream_fmt};
 use crate::search::{Evaluator, Leaf, Search, SearchConfig, SearchError, Step};
 
-use super::self_play::{SELF_PLAY, self_play_stream};
+use super::game::{SELF_PLAY, self_play_stream};
 
 /// A game to play: its index in the iteration, where it starts (`None`: the game's start)
 /// and whether to keep its search trees' decision states.
@@ -53,6 +53,73 @@ struct Lane<G: Game> {
 }
 
 impl<G: Game> Lane<G> {
+    /// Game `lg` (at `slot` of the games asked for) at its start, with a search from `pool`
+    /// (or a new one) and its stream `self-play(iteration,game)`.
+    fn open(
+        g: &G,
+        config: SearchConfig,
+        pool: &mut Vec<Search<G>>,
+        seed: u64,
+        iteration: u32,
+        slot: usize,
+        lg: &LaneGame<G::State>,
+    ) -> Result<Lane<G>, SearchError> {
+        let notation = lg.start.as_ref().map(|s| g.notation(s));
+        let s = match &notation {
+            None => g.initial_state(),
+            Some(text) => g
+                .parse_notation(text)
+                .map_err(|e| SearchError::Start(e.to_string()))?,
+        };
+        let search = match pool.pop() {
+            Some(search) => search,
+            None => Search::new(config).map_err(|e| SearchError::Start(e.to_string()))?,
+        };
+        Ok(Lane {
+            slot,
+            game: lg.game,
+            search,
+            rng: stream_fmt(seed, format_args!("self-play({iteration},{})", lg.game)),
+            s,
+            ply: 0,
+            notation,
+            steps: Vec::new(),
+            tree: lg.tree.then(Vec::new),
+            leaf: None,
+            legal: Vec::new(),
+            priors: Vec::new(),
+        })
+    }
+
+    /// The finished game's record (and tree states) into its slot of `out`; returns its
+    /// search for the next game.
+    fn finish(
+        self,
+        g: &G,
+        seed: u64,
+        iteration: u32,
+        out: &mut [Option<Played<G::State>>],
+    ) -> Search<G> {
+        let end = match g.turn(&self.s) {
+            Turn::Terminal(r) => GameEnd::Finished(r),
+            // `advance` returns only at a terminal state.
+            _ => unreachable!("a lane finishes at a terminal state"),
+        };
+        out[self.slot] = Some(Played {
+            record: GameRecord {
+                variant: g.variant(),
+                seed,
+                stream: self_play_stream(iteration, self.game),
+                players: [SELF_PLAY.to_string(), SELF_PLAY.to_string()],
+                start: self.notation,
+                steps: self.steps,
+                end,
+            },
+            tree: self.tree.unwrap_or_default(),
+        });
+        self.search
+    }
+
     /// Plays on until the search waits at a leaf (`Ok(false)`) or the game ends
     /// (`Ok(true)`); chance outcomes are drawn first, as in [`crate::play::play_loop`].
     fn advance(&mut self, g: &G, outcomes: &mut Vec<ChanceOutcome>) -> Result<bool, SearchError> {
@@ -105,7 +172,7 @@ impl<G: Game> Lane<G> {
 
 /// Plays self-play games `games` of iteration `iteration` (run seed `seed`), at most
 /// `width` at a time, their leaves evaluated by `eval` in batches; returns them in the order
-/// of `games`. Each record is the one [`super::self_play::self_play_game`] plays.
+/// of `games`. Each record is the one [`super::self_play_game`] plays.
 pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
     g: &G,
     config: SearchConfig,
@@ -117,62 +184,18 @@ pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
 ) -> Result<Vec<Played<G::State>>, SearchError> {
     let width = width.max(1);
     let mut out: Vec<Option<Played<G::State>>> = games.iter().map(|_| None).collect();
+    // Searches of finished games, reused by the next (their allocations kept).
     let mut pool: Vec<Search<G>> = Vec::new();
     let mut lanes: Vec<Lane<G>> = Vec::with_capacity(width);
     let mut outcomes = Vec::new();
     let mut next = 0;
     let mut values = Vec::with_capacity(width);
-    let finish = |lane: Lane<G>, out: &mut Vec<Option<Played<G::State>>>| {
-        let end = match g.turn(&lane.s) {
-            Turn::Terminal(r) => GameEnd::Finished(r),
-            // `advance` returns only at a terminal state.
-            _ => unreachable!("a lane finishes at a terminal state"),
-        };
-        out[lane.slot] = Some(Played {
-            record: GameRecord {
-                variant: g.variant(),
-                seed,
-                stream: self_play_stream(iteration, lane.game),
-                players: [SELF_PLAY.to_string(), SELF_PLAY.to_string()],
-                start: lane.notation,
-                steps: lane.steps,
-                end,
-            },
-            tree: lane.tree.unwrap_or_default(),
-        });
-        lane.search
-    };
     loop {
         while lanes.len() < width && next < games.len() {
-            let lg = &games[next];
-            let notation = lg.start.as_ref().map(|s| g.notation(s));
-            let s = match &notation {
-                None => g.initial_state(),
-                Some(text) => g
-                    .parse_notation(text)
-                    .map_err(|e| SearchError::Start(e.to_string()))?,
-            };
-            let search = match pool.pop() {
-                Some(search) => search,
-                None => Search::new(config).map_err(|e| SearchError::Start(e.to_string()))?,
-            };
-            let mut lane = Lane {
-                slot: next,
-                game: lg.game,
-                search,
-                rng: stream_fmt(seed, format_args!("self-play({iteration},{})", lg.game)),
-                s,
-                ply: 0,
-                notation,
-                steps: Vec::new(),
-                tree: lg.tree.then(Vec::new),
-                leaf: None,
-                legal: Vec::new(),
-                priors: Vec::new(),
-            };
+            let mut lane = Lane::open(g, config, &mut pool, seed, iteration, next, &games[next])?;
             next += 1;
             if lane.advance(g, &mut outcomes)? {
-                pool.push(finish(lane, &mut out));
+                pool.push(lane.finish(g, seed, iteration, &mut out));
             } else {
                 lanes.push(lane);
             }
@@ -180,25 +203,7 @@ pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
         if lanes.is_empty() {
             break;
         }
-        // One batch: every waiting leaf.
-        {
-            let mut leaves: Vec<Leaf<'_, G>> = lanes
-                .iter_mut()
-                .filter_map(|l| {
-                    let state = l.leaf.as_ref()?;
-                    Some(Leaf {
-                        state,
-                        legal: &l.legal,
-                        priors: &mut l.priors,
-                        rng: &mut l.rng,
-                        value: 0.0,
-                    })
-                })
-                .collect();
-            eval.evaluate_batch(g, &mut leaves);
-            values.clear();
-            values.extend(leaves.iter().map(|l| l.value));
-        }
+        evaluate_leaves(g, eval, &mut lanes, &mut values);
         let mut done = Vec::new();
         for (k, (lane, &v)) in lanes.iter_mut().zip(&values).enumerate() {
             let step = lane.search.resume(g, v, &lane.priors, &mut lane.rng);
@@ -208,18 +213,44 @@ pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
         }
         for k in done.into_iter().rev() {
             let lane = lanes.remove(k);
-            pool.push(finish(lane, &mut out));
+            pool.push(lane.finish(g, seed, iteration, &mut out));
         }
     }
     Ok(out.into_iter().flatten().collect())
+}
+
+/// One batch: every lane's waiting leaf goes to `eval` in one call; `values` gets their
+/// values in lane order.
+fn evaluate_leaves<G: Game, E: Evaluator<G>>(
+    g: &G,
+    eval: &mut E,
+    lanes: &mut [Lane<G>],
+    values: &mut Vec<f64>,
+) {
+    let mut leaves: Vec<Leaf<'_, G>> = lanes
+        .iter_mut()
+        .filter_map(|l| {
+            let state = l.leaf.as_ref()?;
+            Some(Leaf {
+                state,
+                legal: &l.legal,
+                priors: &mut l.priors,
+                rng: &mut l.rng,
+                value: 0.0,
+            })
+        })
+        .collect();
+    eval.evaluate_batch(g, &mut leaves);
+    values.clear();
+    values.extend(leaves.iter().map(|l| l.value));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::games::{ConnectFour, Ewn};
-    use crate::learner::self_play::self_play_game;
     use crate::search::{Rollout, Uniform};
+    use crate::selfplay::self_play_game;
 
     /// Every game's record (and tree states) is the one played alone, at any width, with an
     /// evaluator that draws from the game's stream (rollouts) and on a game with chance.

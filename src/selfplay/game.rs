@@ -1,11 +1,11 @@
-//! Self-play: one game of the frozen table's PUCT search against itself, recorded as a
-//! `game/v1` record, and the training samples a record yields.
+//! One game of self-play: the frozen model's PUCT search against itself, one search after
+//! another, recorded as a `game/v1` record.
 //!
 //! Game g of iteration i draws everything (chance, root noise, move sampling) from the stream
 //! `self-play(i,g)` of the run seed, so it is a pure function of (table, settings, seed, i, g)
 //! whichever thread plays it. Samples are derived from the stored record alone (by the
-//! learner, [`crate::learners::Learner::samples`]), so a resumed run trains on exactly what an
-//! uninterrupted one would.
+//! learner, `Learner::samples`), so a resumed run trains on exactly what an uninterrupted one
+//! would.
 
 use crate::game::Game;
 use crate::play::{Decision, play_loop};

@@ -1,0 +1,74 @@
+//! Self-play: games of a frozen model's PUCT search against itself, recorded as `game/v1`
+//! records (docs/learners.md, docs/network.md "Throughput").
+//!
+//! - [`self_play_game`] (game.rs) plays one game, one search after another.
+//! - [`self_play_lanes`] (batched.rs) plays several games at once on one thread, their
+//!   leaves evaluated in one batch each round.
+//! - [`play_games`] plays an iteration's games in parallel and is the one place that chooses
+//!   between the two.
+//!
+//! Game g of iteration i draws everything (chance, root noise, move sampling) from the stream
+//! `self-play(i,g)` of the run seed, and an evaluator gives a position the same bits in any
+//! batch, so a game's record is the same bits whichever way, thread or batch plays it.
+
+mod batched;
+mod game;
+
+use rayon::prelude::*;
+
+use crate::game::Game;
+use crate::search::{Evaluator, Search, SearchConfig, SearchError};
+
+pub use batched::{LaneGame, Played, self_play_lanes};
+pub use game::{SELF_PLAY, self_play_game, self_play_stream};
+
+/// Plays self-play games `games` of iteration `iteration` (run seed `seed`) on the current
+/// rayon pool; returns them in the order of `games`. With `lanes` > 1 a worker plays `lanes`
+/// games at once, their leaves batched ([`self_play_lanes`]), with one evaluator from
+/// `evaluator` per chunk of games; with 1 a worker plays one game after another
+/// ([`self_play_game`]), keeping its search and evaluator. The records are the same bits
+/// either way (batched.rs's test); only the speed differs.
+pub fn play_games<G: Game, E: Evaluator<G> + Send>(
+    g: &G,
+    config: SearchConfig,
+    evaluator: &(impl Fn() -> E + Sync),
+    seed: u64,
+    iteration: u32,
+    games: &[LaneGame<G::State>],
+    lanes: usize,
+) -> Result<Vec<Played<G::State>>, SearchError> {
+    if lanes > 1 {
+        let chunks: Vec<Vec<Played<G::State>>> = games
+            .par_chunks(lanes)
+            .map(|chunk| {
+                let mut eval = evaluator();
+                self_play_lanes(g, config, &mut eval, seed, iteration, chunk, lanes)
+            })
+            .collect::<Result<_, _>>()?;
+        return Ok(chunks.into_iter().flatten().collect());
+    }
+    Search::<G>::new(config).map_err(|e| SearchError::Start(e.to_string()))?;
+    games
+        .par_iter()
+        .map_init(
+            || {
+                let search = Search::<G>::new(config).expect("search settings checked above");
+                (search, evaluator())
+            },
+            |(search, eval), lg| {
+                let mut tree = Vec::new();
+                let record = self_play_game(
+                    g,
+                    search,
+                    eval,
+                    seed,
+                    iteration,
+                    lg.game,
+                    lg.start.as_ref(),
+                    lg.tree.then_some(&mut tree),
+                )?;
+                Ok(Played { record, tree })
+            },
+        )
+        .collect()
+}
