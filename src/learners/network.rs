@@ -1,5 +1,5 @@
 //! The network learner (`[learner] kind = "network"`): AlphaZero with a neural network (the
-//! hand-written nets of [`crate::nn`]) over a game's input planes ([`crate::encode`]). See
+//! hand-written nets of [`crate::nn`]) over a game's input planes ([`crate::nn::encode`]). See
 //! docs/network.md.
 //!
 //! - **Samples**: every fully searched decision of a stored game: its planes, legal actions,
@@ -24,9 +24,10 @@ use super::{
     Checkpoint, CheckpointRefs, Encoded, EvalContext, Learner, LearnerContext, MetricDef,
     MetricValues, ModelSummary, Reference, TrainReport,
 };
-use crate::encode::{Encoder, encoder};
 use crate::game::{Action, Game};
+use crate::games::encoder;
 use crate::learner::metrics::{WinRate, win_rate_of};
+use crate::nn::encode::Encoder;
 use crate::nn::{
     Arch, Example, Layout, Losses, OptimConfig, OptimState, Scratch, legal_softmax, train_step,
     unit_value,
