@@ -10,7 +10,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use tabula::game::Game;
 use tabula::games::ConnectFour;
-use tabula::solver::connect4::{C4Solver, DEFAULT_TABLE_BITS};
+use tabula::games::connect4::solver::{C4Solver, DEFAULT_TABLE_BITS};
 
 fn positions(g: &ConnectFour, name: &str) -> Vec<(u64, i32)> {
     let path = format!("{}/tests/data/connect4/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use tabula::game::Game;
-use tabula::solver::connect4::{C4Solver, DEFAULT_TABLE_BITS};
+use tabula::games::connect4::solver::{C4Solver, DEFAULT_TABLE_BITS};
 
 fn main() {
     let mut files = Vec::new();

@@ -17,7 +17,6 @@
 //! - [`start`]: start policies (the game's start, Go-Exploit);
 //! - [`runs`]: run specs, the iteration loop, run records, resume / branch / verify.
 
-pub mod encode;
 pub mod error;
 pub mod eval;
 pub mod experiments;

@@ -13,7 +13,7 @@ use std::process::Command;
 
 use tabula::game::{Game, Turn};
 use tabula::games::ConnectFour;
-use tabula::solver::connect4::{C4Solver, DEFAULT_TABLE_BITS, score_to_value};
+use tabula::games::connect4::solver::{C4Solver, DEFAULT_TABLE_BITS, score_to_value};
 use tabula::solver::{Progress, action_values, solve};
 
 /// Table bits for the tests: 2^22 entries per solver, several run at once. On 7x6 a table

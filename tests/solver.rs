@@ -361,7 +361,7 @@ fn perfect_index_ranks_every_reachable_position_once() {
 /// well-formed key whose rank is that rank, and the sizes are the combinatorial counts.
 #[test]
 fn cdc_ranks_are_a_bijection() {
-    use tabula::solver::index::CdcIndex;
+    use tabula::games::cdc::CdcIndex;
     for (material, total) in [("PPPP", 251_068u64), ("GCCP", 15_526_164)] {
         let index = CdcIndex::new(material);
         let sizes: Vec<u64> = (0..17)
@@ -404,7 +404,7 @@ fn draws_are_stored_as_positive_zero() {
 /// The CDC solve on keys (`docs/solver.md`, "Solving on keys") gives the generic layered
 /// solve's solution byte for byte: same keys, same value bits, under the default draw rules,
 /// a no-progress limit that ends every plain move, and no repetition rule. (The move rules of
-/// the other kinds are checked position by position in `solver::layered`'s unit tests.)
+/// the other kinds are checked position by position in `games::cdc::keys`'s unit tests.)
 #[test]
 fn cdc_keyed_solve_equals_the_generic_layered_solve() {
     for v in ["PPPP", "PPPP,no_progress=1", "PPPP,repetition=off"] {

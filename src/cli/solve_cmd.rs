@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use tabula::game::{Game, Turn};
+use tabula::games::connect4::solver::{C4Solver, DEFAULT_TABLE_BITS, score_to_value};
 use tabula::games::{AnyGame, ConnectFour};
-use tabula::solver::connect4::{C4Solver, DEFAULT_TABLE_BITS, score_to_value};
 use tabula::solver::{
     Progress, Solution, Solvable, action_values, load_solution, save_solution, solve, start_value,
     to_unit,
@@ -274,7 +274,7 @@ pub fn value_cmd(db: Option<&Path>, args: &ValueArgs) -> anyhow::Result<()> {
 }
 
 /// A Connect Four board too large to enumerate (7x6): the exact search of
-/// [`tabula::solver::connect4`], every legal move's score.
+/// [`tabula::games::connect4::solver`], every legal move's score.
 fn c4_value(g: &ConnectFour, position: &str, json: bool) -> anyhow::Result<()> {
     let s = g.parse_notation(position)?;
     let Turn::Player(p) = g.turn(&s) else {

@@ -13,7 +13,7 @@
 //!   value error mean |v_hat - v*| (v* 1, 0.5 or 0 by the sign of the score) and best-move
 //!   accuracy (the policy's greedy move is value-preserving: its exact value equals the
 //!   position's). The optimal moves come from the exact solver
-//!   ([`crate::solver::connect4`]), once per process and set ([`c4_test_set`]).
+//!   ([`crate::games::connect4::solver`]), once per process and set ([`c4_test_set`]).
 //!
 //! Determinism: games run in parallel but their scores are reduced in game order; positions
 //! are scored in file order. So every value is the same bits on any number of threads.
@@ -30,10 +30,10 @@ use crate::error::SettingError;
 use crate::game::{Action, Game, Player};
 use crate::games::ConnectFour;
 use crate::games::connect4::C4State;
+use crate::games::connect4::solver::{C4Solver, DEFAULT_TABLE_BITS};
 use crate::play::{Decision, play_loop};
 use crate::rng::stream_fmt;
 use crate::search::{Evaluator, MctsSolver, Search, SearchConfig, SearchError, SolverConfig};
-use crate::solver::connect4::{C4Solver, DEFAULT_TABLE_BITS};
 
 /// The multipliers a run may name (each has its metrics declared).
 pub const MULTIPLIERS: [u32; 4] = [1, 10, 100, 1000];

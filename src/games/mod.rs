@@ -13,11 +13,14 @@ pub mod checkers;
 pub mod connect4;
 pub mod ewn;
 
+use std::any::Any;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use crate::error::GameError;
 use crate::game::Game;
+use crate::nn::encode::{Encode, Encoder};
 
 pub use cdc::{Cdc, Cdc4x8};
 pub use checkers::Checkers;
@@ -106,6 +109,26 @@ impl fmt::Display for AnyGame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.variant())
     }
+}
+
+/// `g`'s encoding when `G` is `E`.
+fn try_as<G: Game, E: Encode>(g: &G) -> Option<Encoder<G>> {
+    let e = (g as &dyn Any).downcast_ref::<E>()?;
+    let erased: Encoder<E> = Arc::new(e.clone());
+    let boxed: Box<dyn Any> = Box::new(erased);
+    boxed.downcast::<Encoder<G>>().ok().map(|b| *b)
+}
+
+/// The network input encoding of `g` ([`Encode`], implemented in each game's folder), if its
+/// game has one (every game of the registry does). The learner is generic over every game,
+/// so it cannot name `G: Encode` in its bounds: this downcast over the games that have one
+/// finds it at run time (the same way the run driver finds a game's exact solution).
+pub fn encoder<G: Game>(g: &G) -> Option<Encoder<G>> {
+    try_as::<G, Ewn>(g)
+        .or_else(|| try_as::<G, Cdc>(g))
+        .or_else(|| try_as::<G, Cdc4x8>(g))
+        .or_else(|| try_as::<G, ConnectFour>(g))
+        .or_else(|| try_as::<G, Checkers>(g))
 }
 
 /// What `tabula games` prints about a family.
@@ -262,6 +285,66 @@ mod tests {
         assert!(VariantSpec::parse("cdc:PPPP,oops").is_err());
         assert!(VariantSpec::parse("cdc:PPPP,a=1,a=2").is_err());
         assert!(VariantSpec::parse(":x").is_err());
+    }
+
+    /// Plays random games and checks every decision state's planes: the right length, finite,
+    /// a function of the position key (equal keys, equal planes), and the encoder found at
+    /// run time agrees with the trait.
+    fn check_encoding<G: Encode>(g: &G, games: usize) -> usize {
+        use crate::game::Turn;
+        use crate::rng::{stream, uniform_index};
+        let dynamic = encoder(g).expect("every game has an encoding");
+        assert_eq!(dynamic.planes(), Encode::planes(g));
+        let len = Encode::planes(g).len();
+        let mut rng = stream(7, "encode-test");
+        let (mut actions, mut outcomes) = (Vec::new(), Vec::new());
+        let mut distinct = std::collections::BTreeSet::new();
+        let mut seen = std::collections::BTreeMap::new();
+        for _ in 0..games {
+            let mut s = g.initial_state();
+            loop {
+                match g.turn(&s) {
+                    Turn::Terminal(_) => break,
+                    Turn::Chance => {
+                        g.chance_outcomes(&s, &mut outcomes);
+                        let o = outcomes[uniform_index(&mut rng, outcomes.len())].outcome;
+                        s = g.apply_chance(&s, o);
+                    }
+                    Turn::Player(p) => {
+                        let mut a = vec![f32::NAN; len];
+                        Encode::encode(g, &s, &mut a);
+                        let mut b = vec![f32::NAN; len];
+                        dynamic.encode(&s, &mut b);
+                        assert!(a.iter().all(|x| x.is_finite()));
+                        assert_eq!(a, b);
+                        let bits: Vec<u32> = a.iter().map(|x| x.to_bits()).collect();
+                        if let Some(prev) = seen.insert((g.key(&s), p), bits.clone()) {
+                            assert_eq!(prev, bits, "planes depend on more than the position");
+                        }
+                        distinct.insert(bits);
+                        g.legal_actions(&s, &mut actions);
+                        s = g.apply(&s, actions[uniform_index(&mut rng, actions.len())]);
+                    }
+                }
+            }
+        }
+        distinct.len()
+    }
+
+    #[test]
+    fn every_game_encodes_its_decision_states() {
+        for v in [
+            "ewn:3x3x3",
+            "cdc:PPPP",
+            "cdc:KGMR",
+            "c4:5x4",
+            "checkers:5x5-3",
+            "cdc:4x8",
+        ] {
+            let any: AnyGame = v.parse().unwrap();
+            let distinct = crate::with_game!(&any, |g| check_encoding(g, 20));
+            assert!(distinct > 5, "{v}: only {distinct} distinct encodings");
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The network learner (`[learner] kind = "network"`): AlphaZero with a neural network (the
-//! hand-written nets of [`crate::nn`]) over a game's input planes ([`crate::encode`]). See
+//! hand-written nets of [`crate::nn`]) over a game's input planes ([`crate::nn::encode`]). See
 //! docs/network.md.
 //!
 //! - **Samples**: every fully searched decision of a stored game: its planes, legal actions,
@@ -21,13 +21,14 @@ use super::{
     Checkpoint, CheckpointRefs, EvalContext, Learner, LearnerContext, LearnerError,
     LearnerSettings, ModelSummary, Reference, SettingsCheck, TrainReport,
 };
-use crate::encode::{Encoder, encoder};
 use crate::error::SettingError;
 use crate::eval::reference::{
     REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, solver_scores,
 };
 use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
 use crate::game::{Action, Game};
+use crate::games::encoder;
+use crate::nn::encode::Encoder;
 use crate::nn::{
     Arch, Example, Layout, Losses, OptimConfig, OptimState, Scratch, legal_softmax, train_step,
     unit_value,

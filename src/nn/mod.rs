@@ -13,13 +13,14 @@
 //! number of threads. There is no batch normalisation (its statistics would tie a position's
 //! output to its batch).
 
+pub mod encode;
 pub mod optim;
 
 use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
 
-use crate::encode::Planes;
 use crate::rng::StreamRng;
+use encode::Planes;
 
 pub use optim::{OptimConfig, OptimState};
 

@@ -87,11 +87,11 @@ impl PlayerGame for ConnectFour {
     }
 
     fn searches_exactly(&self) -> bool {
-        self.check_solvable().is_err() && crate::solver::connect4::searchable(self)
+        self.check_solvable().is_err() && crate::games::connect4::solver::searchable(self)
     }
 
     fn searched_action_values(&self, s: &Self::State) -> Option<Vec<(Action, f64)>> {
-        crate::solver::connect4::action_values(self, s)
+        crate::games::connect4::solver::action_values(self, s)
     }
 }
 

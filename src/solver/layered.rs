@@ -14,8 +14,8 @@
 //! 1. **Reachability**, top-down: one bit per rank. A level's positions are all known once
 //!    every higher level has been expanded; the level is closed by a search inside it, in
 //!    parallel over the frontier (bits set atomically, so the set reached does not depend on
-//!    the thread count). The CDC solve on keys ([`solve_cdc`]) needs no level order: one
-//!    parallel search over all levels at once.
+//!    the thread count). The solve on keys ([`solve_keys`], for a game that offers a
+//!    [`KeySpace`]) needs no level order: one parallel search over all levels at once.
 //! 2. **Values**, bottom-up, one level at a time, in one flat `f64` array per level by rank:
 //!    a. in parallel over the level's reachable positions: `best[p]` = the best exit value
 //!    (or -inf; lower levels' values by rank) and the internal successors' ranks;
@@ -40,10 +40,9 @@ use std::sync::atomic::{AtomicU64, Ordering as Atomic};
 
 use rayon::prelude::*;
 
-use super::index::{CdcIndex, PerfectIndex, UnrankHint};
+use super::index::PerfectIndex;
 use super::{Progress, Solution, Solvable, SolveError, value_for_pooled};
 use crate::game::{Action, ChanceOutcome, Game, Turn};
-use crate::games::Cdc;
 
 /// Positions per parallel work unit (at most; see [`chunk_len`]).
 const CHUNK: usize = 2048;
@@ -505,21 +504,15 @@ fn gather_and_settle<K>(
     Ok(fixed_point(ranks, best, pending, succ))
 }
 
-/// The exact fixed point of one level (module docs, 2b): `best` and `pending` by rank (exit
-/// values and internal-move counts; ranks not reachable untouched), `succ` the internal
-/// successors' ranks of `ranks` in their order. Returns the values by rank.
-fn fixed_point(
-    ranks: &[u32],
-    mut best: Vec<f64>,
-    mut pending: Vec<u32>,
-    succ: Vec<u32>,
-) -> Vec<f64> {
-    let size = best.len();
-
-    // Predecessor lists (CSR by rank): t's list is `preds[start[t + 1]..start[t + 2]]`. The
-    // counts are prefix-summed so that `start[t + 1]` is the end of t's list, then the lists
-    // are filled from their ends, ranks and successors taken in reverse; so each list ends up
-    // in rank order (the order a forward fill gives) without a second cursor array.
+/// Predecessor lists (CSR by rank) of one level, from the internal successors `succ` of
+/// `ranks` in their order (`pending` by rank: each one's count): t's list is
+/// `preds[start[t + 1]..start[t + 2]]`. The counts are prefix-summed so that `start[t + 1]` is
+/// the end of t's list, then the lists are filled from their ends, ranks and successors taken
+/// in reverse; so each list ends up in rank order (the order a forward fill gives) without a
+/// second cursor array. Returns `(start, preds)`; `succ` is freed before the caller's next
+/// allocation.
+fn predecessors(ranks: &[u32], pending: &[u32], succ: Vec<u32>) -> (Vec<u32>, Vec<u32>) {
+    let size = pending.len();
     let mut start = vec![0u32; size + 2];
     for &t in &succ {
         start[t as usize + 1] += 1;
@@ -538,7 +531,20 @@ fn fixed_point(
             preds[start[t as usize + 1] as usize] = p;
         }
     }
-    drop(succ);
+    (start, preds)
+}
+
+/// The exact fixed point of one level (module docs, 2b): `best` and `pending` by rank (exit
+/// values and internal-move counts; ranks not reachable untouched), `succ` the internal
+/// successors' ranks of `ranks` in their order. Returns the values by rank.
+fn fixed_point(
+    ranks: &[u32],
+    mut best: Vec<f64>,
+    mut pending: Vec<u32>,
+    succ: Vec<u32>,
+) -> Vec<f64> {
+    let size = best.len();
+    let (start, preds) = predecessors(ranks, &pending, succ);
 
     // Phase 2, sequential: the exact fixed point. A position's value is its `best` once it is
     // final (`best` of a final position is never changed again), so one array serves both.
@@ -623,95 +629,124 @@ fn fixed_point(
     best
 }
 
-/// The layered solve of 2x4 Chinese dark chess on keys alone (`docs/solver.md`, "Solving on
-/// keys"): the same two passes and the same fixed point as [`solve`], but a position is
-/// expanded straight from its key (`KeyExpander::expand`, from [`Cdc`]'s key expander) and
-/// its successors ranked from theirs, so no game state is built, copied or re-checked in the
-/// hot loops. The solution is the one [`solve`] gives, byte for byte (tested).
-pub fn solve_cdc(
-    g: &Cdc,
+/// A layered game seen through its keys alone, for [`solve_keys`] (`docs/solver.md`, "Solving
+/// on keys"): the game expands a decision position straight from its key and ranks its
+/// successors from theirs, so the hot loops build, copy and re-check no game state. Keys are
+/// the game's own ([`Game::Key`], here a `u64`); levels and ranks are those of the game's
+/// [`Solvable::level`] and its perfect index.
+///
+/// Invariants the solve relies on (each game's tests hold its implementation to its `Game`
+/// step, bit for bit): an internal successor keeps the level and passes the turn; an exit's
+/// decision positions lie exactly one level lower; `place` of any key that `start` or `expand`
+/// gives lies inside its level's rank space, and `unrank` of that rank gives the key back.
+pub trait KeySpace: Sync {
+    /// What [`KeySpace::unrank`] carries from one rank to the next of an ascending run.
+    type Hint: Default;
+
+    /// The game's variant name (the solution's, and the errors').
+    fn variant(&self) -> String;
+
+    /// The key of the start position, a decision position at the top level.
+    fn start(&self) -> u64;
+
+    /// The size of `level`'s rank space (at most 2^32).
+    fn level_size(&self, level: usize) -> usize;
+
+    /// The (level, rank) of the key of a decision position that `start` or `expand` gave.
+    /// Unchecked (it runs once per successor in both passes): a key of any other kind may
+    /// give a meaningless place.
+    fn place(&self, key: u64) -> (usize, u32);
+
+    /// The key of rank `r` of `level`, or `None` when no position has it; `hint` is the
+    /// previous call's of an ascending run (start from `Default`).
+    fn unrank(&self, level: usize, r: u32, hint: &mut Self::Hint) -> Option<u64>;
+
+    /// Expands decision position `key`: each internal move's successor key goes to
+    /// `internal`; each exit's decision positions (one level lower, the other side to move)
+    /// go to `lower`, which answers their value for their side to move. Returns the best
+    /// exit value for the mover (`-inf` when every move is internal), summed over chance in
+    /// the game's outcome order (as [`value_for_pooled`] does).
+    fn expand(
+        &self,
+        key: u64,
+        internal: &mut impl FnMut(u64),
+        lower: &mut impl FnMut(u64) -> f64,
+    ) -> f64;
+}
+
+/// The layered solve on keys alone ([`KeySpace`], `docs/solver.md`, "Solving on keys"): the
+/// same two passes and the same fixed point as [`solve`], but every position is expanded from
+/// its key and its successors ranked from theirs, so no game state is built, copied or
+/// re-checked in the hot loops. The solution is the one [`solve`] gives, byte for byte
+/// (tested for Chinese dark chess). `space` is dropped before the final sort, so its tables
+/// do not add to the peak.
+pub fn solve_keys<K: KeySpace>(
+    space: K,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Solution<u64>, SolveError> {
-    let index = CdcIndex::new(&g.material());
-    let step = g.key_expander();
-    let top = g.level(&g.initial_state()) as usize;
-    let sizes: Vec<usize> = (0..=top)
-        .map(|l| index.level_size_of(l as u32) as usize)
-        .collect();
-    // Keys the game made always rank, and a move never raises the level (checked in debug).
-    let place = |k: u64| -> (usize, u32) {
-        let (l, r) = index.rank_key_unchecked(k);
-        (l as usize, r as u32)
-    };
-    let unrank = |level: usize, r: u32, hint: &mut UnrankHint| -> Result<u64, SolveError> {
-        index
-            .unrank_key_near(level as u32, r as u64, hint)
-            .ok_or_else(|| {
-                invariant(
-                    g,
-                    format!("rank {r} of level {level} was reached but names no position"),
-                )
-            })
-    };
+    let variant = space.variant();
+    let start = space.start();
+    let top = space.place(start).0;
+    let sizes: Vec<usize> = (0..=top).map(|l| space.level_size(l)).collect();
+    let bits = reach_keys(&space, start, &sizes);
+    // Each level's reachable ranks are listed from its bits when its values are computed
+    // (the bits take a bit per rank; the lists of every level would take 32).
+    let total: usize = bits.iter().map(Bits::count).sum();
+    progress(Progress::Found(total as u64));
+    let (mut keys, mut values) = value_keys(&space, &variant, &sizes, &bits, total, progress)?;
+    drop(bits);
+    drop(space);
+    release_free_memory();
+    // The solution: keys and values sorted together, in place (no second array of either).
+    sort_together(&mut keys, &mut values);
+    Ok(Solution::from_sorted(variant, keys, values))
+}
 
-    // Pass 1: reachability, one parallel search over all levels at once (the set reached
-    // does not depend on the order, so no level waits for the one above).
+/// Pass 1 of [`solve_keys`]: reachability, one parallel search over all levels at once (the
+/// set reached does not depend on the order, so no level waits for the one above). Returns
+/// one bit per rank of each level.
+fn reach_keys<K: KeySpace>(space: &K, start: u64, sizes: &[usize]) -> Vec<Bits> {
     let bits: Vec<Bits> = sizes.iter().map(|&n| Bits::new(n)).collect();
-    let start = g.key(&g.initial_state());
-    let (l0, r0) = place(start);
+    let (l0, r0) = space.place(start);
     bits[l0].set(r0);
     let expand = |key: u64, stack: &mut Vec<u64>| {
         // Both of `expand`'s callbacks push to the stack (never at the same time).
         let stack = std::cell::RefCell::new(stack);
         let mark = |k: u64| {
-            let (l, rk) = place(k);
+            let (l, rk) = space.place(k);
             if bits[l].set(rk) {
                 stack.borrow_mut().push(k);
             }
         };
-        step.expand(key, &mut |k| mark(k), &mut |k| {
+        space.expand(key, &mut |k| mark(k), &mut |k| {
             mark(k);
             0.0
         });
     };
     rayon::scope(|s| search(s, vec![start], &expand));
-    // Each level's reachable ranks are listed from its bits when its values are computed
-    // (the bits take a bit per rank; the lists of every level would take 32).
-    let total: usize = bits.iter().map(Bits::count).sum();
-    progress(Progress::Found(total as u64));
+    bits
+}
 
-    // Pass 2, bottom-up: values. Exits lead one level down (a flip or a capture; checked in
-    // debug), so only the level below is read by rank; once the level above it is solved,
-    // its values join the solution's at its reachable ranks, in the order its keys were
-    // appended (level by level, ranks ascending). So the solution's keys and values stay
-    // aligned and no level's rank-sized array outlives the next level.
+/// Pass 2 of [`solve_keys`], bottom-up: values. Exits lead one level down (a flip or a
+/// capture; checked in debug), so only the level below is read by rank; once the level above
+/// it is solved, its values join the solution's at its reachable ranks, in the order its keys
+/// were appended (level by level, ranks ascending). So the keys and values returned stay
+/// aligned and no level's rank-sized array outlives the next level.
+fn value_keys<K: KeySpace>(
+    space: &K,
+    variant: &str,
+    sizes: &[usize],
+    bits: &[Bits],
+    total: usize,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<(Vec<u64>, Vec<f64>), SolveError> {
     let mut all_keys: Vec<u64> = Vec::with_capacity(total);
     let mut all_values: Vec<f64> = Vec::with_capacity(total);
     let mut below: (Vec<u32>, Vec<f64>) = (Vec::new(), Vec::new());
     let mut done = 0u64;
     for (level, &size) in sizes.iter().enumerate() {
         let ranks = bits[level].ranks();
-        let lower: &[f64] = &below.1;
-        let chunks: Vec<Result<ChunkEdges<u64>, SolveError>> = ranks
-            .par_chunks(chunk_len(ranks.len()))
-            .map(|chunk| {
-                let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
-                let mut hint = UnrankHint::default();
-                for &r in chunk {
-                    let key = unrank(level, r, &mut hint)?;
-                    let before = succ.len();
-                    let b = step.expand(key, &mut |k| succ.push(place(k).1), &mut |k| {
-                        let (l, rk) = place(k);
-                        debug_assert_eq!(l + 1, level);
-                        lower[rk as usize]
-                    });
-                    keys.push(key);
-                    best.push(b);
-                    counts.push((succ.len() - before) as u32);
-                }
-                Ok((keys, best, counts, succ))
-            })
-            .collect();
+        let chunks = level_edges(space, variant, level, &ranks, &below.1);
         let v = gather_and_settle(&ranks, size, chunks, &mut all_keys)?;
         let (old_ranks, old_values) = std::mem::replace(&mut below, (ranks, v));
         all_values.extend(old_ranks.iter().map(|&r| old_values[r as usize]));
@@ -726,13 +761,47 @@ pub fn solve_cdc(
         });
     }
     all_values.extend(below.0.iter().map(|&r| below.1[r as usize]));
-    drop(below);
-    drop(bits);
-    drop(index);
-    release_free_memory();
-    // The solution: keys and values sorted together, in place (no second array of either).
-    sort_together(&mut all_keys, &mut all_values);
-    Ok(Solution::from_sorted(g.variant(), all_keys, all_values))
+    Ok((all_keys, all_values))
+}
+
+/// Phase 1 of one level on keys (module docs, 2a), in parallel by chunks: each reachable
+/// rank's key, best exit value (exits valued by `lower`, the level below by rank) and
+/// internal successors' ranks.
+fn level_edges<K: KeySpace>(
+    space: &K,
+    variant: &str,
+    level: usize,
+    ranks: &[u32],
+    lower: &[f64],
+) -> Vec<Result<ChunkEdges<u64>, SolveError>> {
+    ranks
+        .par_chunks(chunk_len(ranks.len()))
+        .map(|chunk| {
+            let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
+            let mut hint = K::Hint::default();
+            for &r in chunk {
+                let key =
+                    space
+                        .unrank(level, r, &mut hint)
+                        .ok_or_else(|| SolveError::Invariant {
+                            variant: variant.to_string(),
+                            reason: format!(
+                                "rank {r} of level {level} was reached but names no position"
+                            ),
+                        })?;
+                let before = succ.len();
+                let b = space.expand(key, &mut |k| succ.push(space.place(k).1), &mut |k| {
+                    let (l, rk) = space.place(k);
+                    debug_assert_eq!(l + 1, level);
+                    lower[rk as usize]
+                });
+                keys.push(key);
+                best.push(b);
+                counts.push((succ.len() - before) as u32);
+            }
+            Ok((keys, best, counts, succ))
+        })
+        .collect()
 }
 
 /// Ranges shorter than this are sorted by insertion.
@@ -874,64 +943,5 @@ mod tests {
     fn pseudo(k: u64) -> f64 {
         let h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (k >> 29);
         (h >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-
-    /// [`Cdc::key_expander`]'s step against the generic step through `Game` (the one [`solve`]
-    /// takes) on a spread of well-formed positions of every level: the same internal
-    /// successors in the same order and the same best exit value, bit for bit.
-    #[test]
-    fn key_expander_matches_the_game_api() {
-        let mut checked = 0;
-        for material in ["KCPP", "KGMR", "GMCP", "CCPP", "KGMC,no_progress=1"] {
-            let g = match format!("cdc:{material}").parse::<crate::AnyGame>().unwrap() {
-                crate::AnyGame::Cdc(g) => g,
-                _ => unreachable!(),
-            };
-            let index = CdcIndex::new(&g.material());
-            let expander = g.key_expander();
-            let mut actions = Vec::new();
-            let mut pool = Vec::new();
-            for level in 0..=16u32 {
-                let size = index.level_size_of(level);
-                let step = (size / 300).max(1);
-                for r in (0..size).step_by(step as usize) {
-                    let Some(key) = index.unrank_key(level, r) else {
-                        continue;
-                    };
-                    let s = g.state_from_key(key).unwrap();
-                    let Turn::Player(mover) = g.turn(&s) else {
-                        continue;
-                    };
-                    let mut want = Vec::new();
-                    let mut want_best = f64::NEG_INFINITY;
-                    g.legal_actions(&s, &mut actions);
-                    for &a in &actions {
-                        let child = g.apply(&s, a);
-                        match g.turn(&child) {
-                            Turn::Player(_) if g.level(&child) == level => want.push(g.key(&child)),
-                            _ => {
-                                let lookup = |t: &<Cdc as Game>::State| {
-                                    assert_eq!(g.level(t), level - 1);
-                                    Some(pseudo(g.key(t)))
-                                };
-                                let v = value_for_pooled(&g, &child, mover, &lookup, &mut pool, 0)
-                                    .unwrap();
-                                want_best = want_best.max(v);
-                            }
-                        }
-                    }
-                    let mut got = Vec::new();
-                    let got_best = expander.expand(key, &mut |k| got.push(k), &mut pseudo);
-                    assert_eq!(got, want, "{material}: internal moves of {key:#x}");
-                    assert_eq!(
-                        got_best.to_bits(),
-                        want_best.to_bits(),
-                        "{material}: best exit of {key:#x}"
-                    );
-                    checked += 1;
-                }
-            }
-        }
-        assert!(checked > 10_000, "{checked}");
     }
 }

@@ -19,7 +19,6 @@
 //! values are derived on demand by one step of look-ahead ([`action_values`]).
 
 pub mod acyclic;
-pub mod connect4;
 pub(crate) mod fasthash;
 pub mod index;
 pub mod layered;
@@ -61,8 +60,9 @@ pub trait Solvable: Game {
         None
     }
 
-    /// Layered games with a solve of their own on keys ([`layered::solve_cdc`]), which
-    /// [`solve`] prefers; `None` (the default) runs the generic [`layered::solve`].
+    /// Layered games with a solve of their own on keys (usually [`layered::solve_keys`] over
+    /// the game's [`layered::KeySpace`]), which [`solve`] prefers; `None` (the default) runs
+    /// the generic [`layered::solve`].
     fn solve_keyed(
         &self,
         _progress: &(dyn Fn(Progress) + Sync),

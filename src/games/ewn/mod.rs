@@ -69,6 +69,8 @@
 //! follows red's placement), or `wins` (terminal; the side named is the winner).
 //! Example, 3x3x3: `R2R3./R1.B3/.B1B2 red 2`.
 
+mod encode;
+
 use crate::error::GameError;
 use crate::game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};
 use crate::games::{FamilyInfo, VariantSpec, parse_dims};

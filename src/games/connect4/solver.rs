@@ -12,7 +12,7 @@
 //! when the side to move wins. A faster win scores higher, a slower loss less negative.
 //!
 //! # Bitboards
-//! The game's own layout (`crate::games::connect4`): column c at bits `c*(H+1)..`, one empty
+//! The game's own layout ([`super`]): column c at bits `c*(H+1)..`, one empty
 //! sentinel bit on top of each column; `current` holds the side to move's stones, `mask`
 //! all stones, and the key `current + mask` identifies the position. The search is compiled
 //! once per board height (a const parameter), so every shift of the threat detection is a
@@ -30,9 +30,8 @@
 
 use std::cell::RefCell;
 
+use super::{C4State, ConnectFour};
 use crate::game::{Action, Game};
-use crate::games::ConnectFour;
-use crate::games::connect4::C4State;
 
 /// Bits of the table's size (a prime just above 2^this).
 pub const DEFAULT_TABLE_BITS: u32 = 24;

@@ -38,6 +38,9 @@
 //! [`ConnectFour::parse_moves`] reads the standard move-sequence format (column digits 1..W
 //! from the empty board, e.g. `4453`), which names a game rather than a position.
 
+mod encode;
+pub mod solver;
+
 use crate::error::GameError;
 use crate::game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};
 use crate::games::{FamilyInfo, VariantSpec, parse_dims};
@@ -725,12 +728,12 @@ mod tests {
 
     fn test_file(name: &str) -> &'static str {
         match name {
-            "Test_L1_R1" => include_str!("../../tests/data/connect4/Test_L1_R1"),
-            "Test_L1_R2" => include_str!("../../tests/data/connect4/Test_L1_R2"),
-            "Test_L1_R3" => include_str!("../../tests/data/connect4/Test_L1_R3"),
-            "Test_L2_R1" => include_str!("../../tests/data/connect4/Test_L2_R1"),
-            "Test_L2_R2" => include_str!("../../tests/data/connect4/Test_L2_R2"),
-            "Test_L3_R1" => include_str!("../../tests/data/connect4/Test_L3_R1"),
+            "Test_L1_R1" => include_str!("../../../tests/data/connect4/Test_L1_R1"),
+            "Test_L1_R2" => include_str!("../../../tests/data/connect4/Test_L1_R2"),
+            "Test_L1_R3" => include_str!("../../../tests/data/connect4/Test_L1_R3"),
+            "Test_L2_R1" => include_str!("../../../tests/data/connect4/Test_L2_R1"),
+            "Test_L2_R2" => include_str!("../../../tests/data/connect4/Test_L2_R2"),
+            "Test_L3_R1" => include_str!("../../../tests/data/connect4/Test_L3_R1"),
             _ => unreachable!(),
         }
     }

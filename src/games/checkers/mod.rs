@@ -64,6 +64,9 @@
 //! [`Checkers::render`] draws the diamond with x's corner at the bottom and o's at the top,
 //! each checker as its colour and id (`x3`, `o1`), empty squares as `.`.
 
+mod encode;
+mod index;
+
 use std::fmt;
 use std::fmt::Write as _;
 
@@ -789,7 +792,7 @@ impl crate::solver::Solvable for Checkers {
 
     fn perfect_index(&self) -> Option<Box<dyn crate::solver::index::PerfectIndex<Self>>> {
         let squares = (self.side() * self.side()) as u32;
-        Some(Box::new(crate::solver::index::CheckersIndex::new(
+        Some(Box::new(index::CheckersIndex::new(
             squares,
             self.checkers_per_side() as u32,
         )))
