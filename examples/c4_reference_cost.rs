@@ -15,7 +15,7 @@ fn main() {
     }
     for set in &sets {
         let t = Instant::now();
-        let tests = tabula::eval::reference::c4_test_set(set, n).expect("set");
+        let tests = tabula::games::connect4::test_sets::c4_test_set(set, n).expect("set");
         println!(
             "{set}: {} positions, optimal moves in {:.2} s",
             tests.len(),

@@ -40,12 +40,12 @@ fn main() -> anyhow::Result<()> {
     ))
 }
 
-fn run<G: tabula::solver::Solvable>(
+fn run<G: tabula::solver::Solvable + tabula::games::Abilities>(
     g: &G,
     store: &mut Store,
     targets: &[(String, u32)],
 ) -> anyhow::Result<()> {
-    let solution = tabula::players::load_or_solve(g, store)?;
+    let solution = tabula::solver::load_or_solve(g, store)?;
     let mut seen = std::collections::HashSet::new();
     let mut positions = Vec::new();
     for (run, i) in targets {

@@ -9,7 +9,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::game::Player as Seat;
-use crate::players::{Agent, Player, PlayerError, PlayerGame};
+use crate::games::Abilities;
+use crate::players::{Agent, Player, PlayerError};
 use crate::record::{GameEnd, GameRecord};
 use crate::rng::{StreamRng, stream};
 
@@ -21,7 +22,7 @@ pub fn match_stream(i: u32) -> String {
 /// Plays one game from `start` (the game's start when `None`) between two agents, player 0
 /// first, drawing everything from `rng`. `players` and `(seed, stream)` are recorded as given.
 #[allow(clippy::too_many_arguments)]
-pub fn play_game<G: PlayerGame>(
+pub fn play_game<G: Abilities>(
     g: &G,
     agents: [&mut Agent<G>; 2],
     players: [String; 2],
@@ -104,7 +105,7 @@ impl MatchReport {
 }
 
 /// Plays match game `i` between A and B (A first when `i` is even).
-pub fn play_match_game<G: PlayerGame>(
+pub fn play_match_game<G: Abilities>(
     g: &G,
     a: &Player<G>,
     b: &Player<G>,
@@ -151,7 +152,7 @@ pub fn play_match_game<G: PlayerGame>(
 }
 
 /// Plays `games` games between A and B on the current rayon pool (see the module docs).
-pub fn run_match<G: PlayerGame>(
+pub fn run_match<G: Abilities>(
     g: &G,
     a: &Player<G>,
     b: &Player<G>,
@@ -163,7 +164,7 @@ pub fn run_match<G: PlayerGame>(
 
 /// [`run_match`], calling `game_done` after each game (from the worker threads, in any
 /// order; for progress only: the results do not depend on it).
-pub fn run_match_observed<G: PlayerGame>(
+pub fn run_match_observed<G: Abilities>(
     g: &G,
     a: &Player<G>,
     b: &Player<G>,
@@ -182,7 +183,7 @@ pub fn run_match_observed<G: PlayerGame>(
     Ok(summarise(g.variant(), a, b, seed, game_list))
 }
 
-fn summarise<G: PlayerGame>(
+fn summarise<G: Abilities>(
     variant: String,
     a: &Player<G>,
     b: &Player<G>,
@@ -218,7 +219,7 @@ fn summarise<G: PlayerGame>(
 
 /// Re-plays a recorded match game from its inputs (variant, players, seed, stream) and
 /// returns the new record; equal hashes mean the game is reproduced bit for bit.
-pub fn rerun<G: PlayerGame>(
+pub fn rerun<G: Abilities>(
     g: &G,
     record: &GameRecord,
     players: [&Player<G>; 2],

@@ -1,8 +1,9 @@
 //! Matches are pure functions of their inputs; game records store, load and re-play.
 
+use tabula::games::Abilities;
 use tabula::games::{AnyGame, ConnectFour, Ewn};
 use tabula::matches::{MatchReport, rerun, run_match};
-use tabula::players::{Player, PlayerGame, PlayerSpec};
+use tabula::players::{Player, PlayerSpec};
 use tabula::record::GameRecord;
 use tabula::store::Store;
 
@@ -24,7 +25,7 @@ fn c4() -> ConnectFour {
     })
 }
 
-fn player<G: PlayerGame>(g: &G, spec: &str) -> Player<G> {
+fn player<G: Abilities>(g: &G, spec: &str) -> Player<G> {
     Player::resolve(&spec.parse::<PlayerSpec>().unwrap(), g, None).unwrap()
 }
 
@@ -36,7 +37,7 @@ fn on_threads<T: Send>(n: usize, f: impl FnOnce() -> T + Send) -> T {
         .install(f)
 }
 
-fn run<G: PlayerGame>(
+fn run<G: Abilities>(
     g: &G,
     a: &str,
     b: &str,

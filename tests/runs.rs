@@ -175,7 +175,7 @@ fn records_chain_and_checkout_match_the_run() {
     let model: TabularAz<u64> = tabula::runs::life::model_at(&g, &store, "1", 3).unwrap();
     let table = model.table();
     assert_eq!(table.len() as u64, snap.entries);
-    let sol = tabula::players::load_or_solve(&g, &mut store).unwrap();
+    let sol = tabula::solver::load_or_solve(&g, &mut store).unwrap();
     let truth = Truth::new(&g, Arc::new(sol), &g.test_positions()).unwrap();
     let stored: EvaluationRecord = store.get(&last.evaluation).unwrap();
     let plan = MetricsPlan {

@@ -3,9 +3,10 @@
 use std::path::Path;
 
 use anyhow::Context;
+use tabula::games::Abilities;
 use tabula::games::AnyGame;
 use tabula::matches::{MatchReport, run_match_observed};
-use tabula::players::{Player, PlayerGame, PlayerSpec};
+use tabula::players::{Player, PlayerSpec};
 use tabula::runs::spec::MAX_GAMES;
 use tabula::store::Store;
 use tabula::with_game;
@@ -59,7 +60,7 @@ pub fn run(db: Option<&Path>, args: &MatchArgs) -> anyhow::Result<()> {
     with_game!(&cfg.game, |g| play(g, &cfg, store.as_mut()))
 }
 
-fn play<G: PlayerGame>(
+fn play<G: Abilities>(
     g: &G,
     cfg: &MatchConfig,
     mut store: Option<&mut Store>,

@@ -4,10 +4,11 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use tabula::game::{Game, Turn};
+use tabula::games::Abilities;
 use tabula::games::AnyGame;
 use tabula::matches::play_game;
 use tabula::play::Scratch;
-use tabula::players::{Player, PlayerGame, PlayerSpec};
+use tabula::players::{Player, PlayerSpec};
 use tabula::record::Step;
 use tabula::rng::{StreamRng, sample_outcome, stream, uniform_index};
 use tabula::store::Store;
@@ -99,7 +100,7 @@ pub fn run(db: Option<&Path>, args: &PlayArgs) -> anyhow::Result<()> {
 
 /// A game between any two players (`tabula match`'s), from the stream `play(0)` of the seed,
 /// shown as `tabula replay --show` shows a stored game.
-fn play_specs<G: PlayerGame>(
+fn play_specs<G: Abilities>(
     g: &G,
     cfg: &PlayConfig,
     specs: &[PlayerSpec; 2],

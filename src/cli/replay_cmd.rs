@@ -4,9 +4,10 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use tabula::game::{Game, Turn};
+use tabula::games::Abilities;
 use tabula::games::AnyGame;
 use tabula::matches::rerun;
-use tabula::players::{Player, PlayerGame, PlayerSpec};
+use tabula::players::{Player, PlayerSpec};
 use tabula::record::{GameEnd, GameRecord, Step};
 use tabula::store::{ObjectHash, Record, Store};
 use tabula::with_game;
@@ -35,7 +36,7 @@ pub fn run(db: Option<&Path>, args: &ReplayArgs) -> anyhow::Result<()> {
     with_game!(&game, |g| replay(g, &record, &hash, &mut store, args.show))
 }
 
-fn replay<G: PlayerGame>(
+fn replay<G: Abilities>(
     g: &G,
     record: &GameRecord,
     hash: &ObjectHash,

@@ -13,14 +13,10 @@
 //!   value error mean |v_hat - v*| (v* 1, 0.5 or 0 by the sign of the score) and best-move
 //!   accuracy (the policy's greedy move is value-preserving: its exact value equals the
 //!   position's). The optimal moves come from the exact solver
-//!   ([`crate::games::connect4::solver`]), once per process and set ([`c4_test_set`]).
+//!   ([`crate::games::connect4::solver`]), once per process and set (`games::connect4::test_sets`).
 //!
 //! Determinism: games run in parallel but their scores are reduced in game order; positions
 //! are scored in file order. So every value is the same bits on any number of threads.
-
-use std::any::Any;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -28,43 +24,14 @@ use serde::{Deserialize, Serialize};
 use super::{MetricDef, MetricValues, metric};
 use crate::error::SettingError;
 use crate::game::{Action, Game, Player};
-use crate::games::ConnectFour;
-use crate::games::connect4::C4State;
-use crate::games::connect4::solver::{C4Solver, DEFAULT_TABLE_BITS};
+use crate::games::Abilities;
+use crate::games::connect4::test_sets::C4_SETS;
 use crate::play::{Decision, play_loop};
 use crate::rng::stream_fmt;
 use crate::search::{Evaluator, MctsSolver, Search, SearchConfig, SearchError, SolverConfig};
 
 /// The multipliers a run may name (each has its metrics declared).
 pub const MULTIPLIERS: [u32; 4] = [1, 10, 100, 1000];
-
-/// The Connect Four 7x6 test sets (name, file), embedded: they are small (about 30 kB each).
-pub const C4_SETS: [(&str, &str); 6] = [
-    (
-        "L3_R1",
-        include_str!("../../tests/data/connect4/Test_L3_R1"),
-    ),
-    (
-        "L2_R1",
-        include_str!("../../tests/data/connect4/Test_L2_R1"),
-    ),
-    (
-        "L2_R2",
-        include_str!("../../tests/data/connect4/Test_L2_R2"),
-    ),
-    (
-        "L1_R1",
-        include_str!("../../tests/data/connect4/Test_L1_R1"),
-    ),
-    (
-        "L1_R2",
-        include_str!("../../tests/data/connect4/Test_L1_R2"),
-    ),
-    (
-        "L1_R3",
-        include_str!("../../tests/data/connect4/Test_L1_R3"),
-    ),
-];
 
 /// `[learner.network.reference]`: which reference metrics, and how many games / positions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -281,117 +248,15 @@ impl ReferenceEval {
     }
 }
 
-/// One position of a Connect Four test set, with what the exact solver says of it.
-#[derive(Clone, Debug)]
-pub struct C4Test {
-    pub state: C4State,
-    /// v* on [0, 1] for the side to move (from the file's score).
-    pub value: f64,
-    /// The value-preserving moves, ascending.
-    pub best: Vec<Action>,
-}
-
-type SetCache = Mutex<BTreeMap<(String, usize), Arc<Vec<C4Test>>>>;
-
-/// The first `n` positions of Connect Four 7x6 test set `name`, with their optimal moves
-/// from the exact solver: computed once per process and set (in parallel, one solver per
-/// thread), then shared. The moves are checked against the file: the best child's value
-/// must be the position's.
-pub fn c4_test_set(name: &str, n: usize) -> Result<Arc<Vec<C4Test>>, String> {
-    static CACHE: OnceLock<SetCache> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| Mutex::new(BTreeMap::new()));
-    let key = (name.to_string(), n);
-    if let Some(hit) = cache.lock().map_err(|e| e.to_string())?.get(&key) {
-        return Ok(hit.clone());
-    }
-    let text = C4_SETS
-        .iter()
-        .find(|(s, _)| *s == name)
-        .map(|(_, t)| *t)
-        .ok_or_else(|| format!("no Connect Four test set `{name}`"))?;
-    let g = ConnectFour::new(7, 6)?;
-    let lines: Vec<&str> = text.lines().take(n).collect();
-    let tests: Vec<C4Test> = lines
-        .par_iter()
-        .map(|line| -> Result<C4Test, String> {
-            let (moves, score) = line
-                .split_once(' ')
-                .ok_or_else(|| format!("{name}: `{line}` is not `moves score`"))?;
-            let score: i32 = score
-                .trim()
-                .parse()
-                .map_err(|_| format!("{name}: bad score in `{line}`"))?;
-            let state = g.parse_moves(moves).map_err(|e| e.to_string())?;
-            if score < 0 {
-                // A lost position: every move keeps the value; nothing to solve.
-                let mut legal = Vec::new();
-                g.legal_actions(&state, &mut legal);
-                return Ok(C4Test {
-                    state,
-                    value: 0.0,
-                    best: legal,
-                });
-            }
-            let values = move_signs(&g, &state);
-            let top = values.iter().map(|v| v.1).max().unwrap_or(-2);
-            if top != score.signum() {
-                return Err(format!(
-                    "{name}: `{moves}` scores {score}, its best move's sign is {top}"
-                ));
-            }
-            Ok(C4Test {
-                state,
-                value: (f64::from(top) + 1.0) / 2.0,
-                best: values.iter().filter(|v| v.1 == top).map(|v| v.0).collect(),
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    let tests = Arc::new(tests);
-    cache
-        .lock()
-        .map_err(|e| e.to_string())?
-        .insert(key, tests.clone());
-    Ok(tests)
-}
-
-thread_local! {
-    /// One exact solver per thread, kept between positions so its table keeps helping.
-    static SOLVER: std::cell::RefCell<Option<C4Solver>> = const { std::cell::RefCell::new(None) };
-}
-
-/// The legal moves of a 7x6 position with the sign of their exact values for the mover
-/// (weak solves on this thread's solver).
-fn move_signs(g: &ConnectFour, s: &C4State) -> Vec<(Action, i32)> {
-    SOLVER.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = C4Solver::new(g, DEFAULT_TABLE_BITS).ok();
-        }
-        slot.as_mut().map_or_else(Vec::new, |solver| {
-            solver
-                .move_signs(g.key(s))
-                .into_iter()
-                .map(|(c, v)| (c as Action, v))
-                .collect()
-        })
-    })
-}
-
-/// Whether `g` is Connect Four 7x6 (the board of the test sets).
-pub fn is_c4_7x6<G: Game>(g: &G) -> bool {
-    (g as &dyn Any)
-        .downcast_ref::<ConnectFour>()
-        .is_some_and(|c| c.width() == 7 && c.height() == 6)
-}
-
-/// The test-set errors of a model on Connect Four 7x6 (`None` on any other game):
-/// `model(state, legal)` returns the greedy move and the value on [0, 1].
-pub fn c4_scores<G: Game>(
+/// The test-set errors of a model on the game's reference sets (Connect Four 7x6's; `None`
+/// on a game without them): `model(state, legal)` returns the greedy move and the value on
+/// [0, 1].
+pub fn c4_scores<G: Abilities>(
     g: &G,
     settings: &ReferenceSettings,
     mut model: impl FnMut(&G::State, &[Action]) -> (Action, f64),
 ) -> Option<Vec<C4SetScore>> {
-    if !is_c4_7x6(g) || settings.c4_sets.is_empty() {
+    if settings.c4_sets.is_empty() {
         return None;
     }
     let mut legal = Vec::new();
@@ -399,14 +264,13 @@ pub fn c4_scores<G: Game>(
     for name in &settings.c4_sets {
         // Validated names and a fixed file: an error here is a broken build, so the set is
         // skipped (its metrics stay empty) rather than failing the run.
-        let Ok(tests) = c4_test_set(name, settings.c4_positions as usize) else {
+        let Ok(tests) = g.reference_set(name, settings.c4_positions as usize)? else {
             continue;
         };
         let (mut err, mut best) = (0.0, 0u32);
         for t in tests.iter() {
-            let s = (&t.state as &dyn Any).downcast_ref::<G::State>()?;
-            g.legal_actions(s, &mut legal);
-            let (a, v) = model(s, &legal);
+            g.legal_actions(&t.state, &mut legal);
+            let (a, v) = model(&t.state, &legal);
             err += (v - t.value).abs();
             best += u32::from(t.best.contains(&a));
         }
@@ -551,22 +415,10 @@ mod tests {
         assert_eq!(REFERENCE_METRICS[14].name, "c4_value_error_l3_r1");
     }
 
-    #[test]
-    fn test_sets_agree_with_the_exact_solver() {
-        // The first positions of the end-game set: solved here, checked against the file.
-        let t = c4_test_set("L3_R1", 50).unwrap();
-        assert_eq!(t.len(), 50);
-        assert!(t.iter().all(|c| !c.best.is_empty()));
-        assert!(t.iter().any(|c| c.value == 1.0) && t.iter().any(|c| c.value == 0.0));
-        // Cached: the same allocation.
-        assert!(Arc::ptr_eq(&t, &c4_test_set("L3_R1", 50).unwrap()));
-        assert!(c4_test_set("L9_R9", 5).is_err());
-    }
-
     /// Solver games are a function of the named streams: the same on 1 and 2 threads.
     #[test]
     fn solver_scores_do_not_depend_on_threads() {
-        let g = ConnectFour::new(5, 4).unwrap();
+        let g = crate::games::ConnectFour::new(5, 4).unwrap();
         let settings = ReferenceSettings {
             solver_games: 6,
             solver_multipliers: vec![1, 10],

@@ -192,6 +192,6 @@ pub fn resume(
 /// Loads (solving and storing it if missing) the exact solution a config's metrics need, so
 /// that runs started in parallel afterwards find it stored.
 pub fn prepare_solution(store: &mut Store, cfg: &RunConfig) -> Result<(), Error> {
-    crate::runs::with_truth(store, cfg, |_, _| Ok(()))?;
+    crate::with_game!(&cfg.game, |g| crate::runs::truth(g, store, cfg).map(|_| ()))?;
     Ok(())
 }

@@ -8,20 +8,19 @@
 //! Variant names are `family:params[,option=value...]`, e.g. `cdc:KPPP`,
 //! `cdc:4x8,no_progress=50,repetition=off`, `ewn:3x3x3`, `c4:5x4`, `checkers:5x5-3,win=filled`.
 
+pub mod abilities;
 pub mod cdc;
 pub mod checkers;
 pub mod connect4;
 pub mod ewn;
 
-use std::any::Any;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
 
 use crate::error::GameError;
 use crate::game::Game;
-use crate::nn::encode::{Encode, Encoder};
 
+pub use abilities::{Abilities, ReferencePosition, ReferenceSet};
 pub use cdc::{Cdc, Cdc4x8};
 pub use checkers::Checkers;
 pub use connect4::ConnectFour;
@@ -109,26 +108,6 @@ impl fmt::Display for AnyGame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.variant())
     }
-}
-
-/// `g`'s encoding when `G` is `E`.
-fn try_as<G: Game, E: Encode>(g: &G) -> Option<Encoder<G>> {
-    let e = (g as &dyn Any).downcast_ref::<E>()?;
-    let erased: Encoder<E> = Arc::new(e.clone());
-    let boxed: Box<dyn Any> = Box::new(erased);
-    boxed.downcast::<Encoder<G>>().ok().map(|b| *b)
-}
-
-/// The network input encoding of `g` ([`Encode`], implemented in each game's folder), if its
-/// game has one (every game of the registry does). The learner is generic over every game,
-/// so it cannot name `G: Encode` in its bounds: this downcast over the games that have one
-/// finds it at run time (the same way the run driver finds a game's exact solution).
-pub fn encoder<G: Game>(g: &G) -> Option<Encoder<G>> {
-    try_as::<G, Ewn>(g)
-        .or_else(|| try_as::<G, Cdc>(g))
-        .or_else(|| try_as::<G, Cdc4x8>(g))
-        .or_else(|| try_as::<G, ConnectFour>(g))
-        .or_else(|| try_as::<G, Checkers>(g))
 }
 
 /// What `tabula games` prints about a family.
@@ -290,12 +269,12 @@ mod tests {
     /// Plays random games and checks every decision state's planes: the right length, finite,
     /// a function of the position key (equal keys, equal planes), and the encoder found at
     /// run time agrees with the trait.
-    fn check_encoding<G: Encode>(g: &G, games: usize) -> usize {
+    fn check_encoding<G: crate::nn::encode::Encode + Abilities>(g: &G, games: usize) -> usize {
         use crate::game::Turn;
         use crate::rng::{stream, uniform_index};
-        let dynamic = encoder(g).expect("every game has an encoding");
-        assert_eq!(dynamic.planes(), Encode::planes(g));
-        let len = Encode::planes(g).len();
+        let dynamic = g.encoder().expect("every game has an encoding");
+        assert_eq!(dynamic.planes(), crate::nn::encode::Encode::planes(g));
+        let len = crate::nn::encode::Encode::planes(g).len();
         let mut rng = stream(7, "encode-test");
         let (mut actions, mut outcomes) = (Vec::new(), Vec::new());
         let mut distinct = std::collections::BTreeSet::new();
@@ -312,7 +291,7 @@ mod tests {
                     }
                     Turn::Player(p) => {
                         let mut a = vec![f32::NAN; len];
-                        Encode::encode(g, &s, &mut a);
+                        crate::nn::encode::Encode::encode(g, &s, &mut a);
                         let mut b = vec![f32::NAN; len];
                         dynamic.encode(&s, &mut b);
                         assert!(a.iter().all(|x| x.is_finite()));

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::SettingError;
 use crate::eval::{MetricsPlan, Truth};
 use crate::game::{Action, Game};
+use crate::games::Abilities;
 use crate::record::{GameRecord, ReplayError};
 use crate::search::Evaluator;
 use crate::search::SearchConfig;
@@ -410,7 +411,7 @@ pub struct LearnerSettings {
 }
 
 /// Checks the `[learner]` table and the named learner's settings (errors name the key).
-pub fn validate<G: Game>(check: SettingsCheck<'_>) -> Result<(), SettingError> {
+pub fn validate<G: Abilities>(check: SettingsCheck<'_>) -> Result<(), SettingError> {
     let kind = check.learner.kind;
     if check.learner.network.is_some() && kind != LearnerKind::Network {
         return Err(SettingError::new(

@@ -27,7 +27,7 @@ use crate::eval::reference::{
 };
 use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
 use crate::game::{Action, Game};
-use crate::games::encoder;
+use crate::games::Abilities;
 use crate::nn::encode::Encoder;
 use crate::nn::{
     Arch, Example, Layout, Losses, OptimConfig, OptimState, Scratch, legal_softmax, train_step,
@@ -465,10 +465,10 @@ impl<G: Game> std::fmt::Debug for Network<G> {
     }
 }
 
-impl<G: Game> Network<G> {
+impl<G: Abilities> Network<G> {
     fn build(g: &G, ctx: LearnerContext<'_>) -> Result<Network<G>, LearnerError> {
         let settings = settings_of(ctx.learner);
-        let encoder = encoder(g).ok_or_else(|| {
+        let encoder = g.encoder().ok_or_else(|| {
             LearnerError::Usage(format!(
                 "learner.kind = \"network\": {} has no input encoding",
                 g.variant()
@@ -541,7 +541,7 @@ pub struct NetEval<'a, G: Game> {
     scratch: Scratch,
 }
 
-impl<G: Game> NetEval<'_, G> {
+impl<G: Abilities> NetEval<'_, G> {
     /// The greedy move: the legal action of highest logit, ties to the lowest action.
     pub fn greedy(&mut self, s: &G::State, legal: &[Action]) -> Action {
         self.greedy_value(s, legal).0
@@ -568,7 +568,7 @@ impl<G: Game> NetEval<'_, G> {
     }
 }
 
-impl<G: Game> Evaluator<G> for NetEval<'_, G> {
+impl<G: Abilities> Evaluator<G> for NetEval<'_, G> {
     fn evaluate(
         &mut self,
         _: &G,
@@ -581,7 +581,7 @@ impl<G: Game> Evaluator<G> for NetEval<'_, G> {
     }
 }
 
-impl<G: Game> Learner<G> for Network<G> {
+impl<G: Abilities> Learner<G> for Network<G> {
     const NAME: &'static str = "network";
     const METRICS: &'static [MetricDef] = NETWORK_METRICS;
     const SELF_PLAY_LANES: usize = SELF_PLAY_LANES;
@@ -694,7 +694,7 @@ impl<G: Game> Learner<G> for Network<G> {
         states: &[G::State],
         out: &mut Vec<NetSample>,
     ) -> Result<(), ReplayError> {
-        let Some(enc) = encoder(g) else {
+        let Some(enc) = g.encoder() else {
             return Ok(());
         };
         let mut first = true;

@@ -1,22 +1,21 @@
 //! Players: a spec the user writes, validated into [`PlayerSpec`] (the grammar: `spec.rs`),
 //! then resolved for one game into a [`Player`] (shared, read-only: the solution, the
 //! settings), from which each game makes its own [`Agent`] (owning search arenas and scratch
-//! buffers). What a player needs from a game beyond its rules is [`PlayerGame`].
+//! buffers). What a player needs from a game beyond its rules it asks of [`Abilities`].
 
 use std::fmt;
 use std::sync::Arc;
 
-use crate::game::{Action, Game, Turn};
+use crate::game::{Action, Turn};
+use crate::games::Abilities;
 use crate::record::SearchStats;
 use crate::rng::{StreamRng, uniform_index};
 use crate::search::{Evaluator, MctsSolver, Rollout, Search, SearchConfig, SearchError, Uniform};
-use crate::solver::{Solution, SolveError};
+use crate::solver::{LoadError, Solution, SolveError};
 use crate::store::{Store, StoreError};
 
-mod abilities;
 mod spec;
 
-pub use abilities::{PlayerGame, load_or_solve};
 pub use spec::{EvalSpec, GreedyMode, PLAYER_NAMES, PlayerSpec};
 
 /// Errors of player specs, resolution and play.
@@ -40,22 +39,34 @@ pub enum PlayerError {
     Search(#[from] SearchError),
 }
 
+impl From<LoadError> for PlayerError {
+    fn from(e: LoadError) -> PlayerError {
+        match e {
+            LoadError::Store(e) => PlayerError::Store(e),
+            LoadError::Solve(e) => PlayerError::Solve(e),
+            LoadError::Unsolved { variant, position } => {
+                PlayerError::Unsolved { variant, position }
+            }
+        }
+    }
+}
+
 /// A player resolved for one game: shared and read-only, so one `Player` serves every game of
 /// a parallel match; each game makes its own [`Agent`].
 #[derive(Clone, Debug)]
-pub struct Player<G: Game> {
+pub struct Player<G: Abilities> {
     spec: PlayerSpec,
     solution: Option<Arc<Solution<G::Key>>>,
     model: Option<(Arc<dyn crate::learners::Model<G>>, SearchConfig)>,
 }
 
-impl<G: Game> fmt::Debug for dyn crate::learners::Model<G> {
+impl<G: Abilities> fmt::Debug for dyn crate::learners::Model<G> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Model")
     }
 }
 
-impl<G: PlayerGame> Player<G> {
+impl<G: Abilities> Player<G> {
     /// Resolves `spec` for game `g`. The optimal player needs the store (to load or solve);
     /// the greedy players need a game with a greedy heuristic.
     pub fn resolve(
@@ -91,7 +102,12 @@ impl<G: PlayerGame> Player<G> {
             PlayerSpec::Optimal if g.searches_exactly() => None,
             PlayerSpec::Optimal => {
                 let store = store.ok_or_else(|| unsupported("the optimal player needs a store"))?;
-                Some(Arc::new(g.solution(store)?))
+                let solution = g.solution(store).ok_or_else(|| PlayerError::Unsupported {
+                    player: "optimal".into(),
+                    variant: g.variant(),
+                    reason: "this variant is not solvable".into(),
+                })??;
+                Some(Arc::new(solution))
             }
             PlayerSpec::Mcts { config, .. } => {
                 config.validate().map_err(|e| unsupported(&e.to_string()))?;
@@ -181,7 +197,7 @@ pub enum AgentEval {
     Rollout(Rollout),
 }
 
-impl<G: Game> Evaluator<G> for AgentEval {
+impl<G: Abilities> Evaluator<G> for AgentEval {
     #[inline]
     fn evaluate(
         &mut self,
@@ -199,10 +215,10 @@ impl<G: Game> Evaluator<G> for AgentEval {
 }
 
 #[derive(Debug)]
-enum AgentKind<G: Game> {
+enum AgentKind<G: Abilities> {
     Random,
     Optimal(Arc<Solution<G::Key>>),
-    /// The optimal player by an exact search per position ([`PlayerGame::searches_exactly`]).
+    /// The optimal player by an exact search per position ([`Abilities::searches_exactly`]).
     OptimalSearch,
     Greedy(GreedyMode),
     Mcts(Box<Search<G>>, AgentEval),
@@ -213,13 +229,13 @@ enum AgentKind<G: Game> {
 
 /// One game's instance of a player: owns its search arenas and buffers.
 #[derive(Debug)]
-pub struct Agent<G: Game> {
+pub struct Agent<G: Abilities> {
     kind: AgentKind<G>,
     actions: Vec<Action>,
     features: Vec<(i32, i32)>,
 }
 
-impl<G: PlayerGame> Agent<G> {
+impl<G: Abilities> Agent<G> {
     /// The decision in decision state `s`, `ply` plies into the game; randomness from `rng`.
     pub fn decide(
         &mut self,
@@ -251,7 +267,7 @@ impl<G: PlayerGame> Agent<G> {
                     variant: g.variant(),
                     position: g.notation(s),
                 };
-                let values = g.searched_action_values(s).ok_or_else(unsolved)?;
+                let values = g.exact_action_values(s).ok_or_else(unsolved)?;
                 let best = values.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
                 if best >= 1.0 - crate::solver::OPTIMAL_TOLERANCE {
                     return Ok(Decision::ClaimWin);

@@ -13,7 +13,7 @@ use super::{
     RunOutcome, Sink, StartPoint, Truth, keeps_full, prepare_checkpoint, settings_hash,
 };
 use crate::eval::MetricsPlan;
-use crate::game::Game;
+use crate::games::Abilities;
 use crate::learners::{
     Checkpoint, Encoded, EvalContext, Learner, LearnerContext, MetricValues, TrainReport,
 };
@@ -21,7 +21,7 @@ use crate::record::GameRecord;
 use crate::store::{EvaluationRow, IterationRow, ObjectHash, RunStatus, address};
 
 /// The iteration loop's fixed inputs.
-pub(crate) struct Loop<'a, G: Game, L: Learner<G>> {
+pub(crate) struct Loop<'a, G: Abilities, L: Learner<G>> {
     pub g: &'a G,
     pub cfg: &'a RunConfig,
     pub truth: Option<&'a Truth<G>>,
@@ -69,7 +69,7 @@ struct Evaluated {
     seconds: f64,
 }
 
-impl<'a, G: Game, L: Learner<G>> Loop<'a, G, L> {
+impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
     /// Runs iterations `start.done + 1 ..= self.last`; every record goes to `sink` in commit
     /// order. `reuse` holds the first self-play games of iteration `start.done + 1`, already
     /// committed: they are used as they are, not re-played or re-sent.

@@ -39,9 +39,9 @@ use rand_core::Rng;
 
 use super::{
     Job, Loop, Observer, Records, RunConfig, RunError, RunOutcome, Settings, Work, chain,
-    restore_at, run_locked, start_point, truth_for, with_truth,
+    restore_at, run_locked, start_point,
 };
-use crate::game::Game;
+use crate::games::Abilities;
 use crate::games::AnyGame;
 use crate::learners::{Learner, LearnerKind, ModelSummary};
 use crate::record::GameRecord;
@@ -442,25 +442,26 @@ pub fn verify(
     let line = address(&line_of(&record))?.0;
     let seed = model_seed_of(store, &record)?;
     let started = Instant::now();
-    let mut out = with_truth(store, &cfg, |store, truth| {
-        crate::with_game!(&cfg.game, |g| verify_any(
+    let mut out = crate::with_game!(&cfg.game, |g| {
+        let truth = super::truth(g, store, &cfg)?;
+        verify_any(
             g,
             &cfg,
-            truth_for(g, truth),
+            truth.as_ref(),
             store,
             &row,
             line,
             seed,
             (a, b),
-            observer
-        ))
+            observer,
+        )
     })?;
     out.seconds = started.elapsed().as_secs_f64();
     Ok(out)
 }
 
 #[allow(clippy::too_many_arguments)]
-fn verify_any<G: Game>(
+fn verify_any<G: Abilities>(
     g: &G,
     cfg: &RunConfig,
     truth: Option<&crate::eval::Truth<G>>,
@@ -477,7 +478,7 @@ fn verify_any<G: Game>(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn verify_game<G: Game, L: crate::learners::Learner<G>>(
+fn verify_game<G: Abilities, L: crate::learners::Learner<G>>(
     g: &G,
     cfg: &RunConfig,
     truth: Option<&crate::eval::Truth<G>>,
@@ -642,7 +643,7 @@ pub fn replay_self_play(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn replay_any<G: Game>(
+fn replay_any<G: Abilities>(
     g: &G,
     store: &Store,
     cfg: &RunConfig,
@@ -661,7 +662,7 @@ fn replay_any<G: Game>(
 /// (of the chain `records`), from the stored game's start (the start policy's choice,
 /// recorded in it).
 #[allow(clippy::too_many_arguments)]
-fn replay_game<G: Game, L: crate::learners::Learner<G>>(
+fn replay_game<G: Abilities, L: crate::learners::Learner<G>>(
     g: &G,
     store: &Store,
     cfg: &RunConfig,
@@ -784,7 +785,12 @@ fn chain_to<'s>(
 }
 
 /// [`run_at`] for `RUN@I` of a run that must play `g`.
-fn run_in<'s, G: Game>(g: &G, store: &'s Store, text: &str, i: u32) -> Result<RunAt<'s>, RunError> {
+fn run_in<'s, G: Abilities>(
+    g: &G,
+    store: &'s Store,
+    text: &str,
+    i: u32,
+) -> Result<RunAt<'s>, RunError> {
     run_at(
         store,
         text,
@@ -797,7 +803,7 @@ fn run_in<'s, G: Game>(g: &G, store: &'s Store, text: &str, i: u32) -> Result<Ru
 
 /// A trained model as a player: the model of run `text` after iteration `i` (0: untrained),
 /// restored through its learner, with the run's search settings.
-pub fn load_model<G: Game>(
+pub fn load_model<G: Abilities>(
     g: &G,
     store: &Store,
     text: &str,
@@ -853,7 +859,7 @@ pub struct CheckedOut {
 /// learner `L`: read from its checkpoint or rebuilt from the games (derived snapshots,
 /// docs/store.md), checked against the snapshot's address either way. `L` must be the run's
 /// learner.
-pub fn model_at<G: Game, L: Learner<G>>(
+pub fn model_at<G: Abilities, L: Learner<G>>(
     g: &G,
     store: &Store,
     text: &str,
@@ -878,7 +884,7 @@ pub fn model_at<G: Game, L: Learner<G>>(
 /// ERR_p and MAE_v (docs/metrics.md) of the model of run `text` after iteration `i`, restored
 /// through the run's learner, over the positions of `truth` (any set: the test positions, or
 /// every position two runs visited). The model's priors and value are its leaf evaluator's.
-pub fn model_errors<G: Game>(
+pub fn model_errors<G: Abilities>(
     g: &G,
     store: &Store,
     text: &str,
@@ -904,7 +910,7 @@ pub fn model_errors<G: Game>(
 
 /// The decision positions on the trajectories of run `text`'s self-play games of iterations
 /// 1..=`i` (a branch's shared iterations included), in the order first met.
-pub fn visited_positions<G: Game>(
+pub fn visited_positions<G: Abilities>(
     g: &G,
     store: &Store,
     text: &str,
@@ -967,7 +973,7 @@ pub fn checkout_at(
 
 /// The model of iteration `i` of the run `records` belong to, restored through the run's
 /// learner and described.
-fn summarise<G: Game>(
+fn summarise<G: Abilities>(
     g: &G,
     store: &Store,
     settings: &Settings,
@@ -1131,7 +1137,7 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
 
 /// The references of checkpoint root `h` as learner `kind` reads it (`g` only picks the
 /// game type).
-fn refs_of<G: Game>(
+fn refs_of<G: Abilities>(
     _: &G,
     kind: LearnerKind,
     store: &Store,

@@ -53,7 +53,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::eval::Truth;
-use crate::game::{Game, Turn};
+use crate::game::Turn;
+use crate::games::Abilities;
 use crate::learners::{Encoded, Learner, LearnerContext, LearnerError, MetricValues};
 use crate::record::{GameRecord, ReplayError};
 use crate::search::{Search, SearchError};
@@ -268,16 +269,7 @@ pub(crate) fn run_locked(
     work: &Work,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
-    let out = with_truth(store, cfg, |store, truth| {
-        crate::with_game!(&cfg.game, |g| execute_any(
-            g,
-            cfg,
-            truth_for(g, truth),
-            store,
-            work,
-            observer
-        ))
-    });
+    let out = crate::with_game!(&cfg.game, |g| execute_any(g, cfg, store, work, observer));
     if out.is_err() {
         // Best effort: the error being reported matters more than this one.
         let _ = store.set_run_status(work.run_id, RunStatus::Failed);
@@ -286,56 +278,42 @@ pub(crate) fn run_locked(
     out
 }
 
-/// The exact solution the metrics need, type-erased so one closure serves every game.
-pub(crate) type AnyTruth = Option<Box<dyn std::any::Any>>;
-
-/// Loads (or solves) what the metrics of `cfg` need and calls `f` with it.
-pub(crate) fn with_truth<T>(
+/// The exact solution and test positions the metrics of `cfg` measure against, loaded (or
+/// solved and stored first); `None` when the run measures nothing against them or the game
+/// has no exact solver.
+pub fn truth<G: Abilities>(
+    g: &G,
     store: &mut Store,
     cfg: &RunConfig,
-    f: impl FnOnce(&mut Store, &AnyTruth) -> Result<T, RunError>,
-) -> Result<T, RunError> {
-    let need_truth = cfg.settings.eval.wr_p || cfg.settings.eval.errors;
-    let truth: AnyTruth = if need_truth {
-        crate::with_solvable_game!(
-            &cfg.game,
-            |g| {
-                let sol = crate::players::load_or_solve(g, store)
-                    .map_err(|e| RunError::Solution(e.to_string()))?;
-                let tests = crate::solver::Solvable::test_positions(g);
-                let t = Truth::new(g, Arc::new(sol), &tests).map_err(RunError::Solution)?;
-                Some(Box::new(t) as Box<dyn std::any::Any>)
-            },
-            |_other| None
-        )
-    } else {
-        None
+) -> Result<Option<Truth<G>>, RunError> {
+    if !(cfg.settings.eval.wr_p || cfg.settings.eval.errors) {
+        return Ok(None);
+    }
+    let Some(solution) = g.solution(store) else {
+        return Ok(None);
     };
-    f(store, &truth)
+    let solution = solution.map_err(|e| RunError::Solution(e.to_string()))?;
+    let t = Truth::new(g, Arc::new(solution), &g.test_positions()).map_err(RunError::Solution)?;
+    Ok(Some(t))
 }
 
-/// The truth of game `G`, if `truth` holds one.
-pub(crate) fn truth_for<'a, G: Game>(_g: &G, truth: &'a AnyTruth) -> Option<&'a Truth<G>> {
-    truth.as_ref().and_then(|t| t.downcast_ref::<Truth<G>>())
-}
-
-/// [`execute`] with the run's learner.
-fn execute_any<G: Game>(
+/// [`execute`] with the run's learner and its truth.
+fn execute_any<G: Abilities>(
     g: &G,
     cfg: &RunConfig,
-    truth: Option<&Truth<G>>,
     store: &mut Store,
     work: &Work,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
+    let truth = truth(g, store, cfg)?;
     crate::with_learner!(cfg.settings.learner.kind, L => {
-        execute::<G, L<G>>(g, cfg, truth, store, work, observer)
+        execute::<G, L<G>>(g, cfg, truth.as_ref(), store, work, observer)
     })
 }
 
 /// Runs iterations `work.done + 1 ..= N` of a locked run (see the module docs), reusing the
 /// self-play games of iteration `done + 1` already committed.
-pub(crate) fn execute<G: Game, L: Learner<G>>(
+pub(crate) fn execute<G: Abilities, L: Learner<G>>(
     g: &G,
     cfg: &RunConfig,
     truth: Option<&Truth<G>>,
@@ -403,7 +381,7 @@ pub(crate) fn execute<G: Game, L: Learner<G>>(
 }
 
 /// The learner's state after an iteration: everything the next iteration needs.
-pub(crate) struct StartPoint<G: Game, L: Learner<G>> {
+pub(crate) struct StartPoint<G: Abilities, L: Learner<G>> {
     pub done: u32,
     pub model: L,
     pub window: VecDeque<Vec<L::Sample>>,
@@ -533,7 +511,7 @@ impl<'a> Records<'a> {
 /// its checkpoint, the training window, the coverage set and the start policy from the stored
 /// games (and, for a start policy that wants search-tree states, from their searches
 /// re-played with the model each was played with).
-pub(crate) fn start_point<G: Game, L: Learner<G>>(
+pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
     g: &G,
     store: &Store,
     cfg: &RunConfig,
@@ -630,7 +608,7 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
 /// trained it: iteration i's window of the last K stored games' samples, with the settings its
 /// record names. Every rebuilt checkpoint must hash to the snapshot address its iteration
 /// record holds, else the store is damaged and the error says which iteration.
-pub(crate) fn restore_at<G: Game, L: Learner<G>>(
+pub(crate) fn restore_at<G: Abilities, L: Learner<G>>(
     g: &G,
     store: &Store,
     settings: &Settings,
@@ -725,7 +703,7 @@ pub(crate) fn restore_at<G: Game, L: Learner<G>>(
 
 /// The training samples of iteration `j`'s stored games, in game order (read through their
 /// addresses, so a changed byte is named), replayed in parallel.
-fn window_samples<G: Game, L: Learner<G>>(
+fn window_samples<G: Abilities, L: Learner<G>>(
     g: &G,
     store: &Store,
     records: &mut Records<'_>,
@@ -751,7 +729,7 @@ fn window_samples<G: Game, L: Learner<G>>(
 }
 
 /// What the driver takes from one stored self-play game.
-pub(crate) struct Derived<G: Game, L: Learner<G>> {
+pub(crate) struct Derived<G: Abilities, L: Learner<G>> {
     pub samples: Vec<L::Sample>,
     /// Keys of every decision position on the trajectory (coverage).
     pub positions: Vec<G::Key>,
@@ -762,7 +740,7 @@ pub(crate) struct Derived<G: Game, L: Learner<G>> {
 
 /// The decision states among a game's `states` (chance and terminal states left out): the
 /// positions a run's coverage `seen` counts.
-pub(crate) fn decision_states<'a, G: Game>(
+pub(crate) fn decision_states<'a, G: Abilities>(
     g: &'a G,
     states: &'a [G::State],
 ) -> impl Iterator<Item = &'a G::State> + 'a {
@@ -771,7 +749,7 @@ pub(crate) fn decision_states<'a, G: Game>(
         .filter(|s| matches!(g.turn(s), Turn::Player(_)))
 }
 
-fn derive<G: Game, L: Learner<G>>(
+fn derive<G: Abilities, L: Learner<G>>(
     g: &G,
     ctx: LearnerContext<'_>,
     record: &GameRecord,
@@ -792,7 +770,7 @@ fn derive<G: Game, L: Learner<G>>(
 /// The search-tree states of self-play game `game` of iteration `iteration` (a game from the
 /// game's start), re-played with `model`, the model it was played with, and the seed of its
 /// record (a branch's shared games were played with its parent's).
-fn replay_tree<G: Game, L: Learner<G>>(
+fn replay_tree<G: Abilities, L: Learner<G>>(
     g: &G,
     model: &L,
     cfg: &RunConfig,

@@ -11,14 +11,15 @@ use rayon::prelude::*;
 use super::iterate::{Loop, Outbox};
 use super::{Derived, GAME_BATCH, GAMES_FLUSH, GameBatch, Job, Observer, RunError, StartPoint};
 use super::{derive, replay_tree};
-use crate::game::{Game, Player};
+use crate::game::Player;
+use crate::games::Abilities;
 use crate::learners::{Encoded, Learner, LearnerContext};
 use crate::record::GameRecord;
 use crate::selfplay::{LaneGame, play_games};
 use crate::store::{ObjectHash, RunGameRow, address};
 
 /// A finished self-play game with what the driver derives from it, and its address.
-struct PlayedGame<G: Game, L: Learner<G>> {
+struct PlayedGame<G: Abilities, L: Learner<G>> {
     /// The record encoded for the writer (`None`: a reused game, already stored).
     encoded: Option<Encoded>,
     record: GameRecord,
@@ -28,7 +29,7 @@ struct PlayedGame<G: Game, L: Learner<G>> {
 }
 
 /// An iteration's self-play games, as the later phases take them.
-pub(super) struct IterationGames<G: Game, L: Learner<G>> {
+pub(super) struct IterationGames<G: Abilities, L: Learner<G>> {
     /// Their addresses, in game order (the iteration record's list).
     pub hashes: Vec<ObjectHash>,
     /// The records with what the driver derives from them, in game order.
@@ -41,7 +42,7 @@ pub(super) struct IterationGames<G: Game, L: Learner<G>> {
     pub seconds: f64,
 }
 
-impl<G: Game, L: Learner<G>> IterationGames<G, L> {
+impl<G: Abilities, L: Learner<G>> IterationGames<G, L> {
     /// Adds a game (the next in game order); returns its encoded record, if new.
     fn add(&mut self, p: PlayedGame<G, L>) -> Option<Encoded> {
         self.hashes.push(p.hash);
@@ -51,7 +52,7 @@ impl<G: Game, L: Learner<G>> IterationGames<G, L> {
     }
 }
 
-impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
+impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
     /// Self-play of iteration `i` with the frozen model of `start`: the games of `reuse`
     /// (committed before an interruption) as they are, then the rest in batches; finished
     /// batches go to the sink at least every [`GAMES_FLUSH`], the rest are held for the
@@ -180,7 +181,7 @@ impl<G: Game, L: Learner<G>> Loop<'_, G, L> {
 
 /// A game just played, derived and encoded (in parallel: the writer stores the bytes as
 /// they are).
-fn played_game<G: Game, L: Learner<G>>(
+fn played_game<G: Abilities, L: Learner<G>>(
     g: &G,
     ctx: LearnerContext<'_>,
     record: GameRecord,

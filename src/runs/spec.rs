@@ -358,7 +358,7 @@ impl RunConfig {
     }
 }
 
-fn validate_learner<G: crate::game::Game>(_: &G, s: &Settings) -> Result<(), SpecError> {
+fn validate_learner<G: crate::games::Abilities>(_: &G, s: &Settings) -> Result<(), SpecError> {
     let check = SettingsCheck {
         learner: &s.learner,
         window: s.window,

@@ -26,6 +26,7 @@ mod record;
 
 use crate::game::{Action, Game, Player, Turn};
 use crate::rng::{StreamRng, uniform_index};
+use crate::store::{Store, StoreError};
 
 pub use record::{load_solution, save_solution};
 
@@ -69,6 +70,33 @@ pub trait Solvable: Game {
     ) -> Option<Result<Solution<Self::Key>, SolveError>> {
         None
     }
+}
+
+/// Why a solution could not be loaded or computed ([`load_or_solve`]).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Solve(#[from] SolveError),
+    /// The solve finished without a value for the start position.
+    #[error("the optimal player has no value for {variant} position `{position}`")]
+    Unsolved { variant: String, position: String },
+}
+
+/// Loads the stored solution of `g`, or solves it and saves it first.
+pub fn load_or_solve<G: Solvable>(g: &G, store: &mut Store) -> Result<Solution<G::Key>, LoadError> {
+    if let Some((sol, _)) = load_solution::<G::Key>(store, &g.variant())? {
+        return Ok(sol);
+    }
+    let t = std::time::Instant::now();
+    let sol = solve(g, &|_| {})?;
+    let start = start_value(g, &sol).ok_or_else(|| LoadError::Unsolved {
+        variant: g.variant(),
+        position: g.notation(&g.initial_state()),
+    })?;
+    save_solution(store, &sol, start, t.elapsed().as_secs_f64())?;
+    Ok(sol)
 }
 
 /// Errors of the solver.

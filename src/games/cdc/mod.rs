@@ -108,6 +108,7 @@
 //! solver's view (`Solvable`, the key expander, the `KeySpace` of the solve on keys) and
 //! `encode.rs` the network's input planes.
 
+mod abilities;
 mod encode;
 mod index;
 mod keys;

@@ -64,6 +64,7 @@
 //! [`Checkers::render`] draws the diamond with x's corner at the bottom and o's at the top,
 //! each checker as its colour and id (`x3`, `o1`), empty squares as `.`.
 
+mod abilities;
 mod encode;
 mod index;
 

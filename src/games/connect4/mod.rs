@@ -38,8 +38,10 @@
 //! [`ConnectFour::parse_moves`] reads the standard move-sequence format (column digits 1..W
 //! from the empty board, e.g. `4453`), which names a game rather than a position.
 
+mod abilities;
 mod encode;
 pub mod solver;
+pub mod test_sets;
 
 use crate::error::GameError;
 use crate::game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};

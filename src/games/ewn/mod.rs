@@ -69,6 +69,7 @@
 //! follows red's placement), or `wins` (terminal; the side named is the winner).
 //! Example, 3x3x3: `R2R3./R1.B3/.B1B2 red 2`.
 
+mod abilities;
 mod encode;
 
 use crate::error::GameError;
