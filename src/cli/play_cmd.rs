@@ -164,7 +164,7 @@ fn play_specs<G: PlayerGame>(
             specs[0],
             specs[1]
         );
-        super::replay_cmd::show_game(g, &record, &states);
+        super::common::show_game(g, &record, &states);
     }
     println!(
         "result after {} plies: {}  scores: player 0 {}, player 1 {}",
