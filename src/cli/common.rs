@@ -5,9 +5,9 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;
-use tabula::game::{Game, Turn};
+use tabula::game::{Game, Outcome, Turn};
 use tabula::learners::MetricValues;
-use tabula::record::{GameEnd, GameRecord, Step};
+use tabula::record::{GameEnd, GameRecord, SearchStats, Step};
 use tabula::runs::{IterationSummary, Observer, RunConfig, RunOutcome, start};
 use tabula::store::{ObjectHash, Store};
 
@@ -249,46 +249,84 @@ pub(crate) fn start_and_report(
     )
 }
 
+/// How [`show_game`] lays a game out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// A blank line after every board; searched moves with their visit counts (`replay
+    /// --show`, `play --players`).
+    Spaced,
+    /// The layout `play` has always shown a game of two random players in: no blank lines,
+    /// each chance outcome with its probability and each move with its action index.
+    Indexed,
+}
+
 /// Prints a game board by board: each move names who just played it, then the position after.
-pub(crate) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) {
-    println!("{}\n", g.render(&states[0]));
+pub(crate) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State], layout: Layout) {
+    let gap = if layout == Layout::Spaced { "\n" } else { "" };
+    println!("{}{gap}", g.render(&states[0]));
     let mut ply = 0;
     for (step, pair) in record.steps.iter().zip(states.windows(2)) {
         let (before, after) = (&pair[0], &pair[1]);
         match step {
-            Step::Chance { outcome } => println!("chance: {}", g.outcome_name(before, *outcome)),
+            Step::Chance { outcome } => {
+                let name = g.outcome_name(before, *outcome);
+                match layout {
+                    Layout::Spaced => println!("chance: {name}"),
+                    Layout::Indexed => {
+                        let p = probability(g, before, *outcome);
+                        println!("chance: {name}  (p = {p:.4})");
+                    }
+                }
+            }
             Step::Move { action, search } => {
                 ply += 1;
                 let who = match g.turn(before) {
                     Turn::Player(p) => p.index(),
                     _ => 0,
                 };
-                println!(
-                    "ply {ply}: player {who} played {}; the position after it:",
-                    g.action_name(before, *action)
-                );
+                let name = g.action_name(before, *action);
+                let index = match layout {
+                    Layout::Spaced => String::new(),
+                    Layout::Indexed => format!("  [action {action}]"),
+                };
+                println!("ply {ply}: player {who} played {name}{index}; the position after it:");
                 if let Some(st) = search {
-                    let mut legal = Vec::new();
-                    g.legal_actions(before, &mut legal);
-                    let total: u32 = st.visits.iter().sum();
-                    let mut order: Vec<usize> = (0..legal.len()).collect();
-                    order.sort_by_key(|&i| std::cmp::Reverse(st.visits[i]));
-                    let top: Vec<String> = order
-                        .iter()
-                        .take(5)
-                        .map(|&i| format!("{} {}", g.action_name(before, legal[i]), st.visits[i]))
-                        .collect();
-                    println!(
-                        "  search: {total} visits{}: {}",
-                        if st.full { "" } else { " (fast)" },
-                        top.join(", ")
-                    );
+                    show_search(g, before, st);
                 }
-                println!("{}\n", g.render(after));
+                println!("{}{gap}", g.render(after));
             }
         }
     }
     if let GameEnd::Adjudicated { winner, reason } = record.end {
         println!("{winner} declared the winner: {reason}");
     }
+}
+
+/// The probability of chance outcome `outcome` at `s`.
+fn probability<G: Game>(g: &G, s: &G::State, outcome: Outcome) -> f64 {
+    let mut outcomes = Vec::new();
+    g.chance_outcomes(s, &mut outcomes);
+    outcomes
+        .iter()
+        .find(|o| o.outcome == outcome)
+        .map_or(0.0, |o| o.prob)
+}
+
+/// A searched move's root: its visits in all and the five most visited actions.
+fn show_search<G: Game>(g: &G, before: &G::State, st: &SearchStats) {
+    let mut legal = Vec::new();
+    g.legal_actions(before, &mut legal);
+    let total: u32 = st.visits.iter().sum();
+    let mut order: Vec<usize> = (0..legal.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(st.visits[i]));
+    let top: Vec<String> = order
+        .iter()
+        .take(5)
+        .map(|&i| format!("{} {}", g.action_name(before, legal[i]), st.visits[i]))
+        .collect();
+    println!(
+        "  search: {total} visits{}: {}",
+        if st.full { "" } else { " (fast)" },
+        top.join(", ")
+    );
 }

@@ -11,7 +11,7 @@ use tabula::store::{ObjectHash, Record, Store};
 use tabula::with_game;
 
 use super::args::ReplayArgs;
-use super::common::show_game;
+use super::common::{Layout, show_game};
 
 pub fn run(db: Option<&Path>, args: &ReplayArgs) -> anyhow::Result<()> {
     let path = Store::resolve_path(db);
@@ -83,7 +83,7 @@ fn replay<G: PlayerGame>(
         Err(_) => "players are not specs: recorded steps checked for legality",
     };
     if show {
-        show_game(g, record, &states);
+        show_game(g, record, &states, Layout::Spaced);
     }
     println!(
         "{}  {}  stream {} of seed {}  {} plies  {}",
