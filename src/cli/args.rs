@@ -96,17 +96,17 @@ pub enum Command {
     /// Running it again continues (finished runs skipped, interrupted ones resumed).
     /// `--shard I/N` runs a fixed share into its own store (merge them with `tabula merge`);
     /// `--jobs N` runs N at once. Heads depend on neither. See docs/experiments.md.
-    Sweep(super::sweep_cmd::SweepArgs),
+    Sweep(SweepArgs),
     /// Copy the records of several stores into one, by address, in one transaction.
     ///
     /// Idempotent; every object's hash is recomputed; a run that conflicts (same run record,
     /// different iterations) or a damaged object refuses the whole merge.
-    Merge(super::merge_cmd::MergeArgs),
+    Merge(MergeArgs),
     /// Plot a metric of a sweep against iteration as SVG: a line per grid point, the mean
     /// over seeds with a 95% band.
-    Plot(super::plot_cmd::PlotArgs),
+    Plot(PlotArgs),
     /// Write a sweep's report: one self-contained HTML page (settings, curves, summary).
-    Report(super::report_cmd::ReportArgs),
+    Report(ReportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -335,6 +335,71 @@ pub struct PlayArgs {
     #[arg(long)]
     pub quiet: bool,
     /// Print the game as one JSON object (actions, chance outcomes, result).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The sweep file (TOML: name, base, seeds, [set], [axes]); see docs/experiments.md.
+    pub file: std::path::PathBuf,
+    /// Runs at once (each gets an equal share of --threads). Results do not depend on it.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// Worker threads in all, 1 to 256 (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Only shard I of N (1 <= I <= N): runs k with k mod N = I - 1, in grid order.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// List the runs (grid point, seed, name, run hash) and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print one JSON object at the end (every run with its id, status and head), no progress.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The stores to copy from (read only; each must have this tabula's schema version).
+    #[arg(required = true)]
+    pub sources: Vec<std::path::PathBuf>,
+    /// The store to copy into (created if missing).
+    #[arg(long, value_name = "PATH")]
+    pub into: std::path::PathBuf,
+    /// Print one JSON object per source.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// The sweep: its name or a hash prefix.
+    pub sweep: String,
+    /// The metric (a name of the `metrics_long` view: wr_p, err_p, mae_v, updated_1, seen, ...).
+    #[arg(long, default_value = "wr_p")]
+    pub metric: String,
+    /// Keep only grid points with this axis value, `key=value` (repeatable). Lines are the
+    /// remaining grid points: fix every axis but one for one line per value of that axis.
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub filter: Vec<String>,
+    /// The SVG file to write.
+    #[arg(long, value_name = "FILE", default_value = "plot.svg")]
+    pub out: std::path::PathBuf,
+    /// Also print the curves' data as CSV (label, iteration, mean, lo, hi, seeds).
+    #[arg(long)]
+    pub csv: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The sweep: its name or a hash prefix.
+    pub sweep: String,
+    /// The directory to write index.html into (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: std::path::PathBuf,
+    /// Print one JSON object (page, figures, runs).
     #[arg(long)]
     pub json: bool,
 }

@@ -35,7 +35,7 @@ fn resolve(args: &MatchArgs) -> anyhow::Result<MatchConfig> {
             args.games
         );
     }
-    super::run_cmd::check_threads(args.threads)?;
+    super::common::check_threads(args.threads)?;
     Ok(MatchConfig {
         game,
         a,
@@ -67,7 +67,7 @@ fn play<G: Abilities>(
 ) -> anyhow::Result<()> {
     let a = Player::resolve(&cfg.a, g, store.as_deref_mut())?;
     let b = Player::resolve(&cfg.b, g, store.as_deref_mut())?;
-    let pool = super::run_cmd::pool(cfg.threads)?;
+    let pool = super::common::pool(cfg.threads)?;
     let t = std::time::Instant::now();
     let bar = super::progress::Delayed::new(u64::from(cfg.games), "match", !cfg.json);
     let report =

@@ -3,21 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
-use clap::Args;
 use tabula::store::Store;
 
-#[derive(Debug, Args)]
-pub struct MergeArgs {
-    /// The stores to copy from (read only; each must have this tabula's schema version).
-    #[arg(required = true)]
-    pub sources: Vec<PathBuf>,
-    /// The store to copy into (created if missing).
-    #[arg(long, value_name = "PATH")]
-    pub into: PathBuf,
-    /// Print one JSON object per source.
-    #[arg(long)]
-    pub json: bool,
-}
+use super::args::MergeArgs;
 
 fn remove_store_files(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {

@@ -1,8 +1,13 @@
 //! Command implementations. Each resolves its arguments into a validated config, then works.
+//!
+//! Every clap struct is in [`args`]; what several commands share is in `common` (threads, a
+//! run on the terminal, a game board by board), `rows` (query results) and `progress`
+//! (bars). A `*_cmd` module imports those, never another `*_cmd`.
 
 pub mod args;
+mod common;
 mod games_cmd;
-mod life_cmd;
+mod lifecycle_cmd;
 mod match_cmd;
 mod merge_cmd;
 mod play_cmd;
@@ -10,6 +15,7 @@ mod plot_cmd;
 mod progress;
 mod replay_cmd;
 mod report_cmd;
+mod rows;
 mod run_cmd;
 mod solve_cmd;
 mod store_cmd;
@@ -30,10 +36,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(a) => run_cmd::run(cli.db.as_deref(), &a),
         Command::Ls(a) => run_cmd::ls(cli.db.as_deref(), &a),
         Command::Show(a) => run_cmd::show(cli.db.as_deref(), &a),
-        Command::Resume(a) => life_cmd::resume(cli.db.as_deref(), &a),
-        Command::Branch(a) => life_cmd::branch(cli.db.as_deref(), &a),
-        Command::Verify(a) => life_cmd::verify(cli.db.as_deref(), &a),
-        Command::Checkout(a) => life_cmd::checkout(cli.db.as_deref(), &a),
+        Command::Resume(a) => lifecycle_cmd::resume(cli.db.as_deref(), &a),
+        Command::Branch(a) => lifecycle_cmd::branch(cli.db.as_deref(), &a),
+        Command::Verify(a) => lifecycle_cmd::verify(cli.db.as_deref(), &a),
+        Command::Checkout(a) => lifecycle_cmd::checkout(cli.db.as_deref(), &a),
         Command::Sweep(a) => sweep_cmd::sweep(cli.db.as_deref(), &a),
         Command::Merge(a) => merge_cmd::merge(&a),
         Command::Plot(a) => plot_cmd::plot(cli.db.as_deref(), &a),

@@ -4,17 +4,18 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use tabula::game::{Game, Turn};
-use tabula::games::Abilities;
 use tabula::games::AnyGame;
 use tabula::matches::play_game;
-use tabula::play::Scratch;
+use tabula::play::{Decision, play_loop};
+use tabula::games::Abilities;
 use tabula::players::{Player, PlayerSpec};
-use tabula::record::Step;
-use tabula::rng::{StreamRng, sample_outcome, stream, uniform_index};
+use tabula::record::{GameRecord, Step};
+use tabula::rng::{StreamRng, stream, uniform_index};
 use tabula::store::Store;
 use tabula::with_game;
 
 use super::args::PlayArgs;
+use super::common::{Layout, show_game};
 
 /// A player `tabula play` can seat.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,38 +80,75 @@ fn resolve(args: &PlayArgs) -> anyhow::Result<PlayConfig> {
     })
 }
 
-pub fn run(db: Option<&Path>, args: &PlayArgs) -> anyhow::Result<()> {
+pub(crate) fn run(db: Option<&Path>, args: &PlayArgs) -> anyhow::Result<()> {
     let cfg = resolve(args)?;
-    if cfg.players.iter().all(|p| *p == PlayerKind::Random) {
-        return with_game!(&cfg.game, |g| play(g, &cfg));
-    }
     let spec = |k: &PlayerKind| match k {
         PlayerKind::Random => PlayerSpec::Random,
         PlayerKind::Spec(s) => s.clone(),
     };
     let specs = [spec(&cfg.players[0]), spec(&cfg.players[1])];
+    if cfg.players.iter().all(|p| *p == PlayerKind::Random) {
+        return with_game!(&cfg.game, |g| {
+            let record = play_random(g, cfg.seed)?;
+            print_game(g, &cfg, &specs, &record, Layout::Indexed)
+        });
+    }
     let stored = |p: &PlayerSpec| matches!(p, PlayerSpec::Optimal | PlayerSpec::Model { .. });
     let mut store = if specs.iter().any(stored) {
         Some(Store::open(&Store::resolve_path(db))?)
     } else {
         None
     };
-    with_game!(&cfg.game, |g| play_specs(g, &cfg, &specs, store.as_mut()))
+    with_game!(&cfg.game, |g| {
+        let record = play_specs(g, &cfg, &specs, store.as_mut())?;
+        print_game(g, &cfg, &specs, &record, Layout::Spaced)
+    })
 }
 
-/// A game between any two players (`tabula match`'s), from the stream `play(0)` of the seed,
-/// shown as `tabula replay --show` shows a stored game.
+/// The game between two random players that `play` has always shown: chance and both
+/// players draw from the one stream `play(0)` of the seed, so (variant, seed) fixes it.
+fn play_random<G: Game>(g: &G, seed: u64) -> anyhow::Result<GameRecord> {
+    let mut rng: StreamRng = stream(seed, "play(0)");
+    let mut actions = Vec::new();
+    let mut steps = Vec::new();
+    let end = play_loop(
+        g,
+        g.initial_state(),
+        &mut rng,
+        &mut Vec::new(),
+        Some(&mut steps),
+        |s, _, _, rng| {
+            g.legal_actions(s, &mut actions);
+            let action = actions[uniform_index(rng, actions.len())];
+            Ok::<_, std::convert::Infallible>(Decision::Play {
+                action,
+                search: None,
+            })
+        },
+    )?;
+    Ok(GameRecord {
+        variant: g.variant(),
+        seed,
+        stream: "play(0)".to_string(),
+        players: ["random".to_string(), "random".to_string()],
+        start: None,
+        steps,
+        end,
+    })
+}
+
+/// A game between any two players (`tabula match`'s), from the stream `play(0)` of the seed.
 fn play_specs<G: Abilities>(
     g: &G,
     cfg: &PlayConfig,
     specs: &[PlayerSpec; 2],
     mut store: Option<&mut Store>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<GameRecord> {
     let p0 = Player::resolve(&specs[0], g, store.as_deref_mut())?;
     let p1 = Player::resolve(&specs[1], g, store)?;
     let (mut a0, mut a1) = (p0.agent(), p1.agent());
     let mut rng: StreamRng = stream(cfg.seed, "play(0)");
-    let record = play_game(
+    Ok(play_game(
         g,
         [&mut a0, &mut a1],
         [specs[0].to_string(), specs[1].to_string()],
@@ -118,42 +156,39 @@ fn play_specs<G: Abilities>(
         cfg.seed,
         "play(0)".to_string(),
         &mut rng,
-    )?;
+    )?)
+}
+
+/// Prints a played game: one JSON object, or the boards in `layout` (unless --quiet) and
+/// the result line. A game of random players (`Layout::Indexed`) names no players in JSON.
+fn print_game<G: Game>(
+    g: &G,
+    cfg: &PlayConfig,
+    specs: &[PlayerSpec; 2],
+    record: &GameRecord,
+    layout: Layout,
+) -> anyhow::Result<()> {
     let states = record.states(g)?;
     let result = record.end.result();
     if cfg.json {
-        let mut events = Vec::new();
-        for (step, before) in record.steps.iter().zip(&states) {
-            events.push(match step {
-                Step::Chance { outcome } => Event {
-                    kind: "chance",
-                    player: None,
-                    index: *outcome,
-                    name: g.outcome_name(before, *outcome),
-                },
-                Step::Move { action, .. } => Event {
-                    kind: "action",
-                    player: match g.turn(before) {
-                        Turn::Player(p) => Some(p.index()),
-                        _ => None,
-                    },
-                    index: *action,
-                    name: g.action_name(before, *action),
-                },
-            });
-        }
         let last = states.last().context("a game has a first state")?;
-        let out = serde_json::json!({
-            "variant": g.variant(),
-            "seed": cfg.seed,
-            "players": [specs[0].to_string(), specs[1].to_string()],
-            "events": events,
-            "plies": record.plies(),
-            "result": format!("{result:?}"),
-            "result_text": record.end.to_string(),
-            "scores": result.scores(),
-            "final_position": g.notation(last),
-        });
+        let mut out = serde_json::Map::new();
+        out.insert("variant".into(), g.variant().into());
+        out.insert("seed".into(), cfg.seed.into());
+        if matches!(layout, Layout::Spaced) {
+            let players = [specs[0].to_string(), specs[1].to_string()];
+            out.insert("players".into(), serde_json::json!(players));
+        }
+        out.insert(
+            "events".into(),
+            serde_json::json!(events(g, record, &states)),
+        );
+        out.insert("plies".into(), record.plies().into());
+        out.insert("result".into(), format!("{result:?}").into());
+        out.insert("result_text".into(), record.end.to_string().into());
+        out.insert("scores".into(), serde_json::json!(result.scores()));
+        out.insert("final_position".into(), g.notation(last).into());
+        let out = serde_json::Value::Object(out);
         println!("{}", serde_json::to_string(&out).context("writing JSON")?);
         return Ok(());
     }
@@ -165,7 +200,7 @@ fn play_specs<G: Abilities>(
             specs[0],
             specs[1]
         );
-        super::replay_cmd::show_game(g, &record, &states);
+        show_game(g, record, &states, layout);
     }
     println!(
         "result after {} plies: {}  scores: player 0 {}, player 1 {}",
@@ -186,76 +221,27 @@ struct Event {
     name: String,
 }
 
-fn play<G: Game>(g: &G, cfg: &PlayConfig) -> anyhow::Result<()> {
-    // The whole game draws from one stream, so (variant, players, seed) fixes it.
-    let mut rng: StreamRng = stream(cfg.seed, "play(0)");
-    let mut scratch = Scratch::new();
-    let mut s = g.initial_state();
-    let mut events = Vec::new();
-    let mut ply = 0;
-    if !cfg.quiet && !cfg.json {
-        println!(
-            "{}  seed {}  player 0 (first mover): random  player 1: random\n",
-            g.variant(),
-            cfg.seed
-        );
-        println!("{}", g.render(&s));
-    }
-    let result = loop {
-        match g.turn(&s) {
-            Turn::Terminal(r) => break r,
-            Turn::Chance => {
-                g.chance_outcomes(&s, &mut scratch.outcomes);
-                let o = scratch.outcomes[sample_outcome(&mut rng, &scratch.outcomes)];
-                let name = g.outcome_name(&s, o.outcome);
-                s = g.apply_chance(&s, o.outcome);
-                if !cfg.quiet && !cfg.json {
-                    println!("chance: {name}  (p = {:.4})", o.prob);
-                }
-                events.push(Event {
-                    kind: "chance",
-                    player: None,
-                    index: o.outcome,
-                    name,
-                });
-            }
-            Turn::Player(p) => {
-                g.legal_actions(&s, &mut scratch.actions);
-                let a = scratch.actions[uniform_index(&mut rng, scratch.actions.len())];
-                let name = g.action_name(&s, a);
-                s = g.apply(&s, a);
-                ply += 1;
-                if !cfg.quiet && !cfg.json {
-                    println!("ply {ply}: {p} played {name}  [action {a}]; the position after it:");
-                    println!("{}", g.render(&s));
-                }
-                events.push(Event {
-                    kind: "action",
-                    player: Some(p.index()),
-                    index: a,
-                    name,
-                });
-            }
-        }
-    };
-    let scores = result.scores();
-    if cfg.json {
-        let out = serde_json::json!({
-            "variant": g.variant(),
-            "seed": cfg.seed,
-            "events": events,
-            "plies": ply,
-            "result": format!("{result:?}"),
-            "result_text": result.to_string(),
-            "scores": scores,
-            "final_position": g.notation(&s),
+/// The game's chance outcomes and moves in order, each named in the state it left.
+fn events<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) -> Vec<Event> {
+    let mut events = Vec::with_capacity(record.steps.len());
+    for (step, before) in record.steps.iter().zip(states) {
+        events.push(match step {
+            Step::Chance { outcome } => Event {
+                kind: "chance",
+                player: None,
+                index: *outcome,
+                name: g.outcome_name(before, *outcome),
+            },
+            Step::Move { action, .. } => Event {
+                kind: "action",
+                player: match g.turn(before) {
+                    Turn::Player(p) => Some(p.index()),
+                    _ => None,
+                },
+                index: *action,
+                name: g.action_name(before, *action),
+            },
         });
-        println!("{}", serde_json::to_string(&out).context("writing JSON")?);
-    } else {
-        println!(
-            "result after {ply} plies: {result}  scores: player 0 {}, player 1 {}",
-            scores[0], scores[1]
-        );
     }
-    Ok(())
+    events
 }

@@ -1,30 +1,12 @@
 //! `tabula plot`: a metric of a sweep against iteration, as SVG.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
-use clap::Args;
 use tabula::experiments::plot::{curves, load, parse_filter, svg};
 use tabula::store::Store;
 
-#[derive(Debug, Args)]
-pub struct PlotArgs {
-    /// The sweep: its name or a hash prefix.
-    pub sweep: String,
-    /// The metric (a name of the `metrics_long` view: wr_p, err_p, mae_v, updated_1, seen, ...).
-    #[arg(long, default_value = "wr_p")]
-    pub metric: String,
-    /// Keep only grid points with this axis value, `key=value` (repeatable). Lines are the
-    /// remaining grid points: fix every axis but one for one line per value of that axis.
-    #[arg(long = "where", value_name = "KEY=VALUE")]
-    pub filter: Vec<String>,
-    /// The SVG file to write.
-    #[arg(long, value_name = "FILE", default_value = "plot.svg")]
-    pub out: PathBuf,
-    /// Also print the curves' data as CSV (label, iteration, mean, lo, hi, seeds).
-    #[arg(long)]
-    pub csv: bool,
-}
+use super::args::PlotArgs;
 
 pub fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;

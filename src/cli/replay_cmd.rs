@@ -3,16 +3,16 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use tabula::game::{Game, Turn};
-use tabula::games::Abilities;
 use tabula::games::AnyGame;
 use tabula::matches::rerun;
+use tabula::games::Abilities;
 use tabula::players::{Player, PlayerSpec};
-use tabula::record::{GameEnd, GameRecord, Step};
+use tabula::record::GameRecord;
 use tabula::store::{ObjectHash, Record, Store};
 use tabula::with_game;
 
 use super::args::ReplayArgs;
+use super::common::{Layout, show_game};
 
 pub fn run(db: Option<&Path>, args: &ReplayArgs) -> anyhow::Result<()> {
     let path = Store::resolve_path(db);
@@ -84,7 +84,7 @@ fn replay<G: Abilities>(
         Err(_) => "players are not specs: recorded steps checked for legality",
     };
     if show {
-        show_game(g, record, &states);
+        show_game(g, record, &states, Layout::Spaced);
     }
     println!(
         "{}  {}  stream {} of seed {}  {} plies  {}",
@@ -101,48 +101,4 @@ fn replay<G: Abilities>(
     );
     println!("{verdict}");
     Ok(())
-}
-
-/// Prints a game board by board: each move names who just played it, then the position after.
-pub(super) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) {
-    println!("{}\n", g.render(&states[0]));
-    let mut ply = 0;
-    for (step, pair) in record.steps.iter().zip(states.windows(2)) {
-        let (before, after) = (&pair[0], &pair[1]);
-        match step {
-            Step::Chance { outcome } => println!("chance: {}", g.outcome_name(before, *outcome)),
-            Step::Move { action, search } => {
-                ply += 1;
-                let who = match g.turn(before) {
-                    Turn::Player(p) => p.index(),
-                    _ => 0,
-                };
-                println!(
-                    "ply {ply}: player {who} played {}; the position after it:",
-                    g.action_name(before, *action)
-                );
-                if let Some(st) = search {
-                    let mut legal = Vec::new();
-                    g.legal_actions(before, &mut legal);
-                    let total: u32 = st.visits.iter().sum();
-                    let mut order: Vec<usize> = (0..legal.len()).collect();
-                    order.sort_by_key(|&i| std::cmp::Reverse(st.visits[i]));
-                    let top: Vec<String> = order
-                        .iter()
-                        .take(5)
-                        .map(|&i| format!("{} {}", g.action_name(before, legal[i]), st.visits[i]))
-                        .collect();
-                    println!(
-                        "  search: {total} visits{}: {}",
-                        if st.full { "" } else { " (fast)" },
-                        top.join(", ")
-                    );
-                }
-                println!("{}\n", g.render(after));
-            }
-        }
-    }
-    if let GameEnd::Adjudicated { winner, reason } = record.end {
-        println!("{winner} declared the winner: {reason}");
-    }
 }

@@ -1,36 +1,16 @@
 //! `tabula sweep`: run a sweep file's runs (or one shard of them) into the store.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use anyhow::bail;
-use clap::Args;
 use indicatif::ProgressBar;
-use tabula::experiments::sweep::{Options, Progress, RunResult, Shard, Sweep, run};
+use tabula::experiments::sweep::{Options, Outcome, Progress, RunResult, Shard, Sweep, run};
 use tabula::store::Store;
 
-#[derive(Debug, Args)]
-pub struct SweepArgs {
-    /// The sweep file (TOML: name, base, seeds, [set], [axes]); see docs/experiments.md.
-    pub file: PathBuf,
-    /// Runs at once (each gets an equal share of --threads). Results do not depend on it.
-    #[arg(long, default_value_t = 1)]
-    pub jobs: usize,
-    /// Worker threads in all, 1 to 256 (default: all cores). Results do not depend on it.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Only shard I of N (1 <= I <= N): runs k with k mod N = I - 1, in grid order.
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<String>,
-    /// List the runs (grid point, seed, name, run hash) and write nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Print one JSON object at the end (every run with its id, status and head), no progress.
-    #[arg(long)]
-    pub json: bool,
-}
+use super::args::SweepArgs;
 
 /// A bar over the self-play games on a terminal; a line per finished run (with the ETA)
 /// everywhere, so batch logs show progress too.
@@ -104,6 +84,23 @@ impl Progress for Console {
     }
 }
 
+impl Console {
+    fn new(json: bool) -> Console {
+        Console {
+            bar: if json {
+                ProgressBar::hidden()
+            } else {
+                super::progress::bar(0, "sweep")
+            },
+            json,
+            total: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            started: Instant::now(),
+            lines: Mutex::new(()),
+        }
+    }
+}
+
 pub fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
     let shard: Option<Shard> = args.shard.as_deref().map(str::parse).transpose()?;
     if args.jobs == 0 {
@@ -111,57 +108,11 @@ pub fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
     }
     let sweep = Sweep::load(&args.file)?;
     if args.dry_run {
-        let rows: Vec<serde_json::Value> = sweep
-            .runs
-            .iter()
-            .filter(|r| shard.is_none_or(|s| s.contains(r.index)))
-            .map(|r| {
-                serde_json::json!({
-                    "index": r.index, "point": r.point, "seed": r.seed, "name": r.cfg.name,
-                    "point_values": serde_json::from_str::<serde_json::Value>(&r.point_json).unwrap_or_default(),
-                    "iterations": r.cfg.iterations, "run_hash": r.run_hash.to_hex(),
-                })
-            })
-            .collect();
-        if args.json {
-            let v =
-                serde_json::json!({"sweep": sweep.name, "hash": sweep.hash.to_hex(), "runs": rows});
-            println!("{}", serde_json::to_string_pretty(&v)?);
-        } else {
-            println!(
-                "sweep {} ({}): {} grid points x {} seeds = {} runs",
-                sweep.name,
-                sweep.hash.short(),
-                sweep.points(),
-                sweep.record.seeds.len(),
-                sweep.runs.len()
-            );
-            for r in &rows {
-                println!(
-                    "{:>4}  {}  {} iterations  run {}",
-                    r["index"],
-                    r["name"].as_str().unwrap_or(""),
-                    r["iterations"],
-                    &r["run_hash"].as_str().unwrap_or("")[..12]
-                );
-            }
-        }
-        return Ok(());
+        return dry_run(&sweep, shard, args.json);
     }
-    super::run_cmd::check_threads(args.threads)?;
+    super::common::check_threads(args.threads)?;
     let path = Store::resolve_path(db);
-    let console = Console {
-        bar: if args.json {
-            ProgressBar::hidden()
-        } else {
-            super::progress::bar(0, "sweep")
-        },
-        json: args.json,
-        total: AtomicU64::new(0),
-        done: AtomicU64::new(0),
-        started: Instant::now(),
-        lines: Mutex::new(()),
-    };
+    let console = Console::new(args.json);
     console.line(format!(
         "sweep {} ({}) into {}: {} runs{}",
         sweep.name,
@@ -181,35 +132,85 @@ pub fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
     let out = run(&path, &sweep, &opts, &console);
     console.bar.finish_and_clear();
     let out = out?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&out)?);
-    } else {
-        println!(
-            "sweep {} done: {} runs ({} ran now, {} already finished, {} failed) in {:.1} s, \
-             {} at once x {} threads",
-            out.sweep,
-            out.runs.len(),
-            out.runs.iter().filter(|r| r.status == "done").count(),
-            out.runs.iter().filter(|r| r.status == "finished").count(),
-            out.failed(),
-            out.seconds,
-            out.jobs,
-            out.threads_per_run
-        );
-        println!("sweep record {}", out.hash.to_hex());
+    print_outcome(&out, args.json)?;
+    refuse_failed(&out)
+}
+
+/// `--dry-run`: the runs of the sweep (or of its shard), written nowhere.
+fn dry_run(sweep: &Sweep, shard: Option<Shard>, json: bool) -> anyhow::Result<()> {
+    let rows: Vec<serde_json::Value> = sweep
+        .runs
+        .iter()
+        .filter(|r| shard.is_none_or(|s| s.contains(r.index)))
+        .map(|r| {
+            serde_json::json!({
+                "index": r.index, "point": r.point, "seed": r.seed, "name": r.cfg.name,
+                "point_values": serde_json::from_str::<serde_json::Value>(&r.point_json).unwrap_or_default(),
+                "iterations": r.cfg.iterations, "run_hash": r.run_hash.to_hex(),
+            })
+        })
+        .collect();
+    if json {
+        let v = serde_json::json!({"sweep": sweep.name, "hash": sweep.hash.to_hex(), "runs": rows});
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
     }
-    if out.failed() > 0 {
-        let names: Vec<String> = out
-            .runs
-            .iter()
-            .filter(|r| r.status == "failed")
-            .map(|r| format!("{} ({})", r.name, r.error.clone().unwrap_or_default()))
-            .collect();
-        bail!(
-            "{} runs failed: {}; run the same command again to continue them",
-            names.len(),
-            names.join("; ")
+    println!(
+        "sweep {} ({}): {} grid points x {} seeds = {} runs",
+        sweep.name,
+        sweep.hash.short(),
+        sweep.points(),
+        sweep.record.seeds.len(),
+        sweep.runs.len()
+    );
+    for r in &rows {
+        println!(
+            "{:>4}  {}  {} iterations  run {}",
+            r["index"],
+            r["name"].as_str().unwrap_or(""),
+            r["iterations"],
+            &r["run_hash"].as_str().unwrap_or("")[..12]
         );
     }
     Ok(())
+}
+
+/// The end of the sweep's share that ran here.
+fn print_outcome(out: &Outcome, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(out)?);
+        return Ok(());
+    }
+    println!(
+        "sweep {} done: {} runs ({} ran now, {} already finished, {} failed) in {:.1} s, \
+         {} at once x {} threads",
+        out.sweep,
+        out.runs.len(),
+        out.runs.iter().filter(|r| r.status == "done").count(),
+        out.runs.iter().filter(|r| r.status == "finished").count(),
+        out.failed(),
+        out.seconds,
+        out.jobs,
+        out.threads_per_run
+    );
+    println!("sweep record {}", out.hash.to_hex());
+    Ok(())
+}
+
+/// Exits non-zero, naming them, when runs failed (the others went on).
+fn refuse_failed(out: &Outcome) -> anyhow::Result<()> {
+    if out.failed() == 0 {
+        return Ok(());
+    }
+    let names: Vec<String> = out
+        .runs
+        .iter()
+        .filter(|r| r.status == "failed")
+        .map(|r| format!("{} ({})", r.name, r.error.clone().unwrap_or_default()))
+        .collect();
+    bail!(
+        "{} runs failed: {}; run the same command again to continue them",
+        names.len(),
+        names.join("; ")
+    )
 }

@@ -10,7 +10,7 @@ use tabula::runs::{
 use tabula::store::Store;
 
 use super::args::{BranchArgs, CheckoutArgs, ResumeArgs, VerifyArgs};
-use super::run_cmd::{Console, pool, print_outcome};
+use super::common::{Console, pool, print_outcome, start_and_report};
 
 fn open(db: Option<&Path>) -> anyhow::Result<Store> {
     let path = Store::resolve_path(db);
@@ -338,5 +338,5 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
         return Ok(());
     }
     drop(store);
-    super::run_cmd::start_and_report(db, &cfg, &text, args.threads, args.json)
+    start_and_report(db, &cfg, &text, args.threads, args.json)
 }

@@ -1,0 +1,332 @@
+//! What the commands share: worker threads, a run's progress and outcome on the terminal,
+//! a game shown board by board. Commands import this module, never each other.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use indicatif::ProgressBar;
+use tabula::game::{Game, Outcome, Turn};
+use tabula::learners::MetricValues;
+use tabula::record::{GameEnd, GameRecord, SearchStats, Step};
+use tabula::runs::{IterationSummary, Observer, RunConfig, RunOutcome, start};
+use tabula::store::{ObjectHash, Store};
+
+/// The most worker threads a command starts: far more than the cores of any machine these
+/// games need, few enough that a typo (`--threads 100000`) is refused instead of starting
+/// thousands of threads. See docs/limits.md.
+pub(crate) const MAX_THREADS: usize = 256;
+
+/// Refuses a `--threads` value that cannot be right.
+pub(crate) fn check_threads(threads: Option<usize>) -> anyhow::Result<()> {
+    match threads {
+        Some(0) => {
+            bail!("--threads 0: give at least one thread (or leave it out for all cores)")
+        }
+        Some(n) if n > MAX_THREADS => bail!(
+            "--threads {n} is out of range; allowed: 1 to {MAX_THREADS} (or leave it out for \
+             all cores)"
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// A worker pool of `threads` threads (all cores when `None`).
+pub(crate) fn pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    check_threads(threads)?;
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        pool = pool.num_threads(n);
+    }
+    pool.build().context("starting the worker threads")
+}
+
+/// The end of a run (or of the part a `resume` or `branch` ran).
+pub(crate) fn print_outcome(
+    out: &RunOutcome,
+    name: &str,
+    variant: &str,
+    seed: u64,
+    threads: u32,
+    json: bool,
+) -> anyhow::Result<()> {
+    let head = out.head.map(|h| h.to_hex());
+    let share = |x: f64| {
+        if out.seconds > 0.0 {
+            x / out.seconds
+        } else {
+            0.0
+        }
+    };
+    if json {
+        let v = serde_json::json!({
+            "run": out.run_id,
+            "name": name,
+            "variant": variant,
+            "seed": seed,
+            "run_hash": out.run_hash.to_hex(),
+            "head": head,
+            "iterations": out.iterations,
+            "threads": threads,
+            "seconds": out.seconds,
+            "store_seconds": out.store_seconds,
+            "store_share": share(out.store_seconds),
+            "store_cpu_seconds": out.store_cpu_seconds,
+            "store_cpu_share": share(out.store_cpu_seconds),
+            "store_wait_seconds": out.store_wait_seconds,
+            "store_wait_share": share(out.store_wait_seconds),
+            "restart_seconds": out.restart_seconds,
+            "baseline": out.baseline,
+            "metrics": out.last.as_ref().map(|s| &s.metrics),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "run {} ({}) done: {} iterations in {:.1} s on {} threads; store writer busy {:.2} s \
+             ({:.2}%; {:.2} s of CPU), waited on {:.2} s ({:.2}%)",
+            out.run_id,
+            name,
+            out.iterations,
+            out.seconds,
+            threads,
+            out.store_seconds,
+            100.0 * share(out.store_seconds),
+            out.store_cpu_seconds,
+            out.store_wait_seconds,
+            100.0 * share(out.store_wait_seconds)
+        );
+        println!("head {}", head.unwrap_or_default());
+    }
+    Ok(())
+}
+
+/// Progress on the terminal: a bar over all self-play games, one line per iteration.
+pub(crate) struct Console {
+    /// Lines go above the bar on a terminal, else straight to stdout.
+    pub(crate) bar: ProgressBar,
+    json: bool,
+    iterations: u32,
+    games: u32,
+}
+
+impl Console {
+    /// A console for a run of `iterations` iterations of `games` games each.
+    pub(crate) fn new(iterations: u32, games: u32, json: bool) -> Console {
+        let bar = if json {
+            ProgressBar::hidden()
+        } else {
+            super::progress::bar(u64::from(iterations) * u64::from(games), "iteration 1")
+        };
+        Console {
+            bar,
+            json,
+            iterations,
+            games,
+        }
+    }
+
+    pub(crate) fn line(&self, text: String) {
+        if self.json {
+            return;
+        }
+        if self.bar.is_hidden() {
+            println!("{text}");
+        } else {
+            self.bar.println(text);
+        }
+    }
+}
+
+fn fmt_opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// The progress line of an iteration's declared metrics: WR_p, ERR_p, MAE_v and coverage
+/// where the learner declares them, then any other metric as `name value` (the detail columns
+/// of tabular AlphaZero are in `show`).
+fn metrics_line(m: &MetricValues) -> String {
+    let get = |name: &str| m.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v);
+    let count = |name: &str| get(name).map_or_else(|| "-".to_string(), |v| format!("{v}"));
+    let wr = get("wr_p").map_or_else(
+        || "WR_p -".to_string(),
+        |w| match (get("wr_p_wins"), get("wr_p_draws"), get("wr_p_losses")) {
+            (Some(wi), Some(d), Some(l)) => {
+                let [lo, hi] = tabula::stats::score_interval95(wi as u32, d as u32, l as u32);
+                format!("WR_p {w:.4} [{lo:.4}, {hi:.4}]")
+            }
+            _ => format!("WR_p {w:.4}"),
+        },
+    );
+    let mut line = format!(
+        "{wr}  ERR_p {}  MAE_v {}  upd≥1/4/16 {}/{}/{}  seen {}",
+        fmt_opt(get("err_p"), 4),
+        fmt_opt(get("mae_v"), 4),
+        count("updated_1"),
+        count("updated_4"),
+        count("updated_16"),
+        count("seen")
+    );
+    let shown = tabula::learners::tabular::TABULAR_METRICS;
+    for (name, v) in m {
+        if !shown.iter().any(|d| d.name == *name) {
+            line.push_str(&format!("  {name} {}", fmt_opt(*v, 4)));
+        }
+    }
+    line
+}
+
+impl Observer for Console {
+    fn created(&mut self, run_id: i64, run_hash: &ObjectHash, seed: u64) {
+        self.line(format!(
+            "run {run_id}  (run record {}, seed {seed})",
+            run_hash.short()
+        ));
+    }
+
+    fn resumed(&mut self, done: u32, reused: u32, restart_seconds: f64) {
+        if done > 0 || reused > 0 {
+            self.line(format!(
+                "continuing after iteration {done} ({reused} games of the next reused); \
+                 restart {restart_seconds:.2} s"
+            ));
+        }
+    }
+
+    fn baseline(&mut self, m: &MetricValues) {
+        self.line(format!(
+            "it {:>4}/{}  {}",
+            0,
+            self.iterations,
+            metrics_line(m)
+        ));
+    }
+
+    fn games_done(&mut self, iteration: u32, done: u32, _of: u32) {
+        self.bar
+            .set_position(u64::from(iteration - 1) * u64::from(self.games) + u64::from(done));
+        self.bar
+            .set_message(format!("iteration {iteration}/{}", self.iterations));
+    }
+
+    fn iteration_done(&mut self, s: &IterationSummary) {
+        {
+            self.line(format!(
+                "it {:>4}/{}  {}  beta {}  self-play {:.2}s  train {:.2}s  eval {:.2}s  store wait {:.3}s",
+                s.iteration,
+                self.iterations,
+                metrics_line(&s.metrics),
+                s.beta,
+                s.self_play_seconds,
+                s.training_seconds,
+                s.evaluation_seconds,
+                s.store_wait_seconds
+            ));
+        }
+    }
+}
+
+/// Creates the run of `cfg` (spec text `text`), runs it and prints the outcome.
+pub(crate) fn start_and_report(
+    db: Option<&Path>,
+    cfg: &RunConfig,
+    text: &str,
+    threads: Option<usize>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let args_json = json;
+    let pool = pool(threads)?;
+    let threads = pool.current_num_threads() as u32;
+    let mut store = Store::open(&Store::resolve_path(db))?;
+    let mut console = Console::new(cfg.iterations, cfg.settings.games_per_iteration, args_json);
+    let out = pool.install(|| start(&mut store, cfg, text, threads, &mut console));
+    console.bar.finish_and_clear();
+    print_outcome(
+        &out?,
+        &cfg.name,
+        &cfg.game.variant(),
+        cfg.seed,
+        threads,
+        args_json,
+    )
+}
+
+/// How [`show_game`] lays a game out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// A blank line after every board; searched moves with their visit counts (`replay
+    /// --show`, `play --players`).
+    Spaced,
+    /// The layout `play` has always shown a game of two random players in: no blank lines,
+    /// each chance outcome with its probability and each move with its action index.
+    Indexed,
+}
+
+/// Prints a game board by board: each move names who just played it, then the position after.
+pub(crate) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State], layout: Layout) {
+    let gap = if layout == Layout::Spaced { "\n" } else { "" };
+    println!("{}{gap}", g.render(&states[0]));
+    let mut ply = 0;
+    for (step, pair) in record.steps.iter().zip(states.windows(2)) {
+        let (before, after) = (&pair[0], &pair[1]);
+        match step {
+            Step::Chance { outcome } => {
+                let name = g.outcome_name(before, *outcome);
+                match layout {
+                    Layout::Spaced => println!("chance: {name}"),
+                    Layout::Indexed => {
+                        let p = probability(g, before, *outcome);
+                        println!("chance: {name}  (p = {p:.4})");
+                    }
+                }
+            }
+            Step::Move { action, search } => {
+                ply += 1;
+                let who = match g.turn(before) {
+                    Turn::Player(p) => p.index(),
+                    _ => 0,
+                };
+                let name = g.action_name(before, *action);
+                let index = match layout {
+                    Layout::Spaced => String::new(),
+                    Layout::Indexed => format!("  [action {action}]"),
+                };
+                println!("ply {ply}: player {who} played {name}{index}; the position after it:");
+                if let Some(st) = search {
+                    show_search(g, before, st);
+                }
+                println!("{}{gap}", g.render(after));
+            }
+        }
+    }
+    if let GameEnd::Adjudicated { winner, reason } = record.end {
+        println!("{winner} declared the winner: {reason}");
+    }
+}
+
+/// The probability of chance outcome `outcome` at `s`.
+fn probability<G: Game>(g: &G, s: &G::State, outcome: Outcome) -> f64 {
+    let mut outcomes = Vec::new();
+    g.chance_outcomes(s, &mut outcomes);
+    outcomes
+        .iter()
+        .find(|o| o.outcome == outcome)
+        .map_or(0.0, |o| o.prob)
+}
+
+/// A searched move's root: its visits in all and the five most visited actions.
+fn show_search<G: Game>(g: &G, before: &G::State, st: &SearchStats) {
+    let mut legal = Vec::new();
+    g.legal_actions(before, &mut legal);
+    let total: u32 = st.visits.iter().sum();
+    let mut order: Vec<usize> = (0..legal.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(st.visits[i]));
+    let top: Vec<String> = order
+        .iter()
+        .take(5)
+        .map(|&i| format!("{} {}", g.action_name(before, legal[i]), st.visits[i]))
+        .collect();
+    println!(
+        "  search: {total} visits{}: {}",
+        if st.full { "" } else { " (fast)" },
+        top.join(", ")
+    );
+}
