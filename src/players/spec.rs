@@ -80,6 +80,7 @@ impl PlayerSpec {
     }
 }
 
+/// The error of a refused `spec`, with why.
 fn bad(spec: &str, reason: impl Into<String>) -> PlayerError {
     PlayerError::BadSpec {
         spec: spec.to_string(),
@@ -96,6 +97,7 @@ enum Refused {
 }
 
 impl Refused {
+    /// The reason shown after the spec, for `key=value` as written.
     fn message(self, key: &str, value: &str) -> String {
         match self {
             Refused::Allowed(allowed) => {
