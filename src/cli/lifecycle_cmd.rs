@@ -293,9 +293,9 @@ pub fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
 /// its seed, unless --seed is given, derives from RUN's seed and the changes as a branch's
 /// does (stream `branch(0,O)`), so it replays.
 fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyhow::Result<()> {
-    use tabula::experiments::driver;
-    let (row, spec) = driver::spec_of_run(&store, &args.run)?;
-    let mut sets = driver::parse_sets(&args.set)?;
+    use tabula::experiments::run_specs;
+    let (row, spec) = run_specs::spec_of_run(&store, &args.run)?;
+    let mut sets = run_specs::parse_sets(&args.set)?;
     if sets.iter().any(|(k, _)| k == "seed") {
         bail!("--set seed=...: give the new run's seed with --seed");
     }
@@ -314,7 +314,7 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
             toml::Value::String(store.unused_run_name(&format!("{}-branch", row.name))?),
         ));
     }
-    let (cfg, text) = driver::spec_with_overrides(&spec, &sets, Some(seed), &row.name, "--set")?;
+    let (cfg, text) = run_specs::spec_with_overrides(&spec, &sets, Some(seed), &row.name, "--set")?;
     let text = format!(
         "# fresh branch of run {} ({}) at iteration 0; overrides: {}; seed {seed}\n{text}",
         row.id,
@@ -326,7 +326,7 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
         }
     );
     if args.no_run {
-        let id = driver::create(&mut store, &cfg, &text)?;
+        let id = run_specs::create(&mut store, &cfg, &text)?;
         if args.json {
             println!("{}", serde_json::json!({"run": id, "seed": seed}));
         } else {

@@ -19,15 +19,21 @@ pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "run".to_string());
     // `--set key=value` is written into the spec before it is read, so defaults that
-    // depend on other keys follow the overridden values (experiments::driver).
+    // depend on other keys follow the overridden values (experiments::run_specs).
     let (cfg, text) = if args.set.is_empty() {
         let cfg = RunConfig::from_toml(&text, &default_name)
             .with_context(|| format!("{}", args.spec.display()))?;
         (cfg, text)
     } else {
-        let sets = tabula::experiments::driver::parse_sets(&args.set)?;
-        tabula::experiments::driver::spec_with_overrides(&text, &sets, None, &default_name, "--set")
-            .with_context(|| format!("{}", args.spec.display()))?
+        let sets = tabula::experiments::run_specs::parse_sets(&args.set)?;
+        tabula::experiments::run_specs::spec_with_overrides(
+            &text,
+            &sets,
+            None,
+            &default_name,
+            "--set",
+        )
+        .with_context(|| format!("{}", args.spec.display()))?
     };
     start_and_report(db, &cfg, &text, args.threads, args.json)
 }
