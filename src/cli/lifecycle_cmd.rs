@@ -83,7 +83,7 @@ fn resume_and_report(
     }
 }
 
-pub fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
+pub(crate) fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
     let mut store = open(db)?;
     if args.take_over {
         let row = tabula::runs::life::find(&store, &args.run)?;
@@ -99,7 +99,7 @@ pub fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
     resume_and_report(&mut store, &args.run, args.threads, args.json)
 }
 
-pub fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()> {
+pub(crate) fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()> {
     let mut store = open(db)?;
     if args.at == 0 {
         return fresh_branch(db, store, args);
@@ -169,7 +169,7 @@ impl tabula::runs::Observer for VerifyProgress {
     }
 }
 
-pub fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()> {
+pub(crate) fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()> {
     let range = args.iterations.as_deref().map(parse_range).transpose()?;
     let mut store = Store::open_read_only(&Store::resolve_path(db))?;
     let pool = pool(args.threads)?;
@@ -217,7 +217,7 @@ pub fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
+pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
     let Some((run, i)) = args.target.rsplit_once('@') else {
         bail!(
             "`{}`: give RUN@I, e.g. 3@10 or quick@10 (I = 0 is the untrained table)",

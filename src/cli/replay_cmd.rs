@@ -13,7 +13,7 @@ use tabula::with_game;
 use super::args::ReplayArgs;
 use super::common::{Layout, show_game};
 
-pub fn run(db: Option<&Path>, args: &ReplayArgs) -> anyhow::Result<()> {
+pub(crate) fn run(db: Option<&Path>, args: &ReplayArgs) -> anyhow::Result<()> {
     let path = Store::resolve_path(db);
     if !path.exists() {
         bail!("no store at {}", path.display());

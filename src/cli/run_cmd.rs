@@ -10,7 +10,7 @@ use super::args::{LsArgs, RunArgs, ShowArgs};
 use super::common::start_and_report;
 use super::rows::to_table;
 
-pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
+pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.spec)
         .with_context(|| format!("reading the run spec {}", args.spec.display()))?;
     let default_name = args
@@ -38,7 +38,7 @@ pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
     start_and_report(db, &cfg, &text, args.threads, args.json)
 }
 
-pub fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
+pub(crate) fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;
     let runs = store.runs()?;
     if args.json {
@@ -85,7 +85,7 @@ pub fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
+pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;
     let run = tabula::runs::life::find(&store, &args.run)?;
     if let Some(i) = args.games {
