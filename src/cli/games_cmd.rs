@@ -4,7 +4,7 @@ use tabula::games::FAMILIES;
 
 use super::args::GamesArgs;
 
-pub fn run(args: &GamesArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: &GamesArgs) -> anyhow::Result<()> {
     if args.json {
         println!(
             "{}",

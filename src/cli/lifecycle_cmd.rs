@@ -83,7 +83,7 @@ fn resume_and_report(
     }
 }
 
-pub fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
+pub(crate) fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
     let mut store = open(db)?;
     if args.take_over {
         let row = tabula::runs::life::find(&store, &args.run)?;
@@ -99,7 +99,7 @@ pub fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
     resume_and_report(&mut store, &args.run, args.threads, args.json)
 }
 
-pub fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()> {
+pub(crate) fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()> {
     let mut store = open(db)?;
     if args.at == 0 {
         return fresh_branch(db, store, args);
@@ -169,7 +169,7 @@ impl tabula::runs::Observer for VerifyProgress {
     }
 }
 
-pub fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()> {
+pub(crate) fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()> {
     let range = args.iterations.as_deref().map(parse_range).transpose()?;
     let mut store = Store::open_read_only(&Store::resolve_path(db))?;
     let pool = pool(args.threads)?;
@@ -217,7 +217,7 @@ pub fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
+pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
     let Some((run, i)) = args.target.rsplit_once('@') else {
         bail!(
             "`{}`: give RUN@I, e.g. 3@10 or quick@10 (I = 0 is the untrained table)",
@@ -293,9 +293,9 @@ pub fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
 /// its seed, unless --seed is given, derives from RUN's seed and the changes as a branch's
 /// does (stream `branch(0,O)`), so it replays.
 fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyhow::Result<()> {
-    use tabula::experiments::driver;
-    let (row, spec) = driver::spec_of_run(&store, &args.run)?;
-    let mut sets = driver::parse_sets(&args.set)?;
+    use tabula::experiments::run_specs;
+    let (row, spec) = run_specs::spec_of_run(&store, &args.run)?;
+    let mut sets = run_specs::parse_sets(&args.set)?;
     if sets.iter().any(|(k, _)| k == "seed") {
         bail!("--set seed=...: give the new run's seed with --seed");
     }
@@ -314,7 +314,7 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
             toml::Value::String(store.unused_run_name(&format!("{}-branch", row.name))?),
         ));
     }
-    let (cfg, text) = driver::spec_with_overrides(&spec, &sets, Some(seed), &row.name, "--set")?;
+    let (cfg, text) = run_specs::spec_with_overrides(&spec, &sets, Some(seed), &row.name, "--set")?;
     let text = format!(
         "# fresh branch of run {} ({}) at iteration 0; overrides: {}; seed {seed}\n{text}",
         row.id,
@@ -326,7 +326,7 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
         }
     );
     if args.no_run {
-        let id = driver::create(&mut store, &cfg, &text)?;
+        let id = run_specs::create(&mut store, &cfg, &text)?;
         if args.json {
             println!("{}", serde_json::json!({"run": id, "seed": seed}));
         } else {

@@ -48,7 +48,7 @@ fn resolve(args: &MatchArgs) -> anyhow::Result<MatchConfig> {
     })
 }
 
-pub fn run(db: Option<&Path>, args: &MatchArgs) -> anyhow::Result<()> {
+pub(crate) fn run(db: Option<&Path>, args: &MatchArgs) -> anyhow::Result<()> {
     let cfg = resolve(args)?;
     let stored = |p: &PlayerSpec| matches!(p, PlayerSpec::Optimal | PlayerSpec::Model { .. });
     let needs_store = cfg.record || stored(&cfg.a) || stored(&cfg.b);

@@ -15,7 +15,7 @@ fn remove_store_files(path: &Path) {
     }
 }
 
-pub fn merge(args: &MergeArgs) -> anyhow::Result<()> {
+pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
     // Every source is checked before the destination is touched.
     for s in &args.sources {
         Store::check_mergeable(s)?;

@@ -4,7 +4,7 @@
 //! run on the terminal, a game board by board), `rows` (query results) and `progress`
 //! (bars). A `*_cmd` module imports those, never another `*_cmd`.
 
-pub mod args;
+pub(crate) mod args;
 mod common;
 mod games_cmd;
 mod lifecycle_cmd;
@@ -23,7 +23,7 @@ mod sweep_cmd;
 
 use args::{Cli, Command};
 
-pub fn run(cli: Cli) -> anyhow::Result<()> {
+pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Games(a) => games_cmd::run(&a),
         Command::Play(a) => play_cmd::run(cli.db.as_deref(), &a),

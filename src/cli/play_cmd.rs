@@ -4,10 +4,10 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use tabula::game::{Game, Turn};
+use tabula::games::Abilities;
 use tabula::games::AnyGame;
 use tabula::matches::play_game;
 use tabula::play::{Decision, play_loop};
-use tabula::games::Abilities;
 use tabula::players::{Player, PlayerSpec};
 use tabula::record::{GameRecord, Step};
 use tabula::rng::{StreamRng, stream, uniform_index};

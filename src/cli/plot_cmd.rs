@@ -8,7 +8,7 @@ use tabula::store::Store;
 
 use super::args::PlotArgs;
 
-pub fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
+pub(crate) fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;
     let data = load(&store, &args.sweep)?;
     let filter = parse_filter(&args.filter, &data)?;

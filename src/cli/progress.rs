@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-pub fn bar(len: u64, what: &str) -> ProgressBar {
+pub(crate) fn bar(len: u64, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len);
     bar.set_style(
         ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta})")
@@ -19,7 +19,7 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
 
 /// A spinner with a message, for work whose size is not known in advance; hidden when `show`
 /// is false (e.g. with `--json`).
-pub fn spinner(what: &str, show: bool) -> ProgressBar {
+pub(crate) fn spinner(what: &str, show: bool) -> ProgressBar {
     let bar = if show {
         ProgressBar::new_spinner()
     } else {
@@ -36,7 +36,7 @@ pub fn spinner(what: &str, show: bool) -> ProgressBar {
 /// A bar that appears only once the work has taken [`Delayed::AFTER`] (short work prints
 /// nothing), on stderr when it is a terminal, never when `enabled` is false (`--json`).
 /// Updates may come from several threads.
-pub struct Delayed {
+pub(crate) struct Delayed {
     pub bar: ProgressBar,
     started: Instant,
     shown: AtomicBool,
@@ -44,9 +44,9 @@ pub struct Delayed {
 }
 
 impl Delayed {
-    pub const AFTER: Duration = Duration::from_secs(2);
+    pub(crate) const AFTER: Duration = Duration::from_secs(2);
 
-    pub fn new(len: u64, what: &str, enabled: bool) -> Delayed {
+    pub(crate) fn new(len: u64, what: &str, enabled: bool) -> Delayed {
         let b = bar(len, what);
         b.set_draw_target(ProgressDrawTarget::hidden());
         Delayed {
@@ -58,12 +58,12 @@ impl Delayed {
     }
 
     /// Moves the bar to `pos` and shows it if the work has run past [`Delayed::AFTER`].
-    pub fn set_position(&self, pos: u64) {
+    pub(crate) fn set_position(&self, pos: u64) {
         self.bar.set_position(pos);
         self.reveal();
     }
 
-    pub fn inc(&self, n: u64) {
+    pub(crate) fn inc(&self, n: u64) {
         self.bar.inc(n);
         self.reveal();
     }
@@ -79,7 +79,7 @@ impl Delayed {
         }
     }
 
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
     }
 }

@@ -3,9 +3,9 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use tabula::games::Abilities;
 use tabula::games::AnyGame;
 use tabula::matches::rerun;
-use tabula::games::Abilities;
 use tabula::players::{Player, PlayerSpec};
 use tabula::record::GameRecord;
 use tabula::store::{ObjectHash, Record, Store};
@@ -14,7 +14,7 @@ use tabula::with_game;
 use super::args::ReplayArgs;
 use super::common::{Layout, show_game};
 
-pub fn run(db: Option<&Path>, args: &ReplayArgs) -> anyhow::Result<()> {
+pub(crate) fn run(db: Option<&Path>, args: &ReplayArgs) -> anyhow::Result<()> {
     let path = Store::resolve_path(db);
     if !path.exists() {
         bail!("no store at {}", path.display());

@@ -7,7 +7,7 @@ use tabula::store::Store;
 
 use super::args::ReportArgs;
 
-pub fn report(db: Option<&Path>, args: &ReportArgs) -> anyhow::Result<()> {
+pub(crate) fn report(db: Option<&Path>, args: &ReportArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;
     let w = write(&store, &args.sweep, &args.out)?;
     if args.json {

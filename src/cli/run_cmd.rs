@@ -10,7 +10,7 @@ use super::args::{LsArgs, RunArgs, ShowArgs};
 use super::common::start_and_report;
 use super::rows::to_table;
 
-pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
+pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.spec)
         .with_context(|| format!("reading the run spec {}", args.spec.display()))?;
     let default_name = args
@@ -19,20 +19,26 @@ pub fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "run".to_string());
     // `--set key=value` is written into the spec before it is read, so defaults that
-    // depend on other keys follow the overridden values (experiments::driver).
+    // depend on other keys follow the overridden values (experiments::run_specs).
     let (cfg, text) = if args.set.is_empty() {
         let cfg = RunConfig::from_toml(&text, &default_name)
             .with_context(|| format!("{}", args.spec.display()))?;
         (cfg, text)
     } else {
-        let sets = tabula::experiments::driver::parse_sets(&args.set)?;
-        tabula::experiments::driver::spec_with_overrides(&text, &sets, None, &default_name, "--set")
-            .with_context(|| format!("{}", args.spec.display()))?
+        let sets = tabula::experiments::run_specs::parse_sets(&args.set)?;
+        tabula::experiments::run_specs::spec_with_overrides(
+            &text,
+            &sets,
+            None,
+            &default_name,
+            "--set",
+        )
+        .with_context(|| format!("{}", args.spec.display()))?
     };
     start_and_report(db, &cfg, &text, args.threads, args.json)
 }
 
-pub fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
+pub(crate) fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;
     let runs = store.runs()?;
     if args.json {
@@ -79,7 +85,7 @@ pub fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
+pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;
     let run = tabula::runs::life::find(&store, &args.run)?;
     if let Some(i) = args.games {

@@ -17,7 +17,7 @@ use tabula::with_solvable_game;
 use super::args::{SolveArgs, ValueArgs};
 
 /// The variants `solve --all` solves: the six of the literature.
-pub const ALL: &[&str] = &[
+const ALL: &[&str] = &[
     "cdc:PPPP",
     "cdc:KPPP",
     "cdc:GGCC",
@@ -152,7 +152,7 @@ fn solve_variant(name: &str, store: &mut StoreSlot, show_progress: bool) -> anyh
     ))
 }
 
-pub fn solve_cmd(db: Option<&Path>, args: &SolveArgs) -> anyhow::Result<()> {
+pub(crate) fn solve_cmd(db: Option<&Path>, args: &SolveArgs) -> anyhow::Result<()> {
     let variants: Vec<String> = match (&args.variant, args.all) {
         (Some(v), false) => vec![v.clone()],
         (None, true) => ALL.iter().map(|s| s.to_string()).collect(),
@@ -249,7 +249,7 @@ fn print_report(r: &Report) {
     }
 }
 
-pub fn value_cmd(db: Option<&Path>, args: &ValueArgs) -> anyhow::Result<()> {
+pub(crate) fn value_cmd(db: Option<&Path>, args: &ValueArgs) -> anyhow::Result<()> {
     let game: AnyGame = args.variant.parse()?;
     if let AnyGame::ConnectFour(g) = &game {
         // Connect Four also takes the move-sequence form (`4453`, columns 1..W).

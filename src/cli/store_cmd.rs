@@ -9,7 +9,7 @@ use tabula::store::{QueryLimits, Store};
 use super::args::{FsckArgs, SqlArgs};
 use super::rows;
 
-pub fn sql(db: Option<&Path>, args: &SqlArgs) -> anyhow::Result<()> {
+pub(crate) fn sql(db: Option<&Path>, args: &SqlArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;
     let limit = |x: f64| Duration::try_from_secs_f64(x).ok().filter(|d| !d.is_zero());
     let limits = QueryLimits {
@@ -31,7 +31,7 @@ pub fn sql(db: Option<&Path>, args: &SqlArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn fsck(db: Option<&Path>, args: &FsckArgs) -> anyhow::Result<()> {
+pub(crate) fn fsck(db: Option<&Path>, args: &FsckArgs) -> anyhow::Result<()> {
     let path = Store::resolve_path(db);
     let store = Store::open_read_only(&path)?;
     // The schema first: the checks below read its tables, and a store whose schema is not

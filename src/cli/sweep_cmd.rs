@@ -101,7 +101,7 @@ impl Console {
     }
 }
 
-pub fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
+pub(crate) fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
     let shard: Option<Shard> = args.shard.as_deref().map(str::parse).transpose()?;
     if args.jobs == 0 {
         bail!("--jobs 0: give at least 1 (runs at once)");

@@ -3,16 +3,17 @@
 //!
 //! - [`sweep`]: a sweep file (base spec, axes, seeds) resolved into runs, a content-addressed
 //!   `sweep/v1` record linking them, run with several runs at once or one shard of them.
-//! - [`driver`]: the narrow adapter to the runs module (create, resume, overrides).
+//! - [`run_specs`]: run specs with overrides, and the narrow adapter to the runs module
+//!   (create, resume, find).
 //! - [`plot`]: a metric against iteration per axis value, mean over seeds and a 95% band
 //!   (SVG via `plotters`), read from the store's SQL views only.
 //! - [`report`]: one self-contained HTML page per sweep.
 //!
 //! Merging stores is the store's own operation ([`crate::store::Store::merge_from`]).
 
-pub mod driver;
 pub mod plot;
 pub mod report;
+pub mod run_specs;
 pub mod sweep;
 
 use crate::runs::RunError;
@@ -20,7 +21,7 @@ use crate::store::StoreError;
 
 /// Errors of the experiment commands.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum ExperimentError {
     #[error(transparent)]
     Run(#[from] RunError),
     #[error(transparent)]
@@ -37,9 +38,9 @@ pub enum Error {
     },
 }
 
-impl Error {
-    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Error {
-        Error::Io {
+impl ExperimentError {
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> ExperimentError {
+        ExperimentError::Io {
             path: path.display().to_string(),
             source,
         }

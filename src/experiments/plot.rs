@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::Error;
+use super::ExperimentError;
 use super::sweep::{Stored, find};
 use crate::store::{Store, Value};
 
@@ -28,12 +28,12 @@ pub struct SweepData {
 }
 
 /// Reads a sweep and its runs' metrics from a store opened read-only.
-pub fn load(store: &Store, sweep: &str) -> Result<SweepData, Error> {
+pub fn load(store: &Store, sweep: &str) -> Result<SweepData, ExperimentError> {
     let stored = find(store, sweep)?;
     let ids: std::collections::BTreeSet<i64> = stored.members.iter().map(|m| m.run_id).collect();
     let q = store.query("SELECT * FROM metrics_long")?;
     if q.columns.len() < 4 {
-        return Err(Error::Usage(format!(
+        return Err(ExperimentError::Usage(format!(
             "the view metrics_long has columns {:?}; expected (run, iteration, metric, value)",
             q.columns
         )));
@@ -83,7 +83,7 @@ pub struct Stat {
 
 impl Stat {
     /// Mean and 95% t-interval of `xs` (summed in the given order); `None` when empty.
-    pub fn of(xs: &[f64]) -> Option<Stat> {
+    pub(crate) fn of(xs: &[f64]) -> Option<Stat> {
         let n = xs.len();
         if n == 0 {
             return None;
@@ -104,7 +104,7 @@ impl Stat {
     }
 
     /// `mean [lo, hi]` with `digits` decimals.
-    pub fn show(&self, digits: usize) -> String {
+    pub(crate) fn show(&self, digits: usize) -> String {
         if self.n > 1 {
             format!(
                 "{:.d$} [{:.d$}, {:.d$}]",
@@ -130,7 +130,7 @@ pub struct Curve {
 
 /// Grid points whose axis values match every `(key, value)` of `filter`, each with the run
 /// ids of its seeds (grid order).
-pub fn points(
+pub(crate) fn points(
     data: &SweepData,
     filter: &[(String, serde_json::Value)],
 ) -> Vec<(u32, serde_json::Map<String, serde_json::Value>, Vec<i64>)> {
@@ -240,7 +240,7 @@ pub fn svg(
     title: &str,
     y_label: &str,
     size: (u32, u32),
-) -> Result<String, Error> {
+) -> Result<String, ExperimentError> {
     let (mut x1, mut y0, mut y1) = (1u32, f64::INFINITY, f64::NEG_INFINITY);
     for c in curves {
         for (i, s) in &c.points {
@@ -250,7 +250,7 @@ pub fn svg(
         }
     }
     if !y0.is_finite() || !y1.is_finite() {
-        return Err(Error::Usage(format!(
+        return Err(ExperimentError::Usage(format!(
             "no values of `{y_label}` to plot (is the metric measured by these runs?)"
         )));
     }
@@ -303,14 +303,14 @@ pub fn svg(
         root.present()?;
         Ok(())
     };
-    draw(&mut out).map_err(|e| Error::Usage(format!("drawing the figure: {e}")))?;
+    draw(&mut out).map_err(|e| ExperimentError::Usage(format!("drawing the figure: {e}")))?;
     Ok(out)
 }
 
 /// A grid point's summary: for each metric, the final value and the area under the curve;
 /// the first iteration with WR_p >= 0.49; each as a mean and 95% interval over the seeds.
 #[derive(Clone, Debug, Serialize)]
-pub struct PointSummary {
+pub(crate) struct PointSummary {
     pub point: u32,
     pub label: String,
     pub seeds: usize,
@@ -322,10 +322,10 @@ pub struct PointSummary {
 }
 
 /// The WR_p mark of the summary.
-pub const WR_MARK: f64 = 0.49;
+pub(crate) const WR_MARK: f64 = 0.49;
 
 /// Summaries of every grid point for `metrics`.
-pub fn summaries(data: &SweepData, metrics: &[&str]) -> Vec<PointSummary> {
+pub(crate) fn summaries(data: &SweepData, metrics: &[&str]) -> Vec<PointSummary> {
     let pts = points(data, &[]);
     let keys = axis_keys(data);
     pts.iter()
@@ -370,19 +370,19 @@ pub fn summaries(data: &SweepData, metrics: &[&str]) -> Vec<PointSummary> {
 pub fn parse_filter(
     texts: &[String],
     data: &SweepData,
-) -> Result<Vec<(String, serde_json::Value)>, Error> {
+) -> Result<Vec<(String, serde_json::Value)>, ExperimentError> {
     let axes = &data.stored.record.axes;
     texts
         .iter()
         .map(|t| {
             let (k, v) = t.split_once('=').ok_or_else(|| {
-                Error::Usage(format!(
+                ExperimentError::Usage(format!(
                     "--where {t}: give key=value, e.g. search.simulations=6"
                 ))
             })?;
             let k = k.trim();
             let Some((_, values)) = axes.iter().find(|(a, _)| a == k) else {
-                return Err(Error::Usage(format!(
+                return Err(ExperimentError::Usage(format!(
                     "--where {t}: `{k}` is not an axis of sweep {}; axes: {}",
                     data.stored.row.name,
                     axes.iter()
@@ -391,13 +391,13 @@ pub fn parse_filter(
                         .join(", ")
                 )));
             };
-            let value = serde_json::to_value(super::driver::parse_value(v))
+            let value = serde_json::to_value(super::run_specs::parse_value(v))
                 .unwrap_or(serde_json::Value::Null);
             if !values
                 .iter()
                 .any(|x| serde_json::from_str::<serde_json::Value>(x).ok() == Some(value.clone()))
             {
-                return Err(Error::Usage(format!(
+                return Err(ExperimentError::Usage(format!(
                     "--where {t}: {v} is not a value of axis `{k}`; values: {}",
                     values.join(", ")
                 )));

@@ -11,12 +11,12 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::Error;
 use super::plot::{Curve, SweepData, WR_MARK, curves, summaries, svg};
+use super::{ExperimentError, run_specs};
 use crate::store::Store;
 
 /// The metrics drawn and summarised: (view name, title, decimals).
-pub const METRICS: [(&str, &str, usize); 4] = [
+pub(crate) const METRICS: [(&str, &str, usize); 4] = [
     ("wr_p", "WR_p (vs the optimal player)", 3),
     ("err_p", "ERR_p (test positions)", 4),
     ("mae_v", "MAE_v (test positions)", 4),
@@ -59,12 +59,12 @@ fn combinations(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, serde_json::
 }
 
 /// Writes `DIR/index.html` for sweep `sweep` of the store (opened read-only).
-pub fn write(store: &Store, sweep: &str, dir: &Path) -> Result<Written, Error> {
+pub fn write(store: &Store, sweep: &str, dir: &Path) -> Result<Written, ExperimentError> {
     let data = super::plot::load(store, sweep)?;
     let html = render(store, &data)?;
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(|e| ExperimentError::io(dir, e))?;
     let page = dir.join("index.html");
-    std::fs::write(&page, html.0).map_err(|e| Error::io(&page, e))?;
+    std::fs::write(&page, html.0).map_err(|e| ExperimentError::io(&page, e))?;
     Ok(Written {
         page,
         figures: html.1,
@@ -72,11 +72,25 @@ pub fn write(store: &Store, sweep: &str, dir: &Path) -> Result<Written, Error> {
     })
 }
 
-/// The page and its number of figures.
-pub fn render(store: &Store, data: &SweepData) -> Result<(String, usize), Error> {
+/// The page and its number of figures. The sections, in page order: the heading, the
+/// settings, the curves, the summary per grid point, the runs.
+pub(crate) fn render(store: &Store, data: &SweepData) -> Result<(String, usize), ExperimentError> {
+    let mut h = String::new();
+    heading(&mut h, data);
+    settings(&mut h, store, data)?;
+    let figures = figures(&mut h, data)?;
+    summary(&mut h, data);
+    runs(&mut h, store, data)?;
+    h.push_str(
+        "<script>document.body.dataset.curves = String(document.querySelectorAll('.fig svg polyline, .fig svg path').length); document.body.dataset.figures = String(document.querySelectorAll('.fig svg').length);</script>\n</body></html>\n",
+    );
+    Ok((h, figures))
+}
+
+/// The document's head (inline CSS) and the page's heading: the sweep, its record, its size.
+fn heading(h: &mut String, data: &SweepData) {
     let rec = &data.stored.record;
     let row = &data.stored.row;
-    let mut h = String::new();
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -96,8 +110,11 @@ pub fn render(store: &Store, data: &SweepData) -> Result<(String, usize), Error>
         n = rec.runs.len(),
         present = data.stored.members.len(),
     );
+}
 
-    // Settings: a column per setting, one value when every run shares it.
+/// Settings: a column per setting, one value when every run shares it.
+fn settings(h: &mut String, store: &Store, data: &SweepData) -> Result<(), ExperimentError> {
+    let rec = &data.stored.record;
     let ids: std::collections::BTreeSet<i64> =
         data.stored.members.iter().map(|m| m.run_id).collect();
     let q = store.query("SELECT * FROM run_settings")?;
@@ -147,8 +164,13 @@ pub fn render(store: &Store, data: &SweepData) -> Result<(String, usize), Error>
         );
     }
     h.push_str("</table>\n");
+    Ok(())
+}
 
-    // Figures.
+/// The curves: per metric, a figure per combination of the axes after the first; returns
+/// how many figures were drawn.
+fn figures(h: &mut String, data: &SweepData) -> Result<usize, ExperimentError> {
+    let rec = &data.stored.record;
     h.push_str(
         "<h2>Curves</h2>\n<p>Mean over seeds; the band is the 95% interval (Student's t).</p>\n",
     );
@@ -183,8 +205,11 @@ pub fn render(store: &Store, data: &SweepData) -> Result<(String, usize), Error>
         }
         h.push_str("</div>\n");
     }
+    Ok(figures)
+}
 
-    // Summary per grid point.
+/// The summary per grid point: final value, AUC and the first iteration at the WR_p mark.
+fn summary(h: &mut String, data: &SweepData) {
     let metric_names: Vec<&str> = METRICS.iter().map(|m| m.0).collect();
     let sums = summaries(data, &metric_names);
     h.push_str(
@@ -227,11 +252,13 @@ pub fn render(store: &Store, data: &SweepData) -> Result<(String, usize), Error>
         );
     }
     h.push_str("</table>\n");
+}
 
-    // Runs.
+/// The runs: grid point, seed, id, name, status, progress and head.
+fn runs(h: &mut String, store: &Store, data: &SweepData) -> Result<(), ExperimentError> {
     h.push_str("<h2>Runs</h2>\n<table><tr><th>point</th><th>seed</th><th>run</th><th class=\"l\">name</th><th class=\"l\">status</th><th>iterations</th><th class=\"l\">head</th></tr>\n");
     for m in &data.stored.members {
-        let r = crate::runs::life::find(store, &m.run_id.to_string())?;
+        let r = run_specs::find_run(store, m.run_id)?;
         let _ = writeln!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}/{}</td><td class=\"l\"><code>{}</code></td></tr>",
@@ -246,10 +273,7 @@ pub fn render(store: &Store, data: &SweepData) -> Result<(String, usize), Error>
         );
     }
     h.push_str("</table>\n");
-    h.push_str(
-        "<script>document.body.dataset.curves = String(document.querySelectorAll('.fig svg polyline, .fig svg path').length); document.body.dataset.figures = String(document.querySelectorAll('.fig svg').length);</script>\n</body></html>\n",
-    );
-    Ok((h, figures))
+    Ok(())
 }
 
 /// An SVG document without its XML declaration, for inlining in HTML.

@@ -39,7 +39,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Error, driver};
+use super::{ExperimentError, run_specs};
 use crate::runs::{IterationSummary, Observer, RunConfig};
 use crate::store::{ObjectHash, Record, Store, SweepMember, SweepRow};
 
@@ -109,10 +109,10 @@ pub struct Shard {
 }
 
 impl std::str::FromStr for Shard {
-    type Err = Error;
+    type Err = ExperimentError;
 
-    fn from_str(s: &str) -> Result<Shard, Error> {
-        let bad = |why: &str| Error::Usage(format!("--shard {s}: {why}"));
+    fn from_str(s: &str) -> Result<Shard, ExperimentError> {
+        let bad = |why: &str| ExperimentError::Usage(format!("--shard {s}: {why}"));
         let (i, n) = s
             .split_once('/')
             .ok_or_else(|| bad("give I/N, e.g. 2/4 (shard I of N, 1 <= I <= N)"))?;
@@ -150,182 +150,37 @@ fn json_of(v: &toml::Value) -> serde_json::Value {
 
 impl Sweep {
     /// Reads and resolves a sweep file (the base spec is relative to it).
-    pub fn load(path: &Path) -> Result<Sweep, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    pub fn load(path: &Path) -> Result<Sweep, ExperimentError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ExperimentError::io(path, e))?;
         let dir = path.parent().unwrap_or(Path::new("."));
         Sweep::parse(&text, dir).map_err(|e| match e {
-            Error::Usage(m) => Error::Usage(format!("{}: {m}", path.display())),
+            ExperimentError::Usage(m) => ExperimentError::Usage(format!("{}: {m}", path.display())),
             other => other,
         })
     }
 
     /// Resolves a sweep's text; `dir` is where `base` is looked up. Every run is resolved
     /// and validated, so a bad axis value is refused before anything is written.
-    pub fn parse(text: &str, dir: &Path) -> Result<Sweep, Error> {
+    pub fn parse(text: &str, dir: &Path) -> Result<Sweep, ExperimentError> {
         let raw: RawSweep =
-            toml::from_str(text).map_err(|e| Error::Usage(format!("sweep file: {e}")))?;
-        let name = raw.name.trim().to_string();
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
-            return Err(Error::Usage(format!(
-                "`name` = {:?}: give a non-empty label of letters, digits, `-`, `_`, `.`",
-                raw.name
-            )));
-        }
+            toml::from_str(text).map_err(|e| ExperimentError::Usage(format!("sweep file: {e}")))?;
+        let name = checked_name(&raw.name)?;
         let base_path: PathBuf = dir.join(&raw.base);
         let base = std::fs::read_to_string(&base_path).map_err(|e| {
-            Error::Usage(format!(
+            ExperimentError::Usage(format!(
                 "`base` = {:?}: cannot read {} ({e}); give a run spec relative to the sweep file",
                 raw.base,
                 base_path.display()
             ))
         })?;
-        if raw.seeds.is_empty() {
-            return Err(Error::Usage(
-                "`seeds` = []: the grid is empty; give at least one seed, e.g. seeds = [1, 2]"
-                    .into(),
-            ));
-        }
-        let mut seen = std::collections::BTreeSet::new();
-        for s in &raw.seeds {
-            if !seen.insert(*s) {
-                return Err(Error::Usage(format!(
-                    "`seeds`: seed {s} is listed twice (each seed once)"
-                )));
-            }
-        }
-        let reserved = |key: &str, place: &str| -> Result<(), Error> {
-            match key {
-                "seed" => Err(Error::Usage(format!(
-                    "{place} `seed`: seeds are the sweep's `seeds` list, not a setting"
-                ))),
-                "name" => Err(Error::Usage(format!(
-                    "{place} `name`: runs are named from their grid point"
-                ))),
-                _ => Ok(()),
-            }
-        };
-        let mut set: Vec<(String, toml::Value)> = Vec::new();
-        for (k, v) in &raw.set {
-            reserved(k, "[set]")?;
-            set.push((k.clone(), v.clone()));
-        }
-        set.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut axes: Vec<(String, Vec<toml::Value>)> = Vec::new();
-        for (k, v) in &raw.axes {
-            reserved(k, "axis")?;
-            if set.iter().any(|(s, _)| s == k) {
-                return Err(Error::Usage(format!(
-                    "axis `{k}` is also in [set]: give it in one place"
-                )));
-            }
-            let toml::Value::Array(values) = v else {
-                return Err(Error::Usage(format!(
-                    "axis `{k}` = {v}: give a list of values, e.g. [1, 2]"
-                )));
-            };
-            if values.is_empty() {
-                return Err(Error::Usage(format!(
-                    "axis `{k}` = []: the grid is empty; give at least one value"
-                )));
-            }
-            for (i, a) in values.iter().enumerate() {
-                if values[..i].contains(a) {
-                    return Err(Error::Usage(format!(
-                        "axis `{k}`: value {a} is listed twice (each value once)"
-                    )));
-                }
-            }
-            axes.push((k.clone(), values.clone()));
-        }
-        axes.sort_by(|a, b| a.0.cmp(&b.0));
+        check_seeds(&raw.seeds)?;
+        let set = fixed_overrides(&raw.set)?;
+        let axes = grid_axes(&raw.axes, &set)?;
         // Unknown keys are named before any run is resolved.
         let base_cfg = RunConfig::from_toml(&base, "base")
-            .map_err(|e| Error::Usage(format!("`base` {}: {e}", base_path.display())))?;
-        let allowed = driver::allowed_keys(&base_cfg);
-        for (k, place) in set
-            .iter()
-            .map(|(k, _)| (k, "[set]"))
-            .chain(axes.iter().map(|(k, _)| (k, "axis")))
-        {
-            if !allowed.iter().any(|a| a == k) {
-                return Err(Error::Usage(format!(
-                    "{place} `{k}`: no such setting; allowed: {}",
-                    allowed
-                        .iter()
-                        .filter(|a| *a != "seed" && *a != "name")
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
-        }
-        let short: Vec<String> = axes
-            .iter()
-            .map(|(k, _)| {
-                let last = k.rsplit('.').next().unwrap_or(k);
-                let clash = axes
-                    .iter()
-                    .filter(|(o, _)| o.rsplit('.').next() == Some(last))
-                    .count()
-                    > 1;
-                if clash { k.clone() } else { last.to_string() }
-            })
-            .collect();
-        let points: usize = axes.iter().map(|(_, v)| v.len()).product();
-        let mut runs = Vec::with_capacity(points * raw.seeds.len());
-        for p in 0..points {
-            // Mixed radix, the first axis slowest.
-            let mut rest = p;
-            let mut values = vec![toml::Value::Boolean(false); axes.len()];
-            for (a, (_, vals)) in axes.iter().enumerate().rev() {
-                values[a] = vals[rest % vals.len()].clone();
-                rest /= vals.len();
-            }
-            let label: Vec<String> = short
-                .iter()
-                .zip(&values)
-                .map(|(k, v)| format!("{k}={}", value_text(v)))
-                .collect();
-            let point_json = serde_json::Value::Object(
-                axes.iter()
-                    .zip(&values)
-                    .map(|((k, _), v)| (k.clone(), json_of(v)))
-                    .collect(),
-            )
-            .to_string();
-            for (si, &seed) in raw.seeds.iter().enumerate() {
-                let run_name = if label.is_empty() {
-                    format!("{name}/seed={seed}")
-                } else {
-                    format!("{name}/{}/seed={seed}", label.join(","))
-                };
-                let mut overrides = set.clone();
-                overrides.extend(axes.iter().map(|(k, _)| k.clone()).zip(values.clone()));
-                overrides.push(("name".into(), toml::Value::String(run_name.clone())));
-                let (cfg, spec) = driver::spec_with_overrides(
-                    &base,
-                    &overrides,
-                    Some(seed),
-                    &run_name,
-                    "sweep point",
-                )?;
-                let run_hash = driver::run_hash(&cfg)?;
-                runs.push(PlannedRun {
-                    index: runs.len(),
-                    point: p as u32,
-                    seed_index: si as u32,
-                    seed,
-                    point_json: point_json.clone(),
-                    cfg,
-                    spec,
-                    run_hash,
-                });
-            }
-        }
+            .map_err(|e| ExperimentError::Usage(format!("`base` {}: {e}", base_path.display())))?;
+        check_keys(&run_specs::allowed_keys(&base_cfg), &set, &axes)?;
+        let runs = plan_runs(&name, &base, &set, &axes, &raw.seeds)?;
         let record = SweepRecord {
             name: name.clone(),
             set: set
@@ -359,6 +214,211 @@ impl Sweep {
     pub fn points(&self) -> usize {
         self.runs.len() / self.record.seeds.len()
     }
+}
+
+/// Fixed overrides (`[set]`) and the axes, as read from the sweep file: key and value(s).
+type Overrides = [(String, toml::Value)];
+type Axes = [(String, Vec<toml::Value>)];
+
+/// The sweep's name, trimmed: a label of letters, digits, `-`, `_` and `.`.
+fn checked_name(raw: &str) -> Result<String, ExperimentError> {
+    let name = raw.trim().to_string();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        return Err(ExperimentError::Usage(format!(
+            "`name` = {raw:?}: give a non-empty label of letters, digits, `-`, `_`, `.`"
+        )));
+    }
+    Ok(name)
+}
+
+/// At least one seed, each once.
+fn check_seeds(seeds: &[u64]) -> Result<(), ExperimentError> {
+    if seeds.is_empty() {
+        return Err(ExperimentError::Usage(
+            "`seeds` = []: the grid is empty; give at least one seed, e.g. seeds = [1, 2]".into(),
+        ));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for s in seeds {
+        if !seen.insert(*s) {
+            return Err(ExperimentError::Usage(format!(
+                "`seeds`: seed {s} is listed twice (each seed once)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses `seed` and `name` as a setting: the sweep gives every run both.
+fn not_reserved(key: &str, place: &str) -> Result<(), ExperimentError> {
+    match key {
+        "seed" => Err(ExperimentError::Usage(format!(
+            "{place} `seed`: seeds are the sweep's `seeds` list, not a setting"
+        ))),
+        "name" => Err(ExperimentError::Usage(format!(
+            "{place} `name`: runs are named from their grid point"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The `[set]` table, sorted by key.
+fn fixed_overrides(raw: &toml::Table) -> Result<Vec<(String, toml::Value)>, ExperimentError> {
+    let mut set: Vec<(String, toml::Value)> = Vec::new();
+    for (k, v) in raw {
+        not_reserved(k, "[set]")?;
+        set.push((k.clone(), v.clone()));
+    }
+    set.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(set)
+}
+
+/// The `[axes]` table in grid order (sorted by key): each a non-empty list of distinct
+/// values, none also in `[set]`.
+fn grid_axes(
+    raw: &toml::Table,
+    set: &Overrides,
+) -> Result<Vec<(String, Vec<toml::Value>)>, ExperimentError> {
+    let mut axes: Vec<(String, Vec<toml::Value>)> = Vec::new();
+    for (k, v) in raw {
+        not_reserved(k, "axis")?;
+        if set.iter().any(|(s, _)| s == k) {
+            return Err(ExperimentError::Usage(format!(
+                "axis `{k}` is also in [set]: give it in one place"
+            )));
+        }
+        let toml::Value::Array(values) = v else {
+            return Err(ExperimentError::Usage(format!(
+                "axis `{k}` = {v}: give a list of values, e.g. [1, 2]"
+            )));
+        };
+        if values.is_empty() {
+            return Err(ExperimentError::Usage(format!(
+                "axis `{k}` = []: the grid is empty; give at least one value"
+            )));
+        }
+        for (i, a) in values.iter().enumerate() {
+            if values[..i].contains(a) {
+                return Err(ExperimentError::Usage(format!(
+                    "axis `{k}`: value {a} is listed twice (each value once)"
+                )));
+            }
+        }
+        axes.push((k.clone(), values.clone()));
+    }
+    axes.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(axes)
+}
+
+/// Every key of `[set]` and `[axes]` is one of the base spec's settings (`allowed`).
+fn check_keys(allowed: &[String], set: &Overrides, axes: &Axes) -> Result<(), ExperimentError> {
+    for (k, place) in set
+        .iter()
+        .map(|(k, _)| (k, "[set]"))
+        .chain(axes.iter().map(|(k, _)| (k, "axis")))
+    {
+        if !allowed.iter().any(|a| a == k) {
+            return Err(ExperimentError::Usage(format!(
+                "{place} `{k}`: no such setting; allowed: {}",
+                allowed
+                    .iter()
+                    .filter(|a| *a != "seed" && *a != "name")
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The axis keys as run names show them: the last part, or the whole key where two axes
+/// share their last part.
+fn short_keys(axes: &Axes) -> Vec<String> {
+    axes.iter()
+        .map(|(k, _)| {
+            let last = k.rsplit('.').next().unwrap_or(k);
+            let clash = axes
+                .iter()
+                .filter(|(o, _)| o.rsplit('.').next() == Some(last))
+                .count()
+                > 1;
+            if clash { k.clone() } else { last.to_string() }
+        })
+        .collect()
+}
+
+/// The axis values of grid point `p`: mixed radix, the first axis slowest.
+fn point_values(axes: &Axes, p: usize) -> Vec<toml::Value> {
+    let mut rest = p;
+    let mut values = vec![toml::Value::Boolean(false); axes.len()];
+    for (a, (_, vals)) in axes.iter().enumerate().rev() {
+        values[a] = vals[rest % vals.len()].clone();
+        rest /= vals.len();
+    }
+    values
+}
+
+/// Every run of the grid, in grid order (point by point, seed by seed), each resolved from
+/// the base spec with the fixed overrides, the point's values and its name written in.
+fn plan_runs(
+    name: &str,
+    base: &str,
+    set: &Overrides,
+    axes: &Axes,
+    seeds: &[u64],
+) -> Result<Vec<PlannedRun>, ExperimentError> {
+    let short = short_keys(axes);
+    let points: usize = axes.iter().map(|(_, v)| v.len()).product();
+    let mut runs = Vec::with_capacity(points * seeds.len());
+    for p in 0..points {
+        let values = point_values(axes, p);
+        let label: Vec<String> = short
+            .iter()
+            .zip(&values)
+            .map(|(k, v)| format!("{k}={}", value_text(v)))
+            .collect();
+        let point_json = serde_json::Value::Object(
+            axes.iter()
+                .zip(&values)
+                .map(|((k, _), v)| (k.clone(), json_of(v)))
+                .collect(),
+        )
+        .to_string();
+        for (si, &seed) in seeds.iter().enumerate() {
+            let run_name = if label.is_empty() {
+                format!("{name}/seed={seed}")
+            } else {
+                format!("{name}/{}/seed={seed}", label.join(","))
+            };
+            let mut overrides = set.to_vec();
+            overrides.extend(axes.iter().map(|(k, _)| k.clone()).zip(values.clone()));
+            overrides.push(("name".into(), toml::Value::String(run_name.clone())));
+            let (cfg, spec) = run_specs::spec_with_overrides(
+                base,
+                &overrides,
+                Some(seed),
+                &run_name,
+                "sweep point",
+            )?;
+            let run_hash = run_specs::run_hash(&cfg)?;
+            runs.push(PlannedRun {
+                index: runs.len(),
+                point: p as u32,
+                seed_index: si as u32,
+                seed,
+                point_json: point_json.clone(),
+                cfg,
+                spec,
+                run_hash,
+            });
+        }
+    }
+    Ok(runs)
 }
 
 /// How to run a sweep.
@@ -459,6 +519,10 @@ impl Observer for Steps<'_> {
     }
 }
 
+/// A run of this process's share that is not finished: the planned run, its id, and the
+/// self-play games it had committed (where its progress starts).
+type Pending<'a> = (&'a PlannedRun, i64, u64);
+
 /// Runs a sweep (or its shard) into the store at `db`: links or creates its runs, skips the
 /// finished ones and runs the rest, `opts.jobs` at a time. Failed runs are reported in the
 /// outcome (the others go on).
@@ -467,17 +531,48 @@ pub fn run(
     sweep: &Sweep,
     opts: &Options,
     progress: &dyn Progress,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome, ExperimentError> {
     let started = Instant::now();
     if opts.jobs == 0 {
-        return Err(Error::Usage("--jobs 0: give at least 1".into()));
+        return Err(ExperimentError::Usage("--jobs 0: give at least 1".into()));
     }
     if opts.threads == Some(0) {
-        return Err(Error::Usage(
+        return Err(ExperimentError::Usage(
             "--threads 0: give at least one thread (or leave it out for all cores)".into(),
         ));
     }
     let mut store = Store::open(db)?;
+    register(&mut store, sweep)?;
+    let mine = link_runs(&mut store, sweep, opts.shard)?;
+    let (queue, skipped, games) = Queue::of(&store, &mine)?;
+    // The exact solutions the metrics need, solved once before runs start in parallel.
+    let mut prepared = std::collections::BTreeSet::new();
+    for (r, _, _) in &queue.pending {
+        if prepared.insert(r.cfg.game.variant()) {
+            run_specs::prepare_solution(&mut store, &r.cfg)?;
+        }
+    }
+    drop(store);
+    let total_threads = opts.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let jobs = opts.jobs.min(queue.pending.len()).max(1);
+    let per_run = (total_threads / jobs).max(1);
+    progress.start(queue.pending.len(), skipped, games);
+    let runs = queue.run(db, jobs, per_run, progress)?;
+    Ok(Outcome {
+        sweep: sweep.name.clone(),
+        hash: sweep.hash,
+        shard: opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
+        runs,
+        jobs,
+        threads_per_run: per_run,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Stores the sweep's record and row (both idempotent).
+fn register(store: &mut Store, sweep: &Sweep) -> Result<(), ExperimentError> {
     let record = &sweep.record;
     store.write(|w| {
         let h = w.put(record)?;
@@ -490,11 +585,22 @@ pub fn run(
             created_at: crate::store::utc_now_rfc3339(),
         })
     })?;
+    Ok(())
+}
+
+/// The runs of `shard` (all when `None`) with their ids, in grid order: a member already
+/// linked to the sweep; else a run of the same hash and name not linked to it (created
+/// before a crash cut the linking), linked now; else a new run, created and linked.
+fn link_runs<'a>(
+    store: &mut Store,
+    sweep: &'a Sweep,
+    shard: Option<Shard>,
+) -> Result<Vec<(&'a PlannedRun, i64)>, ExperimentError> {
     let members = store.sweep_members(&sweep.hash)?;
     let linked: std::collections::BTreeSet<i64> = members.iter().map(|m| m.run_id).collect();
-    let mut mine: Vec<(&PlannedRun, i64)> = Vec::new();
+    let mut mine = Vec::new();
     for r in &sweep.runs {
-        if let Some(shard) = opts.shard
+        if let Some(shard) = shard
             && !shard.contains(r.index)
         {
             continue;
@@ -502,90 +608,135 @@ pub fn run(
         let known = members
             .iter()
             .find(|m| m.point == r.point && m.seed_index == r.seed_index);
-        let id = match known {
-            Some(m) => m.run_id,
-            None => {
-                let orphan = store
-                    .runs()?
-                    .into_iter()
-                    .find(|row| {
-                        row.hash == r.run_hash
-                            && row.name == r.cfg.name
-                            && !linked.contains(&row.id)
-                    })
-                    .map(|row| row.id);
-                let id = match orphan {
-                    Some(id) => id,
-                    None => driver::create(&mut store, &r.cfg, &r.spec)?,
-                };
-                store.write(|w| {
-                    w.add_sweep_member(
-                        &sweep.hash,
-                        &SweepMember {
-                            point: r.point,
-                            seed_index: r.seed_index,
-                            seed: r.seed,
-                            point_json: r.point_json.clone(),
-                            run_id: id,
-                        },
-                    )
-                })?;
-                id
-            }
+        if let Some(m) = known {
+            mine.push((r, m.run_id));
+            continue;
+        }
+        let orphan = store
+            .runs()?
+            .into_iter()
+            .find(|row| {
+                row.hash == r.run_hash && row.name == r.cfg.name && !linked.contains(&row.id)
+            })
+            .map(|row| row.id);
+        let id = match orphan {
+            Some(id) => id,
+            None => run_specs::create(store, &r.cfg, &r.spec)?,
         };
+        let member = SweepMember {
+            point: r.point,
+            seed_index: r.seed_index,
+            seed: r.seed,
+            point_json: r.point_json.clone(),
+            run_id: id,
+        };
+        store.write(|w| w.add_sweep_member(&sweep.hash, &member))?;
         mine.push((r, id));
     }
-    // Finished runs are skipped; the rest run.
-    let mut results = Vec::new();
-    let mut pending = Vec::new();
-    let mut games = 0u64;
-    for (r, id) in &mine {
-        let row = crate::runs::life::find(&store, &id.to_string())?;
-        if row.iterations_done >= row.iterations_planned {
-            results.push(RunResult {
-                index: r.index,
-                point: r.point,
-                seed: r.seed,
-                run_id: *id,
-                name: row.name.clone(),
-                status: "finished",
-                head: row.head,
-                seconds: 0.0,
-                error: None,
-            });
-        } else {
-            let m = u64::from(r.cfg.settings.games_per_iteration);
-            games += u64::from(row.iterations_planned - row.iterations_done) * m;
-            pending.push((*r, *id, u64::from(row.iterations_done) * m));
+    Ok(mine)
+}
+
+/// The runs still to run, shared by the jobs: each job takes the next one until none is
+/// left, so a slow run does not hold the others up.
+struct Queue<'a> {
+    pending: Vec<Pending<'a>>,
+    next: AtomicUsize,
+    /// Every run's result (the finished ones first), in the order they ended.
+    done: Mutex<Vec<RunResult>>,
+    /// How many of `pending` have ended.
+    finished: AtomicUsize,
+}
+
+impl<'a> Queue<'a> {
+    /// The queue of the runs in `mine` that are not finished; the finished ones are its
+    /// first results (skipped). Also returns how many were skipped and the self-play games
+    /// the queued runs still have to play.
+    fn of(
+        store: &Store,
+        mine: &[(&'a PlannedRun, i64)],
+    ) -> Result<(Queue<'a>, usize, u64), ExperimentError> {
+        let mut finished = Vec::new();
+        let mut pending = Vec::new();
+        let mut games = 0u64;
+        for &(r, id) in mine {
+            let row = run_specs::find_run(store, id)?;
+            if row.iterations_done >= row.iterations_planned {
+                finished.push(RunResult {
+                    index: r.index,
+                    point: r.point,
+                    seed: r.seed,
+                    run_id: id,
+                    name: row.name.clone(),
+                    status: "finished",
+                    head: row.head,
+                    seconds: 0.0,
+                    error: None,
+                });
+            } else {
+                let m = u64::from(r.cfg.settings.games_per_iteration);
+                games += u64::from(row.iterations_planned - row.iterations_done) * m;
+                pending.push((r, id, u64::from(row.iterations_done) * m));
+            }
         }
+        let skipped = finished.len();
+        let queue = Queue {
+            pending,
+            next: AtomicUsize::new(0),
+            done: Mutex::new(finished),
+            finished: AtomicUsize::new(0),
+        };
+        Ok((queue, skipped, games))
     }
-    // The exact solutions the metrics need, solved once before runs start in parallel.
-    let mut prepared = std::collections::BTreeSet::new();
-    for (r, _, _) in &pending {
-        if prepared.insert(r.cfg.game.variant()) {
-            driver::prepare_solution(&mut store, &r.cfg)?;
+
+    /// Runs the queue on `jobs` jobs of `per_run` threads each; every run's result (the
+    /// skipped ones included), in grid order.
+    fn run(
+        self,
+        db: &Path,
+        jobs: usize,
+        per_run: usize,
+        progress: &dyn Progress,
+    ) -> Result<Vec<RunResult>, ExperimentError> {
+        let errors: Vec<ExperimentError> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..jobs)
+                .map(|_| s.spawn(|| self.work(db, per_run, progress)))
+                .collect();
+            handles
+                .into_iter()
+                .filter_map(|h| match h.join() {
+                    Ok(Ok(())) => None,
+                    Ok(Err(e)) => Some(e),
+                    Err(_) => Some(ExperimentError::Usage("a sweep worker panicked".into())),
+                })
+                .collect()
+        });
+        if let Some(e) = errors.into_iter().next() {
+            return Err(e);
         }
+        let mut runs = self.done.into_inner().unwrap_or_else(|p| p.into_inner());
+        runs.sort_by_key(|r| r.index);
+        Ok(runs)
     }
-    drop(store);
-    let total_threads = opts.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
-    let jobs = opts.jobs.min(pending.len()).max(1);
-    let per_run = (total_threads / jobs).max(1);
-    progress.start(pending.len(), results.len(), games);
-    let next = AtomicUsize::new(0);
-    let done = Mutex::new(results);
-    let finished_count = AtomicUsize::new(0);
-    let of = pending.len();
-    let worker = || -> Result<(), Error> {
+
+    /// One job: its own store connection and a pool of `per_run` threads, running runs
+    /// from the queue to their end. A failed run is a result; only a job that cannot
+    /// start (store, threads) is an error.
+    fn work(
+        &self,
+        db: &Path,
+        per_run: usize,
+        progress: &dyn Progress,
+    ) -> Result<(), ExperimentError> {
         let mut store = Store::open(db)?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(per_run)
             .build()
-            .map_err(|e| Error::Usage(format!("starting {per_run} worker threads: {e}")))?;
+            .map_err(|e| {
+                ExperimentError::Usage(format!("starting {per_run} worker threads: {e}"))
+            })?;
         loop {
-            let k = next.fetch_add(1, Ordering::SeqCst);
-            let Some(&(r, id, pos)) = pending.get(k) else {
+            let k = self.next.fetch_add(1, Ordering::SeqCst);
+            let Some(&(r, id, pos)) = self.pending.get(k) else {
                 return Ok(());
             };
             let t = Instant::now();
@@ -594,7 +745,7 @@ pub fn run(
                 games: u64::from(r.cfg.settings.games_per_iteration),
                 pos,
             };
-            let out = pool.install(|| driver::resume(&mut store, id, &mut steps));
+            let out = pool.install(|| run_specs::resume(&mut store, id, &mut steps));
             let result = RunResult {
                 index: r.index,
                 point: r.point,
@@ -606,36 +757,14 @@ pub fn run(
                 seconds: t.elapsed().as_secs_f64(),
                 error: out.err().map(|e| e.to_string()),
             };
-            let n = finished_count.fetch_add(1, Ordering::SeqCst) + 1;
-            progress.run_done(&result, n, of);
-            done.lock().unwrap_or_else(|p| p.into_inner()).push(result);
+            let n = self.finished.fetch_add(1, Ordering::SeqCst) + 1;
+            progress.run_done(&result, n, self.pending.len());
+            self.done
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(result);
         }
-    };
-    let errors: Vec<Error> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..jobs).map(|_| s.spawn(worker)).collect();
-        handles
-            .into_iter()
-            .filter_map(|h| match h.join() {
-                Ok(Ok(())) => None,
-                Ok(Err(e)) => Some(e),
-                Err(_) => Some(Error::Usage("a sweep worker panicked".into())),
-            })
-            .collect()
-    });
-    if let Some(e) = errors.into_iter().next() {
-        return Err(e);
     }
-    let mut runs = done.into_inner().unwrap_or_else(|p| p.into_inner());
-    runs.sort_by_key(|r| r.index);
-    Ok(Outcome {
-        sweep: sweep.name.clone(),
-        hash: sweep.hash,
-        shard: opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
-        runs,
-        jobs,
-        threads_per_run: per_run,
-        seconds: started.elapsed().as_secs_f64(),
-    })
 }
 
 /// A stored sweep: its row, record and member runs (grid order).
@@ -646,10 +775,10 @@ pub struct Stored {
 }
 
 /// Finds a sweep by name or hash prefix in a store.
-pub fn find(store: &Store, text: &str) -> Result<Stored, Error> {
+pub(crate) fn find(store: &Store, text: &str) -> Result<Stored, ExperimentError> {
     let Some(row) = store.find_sweep(text)? else {
         let names: Vec<String> = store.sweeps()?.into_iter().map(|s| s.name).collect();
-        return Err(Error::Usage(format!(
+        return Err(ExperimentError::Usage(format!(
             "no sweep `{text}` in the store (give its name or at least {} hex digits of its \
              hash; sweeps here: {})",
             crate::store::MIN_PREFIX,

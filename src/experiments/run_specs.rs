@@ -1,5 +1,7 @@
-//! The one place the experiments touch the runs module: resolving a spec with overrides,
-//! creating a run, resuming it, finding runs. When the run driver changes, this file adapts.
+//! Run specs for experiments, and the one place the experiments touch the runs module: a
+//! spec with overrides written in, the spec of a stored run, and the runs made from specs
+//! (their hash, creating, resuming and finding them). When the runs module changes, this file
+//! adapts.
 //!
 //! Overrides are applied to the spec's TOML, not to resolved settings, so a fresh run gets
 //! exactly what the spec would give with those keys written in it: defaults that depend on
@@ -10,13 +12,13 @@ use crate::runs::life::{find, load_config};
 use crate::runs::{Observer, RunConfig, RunError, RunRecord, create_run};
 use crate::store::{ObjectHash, RunRow, Store, address};
 
-use super::Error;
+use super::ExperimentError;
 
 /// Keys of the spec outside the settings record.
 const TOP_KEYS: &[&str] = &["name", "variant", "seed", "iterations"];
 
 /// Reads an override's value as a TOML value; a bare word is a string (`init_q=draw`).
-pub fn parse_value(text: &str) -> toml::Value {
+pub(crate) fn parse_value(text: &str) -> toml::Value {
     let text = text.trim();
     match toml::from_str::<toml::Table>(&format!("v = {text}")) {
         Ok(mut t) => t
@@ -27,17 +29,19 @@ pub fn parse_value(text: &str) -> toml::Value {
 }
 
 /// Splits `key=value` texts (the command line's `--set`) into keys and TOML values.
-pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Error> {
+pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, ExperimentError> {
     let mut out: Vec<(String, toml::Value)> = Vec::new();
     for text in sets {
         let Some((k, v)) = text.split_once('=') else {
-            return Err(Error::Usage(format!(
+            return Err(ExperimentError::Usage(format!(
                 "--set {text}: give key=value, e.g. search.init_q=draw"
             )));
         };
         let k = k.trim().to_string();
         if out.iter().any(|(o, _)| *o == k) {
-            return Err(Error::Usage(format!("--set {text}: `{k}` is set twice")));
+            return Err(ExperimentError::Usage(format!(
+                "--set {text}: `{k}` is set twice"
+            )));
         }
         out.push((k, parse_value(v)));
     }
@@ -45,7 +49,7 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Error> 
 }
 
 /// Every key an override may name, for error messages and checks.
-pub fn allowed_keys(cfg: &RunConfig) -> Vec<String> {
+pub(crate) fn allowed_keys(cfg: &RunConfig) -> Vec<String> {
     let mut out: Vec<String> = TOP_KEYS.iter().map(|s| s.to_string()).collect();
     if let Ok(v) = serde_json::to_value(&cfg.settings) {
         out.extend(crate::runs::life::setting_keys(&v));
@@ -65,9 +69,9 @@ pub fn spec_with_overrides(
     seed: Option<u64>,
     default_name: &str,
     what: &str,
-) -> Result<(RunConfig, String), Error> {
-    let mut table: toml::Table =
-        toml::from_str(base).map_err(|e| Error::Usage(format!("the base run spec: {e}")))?;
+) -> Result<(RunConfig, String), ExperimentError> {
+    let mut table: toml::Table = toml::from_str(base)
+        .map_err(|e| ExperimentError::Usage(format!("the base run spec: {e}")))?;
     let mut seed = seed;
     let mut rest = Vec::with_capacity(overrides.len());
     for (k, v) in overrides {
@@ -76,7 +80,7 @@ pub fn spec_with_overrides(
                 .as_integer()
                 .and_then(|i| u64::try_from(i).ok())
                 .ok_or_else(|| {
-                    Error::Usage(format!("{what} seed={v}: give a non-negative integer"))
+                    ExperimentError::Usage(format!("{what} seed={v}: give a non-negative integer"))
                 })?;
             seed = Some(s);
         } else {
@@ -96,31 +100,18 @@ pub fn spec_with_overrides(
     let allowed = allowed_keys(&base_cfg);
     for (key, value) in overrides {
         if !allowed.iter().any(|a| a == key) {
-            return Err(Error::Usage(format!(
+            return Err(ExperimentError::Usage(format!(
                 "{what} `{key}`: no such setting; allowed: {}",
                 allowed.join(", ")
             )));
         }
-        let mut slot = &mut table;
-        let parts: Vec<&str> = key.split('.').collect();
-        for part in &parts[..parts.len() - 1] {
-            let next = slot
-                .entry(part.to_string())
-                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-            let toml::Value::Table(t) = next else {
-                return Err(Error::Usage(format!(
-                    "{what} `{key}`: `{part}` is not a table in the base spec"
-                )));
-            };
-            slot = t;
-        }
-        slot.insert(parts[parts.len() - 1].to_string(), value.clone());
+        write_key(&mut table, key, value, what)?;
     }
     let text = toml::to_string(&table)
-        .map_err(|e| Error::Usage(format!("{what}: writing the spec: {e}")))?;
+        .map_err(|e| ExperimentError::Usage(format!("{what}: writing the spec: {e}")))?;
     let shown: Vec<String> = overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let mut cfg = RunConfig::from_toml(&text, default_name)
-        .map_err(|e| Error::Usage(format!("{what} {}: {e}", shown.join(" "))))?;
+        .map_err(|e| ExperimentError::Usage(format!("{what} {}: {e}", shown.join(" "))))?;
     let text = match seed {
         Some(s) => {
             cfg.seed = s;
@@ -132,15 +123,40 @@ pub fn spec_with_overrides(
     Ok((cfg, text))
 }
 
+/// Writes `value` at the dotted `key` of `table` (`search.init_q` is `init_q` in the table
+/// `search`, created when missing).
+fn write_key(
+    table: &mut toml::Table,
+    key: &str,
+    value: &toml::Value,
+    what: &str,
+) -> Result<(), ExperimentError> {
+    let mut slot = table;
+    let parts: Vec<&str> = key.split('.').collect();
+    for part in &parts[..parts.len() - 1] {
+        let next = slot
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let toml::Value::Table(t) = next else {
+            return Err(ExperimentError::Usage(format!(
+                "{what} `{key}`: `{part}` is not a table in the base spec"
+            )));
+        };
+        slot = t;
+    }
+    slot.insert(parts[parts.len() - 1].to_string(), value.clone());
+    Ok(())
+}
+
 /// The explicit spec of a stored run as it was configured (every setting written out but the
 /// seed, which the caller gives to [`spec_with_overrides`]).
-pub fn spec_of_run(store: &Store, run: &str) -> Result<(RunRow, String), Error> {
+pub fn spec_of_run(store: &Store, run: &str) -> Result<(RunRow, String), ExperimentError> {
     let row = find(store, run)?;
     let (cfg, _) = load_config(store, &row)?;
     let mut table = match toml::Value::try_from(&cfg.settings) {
         Ok(toml::Value::Table(t)) => t,
         _ => {
-            return Err(Error::Usage(
+            return Err(ExperimentError::Usage(
                 "the run's settings do not write as TOML".into(),
             ));
         }
@@ -151,12 +167,12 @@ pub fn spec_of_run(store: &Store, run: &str) -> Result<(RunRow, String), Error> 
         "iterations".into(),
         toml::Value::Integer(cfg.iterations.into()),
     );
-    let text = toml::to_string(&table).map_err(|e| Error::Usage(e.to_string()))?;
+    let text = toml::to_string(&table).map_err(|e| ExperimentError::Usage(e.to_string()))?;
     Ok((row, text))
 }
 
 /// The `run/v1` hash a config's run gets (a root run: no parent).
-pub fn run_hash(cfg: &RunConfig) -> Result<ObjectHash, Error> {
+pub(crate) fn run_hash(cfg: &RunConfig) -> Result<ObjectHash, ExperimentError> {
     let settings = crate::runs::legacy::settings_hash(&cfg.settings)?;
     let record = RunRecord {
         variant: cfg.game.variant(),
@@ -168,7 +184,7 @@ pub fn run_hash(cfg: &RunConfig) -> Result<ObjectHash, Error> {
 }
 
 /// Creates a run's records and row and leaves it unlocked, ready for [`resume`].
-pub fn create(store: &mut Store, cfg: &RunConfig, spec_toml: &str) -> Result<i64, Error> {
+pub fn create(store: &mut Store, cfg: &RunConfig, spec_toml: &str) -> Result<i64, ExperimentError> {
     cfg.validate().map_err(RunError::from)?;
     let (id, _) = create_run(store, cfg, spec_toml, 0)?;
     store.unlock_run(id)?;
@@ -176,11 +192,11 @@ pub fn create(store: &mut Store, cfg: &RunConfig, spec_toml: &str) -> Result<i64
 }
 
 /// Runs (or continues) a stored run to its end on the current rayon pool; returns its head.
-pub fn resume(
+pub(crate) fn resume(
     store: &mut Store,
     run_id: i64,
     observer: &mut dyn Observer,
-) -> Result<Option<ObjectHash>, Error> {
+) -> Result<Option<ObjectHash>, ExperimentError> {
     Ok(
         match crate::runs::resume(store, &run_id.to_string(), observer)? {
             crate::runs::Resumed::Finished { head, .. } => head,
@@ -191,7 +207,12 @@ pub fn resume(
 
 /// Loads (solving and storing it if missing) the exact solution a config's metrics need, so
 /// that runs started in parallel afterwards find it stored.
-pub fn prepare_solution(store: &mut Store, cfg: &RunConfig) -> Result<(), Error> {
+pub(crate) fn prepare_solution(store: &mut Store, cfg: &RunConfig) -> Result<(), ExperimentError> {
     crate::with_game!(&cfg.game, |g| crate::runs::truth(g, store, cfg).map(|_| ()))?;
     Ok(())
+}
+
+/// The row of run `id`.
+pub(crate) fn find_run(store: &Store, id: i64) -> Result<RunRow, ExperimentError> {
+    Ok(find(store, &id.to_string())?)
 }
