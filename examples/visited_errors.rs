@@ -17,7 +17,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use tabula::games::AnyGame;
 use tabula::learner::Truth;
-use tabula::runs::life::{model_errors, visited_positions};
+use tabula::runs::{model_errors, visited_positions};
 use tabula::store::Store;
 
 fn main() -> anyhow::Result<()> {

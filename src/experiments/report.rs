@@ -231,7 +231,7 @@ pub fn render(store: &Store, data: &SweepData) -> Result<(String, usize), Error>
     // Runs.
     h.push_str("<h2>Runs</h2>\n<table><tr><th>point</th><th>seed</th><th>run</th><th class=\"l\">name</th><th class=\"l\">status</th><th>iterations</th><th class=\"l\">head</th></tr>\n");
     for m in &data.stored.members {
-        let r = crate::runs::life::find(store, &m.run_id.to_string())?;
+        let r = crate::runs::find(store, &m.run_id.to_string())?;
         let _ = writeln!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}/{}</td><td class=\"l\"><code>{}</code></td></tr>",

@@ -540,7 +540,7 @@ pub fn run(
     let mut pending = Vec::new();
     let mut games = 0u64;
     for (r, id) in &mine {
-        let row = crate::runs::life::find(&store, &id.to_string())?;
+        let row = crate::runs::find(&store, &id.to_string())?;
         if row.iterations_done >= row.iterations_planned {
             results.push(RunResult {
                 index: r.index,
