@@ -5,7 +5,7 @@ use super::{IterationRecord, RunError, RunRecord, load_settings};
 use crate::game::Game;
 use crate::games::AnyGame;
 use crate::learners::{Learner, LearnerKind};
-use crate::store::{ObjectHash, Store};
+use crate::store::{ObjectHash, RunRow, Store};
 
 /// A reference that does not resolve, or an object that cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -59,43 +59,7 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
         std::collections::BTreeMap::new();
     let mut iterations = std::collections::BTreeMap::new();
     for run in store.runs()? {
-        // The run record is read once: its references, and the game and learner that read
-        // its snapshots (`None`: unreadable, reported once here).
-        let owner = match store.get::<RunRecord>(&run.hash) {
-            Ok(r) => {
-                let mut refs = vec![("settings", r.settings)];
-                if let Some(p) = &r.parent {
-                    refs.push(("parent run", p.run));
-                    refs.push(("parent iteration", p.iteration_record));
-                }
-                for (what, h) in refs {
-                    let at = format!("run {} record: {what}", run.id);
-                    if !store.contains(&h)? {
-                        miss(at.clone(), &h, "missing");
-                    }
-                    all.push((at, h));
-                }
-                let settings = load_settings(store, &r.settings);
-                match (settings, r.variant.parse::<AnyGame>()) {
-                    (Ok(s), Ok(g)) => Some((g, s.learner.kind)),
-                    // A missing settings record is reported above.
-                    (Err(_), _) if !store.contains(&r.settings)? => None,
-                    (Err(e), _) => {
-                        let at = format!("run {} record: settings", run.id);
-                        miss(at, &r.settings, &e.to_string());
-                        None
-                    }
-                    (_, Err(e)) => {
-                        miss(format!("run {} record", run.id), &run.hash, &e.to_string());
-                        None
-                    }
-                }
-            }
-            Err(e) => {
-                miss(format!("run {} record", run.id), &run.hash, &e.to_string());
-                None
-            }
-        };
+        let owner = run_record_refs(store, &run, &mut all, &mut miss)?;
         for (_, h) in store.iteration_hashes(run.id)? {
             iterations.entry(h).or_insert_with(|| owner.clone());
         }
@@ -152,6 +116,51 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
         }
     }
     Ok(References { dangling: out, all })
+}
+
+/// The references of run `run`'s record (into `all`, the missing ones to `miss`), and the
+/// game and learner that read its snapshots. The run record is read once, here; `None`: it
+/// or its settings cannot be read (reported here, once).
+fn run_record_refs(
+    store: &Store,
+    run: &RunRow,
+    all: &mut Vec<(String, ObjectHash)>,
+    miss: &mut impl FnMut(String, &ObjectHash, &str),
+) -> Result<Option<(AnyGame, LearnerKind)>, RunError> {
+    let r = match store.get::<RunRecord>(&run.hash) {
+        Ok(r) => r,
+        Err(e) => {
+            miss(format!("run {} record", run.id), &run.hash, &e.to_string());
+            return Ok(None);
+        }
+    };
+    let mut refs = vec![("settings", r.settings)];
+    if let Some(p) = &r.parent {
+        refs.push(("parent run", p.run));
+        refs.push(("parent iteration", p.iteration_record));
+    }
+    for (what, h) in refs {
+        let at = format!("run {} record: {what}", run.id);
+        if !store.contains(&h)? {
+            miss(at.clone(), &h, "missing");
+        }
+        all.push((at, h));
+    }
+    let settings = load_settings(store, &r.settings);
+    Ok(match (settings, r.variant.parse::<AnyGame>()) {
+        (Ok(s), Ok(g)) => Some((g, s.learner.kind)),
+        // A missing settings record is reported above.
+        (Err(_), _) if !store.contains(&r.settings)? => None,
+        (Err(e), _) => {
+            let at = format!("run {} record: settings", run.id);
+            miss(at, &r.settings, &e.to_string());
+            None
+        }
+        (_, Err(e)) => {
+            miss(format!("run {} record", run.id), &run.hash, &e.to_string());
+            None
+        }
+    })
 }
 
 /// The references of checkpoint root `h` as learner `kind` reads it (`g` only picks the

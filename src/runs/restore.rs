@@ -155,19 +155,6 @@ pub(crate) fn restore_at<G: Game, L: Learner<G>>(
     let mut model = L::restore(g, ctx, store, records.snapshot(base)?.as_ref())?;
     // The settings of each iteration (a branch's differ from its parent's), read once.
     let mut known: Vec<(ObjectHash, Settings)> = Vec::new();
-    let settings_of = |known: &mut Vec<(ObjectHash, Settings)>,
-                       records: &mut Chain<'_>,
-                       i: u32|
-     -> Result<usize, RunError> {
-        let h = records.get(i)?.settings;
-        Ok(match known.iter().position(|(k, _)| *k == h) {
-            Some(k) => k,
-            None => {
-                known.push((h, load_settings(store, &h)?));
-                known.len() - 1
-            }
-        })
-    };
     let mut window: VecDeque<(u32, Vec<L::Sample>)> = VecDeque::new();
     // Iteration i + 1's new games are read and replayed on this thread while iteration i
     // trains and hashes its checkpoint on another: neither reads what the other writes, and
@@ -176,9 +163,9 @@ pub(crate) fn restore_at<G: Game, L: Learner<G>>(
     for i in base + 1..=done {
         let snapshot = records.get(i)?.snapshot;
         let previous = records.snapshot(i - 1)?;
-        let k = settings_of(&mut known, records, i)?;
+        let k = settings_index(store, &mut known, records, i)?;
         let next_k = match i < done {
-            true => Some(settings_of(&mut known, records, i + 1)?),
+            true => Some(settings_index(store, &mut known, records, i + 1)?),
             false => None,
         };
         let s = &known[k].1;
@@ -234,6 +221,24 @@ pub(crate) fn restore_at<G: Game, L: Learner<G>>(
         }
     }
     Ok(model)
+}
+
+/// The index in `known` of iteration `i`'s settings, read from the store the first time a
+/// settings record is met.
+fn settings_index(
+    store: &Store,
+    known: &mut Vec<(ObjectHash, Settings)>,
+    records: &mut Chain<'_>,
+    i: u32,
+) -> Result<usize, RunError> {
+    let h = records.get(i)?.settings;
+    Ok(match known.iter().position(|(k, _)| *k == h) {
+        Some(k) => k,
+        None => {
+            known.push((h, load_settings(store, &h)?));
+            known.len() - 1
+        }
+    })
 }
 
 /// The training samples of iteration `j`'s stored games, in game order (read through their

@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use super::{
-    Commit, Loop, Observer, RunConfig, RunError, Truth, chain, find, line_of, load_config,
-    model_seed_of, start_point, truth_for, with_truth,
+    Commit, IterationRecord, Loop, Observer, RunConfig, RunError, Truth, chain, find, line_of,
+    load_config, model_seed_of, start_point, truth_for, with_truth,
 };
 use crate::game::Game;
 use crate::learners::Learner;
@@ -123,67 +123,7 @@ fn verify_game<G: Game, L: Learner<G>>(
     }
     let mut records = 0u64;
     let mut sink = |commit: Commit, _wait: &mut f64| -> Result<(), RunError> {
-        let differs = |what: String| RunError::Differs(what);
-        match commit {
-            Commit::Baseline(_) => Ok(()),
-            Commit::Games { iteration, batches } => {
-                let stored = &all[iteration as usize - 1];
-                for r in batches.iter().flat_map(|b| &b.rows) {
-                    let Some(h) = stored.games.get(r.game as usize) else {
-                        return Err(differs(format!(
-                            "iteration {iteration} game {}: not in the stored iteration record",
-                            r.game
-                        )));
-                    };
-                    store.get::<GameRecord>(h).map_err(|e| {
-                        differs(format!("iteration {iteration} game {}: {e}", r.game))
-                    })?;
-                    records += 1;
-                    if *h != r.hash {
-                        return Err(differs(format!(
-                            "iteration {iteration} game {}: stored game/v1 {h}, re-executed {}",
-                            r.game, r.hash
-                        )));
-                    }
-                }
-                Ok(())
-            }
-            Commit::Iteration(job) => {
-                let i = job.record.iteration;
-                let stored = &all[i as usize - 1];
-                let stored_hash = address(stored)?.0;
-                // Every checkpoint object must be stored, bytes and address intact.
-                for (k, c) in job.checkpoint.iter().enumerate() {
-                    records += 1;
-                    let what = c.kind.split('/').next().unwrap_or(c.kind).replace('-', " ");
-                    store
-                        .check(&c.hash)
-                        .map_err(|e| differs(format!("iteration {i} {what} {k}: {e}")))?;
-                }
-                let checks = [
-                    ("snapshot", "checkpoint", stored.snapshot, job.row.snapshot),
-                    (
-                        "evaluation",
-                        "evaluation/v1",
-                        stored.evaluation,
-                        job.row.evaluation,
-                    ),
-                    ("record", "iteration/v1", stored_hash, job.row.hash),
-                ];
-                for (what, kind, s, h) in checks {
-                    records += 1;
-                    if s != h {
-                        return Err(differs(format!(
-                            "iteration {i} {what}: stored {kind} {s}, re-executed {h}"
-                        )));
-                    }
-                }
-                store
-                    .get::<L::Evaluation>(&stored.evaluation)
-                    .map_err(|e| differs(format!("iteration {i} evaluation: {e}")))?;
-                Ok(())
-            }
-        }
+        compare::<G, L>(store, &all, commit, &mut records)
     };
     let lp = Loop {
         g,
@@ -206,5 +146,77 @@ fn verify_game<G: Game, L: Learner<G>>(
             Ok(result)
         }
         Err(e) => Err(e),
+    }
+}
+
+/// Compares what the loop would commit with the stored records of the chain `all`, and
+/// re-reads each stored object on the way; `records` counts the records compared. A
+/// difference is a [`RunError::Differs`] that names it.
+fn compare<G: Game, L: Learner<G>>(
+    store: &Store,
+    all: &[IterationRecord],
+    commit: Commit,
+    records: &mut u64,
+) -> Result<(), RunError> {
+    let differs = |what: String| RunError::Differs(what);
+    match commit {
+        Commit::Baseline(_) => Ok(()),
+        Commit::Games { iteration, batches } => {
+            let stored = &all[iteration as usize - 1];
+            for r in batches.iter().flat_map(|b| &b.rows) {
+                let Some(h) = stored.games.get(r.game as usize) else {
+                    return Err(differs(format!(
+                        "iteration {iteration} game {}: not in the stored iteration record",
+                        r.game
+                    )));
+                };
+                store
+                    .get::<GameRecord>(h)
+                    .map_err(|e| differs(format!("iteration {iteration} game {}: {e}", r.game)))?;
+                *records += 1;
+                if *h != r.hash {
+                    return Err(differs(format!(
+                        "iteration {iteration} game {}: stored game/v1 {h}, re-executed {}",
+                        r.game, r.hash
+                    )));
+                }
+            }
+            Ok(())
+        }
+        Commit::Iteration(job) => {
+            let i = job.record.iteration;
+            let stored = &all[i as usize - 1];
+            let stored_hash = address(stored)?.0;
+            // Every checkpoint object must be stored, bytes and address intact.
+            for (k, c) in job.checkpoint.iter().enumerate() {
+                *records += 1;
+                let what = c.kind.split('/').next().unwrap_or(c.kind).replace('-', " ");
+                store
+                    .check(&c.hash)
+                    .map_err(|e| differs(format!("iteration {i} {what} {k}: {e}")))?;
+            }
+            let checks = [
+                ("snapshot", "checkpoint", stored.snapshot, job.row.snapshot),
+                (
+                    "evaluation",
+                    "evaluation/v1",
+                    stored.evaluation,
+                    job.row.evaluation,
+                ),
+                ("record", "iteration/v1", stored_hash, job.row.hash),
+            ];
+            for (what, kind, s, h) in checks {
+                *records += 1;
+                if s != h {
+                    return Err(differs(format!(
+                        "iteration {i} {what}: stored {kind} {s}, re-executed {h}"
+                    )));
+                }
+            }
+            store
+                .get::<L::Evaluation>(&stored.evaluation)
+                .map_err(|e| differs(format!("iteration {i} evaluation: {e}")))?;
+            Ok(())
+        }
     }
 }
