@@ -2,7 +2,7 @@
 //! is the run's head), read whole ([`chain`]) or lazily from an iteration down ([`Chain`]).
 
 use super::{IterationRecord, RunError, RunRecord, line_of};
-use crate::store::{ObjectHash, RunRow, Store, StoreError, address};
+use crate::store::{ObjectHash, RunRow, Store, address};
 
 /// The iteration records of the chain ending at `head`, oldest first.
 pub fn chain(store: &Store, head: Option<ObjectHash>) -> Result<Vec<IterationRecord>, RunError> {
@@ -16,13 +16,12 @@ pub fn chain(store: &Store, head: Option<ObjectHash>) -> Result<Vec<IterationRec
     out.reverse();
     for (k, r) in out.iter().enumerate() {
         if r.iteration != k as u32 + 1 {
-            return Err(StoreError::Query(format!(
+            return Err(RunError::Inconsistent(format!(
                 "iteration record {} says iteration {}, but it is number {} of its chain",
                 address(r)?.0,
                 r.iteration,
                 k + 1
-            ))
-            .into());
+            )));
         }
     }
     Ok(out)
@@ -85,20 +84,18 @@ impl<'a> Chain<'a> {
                 while *top - (read.len() as u32) >= i {
                     let want = *top - read.len() as u32;
                     let Some(h) = *next else {
-                        return Err(StoreError::Query(format!(
+                        return Err(RunError::Inconsistent(format!(
                             "the chain of iteration records ends above iteration {want}"
-                        ))
-                        .into());
+                        )));
                     };
                     let r: IterationRecord = store.get(&h)?;
                     if r.iteration != want || (want == 1) != r.previous.is_none() {
-                        return Err(StoreError::Query(format!(
+                        return Err(RunError::Inconsistent(format!(
                             "iteration record {h} says iteration {} (previous {}), but it is \
                              number {want} of its chain",
                             r.iteration,
                             if r.previous.is_some() { "set" } else { "none" }
-                        ))
-                        .into());
+                        )));
                     }
                     *next = r.previous;
                     read.push(r);
@@ -148,11 +145,10 @@ pub(super) fn chain_to<'s>(
         }
     }
     let Some(head) = row.head else {
-        return Err(crate::store::StoreError::Query(format!(
+        return Err(RunError::Inconsistent(format!(
             "run {} has {} committed iterations but no head",
             row.id, row.iterations_done
-        ))
-        .into());
+        )));
     };
     let mut records = Chain::down_from(store, head, row.iterations_done);
     records.get(i)?;

@@ -12,7 +12,7 @@ use super::{
 use crate::game::Game;
 use crate::learners::Learner;
 use crate::record::GameRecord;
-use crate::store::{NewRun, ObjectHash, RunStatus, Store, StoreError};
+use crate::store::{NewRun, ObjectHash, RunStatus, Store};
 
 /// Creates the run's records and row, locked by this process; returns (run id, run hash).
 pub fn create_run(
@@ -157,12 +157,11 @@ pub(crate) fn execute<G: Game, L: Learner<G>>(
             .enumerate()
         {
             if game as usize != k {
-                return Err(StoreError::Query(format!(
+                return Err(RunError::Inconsistent(format!(
                     "run {} iteration {}: stored games are not a prefix (game {game} at {k})",
                     work.run_id,
                     work.done + 1
-                ))
-                .into());
+                )));
             }
             reuse.push(store.get::<GameRecord>(&h)?);
         }
@@ -192,9 +191,10 @@ pub(crate) fn execute<G: Game, L: Learner<G>>(
         drop(tx);
         let t = Instant::now();
         // A writer error explains a failed send, so it comes first.
-        let (busy, cpu) = writer
-            .join()
-            .unwrap_or_else(|_| Err(StoreError::Query("the store writer panicked".into())))?;
+        let (busy, cpu) = match writer.join() {
+            Ok(written) => written?,
+            Err(_) => return Err(RunError::WriterPanicked),
+        };
         let mut out = out?;
         out.store_wait_seconds += t.elapsed().as_secs_f64();
         out.store_seconds = busy;

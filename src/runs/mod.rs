@@ -124,6 +124,17 @@ pub enum RunError {
     /// `verify`: a re-executed record differs from the stored one (the text names it).
     #[error("verify: {0}")]
     Differs(String),
+    /// A run's stored records do not fit together (a damaged or hand-edited store): an
+    /// iteration record out of its place in the chain, a run row that disagrees with its
+    /// head's chain, stored games that are not a prefix. The text says where.
+    #[error("{0}")]
+    Inconsistent(String),
+    /// The store writer thread stopped taking commits: it failed, and its own error (reported
+    /// instead where there is one) says why.
+    #[error("the store writer stopped")]
+    WriterStopped,
+    #[error("the store writer panicked")]
+    WriterPanicked,
 }
 
 /// One finished iteration, for progress lines.

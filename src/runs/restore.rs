@@ -49,11 +49,10 @@ pub(crate) fn start_point<G: Game, L: Learner<G>>(
     };
     let records = chain(store, head)?;
     if records.len() != done as usize {
-        return Err(StoreError::Query(format!(
+        return Err(RunError::Inconsistent(format!(
             "the run says {done} iterations are committed, but its head's chain has {}",
             records.len()
-        ))
-        .into());
+        )));
     }
     let model = restore_at::<G, L>(g, store, s, model_seed, &mut Chain::Whole(&records), done)?;
     let previous_snapshot = records.last().map(|r| r.snapshot);

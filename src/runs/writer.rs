@@ -164,7 +164,7 @@ pub(super) fn send(
     let t = Instant::now();
     let sent = tx.send(job);
     *wait += t.elapsed().as_secs_f64();
-    sent.map_err(|_| RunError::Store(StoreError::Query("the store writer stopped".into())))
+    sent.map_err(|_| RunError::WriterStopped)
 }
 
 /// Where the jobs of the loop go: the writer (a run) or a comparison (verify).
