@@ -17,7 +17,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use tabula::eval::Truth;
 use tabula::games::AnyGame;
-use tabula::runs::life::{model_errors, visited_positions};
+use tabula::runs::{model_errors, visited_positions};
 use tabula::store::Store;
 
 fn main() -> anyhow::Result<()> {

@@ -172,7 +172,7 @@ fn records_chain_and_checkout_match_the_run() {
     assert!(table_at::<u64>(&store, &snap.base.unwrap(), 3, 0.01).is_err());
     // The table gives back the stored metrics exactly.
     let g = ewn();
-    let model: TabularAz<u64> = tabula::runs::life::model_at(&g, &store, "1", 3).unwrap();
+    let model: TabularAz<u64> = tabula::runs::model_at(&g, &store, "1", 3).unwrap();
     let table = model.table();
     assert_eq!(table.len() as u64, snap.entries);
     let sol = tabula::solver::load_or_solve(&g, &mut store).unwrap();

@@ -29,7 +29,7 @@ fn resume_and_report(
 ) -> anyhow::Result<()> {
     let pool = pool(threads)?;
     let n = pool.current_num_threads() as u32;
-    let row = tabula::runs::life::find(store, run)?;
+    let row = tabula::runs::find(store, run)?;
     let games: u32 = serde_json::from_str::<serde_json::Value>(&row.settings_json)
         .ok()
         .and_then(|v| v["games_per_iteration"].as_u64())
@@ -86,7 +86,7 @@ fn resume_and_report(
 pub(crate) fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
     let mut store = open(db)?;
     if args.take_over {
-        let row = tabula::runs::life::find(&store, &args.run)?;
+        let row = tabula::runs::find(&store, &args.run)?;
         if let Some(h) = store.take_over_run(row.id)? {
             eprintln!(
                 "warning: took over the lock of run {} ({}) from process {} on host {} \
@@ -173,7 +173,7 @@ pub(crate) fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()>
     let range = args.iterations.as_deref().map(parse_range).transpose()?;
     let mut store = Store::open_read_only(&Store::resolve_path(db))?;
     let pool = pool(args.threads)?;
-    let row = tabula::runs::life::find(&store, &args.run)?;
+    let row = tabula::runs::find(&store, &args.run)?;
     let games: u64 = serde_json::from_str::<serde_json::Value>(&row.settings_json)
         .ok()
         .and_then(|v| v["games_per_iteration"].as_u64())

@@ -61,7 +61,7 @@ fn replay<G: Abilities>(
             "re-played from its inputs (players, seed, stream): identical, hash checked"
         }
         Err(_) if record.players[0] == tabula::selfplay::SELF_PLAY => {
-            match tabula::runs::life::replay_self_play(store, hash)? {
+            match tabula::runs::replay_self_play(store, hash)? {
                 Some(r) if r.hash == *hash => {
                     println!(
                         "self-play game {} of iteration {} of run {}",

@@ -87,7 +87,7 @@ pub(crate) fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
 
 pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;
-    let run = tabula::runs::life::find(&store, &args.run)?;
+    let run = tabula::runs::find(&store, &args.run)?;
     if let Some(i) = args.games {
         return show_games(&store, &run, i, args.json);
     }

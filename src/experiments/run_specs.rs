@@ -8,8 +8,8 @@
 //! other keys (the learning-rate schedule's switch at N/2 depends on `iterations`) follow the
 //! overridden value, and every range check of the spec applies, naming the key.
 
-use crate::runs::life::{find, load_config};
 use crate::runs::{Observer, RunConfig, RunError, RunRecord, create_run};
+use crate::runs::{find, load_config};
 use crate::store::{ObjectHash, RunRow, Store, address};
 
 use super::ExperimentError;
@@ -52,7 +52,7 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Experim
 pub(crate) fn allowed_keys(cfg: &RunConfig) -> Vec<String> {
     let mut out: Vec<String> = TOP_KEYS.iter().map(|s| s.to_string()).collect();
     if let Ok(v) = serde_json::to_value(&cfg.settings) {
-        out.extend(crate::runs::life::setting_keys(&v));
+        out.extend(crate::runs::setting_keys(&v));
     }
     out
 }
@@ -173,7 +173,7 @@ pub fn spec_of_run(store: &Store, run: &str) -> Result<(RunRow, String), Experim
 
 /// The `run/v1` hash a config's run gets (a root run: no parent).
 pub(crate) fn run_hash(cfg: &RunConfig) -> Result<ObjectHash, ExperimentError> {
-    let settings = crate::runs::legacy::settings_hash(&cfg.settings)?;
+    let settings = crate::runs::settings_hash(&cfg.settings)?;
     let record = RunRecord {
         variant: cfg.game.variant(),
         seed: cfg.seed,

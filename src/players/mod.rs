@@ -87,7 +87,7 @@ impl<G: Abilities> Player<G> {
                 sims,
             } => {
                 let store = store.ok_or_else(|| unsupported("a model player needs a store"))?;
-                let (m, run_search) = crate::runs::life::load_model(g, store, run, *iteration)
+                let (m, run_search) = crate::runs::load_model(g, store, run, *iteration)
                     .map_err(|e| unsupported(&e.to_string()))?;
                 // The run's search knobs, as evaluation play: no root noise, most visited.
                 let config = SearchConfig {

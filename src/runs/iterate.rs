@@ -1,16 +1,18 @@
 //! The iteration loop (see the module docs of [`crate::runs`]): from a [`StartPoint`], each
 //! iteration plays its self-play games ([`Loop::play`], play.rs), takes them in (the start
 //! policy, the coverage set and the samples), trains and checkpoints the model, evaluates it
-//! and commits the iteration. Every record goes to a [`Sink`] in commit order: the writer
+//! and commits the iteration. Every record goes to a [`CommitSink`] in commit order: the writer
 //! thread for a run, a comparison with the stored records for `verify`. The state carried
 //! from one iteration to the next is the [`StartPoint`] itself.
 
 use std::time::Instant;
 
+use super::checkpoint::{DeltaBase, keeps_full, prepare_checkpoint};
 use super::play::IterationGames;
+use super::writer::IterationCommit;
 use super::{
-    IterationJob, IterationRecord, IterationSummary, Job, LastKept, Observer, RunConfig, RunError,
-    RunOutcome, Sink, StartPoint, Truth, keeps_full, prepare_checkpoint, settings_hash,
+    Commit, CommitSink, GameYield, IterationRecord, IterationSummary, Observer, RunConfig,
+    RunError, RunOutcome, StartPoint, Truth, settings_hash,
 };
 use crate::eval::MetricsPlan;
 use crate::games::Abilities;
@@ -40,14 +42,14 @@ pub(crate) struct Loop<'a, G: Abilities, L: Learner<G>> {
 /// Where the loop's jobs go: the sink, the seconds spent waiting on it, and the last kept
 /// checkpoint this loop stored (the one the next kept checkpoint is stored against).
 pub(super) struct Outbox<'x, 's> {
-    sink: &'x mut Sink<'s>,
+    sink: &'x mut CommitSink<'s>,
     pub wait: f64,
-    last_kept: Option<LastKept>,
+    delta_base: Option<DeltaBase>,
 }
 
 impl Outbox<'_, '_> {
     /// Hands `job` to the sink, adding the time blocked to `wait`.
-    pub(super) fn send(&mut self, job: Job) -> Result<(), RunError> {
+    pub(super) fn send(&mut self, job: Commit) -> Result<(), RunError> {
         (self.sink)(job, &mut self.wait)
     }
 }
@@ -77,7 +79,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         &self,
         mut start: StartPoint<G, L>,
         mut reuse: Vec<GameRecord>,
-        sink: &mut Sink<'_>,
+        sink: &mut CommitSink<'_>,
         observer: &mut dyn Observer,
         started: Instant,
     ) -> Result<RunOutcome, RunError> {
@@ -85,7 +87,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         let mut out = Outbox {
             sink,
             wait: 0.0,
-            last_kept: None,
+            delta_base: None,
         };
         let baseline = match self.baseline {
             true => Some(self.baseline(&start.model, &mut out, observer)?),
@@ -135,7 +137,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
     ) -> Result<MetricValues, RunError> {
         let e = self.evaluate(model, 0, 0, None)?;
         let row = evaluation_row(self.run_id, 0, e.encoded.hash, &e.metrics);
-        out.send(Job::Baseline(Box::new((e.encoded, row))))?;
+        out.send(Commit::Baseline(Box::new((e.encoded, row))))?;
         observer.baseline(&e.metrics);
         Ok(e.metrics)
     }
@@ -146,7 +148,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         &self,
         start: &mut StartPoint<G, L>,
         i: u32,
-        derived: Vec<(GameRecord, super::Derived<G, L>)>,
+        derived: Vec<(GameRecord, GameYield<G, L>)>,
     ) -> Vec<L::Sample> {
         let mut samples = Vec::new();
         for (k, (record, d)) in derived.into_iter().enumerate() {
@@ -290,8 +292,8 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         let wait_before = out.wait;
         // Compressed here (in parallel), not on the writer thread.
         let objects = trained.checkpoint.objects;
-        let checkpoint = prepare_checkpoint(objects, snapshot, trained.kept, &mut out.last_kept);
-        out.send(Job::Iteration(Box::new(IterationJob {
+        let checkpoint = prepare_checkpoint(objects, snapshot, trained.kept, &mut out.delta_base);
+        out.send(Commit::Iteration(Box::new(IterationCommit {
             games: games.held,
             checkpoint,
             evaluation: evaluated.encoded,

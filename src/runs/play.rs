@@ -9,8 +9,9 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::iterate::{Loop, Outbox};
-use super::{Derived, GAME_BATCH, GAMES_FLUSH, GameBatch, Job, Observer, RunError, StartPoint};
-use super::{derive, replay_tree};
+use super::writer::{GAMES_FLUSH, GameBatch};
+use super::{Commit, GAME_BATCH, GameYield, Observer, RunError, StartPoint};
+use super::{game_yield, replay_tree};
 use crate::game::Player;
 use crate::games::Abilities;
 use crate::learners::{Encoded, Learner, LearnerContext};
@@ -23,7 +24,7 @@ struct PlayedGame<G: Abilities, L: Learner<G>> {
     /// The record encoded for the writer (`None`: a reused game, already stored).
     encoded: Option<Encoded>,
     record: GameRecord,
-    derived: Derived<G, L>,
+    derived: GameYield<G, L>,
     hash: ObjectHash,
     size: usize,
 }
@@ -33,7 +34,7 @@ pub(super) struct IterationGames<G: Abilities, L: Learner<G>> {
     /// Their addresses, in game order (the iteration record's list).
     pub hashes: Vec<ObjectHash>,
     /// The records with what the driver derives from them, in game order.
-    pub derived: Vec<(GameRecord, Derived<G, L>)>,
+    pub derived: Vec<(GameRecord, GameYield<G, L>)>,
     /// Encoded bytes of the records.
     pub bytes: u64,
     /// Batches not yet sent (those of the last [`GAMES_FLUSH`]): they go with the iteration.
@@ -101,7 +102,7 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
             games.held.push(GameBatch { pack, rows });
             if end < m && last_sent.elapsed() >= GAMES_FLUSH {
                 let batches = std::mem::take(&mut games.held);
-                out.send(Job::Games {
+                out.send(Commit::Games {
                     iteration: i,
                     batches,
                 })?;
@@ -165,7 +166,7 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
                     true => replay_tree(g, model, cfg, &record, i, k as u32)?,
                     false => Vec::new(),
                 };
-                let derived = derive::<G, L>(g, ctx, &record, tree)?;
+                let derived = game_yield::<G, L>(g, ctx, &record, tree)?;
                 let (hash, size) = address(&record)?;
                 Ok(PlayedGame {
                     record,
@@ -187,7 +188,7 @@ fn played_game<G: Abilities, L: Learner<G>>(
     record: GameRecord,
     tree: Vec<G::State>,
 ) -> Result<PlayedGame<G, L>, RunError> {
-    let derived = derive::<G, L>(g, ctx, &record, tree)?;
+    let derived = game_yield::<G, L>(g, ctx, &record, tree)?;
     let encoded = Encoded::of(&record)?;
     Ok(PlayedGame {
         record,

@@ -66,8 +66,8 @@ impl Default for EvalSettings {
 }
 
 /// The settings of a run that decide its results. Stored as `settings/v1` (the frozen layout
-/// of [`legacy::SettingsV1`]) when they are expressible in it, else as `settings/v2`
-/// (canonical JSON); see [`legacy`] and docs/learners.md.
+/// `SettingsV1` of runs/settings_codec.rs) when they are expressible in it, else as
+/// `settings/v2` (canonical JSON); see docs/learners.md.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
@@ -271,37 +271,7 @@ impl RunConfig {
         if !(s.init_std.is_finite() && s.init_std >= 0.0) {
             return Err(range("init_std", s.init_std, "a finite number >= 0"));
         }
-        let lr = &s.learning_rate;
-        if lr.is_empty() {
-            return Err(range(
-                "learning_rate",
-                "[]",
-                "a non-empty list of [from_iteration, beta] pairs, the first from iteration 1",
-            ));
-        }
-        if lr[0].0 != 1 {
-            return Err(range(
-                "learning_rate[0]",
-                format!("[{}, {}]", lr[0].0, lr[0].1),
-                "a first pair from iteration 1, e.g. [1, 1.0]",
-            ));
-        }
-        for (i, &(from, beta)) in lr.iter().enumerate() {
-            if !(beta.is_finite() && beta > 0.0) {
-                return Err(range(
-                    &format!("learning_rate[{i}]"),
-                    format!("[{from}, {beta}]"),
-                    "beta a finite number > 0",
-                ));
-            }
-            if i > 0 && from <= lr[i - 1].0 {
-                return Err(range(
-                    &format!("learning_rate[{i}]"),
-                    format!("[{from}, {beta}]"),
-                    "from_iteration strictly increasing along the list",
-                ));
-            }
-        }
+        validate_learning_rate(&s.learning_rate)?;
         s.search.validate().map_err(|e| SpecError::Range {
             key: format!("search.{}", e.key),
             value: e.value,
@@ -356,6 +326,42 @@ impl RunConfig {
         }
         Ok(())
     }
+}
+
+/// The learning-rate schedule: non-empty, from iteration 1, `from_iteration` strictly
+/// increasing, every beta finite and > 0.
+fn validate_learning_rate(lr: &[(u32, f64)]) -> Result<(), SpecError> {
+    if lr.is_empty() {
+        return Err(range(
+            "learning_rate",
+            "[]",
+            "a non-empty list of [from_iteration, beta] pairs, the first from iteration 1",
+        ));
+    }
+    if lr[0].0 != 1 {
+        return Err(range(
+            "learning_rate[0]",
+            format!("[{}, {}]", lr[0].0, lr[0].1),
+            "a first pair from iteration 1, e.g. [1, 1.0]",
+        ));
+    }
+    for (i, &(from, beta)) in lr.iter().enumerate() {
+        if !(beta.is_finite() && beta > 0.0) {
+            return Err(range(
+                &format!("learning_rate[{i}]"),
+                format!("[{from}, {beta}]"),
+                "beta a finite number > 0",
+            ));
+        }
+        if i > 0 && from <= lr[i - 1].0 {
+            return Err(range(
+                &format!("learning_rate[{i}]"),
+                format!("[{from}, {beta}]"),
+                "from_iteration strictly increasing along the list",
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn validate_learner<G: crate::games::Abilities>(_: &G, s: &Settings) -> Result<(), SpecError> {

@@ -177,7 +177,7 @@ pub fn chunks<K: PositionKey>(table: &Table<K>, rows: &[usize]) -> Vec<TableChun
 /// Reconstructs the table a snapshot describes: the last full checkpoint at or before it, then
 /// every delta after it, in order. Every chunk of that chain must be stored
 /// ([`crate::learners::Learner::stored`]); a run's table at any iteration, derived deltas included, is
-/// [`crate::runs::life::model_at`]. `seed` and `init_std` are the run's (unmaterialised rows
+/// [`crate::runs::model_at`]. `seed` and `init_std` are the run's (unmaterialised rows
 /// are their initial entries).
 pub fn table_at<K: PositionKey>(
     store: &Store,

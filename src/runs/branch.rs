@@ -1,0 +1,346 @@
+//! Branch a run at an iteration with changed settings (docs/store.md, "Branch").
+//!
+//! `branch RUN --at I --set key=value ... [--seed S]` makes a run whose record names its
+//! parent (run, I, the parent's iteration record at I, the canonical overrides). Its runs row
+//! starts at `iterations_done = I` with the parent's iteration record as head: the first I
+//! iterations are the parent's records and rows (shared, not copied; `run_lineage` and
+//! `run_iterations` in `schema/0004_lifecycle.sql` show them). It continues from the parent's
+//! model at I. The model's initial parameters and the evaluation streams keep the root run's
+//! seed (the model is the same model); self-play uses the branch's seed.
+//!
+//! Iteration records carry the run's *line*: its run record with `parent` left out (for a
+//! root run, the run record itself). So a branch with no overrides and the parent's seed
+//! produces the parent's records, and its head equals the parent's.
+//!
+//! The branch's seed, unless given, is pinned as the first `u64` of the stream
+//! `branch(I,O)` of the parent's seed, where `O` is the canonical overrides (each
+//! `key=<JSON value>`, sorted by key) joined by `;` ([`branch_seed`]).
+//!
+//! Settings that cannot change mid-run are refused with the reason: `variant` (the model's
+//! positions and actions belong to it), `learner.kind`, `seed` (use `--seed`), and the
+//! settings the learner declares fixed ([`crate::learners::LearnerKind::fixed_settings`]:
+//! tabular AlphaZero's `init_std`, the network's architecture and optimiser).
+
+use rand_core::Rng;
+
+use super::records::Parent;
+use super::{
+    RunConfig, RunError, RunRecord, Settings, chain, find, line_of, load_config, settings_record,
+};
+use crate::store::{NewRun, ObjectHash, RunStatus, Store, address};
+
+/// The pinned seed of a branch (see the module docs).
+pub fn branch_seed(parent_seed: u64, at: u32, canonical_overrides: &[String]) -> u64 {
+    crate::rng::stream_fmt(
+        parent_seed,
+        format_args!("branch({at},{})", canonical_overrides.join(";")),
+    )
+    .next_u64()
+}
+
+/// Settings after `key=value` overrides, with the canonical override texts (sorted by key).
+#[derive(Clone, Debug)]
+pub struct Overridden {
+    pub settings: Settings,
+    /// `iterations=N` (the plan) if given.
+    pub iterations: Option<u32>,
+    /// `name=...` (a label) if given.
+    pub name: Option<String>,
+    pub canonical: Vec<String>,
+}
+
+/// Applies `key=value` overrides to `settings`. Keys are the run spec's (`window`,
+/// `search.init_q`, `eval.games`, ...); values are TOML values, bare words read as strings.
+pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Overridden, RunError> {
+    let bad = |text: &str, why: String| RunError::Usage(format!("--set {text}: {why}"));
+    let mut json = serde_json::to_value(settings)
+        .map_err(|e| RunError::Usage(format!("settings as JSON: {e}")))?;
+    let fixed = settings.learner.kind.fixed_settings();
+    let mut pairs: Vec<(String, serde_json::Value)> = Vec::new();
+    let mut iterations = None;
+    let mut name = None;
+    for text in overrides {
+        let Some((key, value)) = text.split_once('=') else {
+            return Err(bad(text, "give key=value, e.g. search.init_q=draw".into()));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        let reason = match key {
+            "variant" => Some(
+                "the variant cannot change mid-run: the model's positions and actions belong \
+                 to it (start a new run instead)"
+                    .to_string(),
+            ),
+            "seed" => Some("give the branch's seed with --seed".to_string()),
+            "learner.kind" => Some(
+                "the learner cannot change mid-run: the branch continues the parent's model \
+                 (start a new run instead)"
+                    .to_string(),
+            ),
+            _ => fixed
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(k, why)| format!("{k} cannot change mid-run: {why}")),
+        };
+        if let Some(reason) = reason {
+            return Err(bad(text, reason));
+        }
+        if pairs.iter().any(|(k, _)| k == key) {
+            return Err(bad(text, format!("`{key}` is set twice")));
+        }
+        let parsed: serde_json::Value = match toml::from_str::<toml::Table>(&format!("v = {value}"))
+        {
+            Ok(mut t) => match t.remove("v") {
+                Some(v) => serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
+                None => serde_json::Value::String(value.to_string()),
+            },
+            Err(_) => serde_json::Value::String(value.to_string()),
+        };
+        match key {
+            "iterations" => {
+                let n = parsed
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| bad(text, "iterations: an integer >= 1".into()))?;
+                iterations = Some(n);
+            }
+            "name" => {
+                let n = parsed
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_string);
+                super::spec::check_name(&n).map_err(|e| bad(text, e.to_string()))?;
+                name = Some(n);
+            }
+            _ => {
+                let mut slot = Some(&mut json);
+                for part in key.split('.') {
+                    slot = slot
+                        .and_then(|v| v.as_object_mut())
+                        .and_then(|o| o.get_mut(part));
+                }
+                let Some(slot) = slot else {
+                    // A branch continues the parent's model: its fixed settings cannot change.
+                    let keys: Vec<String> = setting_keys(&json)
+                        .into_iter()
+                        .filter(|k| !fixed.iter().any(|(f, _)| f == k))
+                        .collect();
+                    return Err(bad(
+                        text,
+                        format!(
+                            "no setting `{key}`; allowed: iterations, name, {}",
+                            keys.join(", ")
+                        ),
+                    ));
+                };
+                *slot = parsed.clone();
+            }
+        }
+        pairs.push((key.to_string(), parsed));
+    }
+    let settings: Settings = serde_json::from_value(json)
+        .map_err(|e| RunError::Usage(format!("--set {}: {e}", overrides.join(" "))))?;
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    let canonical = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    Ok(Overridden {
+        settings,
+        iterations,
+        name,
+        canonical,
+    })
+}
+
+/// Every leaf key of a settings JSON object, dotted (`search.init_q`), in the object's order:
+/// the keys an override may name (the branch and sweep error messages list them).
+pub fn setting_keys(settings: &serde_json::Value) -> Vec<String> {
+    fn walk(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+        if let Some(o) = v.as_object() {
+            for (k, v) in o {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                if v.is_object() {
+                    walk(v, &key, out);
+                } else {
+                    out.push(key);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(settings, "", &mut out);
+    out
+}
+
+/// Creates a branch of run `parent` at iteration `at` (see the module docs); returns its
+/// run id, run hash and seed. Run it with [`resume`](fn@super::resume).
+pub fn create_branch(
+    store: &mut Store,
+    parent: &str,
+    at: u32,
+    overrides: &[String],
+    seed: Option<u64>,
+    threads: u32,
+) -> Result<(i64, ObjectHash, u64), RunError> {
+    let row = find(store, parent)?;
+    if at == 0 || at > row.iterations_done {
+        return Err(RunError::Usage(format!(
+            "--at {at}: run {} ({}) has committed iterations 1..={}; branch at one of them",
+            row.id, row.name, row.iterations_done
+        )));
+    }
+    let (cfg, record) = load_config(store, &row)?;
+    let o = apply_overrides(&cfg.settings, overrides)?;
+    let iterations = o.iterations.unwrap_or(cfg.iterations);
+    if iterations <= at {
+        return Err(RunError::Usage(format!(
+            "the branch would have nothing to do: iterations = {iterations} <= --at {at} (set \
+             iterations=N with N > {at})"
+        )));
+    }
+    let branch_cfg = RunConfig {
+        name: match &o.name {
+            Some(n) => n.clone(),
+            None => store.unused_run_name(&format!("{}-branch", row.name))?,
+        },
+        game: cfg.game.clone(),
+        seed: seed.unwrap_or_else(|| branch_seed(record.seed, at, &o.canonical)),
+        seed_drawn: false,
+        iterations,
+        settings: o.settings.clone(),
+    };
+    branch_cfg.validate()?;
+    let records = chain(store, row.head)?;
+    let at_record = address(&records[at as usize - 1])?.0;
+    let settings_json = serde_json::to_string(&branch_cfg.settings).unwrap_or_default();
+    let settings_record = settings_record(&branch_cfg.settings)?;
+    let spec_toml = format!(
+        "# branch of run {} ({}) at iteration {at}; overrides: {}; seed {}\n{}",
+        row.id,
+        row.name,
+        if o.canonical.is_empty() {
+            "none".to_string()
+        } else {
+            o.canonical.join(" ")
+        },
+        branch_cfg.seed,
+        row.spec_toml
+    );
+    let (id, hash) = store.write(|w| {
+        let settings = w.put_encoded(&settings_record)?;
+        let run = RunRecord {
+            variant: record.variant.clone(),
+            seed: branch_cfg.seed,
+            settings,
+            parent: Some(Parent {
+                run: row.hash,
+                iteration: at,
+                iteration_record: at_record,
+                overrides: o.canonical.clone(),
+            }),
+        };
+        w.put(&line_of(&run))?;
+        let hash = w.put(&run)?;
+        let id = w.create_run(&NewRun {
+            hash,
+            name: branch_cfg.name.clone(),
+            variant: run.variant.clone(),
+            seed: branch_cfg.seed,
+            seed_drawn: false,
+            settings,
+            settings_json: settings_json.clone(),
+            spec_toml: spec_toml.clone(),
+            iterations_planned: iterations,
+            parent: Some((row.id, at)),
+            threads,
+        })?;
+        w.set_run_progress(id, at, Some(&at_record), RunStatus::Running)?;
+        Ok((id, hash))
+    })?;
+    Ok((id, hash, branch_cfg.seed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::InitQ;
+
+    fn settings() -> Settings {
+        RunConfig::from_toml("variant = \"ewn:3x3x3\"\nseed = 1\niterations = 10\n", "t")
+            .unwrap()
+            .settings
+    }
+
+    /// The branch seed derivation is pinned: changing it would change every branch.
+    #[test]
+    fn branch_seed_is_pinned() {
+        let o = vec!["search.init_q=\"draw\"".to_string()];
+        assert_eq!(branch_seed(11, 2, &o), branch_seed(11, 2, &o.clone()));
+        assert_ne!(branch_seed(11, 2, &o), branch_seed(11, 3, &o));
+        assert_ne!(branch_seed(11, 2, &o), branch_seed(12, 2, &o));
+        assert_ne!(branch_seed(11, 2, &o), branch_seed(11, 2, &[]));
+        // The first u64 of stream `branch(2,search.init_q="draw")` of seed 11.
+        let mut r = crate::rng::stream(11, "branch(2,search.init_q=\"draw\")");
+        assert_eq!(branch_seed(11, 2, &o), r.next_u64());
+        assert_eq!(branch_seed(11, 2, &o), 0x711c_77a1_5aa4_4aef);
+    }
+
+    #[test]
+    fn overrides_are_applied_canonically_and_checked() {
+        let s = settings();
+        // Order and spelling of the values do not change the canonical form.
+        let a = apply_overrides(&s, &["window=3".into(), "search.init_q=draw".into()]).unwrap();
+        let b =
+            apply_overrides(&s, &["search.init_q = \"draw\"".into(), "window=3".into()]).unwrap();
+        assert_eq!(a.canonical, b.canonical);
+        assert_eq!(a.canonical, ["search.init_q=\"draw\"", "window=3"]);
+        assert_eq!(a.settings.window, 3);
+        assert_eq!(a.settings.search.init_q, InitQ::Draw);
+        assert_eq!(a.settings.games_per_iteration, s.games_per_iteration);
+        let n = apply_overrides(&s, &["iterations=40".into(), "name=x".into()]).unwrap();
+        assert_eq!((n.iterations, n.name.as_deref()), (Some(40), Some("x")));
+        assert_eq!(n.settings, s);
+        let lr = apply_overrides(&s, &["learning_rate=[[1, 0.5]]".into()]).unwrap();
+        assert_eq!(lr.settings.learning_rate, [(1, 0.5)]);
+        for (bad, says) in [
+            ("variant=ewn:3x3x4", "cannot change mid-run"),
+            ("init_std=0.1", "cannot change mid-run"),
+            ("seed=3", "--seed"),
+            ("search.nope=1", "no setting `search.nope`"),
+            ("window", "key=value"),
+            ("search.init_q=sometimes", "sometimes"),
+        ] {
+            let e = apply_overrides(&s, &[bad.to_string()])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        // The learner's fixed settings are refused with its reason, and left out of the
+        // allowed keys.
+        let net = RunConfig::from_toml(
+            "variant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\n[learner]\nkind = \"network\"\n\
+             [learner.network]\nhidden = [16]\n",
+            "t",
+        )
+        .unwrap()
+        .settings;
+        for key in [
+            "learner.network.hidden=[8]",
+            "learner.network.optimizer=adam",
+        ] {
+            let e = apply_overrides(&net, &[key.to_string()])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("cannot change mid-run"), "{key}: {e}");
+        }
+        assert!(apply_overrides(&net, &["learner.network.batch_size=8".into()]).is_ok());
+        let e = apply_overrides(&s, &["nope=1".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("init_std") && e.contains("window"), "{e}");
+        let e = apply_overrides(&s, &["window=3".into(), "window=4".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("set twice"), "{e}");
+    }
+}

@@ -1,0 +1,265 @@
+//! A model at an iteration (`RUN@I`, `model:RUN@I`), restored through its learner from the
+//! store: as a player, checked out and described, or measured against an exact solution; and
+//! the positions a run's self-play visited.
+
+use std::time::Instant;
+
+use super::Settings;
+use super::chain::chain_to;
+use super::restore_at;
+use super::{Chain, RunConfig, RunError, decision_states, find, load_config, model_seed_of};
+use crate::eval::Truth;
+use crate::games::Abilities;
+use crate::learners::{Learner, ModelSummary};
+use crate::record::GameRecord;
+use crate::store::{ObjectHash, RunRow, Store};
+
+/// A run at an iteration, read for restoring its model: the run, its configuration, its
+/// model seed and its chain of iteration records.
+struct RunAt<'s> {
+    row: RunRow,
+    cfg: RunConfig,
+    seed: u64,
+    records: Chain<'s>,
+}
+
+/// Finds run `text` and checks that iteration `i` is committed (0: untrained) and, where
+/// `variant` is given, that the run plays it; `name` is how errors write the request
+/// (`model:RUN@I`, `RUN@I`), `model` what iteration 0 gives.
+fn run_at<'s>(
+    store: &'s Store,
+    text: &str,
+    i: u32,
+    name: &str,
+    model: &str,
+    variant: Option<String>,
+) -> Result<RunAt<'s>, RunError> {
+    let row = find(store, text)?;
+    if i > row.iterations_done {
+        return Err(RunError::Usage(format!(
+            "{name}: run {} has committed iterations 0..={} (0: the untrained {model})",
+            row.id, row.iterations_done
+        )));
+    }
+    let (cfg, record) = load_config(store, &row)?;
+    if let Some(v) = variant
+        && record.variant != v
+    {
+        return Err(RunError::Usage(format!(
+            "{name}: run {} plays {}, not {v}",
+            row.id, record.variant
+        )));
+    }
+    let seed = model_seed_of(store, &record)?;
+    let records = chain_to(store, &row, &record, i)?;
+    Ok(RunAt {
+        row,
+        cfg,
+        seed,
+        records,
+    })
+}
+
+/// [`run_at`] for `RUN@I` of a run that must play `g`.
+fn run_in<'s, G: Abilities>(
+    g: &G,
+    store: &'s Store,
+    text: &str,
+    i: u32,
+) -> Result<RunAt<'s>, RunError> {
+    run_at(
+        store,
+        text,
+        i,
+        &format!("{text}@{i}"),
+        "model",
+        Some(g.variant()),
+    )
+}
+
+/// A trained model as a player: the model of run `text` after iteration `i` (0: untrained),
+/// restored through its learner, with the run's search settings.
+pub fn load_model<G: Abilities>(
+    g: &G,
+    store: &Store,
+    text: &str,
+    i: u32,
+) -> Result<
+    (
+        std::sync::Arc<dyn crate::learners::Model<G>>,
+        crate::search::SearchConfig,
+    ),
+    RunError,
+> {
+    let RunAt {
+        cfg,
+        seed,
+        mut records,
+        ..
+    } = run_at(
+        store,
+        text,
+        i,
+        &format!("model:{text}@{i}"),
+        "model",
+        Some(g.variant()),
+    )?;
+    let model: std::sync::Arc<dyn crate::learners::Model<G>> = crate::with_learner!(cfg.settings.learner.kind, L => {
+        std::sync::Arc::new(restore_at::<G, L<G>>(
+            g,
+            store,
+            &cfg.settings,
+            seed,
+            &mut records,
+            i,
+        )?)
+    });
+    Ok((model, cfg.settings.search))
+}
+
+/// A model checked out at an iteration: what its learner says of it
+/// ([`Learner::summary`](crate::learners::Learner::summary)).
+#[derive(Clone, Debug)]
+pub struct CheckedOut {
+    pub run_id: i64,
+    pub iteration: u32,
+    /// The learner's name (`[learner] kind`).
+    pub learner: &'static str,
+    /// The snapshot the iteration record names (`None` for iteration 0).
+    pub snapshot: Option<ObjectHash>,
+    pub model: ModelSummary,
+    pub seconds: f64,
+}
+
+/// The model of run `text` after iteration `i` (0: untrained) in game `g`, restored through
+/// learner `L`: read from its checkpoint or rebuilt from the games (derived snapshots,
+/// docs/store.md), checked against the snapshot's address either way. `L` must be the run's
+/// learner.
+pub fn model_at<G: Abilities, L: Learner<G>>(
+    g: &G,
+    store: &Store,
+    text: &str,
+    i: u32,
+) -> Result<L, RunError> {
+    let RunAt {
+        cfg,
+        seed,
+        mut records,
+        ..
+    } = run_in(g, store, text, i)?;
+    if cfg.settings.learner.kind.name() != L::NAME {
+        return Err(RunError::Usage(format!(
+            "{text}@{i}: the run's learner is {}, not {}",
+            cfg.settings.learner.kind.name(),
+            L::NAME
+        )));
+    }
+    restore_at(g, store, &cfg.settings, seed, &mut records, i)
+}
+
+/// ERR_p and MAE_v (docs/metrics.md) of the model of run `text` after iteration `i`, restored
+/// through the run's learner, over the positions of `truth` (any set: the test positions, or
+/// every position two runs visited). The model's priors and value are its leaf evaluator's.
+pub fn model_errors<G: Abilities>(
+    g: &G,
+    store: &Store,
+    text: &str,
+    i: u32,
+    truth: &Truth<G>,
+) -> Result<(f64, f64), RunError> {
+    let RunAt {
+        cfg,
+        seed,
+        mut records,
+        ..
+    } = run_in(g, store, text, i)?;
+    crate::with_learner!(cfg.settings.learner.kind, L => {
+        let m: L<G> = restore_at(g, store, &cfg.settings, seed, &mut records, i)?;
+        let mut eval = <L<G> as Learner<G>>::evaluator(&m);
+        // Learners' evaluators draw nothing; the stream is there for the trait.
+        let mut rng = crate::rng::stream(seed, "model-errors");
+        Ok(truth.test_errors(g, |s, legal, priors| {
+            crate::search::Evaluator::evaluate(&mut eval, g, s, legal, priors, &mut rng)
+        }))
+    })
+}
+
+/// The decision positions on the trajectories of run `text`'s self-play games of iterations
+/// 1..=`i` (a branch's shared iterations included), in the order first met.
+pub fn visited_positions<G: Abilities>(
+    g: &G,
+    store: &Store,
+    text: &str,
+    i: u32,
+) -> Result<Vec<G::State>, RunError> {
+    let RunAt { mut records, .. } = run_in(g, store, text, i)?;
+    let mut seen = crate::solver::fasthash::FastSet::default();
+    let mut out = Vec::new();
+    for j in 1..=i {
+        for h in &records.get(j)?.games {
+            let rec: GameRecord = store.get(h)?;
+            let states = rec.states(g)?;
+            for s in decision_states(g, &states) {
+                if seen.insert(g.key(s)) {
+                    out.push(*s);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Reconstructs the model of iteration `i` of a run, through its learner, and describes it
+/// (`with_rows`: with the rows `checkout --export` writes).
+pub fn checkout_at(
+    store: &Store,
+    text: &str,
+    i: u32,
+    with_rows: bool,
+) -> Result<CheckedOut, RunError> {
+    let started = Instant::now();
+    let RunAt {
+        row,
+        cfg,
+        seed,
+        mut records,
+    } = run_at(store, text, i, &format!("{text}@{i}"), "model", None)?;
+    let snapshot = match i {
+        0 => None,
+        _ => Some(records.get(i)?.snapshot),
+    };
+    let model = crate::with_game!(&cfg.game, |g| summarise(
+        g,
+        store,
+        &cfg.settings,
+        seed,
+        &mut records,
+        i,
+        with_rows
+    ))?;
+    Ok(CheckedOut {
+        run_id: row.id,
+        iteration: i,
+        learner: cfg.settings.learner.kind.name(),
+        snapshot,
+        model,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The model of iteration `i` of the run `records` belong to, restored through the run's
+/// learner and described.
+fn summarise<G: Abilities>(
+    g: &G,
+    store: &Store,
+    settings: &Settings,
+    model_seed: u64,
+    records: &mut Chain<'_>,
+    i: u32,
+    with_rows: bool,
+) -> Result<ModelSummary, RunError> {
+    crate::with_learner!(settings.learner.kind, L => {
+        let m: L<G> = restore_at(g, store, settings, model_seed, records, i)?;
+        Ok(m.summary(g, settings.learner_context(model_seed), i, with_rows)?)
+    })
+}

@@ -1,0 +1,197 @@
+//! Creating a run and running it to its end: the run's records and row, its lock, the exact
+//! solution its metrics need, and [`execute`], which rebuilds the state of the last committed
+//! iteration and runs the loop beside the store writer thread.
+
+use std::time::Instant;
+
+use super::writer::{WRITE_QUEUE, send, write_commits};
+use super::{
+    Commit, Loop, Observer, RunConfig, RunError, RunOutcome, RunRecord, Truth, settings_record,
+    start_point,
+};
+use crate::games::Abilities;
+use crate::learners::Learner;
+use crate::record::GameRecord;
+use crate::store::{NewRun, ObjectHash, RunStatus, Store};
+
+/// Creates the run's records and row, locked by this process; returns (run id, run hash).
+pub fn create_run(
+    store: &mut Store,
+    cfg: &RunConfig,
+    spec_toml: &str,
+    threads: u32,
+) -> Result<(i64, ObjectHash), RunError> {
+    let settings_json = serde_json::to_string(&cfg.settings).unwrap_or_default();
+    let settings_record = settings_record(&cfg.settings)?;
+    let ids = store.write(|w| {
+        let settings = w.put_encoded(&settings_record)?;
+        let run = RunRecord {
+            variant: cfg.game.variant(),
+            seed: cfg.seed,
+            settings,
+            parent: None,
+        };
+        let hash = w.put(&run)?;
+        let id = w.create_run(&NewRun {
+            hash,
+            name: cfg.name.clone(),
+            variant: run.variant.clone(),
+            seed: cfg.seed,
+            seed_drawn: cfg.seed_drawn,
+            settings,
+            settings_json: settings_json.clone(),
+            spec_toml: spec_toml.to_string(),
+            iterations_planned: cfg.iterations,
+            parent: None,
+            threads,
+        })?;
+        // Locked from the start: no other process can take it up before this one works.
+        w.lock_run(id)?;
+        Ok((id, hash))
+    })?;
+    Ok(ids)
+}
+
+/// Creates a run from `cfg` and runs it to the end on the current rayon pool. The solution
+/// the metrics need is loaded from the store (solved and saved first if missing). The run is
+/// locked while it is worked on.
+pub fn start(
+    store: &mut Store,
+    cfg: &RunConfig,
+    spec_toml: &str,
+    threads: u32,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, RunError> {
+    cfg.validate()?;
+    let (run_id, run_hash) = create_run(store, cfg, spec_toml, threads)?;
+    observer.created(run_id, &run_hash, cfg.seed);
+    let work = LockedRun {
+        run_id,
+        run_hash,
+        line: run_hash,
+        model_seed: cfg.seed,
+        done: 0,
+        head: None,
+        baseline: true,
+        since: Instant::now(),
+    };
+    run_locked(store, cfg, &work, observer)
+}
+
+/// What a process works on: a run (locked) from its last committed iteration.
+pub(crate) struct LockedRun {
+    pub run_id: i64,
+    pub run_hash: ObjectHash,
+    /// The `run` field of the run's iteration records: the run record with `parent` left out
+    /// (for a root run, the run record itself).
+    pub line: ObjectHash,
+    /// The seed of the model's initial parameters (tabular: `table-init`) and of evaluation:
+    /// the root run's seed, inherited by branches (they continue the same model).
+    pub model_seed: u64,
+    /// Iterations committed (a branch's shared ones included) and the head.
+    pub done: u32,
+    pub head: Option<ObjectHash>,
+    /// Whether the untrained model's evaluation is still to be stored.
+    pub baseline: bool,
+    /// When this process began working on the run.
+    pub since: Instant,
+}
+
+/// Runs a locked run to its end, releasing the lock whatever happens.
+pub(crate) fn run_locked(
+    store: &mut Store,
+    cfg: &RunConfig,
+    work: &LockedRun,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, RunError> {
+    let out = crate::with_game!(&cfg.game, |g| execute_any(g, cfg, store, work, observer));
+    if out.is_err() {
+        // Best effort: the error being reported matters more than this one.
+        let _ = store.set_run_status(work.run_id, RunStatus::Failed);
+    }
+    let _ = store.unlock_run(work.run_id);
+    out
+}
+
+/// [`execute`] with the run's learner and its truth.
+fn execute_any<G: Abilities>(
+    g: &G,
+    cfg: &RunConfig,
+    store: &mut Store,
+    work: &LockedRun,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, RunError> {
+    let truth = super::truth(g, store, cfg)?;
+    crate::with_learner!(cfg.settings.learner.kind, L => {
+        execute::<G, L<G>>(g, cfg, truth.as_ref(), store, work, observer)
+    })
+}
+
+/// Runs iterations `work.done + 1 ..= N` of a locked run (see the module docs), reusing the
+/// self-play games of iteration `done + 1` already committed.
+pub(crate) fn execute<G: Abilities, L: Learner<G>>(
+    g: &G,
+    cfg: &RunConfig,
+    truth: Option<&Truth<G>>,
+    store: &mut Store,
+    work: &LockedRun,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, RunError> {
+    let started = Instant::now();
+    let start = start_point::<G, L>(g, store, cfg, work.model_seed, work.head, work.done)?;
+    // Games of the next iteration committed before an interruption: reused, not re-played.
+    let mut reuse = Vec::new();
+    if work.done < cfg.iterations {
+        for (k, (game, h)) in store
+            .run_games(work.run_id, work.done + 1)?
+            .into_iter()
+            .enumerate()
+        {
+            if game as usize != k {
+                return Err(RunError::Inconsistent(format!(
+                    "run {} iteration {}: stored games are not a prefix (game {game} at {k})",
+                    work.run_id,
+                    work.done + 1
+                )));
+            }
+            reuse.push(store.get::<GameRecord>(&h)?);
+        }
+    }
+    let defs: Vec<(&str, &str)> = L::METRICS.iter().map(|d| (d.name, d.description)).collect();
+    store.write(|w| w.declare_metrics(&defs))?;
+    let restart_seconds = work.since.elapsed().as_secs_f64();
+    observer.resumed(work.done, reuse.len() as u32, restart_seconds);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Commit>(WRITE_QUEUE);
+    let run_id = work.run_id;
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || write_commits(store, run_id, rx));
+        let mut sink = |commit: Commit, wait: &mut f64| send(&tx, commit, wait);
+        let loop_ = Loop::<G, L> {
+            g,
+            cfg,
+            truth,
+            run_id,
+            line: work.line,
+            run_hash: work.run_hash,
+            last: cfg.iterations,
+            baseline: work.baseline,
+            model_seed: work.model_seed,
+            learner: std::marker::PhantomData,
+        };
+        let out = loop_.iterate(start, reuse, &mut sink, observer, started);
+        drop(tx);
+        let t = Instant::now();
+        // A writer error explains a failed send, so it comes first.
+        let (busy, cpu) = match writer.join() {
+            Ok(written) => written?,
+            Err(_) => return Err(RunError::WriterPanicked),
+        };
+        let mut out = out?;
+        out.store_wait_seconds += t.elapsed().as_secs_f64();
+        out.store_seconds = busy;
+        out.store_cpu_seconds = cpu;
+        out.seconds = started.elapsed().as_secs_f64();
+        out.restart_seconds = restart_seconds;
+        Ok(out)
+    })
+}

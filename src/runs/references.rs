@@ -1,0 +1,175 @@
+//! The reference check of `fsck` (docs/store.md): every hash the run tables and the run
+//! records hold must name a stored object, and the records must decode.
+
+use super::{IterationRecord, RunError, RunRecord, load_settings};
+use crate::games::Abilities;
+use crate::games::AnyGame;
+use crate::learners::{Learner, LearnerKind};
+use crate::store::{ObjectHash, RunRow, Store};
+
+/// A reference that does not resolve, or an object that cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Dangling {
+    /// Where the reference sits (e.g. `run 2 iteration 3 game 7`, `snapshot <hash> chunk 0`).
+    pub at: String,
+    pub hash: String,
+    pub problem: String,
+}
+
+/// What [`check_references`] found.
+#[derive(Clone, Debug, Default)]
+pub struct References {
+    /// References that do not resolve, and records that cannot be read, in a fixed order.
+    pub dangling: Vec<Dangling>,
+    /// Every reference checked: (where it sits, the object it names); with fsck's damaged
+    /// objects, this says which run, iteration, game or chunk a damaged object is.
+    pub all: Vec<(String, ObjectHash)>,
+}
+
+impl References {
+    /// Where `hash` is referenced from.
+    pub fn referrers(&self, hash: &ObjectHash) -> Vec<&str> {
+        self.all
+            .iter()
+            .filter(|(_, h)| h == hash)
+            .map(|(at, _)| at.as_str())
+            .collect()
+    }
+}
+
+/// Checks that every hash the run tables and the run records hold names a stored object,
+/// and that the records decode.
+pub fn check_references(store: &Store) -> Result<References, RunError> {
+    let mut out = Vec::new();
+    let mut all: Vec<(String, ObjectHash)> = store.run_references()?;
+    let mut miss = |at: String, h: &ObjectHash, problem: &str| {
+        out.push(Dangling {
+            at,
+            hash: h.to_hex(),
+            problem: problem.to_string(),
+        })
+    };
+    for (at, h) in &all {
+        if !store.contains(h)? {
+            miss(at.clone(), h, "missing");
+        }
+    }
+    // Each checkpoint root with the run's game and learner, which say how to read it.
+    let mut snapshots: std::collections::BTreeMap<ObjectHash, (AnyGame, LearnerKind)> =
+        std::collections::BTreeMap::new();
+    let mut iterations = std::collections::BTreeMap::new();
+    for run in store.runs()? {
+        let owner = run_record_refs(store, &run, &mut all, &mut miss)?;
+        for (_, h) in store.iteration_hashes(run.id)? {
+            iterations.entry(h).or_insert_with(|| owner.clone());
+        }
+    }
+    for (h, owner) in &iterations {
+        let r: IterationRecord = match store.get(h) {
+            Ok(r) => r,
+            Err(e) => {
+                miss(format!("iteration record {}", h.short()), h, &e.to_string());
+                continue;
+            }
+        };
+        let at = format!("iteration record {} (iteration {})", h.short(), r.iteration);
+        let mut refs: Vec<(String, ObjectHash)> = vec![
+            ("run".into(), r.run),
+            ("settings".into(), r.settings),
+            ("snapshot".into(), r.snapshot),
+            ("evaluation".into(), r.evaluation),
+        ];
+        if let Some(p) = r.previous {
+            refs.push(("previous".into(), p));
+        }
+        for (k, g) in r.games.iter().enumerate() {
+            refs.push((format!("game {k}"), *g));
+        }
+        for (what, x) in refs {
+            if !store.contains(&x)? {
+                miss(format!("{at}: {what}"), &x, "missing");
+            }
+            all.push((format!("{at}: {what}"), x));
+        }
+        if let Some(o) = owner {
+            snapshots.entry(r.snapshot).or_insert_with(|| o.clone());
+        }
+    }
+    // Full checkpoints whose bytes the learner chose not to keep: derived, like deltas.
+    let unkept: std::collections::BTreeSet<ObjectHash> =
+        store.unkept_snapshots()?.into_iter().collect();
+    for (h, (game, kind)) in &snapshots {
+        let refs = crate::with_game!(game, |g| { refs_of(g, *kind, store, h) });
+        let c = match refs {
+            Ok(c) => c,
+            Err(e) => {
+                miss(format!("snapshot {}", h.short()), h, &e.to_string());
+                continue;
+            }
+        };
+        let at = format!("{} {} (iteration {})", c.kind, h.short(), c.iteration);
+        for r in c.references {
+            if r.stored && !unkept.contains(h) && !store.contains(&r.hash)? {
+                miss(format!("{at}: {}", r.what), &r.hash, "missing");
+            }
+            all.push((format!("{at}: {}", r.what), r.hash));
+        }
+    }
+    Ok(References { dangling: out, all })
+}
+
+/// The references of run `run`'s record (into `all`, the missing ones to `miss`), and the
+/// game and learner that read its snapshots. The run record is read once, here; `None`: it
+/// or its settings cannot be read (reported here, once).
+fn run_record_refs(
+    store: &Store,
+    run: &RunRow,
+    all: &mut Vec<(String, ObjectHash)>,
+    miss: &mut impl FnMut(String, &ObjectHash, &str),
+) -> Result<Option<(AnyGame, LearnerKind)>, RunError> {
+    let r = match store.get::<RunRecord>(&run.hash) {
+        Ok(r) => r,
+        Err(e) => {
+            miss(format!("run {} record", run.id), &run.hash, &e.to_string());
+            return Ok(None);
+        }
+    };
+    let mut refs = vec![("settings", r.settings)];
+    if let Some(p) = &r.parent {
+        refs.push(("parent run", p.run));
+        refs.push(("parent iteration", p.iteration_record));
+    }
+    for (what, h) in refs {
+        let at = format!("run {} record: {what}", run.id);
+        if !store.contains(&h)? {
+            miss(at.clone(), &h, "missing");
+        }
+        all.push((at, h));
+    }
+    let settings = load_settings(store, &r.settings);
+    Ok(match (settings, r.variant.parse::<AnyGame>()) {
+        (Ok(s), Ok(g)) => Some((g, s.learner.kind)),
+        // A missing settings record is reported above.
+        (Err(_), _) if !store.contains(&r.settings)? => None,
+        (Err(e), _) => {
+            let at = format!("run {} record: settings", run.id);
+            miss(at, &r.settings, &e.to_string());
+            None
+        }
+        (_, Err(e)) => {
+            miss(format!("run {} record", run.id), &run.hash, &e.to_string());
+            None
+        }
+    })
+}
+
+/// The references of checkpoint root `h` as learner `kind` reads it (`g` only picks the
+/// game type).
+fn refs_of<G: Abilities>(
+    _: &G,
+    kind: LearnerKind,
+    store: &Store,
+    h: &ObjectHash,
+) -> Result<crate::learners::CheckpointRefs, RunError> {
+    crate::with_learner!(kind, L => Ok(<L<G> as Learner<G>>::references(store, h)?))
+}

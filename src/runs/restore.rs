@@ -1,0 +1,256 @@
+//! The learner's state after any committed iteration, rebuilt from the store alone
+//! ([`start_point`]), and the model after an iteration ([`restore_at`]): read from its
+//! checkpoint, or re-trained from the last stored one (derived snapshots, docs/store.md).
+
+use std::collections::VecDeque;
+
+use rayon::prelude::*;
+
+use super::{
+    Chain, GameYield, IterationRecord, RunConfig, RunError, Settings, chain, game_yield,
+    load_settings, replay_tree,
+};
+use crate::games::Abilities;
+use crate::learners::{Learner, LearnerContext, MetricValues};
+use crate::record::GameRecord;
+use crate::solver::fasthash::FastSet;
+use crate::start::StartPolicy;
+use crate::store::{ObjectHash, Store, StoreError};
+
+/// The learner's state after an iteration: everything the next iteration needs.
+pub(crate) struct StartPoint<G: Abilities, L: Learner<G>> {
+    pub done: u32,
+    pub model: L,
+    pub window: VecDeque<Vec<L::Sample>>,
+    pub seen: FastSet<G::Key>,
+    pub start: Box<dyn StartPolicy<G>>,
+    pub previous: Option<ObjectHash>,
+    pub previous_snapshot: Option<ObjectHash>,
+    /// The metric values of iteration `done` (`None` when `done` is 0).
+    pub previous_metrics: Option<MetricValues>,
+}
+
+/// Rebuilds the learner's state after iteration `done` from the store alone: the model from
+/// its checkpoint, the training window, the coverage set and the start policy from the stored
+/// games (and, for a start policy that wants search-tree states, from their searches
+/// re-played with the model each was played with).
+pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
+    g: &G,
+    store: &Store,
+    cfg: &RunConfig,
+    model_seed: u64,
+    head: Option<ObjectHash>,
+    done: u32,
+) -> Result<StartPoint<G, L>, RunError> {
+    let s = &cfg.settings;
+    let ctx = s.learner_context(model_seed);
+    let records = chain(store, head)?;
+    if records.len() != done as usize {
+        return Err(RunError::Inconsistent(format!(
+            "the run says {done} iterations are committed, but its head's chain has {}",
+            records.len()
+        )));
+    }
+    let model = restore_at::<G, L>(g, store, s, model_seed, &mut Chain::Whole(&records), done)?;
+    let previous_snapshot = records.last().map(|r| r.snapshot);
+    let previous_metrics = match records.last() {
+        Some(r) => Some(L::metric_values(
+            &store.get::<L::Evaluation>(&r.evaluation)?,
+        )),
+        None => None,
+    };
+    let mut window = VecDeque::new();
+    let mut seen: FastSet<G::Key> = FastSet::default();
+    let mut start = s.start.policy(g);
+    let first_in_window = done.saturating_sub(s.window) + 1;
+    let mut before: Option<&IterationRecord> = None;
+    for r in &records {
+        let games: Vec<GameRecord> = r
+            .games
+            .iter()
+            .map(|h| store.get::<GameRecord>(h))
+            .collect::<Result<_, _>>()?;
+        // The model the games were played with: for search-state archives only.
+        let replay_model = if start.wants_tree_states() {
+            Some(restore_at::<G, L>(
+                g,
+                store,
+                s,
+                model_seed,
+                &mut Chain::Whole(&records),
+                before.map_or(0, |b| b.iteration),
+            )?)
+        } else {
+            None
+        };
+        let derived: Vec<GameYield<G, L>> = games
+            .par_iter()
+            .enumerate()
+            .map(|(k, rec)| {
+                let tree = match &replay_model {
+                    Some(m) if rec.start.is_none() => {
+                        replay_tree(g, m, cfg, rec, r.iteration, k as u32)?
+                    }
+                    _ => Vec::new(),
+                };
+                game_yield::<G, L>(g, ctx, rec, tree)
+            })
+            .collect::<Result<_, _>>()?;
+        let mut iteration_samples = Vec::new();
+        for (k, (d, rec)) in derived.into_iter().zip(&games).enumerate() {
+            seen.extend(d.positions);
+            start.observe(g, cfg.seed, r.iteration, k as u32, rec, &d.states, &d.tree);
+            if r.iteration >= first_in_window {
+                iteration_samples.extend(d.samples);
+            }
+        }
+        if r.iteration >= first_in_window {
+            window.push_back(iteration_samples);
+        }
+        before = Some(r);
+    }
+    Ok(StartPoint {
+        done,
+        model,
+        window,
+        seen,
+        start,
+        previous: head,
+        previous_snapshot,
+        previous_metrics,
+    })
+}
+
+/// The model after iteration `done` of the chain `records` (oldest first, at least `done`
+/// long; `done` 0: the untrained model, made with `settings`).
+///
+/// Derived snapshots (docs/store.md): only full checkpoints keep their bytes in the store, so
+/// the model is restored from the latest checkpoint at or before `done` that is stored
+/// ([`Learner::stored`]) and re-trained from there, iteration by iteration, exactly as the run
+/// trained it: iteration i's window of the last K stored games' samples, with the settings its
+/// record names. Every rebuilt checkpoint must hash to the snapshot address its iteration
+/// record holds, else the store is damaged and the error says which iteration.
+pub(crate) fn restore_at<G: Abilities, L: Learner<G>>(
+    g: &G,
+    store: &Store,
+    settings: &Settings,
+    model_seed: u64,
+    records: &mut Chain<'_>,
+    done: u32,
+) -> Result<L, RunError> {
+    let mut base = done;
+    while let Some(h) = records.snapshot(base)?
+        && !L::stored(store, &h)?
+    {
+        base -= 1;
+    }
+    let ctx = settings.learner_context(model_seed);
+    let mut model = L::restore(g, ctx, store, records.snapshot(base)?.as_ref())?;
+    // The settings of each iteration (a branch's differ from its parent's), read once.
+    let mut known: Vec<(ObjectHash, Settings)> = Vec::new();
+    let mut window: VecDeque<(u32, Vec<L::Sample>)> = VecDeque::new();
+    // Iteration i + 1's new games are read and replayed on this thread while iteration i
+    // trains and hashes its checkpoint on another: neither reads what the other writes, and
+    // each iteration trains on exactly the samples it would have sequentially.
+    let mut next: Option<(u32, Vec<L::Sample>)> = None;
+    for i in base + 1..=done {
+        let snapshot = records.get(i)?.snapshot;
+        let previous = records.snapshot(i - 1)?;
+        let k = settings_index(store, &mut known, records, i)?;
+        let next_k = match i < done {
+            true => Some(settings_index(store, &mut known, records, i + 1)?),
+            false => None,
+        };
+        let s = &known[k].1;
+        let ctx = s.learner_context(model_seed);
+        let first = i.saturating_sub(s.window) + 1;
+        while window.front().is_some_and(|(j, _)| *j < first) {
+            window.pop_front();
+        }
+        window.extend(next.take());
+        for j in first..=i {
+            if !window.iter().any(|(k, _)| *k == j) {
+                window.push_back((j, window_samples::<G, L>(g, store, records, j, ctx)?));
+            }
+        }
+        // Samples in their stored order: iteration by iteration, game by game.
+        window.make_contiguous().sort_by_key(|(j, _)| *j);
+        let refs: Vec<&L::Sample> = window.iter().flat_map(|(_, v)| v).collect();
+        let model_ref = &mut model;
+        let (rebuilt, read) = std::thread::scope(|scope| {
+            let trainer = scope.spawn(move || {
+                model_ref.train(ctx, i, &refs);
+                model_ref.checkpoint(g, ctx, i, previous)
+            });
+            let read = next_k.map(|k| {
+                let ctx = known[k].1.learner_context(model_seed);
+                window_samples::<G, L>(g, store, records, i + 1, ctx)
+            });
+            let rebuilt = trainer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (rebuilt, read)
+        });
+        let rebuilt = rebuilt?;
+        if let Some(read) = read {
+            next = Some((i + 1, read?));
+        }
+        if rebuilt.root != snapshot {
+            return Err(StoreError::Corrupt {
+                hash: snapshot,
+                reason: format!(
+                    "iteration {i}'s snapshot is derived (its bytes are not stored), and \
+                     re-training it from the stored games gives {}",
+                    rebuilt.root
+                ),
+            }
+            .into());
+        }
+    }
+    Ok(model)
+}
+
+/// The index in `known` of iteration `i`'s settings, read from the store the first time a
+/// settings record is met.
+fn settings_index(
+    store: &Store,
+    known: &mut Vec<(ObjectHash, Settings)>,
+    records: &mut Chain<'_>,
+    i: u32,
+) -> Result<usize, RunError> {
+    let h = records.get(i)?.settings;
+    Ok(match known.iter().position(|(k, _)| *k == h) {
+        Some(k) => k,
+        None => {
+            known.push((h, load_settings(store, &h)?));
+            known.len() - 1
+        }
+    })
+}
+
+/// The training samples of iteration `j`'s stored games, in game order (read through their
+/// addresses, so a changed byte is named), replayed in parallel.
+fn window_samples<G: Abilities, L: Learner<G>>(
+    g: &G,
+    store: &Store,
+    records: &mut Chain<'_>,
+    j: u32,
+    ctx: LearnerContext<'_>,
+) -> Result<Vec<L::Sample>, RunError> {
+    let games: Vec<GameRecord> = records
+        .get(j)?
+        .games
+        .iter()
+        .map(|h| store.get::<GameRecord>(h))
+        .collect::<Result<_, _>>()?;
+    let per_game: Vec<Vec<L::Sample>> = games
+        .par_iter()
+        .map(|rec| -> Result<_, RunError> {
+            let states = rec.states(g)?;
+            let mut out = Vec::new();
+            L::samples(g, ctx, rec, &states, &mut out)?;
+            Ok(out)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(per_game.into_iter().flatten().collect())
+}
