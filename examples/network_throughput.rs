@@ -11,10 +11,10 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use tabula::game::{Game, Turn};
+use tabula::game_record::GameRecord;
 use tabula::games::ConnectFour;
 use tabula::learners::Learner;
 use tabula::learners::network::Network;
-use tabula::record::GameRecord;
 use tabula::runs::RunConfig;
 use tabula::search::Search;
 use tabula::selfplay::{LaneGame, self_play_lanes};

@@ -28,9 +28,6 @@ pub mod matches;
 pub mod nn;
 pub mod play;
 pub mod players;
-// Transitional old path (removed once the concurrent splits land).
-#[doc(hidden)]
-pub use game_record as record;
 pub mod rng;
 pub mod runs;
 pub mod search;

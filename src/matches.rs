@@ -9,9 +9,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::game::Player as Seat;
+use crate::game_record::{GameEnd, GameRecord};
 use crate::games::Abilities;
 use crate::players::{Agent, Player, PlayerError};
-use crate::record::{GameEnd, GameRecord};
 use crate::rng::{StreamRng, stream};
 
 /// The stream name of match game `i`.

@@ -5,7 +5,7 @@
 //! They take caller-owned scratch buffers so loops over many playouts do not allocate.
 
 use crate::game::{Action, ChanceOutcome, Game, GameResult, Player, Turn};
-use crate::record::{Adjudication, GameEnd, SearchStats, Step};
+use crate::game_record::{Adjudication, GameEnd, SearchStats, Step};
 use crate::rng::{StreamRng, sample_outcome, uniform_index};
 use crate::solver::{OPTIMAL_TOLERANCE, Solution};
 

@@ -1,10 +1,10 @@
 //! Matches are pure functions of their inputs; game records store, load and re-play.
 
+use tabula::game_record::GameRecord;
 use tabula::games::Abilities;
 use tabula::games::{AnyGame, ConnectFour, Ewn};
 use tabula::matches::{MatchReport, rerun, run_match};
 use tabula::players::{Player, PlayerSpec};
-use tabula::record::GameRecord;
 use tabula::store::Store;
 
 fn game<G>(name: &str, pick: impl Fn(AnyGame) -> Option<G>) -> G {
@@ -121,15 +121,15 @@ fn records_store_load_and_replay() {
         // expansion being the first of the 30 simulations (docs/search.md).
         assert!(back.steps.iter().any(|s| matches!(
             s,
-            tabula::record::Step::Move { search: Some(st), .. } if st.visits.iter().sum::<u32>() == 29
+            tabula::game_record::Step::Move { search: Some(st), .. } if st.visits.iter().sum::<u32>() == 29
         )));
     }
     // A tampered record no longer re-applies.
     let mut bad = report.game_list[0].record.clone();
-    if let Some(tabula::record::Step::Move { action, .. }) = bad
+    if let Some(tabula::game_record::Step::Move { action, .. }) = bad
         .steps
         .iter_mut()
-        .find(|s| matches!(s, tabula::record::Step::Move { .. }))
+        .find(|s| matches!(s, tabula::game_record::Step::Move { .. }))
     {
         *action = 99; // outside EWN's action space
     }

@@ -144,7 +144,7 @@ fn records_chain_and_checkout_match_the_run() {
         assert_eq!(it.settings, run.settings);
         assert_eq!(it.games.len(), 20);
         for (i, g) in it.games.iter().enumerate() {
-            let rec: tabula::record::GameRecord = store.get(g).unwrap();
+            let rec: tabula::game_record::GameRecord = store.get(g).unwrap();
             assert_eq!(rec.stream, format!("self-play({},{i})", it.iteration));
             rec.states(&ewn()).unwrap();
         }

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;
+use tabula::eval::MetricValues;
 use tabula::game::{Game, Outcome, Turn};
-use tabula::learners::MetricValues;
-use tabula::record::{GameEnd, GameRecord, SearchStats, Step};
+use tabula::game_record::{GameEnd, GameRecord, SearchStats, Step};
 use tabula::runs::{IterationSummary, Observer, RunConfig, RunOutcome, start};
 use tabula::store::{ObjectHash, Store};
 

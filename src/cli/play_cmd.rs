@@ -4,12 +4,12 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use tabula::game::{Game, Turn};
+use tabula::game_record::{GameRecord, Step};
 use tabula::games::Abilities;
 use tabula::games::AnyGame;
 use tabula::matches::play_game;
 use tabula::play::{Decision, play_loop};
 use tabula::players::{Player, PlayerSpec};
-use tabula::record::{GameRecord, Step};
 use tabula::rng::{StreamRng, stream, uniform_index};
 use tabula::store::Store;
 use tabula::with_game;

@@ -3,11 +3,11 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use tabula::game_record::GameRecord;
 use tabula::games::Abilities;
 use tabula::games::AnyGame;
 use tabula::matches::rerun;
 use tabula::players::{Player, PlayerSpec};
-use tabula::record::GameRecord;
 use tabula::store::{ObjectHash, Record, Store};
 use tabula::with_game;
 

@@ -32,17 +32,14 @@ pub mod tabular;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SettingError;
-use crate::eval::{MetricsPlan, Truth};
+use crate::eval::{MetricDef, MetricValues, MetricsPlan, Truth};
 use crate::game::{Action, Game};
+use crate::game_record::{GameRecord, ReplayError};
 use crate::games::Abilities;
-use crate::record::{GameRecord, ReplayError};
 use crate::search::Evaluator;
 use crate::search::SearchConfig;
-use crate::store::{ObjectHash, Record, Store, StoreError};
+use crate::store::{Encoded, ObjectHash, Record, Store, StoreError};
 
-// Transitional old paths (removed once the runs and cli splits land).
-pub use crate::eval::{MetricDef, MetricValues};
-pub use crate::store::Encoded;
 pub use network::Network;
 pub use tabular::TabularAz;
 
@@ -319,7 +316,7 @@ pub fn searched_decisions<G: Game>(
         let crate::game::Turn::Player(p) = g.turn(s) else {
             continue;
         };
-        if let crate::record::Step::Move {
+        if let crate::game_record::Step::Move {
             search: Some(st), ..
         } = step
             && st.full

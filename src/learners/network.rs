@@ -27,13 +27,13 @@ use crate::eval::reference::{
 };
 use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
 use crate::game::{Action, Game};
+use crate::game_record::{GameRecord, ReplayError};
 use crate::games::Abilities;
 use crate::nn::encode::Encoder;
 use crate::nn::{
     Arch, Example, Layout, Losses, OptimConfig, OptimState, Scratch, legal_softmax, train_step,
     unit_value,
 };
-use crate::record::{GameRecord, ReplayError};
 use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
 use crate::search::Evaluator;
 use crate::store::{Encoded, ObjectHash, Record, Store};

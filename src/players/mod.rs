@@ -7,8 +7,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::game::{Action, Turn};
+use crate::game_record::SearchStats;
 use crate::games::Abilities;
-use crate::record::SearchStats;
 use crate::rng::{StreamRng, uniform_index};
 use crate::search::{Evaluator, MctsSolver, Rollout, Search, SearchConfig, SearchError, Uniform};
 use crate::solver::{LoadError, Solution, SolveError};

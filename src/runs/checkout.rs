@@ -9,9 +9,9 @@ use super::chain::chain_to;
 use super::restore_at;
 use super::{Chain, RunConfig, RunError, decision_states, find, load_config, model_seed_of};
 use crate::eval::Truth;
+use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::{Learner, ModelSummary};
-use crate::record::GameRecord;
 use crate::store::{ObjectHash, RunRow, Store};
 
 /// A run at an iteration, read for restoring its model: the run, its configuration, its

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use crate::learners::Encoded;
+use crate::store::Encoded;
 use crate::store::{ObjectHash, Prepared};
 
 /// Whether the bytes of iteration `i`'s full checkpoint are kept: every `every`-th full

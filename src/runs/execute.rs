@@ -9,9 +9,9 @@ use super::{
     Commit, Loop, Observer, RunConfig, RunError, RunOutcome, RunRecord, Truth, settings_record,
     start_point,
 };
+use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::Learner;
-use crate::record::GameRecord;
 use crate::store::{NewRun, ObjectHash, RunStatus, Store};
 
 /// Creates the run's records and row, locked by this process; returns (run id, run hash).

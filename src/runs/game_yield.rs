@@ -4,9 +4,9 @@
 
 use super::{RunConfig, RunError};
 use crate::game::Turn;
+use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::{Learner, LearnerContext};
-use crate::record::GameRecord;
 use crate::search::Search;
 use crate::selfplay::self_play_game;
 

@@ -14,13 +14,12 @@ use super::{
     Commit, CommitSink, GameYield, IterationRecord, IterationSummary, Observer, RunConfig,
     RunError, RunOutcome, StartPoint, Truth, settings_hash,
 };
+use crate::eval::MetricValues;
 use crate::eval::MetricsPlan;
+use crate::game_record::GameRecord;
 use crate::games::Abilities;
-use crate::learners::{
-    Checkpoint, Encoded, EvalContext, Learner, LearnerContext, MetricValues, TrainReport,
-};
-use crate::record::GameRecord;
-use crate::store::{EvaluationRow, IterationRow, ObjectHash, RunStatus, address};
+use crate::learners::{Checkpoint, EvalContext, Learner, LearnerContext, TrainReport};
+use crate::store::{Encoded, EvaluationRow, IterationRow, ObjectHash, RunStatus, address};
 
 /// The iteration loop's fixed inputs.
 pub(crate) struct Loop<'a, G: Abilities, L: Learner<G>> {

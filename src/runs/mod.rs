@@ -74,8 +74,8 @@ mod writer;
 
 use crate::eval::MetricValues;
 use crate::eval::Truth;
+use crate::game_record::ReplayError;
 use crate::learners::LearnerError;
-use crate::record::ReplayError;
 use crate::search::SearchError;
 use crate::store::{ObjectHash, StoreError};
 

@@ -13,10 +13,11 @@ use super::writer::{GAMES_FLUSH, GameBatch};
 use super::{Commit, GAME_BATCH, GameYield, Observer, RunError, StartPoint};
 use super::{game_yield, replay_tree};
 use crate::game::Player;
+use crate::game_record::GameRecord;
 use crate::games::Abilities;
-use crate::learners::{Encoded, Learner, LearnerContext};
-use crate::record::GameRecord;
+use crate::learners::{Learner, LearnerContext};
 use crate::selfplay::{LaneGame, play_games};
+use crate::store::Encoded;
 use crate::store::{ObjectHash, RunGameRow, address};
 
 /// A finished self-play game with what the driver derives from it, and its address.

@@ -3,7 +3,7 @@
 //! - `run/v1` ([`RunRecord`]): variant, seed, the settings' hash, and the parent for branches.
 //!   Its hash is the run's identity.
 //! - `settings/v1` ([`crate::runs::Settings`]): everything that decides the results.
-//! - `game/v1` ([`crate::record::GameRecord`]): each self-play game, visit counts included.
+//! - `game/v1` ([`crate::game_record::GameRecord`]): each self-play game, visit counts included.
 //! - the learner's checkpoint (its root is the iteration's `snapshot`) and evaluation
 //!   records: each learner defines its own (e.g. [`crate::learners::tabular::records`]); the
 //!   driver handles them as encoded objects and addresses.

@@ -4,9 +4,9 @@
 
 use super::{Chain, IterationRecord, RunConfig, RunError, chain, find, load_config};
 use super::{model_seed_of, restore_at};
+use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::Learner;
-use crate::record::GameRecord;
 use crate::store::{ObjectHash, Store, address};
 
 /// A self-play game re-played from its inputs.

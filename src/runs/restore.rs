@@ -10,9 +10,10 @@ use super::{
     Chain, GameYield, IterationRecord, RunConfig, RunError, Settings, chain, game_yield,
     load_settings, replay_tree,
 };
+use crate::eval::MetricValues;
+use crate::game_record::GameRecord;
 use crate::games::Abilities;
-use crate::learners::{Learner, LearnerContext, MetricValues};
-use crate::record::GameRecord;
+use crate::learners::{Learner, LearnerContext};
 use crate::solver::fasthash::FastSet;
 use crate::start::StartPolicy;
 use crate::store::{ObjectHash, Store, StoreError};

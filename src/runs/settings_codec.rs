@@ -24,9 +24,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::spec::{EvalSettings, LearnerSettings, Settings};
-use crate::learners::Encoded;
 use crate::search::{ForcedPlayouts, InitQ, PlayoutCap, SearchConfig};
 use crate::start::StartSettings;
+use crate::store::Encoded;
 use crate::store::{ObjectHash, Record, Store, StoreError};
 
 /// `[eval]` as of settings/v1.

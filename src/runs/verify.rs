@@ -8,9 +8,9 @@ use super::{
     Commit, IterationRecord, Loop, Observer, RunConfig, RunError, Truth, chain, find, line_of,
     load_config, model_seed_of, start_point,
 };
+use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::Learner;
-use crate::record::GameRecord;
 use crate::store::{ObjectHash, RunRow, Store, address};
 
 /// The result of `verify`.

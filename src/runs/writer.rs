@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::{IterationRecord, RunError};
-use crate::learners::Encoded;
+use crate::store::Encoded;
 use crate::store::{
     EvaluationRow, IterationRow, Prepared, PreparedPack, RunGameRow, RunStatus, Store, StoreError,
 };

@@ -12,8 +12,8 @@
 //! the unchanged heads of the example runs).
 
 use crate::game::{ChanceOutcome, Game, Turn};
+use crate::game_record::{GameEnd, GameRecord, Step as Move};
 use crate::play::Decision;
-use crate::record::{GameEnd, GameRecord, Step as Move};
 use crate::rng::{StreamRng, sample_outcome, stream_fmt};
 use crate::search::{Evaluator, Leaf, Search, SearchConfig, SearchError, Step};
 

@@ -8,8 +8,8 @@
 //! would.
 
 use crate::game::Game;
+use crate::game_record::GameRecord;
 use crate::play::{Decision, play_loop};
-use crate::record::GameRecord;
 use crate::rng::stream_fmt;
 use crate::search::{Evaluator, Search, SearchError};
 

@@ -2,7 +2,7 @@
 
 use super::StartPolicy;
 use crate::game::Game;
-use crate::record::GameRecord;
+use crate::game_record::GameRecord;
 
 /// Every game starts at the game's start state.
 #[derive(Copy, Clone, Debug, Default)]

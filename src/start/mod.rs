@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SettingError;
 use crate::game::Game;
-use crate::record::GameRecord;
+use crate::game_record::GameRecord;
 
 pub use go_exploit::GoExploit;
 pub use initial::Initial;

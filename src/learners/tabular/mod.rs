@@ -17,7 +17,7 @@ use super::{
 use crate::error::SettingError;
 use crate::eval::{MetricDef, MetricValues, WinRate};
 use crate::game::{Action, Game, PositionKey};
-use crate::record::{GameRecord, ReplayError};
+use crate::game_record::{GameRecord, ReplayError};
 use crate::store::{Encoded, ObjectHash, Store};
 use table::greedy_action;
 pub use table::{Table, TableEval};
