@@ -59,7 +59,7 @@ pub struct SearchStats {
 
 impl SearchStats {
     /// The counts the training target pi derives from.
-    pub fn target_counts(&self) -> &[u32] {
+    pub(crate) fn target_counts(&self) -> &[u32] {
         self.target.as_deref().unwrap_or(&self.visits)
     }
 }
@@ -143,7 +143,7 @@ impl GameRecord {
     }
 
     /// The start state of the record in game `g`.
-    pub fn start_state<G: Game>(&self, g: &G) -> Result<G::State, ReplayError> {
+    pub(crate) fn start_state<G: Game>(&self, g: &G) -> Result<G::State, ReplayError> {
         match &self.start {
             None => Ok(g.initial_state()),
             Some(text) => g

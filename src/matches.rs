@@ -15,7 +15,7 @@ use crate::players::{Agent, Player, PlayerError};
 use crate::rng::{StreamRng, stream};
 
 /// The stream name of match game `i`.
-pub fn match_stream(i: u32) -> String {
+pub(crate) fn match_stream(i: u32) -> String {
     format!("match({i})")
 }
 
@@ -105,7 +105,7 @@ impl MatchReport {
 }
 
 /// Plays match game `i` between A and B (A first when `i` is even).
-pub fn play_match_game<G: Abilities>(
+pub(crate) fn play_match_game<G: Abilities>(
     g: &G,
     a: &Player<G>,
     b: &Player<G>,

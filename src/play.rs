@@ -68,7 +68,7 @@ pub fn play_loop<G: Game, E>(
 /// The optimal player's decision at decision state `s`: it claims the win where the value
 /// is a certain win, else plays an optimal action (ties broken from `rng`). `None` when the
 /// solution has no value for `s`.
-pub fn optimal_decision<G: Game>(
+pub(crate) fn optimal_decision<G: Game>(
     g: &G,
     sol: &Solution<G::Key>,
     s: &G::State,
@@ -101,7 +101,7 @@ impl Scratch {
 }
 
 /// Samples an outcome of the chance state `s` by its probability and applies it.
-pub fn step_chance<G: Game>(
+pub(crate) fn step_chance<G: Game>(
     g: &G,
     s: &G::State,
     rng: &mut StreamRng,

@@ -11,7 +11,7 @@
 //! normal-approximation half-width.
 
 /// z of a two-sided 95% interval.
-pub const Z95: f64 = 1.959_963_984_540_054;
+pub(crate) const Z95: f64 = 1.959_963_984_540_054;
 
 /// The Wilson 95% interval `[low, high]` of the score of `wins`, `draws`, `losses`; `[0, 1]`
 /// for no games.

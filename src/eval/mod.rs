@@ -18,7 +18,7 @@ pub use truth::{MetricsPlan, Truth, WinRate, win_rate_of};
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct MetricDef {
     pub name: &'static str,
-    pub description: &'static str,
+    pub(crate) description: &'static str,
 }
 
 /// One iteration's values of declared metrics, in declaration order (`None`: not measured).

@@ -31,19 +31,19 @@ use crate::rng::stream_fmt;
 use crate::search::{Evaluator, MctsSolver, Search, SearchConfig, SearchError, SolverConfig};
 
 /// The multipliers a run may name (each has its metrics declared).
-pub const MULTIPLIERS: [u32; 4] = [1, 10, 100, 1000];
+pub(crate) const MULTIPLIERS: [u32; 4] = [1, 10, 100, 1000];
 
 /// `[learner.network.reference]`: which reference metrics, and how many games / positions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReferenceSettings {
     /// Games against each MCTS-Solver strength (0: none).
-    pub solver_games: u32,
+    pub(crate) solver_games: u32,
     /// MCTS-Solver's simulations as multiples of the run's (each of 1, 10, 100, 1000).
-    pub solver_multipliers: Vec<u32>,
+    pub(crate) solver_multipliers: Vec<u32>,
     /// Connect Four 7x6 test sets (names `L3_R1`, `L2_R1`, `L2_R2`, `L1_R1`, `L1_R2`,
     /// `L1_R3`).
-    pub c4_sets: Vec<String>,
+    pub(crate) c4_sets: Vec<String>,
     /// The first this many positions of each set (of 1000).
     pub c4_positions: u32,
 }
@@ -67,7 +67,7 @@ fn bad(key: &str, value: impl ToString, allowed: &str) -> SettingError {
 
 impl ReferenceSettings {
     /// Checks every key (errors name `learner.network.reference.KEY`).
-    pub fn validate(&self) -> Result<(), SettingError> {
+    pub(crate) fn validate(&self) -> Result<(), SettingError> {
         if self.solver_games > 100_000 {
             return Err(bad(
                 "solver_games",
@@ -106,7 +106,7 @@ impl ReferenceSettings {
 /// The score against one MCTS-Solver strength.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SolverScore {
-    pub multiplier: u32,
+    pub(crate) multiplier: u32,
     pub games: u32,
     pub wins: u32,
     pub draws: u32,
@@ -114,7 +114,7 @@ pub struct SolverScore {
     pub score: f64,
     pub ci95: f64,
     /// The sum of the scores over iterations 1..i (the paper's area under the curve).
-    pub auc: Option<f64>,
+    pub(crate) auc: Option<f64>,
 }
 
 /// The errors on one Connect Four test set.
@@ -123,9 +123,9 @@ pub struct C4SetScore {
     pub set: String,
     pub positions: u32,
     /// Mean |v_hat - v*| over the positions.
-    pub value_error: f64,
+    pub(crate) value_error: f64,
     /// Positions whose greedy move is optimal.
-    pub best_moves: u32,
+    pub(crate) best_moves: u32,
 }
 
 /// The reference metrics of one evaluation.
@@ -187,7 +187,7 @@ const C4_DEFS: [MetricDef; 12] = c4_defs!("l3_r1", "l2_r1", "l2_r2", "l1_r1", "l
 /// The reference metrics in declaration order: per multiplier (1, 10, 100, 1000) the win
 /// rate, its interval and its AUC; the Connect Four errors over every chosen set's positions;
 /// then per set.
-pub const REFERENCE_METRICS: [MetricDef; 26] = {
+pub(crate) const REFERENCE_METRICS: [MetricDef; 26] = {
     let mut out = [MetricDef {
         name: "",
         description: "",
@@ -251,7 +251,7 @@ impl ReferenceEval {
 /// The test-set errors of a model on the game's reference sets (Connect Four 7x6's; `None`
 /// on a game without them): `model(state, legal)` returns the greedy move and the value on
 /// [0, 1].
-pub fn c4_scores<G: Abilities>(
+pub(crate) fn c4_scores<G: Abilities>(
     g: &G,
     settings: &ReferenceSettings,
     mut model: impl FnMut(&G::State, &[Action]) -> (Action, f64),
@@ -287,7 +287,7 @@ pub fn c4_scores<G: Abilities>(
 
 /// The learner's search settings in reference games: the run's knobs as evaluation play (no
 /// root noise, most visited move, every search full).
-pub fn evaluation_search(run: &SearchConfig) -> SearchConfig {
+pub(crate) fn evaluation_search(run: &SearchConfig) -> SearchConfig {
     SearchConfig {
         dirichlet_epsilon: 0.0,
         temperature: 0.0,
@@ -299,7 +299,7 @@ pub fn evaluation_search(run: &SearchConfig) -> SearchConfig {
 /// The scores against MCTS-Solver at every multiplier of `settings` after iteration
 /// `iteration`; `make_eval` makes the learner's leaf evaluator (one per worker), `previous`
 /// holds iteration i-1's metric values (for the AUC; `None` at iteration 1).
-pub fn solver_scores<G: Game, E: Evaluator<G>>(
+pub(crate) fn solver_scores<G: Game, E: Evaluator<G>>(
     g: &G,
     settings: &ReferenceSettings,
     search: &SearchConfig,

@@ -35,7 +35,7 @@ pub struct WinRate {
 
 impl WinRate {
     /// The summary of per-game scores (win 1, draw 0.5, loss 0), in game order.
-    pub fn of_scores(scores: &[f64]) -> WinRate {
+    pub(crate) fn of_scores(scores: &[f64]) -> WinRate {
         let games = scores.len() as u32;
         let n = f64::from(games.max(1));
         let total: f64 = scores.iter().sum();
@@ -159,7 +159,7 @@ impl<G: Game> Truth<G> {
     /// ERR_p and MAE_v over S_test of any model: `model(s, legal, priors)` fills the priors
     /// over the legal actions of test position `s` and returns its value on the [0, 1] scale.
     /// Positions in S_test order, summed in that order.
-    pub fn test_errors(
+    pub(crate) fn test_errors(
         &self,
         g: &G,
         mut model: impl FnMut(&G::State, &[Action], &mut [f64]) -> f64,

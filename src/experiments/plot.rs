@@ -19,7 +19,7 @@ use super::sweep::{Stored, find};
 use crate::store::{Store, Value};
 
 /// A run's metrics: metric name -> iteration -> value.
-pub type RunMetrics = BTreeMap<String, BTreeMap<u32, f64>>;
+pub(crate) type RunMetrics = BTreeMap<String, BTreeMap<u32, f64>>;
 
 /// A sweep and the metrics of its runs.
 pub struct SweepData {
@@ -317,7 +317,7 @@ pub(crate) struct PointSummary {
     /// metric -> (final value, area under the curve over iterations 1..N).
     pub metrics: BTreeMap<String, (Option<Stat>, Option<Stat>)>,
     /// Over the seeds that reached it; `reached` of `seeds` did.
-    pub first_wr_049: Option<Stat>,
+    pub(crate) first_wr_049: Option<Stat>,
     pub reached: usize,
 }
 

@@ -8,7 +8,7 @@
 //! Variant names are `family:params[,option=value...]`, e.g. `cdc:KPPP`,
 //! `cdc:4x8,no_progress=50,repetition=off`, `ewn:3x3x3`, `c4:5x4`, `checkers:5x5-3,win=filled`.
 
-pub mod abilities;
+pub(crate) mod abilities;
 pub mod cdc;
 pub mod checkers;
 pub mod connect4;
@@ -132,7 +132,7 @@ pub const FAMILIES: &[FamilyInfo] = &[cdc::FAMILY, ewn::FAMILY, connect4::FAMILY
 /// Each game's `from_spec` reads its parameters, takes the options it knows with
 /// [`VariantSpec::take`] and finishes with [`VariantSpec::finish`], which rejects unknown ones.
 #[derive(Clone, Debug)]
-pub struct VariantSpec {
+pub(crate) struct VariantSpec {
     /// The whole text as given, for error messages.
     pub text: String,
     pub family: String,
@@ -191,7 +191,7 @@ impl VariantSpec {
     }
 
     /// Option `key` as an integer in `range` (or `default` when absent).
-    pub fn take_int(
+    pub(crate) fn take_int(
         &mut self,
         key: &str,
         range: std::ops::RangeInclusive<u32>,
@@ -232,7 +232,7 @@ impl VariantSpec {
 }
 
 /// Parses `AxB` or `AxBxC` dimension lists such as `3x4x3`.
-pub fn parse_dims(
+pub(crate) fn parse_dims(
     spec: &VariantSpec,
     text: &str,
     n: usize,

@@ -110,7 +110,7 @@ pub struct CheckpointRefs {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TrainReport {
     /// Samples applied.
-    pub samples: u64,
+    pub(crate) samples: u64,
     /// Units of the model the samples changed (tabular: distinct positions, i.e. table rows).
     pub units: u64,
     /// The learning rate in force.
@@ -123,7 +123,7 @@ pub struct TrainReport {
 pub struct LearnerContext<'a> {
     /// The seed of the model's initial parameters and of its evaluation streams: the root
     /// run's seed (a branch continues the same model, so it keeps it).
-    pub model_seed: u64,
+    pub(crate) model_seed: u64,
     /// The Normal std of a new table row's entries (`init_std`).
     pub init_std: f64,
     /// The learning-rate schedule beta (`learning_rate`): (from_iteration, beta), ascending,
@@ -146,7 +146,7 @@ impl LearnerContext<'_> {
 
 /// The value in force at iteration `i` of a schedule of (from_iteration, value) pairs,
 /// ascending, the first from iteration 1 (validated before use).
-pub fn scheduled(schedule: &[(u32, f64)], i: u32) -> f64 {
+pub(crate) fn scheduled(schedule: &[(u32, f64)], i: u32) -> f64 {
     schedule
         .iter()
         .take_while(|(from, _)| *from <= i)
@@ -304,7 +304,7 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
 /// Calls `f(state, legal actions, target counts, z)` for every decision of a stored game whose
 /// search was full, in move order: the training samples of both learners. `z` is the outcome
 /// of the record's own trajectory for the side to move.
-pub fn searched_decisions<G: Game>(
+pub(crate) fn searched_decisions<G: Game>(
     g: &G,
     record: &GameRecord,
     states: &[G::State],
@@ -387,7 +387,7 @@ impl LearnerKind {
 
     /// The settings a branch of a run of this learner cannot change, with the reason (the
     /// model it continues depends on them); `tabula branch --set` refuses them.
-    pub fn fixed_settings(self) -> &'static [(&'static str, &'static str)] {
+    pub(crate) fn fixed_settings(self) -> &'static [(&'static str, &'static str)] {
         match self {
             LearnerKind::TabularAz => tabular::FIXED_SETTINGS,
             LearnerKind::Network => network::FIXED_SETTINGS,
@@ -408,7 +408,7 @@ pub struct LearnerSettings {
 }
 
 /// Checks the `[learner]` table and the named learner's settings (errors name the key).
-pub fn validate<G: Abilities>(check: SettingsCheck<'_>) -> Result<(), SettingError> {
+pub(crate) fn validate<G: Abilities>(check: SettingsCheck<'_>) -> Result<(), SettingError> {
     let kind = check.learner.kind;
     if check.learner.network.is_some() && kind != LearnerKind::Network {
         return Err(SettingError::new(

@@ -50,7 +50,7 @@ pub enum ArchKind {
 
 /// The optimiser's name in the spec.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum OptimizerKind {
+pub(crate) enum OptimizerKind {
     #[default]
     #[serde(rename = "sgd")]
     Sgd,
@@ -71,18 +71,18 @@ pub struct NetworkSettings {
     pub blocks: u32,
     pub channels: u32,
     /// `sgd` or `adam`.
-    pub optimizer: OptimizerKind,
+    pub(crate) optimizer: OptimizerKind,
     /// (from_iteration, learning rate), ascending, the first from iteration 1.
-    pub lr: Vec<(u32, f64)>,
+    pub(crate) lr: Vec<(u32, f64)>,
     /// SGD.
-    pub momentum: f64,
-    pub nesterov: bool,
+    pub(crate) momentum: f64,
+    pub(crate) nesterov: bool,
     /// L2 weight decay (both optimisers).
-    pub weight_decay: f64,
+    pub(crate) weight_decay: f64,
     /// Adam.
-    pub adam_beta1: f64,
-    pub adam_beta2: f64,
-    pub adam_eps: f64,
+    pub(crate) adam_beta1: f64,
+    pub(crate) adam_beta2: f64,
+    pub(crate) adam_eps: f64,
     /// Games in the replay buffer (absent: every game of the window).
     pub replay_games: Option<u32>,
     pub batch_size: u32,
@@ -125,7 +125,7 @@ fn bad(key: &str, value: impl ToString, allowed: &str) -> SettingError {
 
 impl NetworkSettings {
     /// Checks every key against the driver's window (errors name `learner.network.KEY`).
-    pub fn validate(&self, check: SettingsCheck<'_>) -> Result<(), SettingError> {
+    pub(crate) fn validate(&self, check: SettingsCheck<'_>) -> Result<(), SettingError> {
         if self.hidden.len() > 16 || self.hidden.iter().any(|&h| h == 0 || h > 4096) {
             return Err(bad(
                 "hidden",
@@ -237,19 +237,19 @@ impl NetworkSettings {
     }
 
     /// The learning rate of iteration `i` (1-based).
-    pub fn lr_at(&self, i: u32) -> f64 {
+    pub(crate) fn lr_at(&self, i: u32) -> f64 {
         super::scheduled(&self.lr, i)
     }
 }
 
 /// The network settings of a run (its `[learner.network]` table or the defaults).
-pub fn settings_of(s: &LearnerSettings) -> NetworkSettings {
+pub(crate) fn settings_of(s: &LearnerSettings) -> NetworkSettings {
     s.network.clone().unwrap_or_default()
 }
 
 /// Settings a branch cannot change ([`super::LearnerKind::fixed_settings`]): they decide the
 /// shape of the weights or of the optimiser state the branch continues.
-pub const FIXED_SETTINGS: &[(&str, &str)] = &[
+pub(crate) const FIXED_SETTINGS: &[(&str, &str)] = &[
     (
         "learner.network.arch",
         "the weights the branch continues have its shape",
@@ -274,7 +274,7 @@ pub const FIXED_SETTINGS: &[(&str, &str)] = &[
 
 /// `network-params/v1`: a network's weights, in layout order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ParamsRecord {
+pub(crate) struct ParamsRecord {
     pub values: Vec<f32>,
 }
 
@@ -284,7 +284,7 @@ impl Record for ParamsRecord {
 
 /// `network-optimizer/v1`: the optimiser's state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct OptimizerRecord {
+pub(crate) struct OptimizerRecord {
     pub state: OptimState,
 }
 
@@ -294,15 +294,15 @@ impl Record for OptimizerRecord {
 
 /// `network-checkpoint/v1`: the root of a checkpoint.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CheckpointRecord {
+pub(crate) struct CheckpointRecord {
     pub iteration: u32,
     /// Parameters in all (a check against the run's architecture).
     pub parameters: u64,
     pub params: ObjectHash,
-    pub optimizer: ObjectHash,
+    pub(crate) optimizer: ObjectHash,
     /// Mean losses of the iteration's last training step.
-    pub loss_policy: f64,
-    pub loss_value: f64,
+    pub(crate) loss_policy: f64,
+    pub(crate) loss_value: f64,
     /// Samples in the replay buffer at the last training.
     pub buffer: u64,
 }
@@ -323,8 +323,8 @@ pub struct NetworkEvaluation {
     pub err_p: Option<f64>,
     pub mae_v: Option<f64>,
     pub seen: u64,
-    pub loss_policy: f64,
-    pub loss_value: f64,
+    pub(crate) loss_policy: f64,
+    pub(crate) loss_value: f64,
     pub buffer: u64,
     pub reference: Option<ReferenceEval>,
 }
@@ -432,10 +432,10 @@ const ALL_METRICS: [MetricDef; 12 + REFERENCE_METRICS.len()] = {
 /// The network learner's metrics: the shared WR_p, ERR_p, MAE_v and coverage definitions,
 /// its training losses, then the reference metrics of unsolved variants
 /// ([`crate::eval::reference`]).
-pub const NETWORK_METRICS: &[MetricDef] = &ALL_METRICS;
+pub(crate) const NETWORK_METRICS: &[MetricDef] = &ALL_METRICS;
 
 /// Self-play games a worker plays at once (docs/network.md, "Throughput").
-pub const SELF_PLAY_LANES: usize = 32;
+pub(crate) const SELF_PLAY_LANES: usize = 32;
 
 /// One training sample: the example, and whether it is its game's first.
 #[derive(Clone, Debug)]
@@ -548,7 +548,7 @@ impl<G: Abilities> NetEval<'_, G> {
     }
 
     /// The greedy move and the value on the [0, 1] scale, from one forward pass.
-    pub fn greedy_value(&mut self, s: &G::State, legal: &[Action]) -> (Action, f64) {
+    pub(crate) fn greedy_value(&mut self, s: &G::State, legal: &[Action]) -> (Action, f64) {
         let pre = self.net.infer(s, &mut self.x, &mut self.scratch);
         let logits = &self.scratch.logits;
         let mut best = legal[0];
@@ -561,7 +561,12 @@ impl<G: Abilities> NetEval<'_, G> {
     }
 
     /// Fills `priors` over `legal` and returns the value on the [0, 1] scale.
-    pub fn priors_value(&mut self, s: &G::State, legal: &[Action], priors: &mut [f64]) -> f64 {
+    pub(crate) fn priors_value(
+        &mut self,
+        s: &G::State,
+        legal: &[Action],
+        priors: &mut [f64],
+    ) -> f64 {
         let pre = self.net.infer(s, &mut self.x, &mut self.scratch);
         legal_softmax(&self.scratch.logits, legal, priors);
         unit_value(pre)

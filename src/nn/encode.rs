@@ -17,8 +17,8 @@ use crate::game::{Game, Player, Turn};
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Planes {
     pub channels: usize,
-    pub height: usize,
-    pub width: usize,
+    pub(crate) height: usize,
+    pub(crate) width: usize,
 }
 
 impl Planes {
@@ -33,7 +33,7 @@ impl Planes {
 }
 
 /// A game whose decision states a network can read.
-pub trait Encode: Game {
+pub(crate) trait Encode: Game {
     /// The shape of every state's planes.
     fn planes(&self) -> Planes;
 
@@ -60,7 +60,7 @@ impl<G: Encode> DynEncode<G> for G {
 }
 
 /// A game's encoding, shared by every thread.
-pub type Encoder<G> = Arc<dyn DynEncode<G>>;
+pub(crate) type Encoder<G> = Arc<dyn DynEncode<G>>;
 
 /// The seat whose view decision state `s` is encoded from: the side to move.
 pub(crate) fn side_to_move<G: Game>(g: &G, s: &G::State) -> Player {

@@ -13,8 +13,8 @@
 //! number of threads. There is no batch normalisation (its statistics would tie a position's
 //! output to its batch).
 
-pub mod encode;
-pub mod optim;
+pub(crate) mod encode;
+pub(crate) mod optim;
 
 use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
@@ -22,10 +22,10 @@ use rayon::prelude::*;
 use crate::rng::StreamRng;
 use encode::Planes;
 
-pub use optim::{OptimConfig, OptimState};
+pub(crate) use optim::{OptimConfig, OptimState};
 
 /// Samples per gradient chunk of a training step (fixed, so the sum's order is too).
-pub const CHUNK: usize = 16;
+pub(crate) const CHUNK: usize = 16;
 
 /// The architecture.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -195,7 +195,7 @@ impl Layout {
 
     /// The forward pass of one position (`x`: its planes): fills `s.logits` and returns the
     /// value head's output before tanh.
-    pub fn forward(&self, p: &[f32], x: &[f32], s: &mut Scratch) -> f32 {
+    pub(crate) fn forward(&self, p: &[f32], x: &[f32], s: &mut Scratch) -> f32 {
         s.acts[0].copy_from_slice(x);
         match &self.trunk {
             Trunk::Mlp(layers) => {
@@ -234,7 +234,7 @@ impl Layout {
 
     /// Adds to `g` the gradient of one position's loss, given the forward pass in `s` and the
     /// loss's gradients with respect to the logits (`dlogits`) and the value before tanh.
-    pub fn backward(
+    pub(crate) fn backward(
         &self,
         p: &[f32],
         s: &mut Scratch,
@@ -313,7 +313,7 @@ impl Layout {
 pub struct Scratch {
     acts: Vec<Vec<f32>>,
     pub logits: Vec<f32>,
-    pub value_pre: f32,
+    pub(crate) value_pre: f32,
     d: Vec<f32>,
     d2: Vec<f32>,
     d3: Vec<f32>,
@@ -479,7 +479,7 @@ fn conv_backward(
 
 /// The softmax of `logits` over the `legal` actions, into `out` (same length as `legal`),
 /// computed in f64.
-pub fn legal_softmax(logits: &[f32], legal: &[u16], out: &mut [f64]) {
+pub(crate) fn legal_softmax(logits: &[f32], legal: &[u16], out: &mut [f64]) {
     let max = legal
         .iter()
         .map(|&a| f64::from(logits[a as usize]))
@@ -495,7 +495,7 @@ pub fn legal_softmax(logits: &[f32], legal: &[u16], out: &mut [f64]) {
 }
 
 /// The value head's output on the [0, 1] scale: (tanh(pre) + 1) / 2.
-pub fn unit_value(pre: f32) -> f64 {
+pub(crate) fn unit_value(pre: f32) -> f64 {
     (f64::from(pre).tanh() + 1.0) / 2.0
 }
 
@@ -506,12 +506,12 @@ pub struct Example {
     pub x: Vec<f32>,
     pub legal: Vec<u16>,
     pub target: Vec<f32>,
-    pub z: f32,
+    pub(crate) z: f32,
 }
 
 /// Mean losses of a training step.
 #[derive(Copy, Clone, Debug, Default, PartialEq)]
-pub struct Losses {
+pub(crate) struct Losses {
     pub policy: f64,
     pub value: f64,
 }
@@ -547,7 +547,7 @@ fn example_grad(
 /// One optimiser step on the minibatch `batch` (indices into `examples`): the mean gradient,
 /// computed in fixed chunks (see the module docs), then the update. Returns the mean losses
 /// before the update.
-pub fn train_step(
+pub(crate) fn train_step(
     l: &Layout,
     params: &mut [f32],
     opt: &mut OptimState,

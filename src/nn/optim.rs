@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which optimiser, with its constants.
 #[derive(Copy, Clone, Debug, PartialEq)]
-pub enum OptimConfig {
+pub(crate) enum OptimConfig {
     /// `buf = momentum * buf + g'`, `g' = g + weight_decay * w`; the step is `buf`, or
     /// `g' + momentum * buf` with Nesterov (the convention of PyTorch's SGD).
     Sgd {
@@ -26,13 +26,13 @@ pub enum OptimConfig {
 /// An optimiser's state: what a checkpoint stores beside the weights so that training resumes
 /// bit for bit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct OptimState {
+pub(crate) struct OptimState {
     /// Steps taken.
     pub steps: u64,
     /// beta1^steps and beta2^steps (Adam's bias corrections, kept as running products so
     /// no power function enters the bits).
-    pub pow1: f64,
-    pub pow2: f64,
+    pub(crate) pow1: f64,
+    pub(crate) pow2: f64,
     /// SGD: the momentum buffer. Adam: the first moment.
     pub m: Vec<f32>,
     /// Adam: the second moment (empty for SGD).

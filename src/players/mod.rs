@@ -192,7 +192,7 @@ pub use crate::play::Decision;
 
 /// The leaf evaluator of an MCTS agent.
 #[derive(Debug)]
-pub enum AgentEval {
+pub(crate) enum AgentEval {
     Uniform(Uniform),
     Rollout(Rollout),
 }
@@ -313,7 +313,11 @@ impl<G: Abilities> Agent<G> {
 }
 
 /// The greedy choice over (Psi, rear) features (see the module docs).
-pub fn greedy_choice(mode: GreedyMode, features: &[(i32, i32)], rng: &mut StreamRng) -> usize {
+pub(crate) fn greedy_choice(
+    mode: GreedyMode,
+    features: &[(i32, i32)],
+    rng: &mut StreamRng,
+) -> usize {
     let uniform_among = |pred: &dyn Fn(&(i32, i32)) -> bool, rng: &mut StreamRng| {
         let n = features.iter().filter(|f| pred(f)).count();
         let k = uniform_index(rng, n);

@@ -87,7 +87,7 @@ pub(crate) struct LockedRun {
     pub line: ObjectHash,
     /// The seed of the model's initial parameters (tabular: `table-init`) and of evaluation:
     /// the root run's seed, inherited by branches (they continue the same model).
-    pub model_seed: u64,
+    pub(crate) model_seed: u64,
     /// Iterations committed (a branch's shared ones included) and the head.
     pub done: u32,
     pub head: Option<ObjectHash>,

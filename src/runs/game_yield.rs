@@ -12,7 +12,7 @@ use crate::selfplay::self_play_game;
 
 /// What the driver takes from one stored self-play game.
 pub(crate) struct GameYield<G: Abilities, L: Learner<G>> {
-    pub samples: Vec<L::Sample>,
+    pub(crate) samples: Vec<L::Sample>,
     /// Keys of every decision position on the trajectory (coverage).
     pub positions: Vec<G::Key>,
     pub states: Vec<G::State>,

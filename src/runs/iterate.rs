@@ -34,7 +34,7 @@ pub(crate) struct Loop<'a, G: Abilities, L: Learner<G>> {
     /// Whether to measure and emit the untrained model's evaluation first.
     pub baseline: bool,
     /// The root run's seed: the model's initial parameters and evaluation streams.
-    pub model_seed: u64,
+    pub(crate) model_seed: u64,
     pub learner: std::marker::PhantomData<L>,
 }
 

@@ -89,7 +89,7 @@ pub use records::{IterationRecord, RunRecord};
 pub use references::{Dangling, References, check_references};
 pub use replay::{SelfPlayReplay, replay_self_play};
 pub use resume::{Resumed, resume};
-pub use settings_codec::{load_settings, settings_hash, settings_record};
+pub(crate) use settings_codec::{load_settings, settings_hash, settings_record};
 pub use spec::{EvalSettings, LearnerSettings, RunConfig, Settings, SpecError};
 pub use stored_run::{find, line_of, load_config, model_seed_of};
 pub use verify::{Verified, verify};
@@ -103,7 +103,7 @@ pub use truth::truth;
 pub(crate) use writer::{Commit, CommitSink};
 
 /// Self-play games committed per transaction (a batch is also the unit of progress reports).
-pub const GAME_BATCH: u32 = 256;
+pub(crate) const GAME_BATCH: u32 = 256;
 
 /// Errors of a run.
 #[derive(Debug, thiserror::Error)]

@@ -39,7 +39,7 @@ pub struct Parent {
     /// The parent's iteration the branch continues from (its first I iterations are shared).
     pub iteration: u32,
     /// The parent's `iteration/v1` record of that iteration.
-    pub iteration_record: ObjectHash,
+    pub(crate) iteration_record: ObjectHash,
     /// The settings changed, as `key=value` texts, in the order given.
     pub overrides: Vec<String>,
 }

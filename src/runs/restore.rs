@@ -26,9 +26,9 @@ pub(crate) struct StartPoint<G: Abilities, L: Learner<G>> {
     pub seen: FastSet<G::Key>,
     pub start: Box<dyn StartPolicy<G>>,
     pub previous: Option<ObjectHash>,
-    pub previous_snapshot: Option<ObjectHash>,
+    pub(crate) previous_snapshot: Option<ObjectHash>,
     /// The metric values of iteration `done` (`None` when `done` is 0).
-    pub previous_metrics: Option<MetricValues>,
+    pub(crate) previous_metrics: Option<MetricValues>,
 }
 
 /// Rebuilds the learner's state after iteration `done` from the store alone: the model from

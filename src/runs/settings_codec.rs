@@ -153,7 +153,7 @@ impl Record for SettingsV2 {
 }
 
 /// The settings record of `s` (v1 where it expresses `s` exactly, else v2), encoded.
-pub fn settings_record(s: &Settings) -> Result<Encoded, StoreError> {
+pub(crate) fn settings_record(s: &Settings) -> Result<Encoded, StoreError> {
     let v1 = SettingsV1::of(s);
     if v1.clone().into_current() == *s {
         return Encoded::of(&v1);
@@ -163,13 +163,13 @@ pub fn settings_record(s: &Settings) -> Result<Encoded, StoreError> {
 }
 
 /// The address of `s`'s settings record.
-pub fn settings_hash(s: &Settings) -> Result<ObjectHash, StoreError> {
+pub(crate) fn settings_hash(s: &Settings) -> Result<ObjectHash, StoreError> {
     settings_record(s).map(|e| e.hash)
 }
 
 /// The current settings every field of which takes its legacy value (the base a v2 record's
 /// missing fields are filled from).
-pub fn legacy_baseline() -> Settings {
+pub(crate) fn legacy_baseline() -> Settings {
     SettingsV1::of(&Settings {
         games_per_iteration: 1,
         window: 1,
@@ -185,7 +185,7 @@ pub fn legacy_baseline() -> Settings {
 }
 
 /// Decodes the settings record at `hash`, whichever its version.
-pub fn load_settings(store: &Store, hash: &ObjectHash) -> Result<Settings, StoreError> {
+pub(crate) fn load_settings(store: &Store, hash: &ObjectHash) -> Result<Settings, StoreError> {
     match store.get::<SettingsV1>(hash) {
         Ok(v1) => Ok(v1.into_current()),
         Err(StoreError::WrongKind { .. }) => {

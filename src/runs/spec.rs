@@ -41,7 +41,7 @@ pub const MAX_GAMES: u32 = 1_000_000;
 
 /// The most simulations one search may run: a search tree of this many nodes fits in tens of
 /// MB per thread (the literature uses at most a few hundred). See docs/limits.md.
-pub const MAX_SIMULATIONS: u32 = 1_000_000;
+pub(crate) const MAX_SIMULATIONS: u32 = 1_000_000;
 
 /// Evaluation settings.
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -123,7 +123,7 @@ pub struct RunConfig {
     pub game: AnyGame,
     pub seed: u64,
     /// Whether the seed was drawn from the OS (not given in the spec).
-    pub seed_drawn: bool,
+    pub(crate) seed_drawn: bool,
     /// N.
     pub iterations: u32,
     pub settings: Settings,
@@ -166,7 +166,7 @@ impl From<SettingError> for SpecError {
 
 /// A run name: not empty, not blank at either end, and not a number (a number names a run
 /// by id; docs/store.md, "Naming runs, sweeps and objects").
-pub fn check_name(name: &str) -> Result<(), SpecError> {
+pub(crate) fn check_name(name: &str) -> Result<(), SpecError> {
     let allowed = "a non-empty label without spaces at either end that is not a number \
                    (numbers name runs by id)";
     if name.trim().is_empty() || name.trim() != name || name.parse::<i64>().is_ok() {
@@ -250,7 +250,7 @@ impl RunConfig {
     }
 
     /// Checks every range (also for configs built in code).
-    pub fn validate(&self) -> Result<(), SpecError> {
+    pub(crate) fn validate(&self) -> Result<(), SpecError> {
         let s = &self.settings;
         if self.iterations == 0 {
             return Err(range("iterations", 0, "an integer >= 1"));

@@ -44,7 +44,7 @@ pub(crate) struct IterationCommit {
     pub checkpoint: Vec<Prepared>,
     pub evaluation: Encoded,
     pub record: IterationRecord,
-    pub evaluation_row: EvaluationRow,
+    pub(crate) evaluation_row: EvaluationRow,
     pub row: IterationRow,
     pub status: RunStatus,
 }

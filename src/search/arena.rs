@@ -158,7 +158,7 @@ impl TieKeeper {
     /// Offers a candidate: `Greater` (it beats the best so far), `Equal` (an exact tie) or
     /// `Less`. Returns whether the candidate becomes the kept one.
     #[inline]
-    pub fn offer(&mut self, cmp: std::cmp::Ordering, rng: &mut StreamRng) -> bool {
+    pub(crate) fn offer(&mut self, cmp: std::cmp::Ordering, rng: &mut StreamRng) -> bool {
         use std::cmp::Ordering::{Equal, Greater, Less};
         match cmp {
             Greater => {

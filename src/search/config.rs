@@ -23,7 +23,7 @@ pub enum InitQ {
 
 impl InitQ {
     /// The allowed names, for error messages.
-    pub const NAMES: &'static str = "loss, draw, win, first";
+    pub(crate) const NAMES: &'static str = "loss, draw, win, first";
 
     pub fn parse(text: &str) -> Option<InitQ> {
         match text.trim().to_ascii_lowercase().as_str() {
@@ -164,9 +164,9 @@ pub struct SearchConfigError {
 
 impl SearchConfig {
     /// `count_expansion_visit` of runs stored before the setting existed.
-    pub const LEGACY_COUNT_EXPANSION_VISIT: bool = false;
+    pub(crate) const LEGACY_COUNT_EXPANSION_VISIT: bool = false;
     /// `expansion_is_simulation` of runs stored before the setting existed.
-    pub const LEGACY_EXPANSION_IS_SIMULATION: bool = false;
+    pub(crate) const LEGACY_EXPANSION_IS_SIMULATION: bool = false;
     /// `tie_break` of runs stored before the setting existed.
     pub const LEGACY_TIE_BREAK: TieBreak = TieBreak::Lowest;
 
@@ -194,7 +194,7 @@ impl SearchConfig {
 
     /// The least `simulations` (and `n_fast`): 2 when the root's expansion is one of them
     /// (so at least one descent visits a root edge), else 1.
-    pub fn min_simulations(&self) -> u32 {
+    pub(crate) fn min_simulations(&self) -> u32 {
         if self.expansion_is_simulation { 2 } else { 1 }
     }
 
@@ -209,7 +209,7 @@ impl SearchConfig {
     }
 
     /// Checks every setting; the error names the first bad key and its allowed range.
-    pub fn validate(&self) -> Result<(), SearchConfigError> {
+    pub(crate) fn validate(&self) -> Result<(), SearchConfigError> {
         let c = self.c_puct;
         let literature_c = "a finite number >= 0 (the literature sweeps 1/64..64)";
         require(c.is_finite() && c >= 0.0, "c_puct", c, literature_c)?;

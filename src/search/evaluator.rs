@@ -47,7 +47,7 @@ pub struct Leaf<'a, G: Game> {
 
 /// Fills `priors` with the uniform distribution.
 #[inline]
-pub fn uniform_priors(priors: &mut [f64]) {
+pub(crate) fn uniform_priors(priors: &mut [f64]) {
     let p = 1.0 / priors.len() as f64;
     priors.fill(p);
 }

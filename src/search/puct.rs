@@ -140,7 +140,7 @@ impl<G: Game> Search<G> {
 
     /// Appends the decision states of the last search's tree, root first, in creation order
     /// (Go-Exploit's search-state archives).
-    pub fn tree_states(&self, out: &mut Vec<G::State>) {
+    pub(crate) fn tree_states(&self, out: &mut Vec<G::State>) {
         out.extend(
             self.nodes
                 .iter()
@@ -227,7 +227,7 @@ impl<G: Game> Search<G> {
 
     /// The legal actions (ascending) of the leaf the search waits on: `priors` in
     /// [`Search::resume`] follow them.
-    pub fn pending_legal(&self) -> &[Action] {
+    pub(crate) fn pending_legal(&self) -> &[Action] {
         &self.actions
     }
 
@@ -527,7 +527,7 @@ fn prune(edges: &[Edge], c_puct: f64, k: f64) -> Vec<u32> {
 
 /// The index of the largest count, exact ties broken by `mode` (draws from `rng` only for
 /// ties under [`TieBreak::Random`]).
-pub fn most_visited_by(visits: &[u32], mode: TieBreak, rng: &mut StreamRng) -> usize {
+pub(crate) fn most_visited_by(visits: &[u32], mode: TieBreak, rng: &mut StreamRng) -> usize {
     let mut ties = TieKeeper::new(mode);
     let mut best = 0;
     for (i, &n) in visits.iter().enumerate() {
@@ -539,7 +539,7 @@ pub fn most_visited_by(visits: &[u32], mode: TieBreak, rng: &mut StreamRng) -> u
 }
 
 /// The index of the largest count (ties: lowest index).
-pub fn most_visited(visits: &[u32]) -> usize {
+pub(crate) fn most_visited(visits: &[u32]) -> usize {
     let mut best = 0;
     for (i, &n) in visits.iter().enumerate() {
         if n > visits[best] {
@@ -551,7 +551,7 @@ pub fn most_visited(visits: &[u32]) -> usize {
 
 /// Samples an index with probability proportional to N^(1/tau) (computed as (N / max)^(1/tau)
 /// so large exponents do not overflow).
-pub fn sample_by_temperature(visits: &[u32], tau: f64, rng: &mut StreamRng) -> usize {
+pub(crate) fn sample_by_temperature(visits: &[u32], tau: f64, rng: &mut StreamRng) -> usize {
     let max = f64::from(visits[most_visited(visits)]);
     if max == 0.0 {
         return 0;

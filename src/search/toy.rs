@@ -6,7 +6,7 @@ use crate::game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn
 
 /// A node of an explicit game tree.
 #[derive(Clone, Debug)]
-pub enum TNode {
+pub(crate) enum TNode {
     /// The player and the children by action 0, 1, ...
     Decision(Player, Vec<u16>),
     /// (child, probability) by outcome 0, 1, ...
@@ -16,7 +16,7 @@ pub enum TNode {
 
 /// An explicit game tree; node 0 is the start. The state is the node index.
 #[derive(Clone, Debug)]
-pub struct TreeGame {
+pub(crate) struct TreeGame {
     pub nodes: Vec<TNode>,
 }
 
@@ -105,10 +105,10 @@ impl Game for TreeGame {
 
 /// Tic-tac-toe: squares 0..9 row-major, X (player 0) first.
 #[derive(Clone, Debug)]
-pub struct TicTacToe;
+pub(crate) struct TicTacToe;
 
 #[derive(Copy, Clone, Debug, PartialEq)]
-pub struct Ttt {
+pub(crate) struct Ttt {
     pub cells: [u8; 9], // 0 empty, 1 X, 2 O
     pub result: Option<GameResult>,
 }
@@ -126,7 +126,7 @@ const LINES: [[usize; 3]; 8] = [
 
 impl TicTacToe {
     /// A position from a string of 9 cells `.xo`.
-    pub fn from_cells(text: &str) -> Ttt {
+    pub(crate) fn from_cells(text: &str) -> Ttt {
         let mut s = Ttt {
             cells: [0; 9],
             result: None,
@@ -230,7 +230,7 @@ impl Game for TicTacToe {
 }
 
 /// Exact value in [0, 1] of a tic-tac-toe position for player 0 (plain minimax).
-pub fn ttt_value(g: &TicTacToe, s: &Ttt) -> f64 {
+pub(crate) fn ttt_value(g: &TicTacToe, s: &Ttt) -> f64 {
     match g.turn(s) {
         Turn::Terminal(r) => r.score(Player::P0),
         Turn::Player(p) => {

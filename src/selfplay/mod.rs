@@ -28,7 +28,7 @@ pub use game::{SELF_PLAY, self_play_game, self_play_stream};
 /// `evaluator` per chunk of games; with 1 a worker plays one game after another
 /// ([`self_play_game`]), keeping its search and evaluator. The records are the same bits
 /// either way (batched.rs's test); only the speed differs.
-pub fn play_games<G: Game, E: Evaluator<G> + Send>(
+pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
     g: &G,
     config: SearchConfig,
     evaluator: &(impl Fn() -> E + Sync),

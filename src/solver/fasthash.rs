@@ -5,7 +5,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// Multiply-rotate hashing (in the manner of rustc's FxHasher), ample for integer keys.
 #[derive(Default, Clone, Copy)]
-pub struct KeyHasher(u64);
+pub(crate) struct KeyHasher(u64);
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
@@ -41,6 +41,6 @@ impl Hasher for KeyHasher {
     }
 }
 
-pub type FastBuild = BuildHasherDefault<KeyHasher>;
-pub type FastMap<K, V> = std::collections::HashMap<K, V, FastBuild>;
-pub type FastSet<K> = std::collections::HashSet<K, FastBuild>;
+pub(crate) type FastBuild = BuildHasherDefault<KeyHasher>;
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, FastBuild>;
+pub(crate) type FastSet<K> = std::collections::HashSet<K, FastBuild>;

@@ -639,7 +639,7 @@ fn fixed_point(
 /// step, bit for bit): an internal successor keeps the level and passes the turn; an exit's
 /// decision positions lie exactly one level lower; `place` of any key that `start` or `expand`
 /// gives lies inside its level's rank space, and `unrank` of that rank gives the key back.
-pub trait KeySpace: Sync {
+pub(crate) trait KeySpace: Sync {
     /// What [`KeySpace::unrank`] carries from one rank to the next of an ascending run.
     type Hint: Default;
 
@@ -680,7 +680,7 @@ pub trait KeySpace: Sync {
 /// re-checked in the hot loops. The solution is the one [`solve`] gives, byte for byte
 /// (tested for Chinese dark chess). `space` is dropped before the final sort, so its tables
 /// do not add to the peak.
-pub fn solve_keys<K: KeySpace>(
+pub(crate) fn solve_keys<K: KeySpace>(
     space: K,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Solution<u64>, SolveError> {

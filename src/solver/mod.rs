@@ -18,7 +18,7 @@
 //! values, 8 bytes of value plus the key per position, so a lookup is a binary search. Action
 //! values are derived on demand by one step of look-ahead ([`action_values`]).
 
-pub mod acyclic;
+pub(crate) mod acyclic;
 pub(crate) mod fasthash;
 pub mod index;
 pub mod layered;
@@ -120,7 +120,7 @@ pub struct Solution<K> {
 
 impl<K: Ord + Copy> Solution<K> {
     /// Builds a solution from `(key, value)` pairs in any order (keys unique).
-    pub fn from_pairs(variant: String, mut pairs: Vec<(K, f64)>) -> Solution<K>
+    pub(crate) fn from_pairs(variant: String, mut pairs: Vec<(K, f64)>) -> Solution<K>
     where
         K: Send,
     {
@@ -234,7 +234,12 @@ pub(crate) fn value_for_pooled<G: Game>(
 }
 
 /// The value in [-1, 1] of any state for player `p`, by the solution.
-pub fn state_value<G: Game>(g: &G, sol: &Solution<G::Key>, s: &G::State, p: Player) -> Option<f64> {
+pub(crate) fn state_value<G: Game>(
+    g: &G,
+    sol: &Solution<G::Key>,
+    s: &G::State,
+    p: Player,
+) -> Option<f64> {
     value_for(g, s, p, &|t| sol.value_of_key(&g.key(t)))
 }
 

@@ -14,7 +14,7 @@ use crate::game::PositionKey;
 use crate::store::{ObjectHash, Record, SolutionRow, Store, StoreError};
 
 /// Positions per chunk object (about 2 MiB of keys and values).
-pub const CHUNK_POSITIONS: usize = 1 << 17;
+pub(crate) const CHUNK_POSITIONS: usize = 1 << 17;
 
 /// The page cache while a solution is written, in KiB (about two chunks).
 const SAVE_CACHE_KIB: i64 = 1024;

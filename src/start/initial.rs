@@ -6,7 +6,7 @@ use crate::game_record::GameRecord;
 
 /// Every game starts at the game's start state.
 #[derive(Copy, Clone, Debug, Default)]
-pub struct Initial;
+pub(crate) struct Initial;
 
 impl<G: Game> StartPolicy<G> for Initial {
     fn start(&self, _: &G, _: u64, _: u32, _: u32) -> Option<G::State> {

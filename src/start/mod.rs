@@ -23,8 +23,8 @@ use crate::error::SettingError;
 use crate::game::Game;
 use crate::game_record::GameRecord;
 
-pub use go_exploit::GoExploit;
-pub use initial::Initial;
+pub(crate) use go_exploit::GoExploit;
+pub(crate) use initial::Initial;
 
 /// A start policy (see the module docs).
 pub trait StartPolicy<G: Game>: Send + Sync {
@@ -89,7 +89,7 @@ impl ArchiveKind {
         "visited-expanding, visited-circular, search-reservoir, search-circular";
 
     /// Whether the archive holds search-tree states (else visited states).
-    pub fn search_states(self) -> bool {
+    pub(crate) fn search_states(self) -> bool {
         matches!(
             self,
             ArchiveKind::SearchReservoir | ArchiveKind::SearchCircular
@@ -123,7 +123,7 @@ impl Default for StartSettings {
 
 impl StartSettings {
     /// Checks the ranges; errors name the key.
-    pub fn validate(&self) -> Result<(), SettingError> {
+    pub(crate) fn validate(&self) -> Result<(), SettingError> {
         if !(0.0..=1.0).contains(&self.archive_prob) {
             return Err(SettingError::new(
                 "start.archive_prob",

@@ -54,7 +54,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-pub use clock::utc_now_rfc3339;
+pub(crate) use clock::utc_now_rfc3339;
 pub use encoded::Encoded;
 pub use error::{Result, StoreError};
 pub use hash::ObjectHash;
@@ -103,7 +103,7 @@ impl Store {
     /// write (a solution of tens of megabytes) would otherwise keep every page it dirties in
     /// the 64 MiB cache until the commit; with a small cache SQLite spills them to the
     /// write-ahead log as it goes. The bytes stored are the same either way.
-    pub fn write_bulk<T>(
+    pub(crate) fn write_bulk<T>(
         &mut self,
         kib: i64,
         f: impl FnOnce(&Writer<'_>) -> Result<T>,
@@ -138,7 +138,7 @@ impl Store {
     /// Reads many objects of one kind, in order: like [`Store::get`] on each (same checks,
     /// same errors), with the objects and everything they are stored against decoded in
     /// parallel on the current rayon pool (a checkpoint's chunks).
-    pub fn get_many<R: Record + Send>(&self, hashes: &[ObjectHash]) -> Result<Vec<R>> {
+    pub(crate) fn get_many<R: Record + Send>(&self, hashes: &[ObjectHash]) -> Result<Vec<R>> {
         objects::get_many(&self.conn, &self.packs, hashes).map_err(|e| self.lift(e))
     }
 

@@ -36,7 +36,7 @@ pub enum Value {
 
 impl Value {
     /// The cell as text, as a table or CSV shows it.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         match self {
             Value::Null => String::new(),
             Value::Integer(i) => i.to_string(),
@@ -58,7 +58,7 @@ impl Value {
     }
 
     /// The owned form of a streamed cell (blobs as lowercase hex).
-    pub fn from_cell(c: Cell<'_>) -> Value {
+    pub(crate) fn from_cell(c: Cell<'_>) -> Value {
         match c {
             Cell::Null => Value::Null,
             Cell::Integer(i) => Value::Integer(i),

@@ -446,7 +446,7 @@ impl CdcIndex {
     }
 
     /// The size of `level`'s rank space (0 above the top).
-    pub fn level_size_of(&self, level: u32) -> u64 {
+    pub(crate) fn level_size_of(&self, level: u32) -> u64 {
         self.sizes.get(level as usize).copied().unwrap_or(0)
     }
 

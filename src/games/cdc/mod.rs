@@ -123,7 +123,7 @@ use crate::games::{FamilyInfo, VariantSpec};
 
 pub use index::CdcIndex;
 
-pub const FAMILY: FamilyInfo = FamilyInfo {
+pub(crate) const FAMILY: FamilyInfo = FamilyInfo {
     name: "cdc",
     title: "Chinese dark chess (2x4 mini game and standard 4x8)",
     syntax: "cdc:XXXX | cdc:4x8",
@@ -316,7 +316,7 @@ pub struct CdcState<const N: usize, const HB: usize> {
 }
 
 /// A 2x4 state (70 bytes).
-pub type CdcState2x4 = CdcState<8, 41>;
+pub(crate) type CdcState2x4 = CdcState<8, 41>;
 /// A 4x8 state.
 pub type CdcState4x8 = CdcState<32, 57>;
 
@@ -408,7 +408,7 @@ pub struct Cdc4x8 {
 }
 
 impl Cdc {
-    pub fn from_spec(spec: &VariantSpec) -> Result<Cdc, GameError> {
+    pub(crate) fn from_spec(spec: &VariantSpec) -> Result<Cdc, GameError> {
         let mut spec = spec.clone();
         let params = spec.params.trim().to_string();
         let letters: Vec<char> = params.chars().collect();
@@ -469,7 +469,7 @@ impl Cdc {
 }
 
 impl Cdc4x8 {
-    pub fn from_spec(spec: &VariantSpec) -> Result<Cdc4x8, GameError> {
+    pub(crate) fn from_spec(spec: &VariantSpec) -> Result<Cdc4x8, GameError> {
         let mut spec = spec.clone();
         if !spec.params.trim().eq_ignore_ascii_case("4x8") {
             return Err(spec.error(format!(

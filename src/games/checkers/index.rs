@@ -11,7 +11,7 @@ use crate::solver::index::PerfectIndex;
 
 /// The perfect index of reduced Chinese Checkers (see the module docs).
 #[derive(Clone, Debug)]
-pub struct CheckersIndex {
+pub(crate) struct CheckersIndex {
     /// Squares of the board.
     squares: u32,
     /// Checkers per side.

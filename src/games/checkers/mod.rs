@@ -75,7 +75,7 @@ use crate::error::GameError;
 use crate::game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};
 use crate::games::{FamilyInfo, VariantSpec};
 
-pub const FAMILY: FamilyInfo = FamilyInfo {
+pub(crate) const FAMILY: FamilyInfo = FamilyInfo {
     name: "checkers",
     title: "Chinese Checkers (two players)",
     syntax: "checkers:NxN-p[,win=all-own|filled][,max_plies=M]",
@@ -104,19 +104,19 @@ pub const FAMILY: FamilyInfo = FamilyInfo {
 };
 
 /// Most checkers a side (the key holds 2p squares of 6 bits plus the side to move in 128 bits).
-pub const MAX_CHECKERS: usize = 10;
+pub(crate) const MAX_CHECKERS: usize = 10;
 /// Largest board side (N*N squares fit a `u64` bitset).
-pub const MAX_SIDE: usize = 8;
+pub(crate) const MAX_SIDE: usize = 8;
 /// The short-cycle detector looks at this many last plies...
-pub const CYCLE_WINDOW: usize = 16;
+pub(crate) const CYCLE_WINDOW: usize = 16;
 /// ...and declares a draw when they went to fewer than this many distinct squares.
-pub const CYCLE_MIN_DISTINCT: u32 = 6;
+pub(crate) const CYCLE_MIN_DISTINCT: u32 = 6;
 /// Default move limit.
-pub const DEFAULT_MAX_PLIES: u16 = 200;
+pub(crate) const DEFAULT_MAX_PLIES: u16 = 200;
 const MAX_PLIES_LIMIT: u32 = 10_000;
 
 /// A square index r*N + c.
-pub type Square = u8;
+pub(crate) type Square = u8;
 
 /// The six hexagonal directions (dr, dc).
 const DIRS: [(i32, i32); 6] = [(0, -1), (0, 1), (-1, 0), (1, 0), (-1, -1), (1, 1)];
@@ -247,7 +247,7 @@ impl Checkers {
     }
 
     /// Parses `NxN-p` and the options `win` and `max_plies`.
-    pub fn from_spec(spec: &VariantSpec) -> Result<Checkers, GameError> {
+    pub(crate) fn from_spec(spec: &VariantSpec) -> Result<Checkers, GameError> {
         let mut spec = spec.clone();
         let Some((dims, count)) = spec.params.split_once('-') else {
             return Err(spec.error(format!(
@@ -299,7 +299,7 @@ impl Checkers {
     }
 
     /// The checker counts allowed on an `n` x `n` board.
-    pub fn allowed_counts(n: usize) -> Vec<usize> {
+    pub(crate) fn allowed_counts(n: usize) -> Vec<usize> {
         (1..n)
             .map(|t| t * (t + 1) / 2)
             .filter(|&p| p <= MAX_CHECKERS)
@@ -319,7 +319,7 @@ impl Checkers {
     }
 
     /// Checkers a side p.
-    pub fn checkers_per_side(&self) -> usize {
+    pub(crate) fn checkers_per_side(&self) -> usize {
         self.p
     }
 
@@ -338,18 +338,18 @@ impl Checkers {
     }
 
     /// (r, c) of a square index.
-    pub fn coords(&self, sq: Square) -> (usize, usize) {
+    pub(crate) fn coords(&self, sq: Square) -> (usize, usize) {
         (sq as usize / self.n, sq as usize % self.n)
     }
 
     /// The name of a square (`a1` is x's corner (N-1, 0)).
-    pub fn square_name(&self, sq: Square) -> String {
+    pub(crate) fn square_name(&self, sq: Square) -> String {
         let (r, c) = self.coords(sq);
         format!("{}{}", (b'a' + c as u8) as char, self.n - r)
     }
 
     /// Parses a square name such as `c4`.
-    pub fn parse_square(&self, text: &str) -> Option<Square> {
+    pub(crate) fn parse_square(&self, text: &str) -> Option<Square> {
         let mut chars = text.chars();
         let col = chars.next()?.to_ascii_lowercase();
         let row: usize = chars.as_str().parse().ok()?;
@@ -376,13 +376,13 @@ impl Checkers {
     }
 
     /// The goal triangle of `player` (the other player's start triangle).
-    pub fn goal_triangle(&self, player: Player) -> u64 {
+    pub(crate) fn goal_triangle(&self, player: Player) -> u64 {
         self.start[player.other().index()]
     }
 
     /// The (from, to) squares of action `a` for the side to move in `s`. Meant for legal
     /// actions; `a` must be below [`Game::num_actions`].
-    pub fn move_squares(&self, s: &CheckersState, a: Action) -> (Square, Square) {
+    pub(crate) fn move_squares(&self, s: &CheckersState, a: Action) -> (Square, Square) {
         let nn = self.n * self.n;
         let id = a as usize / nn;
         (s.pos[s.to_move.index()][id], (a as usize % nn) as Square)
@@ -391,7 +391,7 @@ impl Checkers {
     /// The greedy forward-distance heuristic Psi of a move of `player` from `from` to `to`
     /// (docs/games.md): for player 0 with start (sr, sc) and end (er, ec),
     /// Psi = (sr - sc) - (er - ec); for player 1 the negative. Positive means forward.
-    pub fn forward_gain(&self, player: Player, from: Square, to: Square) -> i32 {
+    pub(crate) fn forward_gain(&self, player: Player, from: Square, to: Square) -> i32 {
         let (sr, sc) = self.coords(from);
         let (er, ec) = self.coords(to);
         let psi = (sr as i32 - sc as i32) - (er as i32 - ec as i32);

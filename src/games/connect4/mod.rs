@@ -47,7 +47,7 @@ use crate::error::GameError;
 use crate::game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};
 use crate::games::{FamilyInfo, VariantSpec, parse_dims};
 
-pub const FAMILY: FamilyInfo = FamilyInfo {
+pub(crate) const FAMILY: FamilyInfo = FamilyInfo {
     name: "c4",
     title: "Connect Four",
     syntax: "c4:WxH (c4 alone = c4:7x6)",
@@ -121,7 +121,7 @@ impl ConnectFour {
         })
     }
 
-    pub fn from_spec(spec: &VariantSpec) -> Result<ConnectFour, GameError> {
+    pub(crate) fn from_spec(spec: &VariantSpec) -> Result<ConnectFour, GameError> {
         let (w, h) = if spec.params.is_empty() {
             (7, 6)
         } else {
@@ -138,12 +138,12 @@ impl ConnectFour {
     }
 
     /// Board width W.
-    pub fn width(&self) -> usize {
+    pub(crate) fn width(&self) -> usize {
         self.w as usize
     }
 
     /// Board height H.
-    pub fn height(&self) -> usize {
+    pub(crate) fn height(&self) -> usize {
         self.h as usize
     }
 

@@ -237,7 +237,7 @@ impl C4Solver {
     /// Every legal column (0-based, ascending) of the non-terminal position with game key
     /// `key`, with the sign of its exact score for the side to move (1 win, 0 draw, -1 loss):
     /// a weak solve of each child.
-    pub fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)> {
+    pub(crate) fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)> {
         self.search.move_signs(key)
     }
 }
@@ -565,7 +565,7 @@ pub fn score_to_value(score: i32) -> f64 {
 }
 
 /// Whether the exact search takes `game`'s board with the default table.
-pub fn searchable(game: &ConnectFour) -> bool {
+pub(crate) fn searchable(game: &ConnectFour) -> bool {
     game.width() * (game.height() + 1) <= 32 + DEFAULT_TABLE_BITS as usize
 }
 

@@ -14,7 +14,7 @@ use crate::game::{Action, Game};
 use crate::games::abilities::{ReferencePosition, ReferenceSet};
 
 /// The Connect Four 7x6 test sets (name, file), embedded: they are small (about 30 kB each).
-pub const C4_SETS: [(&str, &str); 6] = [
+pub(crate) const C4_SETS: [(&str, &str); 6] = [
     (
         "L3_R1",
         include_str!("../../../tests/data/connect4/Test_L3_R1"),
@@ -42,7 +42,7 @@ pub const C4_SETS: [(&str, &str); 6] = [
 ];
 
 /// One position of a Connect Four test set, with what the exact solver says of it.
-pub type C4Test = ReferencePosition<C4State>;
+pub(crate) type C4Test = ReferencePosition<C4State>;
 
 type SetCache = Mutex<BTreeMap<(String, usize), Arc<Vec<C4Test>>>>;
 

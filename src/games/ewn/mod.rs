@@ -76,7 +76,7 @@ use crate::error::GameError;
 use crate::game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};
 use crate::games::{FamilyInfo, VariantSpec, parse_dims};
 
-pub const FAMILY: FamilyInfo = FamilyInfo {
+pub(crate) const FAMILY: FamilyInfo = FamilyInfo {
     name: "ewn",
     title: "EinStein würfelt nicht!",
     syntax: "ewn:WxHxk",
@@ -95,9 +95,9 @@ pub const FAMILY: FamilyInfo = FamilyInfo {
 };
 
 /// Most pieces per side any allowed variant has.
-pub const KMAX: usize = 7;
+pub(crate) const KMAX: usize = 7;
 /// Largest board width and height.
-pub const MAX_DIM: u32 = 15;
+pub(crate) const MAX_DIM: u32 = 15;
 /// `pos` entry of a piece that is not on the board (and `movers` entry of no piece).
 const OFF: u8 = u8::MAX;
 
@@ -455,7 +455,7 @@ impl Ewn {
         })
     }
 
-    pub fn from_spec(spec: &VariantSpec) -> Result<Ewn, GameError> {
+    pub(crate) fn from_spec(spec: &VariantSpec) -> Result<Ewn, GameError> {
         let d = parse_dims(
             spec,
             &spec.params,
@@ -467,12 +467,12 @@ impl Ewn {
     }
 
     /// Board width W.
-    pub fn width(&self) -> usize {
+    pub(crate) fn width(&self) -> usize {
         self.w as usize
     }
 
     /// Board height H.
-    pub fn height(&self) -> usize {
+    pub(crate) fn height(&self) -> usize {
         self.h as usize
     }
 
@@ -482,7 +482,7 @@ impl Ewn {
     }
 
     /// The start squares of `p` (index `r*W + c`), in placement order.
-    pub fn start_squares(&self, p: Player) -> &[u8] {
+    pub(crate) fn start_squares(&self, p: Player) -> &[u8] {
         match p {
             Player::P0 => &self.red_start[..self.k as usize],
             Player::P1 => &self.blue_start[..self.k as usize],

@@ -20,15 +20,15 @@ pub struct Metrics {
     pub err_p: Option<f64>,
     pub mae_v: Option<f64>,
     /// Positions updated at least 1, 4 and 16 times since the run began.
-    pub updated: [u64; 3],
+    pub(crate) updated: [u64; 3],
     /// Distinct decision positions that occurred in self-play games since the run began.
     pub seen: u64,
     /// ERR_p and MAE_v over every position updated at least once: unweighted, then weighted
     /// by update count.
     pub err_p_updated: Option<f64>,
     pub mae_v_updated: Option<f64>,
-    pub err_p_updated_weighted: Option<f64>,
-    pub mae_v_updated_weighted: Option<f64>,
+    pub(crate) err_p_updated_weighted: Option<f64>,
+    pub(crate) mae_v_updated_weighted: Option<f64>,
 }
 
 /// ERR_p and the value error of table row `row` (logits, then v_hat) at a solved position.
@@ -119,7 +119,7 @@ pub fn measure<G: Game>(
 }
 
 /// WR_p over `games` games in parallel (see the module docs).
-pub fn win_rate<G: Game>(
+pub(crate) fn win_rate<G: Game>(
     g: &G,
     table: &Table<G::Key>,
     truth: &Truth<G>,

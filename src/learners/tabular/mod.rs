@@ -43,7 +43,7 @@ impl<K: PositionKey> TabularAz<K> {
         &self.table
     }
 
-    pub fn from_table(table: Table<K>) -> TabularAz<K> {
+    pub(crate) fn from_table(table: Table<K>) -> TabularAz<K> {
         TabularAz {
             table,
             trained: Vec::new(),
@@ -88,7 +88,7 @@ impl<K: PositionKey> TabularAz<K> {
 }
 
 /// Settings a branch cannot change ([`super::LearnerKind::fixed_settings`]).
-pub const FIXED_SETTINGS: &[(&str, &str)] = &[(
+pub(crate) const FIXED_SETTINGS: &[(&str, &str)] = &[(
     "init_std",
     "it defines the initial entries of the shared table's unmaterialised rows",
 )];

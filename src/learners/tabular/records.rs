@@ -95,7 +95,7 @@ impl Record for SnapshotRecord {
 const MAX_RESERVED: u64 = 1 << 24;
 
 /// About 2 MiB of rows per chunk.
-pub fn rows_per_chunk(num_actions: usize) -> usize {
+pub(crate) fn rows_per_chunk(num_actions: usize) -> usize {
     let bytes = (num_actions + 1) * 8 + 16;
     ((2 << 20) / bytes).max(1)
 }
@@ -105,7 +105,7 @@ pub fn rows_per_chunk(num_actions: usize) -> usize {
 /// [`chunks`] through postcard, is checked against it in the tests): postcard writes a
 /// sequence of f64 one value at a time, and a PPPP table is 33 MB of them, encoded once for
 /// every full checkpoint a checkout re-trains through.
-pub fn encode_chunks<K: PositionKey>(
+pub(crate) fn encode_chunks<K: PositionKey>(
     table: &Table<K>,
     rows: &[usize],
 ) -> Result<Vec<Encoded>, StoreError> {

@@ -36,7 +36,7 @@ pub struct Table<K: PositionKey> {
 }
 
 /// Writes the initial entries of position `key` (`|A|` logits, then v_hat) into `out`.
-pub fn initial_entry<K: PositionKey>(seed: u64, init_std: f64, key: &K, out: &mut [f64]) {
+pub(crate) fn initial_entry<K: PositionKey>(seed: u64, init_std: f64, key: &K, out: &mut [f64]) {
     let mut rng = stream_fmt(seed, format_args!("table-init({key:?})"));
     // init_std is validated finite and >= 0; Normal::new fails only on a negative or NaN std.
     match rand_distr::Normal::new(0.0, init_std) {
@@ -47,7 +47,7 @@ pub fn initial_entry<K: PositionKey>(seed: u64, init_std: f64, key: &K, out: &mu
 
 /// The logistic function: v = 1 / (1 + e^-v_hat).
 #[inline]
-pub fn sigmoid(x: f64) -> f64 {
+pub(crate) fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
 
@@ -72,7 +72,7 @@ pub fn legal_priors(logits: &[f64], legal: &[Action], priors: &mut [f64]) {
 /// The table player's move: the legal action of highest logit (so of highest probability),
 /// ties to the lowest action.
 #[inline]
-pub fn greedy_action(logits: &[f64], legal: &[Action]) -> Action {
+pub(crate) fn greedy_action(logits: &[f64], legal: &[Action]) -> Action {
     let mut best = legal[0];
     for &a in &legal[1..] {
         if logits[a as usize] > logits[best as usize] {
@@ -102,7 +102,7 @@ impl<K: PositionKey> Table<K> {
     }
 
     /// f64 per row: |A| + 1.
-    pub fn stride(&self) -> usize {
+    pub(crate) fn stride(&self) -> usize {
         self.num_actions + 1
     }
 
@@ -142,7 +142,7 @@ impl<K: PositionKey> Table<K> {
     }
 
     #[inline]
-    pub fn row_mut(&mut self, i: usize) -> &mut [f64] {
+    pub(crate) fn row_mut(&mut self, i: usize) -> &mut [f64] {
         let s = self.stride();
         &mut self.data[i * s..(i + 1) * s]
     }
@@ -158,7 +158,7 @@ impl<K: PositionKey> Table<K> {
     }
 
     /// The row of `key`, creating it with its initial entries if needed.
-    pub fn materialise(&mut self, key: K) -> usize {
+    pub(crate) fn materialise(&mut self, key: K) -> usize {
         if let Some(i) = self.find(&key) {
             return i;
         }
@@ -174,7 +174,7 @@ impl<K: PositionKey> Table<K> {
 
     /// Room for `rows` more rows without growing (a checkout knows how many it restores: a
     /// PPPP table grown row by row spent a fifth of its restore copying itself).
-    pub fn reserve(&mut self, rows: usize) {
+    pub(crate) fn reserve(&mut self, rows: usize) {
         self.keys.reserve(rows);
         self.data.reserve(rows * self.stride());
         self.updates.reserve(rows);
@@ -182,7 +182,7 @@ impl<K: PositionKey> Table<K> {
     }
 
     /// Sets a row outright (checkout, resume): entries and update count.
-    pub fn set_row(&mut self, key: K, row: &[f64], updates: u32) {
+    pub(crate) fn set_row(&mut self, key: K, row: &[f64], updates: u32) {
         assert_eq!(row.len(), self.stride(), "a row has |A| + 1 entries");
         match self.find(&key) {
             Some(i) => {
@@ -213,7 +213,7 @@ impl<K: PositionKey> Table<K> {
     }
 
     /// Row indices in ascending key order (snapshots and metrics walk the table this way).
-    pub fn sorted_rows(&self) -> Vec<usize> {
+    pub(crate) fn sorted_rows(&self) -> Vec<usize> {
         let mut rows: Vec<usize> = (0..self.keys.len()).collect();
         rows.sort_unstable_by_key(|&i| self.keys[i]);
         rows

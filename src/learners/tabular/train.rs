@@ -23,7 +23,7 @@ use crate::game::{Action, PositionKey};
 /// cache misses a sample, a third of the update's own time on PPPP. A PPPP position has at
 /// most 16 legal actions (8 squares: a flip per face-down square, at most three moves for
 /// each of at most four own face-up pieces).
-pub const INLINE_ACTIONS: usize = 16;
+pub(crate) const INLINE_ACTIONS: usize = 16;
 
 /// One training sample: a decision position, the search's target counts over its legal
 /// actions (pi = counts / sum), and the final score z for the player to move there.
@@ -35,14 +35,14 @@ pub struct Sample<K> {
     /// Target visit counts, one per legal action.
     pub counts: SmallVec<[u32; INLINE_ACTIONS]>,
     /// 1 win, 0.5 draw, 0 loss, for the player to move at `key`.
-    pub z: f64,
+    pub(crate) z: f64,
 }
 
 /// Action spaces up to this size keep their exponentials on the stack (CDC 2x4: 40).
 const EXP_KEPT: usize = 64;
 
 /// Applies one sample to a row (|A| logits, then v_hat) with learning rate `beta`.
-pub fn apply_sample(row: &mut [f64], actions: &[Action], counts: &[u32], z: f64, beta: f64) {
+pub(crate) fn apply_sample(row: &mut [f64], actions: &[Action], counts: &[u32], z: f64, beta: f64) {
     let n = row.len() - 1;
     let logits = &mut row[..n];
     let max = logits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -87,7 +87,7 @@ pub fn apply_sample(row: &mut [f64], actions: &[Action], counts: &[u32], z: f64,
 /// What one training pass did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TrainReport {
-    pub samples: u64,
+    pub(crate) samples: u64,
     /// Rows trained, as table row indices in ascending key order.
     pub rows: Vec<usize>,
 }
