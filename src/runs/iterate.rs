@@ -247,7 +247,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         start: &mut StartPoint<G, L>,
         i: u32,
         settings: ObjectHash,
-        (games, trained, evaluated): (IterationGames<G, L>, Trained, Evaluated),
+        (mut games, trained, evaluated): (IterationGames<G, L>, Trained, Evaluated),
         out: &mut Outbox<'_, '_>,
     ) -> Result<IterationSummary, RunError> {
         let (m, snapshot) = (
@@ -259,7 +259,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
             run: self.line,
             iteration: i,
             settings,
-            games: games.hashes,
+            games: std::mem::take(&mut games.hashes),
             snapshot,
             evaluation,
             previous: start.previous,
@@ -269,25 +269,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
             true => RunStatus::Done,
             false => RunStatus::Running,
         };
-        let row = IterationRow {
-            run_id: self.run_id,
-            iteration: i,
-            hash: head,
-            snapshot,
-            evaluation,
-            snapshot_full: trained.checkpoint.full,
-            snapshot_kept: trained.kept,
-            games: m,
-            samples: report.samples,
-            rows_trained: report.units,
-            beta: report.beta,
-            self_play_seconds: games.seconds,
-            training_seconds: trained.seconds,
-            evaluation_seconds: evaluated.seconds,
-            store_seconds: 0.0,
-            snapshot_bytes: trained.checkpoint.bytes,
-            games_bytes: games.bytes,
-        };
+        let row = self.iteration_row(i, head, &games, &trained, &evaluated);
         let wait_before = out.wait;
         // Compressed here (in parallel), not on the writer thread.
         let objects = trained.checkpoint.objects;
@@ -319,6 +301,37 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
             snapshot_bytes: trained.checkpoint.bytes,
             games_bytes: games.bytes,
         })
+    }
+    /// The `iterations` row of iteration `i` (record `head`): what it stored and how long
+    /// each phase took (`store_seconds` is the writer's to fill in).
+    fn iteration_row(
+        &self,
+        i: u32,
+        head: ObjectHash,
+        games: &IterationGames<G, L>,
+        trained: &Trained,
+        evaluated: &Evaluated,
+    ) -> IterationRow {
+        let report = &trained.report;
+        IterationRow {
+            run_id: self.run_id,
+            iteration: i,
+            hash: head,
+            snapshot: trained.checkpoint.root,
+            evaluation: evaluated.encoded.hash,
+            snapshot_full: trained.checkpoint.full,
+            snapshot_kept: trained.kept,
+            games: self.cfg.settings.games_per_iteration,
+            samples: report.samples,
+            rows_trained: report.units,
+            beta: report.beta,
+            self_play_seconds: games.seconds,
+            training_seconds: trained.seconds,
+            evaluation_seconds: evaluated.seconds,
+            store_seconds: 0.0,
+            snapshot_bytes: trained.checkpoint.bytes,
+            games_bytes: games.bytes,
+        }
     }
 }
 
