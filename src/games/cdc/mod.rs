@@ -102,7 +102,7 @@
 //! - Its draw scores 0/0 and a win +1/-1; ours 0.5/0.5 and 1/0.
 //!
 //! # Files
-//! This file holds the types and the `Game` impls; [`Rules`]' methods are in `rules.rs`
+//! This file holds the types and the `Game` impls; the methods of `Rules` are in `rules.rs`
 //! (geometry, moves, draw rules, transitions) and `notation.rs` (key, notation, drawing,
 //! action names). Beside them: `index.rs` the perfect index ([`CdcIndex`]), `keys.rs` the
 //! solver's view (`Solvable`, the key expander, the `KeySpace` of the solve on keys) and
