@@ -1,21 +1,29 @@
 //! tabula: AlphaZero-style self-play research on games small enough to be solved exactly.
 //!
+//! The modules, bottom first; each uses only those before it (docs/architecture.md,
+//! "Layers"; `tests/layers.rs` keeps the order):
+//!
+//! - [`error`]: errors every layer shares (`GameError`, `SettingError`);
 //! - [`game`]: the `Game` trait (explicit chance, fixed action spaces, canonical keys);
-//! - [`games`]: Chinese dark chess (2x4 and 4x8), EinStein würfelt nicht!, Connect Four,
-//!   Chinese Checkers, and the registry that maps variant names to them;
 //! - [`rng`]: named ChaCha streams, the only source of randomness;
-//! - [`play`]: generic helpers to play games (random playouts, chance sampling);
-//! - [`search`]: PUCT MCTS with chance nodes, MCTS-Solver, leaf evaluators;
-//! - [`players`]: player specs (`mcts:sims=800`, `optimal`, ...) and the agents they make;
-//! - [`matches`](mod@matches): matches between two players, in parallel, reproducible;
-//! - [`record`]: the game record (`game/v1`) every played game is stored as;
-//! - [`solver`]: exact values of every position (layered retrograde analysis for games that
-//!   cycle, memoised expectimax for acyclic ones), the optimal player;
+//! - [`stats`]: confidence intervals;
 //! - [`store`]: the content-addressed SQLite experiment store;
-//! - [`learner`]: tabular AlphaZero (lookup table, training, self-play, metrics);
-//! - [`learners`]: the `Learner` trait (learners as plug-ins) and the registry of learners;
+//! - [`game_record`]: the game record (`game/v1`) every played game is stored as;
+//! - [`solver`]: exact values of every position, generic over games;
+//! - [`play`]: the one game loop, random playouts, the optimal decision;
+//! - [`search`]: PUCT MCTS with chance nodes, MCTS-Solver, leaf evaluators;
+//! - [`nn`]: the CPU network engine and the `Encode` ability;
+//! - [`games`]: Chinese dark chess (2x4 and 4x8), EinStein würfelt nicht!, Connect Four,
+//!   Chinese Checkers, each with everything game-specific beside it; the registry and the
+//!   `Abilities` only some games have;
+//! - [`eval`]: metrics, the exact truth they are measured against, reference evaluations;
+//! - [`selfplay`]: self-play games, one at a time or in lanes with batched leaves;
 //! - [`start`]: start policies (the game's start, Go-Exploit);
-//! - [`runs`]: run specs, the iteration loop, run records, resume / branch / verify.
+//! - [`learners`]: the `Learner` trait, its registry, tabular AlphaZero, the network learner;
+//! - [`runs`]: run specs, the one driver, resume / branch / verify / checkout / replay;
+//! - [`players`]: player specs (`mcts:sims=800`, `optimal`, `model:RUN@I`, ...) and agents;
+//! - [`matches`](mod@matches): matches between two players, in parallel, reproducible;
+//! - [`experiments`]: sweeps, shards, plots and reports.
 
 pub mod error;
 pub mod eval;
