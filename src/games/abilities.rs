@@ -3,15 +3,15 @@
 //! Generic code (the run driver, the players, the learners, the evaluation) is generic over
 //! [`Game`]; some of it also needs an exact solution, input planes for a network, a greedy
 //! heuristic or reference positions. Every registry game implements [`Abilities`] in its own
-//! folder and answers each method explicitly: the trait has no default methods, so a game
+//! folder by stating its [`AbilitySet`]: one struct literal naming every ability, so a game
 //! added without deciding an ability does not compile, and no caller guesses a game's type at
 //! run time (the metric it feeds cannot silently vanish).
 
 use std::sync::Arc;
 
 use crate::game::{Action, Game};
-use crate::nn::encode::Encoder;
-use crate::solver::{LoadError, Solution};
+use crate::nn::encode::{Encode, Encoder};
+use crate::solver::{LoadError, Solution, Solvable, load_or_solve};
 use crate::store::Store;
 
 /// A position of a reference test set with what the exact solver says of it.
@@ -27,39 +27,129 @@ pub struct ReferencePosition<S> {
 /// A reference test set, shared (sets are computed once per process).
 pub type ReferenceSet<S> = Arc<Vec<ReferencePosition<S>>>;
 
-/// The abilities only some games have (see the module docs). `None` (or `false`) says the game
-/// does not have one.
-pub trait Abilities: Game {
-    /// The exact value of every position: loaded from the store, or solved and saved there
-    /// first. `None`: the game has no exact solver (e.g. 4x8 Chinese dark chess).
-    fn solution(&self, store: &mut Store) -> Option<Result<Solution<Self::Key>, LoadError>>;
+/// Loads or solves a game's exact solution.
+pub type SolveFn<G> = fn(&G, &mut Store) -> Result<Solution<<G as Game>::Key>, LoadError>;
+/// A game's list of positions.
+pub type PositionsFn<G> = fn(&G) -> Vec<<G as Game>::State>;
+/// The greedy features of the legal actions of a state.
+pub type GreedyFn<G> = fn(&G, &<G as Game>::State, &[Action], &mut Vec<(i32, i32)>);
+/// A reference set by name and size (`None`: not on this variant).
+pub type ReferenceFn<G> =
+    fn(&G, &str, usize) -> Option<Result<ReferenceSet<<G as Game>::State>, String>>;
+/// The exact values of the legal actions of a state.
+pub type ActionValuesFn<G> = fn(&G, &<G as Game>::State) -> Option<Vec<(Action, f64)>>;
 
-    /// The test positions S_test the metrics average over (docs/metrics.md); empty for a game
-    /// without an exact solver.
-    fn test_positions(&self) -> Vec<Self::State>;
+/// What a game can do beyond its rules, as data (like OpenSpiel's `GameType`): each field is
+/// the ability's implementation, or `None` where the game does not have it. A game fills every
+/// field in one struct literal, so the compiler refuses a game that leaves one out.
+pub struct AbilitySet<G: Game> {
+    /// The exact value of every position, loaded from the store or solved and saved there
+    /// first ([`solved`] for a [`Solvable`] game).
+    pub solution: Option<SolveFn<G>>,
+    /// The test positions S_test the metrics average over (docs/metrics.md).
+    pub test_positions: Option<PositionsFn<G>>,
+    /// An exact search per position, for boards too large to enumerate (Connect Four 7x6):
+    /// whether this variant is searched exactly, and every legal action of a decision state
+    /// with its exact value in [-1, 1] for the mover, ascending by action.
+    pub exact_search: Option<ExactSearch<G>>,
+    /// The greedy heuristic: for each legal action of a state (in order), its forward gain
+    /// Psi and how far back its piece stands (larger = further back).
+    pub greedy_features: Option<GreedyFn<G>>,
+    /// The game's input planes for a network (docs/network.md; [`encoded`] for an
+    /// [`Encode`] game).
+    pub encoder: Option<fn(&G) -> Encoder<G>>,
+    /// The first `n` positions of a named reference set with their exact values and best
+    /// moves (Connect Four 7x6's test sets).
+    pub reference_set: Option<ReferenceFn<G>>,
+}
+
+/// An exact search per position (see [`AbilitySet::exact_search`]).
+pub struct ExactSearch<G: Game> {
+    /// Whether the variant is played by this search rather than a loaded solution.
+    pub applies: fn(&G) -> bool,
+    pub action_values: ActionValuesFn<G>,
+}
+
+/// The solution of a [`Solvable`] game, from the store or solved and stored first.
+pub fn solved<G: Solvable>(g: &G, store: &mut Store) -> Result<Solution<G::Key>, LoadError> {
+    load_or_solve(g, store)
+}
+
+/// The test positions of a [`Solvable`] game.
+pub fn solvable_test_positions<G: Solvable>(g: &G) -> Vec<G::State> {
+    Solvable::test_positions(g)
+}
+
+/// The input planes of an [`Encode`] game, shared by every thread.
+pub fn encoded<G: Encode>(g: &G) -> Encoder<G> {
+    Arc::new(g.clone())
+}
+
+/// The abilities only some games have (see the module docs): each game states them once, in
+/// [`Abilities::ABILITIES`]; the methods ask for them.
+pub trait Abilities: Game {
+    const ABILITIES: AbilitySet<Self>;
+
+    /// The exact solution (`None`: the game has no exact solver, e.g. 4x8 Chinese dark chess).
+    fn solution(&self, store: &mut Store) -> Option<Result<Solution<Self::Key>, LoadError>> {
+        Self::ABILITIES.solution.map(|f| f(self, store))
+    }
+
+    /// S_test; empty for a game without an exact solver.
+    fn test_positions(&self) -> Vec<Self::State> {
+        Self::ABILITIES
+            .test_positions
+            .map_or_else(Vec::new, |f| f(self))
+    }
 
     /// Whether the optimal player searches each position exactly instead of loading a
-    /// solution (Connect Four boards too large to enumerate, e.g. 7x6).
-    fn searches_exactly(&self) -> bool;
+    /// solution.
+    fn searches_exactly(&self) -> bool {
+        Self::ABILITIES
+            .exact_search
+            .is_some_and(|e| (e.applies)(self))
+    }
 
-    /// With [`Abilities::searches_exactly`]: every legal action of decision state `s` with its
-    /// exact value in [-1, 1] for the mover, ascending by action.
-    fn exact_action_values(&self, s: &Self::State) -> Option<Vec<(Action, f64)>>;
+    /// With [`Abilities::searches_exactly`]: every legal action of `s` with its exact value.
+    fn exact_action_values(&self, s: &Self::State) -> Option<Vec<(Action, f64)>> {
+        Self::ABILITIES
+            .exact_search
+            .and_then(|e| (e.action_values)(self, s))
+    }
 
-    /// The greedy heuristic: for each legal action of `s` (in order), its forward gain Psi and
-    /// how far back its piece stands (larger = further back). `false` when the game has no
+    /// Fills `out` with the greedy features of `legal` at `s`; `false` when the game has no
     /// greedy player.
-    fn greedy_features(&self, s: &Self::State, legal: &[Action], out: &mut Vec<(i32, i32)>)
-    -> bool;
+    fn greedy_features(
+        &self,
+        s: &Self::State,
+        legal: &[Action],
+        out: &mut Vec<(i32, i32)>,
+    ) -> bool {
+        Self::ABILITIES
+            .greedy_features
+            .map(|f| f(self, s, legal, out))
+            .is_some()
+    }
 
-    /// The game's input planes for a network (docs/network.md).
-    fn encoder(&self) -> Option<Encoder<Self>>;
+    /// The game's input planes for a network.
+    fn encoder(&self) -> Option<Encoder<Self>> {
+        Self::ABILITIES.encoder.map(|f| f(self))
+    }
 
-    /// The first `n` positions of reference set `name` (Connect Four 7x6's test sets) with
-    /// their exact values and best moves. `None`: the game has no such set.
+    /// Reference set `name`, its first `n` positions. `None`: the game has no such set.
     fn reference_set(
         &self,
         name: &str,
         n: usize,
-    ) -> Option<Result<ReferenceSet<Self::State>, String>>;
+    ) -> Option<Result<ReferenceSet<Self::State>, String>> {
+        Self::ABILITIES.reference_set.and_then(|f| f(self, name, n))
+    }
 }
+
+impl<G: Game> Clone for ExactSearch<G> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<G: Game> Copy for ExactSearch<G> {}

@@ -1,99 +1,29 @@
 //! What Chinese dark chess can do beyond the rules (`games::Abilities`): the 2x4 game is
 //! solved exactly; the 4x8 game has no solver. Both have input planes.
 
-use std::sync::Arc;
-
-use crate::game::Action;
-use crate::games::abilities::{Abilities, ReferenceSet};
-use crate::nn::encode::Encoder;
-use crate::solver::{LoadError, Solution, Solvable, load_or_solve};
-use crate::store::Store;
-
 use super::{Cdc, Cdc4x8};
+use crate::games::abilities::{Abilities, AbilitySet, encoded, solvable_test_positions, solved};
 
 /// 2x4: solved by layered retrograde analysis over the perfect index.
 impl Abilities for Cdc {
-    fn solution(&self, store: &mut Store) -> Option<Result<Solution<Self::Key>, LoadError>> {
-        Some(load_or_solve(self, store))
-    }
-
-    fn test_positions(&self) -> Vec<Self::State> {
-        Solvable::test_positions(self)
-    }
-
-    fn searches_exactly(&self) -> bool {
-        false
-    }
-
-    fn exact_action_values(&self, s: &Self::State) -> Option<Vec<(Action, f64)>> {
-        let _ = s;
-        None
-    }
-
-    fn greedy_features(
-        &self,
-        s: &Self::State,
-        legal: &[Action],
-        out: &mut Vec<(i32, i32)>,
-    ) -> bool {
-        let _ = (s, legal, out);
-        false
-    }
-
-    fn encoder(&self) -> Option<Encoder<Self>> {
-        Some(Arc::new(self.clone()))
-    }
-
-    fn reference_set(
-        &self,
-        name: &str,
-        n: usize,
-    ) -> Option<Result<ReferenceSet<Self::State>, String>> {
-        let _ = (name, n);
-        None
-    }
+    const ABILITIES: AbilitySet<Cdc> = AbilitySet {
+        solution: Some(solved),
+        test_positions: Some(solvable_test_positions),
+        exact_search: None,
+        greedy_features: None,
+        encoder: Some(encoded),
+        reference_set: None,
+    };
 }
 
 /// 4x8: too large to solve; a network can still read it.
 impl Abilities for Cdc4x8 {
-    fn solution(&self, store: &mut Store) -> Option<Result<Solution<Self::Key>, LoadError>> {
-        let _ = store;
-        None
-    }
-
-    fn test_positions(&self) -> Vec<Self::State> {
-        Vec::new()
-    }
-
-    fn searches_exactly(&self) -> bool {
-        false
-    }
-
-    fn exact_action_values(&self, s: &Self::State) -> Option<Vec<(Action, f64)>> {
-        let _ = s;
-        None
-    }
-
-    fn greedy_features(
-        &self,
-        s: &Self::State,
-        legal: &[Action],
-        out: &mut Vec<(i32, i32)>,
-    ) -> bool {
-        let _ = (s, legal, out);
-        false
-    }
-
-    fn encoder(&self) -> Option<Encoder<Self>> {
-        Some(Arc::new(self.clone()))
-    }
-
-    fn reference_set(
-        &self,
-        name: &str,
-        n: usize,
-    ) -> Option<Result<ReferenceSet<Self::State>, String>> {
-        let _ = (name, n);
-        None
-    }
+    const ABILITIES: AbilitySet<Cdc4x8> = AbilitySet {
+        solution: None,
+        test_positions: None,
+        exact_search: None,
+        greedy_features: None,
+        encoder: Some(encoded),
+        reference_set: None,
+    };
 }

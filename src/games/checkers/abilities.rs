@@ -1,67 +1,37 @@
 //! What Chinese Checkers can do beyond the rules (`games::Abilities`): reduced boards are
 //! solved exactly; the greedy players of Liu et al. read its forward gain; input planes.
 
-use std::sync::Arc;
-
-use crate::game::{Action, Game, Turn};
-use crate::games::abilities::{Abilities, ReferenceSet};
-use crate::nn::encode::Encoder;
-use crate::solver::{LoadError, Solution, Solvable, load_or_solve};
-use crate::store::Store;
-
 use super::Checkers;
+use crate::game::{Action, Game, Turn};
+use crate::games::abilities::{Abilities, AbilitySet, encoded, solvable_test_positions, solved};
 
-/// Reduced boards solved by layered retrograde analysis; the greedy heuristic.
 impl Abilities for Checkers {
-    fn solution(&self, store: &mut Store) -> Option<Result<Solution<Self::Key>, LoadError>> {
-        Some(load_or_solve(self, store))
-    }
+    const ABILITIES: AbilitySet<Checkers> = AbilitySet {
+        solution: Some(solved),
+        test_positions: Some(solvable_test_positions),
+        exact_search: None,
+        greedy_features: Some(greedy_features),
+        encoder: Some(encoded),
+        reference_set: None,
+    };
+}
 
-    fn test_positions(&self) -> Vec<Self::State> {
-        Solvable::test_positions(self)
-    }
-
-    fn searches_exactly(&self) -> bool {
-        false
-    }
-
-    fn exact_action_values(&self, s: &Self::State) -> Option<Vec<(Action, f64)>> {
-        let _ = s;
-        None
-    }
-
-    fn greedy_features(
-        &self,
-        s: &Self::State,
-        legal: &[Action],
-        out: &mut Vec<(i32, i32)>,
-    ) -> bool {
-        out.clear();
-        let Turn::Player(p) = self.turn(s) else {
-            return true;
-        };
-        // Psi measured from the square (0, 0), where r - c = 0, is how far back a square is.
-        let origin = self.square(0, 0);
-        for &a in legal {
-            let (from, to) = self.move_squares(s, a);
-            out.push((
-                self.forward_gain(p, from, to),
-                self.forward_gain(p, from, origin),
-            ));
-        }
-        true
-    }
-
-    fn encoder(&self) -> Option<Encoder<Self>> {
-        Some(Arc::new(self.clone()))
-    }
-
-    fn reference_set(
-        &self,
-        name: &str,
-        n: usize,
-    ) -> Option<Result<ReferenceSet<Self::State>, String>> {
-        let _ = (name, n);
-        None
+/// The greedy heuristic (Liu et al.): for each legal action of `s`, its forward gain Psi and
+/// how far back its piece stands.
+fn greedy_features(
+    g: &Checkers,
+    s: &<Checkers as Game>::State,
+    legal: &[Action],
+    out: &mut Vec<(i32, i32)>,
+) {
+    out.clear();
+    let Turn::Player(p) = g.turn(s) else {
+        return;
+    };
+    // Psi measured from the square (0, 0), where r - c = 0, is how far back a square is.
+    let origin = g.square(0, 0);
+    for &a in legal {
+        let (from, to) = g.move_squares(s, a);
+        out.push((g.forward_gain(p, from, to), g.forward_gain(p, from, origin)));
     }
 }

@@ -2,53 +2,42 @@
 //! enumeration, larger ones (7x6) searched exactly position by position; the 7x6 test sets;
 //! input planes.
 
-use std::sync::Arc;
-
+use super::{C4State, ConnectFour, solver, test_sets};
 use crate::game::Action;
-use crate::games::abilities::{Abilities, ReferenceSet};
-use crate::nn::encode::Encoder;
-use crate::solver::{LoadError, Solution, Solvable, load_or_solve};
-use crate::store::Store;
-
-use super::ConnectFour;
+use crate::games::abilities::{
+    Abilities, AbilitySet, ExactSearch, ReferenceSet, encoded, solvable_test_positions, solved,
+};
+use crate::solver::Solvable;
 
 /// Boards of up to 20 squares solved by enumeration; 7x6 positions by the alpha-beta solver.
 impl Abilities for ConnectFour {
-    fn solution(&self, store: &mut Store) -> Option<Result<Solution<Self::Key>, LoadError>> {
-        Some(load_or_solve(self, store))
-    }
+    const ABILITIES: AbilitySet<ConnectFour> = AbilitySet {
+        solution: Some(solved),
+        test_positions: Some(solvable_test_positions),
+        exact_search: Some(ExactSearch {
+            applies: searched_exactly,
+            action_values,
+        }),
+        greedy_features: None,
+        encoder: Some(encoded),
+        reference_set: Some(reference_set),
+    };
+}
 
-    fn test_positions(&self) -> Vec<Self::State> {
-        Solvable::test_positions(self)
-    }
+/// A board too large to enumerate but small enough for the alpha-beta solver.
+fn searched_exactly(g: &ConnectFour) -> bool {
+    g.check_solvable().is_err() && solver::searchable(g)
+}
 
-    fn searches_exactly(&self) -> bool {
-        self.check_solvable().is_err() && super::solver::searchable(self)
-    }
+fn action_values(g: &ConnectFour, s: &C4State) -> Option<Vec<(Action, f64)>> {
+    solver::action_values(g, s)
+}
 
-    fn exact_action_values(&self, s: &Self::State) -> Option<Vec<(Action, f64)>> {
-        super::solver::action_values(self, s)
-    }
-
-    fn greedy_features(
-        &self,
-        s: &Self::State,
-        legal: &[Action],
-        out: &mut Vec<(i32, i32)>,
-    ) -> bool {
-        let _ = (s, legal, out);
-        false
-    }
-
-    fn encoder(&self) -> Option<Encoder<Self>> {
-        Some(Arc::new(self.clone()))
-    }
-
-    fn reference_set(
-        &self,
-        name: &str,
-        n: usize,
-    ) -> Option<Result<ReferenceSet<Self::State>, String>> {
-        (self.width() == 7 && self.height() == 6).then(|| super::test_sets::c4_test_set(name, n))
-    }
+/// The 7x6 test sets (no other board has any).
+fn reference_set(
+    g: &ConnectFour,
+    name: &str,
+    n: usize,
+) -> Option<Result<ReferenceSet<C4State>, String>> {
+    (g.width() == 7 && g.height() == 6).then(|| test_sets::c4_test_set(name, n))
 }
