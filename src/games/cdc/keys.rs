@@ -100,48 +100,6 @@ impl<'a> KeyExpander<'a> {
         }
     }
 
-    /// Reads the decision position `key` for [`KeyExpander::expand`].
-    #[inline(always)]
-    fn read(&self, key: u64) -> Reading {
-        let mut board = [EMPTY; 8];
-        for (sq, b) in board.iter_mut().enumerate() {
-            *b = ((key >> (4 * sq)) & 15) as u8;
-        }
-        let aux = key >> 32;
-        let mover = match aux & 3 {
-            1 => Some(Colour::Red),
-            2 => Some(Colour::Black),
-            _ => None,
-        };
-        let radix = aux >> 8;
-        let fd = &self.face_down[radix as usize];
-        // Pieces of each colour left (on the board or face down) and face-down squares; a
-        // flip keeps both counts, a capture takes one piece of the side that moves next.
-        let mut left = [fd.per_colour[0] as u32, fd.per_colour[1] as u32];
-        let mut downs = 0;
-        for &t in &board {
-            if t >= PIECE0 {
-                left[ck_colour(t - PIECE0).index()] += 1;
-            }
-            downs += (t == DOWN) as usize;
-        }
-        Reading {
-            board,
-            squares: key & 0xFFFF_FFFF,
-            mover,
-            radix,
-            left,
-            downs,
-        }
-    }
-
-    /// [`Rules::settle`] on a successor with `next` to move and `left` pieces: does `next`
-    /// lose at once (no piece, or no flip and no move)?
-    #[inline(always)]
-    fn loses(&self, b: &[u8; 8], any_down: bool, left: u32, next: Colour) -> bool {
-        left == 0 || (!any_down && self.rules.for_each_move(b, next, |_, _| false))
-    }
-
     /// Expands the decision position `key` (pending flip 0, fresh draw counters) without
     /// building states. Each internal move (a plain move to a live position, same level)
     /// gives its successor's key to `internal`; each exit's decision positions (one level
@@ -162,14 +120,70 @@ impl<'a> KeyExpander<'a> {
         lower: &mut impl FnMut(u64) -> f64,
     ) -> f64 {
         let r = self.rules;
-        let at = self.read(key);
-        let board = at.board;
-        let mut best = if at.downs > 0 {
-            self.flip_exits(&at, lower)
-        } else {
-            f64::NEG_INFINITY
+        let mut board = [EMPTY; 8];
+        for (sq, b) in board.iter_mut().enumerate() {
+            *b = ((key >> (4 * sq)) & 15) as u8;
+        }
+        let aux = key >> 32;
+        let mover = match aux & 3 {
+            1 => Some(Colour::Red),
+            2 => Some(Colour::Black),
+            _ => None,
         };
-        if let Some(c) = at.mover {
+        let radix = aux >> 8;
+        let fd = &self.face_down[radix as usize];
+        let squares = key & 0xFFFF_FFFF;
+        // Pieces of each colour left (on the board or face down) and face-down squares; a
+        // flip keeps both counts, a capture takes one piece of the side that moves next.
+        let mut left = [fd.per_colour[0] as u32, fd.per_colour[1] as u32];
+        let mut downs = 0;
+        for &t in &board {
+            if t >= PIECE0 {
+                left[ck_colour(t - PIECE0).index()] += 1;
+            }
+            downs += (t == DOWN) as usize;
+        }
+        // `Rules::settle` on a successor with `next` to move and `left` pieces: does `next`
+        // lose at once (no piece, or no flip and no move)?
+        let loses = |b: &[u8; 8], any_down: bool, left: u32, next: Colour| -> bool {
+            left == 0 || (!any_down && r.for_each_move(b, next, |_, _| false))
+        };
+        let mut best = f64::NEG_INFINITY;
+        if downs > 0 {
+            // Each revealable kind's probability and colour to move next, once per position.
+            let total = fd.total as u32;
+            let mut prob = [0.0f64; PRESENT_MAX];
+            for (p, &h) in prob.iter_mut().zip(&fd.counts[..self.kinds]) {
+                *p = h as f64 / total as f64;
+            }
+            for sq in 0..8 {
+                if board[sq] != DOWN {
+                    continue;
+                }
+                let mut sum = 0.0;
+                let kinds = (fd.counts.iter().zip(&prob))
+                    .zip(self.present.iter().zip(&self.place))
+                    .take(self.kinds);
+                for ((&h, &p), (&ck, &place)) in kinds {
+                    if h == 0 {
+                        continue;
+                    }
+                    let code = PIECE0 + ck;
+                    let mut b = board;
+                    b[sq] = code;
+                    let next = mover.unwrap_or(ck_colour(ck)).other();
+                    let v = if loses(&b, downs > 1, left[next.index()], next) {
+                        1.0
+                    } else {
+                        let bits = squares ^ (((code ^ DOWN) as u64) << (4 * sq));
+                        -lower(pack(bits, next, radix - place))
+                    };
+                    sum += p * v;
+                }
+                best = best.max(sum);
+            }
+        }
+        if let Some(c) = mover {
             let next = c.other();
             r.for_each_move(&board, c, |src, dst| {
                 let captured = board[dst] >= PIECE0;
@@ -180,80 +194,21 @@ impl<'a> KeyExpander<'a> {
                 let mut b = board;
                 b[dst] = b[src];
                 b[src] = EMPTY;
-                let bits = (at.squares & !(0xF << (4 * src)) & !(0xF << (4 * dst)))
+                let bits = (squares & !(0xF << (4 * src)) & !(0xF << (4 * dst)))
                     | ((board[src] as u64) << (4 * dst));
-                let left = at.left[next.index()] - captured as u32;
-                if self.loses(&b, at.downs > 0, left, next) {
+                let left = left[next.index()] - captured as u32;
+                if loses(&b, downs > 0, left, next) {
                     best = best.max(1.0);
                 } else if captured {
-                    best = best.max(-lower(pack(bits, next, at.radix)));
+                    best = best.max(-lower(pack(bits, next, radix)));
                 } else {
-                    internal(pack(bits, next, at.radix));
+                    internal(pack(bits, next, radix));
                 }
                 true
             });
         }
         best
     }
-
-    /// The best of the flips of position `at` (which has a face-down square): for each
-    /// face-down square, the outcomes' values summed in outcome order, each weighted by its
-    /// probability.
-    #[inline(always)]
-    fn flip_exits(&self, at: &Reading, lower: &mut impl FnMut(u64) -> f64) -> f64 {
-        let board = &at.board;
-        let fd = &self.face_down[at.radix as usize];
-        // Each revealable kind's probability and colour to move next, once per position.
-        let total = fd.total as u32;
-        let mut prob = [0.0f64; PRESENT_MAX];
-        for (p, &h) in prob.iter_mut().zip(&fd.counts[..self.kinds]) {
-            *p = h as f64 / total as f64;
-        }
-        let mut best = f64::NEG_INFINITY;
-        for sq in 0..8 {
-            if board[sq] != DOWN {
-                continue;
-            }
-            let mut sum = 0.0;
-            let kinds = (fd.counts.iter().zip(&prob))
-                .zip(self.present.iter().zip(&self.place))
-                .take(self.kinds);
-            for ((&h, &p), (&ck, &place)) in kinds {
-                if h == 0 {
-                    continue;
-                }
-                let code = PIECE0 + ck;
-                let mut b = *board;
-                b[sq] = code;
-                let next = at.mover.unwrap_or(ck_colour(ck)).other();
-                let v = if self.loses(&b, at.downs > 1, at.left[next.index()], next) {
-                    1.0
-                } else {
-                    let bits = at.squares ^ (((code ^ DOWN) as u64) << (4 * sq));
-                    -lower(pack(bits, next, at.radix - place))
-                };
-                sum += p * v;
-            }
-            best = best.max(sum);
-        }
-        best
-    }
-}
-
-/// A decision position's key as [`KeyExpander::expand`] reads it.
-struct Reading {
-    /// Square codes.
-    board: [u8; 8],
-    /// The key's board nibbles.
-    squares: u64,
-    /// The colour to move (`None` at the start).
-    mover: Option<Colour>,
-    /// The face-down multiset's number.
-    radix: u64,
-    /// Pieces of each colour left, on the board or face down.
-    left: [u32; 2],
-    /// Face-down squares.
-    downs: usize,
 }
 
 /// A successor's key: its board nibbles, the colour to move, the face-down multiset.
