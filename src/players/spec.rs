@@ -30,7 +30,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::PlayerError;
-use crate::search::{ForcedPlayouts, InitQ, PlayoutCap, SearchConfig, SolverConfig};
+use crate::search::{
+    ForcedPlayouts, InitQ, PlayoutCap, SearchConfig, SearchConfigError, SolverConfig,
+};
 
 /// Every player name, for error messages.
 pub const PLAYER_NAMES: &str =
@@ -398,11 +400,11 @@ impl Mcts {
                 }
             }
         }
-        config.validate().map_err(|e| {
+        config.validate().map_err(|SearchConfigError(e)| {
             let key = MCTS_KEYS
                 .iter()
-                .find(|k| k.field == Some(e.key))
-                .map_or(e.key, |k| k.short);
+                .find(|k| k.field == Some(e.key.as_str()))
+                .map_or(e.key.as_str(), |k| k.short);
             bad(
                 text,
                 format!("{key}={} is out of range; allowed: {}", e.value, e.allowed),

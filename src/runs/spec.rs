@@ -31,7 +31,7 @@ use crate::error::{GameError, SettingError};
 use crate::games::AnyGame;
 pub use crate::learners::LearnerSettings;
 use crate::learners::{LearnerContext, SettingsCheck, scheduled};
-use crate::search::SearchConfig;
+use crate::search::{SearchConfig, SearchConfigError};
 use crate::start::StartSettings;
 
 /// The most games one iteration's self-play, one WR_p evaluation or one match may have.
@@ -134,12 +134,9 @@ pub struct RunConfig {
 pub enum SpecError {
     #[error("run spec: {0}")]
     Toml(String),
-    #[error("run spec: `{key}` = {value} is out of range; allowed: {allowed}")]
-    Range {
-        key: String,
-        value: String,
-        allowed: String,
-    },
+    /// A setting out of its range ([`SettingError`], raised by every layer that validates).
+    #[error("run spec: {0}")]
+    Range(#[from] SettingError),
     /// (Not a `source`: the message already includes it once.)
     #[error("run spec: `variant`: {0}")]
     Variant(GameError),
@@ -154,16 +151,6 @@ pub enum SpecError {
     },
 }
 
-impl From<SettingError> for SpecError {
-    fn from(e: SettingError) -> SpecError {
-        SpecError::Range {
-            key: e.key,
-            value: e.value,
-            allowed: e.allowed,
-        }
-    }
-}
-
 /// A run name: not empty, not blank at either end, and not a number (a number names a run
 /// by id; docs/store.md, "Naming runs, sweeps and objects").
 pub(crate) fn check_name(name: &str) -> Result<(), SpecError> {
@@ -176,11 +163,7 @@ pub(crate) fn check_name(name: &str) -> Result<(), SpecError> {
 }
 
 fn range(key: &str, value: impl ToString, allowed: &str) -> SpecError {
-    SpecError::Range {
-        key: key.to_string(),
-        value: value.to_string(),
-        allowed: allowed.to_string(),
-    }
+    SpecError::Range(SettingError::new(key, value, allowed))
 }
 
 #[derive(Deserialize)]
@@ -272,10 +255,11 @@ impl RunConfig {
             return Err(range("init_std", s.init_std, "a finite number >= 0"));
         }
         validate_learning_rate(&s.learning_rate)?;
-        s.search.validate().map_err(|e| SpecError::Range {
-            key: format!("search.{}", e.key),
-            value: e.value,
-            allowed: e.allowed.to_string(),
+        s.search.validate().map_err(|SearchConfigError(e)| {
+            SpecError::Range(SettingError {
+                key: format!("search.{}", e.key),
+                ..e
+            })
         })?;
         if s.search.simulations > MAX_SIMULATIONS {
             return Err(range(

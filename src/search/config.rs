@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::arena::TieBreak;
+use crate::error::SettingError;
 
 /// The value of an unvisited edge in selection.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -153,14 +154,11 @@ impl Default for SearchConfig {
     }
 }
 
-/// A setting outside its allowed range.
+/// A search setting outside its allowed range: the shared [`SettingError`] (its key is the
+/// `SearchConfig` field), prefixed `search setting`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("search setting `{key}` = {value} is out of range; allowed: {allowed}")]
-pub struct SearchConfigError {
-    pub key: &'static str,
-    pub value: String,
-    pub allowed: &'static str,
-}
+#[error("search setting {0}")]
+pub struct SearchConfigError(pub SettingError);
 
 impl SearchConfig {
     /// `count_expansion_visit` of runs stored before the setting existed.
@@ -279,11 +277,7 @@ fn require(
     if ok {
         return Ok(());
     }
-    Err(SearchConfigError {
-        key,
-        value: value.to_string(),
-        allowed,
-    })
+    Err(SearchConfigError(SettingError::new(key, value, allowed)))
 }
 
 #[cfg(test)]
@@ -369,7 +363,7 @@ mod tests {
         ];
         for (cfg, key) in bad {
             let e = cfg.validate().unwrap_err();
-            assert_eq!(e.key, key);
+            assert_eq!(e.0.key, key);
             assert!(e.to_string().contains("allowed"), "{e}");
         }
         assert!(SearchConfig::default().validate().is_ok());
@@ -433,7 +427,7 @@ mod tests {
         }
         .validate()
         .unwrap_err();
-        assert_eq!((e.key, e.value.as_str()), ("simulations", "1"));
+        assert_eq!((e.0.key.as_str(), e.0.value.as_str()), ("simulations", "1"));
         let ok = SearchConfig {
             simulations: 1,
             expansion_is_simulation: false,

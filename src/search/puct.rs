@@ -647,8 +647,8 @@ mod tests {
             ..cfg
         })
         .unwrap_err();
-        assert_eq!(e.key, "simulations");
-        assert!(e.allowed.contains(">= 2"), "{e}");
+        assert_eq!(e.0.key, "simulations");
+        assert!(e.0.allowed.contains(">= 2"), "{e}");
     }
 
     /// `count_expansion_visit` below the root: P0's only action leads to P1's node with
