@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::game::{Action, Game};
 use crate::nn::encode::{Encode, Encoder};
-use crate::solver::{LoadError, Solution, Solvable, load_or_solve};
+use crate::solver::{LoadError, Solution, Solvable};
 use crate::store::Store;
 
 /// A position of a reference test set with what the exact solver says of it.
@@ -44,7 +44,7 @@ pub type ActionValuesFn<G> = fn(&G, &<G as Game>::State) -> Option<Vec<(Action, 
 /// field in one struct literal, so the compiler refuses a game that leaves one out.
 pub struct AbilitySet<G: Game> {
     /// The exact value of every position, loaded from the store or solved and saved there
-    /// first ([`solved`] for a [`Solvable`] game).
+    /// first (`solver::load_or_solve` for a [`Solvable`] game).
     pub solution: Option<SolveFn<G>>,
     /// The test positions S_test the metrics average over (docs/metrics.md).
     pub test_positions: Option<PositionsFn<G>>,
@@ -68,11 +68,6 @@ pub struct ExactSearch<G: Game> {
     /// Whether the variant is played by this search rather than a loaded solution.
     pub applies: fn(&G) -> bool,
     pub action_values: ActionValuesFn<G>,
-}
-
-/// The solution of a [`Solvable`] game, from the store or solved and stored first.
-pub fn solved<G: Solvable>(g: &G, store: &mut Store) -> Result<Solution<G::Key>, LoadError> {
-    load_or_solve(g, store)
 }
 
 /// The test positions of a [`Solvable`] game.

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{GameError, SettingError};
 use crate::games::AnyGame;
 pub use crate::learners::LearnerSettings;
-use crate::learners::{LearnerContext, SettingsCheck, scheduled};
+use crate::learners::{LearnerContext, SettingsCheck};
 use crate::search::{SearchConfig, SearchConfigError};
 use crate::start::StartSettings;
 
@@ -90,11 +90,6 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// beta of iteration `i` (1-based).
-    pub fn beta(&self, i: u32) -> f64 {
-        scheduled(&self.learning_rate, i)
-    }
-
     /// What the learner reads of these settings, with the model seed `model_seed`.
     pub fn learner_context(&self, model_seed: u64) -> LearnerContext<'_> {
         LearnerContext {
@@ -403,7 +398,7 @@ iterations = 4
         assert_eq!((s.games_per_iteration, s.window), (1000, 2));
         assert_eq!(s.learning_rate, vec![(1, 1.0), (3, 0.1)]);
         assert_eq!(
-            [s.beta(1), s.beta(2), s.beta(3), s.beta(4)],
+            [1, 2, 3, 4].map(|i| s.learner_context(0).beta(i)),
             [1.0, 1.0, 0.1, 0.1]
         );
         assert_eq!(s.search, SearchConfig::default());

@@ -2,12 +2,13 @@
 //! solved exactly; the 4x8 game has no solver. Both have input planes.
 
 use super::{Cdc, Cdc4x8};
-use crate::games::abilities::{Abilities, AbilitySet, encoded, solvable_test_positions, solved};
+use crate::games::abilities::{Abilities, AbilitySet, encoded, solvable_test_positions};
+use crate::solver::load_or_solve;
 
 /// 2x4: solved by layered retrograde analysis over the perfect index.
 impl Abilities for Cdc {
     const ABILITIES: AbilitySet<Cdc> = AbilitySet {
-        solution: Some(solved),
+        solution: Some(load_or_solve),
         test_positions: Some(solvable_test_positions),
         exact_search: None,
         greedy_features: None,

@@ -3,11 +3,12 @@
 
 use super::Checkers;
 use crate::game::{Action, Game, Turn};
-use crate::games::abilities::{Abilities, AbilitySet, encoded, solvable_test_positions, solved};
+use crate::games::abilities::{Abilities, AbilitySet, encoded, solvable_test_positions};
+use crate::solver::load_or_solve;
 
 impl Abilities for Checkers {
     const ABILITIES: AbilitySet<Checkers> = AbilitySet {
-        solution: Some(solved),
+        solution: Some(load_or_solve),
         test_positions: Some(solvable_test_positions),
         exact_search: None,
         greedy_features: Some(greedy_features),

@@ -5,14 +5,14 @@
 use super::{C4State, ConnectFour, solver, test_sets};
 use crate::game::Action;
 use crate::games::abilities::{
-    Abilities, AbilitySet, ExactSearch, ReferenceSet, encoded, solvable_test_positions, solved,
+    Abilities, AbilitySet, ExactSearch, ReferenceSet, encoded, solvable_test_positions,
 };
-use crate::solver::Solvable;
+use crate::solver::{Solvable, load_or_solve};
 
 /// Boards of up to 20 squares solved by enumeration; 7x6 positions by the alpha-beta solver.
 impl Abilities for ConnectFour {
     const ABILITIES: AbilitySet<ConnectFour> = AbilitySet {
-        solution: Some(solved),
+        solution: Some(load_or_solve),
         test_positions: Some(solvable_test_positions),
         exact_search: Some(ExactSearch {
             applies: searched_exactly,

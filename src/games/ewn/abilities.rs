@@ -2,11 +2,12 @@
 //! (memoised expectimax); input planes.
 
 use super::Ewn;
-use crate::games::abilities::{Abilities, AbilitySet, encoded, solvable_test_positions, solved};
+use crate::games::abilities::{Abilities, AbilitySet, encoded, solvable_test_positions};
+use crate::solver::load_or_solve;
 
 impl Abilities for Ewn {
     const ABILITIES: AbilitySet<Ewn> = AbilitySet {
-        solution: Some(solved),
+        solution: Some(load_or_solve),
         test_positions: Some(solvable_test_positions),
         exact_search: None,
         greedy_features: None,
