@@ -35,7 +35,7 @@ use crate::nn::{
     unit_value,
 };
 use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
-use crate::search::Evaluator;
+use crate::search::{Evaluator, Leaf};
 use crate::store::{Encoded, ObjectHash, Record, Store};
 
 /// The architecture's name in the spec.
@@ -510,17 +510,35 @@ impl<G: Abilities> Network<G> {
     }
 
     /// The values (before tanh) and logits (|A| per position, in order) of a batch of
-    /// decision states: each position goes through the same code as alone, so its outputs
-    /// are the same bits in any batch (docs/network.md).
+    /// decision states, evaluated as one batch: each position's outputs are the bits it gets
+    /// alone (docs/network.md).
     pub fn infer_batch(&self, states: &[G::State], values: &mut Vec<f32>, logits: &mut Vec<f32>) {
-        let mut x = vec![0.0; self.layout.input().len()];
         let mut scratch = self.layout.scratch();
+        self.forward_states(states.iter(), &mut scratch);
+        let n = states.len();
         values.clear();
+        values.extend_from_slice(&scratch.values[..n]);
         logits.clear();
-        for s in states {
-            values.push(self.infer(s, &mut x, &mut scratch));
-            logits.extend_from_slice(&scratch.logits);
+        logits.extend_from_slice(&scratch.logits[..n * self.layout.actions()]);
+    }
+
+    /// Encodes `states` into the scratch's batch and runs the forward pass over them.
+    fn forward_states<'s>(
+        &self,
+        states: impl ExactSizeIterator<Item = &'s G::State>,
+        scratch: &mut Scratch,
+    ) where
+        G::State: 's,
+    {
+        let n = states.len();
+        let len = self.layout.input().len();
+        scratch.ensure(n);
+        let mut x = std::mem::take(&mut scratch.x);
+        for (row, s) in x.chunks_exact_mut(len).zip(states) {
+            self.encoder.encode(s, row);
         }
+        self.layout.forward_batch(&self.params, &x, n, scratch);
+        scratch.x = x;
     }
 
     /// A leaf evaluator with buffers of its own.
@@ -583,6 +601,18 @@ impl<G: Abilities> Evaluator<G> for NetEval<'_, G> {
         _: &mut StreamRng,
     ) -> f64 {
         self.priors_value(s, legal, priors)
+    }
+
+    /// One forward pass over all the leaves: each gets the bits it would get alone.
+    fn evaluate_batch(&mut self, _: &G, leaves: &mut [Leaf<'_, G>]) {
+        let na = self.net.layout.actions();
+        self.net
+            .forward_states(leaves.iter().map(|l| l.state), &mut self.scratch);
+        for (k, l) in leaves.iter_mut().enumerate() {
+            let logits = &self.scratch.logits[k * na..(k + 1) * na];
+            legal_softmax(logits, l.legal, l.priors);
+            l.value = unit_value(self.scratch.values[k]);
+        }
     }
 }
 

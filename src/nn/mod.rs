@@ -5,22 +5,29 @@
 //! **Bit-exactness** (docs/network.md, docs/conventions.md): every output element and every
 //! gradient element is a sum computed by this code in one fixed order (inputs ascending, then
 //! kernel taps), never reassociated (Rust does not contract or reorder float arithmetic;
-//! vectorised loops run across independent output elements, not along a sum). A batch is
-//! evaluated one position after another with the same code, so a position's output does not
-//! depend on the batch it is in. A training step splits its minibatch into fixed chunks of
+//! vectorised loops run across independent output elements, not along a sum). Every layer
+//! is one matrix product over the batch ([`gemm`]) whose kernel runs each output element's
+//! chain in that order, so a position's output does not depend on the batch it is in, nor on
+//! the vector path the CPU offers. A training step splits its minibatch into fixed chunks of
 //! [`CHUNK`] samples (whatever the thread count), accumulates each chunk's gradient in sample
 //! order, and adds the chunk gradients in chunk order; so a step gives the same bits on any
 //! number of threads. There is no batch normalisation (its statistics would tie a position's
 //! output to its batch).
 
 pub(crate) mod encode;
+pub(crate) mod gemm;
 pub(crate) mod optim;
+#[cfg(test)]
+mod reference;
 
 use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
 
 use crate::rng::StreamRng;
 use encode::Planes;
+use gemm::{MatA, NR, Out, Start, Then, gemm};
+
+pub use gemm::Simd;
 
 pub(crate) use optim::{OptimConfig, OptimState};
 
@@ -71,6 +78,10 @@ pub struct Layout {
     policy: Dense,
     value: Dense,
     params: usize,
+    /// The vector path of the kernels (`Simd::detect` unless a test or bench asks).
+    simd: Simd,
+    /// The 3x3 taps of the input's board (`board_taps`).
+    taps: Vec<u32>,
     /// Fan-in of each parameter range (for initialisation), in layout order: (start, len,
     /// fan_in, is_bias).
     ranges: Vec<(usize, usize, usize, bool)>,
@@ -132,8 +143,16 @@ impl Layout {
             policy,
             value,
             params: next,
+            simd: Simd::detect(),
+            taps: board_taps(input.height, input.width),
             ranges,
         }
+    }
+
+    /// The same network on another vector path (the bits are the same on every path).
+    pub fn with_simd(mut self, simd: Simd) -> Layout {
+        self.simd = simd;
+        self
     }
 
     /// Parameters in all.
@@ -169,312 +188,520 @@ impl Layout {
         p
     }
 
-    /// Activation buffers for one position.
+    /// Buffers for a batch of positions (they grow to the largest batch seen, then stay).
     pub fn scratch(&self) -> Scratch {
-        let sizes: Vec<usize> = match &self.trunk {
+        let mut sizes: Vec<usize> = match &self.trunk {
             Trunk::Mlp(layers) => std::iter::once(self.input.len())
                 .chain(layers.iter().map(|d| d.n_out))
                 .collect(),
             Trunk::Res { stem, blocks } => {
-                let n = stem.cout * self.input.height * self.input.width;
+                let n = stem.cout * self.area();
                 std::iter::once(self.input.len())
                     .chain(std::iter::repeat_n(n, 1 + 2 * blocks.len()))
                     .collect()
             }
         };
-        let max = sizes.iter().copied().max().unwrap_or(0);
-        Scratch {
-            acts: sizes.iter().map(|&n| vec![0.0; n]).collect(),
-            logits: vec![0.0; self.actions],
-            value_pre: 0.0,
-            d: vec![0.0; max],
-            d2: vec![0.0; max],
-            d3: vec![0.0; max],
-        }
+        sizes.shrink_to_fit();
+        let mut s = Scratch {
+            cap: 0,
+            acts: vec![Vec::new(); sizes.len()],
+            sizes,
+            actions: self.actions,
+            logits: Vec::new(),
+            values: Vec::new(),
+            d: Vec::new(),
+            d2: Vec::new(),
+            d3: Vec::new(),
+            x: Vec::new(),
+            panel: Vec::new(),
+            wt: Vec::new(),
+        };
+        s.ensure(1);
+        s
+    }
+
+    fn area(&self) -> usize {
+        self.input.height * self.input.width
     }
 
     /// The forward pass of one position (`x`: its planes): fills `s.logits` and returns the
     /// value head's output before tanh.
     pub(crate) fn forward(&self, p: &[f32], x: &[f32], s: &mut Scratch) -> f32 {
-        s.acts[0].copy_from_slice(x);
+        self.forward_batch(p, x, 1, s);
+        s.values[0]
+    }
+
+    /// The forward pass of `n` positions (`x`: their planes, one after another): fills
+    /// `s.logits[..n * actions]` and `s.values[..n]` (before tanh). Every output element is
+    /// computed by the same chain of operations whatever `n` and the position's place in the
+    /// batch (module docs), so a position's bits do not depend on its batch.
+    pub(crate) fn forward_batch(&self, p: &[f32], x: &[f32], n: usize, s: &mut Scratch) {
+        s.ensure(n);
+        let len = self.input.len();
+        s.acts[0][..n * len].copy_from_slice(&x[..n * len]);
+        let Scratch {
+            acts,
+            logits,
+            values,
+            panel,
+            ..
+        } = s;
         match &self.trunk {
             Trunk::Mlp(layers) => {
                 for (l, d) in layers.iter().enumerate() {
-                    let (prev, next) = s.acts.split_at_mut(l + 1);
-                    dense_forward(p, d, &prev[l], &mut next[0]);
-                    relu(&mut next[0]);
+                    let (prev, next) = acts.split_at_mut(l + 1);
+                    self.dense_forward(p, d, n, &prev[l], &mut next[0], Then::Relu, panel);
                 }
             }
             Trunk::Res { stem, blocks } => {
-                let (h, w) = (self.input.height, self.input.width);
-                let (prev, next) = s.acts.split_at_mut(1);
-                conv_forward(p, stem, h, w, &prev[0], &mut next[0]);
-                relu(&mut next[0]);
+                let (prev, next) = acts.split_at_mut(1);
+                self.conv_forward(p, stem, n, &prev[0], &mut next[0], None, panel);
                 for (b, [c1, c2]) in blocks.iter().enumerate() {
                     let at = 1 + 2 * b;
-                    let (prev, next) = s.acts.split_at_mut(at + 1);
+                    let (prev, next) = acts.split_at_mut(at + 1);
                     let (u, rest) = next.split_at_mut(1);
-                    conv_forward(p, c1, h, w, &prev[at], &mut u[0]);
-                    relu(&mut u[0]);
-                    conv_forward(p, c2, h, w, &u[0], &mut rest[0]);
-                    for (o, &skip) in rest[0].iter_mut().zip(prev[at].iter()) {
-                        *o += skip;
-                    }
-                    relu(&mut rest[0]);
+                    self.conv_forward(p, c1, n, &prev[at], &mut u[0], None, panel);
+                    self.conv_forward(p, c2, n, &u[0], &mut rest[0], Some(&prev[at]), panel);
                 }
             }
         }
-        let feat = s.acts.last().map_or(&[][..], |v| &v[..]);
-        dense_forward(p, &self.policy, feat, &mut s.logits);
-        let mut v = [0.0f32];
-        dense_forward(p, &self.value, feat, &mut v);
-        s.value_pre = v[0];
-        v[0]
+        let feat = acts.last().map_or(&[][..], |v| &v[..]);
+        self.dense_forward(p, &self.policy, n, feat, logits, Then::Nothing, panel);
+        self.dense_forward(p, &self.value, n, feat, values, Then::Nothing, panel);
     }
 
-    /// Adds to `g` the gradient of one position's loss, given the forward pass in `s` and the
-    /// loss's gradients with respect to the logits (`dlogits`) and the value before tanh.
-    pub(crate) fn backward(
+    /// Adds to `g` the gradients of `n` positions' losses, given their forward pass in `s`
+    /// and the losses' gradients with respect to the logits (`dlogits`, `n x actions`) and
+    /// the values before tanh (`dvalues`). Each parameter's gradient receives one term per
+    /// position, in position order, as if the positions were done one by one.
+    pub(crate) fn backward_batch(
         &self,
         p: &[f32],
         s: &mut Scratch,
+        n: usize,
         dlogits: &[f32],
-        dvalue: f32,
+        dvalues: &[f32],
         g: &mut [f32],
     ) {
         let Scratch {
-            acts, d, d2, d3, ..
+            acts,
+            d,
+            d2,
+            d3,
+            panel,
+            wt,
+            ..
         } = s;
         let feat = acts.last().map_or(&[][..], |v| &v[..]);
-        let nf = feat.len();
-        d[..nf].fill(0.0);
-        dense_backward(p, &self.policy, feat, dlogits, g, Some(&mut d[..nf]));
-        dense_backward(p, &self.value, feat, &[dvalue], g, Some(&mut d[..nf]));
+        let nf = self.policy.n_in;
+        let pol = Some((&mut d[..n * nf], Start::Zero));
+        self.dense_backward(p, &self.policy, n, feat, dlogits, g, pol, panel);
+        let val = Some((&mut d[..n * nf], Start::AddSum));
+        self.dense_backward(p, &self.value, n, feat, dvalues, g, val, panel);
         match &self.trunk {
             Trunk::Mlp(layers) => {
                 for (l, dl) in layers.iter().enumerate().rev() {
                     // d holds dL/d(output of layer l, after ReLU).
-                    let out = &acts[l + 1];
-                    for (dd, &a) in d[..dl.n_out].iter_mut().zip(out) {
-                        if a <= 0.0 {
-                            *dd = 0.0;
-                        }
-                    }
-                    let din = (l > 0).then(|| {
-                        d2[..dl.n_in].fill(0.0);
-                        &mut d2[..dl.n_in]
-                    });
-                    dense_backward(p, dl, &acts[l], &d[..dl.n_out], g, din);
+                    mask(&mut d[..n * dl.n_out], &acts[l + 1]);
+                    let din = (l > 0).then(|| (&mut d2[..n * dl.n_in], Start::Zero));
+                    self.dense_backward(p, dl, n, &acts[l], &d[..n * dl.n_out], g, din, panel);
                     if l > 0 {
-                        d[..dl.n_in].copy_from_slice(&d2[..dl.n_in]);
+                        d[..n * dl.n_in].copy_from_slice(&d2[..n * dl.n_in]);
                     }
                 }
             }
             Trunk::Res { stem, blocks } => {
-                let (h, w) = (self.input.height, self.input.width);
-                let n = stem.cout * h * w;
+                let m = n * stem.cout * self.area();
+                let (d, d2, d3) = (&mut d[..m], &mut d2[..m], &mut d3[..m]);
                 for (b, [c1, c2]) in blocks.iter().enumerate().rev() {
                     let at = 1 + 2 * b;
                     // d: dL/d(block output, after ReLU) -> before the ReLU.
-                    for (dd, &a) in d[..n].iter_mut().zip(&acts[at + 2]) {
-                        if a <= 0.0 {
-                            *dd = 0.0;
-                        }
-                    }
+                    mask(d, &acts[at + 2]);
                     // Through the second convolution into d2 = dL/du.
-                    d2[..n].fill(0.0);
-                    conv_backward(p, c2, h, w, &acts[at + 1], &d[..n], g, Some(&mut d2[..n]));
-                    for (dd, &a) in d2[..n].iter_mut().zip(&acts[at + 1]) {
-                        if a <= 0.0 {
-                            *dd = 0.0;
-                        }
-                    }
+                    self.conv_backward(p, c2, n, &acts[at + 1], d, g, Some(&mut *d2), panel, wt);
+                    mask(d2, &acts[at + 1]);
                     // Through the first into d3; the skip passes d on unchanged.
-                    d3[..n].fill(0.0);
-                    conv_backward(p, c1, h, w, &acts[at], &d2[..n], g, Some(&mut d3[..n]));
-                    for (dd, &x) in d[..n].iter_mut().zip(&d3[..n]) {
+                    self.conv_backward(p, c1, n, &acts[at], d2, g, Some(&mut *d3), panel, wt);
+                    for (dd, &x) in d.iter_mut().zip(d3.iter()) {
                         *dd += x;
                     }
                 }
-                for (dd, &a) in d[..n].iter_mut().zip(&acts[1]) {
-                    if a <= 0.0 {
-                        *dd = 0.0;
-                    }
-                }
-                conv_backward(p, stem, h, w, &acts[0], &d[..n], g, None);
+                mask(d, &acts[1]);
+                self.conv_backward(p, stem, n, &acts[0], d, g, None, panel, wt);
             }
         }
     }
+
+    /// `out[s][o] = b[o] + sum_i x[s][i] w[i][o]`, the sum in ascending i.
+    #[allow(clippy::too_many_arguments)]
+    fn dense_forward(
+        &self,
+        p: &[f32],
+        d: &Dense,
+        n: usize,
+        x: &[f32],
+        out: &mut [f32],
+        then: Then<'_>,
+        panel: &mut Vec<f32>,
+    ) {
+        let w = &p[d.w..d.w + d.n_in * d.n_out];
+        let a = MatA {
+            data: x,
+            rs: d.n_in,
+            ks: 1,
+        };
+        let pack = |n0: usize, panel: &mut [f32]| pack_rows(w, d.n_out, n0, d.n_in, panel);
+        let bias = Start::ColBias(&p[d.b..d.b + d.n_out]);
+        let shape = (n, d.n_out, d.n_in);
+        gemm(
+            self.simd,
+            shape,
+            a,
+            pack,
+            bias,
+            then,
+            out,
+            Out::rows(d.n_out),
+            panel,
+        );
+    }
+
+    /// Adds the layer's weight and bias gradients to `g` (one term per position, in order),
+    /// and `W dout` to `din` when asked (`Start::Zero`: `din` is overwritten; `AddSum`: the
+    /// sum is added to it).
+    #[allow(clippy::too_many_arguments)]
+    fn dense_backward(
+        &self,
+        p: &[f32],
+        d: &Dense,
+        n: usize,
+        x: &[f32],
+        dout: &[f32],
+        g: &mut [f32],
+        din: Option<(&mut [f32], Start<'_>)>,
+        panel: &mut Vec<f32>,
+    ) {
+        for row in dout[..n * d.n_out].chunks_exact(d.n_out) {
+            for (gb, &dy) in g[d.b..d.b + d.n_out].iter_mut().zip(row) {
+                *gb += dy;
+            }
+        }
+        let xt = MatA {
+            data: x,
+            rs: 1,
+            ks: d.n_in,
+        };
+        let pack = |n0: usize, panel: &mut [f32]| pack_rows(dout, d.n_out, n0, n, panel);
+        let gw = &mut g[d.w..d.w + d.n_in * d.n_out];
+        let shape = (d.n_in, d.n_out, n);
+        let out = Out::rows(d.n_out);
+        gemm(
+            self.simd,
+            shape,
+            xt,
+            pack,
+            Start::Keep,
+            Then::Nothing,
+            gw,
+            out,
+            panel,
+        );
+        if let Some((din, start)) = din {
+            let w = &p[d.w..d.w + d.n_in * d.n_out];
+            let a = MatA {
+                data: dout,
+                rs: d.n_out,
+                ks: 1,
+            };
+            let pack = |n0: usize, panel: &mut [f32]| pack_cols(w, d.n_out, n0, d.n_in, panel);
+            let shape = (n, d.n_in, d.n_out);
+            let out = Out::rows(d.n_in);
+            gemm(
+                self.simd,
+                shape,
+                a,
+                pack,
+                start,
+                Then::Nothing,
+                din,
+                out,
+                panel,
+            );
+        }
+    }
+
+    /// `out[s][o][q] = b[o] + sum_{i, t} w[o][i][t] in[s][i][q + offset(t)]` (zero outside
+    /// the board), the sum in the order (i, t) with t = (ky, kx) the 3x3 taps; then ReLU,
+    /// after adding `skip` where given. Columns of the product are (position, square).
+    #[allow(clippy::too_many_arguments)]
+    fn conv_forward(
+        &self,
+        p: &[f32],
+        c: &Conv,
+        n: usize,
+        input: &[f32],
+        out: &mut [f32],
+        skip: Option<&[f32]>,
+        panel: &mut Vec<f32>,
+    ) {
+        let area = self.area();
+        let a = MatA {
+            data: &p[c.w..c.w + c.cout * c.cin * 9],
+            rs: c.cin * 9,
+            ks: 1,
+        };
+        let taps = &self.taps;
+        let pack = |n0: usize, panel: &mut [f32]| {
+            pack_taps(taps, area, c.cin, input, n0, n * area, false, panel)
+        };
+        let then = skip.map_or(Then::Relu, Then::AddRelu);
+        let bias = Start::RowBias(&p[c.b..c.b + c.cout]);
+        let out_at = Out {
+            rs: area,
+            area,
+            ss: c.cout * area,
+        };
+        let shape = (c.cout, n * area, c.cin * 9);
+        gemm(self.simd, shape, a, pack, bias, then, out, out_at, panel);
+    }
+
+    /// Adds the convolution's weight and bias gradients to `g` (per position: a sum over
+    /// its squares in ascending order, added once), and writes its input gradient to `din`
+    /// when asked (each element summed over (o, ky, kx) in that order).
+    #[allow(clippy::too_many_arguments)]
+    fn conv_backward(
+        &self,
+        p: &[f32],
+        c: &Conv,
+        n: usize,
+        input: &[f32],
+        dout: &[f32],
+        g: &mut [f32],
+        din: Option<&mut [f32]>,
+        panel: &mut Vec<f32>,
+        wt: &mut Vec<f32>,
+    ) {
+        let area = self.area();
+        let taps = &self.taps;
+        let (sin, sout) = (c.cin * area, c.cout * area);
+        for s in 0..n {
+            let dplane = &dout[s * sout..(s + 1) * sout];
+            for (o, gb) in g[c.b..c.b + c.cout].iter_mut().enumerate() {
+                let mut acc = 0.0f32;
+                for &v in &dplane[o * area..(o + 1) * area] {
+                    acc += v;
+                }
+                *gb += acc;
+            }
+            let a = MatA {
+                data: dplane,
+                rs: area,
+                ks: 1,
+            };
+            let x = &input[s * sin..(s + 1) * sin];
+            let pack = |n0: usize, panel: &mut [f32]| pack_taps_t(taps, area, c.cin, x, n0, panel);
+            let gw = &mut g[c.w..c.w + c.cout * c.cin * 9];
+            let shape = (c.cout, c.cin * 9, area);
+            let out = Out::rows(c.cin * 9);
+            gemm(
+                self.simd,
+                shape,
+                a,
+                pack,
+                Start::AddSum,
+                Then::Nothing,
+                gw,
+                out,
+                panel,
+            );
+        }
+        let Some(din) = din else { return };
+        // W' [i][(o, t)] = W [o][i][t]; din's taps run backwards (a tap reads the square
+        // that reads it).
+        wt.clear();
+        wt.resize(c.cin * c.cout * 9, 0.0);
+        for o in 0..c.cout {
+            for i in 0..c.cin {
+                let src = &p[c.w + (o * c.cin + i) * 9..c.w + (o * c.cin + i) * 9 + 9];
+                wt[(i * c.cout + o) * 9..(i * c.cout + o) * 9 + 9].copy_from_slice(src);
+            }
+        }
+        let a = MatA {
+            data: wt,
+            rs: c.cout * 9,
+            ks: 1,
+        };
+        let pack = |n0: usize, panel: &mut [f32]| {
+            pack_taps(taps, area, c.cout, dout, n0, n * area, true, panel)
+        };
+        let out = Out {
+            rs: area,
+            area,
+            ss: sin,
+        };
+        let shape = (c.cin, n * area, c.cout * 9);
+        gemm(
+            self.simd,
+            shape,
+            a,
+            pack,
+            Start::Zero,
+            Then::Nothing,
+            din,
+            out,
+            panel,
+        );
+    }
 }
 
-/// Per-position buffers: activations of the forward pass, the heads' outputs, and gradient
-/// buffers for the backward pass.
+/// Per-batch buffers: activations of the forward pass, the heads' outputs, gradient buffers
+/// for the backward pass and the kernel's panel. They grow to the largest batch asked for and
+/// are reused, so steady work allocates nothing.
 #[derive(Clone, Debug)]
 pub struct Scratch {
+    cap: usize,
+    /// Elements per position of each activation.
+    sizes: Vec<usize>,
+    actions: usize,
     acts: Vec<Vec<f32>>,
+    /// The logits, `actions` per position.
     pub logits: Vec<f32>,
-    pub(crate) value_pre: f32,
+    /// The value head's outputs before tanh, one per position.
+    pub(crate) values: Vec<f32>,
     d: Vec<f32>,
     d2: Vec<f32>,
     d3: Vec<f32>,
+    /// A batch's planes, gathered by callers.
+    pub(crate) x: Vec<f32>,
+    panel: Vec<f32>,
+    wt: Vec<f32>,
 }
 
-fn relu(v: &mut [f32]) {
-    for x in v {
-        if *x < 0.0 {
-            *x = 0.0;
+impl Scratch {
+    /// Room for `n` positions.
+    pub(crate) fn ensure(&mut self, n: usize) {
+        if n <= self.cap {
+            return;
         }
+        for (a, &len) in self.acts.iter_mut().zip(&self.sizes) {
+            a.resize(n * len, 0.0);
+        }
+        let max = self.sizes.iter().copied().max().unwrap_or(0);
+        for b in [&mut self.d, &mut self.d2, &mut self.d3] {
+            b.resize(n * max, 0.0);
+        }
+        self.x.resize(n * self.sizes[0], 0.0);
+        self.logits.resize(n * self.actions, 0.0);
+        self.values.resize(n, 0.0);
+        self.cap = n;
     }
 }
 
-/// `out[o] = b[o] + sum_i x[i] w[i][o]`, the sum in ascending i.
-fn dense_forward(p: &[f32], d: &Dense, x: &[f32], out: &mut [f32]) {
-    out.copy_from_slice(&p[d.b..d.b + d.n_out]);
-    for (i, &xi) in x.iter().enumerate() {
-        if xi == 0.0 {
-            // Inputs are often sparse planes: zero terms are skipped, the same way for every
-            // position and batch, so the bits stay a function of the position.
-            continue;
-        }
-        let row = &p[d.w + i * d.n_out..d.w + (i + 1) * d.n_out];
-        for (o, &w) in out.iter_mut().zip(row) {
-            *o += xi * w;
-        }
+/// Zeroes the gradient where the ReLU's output was not positive.
+fn mask(d: &mut [f32], out: &[f32]) {
+    for (dd, &a) in d.iter_mut().zip(out) {
+        *dd = if a <= 0.0 { 0.0 } else { *dd };
     }
 }
 
-/// Adds the layer's weight and bias gradients to `g`, and `W dout` to `din` when asked.
-fn dense_backward(
-    p: &[f32],
-    d: &Dense,
-    x: &[f32],
-    dout: &[f32],
-    g: &mut [f32],
-    din: Option<&mut [f32]>,
-) {
-    for (gb, &dy) in g[d.b..d.b + d.n_out].iter_mut().zip(dout) {
-        *gb += dy;
+/// A panel of a row-major `[k][cols]` matrix: rows 0..k, columns n0..n0 + NR (zero past
+/// `cols`).
+fn pack_rows(m: &[f32], cols: usize, n0: usize, k: usize, panel: &mut [f32]) {
+    let w = NR.min(cols - n0);
+    for (kk, row) in panel.chunks_exact_mut(NR).take(k).enumerate() {
+        row[..w].copy_from_slice(&m[kk * cols + n0..kk * cols + n0 + w]);
+        row[w..].fill(0.0);
     }
-    for (i, &xi) in x.iter().enumerate() {
-        if xi == 0.0 {
-            continue;
-        }
-        let row = &mut g[d.w + i * d.n_out..d.w + (i + 1) * d.n_out];
-        for (gw, &dy) in row.iter_mut().zip(dout) {
-            *gw += xi * dy;
-        }
-    }
-    if let Some(din) = din {
-        for (i, di) in din.iter_mut().enumerate() {
-            let row = &p[d.w + i * d.n_out..d.w + (i + 1) * d.n_out];
-            let mut acc = 0.0f32;
-            for (&w, &dy) in row.iter().zip(dout) {
-                acc += w * dy;
-            }
-            *di += acc;
+}
+
+/// A panel of the transpose of a row-major `[rows][k]` matrix: element (kk, j) is
+/// `m[(n0 + j) * k + kk]`.
+fn pack_cols(m: &[f32], k: usize, n0: usize, rows: usize, panel: &mut [f32]) {
+    let w = NR.min(rows - n0);
+    for (kk, row) in panel.chunks_exact_mut(NR).take(k).enumerate() {
+        for (j, x) in row.iter_mut().enumerate() {
+            *x = if j < w { m[(n0 + j) * k + kk] } else { 0.0 };
         }
     }
 }
 
-/// The valid output range along one axis for kernel offset `k` (0..3) of a same-padded 3x3
-/// convolution of length `n`: output positions `lo..hi` read input `pos + k - 1`.
-#[inline]
-fn span(k: usize, n: usize) -> (usize, usize) {
-    match k {
-        0 => (1, n),
-        1 => (0, n),
-        _ => (0, n.saturating_sub(1)),
-    }
-}
-
-/// `out[o][y][x] = b[o] + sum_{i, ky, kx} w[o][i][ky][kx] in[i][y+ky-1][x+kx-1]` (zero
-/// outside the board), the sum in the order (i, ky, kx): for each input plane and tap, the
-/// shifted plane is formed once and added, scaled, to every output plane (the inner loop runs
-/// along a whole plane, across independent output elements).
-fn conv_forward(p: &[f32], c: &Conv, h: usize, w: usize, input: &[f32], out: &mut [f32]) {
-    let area = h * w;
-    for o in 0..c.cout {
-        out[o * area..(o + 1) * area].fill(p[c.b + o]);
-    }
-    let mut shifted = vec![0.0f32; area];
-    for i in 0..c.cin {
-        let src = &input[i * area..(i + 1) * area];
-        for ky in 0..3 {
-            let (y0, y1) = span(ky, h);
-            for kx in 0..3 {
-                let (x0, x1) = span(kx, w);
-                shifted.fill(0.0);
-                for y in y0..y1 {
-                    let sy = y + ky - 1;
-                    shifted[y * w + x0..y * w + x1]
-                        .copy_from_slice(&src[sy * w + x0 + kx - 1..sy * w + x1 + kx - 1]);
-                }
-                for o in 0..c.cout {
-                    let wt = p[c.w + ((o * c.cin + i) * 3 + ky) * 3 + kx];
-                    let plane = &mut out[o * area..(o + 1) * area];
-                    for (d, &v) in plane.iter_mut().zip(&shifted) {
-                        *d += wt * v;
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Adds the convolution's weight and bias gradients to `g`, and its input gradient to `din`
-/// when asked (each element summed over (o, ky, kx) in that order).
+/// Im2col columns n0..n0 + NR of `src` (`[position][channel][square]`, `ch` channels):
+/// element ((i, t), (s, q)) is `src[s][i][q + offset(t)]`, zero off the board; `flip` reads
+/// tap `8 - t` (the transposed convolution of the input gradient).
 #[allow(clippy::too_many_arguments)]
-fn conv_backward(
-    p: &[f32],
-    c: &Conv,
-    h: usize,
-    w: usize,
-    input: &[f32],
-    dout: &[f32],
-    g: &mut [f32],
-    mut din: Option<&mut [f32]>,
+fn pack_taps(
+    taps: &[u32],
+    area: usize,
+    ch: usize,
+    src: &[f32],
+    n0: usize,
+    cols: usize,
+    flip: bool,
+    panel: &mut [f32],
 ) {
-    let area = h * w;
-    for o in 0..c.cout {
-        let dplane = &dout[o * area..(o + 1) * area];
-        let mut gb = 0.0f32;
-        for &v in dplane {
-            gb += v;
+    let w = NR.min(cols - n0);
+    let mut off = [[usize::MAX; NR]; 9];
+    for j in 0..w {
+        let (s, q) = ((n0 + j) / area, (n0 + j) % area);
+        for (t, o) in off.iter_mut().enumerate() {
+            let tap = taps[q * 9 + if flip { 8 - t } else { t }];
+            if tap != u32::MAX {
+                o[j] = s * ch * area + tap as usize;
+            }
         }
-        g[c.b + o] += gb;
-        for i in 0..c.cin {
-            let src = &input[i * area..(i + 1) * area];
+    }
+    for i in 0..ch {
+        for (t, o) in off.iter().enumerate() {
+            let row = &mut panel[(i * 9 + t) * NR..(i * 9 + t + 1) * NR];
+            for (x, &at) in row.iter_mut().zip(o) {
+                *x = if at == usize::MAX {
+                    0.0
+                } else {
+                    src[at + i * area]
+                };
+            }
+        }
+    }
+}
+
+/// The transposed im2col of one position's `src` (`[channel][square]`): rows are squares,
+/// columns n0..n0 + NR are (i, t) pairs; element (q, (i, t)) is `src[i][q + offset(t)]`.
+fn pack_taps_t(taps: &[u32], area: usize, ch: usize, src: &[f32], n0: usize, panel: &mut [f32]) {
+    let w = NR.min(ch * 9 - n0);
+    for (q, row) in panel.chunks_exact_mut(NR).take(area).enumerate() {
+        for (j, x) in row.iter_mut().enumerate() {
+            *x = if j < w {
+                let (i, t) = ((n0 + j) / 9, (n0 + j) % 9);
+                let tap = taps[q * 9 + t];
+                if tap == u32::MAX {
+                    0.0
+                } else {
+                    src[i * area + tap as usize]
+                }
+            } else {
+                0.0
+            };
+        }
+    }
+}
+
+/// For each square q of an h x w board and tap t = 3 ky + kx, the square q + (ky - 1,
+/// kx - 1), or `u32::MAX` off the board.
+fn board_taps(h: usize, w: usize) -> Vec<u32> {
+    let mut taps = vec![u32::MAX; h * w * 9];
+    for y in 0..h {
+        for x in 0..w {
             for ky in 0..3 {
-                let (y0, y1) = span(ky, h);
                 for kx in 0..3 {
-                    let (x0, x1) = span(kx, w);
-                    let at = c.w + ((o * c.cin + i) * 3 + ky) * 3 + kx;
-                    let mut acc = 0.0f32;
-                    for y in y0..y1 {
-                        let sy = y + ky - 1;
-                        let dd = &dplane[y * w + x0..y * w + x1];
-                        let s = &src[sy * w + x0 + kx - 1..sy * w + x1 + kx - 1];
-                        for (&a, &b) in dd.iter().zip(s) {
-                            acc += a * b;
-                        }
-                    }
-                    g[at] += acc;
-                    if let Some(din) = din.as_deref_mut() {
-                        let wt = p[at];
-                        let dst_plane = &mut din[i * area..(i + 1) * area];
-                        for y in y0..y1 {
-                            let sy = y + ky - 1;
-                            let dd = &dplane[y * w + x0..y * w + x1];
-                            let dst = &mut dst_plane[sy * w + x0 + kx - 1..sy * w + x1 + kx - 1];
-                            for (d, &v) in dst.iter_mut().zip(dd) {
-                                *d += wt * v;
-                            }
-                        }
+                    let (sy, sx) = ((y + ky).wrapping_sub(1), (x + kx).wrapping_sub(1));
+                    if sy < h && sx < w {
+                        taps[(y * w + x) * 9 + ky * 3 + kx] = (sy * w + sx) as u32;
                     }
                 }
             }
         }
     }
+    taps
 }
 
 /// The softmax of `logits` over the `legal` actions, into `out` (same length as `legal`),
@@ -516,32 +743,50 @@ pub(crate) struct Losses {
     pub value: f64,
 }
 
-/// The loss of one example (policy cross-entropy over the legal actions plus the squared
-/// error of the value on the [-1, 1] scale, as in AlphaZero), its gradient added to `g`.
-fn example_grad(
+/// The losses of a chunk of examples (policy cross-entropy over the legal actions plus the
+/// squared error of the value on the [-1, 1] scale, as in AlphaZero), their gradients added
+/// to `g` (one term per example, in order). Returns the summed losses (in example order).
+fn chunk_grad(
     l: &Layout,
     p: &[f32],
-    e: &Example,
+    chunk: &[&Example],
     s: &mut Scratch,
     g: &mut [f32],
-    dl: &mut [f32],
+    dl: &mut Vec<f32>,
 ) -> (f64, f64) {
-    let pre = l.forward(p, &e.x, s);
-    let mut probs = vec![0.0f64; e.legal.len()];
-    legal_softmax(&s.logits, &e.legal, &mut probs);
-    dl.fill(0.0);
-    let mut lp = 0.0;
-    for ((&a, &pa), &t) in e.legal.iter().zip(&probs).zip(&e.target) {
-        dl[a as usize] = (pa - f64::from(t)) as f32;
-        if t > 0.0 {
-            lp -= f64::from(t) * pa.max(1e-30).ln();
-        }
+    let (n, len, na) = (chunk.len(), l.input.len(), l.actions);
+    s.ensure(n);
+    for (row, e) in s.x.chunks_exact_mut(len).zip(chunk) {
+        row.copy_from_slice(&e.x);
     }
-    let v = f64::from(pre).tanh();
-    let target = 2.0 * f64::from(e.z) - 1.0;
-    let dv = (2.0 * (v - target) * (1.0 - v * v)) as f32;
-    l.backward(p, s, dl, dv, g);
-    (lp, (v - target) * (v - target))
+    let x = std::mem::take(&mut s.x);
+    l.forward_batch(p, &x, n, s);
+    s.x = x;
+    dl.clear();
+    dl.resize(n * na + n, 0.0);
+    let (dlogits, dvalues) = dl.split_at_mut(n * na);
+    let (mut lp, mut lv) = (0.0, 0.0);
+    let mut probs = Vec::new();
+    for (k, e) in chunk.iter().enumerate() {
+        probs.clear();
+        probs.resize(e.legal.len(), 0.0f64);
+        legal_softmax(&s.logits[k * na..(k + 1) * na], &e.legal, &mut probs);
+        let row = &mut dlogits[k * na..(k + 1) * na];
+        let mut lpk = 0.0;
+        for ((&a, &pa), &t) in e.legal.iter().zip(&probs).zip(&e.target) {
+            row[a as usize] = (pa - f64::from(t)) as f32;
+            if t > 0.0 {
+                lpk -= f64::from(t) * pa.max(1e-30).ln();
+            }
+        }
+        lp += lpk;
+        let v = f64::from(s.values[k]).tanh();
+        let target = 2.0 * f64::from(e.z) - 1.0;
+        dvalues[k] = (2.0 * (v - target) * (1.0 - v * v)) as f32;
+        lv += (v - target) * (v - target);
+    }
+    l.backward_batch(p, s, n, dlogits, dvalues, g);
+    (lp, lv)
 }
 
 /// One optimiser step on the minibatch `batch` (indices into `examples`): the mean gradient,
@@ -562,13 +807,9 @@ pub(crate) fn train_step(
         .map(|chunk| {
             let mut g = vec![0.0f32; l.params];
             let mut s = l.scratch();
-            let mut dl = vec![0.0f32; l.actions];
-            let (mut lp, mut lv) = (0.0, 0.0);
-            for &i in chunk {
-                let (a, b) = example_grad(l, p, examples[i], &mut s, &mut g, &mut dl);
-                lp += a;
-                lv += b;
-            }
+            let mut dl = Vec::new();
+            let chunk: Vec<&Example> = chunk.iter().map(|&i| examples[i]).collect();
+            let (lp, lv) = chunk_grad(l, p, &chunk, &mut s, &mut g, &mut dl);
             (g, lp, lv)
         })
         .collect();

@@ -83,8 +83,7 @@ fn gradients_match_finite_differences() {
         for e in &examples {
             let mut g = vec![0.0f32; l.params()];
             let mut s = l.scratch();
-            let mut dl = vec![0.0f32; 5];
-            example_grad(&l, &p, e, &mut s, &mut g, &mut dl);
+            chunk_grad(&l, &p, &[e], &mut s, &mut g, &mut Vec::new());
             let mut rng = stream(9, "nn-test-probe");
             for _ in 0..40 {
                 let j = uniform_index(&mut rng, l.params());
@@ -106,36 +105,142 @@ fn gradients_match_finite_differences() {
     }
 }
 
-/// A position's outputs are the same bits alone and at every place of any batch (a batch is
-/// the same code run position by position, whatever scratch came before).
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// More shapes than `archs`: boards with a side of 1 and 2, odd channel counts, a wide MLP.
+fn wide_cases() -> Vec<(Arch, Planes, usize)> {
+    vec![
+        (
+            Arch::Mlp {
+                hidden: vec![12, 8],
+            },
+            planes(2, 3, 4),
+            5,
+        ),
+        (Arch::Mlp { hidden: vec![] }, planes(2, 3, 4), 5),
+        (
+            Arch::Mlp {
+                hidden: vec![37, 19],
+            },
+            planes(3, 6, 7),
+            7,
+        ),
+        (
+            Arch::ResNet {
+                blocks: 2,
+                channels: 4,
+            },
+            planes(2, 3, 4),
+            5,
+        ),
+        (
+            Arch::ResNet {
+                blocks: 1,
+                channels: 5,
+            },
+            planes(3, 1, 7),
+            9,
+        ),
+        (
+            Arch::ResNet {
+                blocks: 2,
+                channels: 17,
+            },
+            planes(2, 6, 7),
+            7,
+        ),
+        (
+            Arch::ResNet {
+                blocks: 1,
+                channels: 3,
+            },
+            planes(1, 2, 2),
+            3,
+        ),
+    ]
+}
+
+/// The batched engine gives every position the bits of the old engine (one position at a
+/// time, axpy loops: `reference.rs`), alone and at every place of batches of 1, 2, 7 and 64,
+/// on every vector path this CPU has.
 #[test]
-fn outputs_do_not_depend_on_the_batch() {
-    let input = planes(2, 3, 4);
-    for arch in archs() {
-        let l = Layout::new(&arch, input, 5);
-        let p = l.init(&mut stream(4, "nn-test-init"));
-        let examples = random_examples(input, 5, 65, 2);
-        let alone: Vec<(Vec<u32>, u32)> = examples
+fn outputs_match_the_old_engine_in_any_batch_on_every_path() {
+    for (arch, input, na) in wide_cases() {
+        let base = Layout::new(&arch, input, na);
+        let p = base.init(&mut stream(4, "nn-test-init"));
+        let old = reference::Old::new(&base);
+        let examples = random_examples(input, na, 65, 2);
+        let want: Vec<(Vec<u32>, u32)> = examples
             .iter()
             .map(|e| {
-                let mut s = l.scratch();
-                let v = l.forward(&p, &e.x, &mut s);
-                (s.logits.iter().map(|x| x.to_bits()).collect(), v.to_bits())
+                let mut s = old.scratch();
+                let v = old.forward(&p, &e.x, &mut s);
+                (bits(&s.logits), v.to_bits())
             })
             .collect();
-        for batch in [1, 2, 7, 64] {
+        for simd in Simd::available() {
+            let l = base.clone().with_simd(simd);
             let mut s = l.scratch();
-            for start in [0, 1] {
-                for (k, e) in examples[start..start + batch].iter().enumerate() {
-                    let v = l.forward(&p, &e.x, &mut s);
-                    let bits: Vec<u32> = s.logits.iter().map(|x| x.to_bits()).collect();
-                    assert_eq!(
-                        (bits, v.to_bits()),
-                        alone[start + k],
-                        "{arch:?} batch {batch}"
-                    );
+            for (k, e) in examples.iter().enumerate() {
+                let v = l.forward(&p, &e.x, &mut s);
+                assert_eq!(
+                    (bits(&s.logits[..na]), v.to_bits()),
+                    want[k],
+                    "{arch:?} {simd:?} alone"
+                );
+            }
+            for batch in [1, 2, 7, 64] {
+                for start in [0, 1] {
+                    let x: Vec<f32> = examples[start..start + batch]
+                        .iter()
+                        .flat_map(|e| e.x.iter().copied())
+                        .collect();
+                    l.forward_batch(&p, &x, batch, &mut s);
+                    for k in 0..batch {
+                        let got = (bits(&s.logits[k * na..(k + 1) * na]), s.values[k].to_bits());
+                        assert_eq!(
+                            got,
+                            want[start + k],
+                            "{arch:?} {simd:?} batch {batch} at {k}"
+                        );
+                    }
                 }
             }
+        }
+    }
+}
+
+/// A chunk's gradient is the old engine's, example after example, to the bit, on every
+/// vector path.
+#[test]
+fn gradients_match_the_old_engine_on_every_path() {
+    for (arch, input, na) in wide_cases() {
+        let base = Layout::new(&arch, input, na);
+        let p = base.init(&mut stream(7, "nn-test-init"));
+        let old = reference::Old::new(&base);
+        let examples = random_examples(input, na, 16, 5);
+        let mut want = vec![0.0f32; base.params()];
+        let mut s = old.scratch();
+        for e in &examples {
+            let pre = old.forward(&p, &e.x, &mut s);
+            let mut probs = vec![0.0f64; e.legal.len()];
+            legal_softmax(&s.logits, &e.legal, &mut probs);
+            let mut dl = vec![0.0f32; na];
+            for ((&a, &pa), &t) in e.legal.iter().zip(&probs).zip(&e.target) {
+                dl[a as usize] = (pa - f64::from(t)) as f32;
+            }
+            let v = f64::from(pre).tanh();
+            let dv = (2.0 * (v - (2.0 * f64::from(e.z) - 1.0)) * (1.0 - v * v)) as f32;
+            old.backward(&p, &mut s, &dl, dv, &mut want);
+        }
+        let refs: Vec<&Example> = examples.iter().collect();
+        for simd in Simd::available() {
+            let l = base.clone().with_simd(simd);
+            let mut g = vec![0.0f32; l.params()];
+            chunk_grad(&l, &p, &refs, &mut l.scratch(), &mut g, &mut Vec::new());
+            assert_eq!(bits(&g), bits(&want), "{arch:?} {simd:?}");
         }
     }
 }

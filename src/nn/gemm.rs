@@ -1,0 +1,409 @@
+//! The one matrix-product kernel of the network engine (docs/network.md, "Kernels"):
+//! `C[m][n] = start + sum_k A[m][k] * B[k][n]`, every term added in ascending `k` with a
+//! separate multiply and add.
+//!
+//! **Bit-exactness.** Each output element is one chain of operations: its start value, then
+//! `acc = acc + a * b` for k = 0, 1, ... in order (Rust never fuses or reassociates float
+//! arithmetic). The kernel vectorises *across* outputs (a tile of `MR` rows by `NR` columns
+//! held in registers), never along a sum, so the vector width, the tile, the batch the
+//! columns belong to and the thread count do not change any element's chain. The scalar path
+//! and the AVX2 path run the same chains; `tests` compares their bits.
+//!
+//! The B operand is never materialised as a matrix: a caller's `pack` fills one panel of `NR`
+//! columns (`panel[k * NR + j]`, zero beyond the last column), which is how a convolution
+//! reads its input as im2col columns without building them all.
+
+/// Columns per panel (two AVX2 vectors).
+pub(crate) const NR: usize = 16;
+/// Rows per register tile.
+const MR: usize = 4;
+
+/// The vector path that runs the kernel.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Simd {
+    /// Portable code (the compiler may still use the baseline's SSE2 across outputs).
+    Scalar,
+    /// 256-bit AVX2 vectors, chosen at run time where the CPU has them.
+    Avx2,
+}
+
+impl Simd {
+    /// The fastest path this CPU offers.
+    pub fn detect() -> Simd {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            return Simd::Avx2;
+        }
+        Simd::Scalar
+    }
+
+    /// Every path this CPU can run (tests compare them).
+    pub fn available() -> Vec<Simd> {
+        let mut v = vec![Simd::Scalar];
+        if Simd::detect() == Simd::Avx2 {
+            v.push(Simd::Avx2);
+        }
+        v
+    }
+}
+
+/// A strided matrix view: element `(m, k)` at `data[m * rs + k * ks]`.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct MatA<'a> {
+    pub data: &'a [f32],
+    pub rs: usize,
+    pub ks: usize,
+}
+
+/// Where an output element lives: `(m, n)` at `m * rs + (n / area) * ss + n % area`. A
+/// row-major matrix has `area = usize::MAX`; a convolution's output, whose columns are
+/// (sample, position) and whose memory is `[sample][channel][position]`, has `rs = area`.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Out {
+    pub rs: usize,
+    pub area: usize,
+    pub ss: usize,
+}
+
+impl Out {
+    pub(crate) fn rows(rs: usize) -> Out {
+        Out {
+            rs,
+            area: usize::MAX,
+            ss: 0,
+        }
+    }
+
+    #[inline]
+    fn at(&self, m: usize, n: usize) -> usize {
+        m * self.rs + (n / self.area) * self.ss + n % self.area
+    }
+}
+
+/// An output element's start value, and what happens to the finished sum.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum Start<'a> {
+    /// `0 + terms`.
+    Zero,
+    /// `C + terms` (the sum continues the element in C).
+    Keep,
+    /// `C + (0 + terms)`: a separate sum added to C once at the end.
+    AddSum,
+    /// `bias[m] + terms`.
+    RowBias(&'a [f32]),
+    /// `bias[n] + terms`.
+    ColBias(&'a [f32]),
+}
+
+/// Applied to a finished element before it is stored (not with `AddSum`).
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum Then<'a> {
+    Nothing,
+    /// `max(x, 0)` as `if x < 0 { 0 } else { x }`.
+    Relu,
+    /// `relu(x + skip[i])` with `i` the element's index in C.
+    AddRelu(&'a [f32]),
+}
+
+#[inline(always)]
+fn relu(x: f32) -> f32 {
+    if x < 0.0 { 0.0 } else { x }
+}
+
+/// `C = start + A B` over `m x n` outputs and `k` terms; `pack(n0, panel)` writes columns
+/// `n0..n0 + NR` of B (zeros past `n`). `panel` is the caller's buffer (no allocation once it
+/// is large enough).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm(
+    simd: Simd,
+    (m, n, k): (usize, usize, usize),
+    a: MatA<'_>,
+    mut pack: impl FnMut(usize, &mut [f32]),
+    start: Start<'_>,
+    then: Then<'_>,
+    c: &mut [f32],
+    out: Out,
+    panel: &mut Vec<f32>,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k > 0 {
+        let last = (m - 1) * a.rs + (k - 1) * a.ks;
+        assert!(last < a.data.len(), "gemm: A too short");
+    }
+    assert!(out.at(m - 1, n - 1) < c.len(), "gemm: C too short");
+    if panel.len() < k * NR {
+        panel.resize(k * NR, 0.0);
+    }
+    let panel = &mut panel[..k * NR];
+    for n0 in (0..n).step_by(NR) {
+        let w = NR.min(n - n0);
+        pack(n0, panel);
+        let mut m0 = 0;
+        while m0 < m {
+            let rows = MR.min(m - m0);
+            let mut acc = [[0.0f32; NR]; MR];
+            load(&mut acc[..rows], m0, n0, w, start, c, out);
+            run_tile(simd, rows, k, a, m0, panel, &mut acc);
+            store(&acc[..rows], m0, n0, w, start, then, c, out);
+            m0 += rows;
+        }
+    }
+}
+
+fn load(
+    acc: &mut [[f32; NR]],
+    m0: usize,
+    n0: usize,
+    w: usize,
+    start: Start<'_>,
+    c: &[f32],
+    out: Out,
+) {
+    for (r, row) in acc.iter_mut().enumerate() {
+        match start {
+            Start::Zero | Start::AddSum => {}
+            Start::Keep => {
+                for j in 0..w {
+                    row[j] = c[out.at(m0 + r, n0 + j)];
+                }
+            }
+            Start::RowBias(b) => row[..w].fill(b[m0 + r]),
+            Start::ColBias(b) => row[..w].copy_from_slice(&b[n0..n0 + w]),
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn store(
+    acc: &[[f32; NR]],
+    m0: usize,
+    n0: usize,
+    w: usize,
+    start: Start<'_>,
+    then: Then<'_>,
+    c: &mut [f32],
+    out: Out,
+) {
+    for (r, row) in acc.iter().enumerate() {
+        for (j, &x) in row[..w].iter().enumerate() {
+            let at = out.at(m0 + r, n0 + j);
+            c[at] = match (start, then) {
+                (Start::AddSum, _) => c[at] + x,
+                (_, Then::Nothing) => x,
+                (_, Then::Relu) => relu(x),
+                (_, Then::AddRelu(skip)) => relu(x + skip[at]),
+            };
+        }
+    }
+}
+
+/// One tile: `rows` (<= MR) rows from `m0`, all `NR` columns of the packed panel.
+fn run_tile(
+    simd: Simd,
+    rows: usize,
+    k: usize,
+    a: MatA<'_>,
+    m0: usize,
+    panel: &[f32],
+    acc: &mut [[f32; NR]; MR],
+) {
+    match simd {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Simd::Avx2` is only chosen where the CPU has AVX2 (`Simd::detect`);
+        // `gemm` checked that A's and the panel's indices are in bounds.
+        Simd::Avx2 => unsafe { avx2::tile(rows, k, a, m0, panel, acc) },
+        _ => tile_scalar(rows, k, a, m0, panel, acc),
+    }
+}
+
+fn tile_scalar(
+    rows: usize,
+    k: usize,
+    a: MatA<'_>,
+    m0: usize,
+    panel: &[f32],
+    acc: &mut [[f32; NR]; MR],
+) {
+    for kk in 0..k {
+        let b = &panel[kk * NR..kk * NR + NR];
+        for (r, row) in acc.iter_mut().enumerate().take(rows) {
+            let av = a.data[(m0 + r) * a.rs + kk * a.ks];
+            for (x, &bv) in row.iter_mut().zip(b) {
+                *x = *x + av * bv;
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{MR, MatA, NR};
+    use std::arch::x86_64::*;
+
+    /// The AVX2 tile: the scalar path's chains, eight columns to a register.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2; A's elements `(m0 + r, kk)` for r < rows, kk < k and the
+    /// panel's first `k * NR` elements must be in bounds.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn tile(
+        rows: usize,
+        k: usize,
+        a: MatA<'_>,
+        m0: usize,
+        panel: &[f32],
+        acc: &mut [[f32; NR]; MR],
+    ) {
+        match rows {
+            4 => unsafe { tile_n::<4>(k, a, m0, panel, acc) },
+            3 => unsafe { tile_n::<3>(k, a, m0, panel, acc) },
+            2 => unsafe { tile_n::<2>(k, a, m0, panel, acc) },
+            _ => unsafe { tile_n::<1>(k, a, m0, panel, acc) },
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn tile_n<const R: usize>(
+        k: usize,
+        a: MatA<'_>,
+        m0: usize,
+        panel: &[f32],
+        acc: &mut [[f32; NR]; MR],
+    ) {
+        unsafe {
+            let mut c0 = [_mm256_setzero_ps(); R];
+            let mut c1 = [_mm256_setzero_ps(); R];
+            for r in 0..R {
+                c0[r] = _mm256_loadu_ps(acc[r].as_ptr());
+                c1[r] = _mm256_loadu_ps(acc[r].as_ptr().add(8));
+            }
+            let ap = a.data.as_ptr();
+            let bp = panel.as_ptr();
+            let mut rowp = [0usize; R];
+            for (r, x) in rowp.iter_mut().enumerate() {
+                *x = (m0 + r) * a.rs;
+            }
+            for kk in 0..k {
+                let b0 = _mm256_loadu_ps(bp.add(kk * NR));
+                let b1 = _mm256_loadu_ps(bp.add(kk * NR + 8));
+                let ka = kk * a.ks;
+                for r in 0..R {
+                    let av = _mm256_broadcast_ss(&*ap.add(rowp[r] + ka));
+                    c0[r] = _mm256_add_ps(c0[r], _mm256_mul_ps(av, b0));
+                    c1[r] = _mm256_add_ps(c1[r], _mm256_mul_ps(av, b1));
+                }
+            }
+            for r in 0..R {
+                _mm256_storeu_ps(acc[r].as_mut_ptr(), c0[r]);
+                _mm256_storeu_ps(acc[r].as_mut_ptr().add(8), c1[r]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{stream, uniform_index};
+
+    fn random(n: usize, seed: u64) -> Vec<f32> {
+        let mut rng = stream(seed, "gemm-test");
+        (0..n)
+            .map(|_| match uniform_index(&mut rng, 4) {
+                0 => 0.0,
+                1 => -1.25,
+                _ => uniform_index(&mut rng, 1000) as f32 / 97.0 - 5.0,
+            })
+            .collect()
+    }
+
+    /// The reference: each element's chain written out one term at a time.
+    fn reference(
+        (m, n, k): (usize, usize, usize),
+        a: &[f32],
+        b: &[f32],
+        start: &str,
+        bias: &[f32],
+        c: &mut [f32],
+    ) {
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = match start {
+                    "zero" | "addsum" => 0.0f32,
+                    "keep" => c[i * n + j],
+                    "row" => bias[i],
+                    _ => bias[j],
+                };
+                for kk in 0..k {
+                    acc = acc + a[i * k + kk] * b[kk * n + j];
+                }
+                c[i * n + j] = if start == "addsum" {
+                    c[i * n + j] + acc
+                } else {
+                    acc
+                };
+            }
+        }
+    }
+
+    /// Every path gives every element the reference chain's bits, whatever the shape (tails
+    /// of rows and columns included).
+    #[test]
+    fn every_path_matches_the_reference_bits() {
+        for (m, n, k) in [
+            (1, 1, 1),
+            (4, 16, 3),
+            (5, 17, 9),
+            (7, 33, 50),
+            (9, 3, 0),
+            (3, 40, 288),
+        ] {
+            let a = random(m * k, 1);
+            let b = random(k * n, 2);
+            let bias = random(m.max(n), 3);
+            let c0 = random(m * n, 4);
+            for start in ["zero", "keep", "addsum", "row", "col"] {
+                let mut want = c0.clone();
+                reference((m, n, k), &a, &b, start, &bias, &mut want);
+                for simd in Simd::available() {
+                    let mut c = c0.clone();
+                    let s = match start {
+                        "zero" => Start::Zero,
+                        "keep" => Start::Keep,
+                        "addsum" => Start::AddSum,
+                        "row" => Start::RowBias(&bias),
+                        _ => Start::ColBias(&bias),
+                    };
+                    let pack = |n0: usize, p: &mut [f32]| {
+                        for kk in 0..k {
+                            for j in 0..NR {
+                                p[kk * NR + j] = if n0 + j < n { b[kk * n + n0 + j] } else { 0.0 };
+                            }
+                        }
+                    };
+                    let a = MatA {
+                        data: &a,
+                        rs: k,
+                        ks: 1,
+                    };
+                    gemm(
+                        simd,
+                        (m, n, k),
+                        a,
+                        pack,
+                        s,
+                        Then::Nothing,
+                        &mut c,
+                        Out::rows(n),
+                        &mut Vec::new(),
+                    );
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&c), bits(&want), "{simd:?} {start} {m}x{n}x{k}");
+                }
+            }
+        }
+    }
+}

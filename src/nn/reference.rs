@@ -1,0 +1,332 @@
+//! The engine before the batched kernels (issue 23), kept verbatim as the bit-exactness
+//! reference: one position at a time, axpy loops. Tests only.
+
+use super::{Conv, Dense, Layout, Planes, Trunk};
+
+/// The old per-position engine over a layout.
+pub(super) struct Old<'a> {
+    trunk: &'a Trunk,
+    input: Planes,
+    actions: usize,
+    policy: Dense,
+    value: Dense,
+}
+
+impl<'a> Old<'a> {
+    pub(super) fn new(l: &'a Layout) -> Old<'a> {
+        Old {
+            trunk: &l.trunk,
+            input: l.input,
+            actions: l.actions,
+            policy: l.policy,
+            value: l.value,
+        }
+    }
+
+    /// Activation buffers for one position.
+    pub(super) fn scratch(&self) -> Scratch {
+        let sizes: Vec<usize> = match &self.trunk {
+            Trunk::Mlp(layers) => std::iter::once(self.input.len())
+                .chain(layers.iter().map(|d| d.n_out))
+                .collect(),
+            Trunk::Res { stem, blocks } => {
+                let n = stem.cout * self.input.height * self.input.width;
+                std::iter::once(self.input.len())
+                    .chain(std::iter::repeat_n(n, 1 + 2 * blocks.len()))
+                    .collect()
+            }
+        };
+        let max = sizes.iter().copied().max().unwrap_or(0);
+        Scratch {
+            acts: sizes.iter().map(|&n| vec![0.0; n]).collect(),
+            logits: vec![0.0; self.actions],
+            value_pre: 0.0,
+            d: vec![0.0; max],
+            d2: vec![0.0; max],
+            d3: vec![0.0; max],
+        }
+    }
+
+    /// The forward pass of one position (`x`: its planes): fills `s.logits` and returns the
+    /// value head's output before tanh.
+    pub(super) fn forward(&self, p: &[f32], x: &[f32], s: &mut Scratch) -> f32 {
+        s.acts[0].copy_from_slice(x);
+        match &self.trunk {
+            Trunk::Mlp(layers) => {
+                for (l, d) in layers.iter().enumerate() {
+                    let (prev, next) = s.acts.split_at_mut(l + 1);
+                    dense_forward(p, d, &prev[l], &mut next[0]);
+                    relu(&mut next[0]);
+                }
+            }
+            Trunk::Res { stem, blocks } => {
+                let (h, w) = (self.input.height, self.input.width);
+                let (prev, next) = s.acts.split_at_mut(1);
+                conv_forward(p, stem, h, w, &prev[0], &mut next[0]);
+                relu(&mut next[0]);
+                for (b, [c1, c2]) in blocks.iter().enumerate() {
+                    let at = 1 + 2 * b;
+                    let (prev, next) = s.acts.split_at_mut(at + 1);
+                    let (u, rest) = next.split_at_mut(1);
+                    conv_forward(p, c1, h, w, &prev[at], &mut u[0]);
+                    relu(&mut u[0]);
+                    conv_forward(p, c2, h, w, &u[0], &mut rest[0]);
+                    for (o, &skip) in rest[0].iter_mut().zip(prev[at].iter()) {
+                        *o += skip;
+                    }
+                    relu(&mut rest[0]);
+                }
+            }
+        }
+        let feat = s.acts.last().map_or(&[][..], |v| &v[..]);
+        dense_forward(p, &self.policy, feat, &mut s.logits);
+        let mut v = [0.0f32];
+        dense_forward(p, &self.value, feat, &mut v);
+        s.value_pre = v[0];
+        v[0]
+    }
+
+    /// Adds to `g` the gradient of one position's loss, given the forward pass in `s` and the
+    /// loss's gradients with respect to the logits (`dlogits`) and the value before tanh.
+    pub(super) fn backward(
+        &self,
+        p: &[f32],
+        s: &mut Scratch,
+        dlogits: &[f32],
+        dvalue: f32,
+        g: &mut [f32],
+    ) {
+        let Scratch {
+            acts, d, d2, d3, ..
+        } = s;
+        let feat = acts.last().map_or(&[][..], |v| &v[..]);
+        let nf = feat.len();
+        d[..nf].fill(0.0);
+        dense_backward(p, &self.policy, feat, dlogits, g, Some(&mut d[..nf]));
+        dense_backward(p, &self.value, feat, &[dvalue], g, Some(&mut d[..nf]));
+        match &self.trunk {
+            Trunk::Mlp(layers) => {
+                for (l, dl) in layers.iter().enumerate().rev() {
+                    // d holds dL/d(output of layer l, after ReLU).
+                    let out = &acts[l + 1];
+                    for (dd, &a) in d[..dl.n_out].iter_mut().zip(out) {
+                        if a <= 0.0 {
+                            *dd = 0.0;
+                        }
+                    }
+                    let din = (l > 0).then(|| {
+                        d2[..dl.n_in].fill(0.0);
+                        &mut d2[..dl.n_in]
+                    });
+                    dense_backward(p, dl, &acts[l], &d[..dl.n_out], g, din);
+                    if l > 0 {
+                        d[..dl.n_in].copy_from_slice(&d2[..dl.n_in]);
+                    }
+                }
+            }
+            Trunk::Res { stem, blocks } => {
+                let (h, w) = (self.input.height, self.input.width);
+                let n = stem.cout * h * w;
+                for (b, [c1, c2]) in blocks.iter().enumerate().rev() {
+                    let at = 1 + 2 * b;
+                    // d: dL/d(block output, after ReLU) -> before the ReLU.
+                    for (dd, &a) in d[..n].iter_mut().zip(&acts[at + 2]) {
+                        if a <= 0.0 {
+                            *dd = 0.0;
+                        }
+                    }
+                    // Through the second convolution into d2 = dL/du.
+                    d2[..n].fill(0.0);
+                    conv_backward(p, c2, h, w, &acts[at + 1], &d[..n], g, Some(&mut d2[..n]));
+                    for (dd, &a) in d2[..n].iter_mut().zip(&acts[at + 1]) {
+                        if a <= 0.0 {
+                            *dd = 0.0;
+                        }
+                    }
+                    // Through the first into d3; the skip passes d on unchanged.
+                    d3[..n].fill(0.0);
+                    conv_backward(p, c1, h, w, &acts[at], &d2[..n], g, Some(&mut d3[..n]));
+                    for (dd, &x) in d[..n].iter_mut().zip(&d3[..n]) {
+                        *dd += x;
+                    }
+                }
+                for (dd, &a) in d[..n].iter_mut().zip(&acts[1]) {
+                    if a <= 0.0 {
+                        *dd = 0.0;
+                    }
+                }
+                conv_backward(p, stem, h, w, &acts[0], &d[..n], g, None);
+            }
+        }
+    }
+}
+
+/// Per-position buffers: activations of the forward pass, the heads' outputs, and gradient
+/// buffers for the backward pass.
+#[derive(Clone, Debug)]
+pub(super) struct Scratch {
+    acts: Vec<Vec<f32>>,
+    pub(super) logits: Vec<f32>,
+    pub(super) value_pre: f32,
+    d: Vec<f32>,
+    d2: Vec<f32>,
+    d3: Vec<f32>,
+}
+
+fn relu(v: &mut [f32]) {
+    for x in v {
+        if *x < 0.0 {
+            *x = 0.0;
+        }
+    }
+}
+
+/// `out[o] = b[o] + sum_i x[i] w[i][o]`, the sum in ascending i.
+fn dense_forward(p: &[f32], d: &Dense, x: &[f32], out: &mut [f32]) {
+    out.copy_from_slice(&p[d.b..d.b + d.n_out]);
+    for (i, &xi) in x.iter().enumerate() {
+        if xi == 0.0 {
+            // Inputs are often sparse planes: zero terms are skipped, the same way for every
+            // position and batch, so the bits stay a function of the position.
+            continue;
+        }
+        let row = &p[d.w + i * d.n_out..d.w + (i + 1) * d.n_out];
+        for (o, &w) in out.iter_mut().zip(row) {
+            *o += xi * w;
+        }
+    }
+}
+
+/// Adds the layer's weight and bias gradients to `g`, and `W dout` to `din` when asked.
+fn dense_backward(
+    p: &[f32],
+    d: &Dense,
+    x: &[f32],
+    dout: &[f32],
+    g: &mut [f32],
+    din: Option<&mut [f32]>,
+) {
+    for (gb, &dy) in g[d.b..d.b + d.n_out].iter_mut().zip(dout) {
+        *gb += dy;
+    }
+    for (i, &xi) in x.iter().enumerate() {
+        if xi == 0.0 {
+            continue;
+        }
+        let row = &mut g[d.w + i * d.n_out..d.w + (i + 1) * d.n_out];
+        for (gw, &dy) in row.iter_mut().zip(dout) {
+            *gw += xi * dy;
+        }
+    }
+    if let Some(din) = din {
+        for (i, di) in din.iter_mut().enumerate() {
+            let row = &p[d.w + i * d.n_out..d.w + (i + 1) * d.n_out];
+            let mut acc = 0.0f32;
+            for (&w, &dy) in row.iter().zip(dout) {
+                acc += w * dy;
+            }
+            *di += acc;
+        }
+    }
+}
+
+/// The valid output range along one axis for kernel offset `k` (0..3) of a same-padded 3x3
+/// convolution of length `n`: output positions `lo..hi` read input `pos + k - 1`.
+#[inline]
+fn span(k: usize, n: usize) -> (usize, usize) {
+    match k {
+        0 => (1, n),
+        1 => (0, n),
+        _ => (0, n.saturating_sub(1)),
+    }
+}
+
+/// `out[o][y][x] = b[o] + sum_{i, ky, kx} w[o][i][ky][kx] in[i][y+ky-1][x+kx-1]` (zero
+/// outside the board), the sum in the order (i, ky, kx): for each input plane and tap, the
+/// shifted plane is formed once and added, scaled, to every output plane (the inner loop runs
+/// along a whole plane, across independent output elements).
+fn conv_forward(p: &[f32], c: &Conv, h: usize, w: usize, input: &[f32], out: &mut [f32]) {
+    let area = h * w;
+    for o in 0..c.cout {
+        out[o * area..(o + 1) * area].fill(p[c.b + o]);
+    }
+    let mut shifted = vec![0.0f32; area];
+    for i in 0..c.cin {
+        let src = &input[i * area..(i + 1) * area];
+        for ky in 0..3 {
+            let (y0, y1) = span(ky, h);
+            for kx in 0..3 {
+                let (x0, x1) = span(kx, w);
+                shifted.fill(0.0);
+                for y in y0..y1 {
+                    let sy = y + ky - 1;
+                    shifted[y * w + x0..y * w + x1]
+                        .copy_from_slice(&src[sy * w + x0 + kx - 1..sy * w + x1 + kx - 1]);
+                }
+                for o in 0..c.cout {
+                    let wt = p[c.w + ((o * c.cin + i) * 3 + ky) * 3 + kx];
+                    let plane = &mut out[o * area..(o + 1) * area];
+                    for (d, &v) in plane.iter_mut().zip(&shifted) {
+                        *d += wt * v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Adds the convolution's weight and bias gradients to `g`, and its input gradient to `din`
+/// when asked (each element summed over (o, ky, kx) in that order).
+#[allow(clippy::too_many_arguments)]
+fn conv_backward(
+    p: &[f32],
+    c: &Conv,
+    h: usize,
+    w: usize,
+    input: &[f32],
+    dout: &[f32],
+    g: &mut [f32],
+    mut din: Option<&mut [f32]>,
+) {
+    let area = h * w;
+    for o in 0..c.cout {
+        let dplane = &dout[o * area..(o + 1) * area];
+        let mut gb = 0.0f32;
+        for &v in dplane {
+            gb += v;
+        }
+        g[c.b + o] += gb;
+        for i in 0..c.cin {
+            let src = &input[i * area..(i + 1) * area];
+            for ky in 0..3 {
+                let (y0, y1) = span(ky, h);
+                for kx in 0..3 {
+                    let (x0, x1) = span(kx, w);
+                    let at = c.w + ((o * c.cin + i) * 3 + ky) * 3 + kx;
+                    let mut acc = 0.0f32;
+                    for y in y0..y1 {
+                        let sy = y + ky - 1;
+                        let dd = &dplane[y * w + x0..y * w + x1];
+                        let s = &src[sy * w + x0 + kx - 1..sy * w + x1 + kx - 1];
+                        for (&a, &b) in dd.iter().zip(s) {
+                            acc += a * b;
+                        }
+                    }
+                    g[at] += acc;
+                    if let Some(din) = din.as_deref_mut() {
+                        let wt = p[at];
+                        let dst_plane = &mut din[i * area..(i + 1) * area];
+                        for y in y0..y1 {
+                            let sy = y + ky - 1;
+                            let dd = &dplane[y * w + x0..y * w + x1];
+                            let dst = &mut dst_plane[sy * w + x0 + kx - 1..sy * w + x1 + kx - 1];
+                            for (d, &v) in dst.iter_mut().zip(dd) {
+                                *d += wt * v;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
