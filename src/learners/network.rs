@@ -31,8 +31,8 @@ use crate::game_record::{GameRecord, ReplayError};
 use crate::games::Abilities;
 use crate::nn::encode::Encoder;
 use crate::nn::{
-    Arch, Example, Layout, Losses, OptimConfig, OptimState, Scratch, legal_softmax, train_step,
-    unit_value,
+    Arch, Example, Layout, Losses, OptimConfig, OptimState, Scratch, Weights, legal_softmax,
+    train_step, unit_value,
 };
 use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
 use crate::search::{Evaluator, Leaf};
@@ -449,6 +449,8 @@ pub struct Network<G: Game> {
     settings: NetworkSettings,
     layout: Layout,
     params: Vec<f32>,
+    /// `params` packed for inference (rebuilt whenever `params` changes).
+    weights: Weights,
     optim: OptimConfig,
     opt: OptimState,
     encoder: Encoder<G>,
@@ -478,9 +480,11 @@ impl<G: Abilities> Network<G> {
         let params = layout.init(&mut stream(ctx.model_seed, "network-init"));
         let optim = settings.optim();
         let opt = OptimState::new(&optim, layout.params());
+        let weights = layout.weights(&params);
         Ok(Network {
             settings,
             layout,
+            weights,
             params,
             optim,
             opt,
@@ -506,7 +510,9 @@ impl<G: Abilities> Network<G> {
     /// The logits and the value (before tanh) of decision state `s`, with caller buffers.
     pub fn infer(&self, s: &G::State, x: &mut [f32], scratch: &mut Scratch) -> f32 {
         self.encoder.encode(s, x);
-        self.layout.forward(&self.params, x, scratch)
+        self.layout
+            .forward_batch(&self.params, &self.weights, x, 1, scratch);
+        scratch.values[0]
     }
 
     /// The values (before tanh) and logits (|A| per position, in order) of a batch of
@@ -537,7 +543,8 @@ impl<G: Abilities> Network<G> {
         for (row, s) in x.chunks_exact_mut(len).zip(states) {
             self.encoder.encode(s, row);
         }
-        self.layout.forward_batch(&self.params, &x, n, scratch);
+        self.layout
+            .forward_batch(&self.params, &self.weights, &x, n, scratch);
         scratch.x = x;
     }
 
@@ -661,6 +668,7 @@ impl<G: Abilities> Learner<G> for Network<G> {
             )));
         }
         net.params = params.values;
+        net.weights = net.layout.weights(&net.params);
         net.opt = opt.state;
         net.losses = Losses {
             policy: c.loss_policy,
@@ -794,6 +802,9 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 &buffer,
                 &batch,
             );
+        }
+        if steps > 0 {
+            self.weights = self.layout.weights(&self.params);
         }
         TrainReport {
             samples: u64::from(steps) * b as u64,

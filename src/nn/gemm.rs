@@ -9,9 +9,9 @@
 //! columns belong to and the thread count do not change any element's chain. The scalar path
 //! and the AVX2 path run the same chains; `tests` compares their bits.
 //!
-//! The B operand is never materialised as a matrix: a caller's `pack` fills one panel of `NR`
-//! columns (`panel[k * NR + j]`, zero beyond the last column), which is how a convolution
-//! reads its input as im2col columns without building them all.
+//! The B operand comes packed ([`pack`]): panels of `NR` columns, each `[k][NR]`, zero beyond
+//! the last column. The networks pack their weights once per parameter version (they are B in
+//! every forward product), so a product only streams A and its panels.
 
 /// Columns per panel (two AVX2 vectors).
 pub(crate) const NR: usize = 16;
@@ -55,28 +55,36 @@ pub(crate) struct MatA<'a> {
     pub ks: usize,
 }
 
-/// Where an output element lives: `(m, n)` at `m * rs + (n / area) * ss + n % area`. A
-/// row-major matrix has `area = usize::MAX`; a convolution's output, whose columns are
-/// (sample, position) and whose memory is `[sample][channel][position]`, has `rs = area`.
+/// Where output element `(m, n)` lives in C: `m * rs + n * cs`.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Out {
     pub rs: usize,
-    pub area: usize,
-    pub ss: usize,
+    pub cs: usize,
 }
 
 impl Out {
-    pub(crate) fn rows(rs: usize) -> Out {
-        Out {
-            rs,
-            area: usize::MAX,
-            ss: 0,
-        }
+    /// A row-major matrix of `cols` columns.
+    pub(crate) fn rows(cols: usize) -> Out {
+        Out { rs: cols, cs: 1 }
     }
 
-    #[inline]
-    fn at(&self, m: usize, n: usize) -> usize {
-        m * self.rs + (n / self.area) * self.ss + n % self.area
+    /// Column-major: a `[column][row]` layout with `rows` rows (a convolution's output
+    /// `[channel][square]` with squares as rows).
+    pub(crate) fn cols(rows: usize) -> Out {
+        Out { rs: 1, cs: rows }
+    }
+}
+
+/// Floats of the packed panels of a `k x n` matrix.
+pub(crate) fn packed_len(k: usize, n: usize) -> usize {
+    n.div_ceil(NR) * k * NR
+}
+
+/// Packs the `k x n` matrix B into panels of `NR` columns, panel after panel, each
+/// `[k][NR]`: `fill(n0, panel)` writes columns `n0..n0 + NR` (zeros past `n`).
+pub(crate) fn pack(k: usize, n: usize, into: &mut [f32], mut fill: impl FnMut(usize, &mut [f32])) {
+    for p in 0..n.div_ceil(NR) {
+        fill(p * NR, &mut into[p * k * NR..(p + 1) * k * NR]);
     }
 }
 
@@ -89,8 +97,6 @@ pub(crate) enum Start<'a> {
     Keep,
     /// `C + (0 + terms)`: a separate sum added to C once at the end.
     AddSum,
-    /// `bias[m] + terms`.
-    RowBias(&'a [f32]),
     /// `bias[n] + terms`.
     ColBias(&'a [f32]),
 }
@@ -110,20 +116,17 @@ fn relu(x: f32) -> f32 {
     if x < 0.0 { 0.0 } else { x }
 }
 
-/// `C = start + A B` over `m x n` outputs and `k` terms; `pack(n0, panel)` writes columns
-/// `n0..n0 + NR` of B (zeros past `n`). `panel` is the caller's buffer (no allocation once it
-/// is large enough).
+/// `C = start + A B` over `m x n` outputs and `k` terms, with B packed by [`pack`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm(
     simd: Simd,
     (m, n, k): (usize, usize, usize),
     a: MatA<'_>,
-    mut pack: impl FnMut(usize, &mut [f32]),
+    b: &[f32],
     start: Start<'_>,
     then: Then<'_>,
     c: &mut [f32],
     out: Out,
-    panel: &mut Vec<f32>,
 ) {
     if m == 0 || n == 0 {
         return;
@@ -132,14 +135,15 @@ pub(crate) fn gemm(
         let last = (m - 1) * a.rs + (k - 1) * a.ks;
         assert!(last < a.data.len(), "gemm: A too short");
     }
-    assert!(out.at(m - 1, n - 1) < c.len(), "gemm: C too short");
-    if panel.len() < k * NR {
-        panel.resize(k * NR, 0.0);
-    }
-    let panel = &mut panel[..k * NR];
-    for n0 in (0..n).step_by(NR) {
+    assert!(b.len() >= packed_len(k, n), "gemm: B too short");
+    assert!(
+        (m - 1) * out.rs + (n - 1) * out.cs < c.len(),
+        "gemm: C too short"
+    );
+    for p in 0..n.div_ceil(NR) {
+        let panel = &b[p * k * NR..(p + 1) * k * NR];
+        let n0 = p * NR;
         let w = NR.min(n - n0);
-        pack(n0, panel);
         let mut m0 = 0;
         while m0 < m {
             let rows = MR.min(m - m0);
@@ -162,14 +166,14 @@ fn load(
     out: Out,
 ) {
     for (r, row) in acc.iter_mut().enumerate() {
+        let base = (m0 + r) * out.rs + n0 * out.cs;
         match start {
             Start::Zero | Start::AddSum => {}
             Start::Keep => {
-                for j in 0..w {
-                    row[j] = c[out.at(m0 + r, n0 + j)];
+                for (j, x) in row[..w].iter_mut().enumerate() {
+                    *x = c[base + j * out.cs];
                 }
             }
-            Start::RowBias(b) => row[..w].fill(b[m0 + r]),
             Start::ColBias(b) => row[..w].copy_from_slice(&b[n0..n0 + w]),
         }
     }
@@ -187,8 +191,9 @@ fn store(
     out: Out,
 ) {
     for (r, row) in acc.iter().enumerate() {
+        let base = (m0 + r) * out.rs + n0 * out.cs;
         for (j, &x) in row[..w].iter().enumerate() {
-            let at = out.at(m0 + r, n0 + j);
+            let at = base + j * out.cs;
             c[at] = match (start, then) {
                 (Start::AddSum, _) => c[at] + x,
                 (_, Then::Nothing) => x,
@@ -334,7 +339,6 @@ mod tests {
                 let mut acc = match start {
                     "zero" | "addsum" => 0.0f32,
                     "keep" => c[i * n + j],
-                    "row" => bias[i],
                     _ => bias[j],
                 };
                 for kk in 0..k {
@@ -365,7 +369,7 @@ mod tests {
             let b = random(k * n, 2);
             let bias = random(m.max(n), 3);
             let c0 = random(m * n, 4);
-            for start in ["zero", "keep", "addsum", "row", "col"] {
+            for start in ["zero", "keep", "addsum", "col"] {
                 let mut want = c0.clone();
                 reference((m, n, k), &a, &b, start, &bias, &mut want);
                 for simd in Simd::available() {
@@ -374,32 +378,23 @@ mod tests {
                         "zero" => Start::Zero,
                         "keep" => Start::Keep,
                         "addsum" => Start::AddSum,
-                        "row" => Start::RowBias(&bias),
                         _ => Start::ColBias(&bias),
                     };
-                    let pack = |n0: usize, p: &mut [f32]| {
+                    let mut bp = vec![0.0; packed_len(k, n)];
+                    pack(k, n, &mut bp, |n0: usize, p: &mut [f32]| {
                         for kk in 0..k {
                             for j in 0..NR {
                                 p[kk * NR + j] = if n0 + j < n { b[kk * n + n0 + j] } else { 0.0 };
                             }
                         }
-                    };
+                    });
                     let a = MatA {
                         data: &a,
                         rs: k,
                         ks: 1,
                     };
-                    gemm(
-                        simd,
-                        (m, n, k),
-                        a,
-                        pack,
-                        s,
-                        Then::Nothing,
-                        &mut c,
-                        Out::rows(n),
-                        &mut Vec::new(),
-                    );
+                    let out = Out::rows(n);
+                    gemm(simd, (m, n, k), a, &bp, s, Then::Nothing, &mut c, out);
                     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                     assert_eq!(bits(&c), bits(&want), "{simd:?} {start} {m}x{n}x{k}");
                 }

@@ -25,7 +25,7 @@ use rayon::prelude::*;
 
 use crate::rng::StreamRng;
 use encode::Planes;
-use gemm::{MatA, NR, Out, Start, Then, gemm};
+use gemm::{MatA, NR, Out, Start, Then, gemm, packed_len};
 
 pub use gemm::Simd;
 
@@ -45,22 +45,28 @@ pub enum Arch {
 }
 
 /// A fully connected layer: weights `[n_in][n_out]` at `w`, biases at `b` (offsets into the
-/// parameter vector).
+/// parameter vector); its packed weights at `fp` (forward) and `bp` (input gradient) of
+/// [`Weights`].
 #[derive(Copy, Clone, Debug)]
 struct Dense {
     w: usize,
     b: usize,
     n_in: usize,
     n_out: usize,
+    fp: usize,
+    bp: usize,
 }
 
-/// A 3x3 convolution with zero padding: weights `[out][in][3][3]` at `w`, biases at `b`.
+/// A 3x3 convolution with zero padding: weights `[out][in][3][3]` at `w`, biases at `b`;
+/// packed weights at `fp` and `bp` of [`Weights`].
 #[derive(Copy, Clone, Debug)]
 struct Conv {
     w: usize,
     b: usize,
     cin: usize,
     cout: usize,
+    fp: usize,
+    bp: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -80,8 +86,12 @@ pub struct Layout {
     params: usize,
     /// The vector path of the kernels (`Simd::detect` unless a test or bench asks).
     simd: Simd,
-    /// The 3x3 taps of the input's board (`board_taps`).
-    taps: Vec<u32>,
+    /// For each 3x3 tap t = 3 ky + kx: the offset of the square it reads, and for each
+    /// square whether that square is on the board (all ones) or not (0), `[t][square]`.
+    delta: [isize; 9],
+    on_board: Vec<u32>,
+    /// Floats of the packed weights, forward and backward.
+    packed: (usize, usize),
     /// Fan-in of each parameter range (for initialisation), in layout order: (start, len,
     /// fan_in, is_bias).
     ranges: Vec<(usize, usize, usize, bool)>,
@@ -102,6 +112,8 @@ impl Layout {
             b: alloc(n_out, n_in, true),
             n_in,
             n_out,
+            fp: 0,
+            bp: 0,
         };
         let (trunk, feat) = match arch {
             Arch::Mlp { hidden } => {
@@ -120,6 +132,8 @@ impl Layout {
                     b: alloc(cout, cin * 9, true),
                     cin,
                     cout,
+                    fp: 0,
+                    bp: 0,
                 };
                 let stem = conv(input.channels, *channels);
                 let blocks = (0..*blocks)
@@ -133,10 +147,13 @@ impl Layout {
             b: alloc(n_out, n_in, true),
             n_in,
             n_out,
+            fp: 0,
+            bp: 0,
         };
         let policy = dense(feat, actions);
         let value = dense(feat, 1);
-        Layout {
+        let (delta, on_board) = board_taps(input.height, input.width);
+        let mut l = Layout {
             input,
             actions,
             trunk,
@@ -144,9 +161,92 @@ impl Layout {
             value,
             params: next,
             simd: Simd::detect(),
-            taps: board_taps(input.height, input.width),
+            delta,
+            on_board,
+            packed: (0, 0),
             ranges,
+        };
+        l.place_packed();
+        l
+    }
+
+    /// Gives every layer its place in [`Weights`]: forward, the panels of the weights as
+    /// the B of the layer's product; backward, those of its input gradient.
+    fn place_packed(&mut self) {
+        let (mut f, mut b) = (0, 0);
+        let mut conv = |c: &mut Conv| {
+            c.fp = f;
+            f += packed_len(c.cin * 9, c.cout);
+            c.bp = b;
+            b += packed_len(c.cout * 9, c.cin);
+        };
+        match &mut self.trunk {
+            Trunk::Mlp(_) => {}
+            Trunk::Res { stem, blocks } => {
+                conv(stem);
+                blocks.iter_mut().flatten().for_each(conv);
+            }
         }
+        let mut dense = |d: &mut Dense| {
+            d.fp = f;
+            f += packed_len(d.n_in, d.n_out);
+            d.bp = b;
+            b += packed_len(d.n_out, d.n_in);
+        };
+        if let Trunk::Mlp(layers) = &mut self.trunk {
+            layers.iter_mut().for_each(&mut dense);
+        }
+        dense(&mut self.policy);
+        dense(&mut self.value);
+        self.packed = (f, b);
+    }
+
+    /// Packs `p`'s weights for the forward products, and for the backward ones when
+    /// `backward` (training). Pure copies: the bits of `p` are unchanged.
+    pub fn pack(&self, p: &[f32], backward: bool, w: &mut Weights) {
+        w.fwd.resize(self.packed.0, 0.0);
+        w.bwd.resize(if backward { self.packed.1 } else { 0 }, 0.0);
+        let conv = |c: &Conv, w: &mut Weights| {
+            let (k, wt) = (c.cin * 9, &p[c.w..c.w + c.cout * c.cin * 9]);
+            let fwd = &mut w.fwd[c.fp..c.fp + packed_len(k, c.cout)];
+            gemm::pack(k, c.cout, fwd, |n0, panel| {
+                pack_cols(wt, k, n0, c.cout, panel)
+            });
+            if backward {
+                let k = c.cout * 9;
+                let bwd = &mut w.bwd[c.bp..c.bp + packed_len(k, c.cin)];
+                gemm::pack(k, c.cin, bwd, |n0, panel| pack_conv_t(wt, c, n0, panel));
+            }
+        };
+        let dense = |d: &Dense, w: &mut Weights| {
+            let wt = &p[d.w..d.w + d.n_in * d.n_out];
+            let fwd = &mut w.fwd[d.fp..d.fp + packed_len(d.n_in, d.n_out)];
+            gemm::pack(d.n_in, d.n_out, fwd, |n0, panel| {
+                pack_rows(wt, d.n_out, n0, d.n_in, panel)
+            });
+            if backward {
+                let bwd = &mut w.bwd[d.bp..d.bp + packed_len(d.n_out, d.n_in)];
+                gemm::pack(d.n_out, d.n_in, bwd, |n0, panel| {
+                    pack_cols(wt, d.n_out, n0, d.n_in, panel)
+                });
+            }
+        };
+        match &self.trunk {
+            Trunk::Mlp(layers) => layers.iter().for_each(|d| dense(d, w)),
+            Trunk::Res { stem, blocks } => {
+                conv(stem, w);
+                blocks.iter().flatten().for_each(|c| conv(c, w));
+            }
+        }
+        dense(&self.policy, w);
+        dense(&self.value, w);
+    }
+
+    /// `p`'s weights packed for inference.
+    pub fn weights(&self, p: &[f32]) -> Weights {
+        let mut w = Weights::default();
+        self.pack(p, false, &mut w);
+        w
     }
 
     /// The same network on another vector path (the bits are the same on every path).
@@ -190,18 +290,22 @@ impl Layout {
 
     /// Buffers for a batch of positions (they grow to the largest batch seen, then stay).
     pub fn scratch(&self) -> Scratch {
-        let mut sizes: Vec<usize> = match &self.trunk {
-            Trunk::Mlp(layers) => std::iter::once(self.input.len())
-                .chain(layers.iter().map(|d| d.n_out))
-                .collect(),
-            Trunk::Res { stem, blocks } => {
-                let n = stem.cout * self.area();
+        let area = self.area();
+        let (sizes, widest): (Vec<usize>, usize) = match &self.trunk {
+            Trunk::Mlp(layers) => (
                 std::iter::once(self.input.len())
-                    .chain(std::iter::repeat_n(n, 1 + 2 * blocks.len()))
-                    .collect()
-            }
+                    .chain(layers.iter().map(|d| d.n_out))
+                    .collect(),
+                0,
+            ),
+            Trunk::Res { stem, blocks } => (
+                std::iter::once(self.input.len())
+                    .chain(std::iter::repeat_n(stem.cout * area, 1 + 2 * blocks.len()))
+                    .collect(),
+                stem.cin.max(stem.cout),
+            ),
         };
-        sizes.shrink_to_fit();
+        let guard = self.input.width + 1;
         let mut s = Scratch {
             cap: 0,
             acts: vec![Vec::new(); sizes.len()],
@@ -214,7 +318,8 @@ impl Layout {
             d3: Vec::new(),
             x: Vec::new(),
             panel: Vec::new(),
-            wt: Vec::new(),
+            cols: vec![0.0; widest * 9 * area],
+            plane: vec![0.0; area + 2 * guard],
         };
         s.ensure(1);
         s
@@ -224,18 +329,29 @@ impl Layout {
         self.input.height * self.input.width
     }
 
-    /// The forward pass of one position (`x`: its planes): fills `s.logits` and returns the
-    /// value head's output before tanh.
+    /// The forward pass of one position (`x`: its planes) with weights packed from `p`
+    /// on the spot: fills `s.logits` and returns the value head's output before tanh. For
+    /// tests and one-off evaluations; repeated work packs once ([`Layout::weights`]).
+    #[cfg(test)]
     pub(crate) fn forward(&self, p: &[f32], x: &[f32], s: &mut Scratch) -> f32 {
-        self.forward_batch(p, x, 1, s);
+        let w = self.weights(p);
+        self.forward_batch(p, &w, x, 1, s);
         s.values[0]
     }
 
-    /// The forward pass of `n` positions (`x`: their planes, one after another): fills
-    /// `s.logits[..n * actions]` and `s.values[..n]` (before tanh). Every output element is
-    /// computed by the same chain of operations whatever `n` and the position's place in the
-    /// batch (module docs), so a position's bits do not depend on its batch.
-    pub(crate) fn forward_batch(&self, p: &[f32], x: &[f32], n: usize, s: &mut Scratch) {
+    /// The forward pass of `n` positions (`x`: their planes, one after another), with `w`
+    /// packed from `p`: fills `s.logits[..n * actions]` and `s.values[..n]` (before tanh).
+    /// Every output element is computed by the same chain of operations whatever `n` and the
+    /// position's place in the batch (module docs), so a position's bits do not depend on its
+    /// batch.
+    pub(crate) fn forward_batch(
+        &self,
+        p: &[f32],
+        w: &Weights,
+        x: &[f32],
+        n: usize,
+        s: &mut Scratch,
+    ) {
         s.ensure(n);
         let len = self.input.len();
         s.acts[0][..n * len].copy_from_slice(&x[..n * len]);
@@ -243,40 +359,45 @@ impl Layout {
             acts,
             logits,
             values,
-            panel,
+            cols,
+            plane,
             ..
         } = s;
         match &self.trunk {
             Trunk::Mlp(layers) => {
                 for (l, d) in layers.iter().enumerate() {
                     let (prev, next) = acts.split_at_mut(l + 1);
-                    self.dense_forward(p, d, n, &prev[l], &mut next[0], Then::Relu, panel);
+                    self.dense_forward(p, w, d, n, &prev[l], &mut next[0], Then::Relu);
                 }
             }
             Trunk::Res { stem, blocks } => {
+                let mut bufs = (&mut cols[..], &mut plane[..]);
                 let (prev, next) = acts.split_at_mut(1);
-                self.conv_forward(p, stem, n, &prev[0], &mut next[0], None, panel);
+                self.conv_forward(p, w, stem, n, &prev[0], &mut next[0], None, &mut bufs);
                 for (b, [c1, c2]) in blocks.iter().enumerate() {
                     let at = 1 + 2 * b;
                     let (prev, next) = acts.split_at_mut(at + 1);
                     let (u, rest) = next.split_at_mut(1);
-                    self.conv_forward(p, c1, n, &prev[at], &mut u[0], None, panel);
-                    self.conv_forward(p, c2, n, &u[0], &mut rest[0], Some(&prev[at]), panel);
+                    self.conv_forward(p, w, c1, n, &prev[at], &mut u[0], None, &mut bufs);
+                    let skip = Some(&prev[at][..]);
+                    self.conv_forward(p, w, c2, n, &u[0], &mut rest[0], skip, &mut bufs);
                 }
             }
         }
         let feat = acts.last().map_or(&[][..], |v| &v[..]);
-        self.dense_forward(p, &self.policy, n, feat, logits, Then::Nothing, panel);
-        self.dense_forward(p, &self.value, n, feat, values, Then::Nothing, panel);
+        self.dense_forward(p, w, &self.policy, n, feat, logits, Then::Nothing);
+        self.dense_forward(p, w, &self.value, n, feat, values, Then::Nothing);
     }
 
     /// Adds to `g` the gradients of `n` positions' losses, given their forward pass in `s`
-    /// and the losses' gradients with respect to the logits (`dlogits`, `n x actions`) and
-    /// the values before tanh (`dvalues`). Each parameter's gradient receives one term per
-    /// position, in position order, as if the positions were done one by one.
+    /// (with `w` packed for the backward products too) and the losses' gradients
+    /// with respect to the logits (`dlogits`, `n x actions`) and the values before tanh
+    /// (`dvalues`). Each parameter's gradient receives one term per position, in position
+    /// order, as if the positions were done one by one.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn backward_batch(
         &self,
-        p: &[f32],
+        w: &Weights,
         s: &mut Scratch,
         n: usize,
         dlogits: &[f32],
@@ -289,22 +410,23 @@ impl Layout {
             d2,
             d3,
             panel,
-            wt,
+            cols,
+            plane,
             ..
         } = s;
         let feat = acts.last().map_or(&[][..], |v| &v[..]);
         let nf = self.policy.n_in;
         let pol = Some((&mut d[..n * nf], Start::Zero));
-        self.dense_backward(p, &self.policy, n, feat, dlogits, g, pol, panel);
+        self.dense_backward(w, &self.policy, n, feat, dlogits, g, pol, panel);
         let val = Some((&mut d[..n * nf], Start::AddSum));
-        self.dense_backward(p, &self.value, n, feat, dvalues, g, val, panel);
+        self.dense_backward(w, &self.value, n, feat, dvalues, g, val, panel);
         match &self.trunk {
             Trunk::Mlp(layers) => {
                 for (l, dl) in layers.iter().enumerate().rev() {
                     // d holds dL/d(output of layer l, after ReLU).
                     mask(&mut d[..n * dl.n_out], &acts[l + 1]);
                     let din = (l > 0).then(|| (&mut d2[..n * dl.n_in], Start::Zero));
-                    self.dense_backward(p, dl, n, &acts[l], &d[..n * dl.n_out], g, din, panel);
+                    self.dense_backward(w, dl, n, &acts[l], &d[..n * dl.n_out], g, din, panel);
                     if l > 0 {
                         d[..n * dl.n_in].copy_from_slice(&d2[..n * dl.n_in]);
                     }
@@ -313,21 +435,24 @@ impl Layout {
             Trunk::Res { stem, blocks } => {
                 let m = n * stem.cout * self.area();
                 let (d, d2, d3) = (&mut d[..m], &mut d2[..m], &mut d3[..m]);
+                let mut bufs = (&mut cols[..], &mut plane[..], panel);
                 for (b, [c1, c2]) in blocks.iter().enumerate().rev() {
                     let at = 1 + 2 * b;
                     // d: dL/d(block output, after ReLU) -> before the ReLU.
                     mask(d, &acts[at + 2]);
                     // Through the second convolution into d2 = dL/du.
-                    self.conv_backward(p, c2, n, &acts[at + 1], d, g, Some(&mut *d2), panel, wt);
+                    let din = Some(&mut *d2);
+                    self.conv_backward(w, c2, n, &acts[at + 1], d, g, din, &mut bufs);
                     mask(d2, &acts[at + 1]);
                     // Through the first into d3; the skip passes d on unchanged.
-                    self.conv_backward(p, c1, n, &acts[at], d2, g, Some(&mut *d3), panel, wt);
+                    let din = Some(&mut *d3);
+                    self.conv_backward(w, c1, n, &acts[at], d2, g, din, &mut bufs);
                     for (dd, &x) in d.iter_mut().zip(d3.iter()) {
                         *dd += x;
                     }
                 }
                 mask(d, &acts[1]);
-                self.conv_backward(p, stem, n, &acts[0], d, g, None, panel, wt);
+                self.conv_backward(w, stem, n, &acts[0], d, g, None, &mut bufs);
             }
         }
     }
@@ -337,33 +462,22 @@ impl Layout {
     fn dense_forward(
         &self,
         p: &[f32],
+        w: &Weights,
         d: &Dense,
         n: usize,
         x: &[f32],
         out: &mut [f32],
         then: Then<'_>,
-        panel: &mut Vec<f32>,
     ) {
-        let w = &p[d.w..d.w + d.n_in * d.n_out];
         let a = MatA {
             data: x,
             rs: d.n_in,
             ks: 1,
         };
-        let pack = |n0: usize, panel: &mut [f32]| pack_rows(w, d.n_out, n0, d.n_in, panel);
+        let b = &w.fwd[d.fp..];
         let bias = Start::ColBias(&p[d.b..d.b + d.n_out]);
         let shape = (n, d.n_out, d.n_in);
-        gemm(
-            self.simd,
-            shape,
-            a,
-            pack,
-            bias,
-            then,
-            out,
-            Out::rows(d.n_out),
-            panel,
-        );
+        gemm(self.simd, shape, a, b, bias, then, out, Out::rows(d.n_out));
     }
 
     /// Adds the layer's weight and bias gradients to `g` (one term per position, in order),
@@ -372,7 +486,7 @@ impl Layout {
     #[allow(clippy::too_many_arguments)]
     fn dense_backward(
         &self,
-        p: &[f32],
+        w: &Weights,
         d: &Dense,
         n: usize,
         x: &[f32],
@@ -391,7 +505,10 @@ impl Layout {
             rs: 1,
             ks: d.n_in,
         };
-        let pack = |n0: usize, panel: &mut [f32]| pack_rows(dout, d.n_out, n0, n, panel);
+        grow(panel, packed_len(n, d.n_out));
+        gemm::pack(n, d.n_out, panel, |n0, pn| {
+            pack_rows(dout, d.n_out, n0, n, pn)
+        });
         let gw = &mut g[d.w..d.w + d.n_in * d.n_out];
         let shape = (d.n_in, d.n_out, n);
         let out = Out::rows(d.n_out);
@@ -399,70 +516,73 @@ impl Layout {
             self.simd,
             shape,
             xt,
-            pack,
+            panel,
             Start::Keep,
             Then::Nothing,
             gw,
             out,
-            panel,
         );
         if let Some((din, start)) = din {
-            let w = &p[d.w..d.w + d.n_in * d.n_out];
             let a = MatA {
                 data: dout,
                 rs: d.n_out,
                 ks: 1,
             };
-            let pack = |n0: usize, panel: &mut [f32]| pack_cols(w, d.n_out, n0, d.n_in, panel);
             let shape = (n, d.n_in, d.n_out);
             let out = Out::rows(d.n_in);
             gemm(
                 self.simd,
                 shape,
                 a,
-                pack,
+                &w.bwd[d.bp..],
                 start,
                 Then::Nothing,
                 din,
                 out,
-                panel,
             );
         }
     }
 
-    /// `out[s][o][q] = b[o] + sum_{i, t} w[o][i][t] in[s][i][q + offset(t)]` (zero outside
-    /// the board), the sum in the order (i, t) with t = (ky, kx) the 3x3 taps; then ReLU,
-    /// after adding `skip` where given. Columns of the product are (position, square).
+    /// `out[s][o][q] = b[o] + sum_{i, t} in[s][i][q + offset(t)] w[o][i][t]` (zero off the
+    /// board), the sum in the order (i, t), t = 3 ky + kx the 3x3 taps; then ReLU, after
+    /// adding `skip` where given. One product per position: rows its squares (A its im2col
+    /// columns), columns the output channels.
     #[allow(clippy::too_many_arguments)]
     fn conv_forward(
         &self,
         p: &[f32],
+        w: &Weights,
         c: &Conv,
         n: usize,
         input: &[f32],
         out: &mut [f32],
         skip: Option<&[f32]>,
-        panel: &mut Vec<f32>,
+        (cols, plane): &mut (&mut [f32], &mut [f32]),
     ) {
         let area = self.area();
-        let a = MatA {
-            data: &p[c.w..c.w + c.cout * c.cin * 9],
-            rs: c.cin * 9,
-            ks: 1,
-        };
-        let taps = &self.taps;
-        let pack = |n0: usize, panel: &mut [f32]| {
-            pack_taps(taps, area, c.cin, input, n0, n * area, false, panel)
-        };
-        let then = skip.map_or(Then::Relu, Then::AddRelu);
-        let bias = Start::RowBias(&p[c.b..c.b + c.cout]);
-        let out_at = Out {
-            rs: area,
-            area,
-            ss: c.cout * area,
-        };
-        let shape = (c.cout, n * area, c.cin * 9);
-        gemm(self.simd, shape, a, pack, bias, then, out, out_at, panel);
+        let (sin, sout) = (c.cin * area, c.cout * area);
+        let bias = Start::ColBias(&p[c.b..c.b + c.cout]);
+        for s in 0..n {
+            self.im2col(&input[s * sin..(s + 1) * sin], c.cin, false, plane, cols);
+            let a = MatA {
+                data: cols,
+                rs: 1,
+                ks: area,
+            };
+            let then = skip.map_or(Then::Relu, |k| Then::AddRelu(&k[s * sout..(s + 1) * sout]));
+            let o = &mut out[s * sout..(s + 1) * sout];
+            let shape = (area, c.cout, c.cin * 9);
+            gemm(
+                self.simd,
+                shape,
+                a,
+                &w.fwd[c.fp..],
+                bias,
+                then,
+                o,
+                Out::cols(area),
+            );
+        }
     }
 
     /// Adds the convolution's weight and bias gradients to `g` (per position: a sum over
@@ -471,18 +591,16 @@ impl Layout {
     #[allow(clippy::too_many_arguments)]
     fn conv_backward(
         &self,
-        p: &[f32],
+        w: &Weights,
         c: &Conv,
         n: usize,
         input: &[f32],
         dout: &[f32],
         g: &mut [f32],
-        din: Option<&mut [f32]>,
-        panel: &mut Vec<f32>,
-        wt: &mut Vec<f32>,
+        mut din: Option<&mut [f32]>,
+        (cols, plane, panel): &mut (&mut [f32], &mut [f32], &mut Vec<f32>),
     ) {
         let area = self.area();
-        let taps = &self.taps;
         let (sin, sout) = (c.cin * area, c.cout * area);
         for s in 0..n {
             let dplane = &dout[s * sout..(s + 1) * sout];
@@ -493,70 +611,91 @@ impl Layout {
                 }
                 *gb += acc;
             }
+            // dW[o][(i, t)] += sum_q im2col[(i, t)][q] dout[o][q].
+            self.im2col(&input[s * sin..(s + 1) * sin], c.cin, false, plane, cols);
             let a = MatA {
-                data: dplane,
+                data: cols,
                 rs: area,
                 ks: 1,
             };
-            let x = &input[s * sin..(s + 1) * sin];
-            let pack = |n0: usize, panel: &mut [f32]| pack_taps_t(taps, area, c.cin, x, n0, panel);
+            grow(panel, packed_len(area, c.cout));
+            gemm::pack(area, c.cout, panel, |n0, pn| {
+                pack_cols(dplane, area, n0, c.cout, pn)
+            });
             let gw = &mut g[c.w..c.w + c.cout * c.cin * 9];
-            let shape = (c.cout, c.cin * 9, area);
-            let out = Out::rows(c.cin * 9);
+            let shape = (c.cin * 9, c.cout, area);
+            let out = Out::cols(c.cin * 9);
             gemm(
                 self.simd,
                 shape,
                 a,
-                pack,
+                panel,
                 Start::AddSum,
                 Then::Nothing,
                 gw,
                 out,
-                panel,
+            );
+            // din[i][q] = sum_{(o, t)} dout[o][q - offset(t)] w[o][i][t]: the im2col of
+            // dout with the taps mirrored.
+            let Some(din) = din.as_deref_mut() else {
+                continue;
+            };
+            self.im2col(dplane, c.cout, true, plane, cols);
+            let a = MatA {
+                data: cols,
+                rs: 1,
+                ks: area,
+            };
+            let di = &mut din[s * sin..(s + 1) * sin];
+            let shape = (area, c.cin, c.cout * 9);
+            let b = &w.bwd[c.bp..];
+            gemm(
+                self.simd,
+                shape,
+                a,
+                b,
+                Start::Zero,
+                Then::Nothing,
+                di,
+                Out::cols(area),
             );
         }
-        let Some(din) = din else { return };
-        // W' [i][(o, t)] = W [o][i][t]; din's taps run backwards (a tap reads the square
-        // that reads it).
-        wt.clear();
-        wt.resize(c.cin * c.cout * 9, 0.0);
-        for o in 0..c.cout {
-            for i in 0..c.cin {
-                let src = &p[c.w + (o * c.cin + i) * 9..c.w + (o * c.cin + i) * 9 + 9];
-                wt[(i * c.cout + o) * 9..(i * c.cout + o) * 9 + 9].copy_from_slice(src);
+    }
+
+    /// The im2col of one position's `src` (`ch` planes): `cols[(c * 9 + t) * area + q]` is
+    /// `src[c][q + offset(t)]`, or 0 off the board; `mirror` reads tap `8 - t`. Each row is
+    /// a shifted copy of the plane (held in `plane` between zero guards) masked by the
+    /// board, so it costs no branch.
+    fn im2col(&self, src: &[f32], ch: usize, mirror: bool, plane: &mut [f32], cols: &mut [f32]) {
+        let area = self.area();
+        let guard = self.input.width + 1;
+        for c in 0..ch {
+            plane[guard..guard + area].copy_from_slice(&src[c * area..(c + 1) * area]);
+            for t in 0..9 {
+                let tt = if mirror { 8 - t } else { t };
+                let from = guard.wrapping_add_signed(self.delta[tt]);
+                let shifted = &plane[from..from + area];
+                let on = &self.on_board[tt * area..(tt + 1) * area];
+                let row = &mut cols[(c * 9 + t) * area..(c * 9 + t + 1) * area];
+                for ((x, &v), &m) in row.iter_mut().zip(shifted).zip(on) {
+                    *x = f32::from_bits(v.to_bits() & m);
+                }
             }
         }
-        let a = MatA {
-            data: wt,
-            rs: c.cout * 9,
-            ks: 1,
-        };
-        let pack = |n0: usize, panel: &mut [f32]| {
-            pack_taps(taps, area, c.cout, dout, n0, n * area, true, panel)
-        };
-        let out = Out {
-            rs: area,
-            area,
-            ss: sin,
-        };
-        let shape = (c.cin, n * area, c.cout * 9);
-        gemm(
-            self.simd,
-            shape,
-            a,
-            pack,
-            Start::Zero,
-            Then::Nothing,
-            din,
-            out,
-            panel,
-        );
     }
 }
 
+/// Weights packed for the kernel's products ([`Layout::pack`]): a function of the parameters,
+/// rebuilt when they change.
+#[derive(Clone, Debug, Default)]
+pub struct Weights {
+    fwd: Vec<f32>,
+    bwd: Vec<f32>,
+}
+
 /// Per-batch buffers: activations of the forward pass, the heads' outputs, gradient buffers
-/// for the backward pass and the kernel's panel. They grow to the largest batch asked for and
-/// are reused, so steady work allocates nothing.
+/// for the backward pass and the kernels' im2col and panels. They grow to the largest batch
+/// asked for and are reused, so steady work allocates nothing.
 #[derive(Clone, Debug)]
 pub struct Scratch {
     cap: usize,
@@ -574,7 +713,10 @@ pub struct Scratch {
     /// A batch's planes, gathered by callers.
     pub(crate) x: Vec<f32>,
     panel: Vec<f32>,
-    wt: Vec<f32>,
+    /// One position's im2col.
+    cols: Vec<f32>,
+    /// One plane between zero guards of width + 1.
+    plane: Vec<f32>,
 }
 
 impl Scratch {
@@ -594,6 +736,12 @@ impl Scratch {
         self.logits.resize(n * self.actions, 0.0);
         self.values.resize(n, 0.0);
         self.cap = n;
+    }
+}
+
+fn grow(v: &mut Vec<f32>, len: usize) {
+    if v.len() < len {
+        v.resize(len, 0.0);
     }
 }
 
@@ -625,59 +773,15 @@ fn pack_cols(m: &[f32], k: usize, n0: usize, rows: usize, panel: &mut [f32]) {
     }
 }
 
-/// Im2col columns n0..n0 + NR of `src` (`[position][channel][square]`, `ch` channels):
-/// element ((i, t), (s, q)) is `src[s][i][q + offset(t)]`, zero off the board; `flip` reads
-/// tap `8 - t` (the transposed convolution of the input gradient).
-#[allow(clippy::too_many_arguments)]
-fn pack_taps(
-    taps: &[u32],
-    area: usize,
-    ch: usize,
-    src: &[f32],
-    n0: usize,
-    cols: usize,
-    flip: bool,
-    panel: &mut [f32],
-) {
-    let w = NR.min(cols - n0);
-    let mut off = [[usize::MAX; NR]; 9];
-    for j in 0..w {
-        let (s, q) = ((n0 + j) / area, (n0 + j) % area);
-        for (t, o) in off.iter_mut().enumerate() {
-            let tap = taps[q * 9 + if flip { 8 - t } else { t }];
-            if tap != u32::MAX {
-                o[j] = s * ch * area + tap as usize;
-            }
-        }
-    }
-    for i in 0..ch {
-        for (t, o) in off.iter().enumerate() {
-            let row = &mut panel[(i * 9 + t) * NR..(i * 9 + t + 1) * NR];
-            for (x, &at) in row.iter_mut().zip(o) {
-                *x = if at == usize::MAX {
-                    0.0
-                } else {
-                    src[at + i * area]
-                };
-            }
-        }
-    }
-}
-
-/// The transposed im2col of one position's `src` (`[channel][square]`): rows are squares,
-/// columns n0..n0 + NR are (i, t) pairs; element (q, (i, t)) is `src[i][q + offset(t)]`.
-fn pack_taps_t(taps: &[u32], area: usize, ch: usize, src: &[f32], n0: usize, panel: &mut [f32]) {
-    let w = NR.min(ch * 9 - n0);
-    for (q, row) in panel.chunks_exact_mut(NR).take(area).enumerate() {
+/// A panel of a convolution's weights for its input gradient: element ((o, t), i) is
+/// `w[o][i][t]`, columns i = n0..n0 + NR.
+fn pack_conv_t(wt: &[f32], c: &Conv, n0: usize, panel: &mut [f32]) {
+    let w = NR.min(c.cin - n0);
+    for (k, row) in panel.chunks_exact_mut(NR).take(c.cout * 9).enumerate() {
+        let (o, t) = (k / 9, k % 9);
         for (j, x) in row.iter_mut().enumerate() {
             *x = if j < w {
-                let (i, t) = ((n0 + j) / 9, (n0 + j) % 9);
-                let tap = taps[q * 9 + t];
-                if tap == u32::MAX {
-                    0.0
-                } else {
-                    src[i * area + tap as usize]
-                }
+                wt[(o * c.cin + n0 + j) * 9 + t]
             } else {
                 0.0
             };
@@ -685,23 +789,27 @@ fn pack_taps_t(taps: &[u32], area: usize, ch: usize, src: &[f32], n0: usize, pan
     }
 }
 
-/// For each square q of an h x w board and tap t = 3 ky + kx, the square q + (ky - 1,
-/// kx - 1), or `u32::MAX` off the board.
-fn board_taps(h: usize, w: usize) -> Vec<u32> {
-    let mut taps = vec![u32::MAX; h * w * 9];
-    for y in 0..h {
-        for x in 0..w {
-            for ky in 0..3 {
-                for kx in 0..3 {
+/// For each tap t = 3 ky + kx of an h x w board: the offset of the square it reads,
+/// (ky - 1) w + (kx - 1), and for each square q whether q + (ky - 1, kx - 1) is on the
+/// board (`u32::MAX`) or not (0), `[t][q]`.
+fn board_taps(h: usize, w: usize) -> ([isize; 9], Vec<u32>) {
+    let mut delta = [0isize; 9];
+    let mut on = vec![0u32; 9 * h * w];
+    for ky in 0..3 {
+        for kx in 0..3 {
+            let t = ky * 3 + kx;
+            delta[t] = (ky as isize - 1) * w as isize + kx as isize - 1;
+            for y in 0..h {
+                for x in 0..w {
                     let (sy, sx) = ((y + ky).wrapping_sub(1), (x + kx).wrapping_sub(1));
                     if sy < h && sx < w {
-                        taps[(y * w + x) * 9 + ky * 3 + kx] = (sy * w + sx) as u32;
+                        on[t * h * w + y * w + x] = u32::MAX;
                     }
                 }
             }
         }
     }
-    taps
+    (delta, on)
 }
 
 /// The softmax of `logits` over the `legal` actions, into `out` (same length as `legal`),
@@ -749,6 +857,7 @@ pub(crate) struct Losses {
 fn chunk_grad(
     l: &Layout,
     p: &[f32],
+    w: &Weights,
     chunk: &[&Example],
     s: &mut Scratch,
     g: &mut [f32],
@@ -760,7 +869,7 @@ fn chunk_grad(
         row.copy_from_slice(&e.x);
     }
     let x = std::mem::take(&mut s.x);
-    l.forward_batch(p, &x, n, s);
+    l.forward_batch(p, w, &x, n, s);
     s.x = x;
     dl.clear();
     dl.resize(n * na + n, 0.0);
@@ -785,7 +894,7 @@ fn chunk_grad(
         dvalues[k] = (2.0 * (v - target) * (1.0 - v * v)) as f32;
         lv += (v - target) * (v - target);
     }
-    l.backward_batch(p, s, n, dlogits, dvalues, g);
+    l.backward_batch(w, s, n, dlogits, dvalues, g);
     (lp, lv)
 }
 
@@ -802,6 +911,9 @@ pub(crate) fn train_step(
     batch: &[usize],
 ) -> Losses {
     let p: &[f32] = params;
+    let mut w = Weights::default();
+    l.pack(p, true, &mut w);
+    let w = &w;
     let parts: Vec<(Vec<f32>, f64, f64)> = batch
         .par_chunks(CHUNK)
         .map(|chunk| {
@@ -809,7 +921,7 @@ pub(crate) fn train_step(
             let mut s = l.scratch();
             let mut dl = Vec::new();
             let chunk: Vec<&Example> = chunk.iter().map(|&i| examples[i]).collect();
-            let (lp, lv) = chunk_grad(l, p, &chunk, &mut s, &mut g, &mut dl);
+            let (lp, lv) = chunk_grad(l, p, w, &chunk, &mut s, &mut g, &mut dl);
             (g, lp, lv)
         })
         .collect();

@@ -83,7 +83,9 @@ fn gradients_match_finite_differences() {
         for e in &examples {
             let mut g = vec![0.0f32; l.params()];
             let mut s = l.scratch();
-            chunk_grad(&l, &p, &[e], &mut s, &mut g, &mut Vec::new());
+            let mut w = Weights::default();
+            l.pack(&p, true, &mut w);
+            chunk_grad(&l, &p, &w, &[e], &mut s, &mut g, &mut Vec::new());
             let mut rng = stream(9, "nn-test-probe");
             for _ in 0..40 {
                 let j = uniform_index(&mut rng, l.params());
@@ -197,7 +199,7 @@ fn outputs_match_the_old_engine_in_any_batch_on_every_path() {
                         .iter()
                         .flat_map(|e| e.x.iter().copied())
                         .collect();
-                    l.forward_batch(&p, &x, batch, &mut s);
+                    l.forward_batch(&p, &l.weights(&p), &x, batch, &mut s);
                     for k in 0..batch {
                         let got = (bits(&s.logits[k * na..(k + 1) * na]), s.values[k].to_bits());
                         assert_eq!(
@@ -239,7 +241,9 @@ fn gradients_match_the_old_engine_on_every_path() {
         for simd in Simd::available() {
             let l = base.clone().with_simd(simd);
             let mut g = vec![0.0f32; l.params()];
-            chunk_grad(&l, &p, &refs, &mut l.scratch(), &mut g, &mut Vec::new());
+            let mut w = Weights::default();
+            l.pack(&p, true, &mut w);
+            chunk_grad(&l, &p, &w, &refs, &mut l.scratch(), &mut g, &mut Vec::new());
             assert_eq!(bits(&g), bits(&want), "{arch:?} {simd:?}");
         }
     }
@@ -325,6 +329,101 @@ fn training_fits_a_small_set() {
         assert!(
             last.value < 0.5 * first.value && last.policy < first.policy,
             "{arch:?}: {first:?} -> {last:?}"
+        );
+    }
+}
+
+/// Positions (or samples) per second of the old and the new engine side by side, one thread
+/// (`cargo test --release --lib nn::tests::engine_speed -- --ignored --nocapture`). Prints;
+/// asserts nothing about time (benches/ has the criterion benches).
+#[test]
+#[ignore]
+fn engine_speed() {
+    use std::time::Instant;
+    let cases = [
+        (
+            "c4 mlp64x64",
+            Arch::Mlp {
+                hidden: vec![64, 64],
+            },
+            planes(2, 6, 7),
+            7,
+        ),
+        (
+            "c4 res2x16",
+            Arch::ResNet {
+                blocks: 2,
+                channels: 16,
+            },
+            planes(2, 6, 7),
+            7,
+        ),
+        (
+            "c4 res6x64",
+            Arch::ResNet {
+                blocks: 6,
+                channels: 64,
+            },
+            planes(2, 6, 7),
+            7,
+        ),
+        (
+            "7x7 res9x32",
+            Arch::ResNet {
+                blocks: 9,
+                channels: 32,
+            },
+            planes(3, 7, 7),
+            294,
+        ),
+    ];
+    let rate = |n: usize, f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        let mut reps = 0;
+        while t.elapsed().as_secs_f64() < 0.5 {
+            f();
+            reps += 1;
+        }
+        (reps * n) as f64 / t.elapsed().as_secs_f64()
+    };
+    for (name, arch, input, na) in cases {
+        let l = Layout::new(&arch, input, na);
+        let p = l.init(&mut stream(4, "nn-test-init"));
+        let old = reference::Old::new(&l);
+        let ex = random_examples(input, na, 64, 2);
+        let x: Vec<f32> = ex.iter().flat_map(|e| e.x.iter().copied()).collect();
+        let mut so = old.scratch();
+        let old_inf = rate(64, &mut || {
+            for e in &ex {
+                old.forward(&p, &e.x, &mut so);
+            }
+        });
+        let mut s = l.scratch();
+        let b1 = rate(1, &mut || {
+            l.forward(&p, &ex[0].x, &mut s);
+        });
+        let w = l.weights(&p);
+        let b1 = rate(1, &mut || l.forward_batch(&p, &w, &ex[0].x, 1, &mut s)).max(b1);
+        let b64 = rate(64, &mut || l.forward_batch(&p, &w, &x, 64, &mut s));
+        let mut wb = Weights::default();
+        l.pack(&p, true, &mut wb);
+        let refs: Vec<&Example> = ex[..16].iter().collect();
+        let mut g = vec![0.0f32; l.params()];
+        let old_train = rate(16, &mut || {
+            for e in &refs {
+                let pre = old.forward(&p, &e.x, &mut so);
+                let dl = vec![0.01f32; na];
+                old.backward(&p, &mut so, &dl, pre * 0.1, &mut g);
+            }
+        });
+        let new_train = rate(16, &mut || {
+            chunk_grad(&l, &p, &wb, &refs, &mut s, &mut g, &mut Vec::new());
+        });
+        println!(
+            "{name}: inference old {old_inf:.0}/s, new b1 {b1:.0}/s b64 {b64:.0}/s ({:.1}x); \
+             gradient old {old_train:.0}/s new {new_train:.0}/s ({:.1}x)",
+            b64 / old_inf,
+            new_train / old_train
         );
     }
 }
