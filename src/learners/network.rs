@@ -31,8 +31,8 @@ use crate::game_record::{GameRecord, ReplayError};
 use crate::games::Abilities;
 use crate::nn::encode::Encoder;
 use crate::nn::{
-    Arch, Example, Layout, Losses, OptimConfig, OptimState, Scratch, Weights, legal_softmax,
-    train_step, unit_value,
+    Arch, Example, Head, Layout, Losses, OptimConfig, OptimState, ResNet, Scratch, Trainer,
+    Weights, legal_softmax, train_step, unit_value,
 };
 use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
 use crate::search::{Evaluator, Leaf};
@@ -46,6 +46,28 @@ pub enum ArchKind {
     Mlp,
     #[serde(rename = "resnet")]
     ResNet,
+}
+
+/// The residual net's heads in the spec.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HeadKind {
+    #[default]
+    #[serde(rename = "dense")]
+    Dense,
+    #[serde(rename = "conv")]
+    Conv,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
+}
+
+fn is_false(x: &bool) -> bool {
+    !*x
+}
+
+fn is_dense(x: &HeadKind) -> bool {
+    *x == HeadKind::Dense
 }
 
 /// The optimiser's name in the spec.
@@ -70,6 +92,25 @@ pub struct NetworkSettings {
     /// ResNet: residual blocks and channels.
     pub blocks: u32,
     pub channels: u32,
+    /// ResNet: bottleneck blocks with this many inner channels (1x1, 3x3, 1x1; He et al.
+    /// 2016); 0: basic blocks of two 3x3 convolutions. The keys below are left out of the
+    /// settings record at their defaults, so earlier runs' settings hash as before.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bottleneck: u32,
+    /// ResNet: batch normalisation after every convolution (no convolution biases).
+    #[serde(skip_serializing_if = "is_false")]
+    pub batch_norm: bool,
+    /// ResNet: `dense` heads (fully connected from the trunk) or AlphaGo Zero's `conv` heads.
+    #[serde(skip_serializing_if = "is_dense")]
+    pub head: HeadKind,
+    /// Conv heads: the policy head's 1x1 channels (default 2), the value head's (default 1)
+    /// and its hidden layer's width (default 256), AlphaGo Zero's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy_channels: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_channels: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_hidden: Option<u32>,
     /// `sgd` or `adam`.
     pub(crate) optimizer: OptimizerKind,
     /// (from_iteration, learning rate), ascending, the first from iteration 1.
@@ -102,6 +143,12 @@ impl Default for NetworkSettings {
             hidden: vec![64, 64],
             blocks: 2,
             channels: 32,
+            bottleneck: 0,
+            batch_norm: false,
+            head: HeadKind::Dense,
+            policy_channels: None,
+            value_channels: None,
+            value_hidden: None,
             optimizer: OptimizerKind::Sgd,
             lr: vec![(1, 0.1)],
             momentum: 0.9,
@@ -138,6 +185,37 @@ impl NetworkSettings {
         }
         if self.channels == 0 || self.channels > 512 {
             return Err(bad("channels", self.channels, "an integer from 1 to 512"));
+        }
+        if self.bottleneck > 512 {
+            return Err(bad(
+                "bottleneck",
+                self.bottleneck,
+                "0 (basic blocks) or the bottleneck's inner channels, 1 to 512",
+            ));
+        }
+        for (key, x, most) in [
+            ("policy_channels", self.policy_channels, 64),
+            ("value_channels", self.value_channels, 64),
+            ("value_hidden", self.value_hidden, 4096),
+        ] {
+            if let Some(x) = x {
+                if x == 0 || x > most {
+                    return Err(bad(key, x, &format!("an integer from 1 to {most}")));
+                }
+                if self.head != HeadKind::Conv {
+                    return Err(bad(key, x, "set only with head = \"conv\""));
+                }
+            }
+        }
+        if self.arch == ArchKind::Mlp {
+            let resnet_only = [
+                ("bottleneck", self.bottleneck != 0),
+                ("batch_norm", self.batch_norm),
+                ("head", self.head != HeadKind::Dense),
+            ];
+            if let Some((key, _)) = resnet_only.iter().find(|k| k.1) {
+                return Err(bad(key, "set", "only with arch = \"resnet\""));
+            }
         }
         let lr = &self.lr;
         if lr.is_empty() || lr[0].0 != 1 {
@@ -213,10 +291,20 @@ impl NetworkSettings {
             ArchKind::Mlp => Arch::Mlp {
                 hidden: self.hidden.iter().map(|&h| h as usize).collect(),
             },
-            ArchKind::ResNet => Arch::ResNet {
+            ArchKind::ResNet => Arch::ResNet(ResNet {
                 blocks: self.blocks as usize,
                 channels: self.channels as usize,
-            },
+                bottleneck: (self.bottleneck > 0).then_some(self.bottleneck as usize),
+                batch_norm: self.batch_norm,
+                head: match self.head {
+                    HeadKind::Dense => Head::Dense,
+                    HeadKind::Conv => Head::Conv {
+                        policy_channels: self.policy_channels.unwrap_or(2) as usize,
+                        value_channels: self.value_channels.unwrap_or(1) as usize,
+                        value_hidden: self.value_hidden.unwrap_or(256) as usize,
+                    },
+                },
+            }),
         }
     }
 
@@ -264,6 +352,30 @@ pub(crate) const FIXED_SETTINGS: &[(&str, &str)] = &[
     ),
     (
         "learner.network.channels",
+        "the weights the branch continues have its shape",
+    ),
+    (
+        "learner.network.bottleneck",
+        "the weights the branch continues have its shape",
+    ),
+    (
+        "learner.network.batch_norm",
+        "the weights the branch continues have its shape",
+    ),
+    (
+        "learner.network.head",
+        "the weights the branch continues have its shape",
+    ),
+    (
+        "learner.network.policy_channels",
+        "the weights the branch continues have its shape",
+    ),
+    (
+        "learner.network.value_channels",
+        "the weights the branch continues have its shape",
+    ),
+    (
+        "learner.network.value_hidden",
         "the weights the branch continues have its shape",
     ),
     (
@@ -789,6 +901,7 @@ impl<G: Abilities> Learner<G> for Network<G> {
         let mut rng = stream_fmt(ctx.model_seed, format_args!("network-train({iteration})"));
         let b = self.settings.batch_size as usize;
         let mut batch = vec![0usize; b];
+        let mut trainer = Trainer::new(&self.layout);
         for _ in 0..steps {
             for x in batch.iter_mut() {
                 *x = uniform_index(&mut rng, buffer.len());
@@ -801,6 +914,7 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 lr,
                 &buffer,
                 &batch,
+                &mut trainer,
             );
         }
         if steps > 0 {
@@ -965,6 +1079,9 @@ mod tests {
             ("arch = \"transformer\"", "arch"),
             ("hidden = [0]", "learner.network.hidden"),
             ("channels = 0", "learner.network.channels"),
+            ("bottleneck = 9999", "learner.network.bottleneck"),
+            ("value_hidden = 8", "learner.network.value_hidden"),
+            ("batch_norm = true", "learner.network.batch_norm"),
             ("blocks = 99", "learner.network.blocks"),
             ("optimizer = \"lbfgs\"", "optimizer"),
             ("lr = []", "learner.network.lr"),

@@ -15,8 +15,9 @@
 
 /// Columns per panel (two AVX2 vectors).
 pub(crate) const NR: usize = 16;
-/// Rows per register tile.
-const MR: usize = 4;
+/// Rows per register tile (6 x 16: twelve AVX2 accumulators, the shape of BLIS's Haswell
+/// kernel).
+const MR: usize = 6;
 
 /// The vector path that runs the kernel.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -262,6 +263,8 @@ mod avx2 {
         acc: &mut [[f32; NR]; MR],
     ) {
         match rows {
+            6 => unsafe { tile_n::<6>(k, a, m0, panel, acc) },
+            5 => unsafe { tile_n::<5>(k, a, m0, panel, acc) },
             4 => unsafe { tile_n::<4>(k, a, m0, panel, acc) },
             3 => unsafe { tile_n::<3>(k, a, m0, panel, acc) },
             2 => unsafe { tile_n::<2>(k, a, m0, panel, acc) },
@@ -285,21 +288,18 @@ mod avx2 {
                 c0[r] = _mm256_loadu_ps(acc[r].as_ptr());
                 c1[r] = _mm256_loadu_ps(acc[r].as_ptr().add(8));
             }
-            let ap = a.data.as_ptr();
-            let bp = panel.as_ptr();
-            let mut rowp = [0usize; R];
-            for (r, x) in rowp.iter_mut().enumerate() {
-                *x = (m0 + r) * a.rs;
-            }
-            for kk in 0..k {
-                let b0 = _mm256_loadu_ps(bp.add(kk * NR));
-                let b1 = _mm256_loadu_ps(bp.add(kk * NR + 8));
-                let ka = kk * a.ks;
+            let mut ap = a.data.as_ptr().add(m0 * a.rs);
+            let mut bp = panel.as_ptr();
+            for _ in 0..k {
+                let b0 = _mm256_loadu_ps(bp);
+                let b1 = _mm256_loadu_ps(bp.add(8));
                 for r in 0..R {
-                    let av = _mm256_broadcast_ss(&*ap.add(rowp[r] + ka));
+                    let av = _mm256_broadcast_ss(&*ap.add(r * a.rs));
                     c0[r] = _mm256_add_ps(c0[r], _mm256_mul_ps(av, b0));
                     c1[r] = _mm256_add_ps(c1[r], _mm256_mul_ps(av, b1));
                 }
+                ap = ap.add(a.ks);
+                bp = bp.add(NR);
             }
             for r in 0..R {
                 _mm256_storeu_ps(acc[r].as_mut_ptr(), c0[r]);

@@ -63,53 +63,90 @@ impl OptimState {
         self.m.len() == params && self.v.len() == v
     }
 
-    /// One update of `w` with gradient `g` at learning rate `lr`.
-    pub fn step(&mut self, cfg: &OptimConfig, lr: f64, w: &mut [f32], g: &[f32]) {
+    /// One update of `w` with gradient `g` at learning rate `lr`, leaving the `frozen`
+    /// ranges (start, len, ascending: running statistics) and their state alone.
+    pub fn step(
+        &mut self,
+        cfg: &OptimConfig,
+        lr: f64,
+        w: &mut [f32],
+        g: &[f32],
+        frozen: &[(usize, usize)],
+    ) {
         self.steps += 1;
-        match *cfg {
-            OptimConfig::Sgd {
-                momentum,
-                nesterov,
-                weight_decay,
-            } => {
-                let (mu, wd, lr) = (momentum as f32, weight_decay as f32, lr as f32);
-                for ((w, &g), b) in w.iter_mut().zip(g).zip(self.m.iter_mut()) {
-                    let g = g + wd * *w;
-                    *b = mu * *b + g;
-                    let step = if nesterov { g + mu * *b } else { *b };
-                    *w -= lr * step;
-                }
+        if let OptimConfig::Adam { beta1, beta2, .. } = *cfg {
+            self.pow1 *= beta1;
+            self.pow2 *= beta2;
+        }
+        let mut from = 0;
+        for &(at, len) in frozen.iter().chain(std::iter::once(&(w.len(), 0))) {
+            let r = from..at;
+            let v = if self.v.is_empty() {
+                &mut [][..]
+            } else {
+                &mut self.v[r.clone()]
+            };
+            update(
+                cfg,
+                lr,
+                (self.pow1, self.pow2),
+                &mut w[r.clone()],
+                &g[r.clone()],
+                &mut self.m[r.clone()],
+                v,
+            );
+            from = at + len;
+        }
+    }
+}
+
+/// The element-wise update of a range: `m` and `v` its optimiser state (`v` empty for SGD),
+/// `pows` Adam's running powers after this step.
+fn update(
+    cfg: &OptimConfig,
+    lr: f64,
+    pows: (f64, f64),
+    w: &mut [f32],
+    g: &[f32],
+    m: &mut [f32],
+    v: &mut [f32],
+) {
+    match *cfg {
+        OptimConfig::Sgd {
+            momentum,
+            nesterov,
+            weight_decay,
+        } => {
+            let (mu, wd, lr) = (momentum as f32, weight_decay as f32, lr as f32);
+            for ((w, &g), b) in w.iter_mut().zip(g).zip(m.iter_mut()) {
+                let g = g + wd * *w;
+                *b = mu * *b + g;
+                let step = if nesterov { g + mu * *b } else { *b };
+                *w -= lr * step;
             }
-            OptimConfig::Adam {
-                beta1,
-                beta2,
-                eps,
-                weight_decay,
-            } => {
-                self.pow1 *= beta1;
-                self.pow2 *= beta2;
-                let c1 = (1.0 / (1.0 - self.pow1)) as f32;
-                let c2 = (1.0 / (1.0 - self.pow2)) as f32;
-                let (b1, b2, eps, wd, lr) = (
-                    beta1 as f32,
-                    beta2 as f32,
-                    eps as f32,
-                    weight_decay as f32,
-                    lr as f32,
-                );
-                for (((w, &g), m), v) in w
-                    .iter_mut()
-                    .zip(g)
-                    .zip(self.m.iter_mut())
-                    .zip(self.v.iter_mut())
-                {
-                    let g = g + wd * *w;
-                    *m = b1 * *m + (1.0 - b1) * g;
-                    *v = b2 * *v + (1.0 - b2) * g * g;
-                    let mh = *m * c1;
-                    let vh = *v * c2;
-                    *w -= lr * mh / (vh.sqrt() + eps);
-                }
+        }
+        OptimConfig::Adam {
+            beta1,
+            beta2,
+            eps,
+            weight_decay,
+        } => {
+            let c1 = (1.0 / (1.0 - pows.0)) as f32;
+            let c2 = (1.0 / (1.0 - pows.1)) as f32;
+            let (b1, b2, eps, wd, lr) = (
+                beta1 as f32,
+                beta2 as f32,
+                eps as f32,
+                weight_decay as f32,
+                lr as f32,
+            );
+            for (((w, &g), m), v) in w.iter_mut().zip(g).zip(m.iter_mut()).zip(v.iter_mut()) {
+                let g = g + wd * *w;
+                *m = b1 * *m + (1.0 - b1) * g;
+                *v = b2 * *v + (1.0 - b2) * g * g;
+                let mh = *m * c1;
+                let vh = *v * c2;
+                *w -= lr * mh / (vh.sqrt() + eps);
             }
         }
     }

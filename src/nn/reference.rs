@@ -1,25 +1,96 @@
 //! The engine before the batched kernels (issue 23), kept verbatim as the bit-exactness
 //! reference: one position at a time, axpy loops. Tests only.
 
-use super::{Conv, Dense, Layout, Planes, Trunk};
+use super::{Arch, Planes};
 
-/// The old per-position engine over a layout.
-pub(super) struct Old<'a> {
-    trunk: &'a Trunk,
+#[derive(Copy, Clone, Debug)]
+struct Dense {
+    w: usize,
+    b: usize,
+    n_in: usize,
+    n_out: usize,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Conv {
+    w: usize,
+    b: usize,
+    cin: usize,
+    cout: usize,
+}
+
+#[derive(Clone, Debug)]
+enum Trunk {
+    Mlp(Vec<Dense>),
+    Res { stem: Conv, blocks: Vec<[Conv; 2]> },
+}
+
+/// The old per-position engine, with the old layout of the parameters (which the new one
+/// keeps for these architectures).
+pub(super) struct Old {
+    trunk: Trunk,
     input: Planes,
     actions: usize,
     policy: Dense,
     value: Dense,
 }
 
-impl<'a> Old<'a> {
-    pub(super) fn new(l: &'a Layout) -> Old<'a> {
+impl Old {
+    /// The old engine of a multilayer perceptron or a residual net of basic blocks without
+    /// batch normalisation and with dense heads (the architectures it knew).
+    pub(super) fn new(arch: &Arch, input: Planes, actions: usize) -> Old {
+        let mut next = 0usize;
+        let mut alloc = |len: usize| {
+            next += len;
+            next - len
+        };
+        let mut dense = |n_in: usize, n_out: usize| Dense {
+            w: alloc(n_in * n_out),
+            b: alloc(n_out),
+            n_in,
+            n_out,
+        };
+        let (trunk, feat) = match arch {
+            Arch::Mlp { hidden } => {
+                let mut layers = Vec::new();
+                let mut n = input.len();
+                for &h in hidden {
+                    layers.push(dense(n, h));
+                    n = h;
+                }
+                (Trunk::Mlp(layers), n)
+            }
+            Arch::ResNet(r) => {
+                assert!(r.bottleneck.is_none() && !r.batch_norm && r.head == super::Head::Dense);
+                let (blocks, channels) = (&r.blocks, &r.channels);
+                let area = input.height * input.width;
+                let mut conv = |cin: usize, cout: usize| Conv {
+                    w: alloc(cout * cin * 9),
+                    b: alloc(cout),
+                    cin,
+                    cout,
+                };
+                let stem = conv(input.channels, *channels);
+                let blocks = (0..*blocks)
+                    .map(|_| [conv(*channels, *channels), conv(*channels, *channels)])
+                    .collect();
+                (Trunk::Res { stem, blocks }, channels * area)
+            }
+        };
+        let mut dense = |n_in: usize, n_out: usize| Dense {
+            w: alloc(n_in * n_out),
+            b: alloc(n_out),
+            n_in,
+            n_out,
+        };
+        let policy = dense(feat, actions);
+        let value = dense(feat, 1);
         Old {
-            trunk: &l.trunk,
-            input: l.input,
-            actions: l.actions,
-            policy: l.policy,
-            value: l.value,
+            trunk,
+            input,
+            actions,
+            policy,
+            value,
         }
     }
 

@@ -1,0 +1,851 @@
+//! The forward and backward passes over a [`Graph`], batch at a time (docs/network.md,
+//! "Kernels").
+//!
+//! **Bit-exactness.** Every layer is one matrix product ([`gemm`]) per position (a
+//! convolution: rows the squares, columns the output channels, A the im2col of the input) or
+//! per chunk of positions (a dense layer), and the kernel computes each output element with one
+//! chain of operations in a fixed order, so a position's outputs do not depend on its batch or
+//! the vector path. Positions are processed in chunks of [`CHUNK`] in parallel; each chunk has
+//! its own gradient vector, each parameter's gradient receiving one term per position in
+//! position order, and `train_step` adds the chunks' vectors in chunk order: the bits do not
+//! depend on the thread count. Batch normalisation's statistics are sums over the whole batch
+//! in (position, square) order in f64.
+
+use rayon::prelude::*;
+
+use super::Layout;
+use super::gemm::{self, MatA, NR, Out, Start, Then, gemm, packed_len};
+use super::graph::{Act, Conv, Dense, Graph, Layer, Norm, Op};
+
+/// Positions per chunk (fixed, so the order of every gradient sum is too).
+pub(crate) const CHUNK: usize = 16;
+
+/// Batch normalisation's epsilon and running-average momentum (PyTorch's defaults, which
+/// Liu et al. trained with).
+pub(crate) const BN_EPS: f64 = 1e-5;
+pub(crate) const BN_MOMENTUM: f64 = 0.1;
+
+/// Whether batch normalisation uses the batch's statistics (training) or the running ones.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Train,
+    Infer,
+}
+
+/// Weights packed for the kernel's products ([`Layout::pack`]): a function of the parameters,
+/// rebuilt when they change.
+#[derive(Clone, Debug, Default)]
+pub struct Weights {
+    pub(crate) fwd: Vec<f32>,
+    pub(crate) bwd: Vec<f32>,
+}
+
+/// One chunk's working buffers.
+#[derive(Clone, Debug, Default)]
+struct Local {
+    /// One position's im2col.
+    cols: Vec<f32>,
+    /// One plane between zero guards of width + 1.
+    plane: Vec<f32>,
+    panel: Vec<f32>,
+}
+
+/// What a normalisation keeps from the forward pass for the backward one.
+#[derive(Clone, Debug, Default)]
+struct NormSaved {
+    /// 1 / sqrt(var + eps) per channel.
+    inv: Vec<f32>,
+    /// gamma * inv per channel (training).
+    scale: Vec<f32>,
+    /// The normalised input.
+    xhat: Vec<f32>,
+    /// The updated running mean and variance (training).
+    running: Vec<(usize, f32)>,
+}
+
+/// Per-batch buffers: every activation, their gradients (training), the outputs, and each
+/// chunk's working buffers. They grow to the largest batch asked for and are reused, so
+/// steady work allocates nothing.
+#[derive(Clone, Debug)]
+pub struct Scratch {
+    cap: usize,
+    sizes: Vec<usize>,
+    actions: usize,
+    pub(crate) bufs: Vec<Vec<f32>>,
+    grads: Vec<Vec<f32>>,
+    saved: Vec<NormSaved>,
+    locals: Vec<Local>,
+    cols_len: usize,
+    plane_len: usize,
+    /// The logits, `actions` per position.
+    pub logits: Vec<f32>,
+    /// The value head's outputs before tanh, one per position.
+    pub(crate) values: Vec<f32>,
+    /// A batch's planes, gathered by callers.
+    pub(crate) x: Vec<f32>,
+}
+
+impl Scratch {
+    pub(crate) fn new(l: &Layout) -> Scratch {
+        let g = &l.graph;
+        let area = l.area();
+        let widest = g
+            .ops
+            .iter()
+            .filter_map(|op| match op.layer {
+                Layer::Conv(c) if c.taps > 1 => Some(c.cin.max(c.cout) * c.taps),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let mut s = Scratch {
+            cap: 0,
+            sizes: g.bufs.clone(),
+            actions: l.actions,
+            bufs: vec![Vec::new(); g.bufs.len()],
+            grads: vec![Vec::new(); g.bufs.len()],
+            saved: vec![NormSaved::default(); g.ops.len()],
+            locals: Vec::new(),
+            cols_len: widest * area,
+            plane_len: area + 2 * (l.input.width + 1),
+            logits: Vec::new(),
+            values: Vec::new(),
+            x: Vec::new(),
+        };
+        s.ensure(1);
+        s
+    }
+
+    /// Room for `n` positions.
+    pub(crate) fn ensure(&mut self, n: usize) {
+        if n <= self.cap {
+            return;
+        }
+        for (b, &len) in self.bufs.iter_mut().zip(&self.sizes) {
+            b.resize(n * len, 0.0);
+        }
+        let chunks = n.div_ceil(CHUNK);
+        while self.locals.len() < chunks {
+            self.locals.push(Local {
+                cols: vec![0.0; self.cols_len],
+                plane: vec![0.0; self.plane_len],
+                panel: Vec::new(),
+            });
+        }
+        self.x.resize(n * self.sizes[0], 0.0);
+        self.logits.resize(n * self.actions, 0.0);
+        self.values.resize(n, 0.0);
+        self.cap = n;
+    }
+
+    /// Gradient buffers for `n` positions (training only).
+    fn ensure_grads(&mut self, n: usize) {
+        for (b, &len) in self.grads.iter_mut().zip(&self.sizes) {
+            if b.len() < n * len {
+                b.resize(n * len, 0.0);
+            }
+        }
+    }
+
+    /// The running statistics a training forward pass computed: (parameter, value).
+    pub(crate) fn running(&self) -> impl Iterator<Item = (usize, f32)> + '_ {
+        self.saved.iter().flat_map(|s| s.running.iter().copied())
+    }
+}
+
+impl Layout {
+    /// The forward pass of `n` positions (`x`: their planes, one after another) with `w`
+    /// packed from `p`: fills `s.logits[..n * actions]` and `s.values[..n]` (before tanh).
+    pub(crate) fn run_forward(
+        &self,
+        p: &[f32],
+        w: &Weights,
+        x: &[f32],
+        n: usize,
+        s: &mut Scratch,
+        mode: Mode,
+    ) {
+        s.ensure(n);
+        let len = self.input.len();
+        s.bufs[0][..n * len].copy_from_slice(&x[..n * len]);
+        for (i, op) in self.graph.ops.iter().enumerate() {
+            self.op_forward(p, w, op, n, s, i, mode);
+        }
+        let g = &self.graph;
+        s.logits[..n * self.actions].copy_from_slice(&s.bufs[g.logits][..n * self.actions]);
+        s.values[..n].copy_from_slice(&s.bufs[g.value][..n]);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn op_forward(
+        &self,
+        p: &[f32],
+        w: &Weights,
+        op: &Op,
+        n: usize,
+        s: &mut Scratch,
+        i: usize,
+        mode: Mode,
+    ) {
+        let (lo, hi) = s.bufs.split_at_mut(op.y);
+        let (x, y) = (&lo[op.x][..], &mut hi[0][..n * s.sizes[op.y]]);
+        let skip = match op.act {
+            Act::AddRelu(k) => Some(&lo[k][..]),
+            _ => None,
+        };
+        let (lx, ly) = (s.sizes[op.x], s.sizes[op.y]);
+        match op.layer {
+            Layer::Norm(nm) => {
+                let area = ly / nm.ch;
+                self.norm_forward(p, nm, area, n, x, y, skip, op.act, &mut s.saved[i], mode);
+            }
+            layer => {
+                let locals = &mut s.locals[..n.div_ceil(CHUNK)];
+                y.par_chunks_mut(CHUNK * ly)
+                    .zip(locals.par_iter_mut())
+                    .enumerate()
+                    .for_each(|(c, (y, local))| {
+                        let (s0, m) = (c * CHUNK, y.len() / ly);
+                        let x = &x[s0 * lx..(s0 + m) * lx];
+                        let skip = skip.map(|k| &k[s0 * ly..(s0 + m) * ly]);
+                        let then = match (op.act, skip) {
+                            (Act::AddRelu(_), Some(k)) => Then::AddRelu(k),
+                            (Act::Relu, _) => Then::Relu,
+                            _ => Then::Nothing,
+                        };
+                        match layer {
+                            Layer::Conv(cv) => self.conv_forward(p, w, cv, m, x, y, then, local),
+                            Layer::Dense(d) => self.dense_forward(p, w, d, m, x, y, then),
+                            Layer::Norm(_) => unreachable!("handled above"),
+                        }
+                    });
+            }
+        }
+    }
+
+    /// Adds to the chunks' gradient vectors `gs` (one per [`CHUNK`] positions) the
+    /// gradients of `n` positions' losses, given their training forward pass in `s` and the
+    /// losses' gradients with respect to the logits (`dlogits`, `n x actions`) and the values
+    /// before tanh (`dvalues`).
+    pub(crate) fn run_backward(
+        &self,
+        w: &Weights,
+        s: &mut Scratch,
+        n: usize,
+        dlogits: &[f32],
+        dvalues: &[f32],
+        gs: &mut [Vec<f32>],
+    ) {
+        s.ensure_grads(n);
+        let g = &self.graph;
+        s.grads[g.logits][..n * self.actions].copy_from_slice(&dlogits[..n * self.actions]);
+        s.grads[g.value][..n].copy_from_slice(&dvalues[..n]);
+        for (i, op) in g.ops.iter().enumerate().rev() {
+            self.op_backward(w, op, n, s, i, gs);
+        }
+    }
+
+    fn op_backward(
+        &self,
+        w: &Weights,
+        op: &Op,
+        n: usize,
+        s: &mut Scratch,
+        i: usize,
+        gs: &mut [Vec<f32>],
+    ) {
+        let (ly, lx) = (s.sizes[op.y], s.sizes[op.x]);
+        let (glo, ghi) = s.grads.split_at_mut(op.y);
+        let dy = &mut ghi[0][..n * ly];
+        let y = &s.bufs[op.y][..n * ly];
+        // Through the activation: the ReLU's mask, and the skip's share.
+        if op.act != Act::Identity {
+            mask(dy, y);
+        }
+        if let Act::AddRelu(k) = op.act {
+            let dk = &mut glo[k][..n * ly];
+            if op.skip_first {
+                dk.copy_from_slice(dy);
+            } else {
+                for (a, &b) in dk.iter_mut().zip(dy.iter()) {
+                    *a += b;
+                }
+            }
+        }
+        let dy: &[f32] = dy;
+        let want_dx = op.x != 0;
+        let dx = &mut glo[op.x][..if want_dx { n * lx } else { 0 }];
+        let x = &s.bufs[op.x][..n * lx];
+        let start = if op.x_first {
+            Start::Zero
+        } else {
+            Start::AddSum
+        };
+        match op.layer {
+            Layer::Norm(nm) => {
+                let area = ly / nm.ch;
+                let saved = &s.saved[i];
+                self.norm_backward(
+                    nm,
+                    area,
+                    n,
+                    dy,
+                    saved,
+                    want_dx.then_some(dx),
+                    start,
+                    &mut gs[0],
+                );
+            }
+            layer => {
+                let chunks = n.div_ceil(CHUNK);
+                let locals = &mut s.locals[..chunks];
+                let mut dxs: Vec<&mut [f32]> = if want_dx {
+                    dx.chunks_mut(CHUNK * lx).collect()
+                } else {
+                    (0..chunks).map(|_| &mut [][..]).collect()
+                };
+                dxs.par_iter_mut()
+                    .zip(locals.par_iter_mut())
+                    .zip(gs[..chunks].par_iter_mut())
+                    .enumerate()
+                    .for_each(|(c, ((dx, local), g))| {
+                        let (s0, m) = (c * CHUNK, CHUNK.min(n - c * CHUNK));
+                        let x = &x[s0 * lx..(s0 + m) * lx];
+                        let dy = &dy[s0 * ly..(s0 + m) * ly];
+                        let dx = want_dx.then_some(&mut **dx);
+                        match layer {
+                            Layer::Conv(cv) => {
+                                self.conv_backward(w, cv, m, x, dy, g, dx, start, local)
+                            }
+                            Layer::Dense(d) => {
+                                self.dense_backward(w, d, m, x, dy, g, dx, start, &mut local.panel)
+                            }
+                            Layer::Norm(_) => unreachable!("handled above"),
+                        }
+                    });
+            }
+        }
+    }
+
+    /// `out[s][o] = b[o] + sum_i x[s][i] w[i][o]`, the sum in ascending i.
+    #[allow(clippy::too_many_arguments)]
+    fn dense_forward(
+        &self,
+        p: &[f32],
+        w: &Weights,
+        d: Dense,
+        n: usize,
+        x: &[f32],
+        out: &mut [f32],
+        then: Then<'_>,
+    ) {
+        let a = MatA {
+            data: x,
+            rs: d.n_in,
+            ks: 1,
+        };
+        let bias = Start::ColBias(&p[d.b..d.b + d.n_out]);
+        let shape = (n, d.n_out, d.n_in);
+        gemm(
+            self.simd,
+            shape,
+            a,
+            &w.fwd[d.fp..],
+            bias,
+            then,
+            out,
+            Out::rows(d.n_out),
+        );
+    }
+
+    /// Adds the layer's weight and bias gradients to `g` (one term per position, in order),
+    /// and writes (`Start::Zero`) or adds (`AddSum`) `W dout` to `din` when asked.
+    #[allow(clippy::too_many_arguments)]
+    fn dense_backward(
+        &self,
+        w: &Weights,
+        d: Dense,
+        n: usize,
+        x: &[f32],
+        dout: &[f32],
+        g: &mut [f32],
+        din: Option<&mut [f32]>,
+        start: Start<'_>,
+        panel: &mut Vec<f32>,
+    ) {
+        for row in dout[..n * d.n_out].chunks_exact(d.n_out) {
+            for (gb, &dy) in g[d.b..d.b + d.n_out].iter_mut().zip(row) {
+                *gb += dy;
+            }
+        }
+        let xt = MatA {
+            data: x,
+            rs: 1,
+            ks: d.n_in,
+        };
+        grow(panel, packed_len(n, d.n_out));
+        gemm::pack(n, d.n_out, panel, |n0, pn| {
+            pack_rows(dout, d.n_out, n0, n, pn)
+        });
+        let gw = &mut g[d.w..d.w + d.n_in * d.n_out];
+        let shape = (d.n_in, d.n_out, n);
+        gemm(
+            self.simd,
+            shape,
+            xt,
+            panel,
+            Start::Keep,
+            Then::Nothing,
+            gw,
+            Out::rows(d.n_out),
+        );
+        if let Some(din) = din {
+            let a = MatA {
+                data: dout,
+                rs: d.n_out,
+                ks: 1,
+            };
+            let shape = (n, d.n_in, d.n_out);
+            gemm(
+                self.simd,
+                shape,
+                a,
+                &w.bwd[d.bp..],
+                start,
+                Then::Nothing,
+                din,
+                Out::rows(d.n_in),
+            );
+        }
+    }
+
+    /// `out[s][o][q] = b[o] + sum_{i, t} in[s][i][q + offset(t)] w[o][i][t]` (zero off the
+    /// board), the sum in the order (i, t), t = 3 ky + kx the taps. One product per position:
+    /// rows its squares (A its im2col), columns the output channels.
+    #[allow(clippy::too_many_arguments)]
+    fn conv_forward(
+        &self,
+        p: &[f32],
+        w: &Weights,
+        c: Conv,
+        n: usize,
+        input: &[f32],
+        out: &mut [f32],
+        then: Then<'_>,
+        local: &mut Local,
+    ) {
+        let area = self.area();
+        let (sin, sout) = (c.cin * area, c.cout * area);
+        let bias =
+            c.b.map_or(Start::Zero, |b| Start::ColBias(&p[b..b + c.cout]));
+        for s in 0..n {
+            let x = &input[s * sin..(s + 1) * sin];
+            let cols = self.im2col(x, c, false, local);
+            let a = MatA {
+                data: cols,
+                rs: 1,
+                ks: area,
+            };
+            let then = match then {
+                Then::AddRelu(k) => Then::AddRelu(&k[s * sout..(s + 1) * sout]),
+                t => t,
+            };
+            let o = &mut out[s * sout..(s + 1) * sout];
+            let shape = (area, c.cout, c.cin * c.taps);
+            gemm(
+                self.simd,
+                shape,
+                a,
+                &w.fwd[c.fp..],
+                bias,
+                then,
+                o,
+                Out::cols(area),
+            );
+        }
+    }
+
+    /// Adds the convolution's weight and bias gradients to `g` (per position: a sum over its
+    /// squares in ascending order, added once), and its input gradient to `din` when asked
+    /// (each element summed over (o, t) in that order).
+    #[allow(clippy::too_many_arguments)]
+    fn conv_backward(
+        &self,
+        w: &Weights,
+        c: Conv,
+        n: usize,
+        input: &[f32],
+        dout: &[f32],
+        g: &mut [f32],
+        mut din: Option<&mut [f32]>,
+        start: Start<'_>,
+        local: &mut Local,
+    ) {
+        let area = self.area();
+        let (sin, sout) = (c.cin * area, c.cout * area);
+        for s in 0..n {
+            let dplane = &dout[s * sout..(s + 1) * sout];
+            if let Some(b) = c.b {
+                for (o, gb) in g[b..b + c.cout].iter_mut().enumerate() {
+                    let mut acc = 0.0f32;
+                    for &v in &dplane[o * area..(o + 1) * area] {
+                        acc += v;
+                    }
+                    *gb += acc;
+                }
+            }
+            // dW[o][(i, t)] += sum_q im2col[(i, t)][q] dout[o][q].
+            let mut panel = std::mem::take(&mut local.panel);
+            grow(&mut panel, packed_len(area, c.cout));
+            gemm::pack(area, c.cout, &mut panel, |n0, pn| {
+                pack_cols(dplane, area, n0, c.cout, pn)
+            });
+            let cols = self.im2col(&input[s * sin..(s + 1) * sin], c, false, local);
+            let a = MatA {
+                data: cols,
+                rs: area,
+                ks: 1,
+            };
+            let gw = &mut g[c.w..c.w + c.cout * c.cin * c.taps];
+            let shape = (c.cin * c.taps, c.cout, area);
+            let out = Out::cols(c.cin * c.taps);
+            gemm(
+                self.simd,
+                shape,
+                a,
+                &panel,
+                Start::AddSum,
+                Then::Nothing,
+                gw,
+                out,
+            );
+            local.panel = panel;
+            // din[i][q] = sum_{(o, t)} dout[o][q - offset(t)] w[o][i][t]: the im2col of dout
+            // with the taps mirrored.
+            let Some(din) = din.as_deref_mut() else {
+                continue;
+            };
+            let mirrored = Conv { cin: c.cout, ..c };
+            let cols = self.im2col(dplane, mirrored, true, local);
+            let a = MatA {
+                data: cols,
+                rs: 1,
+                ks: area,
+            };
+            let di = &mut din[s * sin..(s + 1) * sin];
+            let shape = (area, c.cin, c.cout * c.taps);
+            gemm(
+                self.simd,
+                shape,
+                a,
+                &w.bwd[c.bp..],
+                start,
+                Then::Nothing,
+                di,
+                Out::cols(area),
+            );
+        }
+    }
+
+    /// The im2col of one position's `src` (`c.cin` planes): `cols[(i * taps + t) * area +
+    /// q]` is `src[i][q + offset(t)]`, or 0 off the board; `mirror` reads tap `taps - 1 - t`.
+    /// A 1x1 convolution's im2col is `src` itself. Each row is a shifted copy of the plane
+    /// (held between zero guards) masked by the board, so it costs no branch.
+    fn im2col<'a>(&self, src: &'a [f32], c: Conv, mirror: bool, local: &'a mut Local) -> &'a [f32] {
+        if c.taps == 1 {
+            return src;
+        }
+        let area = self.area();
+        let guard = self.input.width + 1;
+        let Local { cols, plane, .. } = local;
+        for i in 0..c.cin {
+            plane[guard..guard + area].copy_from_slice(&src[i * area..(i + 1) * area]);
+            for t in 0..9 {
+                let tt = if mirror { 8 - t } else { t };
+                let from = guard.wrapping_add_signed(self.delta[tt]);
+                let shifted = &plane[from..from + area];
+                let on = &self.on_board[tt * area..(tt + 1) * area];
+                let row = &mut cols[(i * 9 + t) * area..(i * 9 + t + 1) * area];
+                for ((x, &v), &m) in row.iter_mut().zip(shifted).zip(on) {
+                    *x = f32::from_bits(v.to_bits() & m);
+                }
+            }
+        }
+        &cols[..c.cin * 9 * area]
+    }
+
+    /// Batch normalisation, then the activation. Training: the batch's mean and (biased)
+    /// variance per channel, sums in f64 over (position, square) in order; the running
+    /// statistics move by [`BN_MOMENTUM`] (the variance's unbiased estimate, as PyTorch).
+    /// Inference: the running statistics. `xhat = (x - mean) * inv`, `y = gamma xhat + beta`
+    /// in f32, `inv = 1 / sqrt(var + eps)`.
+    #[allow(clippy::too_many_arguments)]
+    fn norm_forward(
+        &self,
+        p: &[f32],
+        nm: Norm,
+        area: usize,
+        n: usize,
+        x: &[f32],
+        y: &mut [f32],
+        skip: Option<&[f32]>,
+        act: Act,
+        saved: &mut NormSaved,
+        mode: Mode,
+    ) {
+        let ch = nm.ch;
+        let count = (n * area) as f64;
+        let plane = |s: usize, c: usize| (s * ch + c) * area;
+        saved.inv.resize(ch, 0.0);
+        saved.running.clear();
+        let mut mean = vec![0.0f32; ch];
+        for c in 0..ch {
+            let (m, inv) = match mode {
+                Mode::Infer => {
+                    let var = f64::from(p[nm.var + c]);
+                    (p[nm.mean + c], (1.0 / (var + BN_EPS).sqrt()) as f32)
+                }
+                Mode::Train => {
+                    let mut sum = 0.0f64;
+                    for s in 0..n {
+                        for &v in &x[plane(s, c)..plane(s, c) + area] {
+                            sum += f64::from(v);
+                        }
+                    }
+                    let m = sum / count;
+                    let mut sq = 0.0f64;
+                    for s in 0..n {
+                        for &v in &x[plane(s, c)..plane(s, c) + area] {
+                            let d = f64::from(v) - m;
+                            sq += d * d;
+                        }
+                    }
+                    let var = sq / count;
+                    let unbiased = if count > 1.0 { sq / (count - 1.0) } else { var };
+                    let mo = BN_MOMENTUM;
+                    let rm = (1.0 - mo) * f64::from(p[nm.mean + c]) + mo * m;
+                    let rv = (1.0 - mo) * f64::from(p[nm.var + c]) + mo * unbiased;
+                    saved.running.push((nm.mean + c, rm as f32));
+                    saved.running.push((nm.var + c, rv as f32));
+                    (m as f32, (1.0 / (var + BN_EPS).sqrt()) as f32)
+                }
+            };
+            mean[c] = m;
+            saved.inv[c] = inv;
+            if mode == Mode::Train {
+                saved.scale.resize(ch, 0.0);
+                saved.scale[c] = p[nm.gamma + c] * inv;
+            }
+        }
+        if mode == Mode::Train {
+            saved.xhat.resize(n * ch * area, 0.0);
+        }
+        for s in 0..n {
+            for c in 0..ch {
+                let (m, inv, gamma, beta) =
+                    (mean[c], saved.inv[c], p[nm.gamma + c], p[nm.beta + c]);
+                let at = plane(s, c);
+                for q in at..at + area {
+                    let xh = (x[q] - m) * inv;
+                    if mode == Mode::Train {
+                        saved.xhat[q] = xh;
+                    }
+                    let v = gamma * xh + beta;
+                    y[q] = match (act, skip) {
+                        (Act::AddRelu(_), Some(k)) => relu(v + k[q]),
+                        (Act::Relu, _) => relu(v),
+                        _ => v,
+                    };
+                }
+            }
+        }
+    }
+
+    /// The gradient through a training-mode batch normalisation: `dgamma = sum dy xhat` and
+    /// `dbeta = sum dy` (f64, in order) added to `g`, and `dx = gamma inv (dy - mean(dy) -
+    /// xhat mean(dy xhat))` written or added to `dx`.
+    #[allow(clippy::too_many_arguments)]
+    fn norm_backward(
+        &self,
+        nm: Norm,
+        area: usize,
+        n: usize,
+        dy: &[f32],
+        saved: &NormSaved,
+        dx: Option<&mut [f32]>,
+        start: Start<'_>,
+        g: &mut [f32],
+    ) {
+        let ch = nm.ch;
+        let count = (n * area) as f64;
+        let plane = |s: usize, c: usize| (s * ch + c) * area;
+        let mut k = vec![(0.0f32, 0.0f32); ch];
+        for c in 0..ch {
+            let (mut sd, mut sdx) = (0.0f64, 0.0f64);
+            for s in 0..n {
+                let at = plane(s, c);
+                for q in at..at + area {
+                    sd += f64::from(dy[q]);
+                    sdx += f64::from(dy[q]) * f64::from(saved.xhat[q]);
+                }
+            }
+            g[nm.gamma + c] += sdx as f32;
+            g[nm.beta + c] += sd as f32;
+            k[c] = ((sd / count) as f32, (sdx / count) as f32);
+        }
+        let Some(dx) = dx else { return };
+        for s in 0..n {
+            for c in 0..ch {
+                let (k1, k2) = k[c];
+                let scale = saved.scale[c];
+                let at = plane(s, c);
+                for q in at..at + area {
+                    let v = scale * ((dy[q] - k1) - saved.xhat[q] * k2);
+                    dx[q] = match start {
+                        Start::Zero => v,
+                        _ => dx[q] + v,
+                    };
+                }
+            }
+        }
+    }
+
+    /// Packs `p`'s weights for the forward products, and for the backward ones when
+    /// `backward` (training). Pure copies: the bits of `p` are unchanged.
+    pub fn pack(&self, p: &[f32], backward: bool, w: &mut Weights) {
+        w.fwd.resize(self.packed.0, 0.0);
+        w.bwd.resize(if backward { self.packed.1 } else { 0 }, 0.0);
+        for op in &self.graph.ops {
+            match op.layer {
+                Layer::Conv(c) => {
+                    let (k, wt) = (c.cin * c.taps, &p[c.w..c.w + c.cout * c.cin * c.taps]);
+                    let fwd = &mut w.fwd[c.fp..c.fp + packed_len(k, c.cout)];
+                    gemm::pack(k, c.cout, fwd, |n0, panel| {
+                        pack_cols(wt, k, n0, c.cout, panel)
+                    });
+                    if backward {
+                        let k = c.cout * c.taps;
+                        let bwd = &mut w.bwd[c.bp..c.bp + packed_len(k, c.cin)];
+                        gemm::pack(k, c.cin, bwd, |n0, panel| pack_conv_t(wt, c, n0, panel));
+                    }
+                }
+                Layer::Dense(d) => {
+                    let wt = &p[d.w..d.w + d.n_in * d.n_out];
+                    let fwd = &mut w.fwd[d.fp..d.fp + packed_len(d.n_in, d.n_out)];
+                    gemm::pack(d.n_in, d.n_out, fwd, |n0, panel| {
+                        pack_rows(wt, d.n_out, n0, d.n_in, panel)
+                    });
+                    if backward {
+                        let bwd = &mut w.bwd[d.bp..d.bp + packed_len(d.n_out, d.n_in)];
+                        gemm::pack(d.n_out, d.n_in, bwd, |n0, panel| {
+                            pack_cols(wt, d.n_out, n0, d.n_in, panel)
+                        });
+                    }
+                }
+                Layer::Norm(_) => {}
+            }
+        }
+    }
+}
+
+/// Gives every layer its place in [`Weights`]: forward, the panels of its weights as the B
+/// of its product; backward, those of its input gradient. Returns the floats of each.
+pub(crate) fn place_packed(g: &mut Graph) -> (usize, usize) {
+    let (mut f, mut b) = (0, 0);
+    for op in &mut g.ops {
+        match &mut op.layer {
+            Layer::Conv(c) => {
+                c.fp = f;
+                f += packed_len(c.cin * c.taps, c.cout);
+                c.bp = b;
+                b += packed_len(c.cout * c.taps, c.cin);
+            }
+            Layer::Dense(d) => {
+                d.fp = f;
+                f += packed_len(d.n_in, d.n_out);
+                d.bp = b;
+                b += packed_len(d.n_out, d.n_in);
+            }
+            Layer::Norm(_) => {}
+        }
+    }
+    (f, b)
+}
+
+#[inline(always)]
+fn relu(x: f32) -> f32 {
+    if x < 0.0 { 0.0 } else { x }
+}
+
+fn grow(v: &mut Vec<f32>, len: usize) {
+    if v.len() < len {
+        v.resize(len, 0.0);
+    }
+}
+
+/// Zeroes the gradient where the ReLU's output was not positive.
+fn mask(d: &mut [f32], out: &[f32]) {
+    for (dd, &a) in d.iter_mut().zip(out) {
+        *dd = if a <= 0.0 { 0.0 } else { *dd };
+    }
+}
+
+/// A panel of a row-major `[k][cols]` matrix: rows 0..k, columns n0..n0 + NR (zero past
+/// `cols`).
+fn pack_rows(m: &[f32], cols: usize, n0: usize, k: usize, panel: &mut [f32]) {
+    let w = NR.min(cols - n0);
+    for (kk, row) in panel.chunks_exact_mut(NR).take(k).enumerate() {
+        row[..w].copy_from_slice(&m[kk * cols + n0..kk * cols + n0 + w]);
+        row[w..].fill(0.0);
+    }
+}
+
+/// A panel of the transpose of a row-major `[rows][k]` matrix: element (kk, j) is
+/// `m[(n0 + j) * k + kk]`.
+fn pack_cols(m: &[f32], k: usize, n0: usize, rows: usize, panel: &mut [f32]) {
+    let w = NR.min(rows - n0);
+    for (kk, row) in panel.chunks_exact_mut(NR).take(k).enumerate() {
+        for (j, x) in row.iter_mut().enumerate() {
+            *x = if j < w { m[(n0 + j) * k + kk] } else { 0.0 };
+        }
+    }
+}
+
+/// A panel of a convolution's weights for its input gradient: element ((o, t), i) is
+/// `w[o][i][t]`, columns i = n0..n0 + NR.
+fn pack_conv_t(wt: &[f32], c: Conv, n0: usize, panel: &mut [f32]) {
+    let w = NR.min(c.cin - n0);
+    for (k, row) in panel.chunks_exact_mut(NR).take(c.cout * c.taps).enumerate() {
+        let (o, t) = (k / c.taps, k % c.taps);
+        for (j, x) in row.iter_mut().enumerate() {
+            *x = if j < w {
+                wt[(o * c.cin + n0 + j) * c.taps + t]
+            } else {
+                0.0
+            };
+        }
+    }
+}
+
+/// For each tap t = 3 ky + kx of an h x w board: the offset of the square it reads,
+/// (ky - 1) w + (kx - 1), and for each square q whether q + (ky - 1, kx - 1) is on the
+/// board (`u32::MAX`) or not (0), `[t][q]`.
+pub(crate) fn board_taps(h: usize, w: usize) -> ([isize; 9], Vec<u32>) {
+    let mut delta = [0isize; 9];
+    let mut on = vec![0u32; 9 * h * w];
+    for ky in 0..3 {
+        for kx in 0..3 {
+            let t = ky * 3 + kx;
+            delta[t] = (ky as isize - 1) * w as isize + kx as isize - 1;
+            for y in 0..h {
+                for x in 0..w {
+                    let (sy, sx) = ((y + ky).wrapping_sub(1), (x + kx).wrapping_sub(1));
+                    if sy < h && sx < w {
+                        on[t * h * w + y * w + x] = u32::MAX;
+                    }
+                }
+            }
+        }
+    }
+    (delta, on)
+}

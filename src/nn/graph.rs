@@ -1,0 +1,335 @@
+//! An architecture as a list of operations over numbered buffers, and where each layer's
+//! parameters live (docs/network.md, "Architectures").
+//!
+//! Every operation writes a buffer of its own (buffer 0 is the input), so the backward pass
+//! walks the list in reverse and each buffer's gradient is written by its first contributor
+//! in that order and added to by the later ones, an order fixed here once for all (`first`
+//! flags). The parameters of the architectures that existed before batch normalisation keep
+//! their old order (weights then bias per layer: trunk, then the policy head, then the value
+//! head), so old checkpoints load.
+
+use super::Planes;
+
+/// A buffer: one of the layout's activations (`[position][channel][square]` or
+/// `[position][feature]`).
+pub(crate) type Buf = usize;
+
+/// Applied to an output before it is stored.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Act {
+    Identity,
+    Relu,
+    /// `relu(x + skip)`: the end of a residual block.
+    AddRelu(Buf),
+}
+
+/// A convolution of `taps` = 1 (1x1) or 9 (3x3, zero padding) taps: weights
+/// `[out][in][taps]` at `w`, biases at `b` (none before a batch normalisation).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Conv {
+    pub w: usize,
+    pub b: Option<usize>,
+    pub cin: usize,
+    pub cout: usize,
+    pub taps: usize,
+    /// Where its packed weights are in `Weights`: forward and input gradient.
+    pub fp: usize,
+    pub bp: usize,
+}
+
+/// Batch normalisation of `ch` channels (Ioffe and Szegedy 2015): scale `gamma`, shift
+/// `beta`, and the running mean and variance (`mean`, `var`: buffers, not trained).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Norm {
+    pub ch: usize,
+    pub gamma: usize,
+    pub beta: usize,
+    pub mean: usize,
+    pub var: usize,
+}
+
+/// A fully connected layer: weights `[n_in][n_out]` at `w`, biases at `b`.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Dense {
+    pub w: usize,
+    pub b: usize,
+    pub n_in: usize,
+    pub n_out: usize,
+    pub fp: usize,
+    pub bp: usize,
+}
+
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum Layer {
+    Conv(Conv),
+    Norm(Norm),
+    Dense(Dense),
+}
+
+/// One operation: `y = act(layer(x))`. `x_first` / `skip_first`: whether this operation is
+/// the first, in the backward order, to give `x` (the skip) a gradient.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Op {
+    pub layer: Layer,
+    pub x: Buf,
+    pub y: Buf,
+    pub act: Act,
+    pub x_first: bool,
+    pub skip_first: bool,
+}
+
+/// How a parameter range starts.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(crate) enum Init {
+    /// Normal(0, sqrt(gain / fan_in)) (He et al. 2015 with gain 2).
+    Normal {
+        fan_in: usize,
+        gain: f64,
+    },
+    Const(f32),
+}
+
+/// A range of parameters and how it starts; `frozen`: a running statistic, which the
+/// optimiser leaves alone.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Range {
+    pub at: usize,
+    pub len: usize,
+    pub init: Init,
+    pub frozen: bool,
+}
+
+/// The graph of an architecture over an input.
+#[derive(Clone, Debug)]
+pub(crate) struct Graph {
+    pub ops: Vec<Op>,
+    /// Floats per position of each buffer.
+    pub bufs: Vec<usize>,
+    /// Channels of each buffer that holds planes (0 for feature vectors).
+    pub planes: Vec<usize>,
+    pub logits: Buf,
+    pub value: Buf,
+    pub ranges: Vec<Range>,
+    pub params: usize,
+}
+
+/// Builds a graph, allocating parameters in call order.
+pub(crate) struct Builder {
+    area: usize,
+    g: Graph,
+}
+
+impl Builder {
+    pub(crate) fn new(input: Planes) -> Builder {
+        Builder {
+            area: input.height * input.width,
+            g: Graph {
+                ops: Vec::new(),
+                bufs: vec![input.len()],
+                planes: vec![input.channels],
+                logits: 0,
+                value: 0,
+                ranges: Vec::new(),
+                params: 0,
+            },
+        }
+    }
+
+    fn alloc(&mut self, len: usize, init: Init, frozen: bool) -> usize {
+        let at = self.g.params;
+        self.g.ranges.push(Range {
+            at,
+            len,
+            init,
+            frozen,
+        });
+        self.g.params += len;
+        at
+    }
+
+    fn buf(&mut self, len: usize, planes: usize) -> Buf {
+        self.g.bufs.push(len);
+        self.g.planes.push(planes);
+        self.g.bufs.len() - 1
+    }
+
+    fn push(&mut self, layer: Layer, x: Buf, y: Buf, act: Act) {
+        self.g.ops.push(Op {
+            layer,
+            x,
+            y,
+            act,
+            x_first: false,
+            skip_first: false,
+        });
+    }
+
+    /// Allocates a convolution's parameters (weights, then its bias, or its normalisation's
+    /// scale, shift, mean and variance).
+    pub(crate) fn conv_params(
+        &mut self,
+        cin: usize,
+        cout: usize,
+        taps: usize,
+        bn: bool,
+    ) -> (Conv, Option<Norm>) {
+        let fan_in = cin * taps;
+        let w = self.alloc(cout * fan_in, Init::Normal { fan_in, gain: 2.0 }, false);
+        let b = (!bn).then(|| self.alloc(cout, Init::Const(0.0), false));
+        let conv = Conv {
+            w,
+            b,
+            cin,
+            cout,
+            taps,
+            fp: 0,
+            bp: 0,
+        };
+        let norm = bn.then(|| Norm {
+            ch: cout,
+            gamma: self.alloc(cout, Init::Const(1.0), false),
+            beta: self.alloc(cout, Init::Const(0.0), false),
+            mean: self.alloc(cout, Init::Const(0.0), true),
+            var: self.alloc(cout, Init::Const(1.0), true),
+        });
+        (conv, norm)
+    }
+
+    /// `act(norm(conv(x)))` (or `act(conv(x) + b)` without normalisation) into a new buffer.
+    pub(crate) fn conv_op(&mut self, x: Buf, (conv, norm): (Conv, Option<Norm>), act: Act) -> Buf {
+        let len = conv.cout * self.area;
+        let y = self.buf(len, conv.cout);
+        match norm {
+            None => self.push(Layer::Conv(conv), x, y, act),
+            Some(n) => {
+                self.push(Layer::Conv(conv), x, y, Act::Identity);
+                let z = self.buf(len, conv.cout);
+                self.push(Layer::Norm(n), y, z, act);
+                return z;
+            }
+        }
+        y
+    }
+
+    /// Allocates a dense layer's weights and biases; `gain` 2 before a ReLU, 1 before none.
+    pub(crate) fn dense_params(&mut self, n_in: usize, n_out: usize, gain: f64) -> Dense {
+        Dense {
+            w: self.alloc(n_in * n_out, Init::Normal { fan_in: n_in, gain }, false),
+            b: self.alloc(n_out, Init::Const(0.0), false),
+            n_in,
+            n_out,
+            fp: 0,
+            bp: 0,
+        }
+    }
+
+    pub(crate) fn dense_op(&mut self, x: Buf, d: Dense, act: Act) -> Buf {
+        let y = self.buf(d.n_out, 0);
+        self.push(Layer::Dense(d), x, y, act);
+        y
+    }
+
+    pub(crate) fn area(&self) -> usize {
+        self.area
+    }
+
+    /// Floats per position of buffer `b`.
+    pub(crate) fn len(&self, b: Buf) -> usize {
+        self.g.bufs[b]
+    }
+
+    /// The finished graph with its outputs; sets the `first` flags.
+    pub(crate) fn finish(mut self, logits: Buf, value: Buf) -> Graph {
+        self.g.logits = logits;
+        self.g.value = value;
+        let mut has = vec![false; self.g.bufs.len()];
+        has[logits] = true;
+        has[value] = true;
+        for op in self.g.ops.iter_mut().rev() {
+            if let Act::AddRelu(skip) = op.act {
+                op.skip_first = !has[skip];
+                has[skip] = true;
+            }
+            op.x_first = !has[op.x];
+            has[op.x] = true;
+        }
+        self.g
+    }
+}
+
+/// The graph of `arch` over `input` with `actions` logits.
+pub(crate) fn build(arch: &super::Arch, input: Planes, actions: usize) -> Graph {
+    use super::{Arch, Head};
+    let mut b = Builder::new(input);
+    let feat = match arch {
+        Arch::Mlp { hidden } => {
+            let mut x = 0;
+            let ds: Vec<Dense> = {
+                let mut n = input.len();
+                hidden
+                    .iter()
+                    .map(|&h| {
+                        let d = b.dense_params(n, h, 2.0);
+                        n = h;
+                        d
+                    })
+                    .collect()
+            };
+            for d in ds {
+                x = b.dense_op(x, d, Act::Relu);
+            }
+            x
+        }
+        Arch::ResNet(r) => {
+            let bn = r.batch_norm;
+            let stem = b.conv_params(input.channels, r.channels, 9, bn);
+            let mut x = b.conv_op(0, stem, Act::Relu);
+            for _ in 0..r.blocks {
+                let input = x;
+                let shapes: Vec<(usize, usize, usize)> = match r.bottleneck {
+                    None => vec![(r.channels, r.channels, 9), (r.channels, r.channels, 9)],
+                    Some(mid) => vec![(r.channels, mid, 1), (mid, mid, 9), (mid, r.channels, 1)],
+                };
+                let last = shapes.len() - 1;
+                for (k, (cin, cout, taps)) in shapes.into_iter().enumerate() {
+                    let p = b.conv_params(cin, cout, taps, bn);
+                    let act = if k == last {
+                        Act::AddRelu(input)
+                    } else {
+                        Act::Relu
+                    };
+                    x = b.conv_op(x, p, act);
+                }
+            }
+            match r.head {
+                Head::Dense => x,
+                Head::Conv {
+                    policy_channels: pc,
+                    value_channels: vc,
+                    value_hidden: vh,
+                } => {
+                    let area = b.area();
+                    // Parameters: policy head, then value head; operations: value first, so
+                    // that the backward pass meets the policy head first (as with dense heads).
+                    let pconv = b.conv_params(r.channels, pc, 1, bn);
+                    let pfc = b.dense_params(pc * area, actions, 1.0);
+                    let vconv = b.conv_params(r.channels, vc, 1, bn);
+                    let vfc = b.dense_params(vc * area, vh, 2.0);
+                    let vout = b.dense_params(vh, 1, 1.0);
+                    let v = b.conv_op(x, vconv, Act::Relu);
+                    let v = b.dense_op(v, vfc, Act::Relu);
+                    let value = b.dense_op(v, vout, Act::Identity);
+                    let p = b.conv_op(x, pconv, Act::Relu);
+                    let logits = b.dense_op(p, pfc, Act::Identity);
+                    return b.finish(logits, value);
+                }
+            }
+        }
+    };
+    let n = b.len(feat);
+    let policy = b.dense_params(n, actions, 1.0);
+    let value = b.dense_params(n, 1, 1.0);
+    let v = b.dense_op(feat, value, Act::Identity);
+    let logits = b.dense_op(feat, policy, Act::Identity);
+    b.finish(logits, v)
+}
