@@ -15,6 +15,7 @@
 
 pub(crate) mod encode;
 pub(crate) mod optim;
+pub mod throughput;
 
 use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
