@@ -511,6 +511,8 @@ def report(path, as_json, machine_path):
     )
     print("|---|--:|--:|--:|--:|--:|--:|")
     for r in table:
+        if not any(v for k, v in r.items() if k.endswith("_rounds")):
+            continue  # a net this run did not measure
         print(
             f"| {r['label']} "
             f"| {fmt_rate(r['tabula_infer_b1'])} / {fmt_rate(r['tabula_infer_b64'])} "
@@ -521,10 +523,12 @@ def report(path, as_json, machine_path):
             f"| {fmt_rate(r['pytorch_train_b256'])} "
             f"| {fmt_ratio(r['tabula_train_b256'], r['pytorch_train_b256'])} |"
         )
-    rounds = sorted({r["round"] for r in rows if "round" in r})
+    counts = [v for r in table for k, v in r.items() if k.endswith("_rounds") and v]
+    rounds = f"{min(counts)}" if counts and min(counts) == max(counts) else (
+        f"{min(counts)}-{max(counts)}" if counts else "0")
     print()
     print(
-        f"Positions or samples per second, median of {len(rounds)} round(s); ratio = tabula / "
+        f"Positions or samples per second, median of {rounds} round(s); ratio = tabula / "
         "anchor (above 1: tabula faster). One thread each, pinned to one core, rounds "
         "alternating tabula, ONNX Runtime, PyTorch."
     )
