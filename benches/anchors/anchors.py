@@ -344,9 +344,34 @@ def ort_session(spec, params):
     )
 
 
+def call_overhead_us(seconds):
+    """Microseconds a `run` call of a one-node graph (Identity) takes at batch 1: the part of
+    ONNX Runtime's batch-1 time that is Python's and the session's, not the net's."""
+    import onnx.helper as oh
+    import onnxruntime as ort
+    from onnx import TensorProto
+
+    io = [oh.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 1]) for n in ("x", "y")]
+    graph = oh.make_graph([oh.make_node("Identity", ["x"], ["y"])], "null", io[:1], io[1:])
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 13)])
+    model.ir_version = 8
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    x = np.zeros((1, 1), np.float32)
+
+    def work():
+        sess.run(None, {"x": x})
+        return 1
+
+    return 1e6 / timed(seconds, work)
+
+
 def measure_ort(spec, rounds, seconds):
     import onnxruntime as ort
 
+    overhead = call_overhead_us(min(seconds, 0.5))
     sess = ort_session(spec, make_params(spec))
     rng = np.random.default_rng(7)
     xs = random_planes(rng, 256, spec[2])
@@ -371,6 +396,7 @@ def measure_ort(spec, rounds, seconds):
             supported=True,
             infer_b1=round(rates[1], 1),
             infer_b64=round(rates[64], 1),
+            call_overhead_us=round(overhead, 2),
             version=ort.__version__,
         )
 
@@ -502,8 +528,11 @@ def report(path, as_json, machine_path):
         a, b = row["tabula_train_b256"], row["pytorch_train_b256"]
         row["ratio_train_b256"] = a / b if a is not None and b else None
         table.append(row)
+    overhead = [r["call_overhead_us"] for r in rows if "call_overhead_us" in r]
+    overhead = statistics.median(overhead) if overhead else None
     if as_json:
-        print(json.dumps({"machine": machine, "rows": table}, indent=1))
+        out = {"machine": machine, "ort_call_overhead_us": overhead, "rows": table}
+        print(json.dumps(out, indent=1))
         return
     print(
         "| net | tabula inference b1 / b64 | ONNX Runtime b1 / b64 | ratio b1 / b64 "
@@ -532,6 +561,11 @@ def report(path, as_json, machine_path):
         "anchor (above 1: tabula faster). One thread each, pinned to one core, rounds "
         "alternating tabula, ONNX Runtime, PyTorch."
     )
+    if overhead is not None:
+        print(
+            f"ONNX Runtime's cost of one `run` call from Python on a one-node graph: "
+            f"{overhead:.1f} us (median), included in its batch-1 rates."
+        )
     for k, v in machine.items():
         print(f"- {k}: {v}")
 
