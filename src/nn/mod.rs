@@ -21,6 +21,7 @@ mod graph;
 pub(crate) mod optim;
 #[cfg(test)]
 mod reference;
+pub mod throughput;
 
 use rand_distr::{Distribution, Normal};
 
