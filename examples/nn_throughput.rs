@@ -10,8 +10,8 @@
 //! Inputs are random but valid: planes of 0 and 1 (each feature 1 with probability 1/4), a
 //! few distinct legal actions, a target distribution over them, an outcome in {0, 1/2, 1}.
 //! Training uses the learner's default optimiser (SGD, momentum 0.9, Nesterov, weight decay
-//! 1e-4). Liu et al.'s Chinese Checkers net (bottleneck blocks and batch normalisation) cannot
-//! be expressed by an engine prints `"supported": false` and no rates (none today).
+//! 1e-4). A net the engine cannot express prints `"supported": false` and no rates (none
+//! today: Liu et al.'s net, bottleneck blocks with batch normalisation, is expressed).
 
 use std::process::ExitCode;
 use std::time::Instant;
