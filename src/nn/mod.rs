@@ -14,6 +14,7 @@
 //! output to its batch).
 
 pub(crate) mod encode;
+pub(crate) mod export;
 pub(crate) mod optim;
 
 use rand_distr::{Distribution, Normal};
