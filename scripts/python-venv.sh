@@ -19,6 +19,10 @@ if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$PINS"
     exit 0
 fi
 command -v python3 >/dev/null 2>&1 || { echo "python-venv.sh: no python3 on PATH" >&2; exit 1; }
+if [ -e "$VENV" ] && [ ! -f "$VENV/pyvenv.cfg" ]; then
+    echo "python-venv.sh: $VENV exists and is not a virtual environment: not replacing it" >&2
+    exit 1
+fi
 rm -rf "$VENV"
 mkdir -p "$(dirname "$VENV")"
 python3 -m venv "$VENV"

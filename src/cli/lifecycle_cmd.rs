@@ -354,7 +354,11 @@ fn refuse_store_path(path: &Path, db: &Path) -> anyhow::Result<()> {
         s.push(suffix);
         std::path::PathBuf::from(s)
     };
-    if target == store || ["-wal", "-shm", "-journal"].iter().any(|s| target == journal(s)) {
+    if target == store
+        || ["-wal", "-shm", "-journal"]
+            .iter()
+            .any(|s| target == journal(s))
+    {
         bail!(
             "--export {}: that is the store being read ({}); write the export to another file",
             path.display(),
@@ -379,8 +383,8 @@ fn write_replacing(
     tmp_name.push(format!(".tmp-{}", std::process::id()));
     let tmp = path.with_file_name(tmp_name);
     let result = (|| -> anyhow::Result<()> {
-        let f = std::fs::File::create(&tmp)
-            .with_context(|| format!("creating {}", tmp.display()))?;
+        let f =
+            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         let mut w = std::io::BufWriter::new(f);
         write(&mut w).with_context(|| format!("writing {}", tmp.display()))?;
         let f = w

@@ -302,20 +302,18 @@ impl Graph {
             );
             at = end;
         }
-        let meta: serde_json::Map<String, serde_json::Value> = std::iter::once((
-            "format".to_string(),
-            serde_json::Value::String("pt".into()),
-        ))
-        .chain(
-            self.metadata(extra)
-                .into_iter()
-                .map(|(k, v)| (k, serde_json::Value::String(v))),
-        )
-        .collect();
+        let meta: serde_json::Map<String, serde_json::Value> =
+            std::iter::once(("format".to_string(), serde_json::Value::String("pt".into())))
+                .chain(
+                    self.metadata(extra)
+                        .into_iter()
+                        .map(|(k, v)| (k, serde_json::Value::String(v))),
+                )
+                .collect();
         header.insert("__metadata__".into(), serde_json::Value::Object(meta));
         let mut json = serde_json::Value::Object(header).to_string().into_bytes();
         // The tensors start 8-byte aligned (the format's own writer pads the header so).
-        while (8 + json.len()) % 8 != 0 {
+        while !(8 + json.len()).is_multiple_of(8) {
             json.push(b' ');
         }
         let mut out = Vec::with_capacity(8 + json.len() + at);

@@ -361,7 +361,7 @@ fn the_safetensors_file_reads_back() {
         let g = Graph::of(&l, &p).unwrap();
         let bytes = g.safetensors(&[("iteration".into(), "4".into())]);
         let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-        assert_eq!((8 + n) % 8, 0);
+        assert!((8 + n).is_multiple_of(8));
         let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
         let data = &bytes[8 + n..];
         assert_eq!(data.len(), 4 * l.params());
@@ -392,7 +392,11 @@ fn the_safetensors_file_reads_back() {
     let l = layout(&archs()[0]);
     let p = params(&l, 3);
     let g = Graph::of(&l, &p).unwrap();
-    let t = g.tensors.iter().find(|t| t.name == "policy.weight").unwrap();
+    let t = g
+        .tensors
+        .iter()
+        .find(|t| t.name == "policy.weight")
+        .unwrap();
     assert_eq!(t.shape, [6, 8]);
     let d = l.policy;
     assert_eq!(t.data[8 + 3], p[d.w + 3 * d.n_out + 1]);
