@@ -347,6 +347,13 @@ fn export_errors_are_clear_and_leave_no_partial_file() {
         &["checkout", "n@1", "--export", d.to_str().unwrap()],
     ));
     assert!(err.contains("directory"), "{err}");
+    let rows = d.join("n.jsonl");
+    let err = fails(&tabula(
+        &db,
+        &["checkout", "n@1", "--export", rows.to_str().unwrap()],
+    ));
+    assert!(err.contains("no rows") && err.contains(".onnx"), "{err}");
+    assert_eq!(files(d), before);
     let untrained = d.join("n0.safetensors");
     let c = json(&tabula(
         &db,
