@@ -3,7 +3,7 @@
 #   make test  — format check, clippy with warnings as errors, then every test
 CARGO ?= cargo
 
-.PHONY: run test bench build lint chromium slurm-check
+.PHONY: run test bench build lint chromium python-venv slurm-check
 
 # The example query `make run` ends with (README: "Asking the store questions").
 QUERY = SELECT s.name, s.simulations, m.iteration, round(m.wr_p, 3) AS wr_p, round(m.err_p, 4) AS err_p, round(m.mae_v, 4) AS mae_v, m.updated_1 FROM metrics_wide m JOIN run_settings s USING (run_id) WHERE m.iteration % 5 = 0 ORDER BY m.run_id, m.iteration
@@ -32,7 +32,13 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || ./scripts/install-chromium.sh || \
 		echo '!!! chromium could not be installed: tests/report_browser.rs will SKIP !!!'
 
-test: lint chromium
+# The export test's Python checks (ONNX Runtime, NumPy) run in a venv the project's script makes
+# (target/py-venv; pinned packages from PyPI).
+python-venv:
+	@./scripts/python-venv.sh || \
+		echo '!!! the Python venv could not be made: tests/onnx_export.rs will SKIP its ONNX Runtime check !!!'
+
+test: lint chromium python-venv
 	$(CARGO) test --all-targets
 
 # A single-node Slurm cluster on this machine runs a small sweep as a job array, merges the

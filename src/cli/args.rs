@@ -86,10 +86,11 @@ pub enum Command {
     /// Re-execute a run's iterations from the stored snapshots and compare every record's
     /// hash; report the first that differs and exit non-zero.
     Verify(VerifyArgs),
-    /// Reconstruct the table of a run's iteration I exactly: `tabula checkout RUN@I`.
+    /// Reconstruct the model of a run's iteration I exactly: `tabula checkout RUN@I`.
     ///
-    /// Prints the table's hash (the address of its full checkpoint) and size; --export writes
-    /// its rows as JSON lines.
+    /// Prints the model's hash (the address of its full checkpoint) and size; --export writes
+    /// a table's rows as JSON lines, or a network as ONNX (`.onnx`, opset 13) or its weights
+    /// as safetensors (`.safetensors`).
     Checkout(CheckoutArgs),
     /// Run a sweep: a base spec, axes of settings and seeds; their product is the runs.
     ///
@@ -169,10 +170,15 @@ pub struct VerifyArgs {
 pub struct CheckoutArgs {
     /// `RUN@I`: the run (id, name or hash prefix) and the iteration (0: untrained).
     pub target: String,
-    /// Print one JSON object (run, iteration, snapshot, table hash, entries, bytes).
+    /// Print one JSON object (run, iteration, snapshot, model hash, units, bytes, and the
+    /// export's format, opset and bytes).
     #[arg(long)]
     pub json: bool,
-    /// Write the table's rows to this file as JSON lines: {"key", "row", "updates"}.
+    /// Write the model to this file, the format by extension: `.onnx`, a network run's ONNX
+    /// model (IR 8, opset 13; input `planes` [N, C, H, W], outputs `policy_logits` [N, A] and
+    /// `value` [N, 1], tanh); `.safetensors`, its weights alone (PyTorch layout); any other,
+    /// a table's rows as JSON lines ({"key", "position", "row", "updates", "legal"}). Written
+    /// to a temporary file beside PATH, then renamed over it. See docs/network.md, "Export".
     #[arg(long, value_name = "PATH")]
     pub export: Option<std::path::PathBuf>,
 }

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use tabula::runs::{
-    Resumed, checkout_at, create_branch, resume as resume_run, verify as verify_run,
+    CheckedOut, ExportFormat, Resumed, checkout_at, create_branch, export_model_at,
+    resume as resume_run, verify as verify_run,
 };
 use tabula::store::Store;
 
@@ -230,29 +231,26 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
             args.target
         )
     })?;
-    let store = Store::open_read_only(&Store::resolve_path(db))?;
-    let c = checkout_at(&store, run, i, args.export.is_some())?;
+    let db_path = Store::resolve_path(db);
+    let format = args.export.as_deref().map(ExportFormat::of_path);
     if let Some(path) = &args.export {
-        let f =
-            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        let mut w = std::io::BufWriter::new(f);
-        // The first line names the columns; every other line is one row of the table.
-        let header = serde_json::json!({"header": {
-            "run": c.run_id, "iteration": c.iteration, "num_actions": c.model.num_actions,
-            "table_hash": c.model.identity.to_hex(),
-            "columns": {
-                "key": "the position's key as the table stores it",
-                "position": "the position in the game's notation (as `tabula value` takes it)",
-                "row": format!("the logits of actions 0..{} by action index, then v_hat (the value estimate)", c.model.num_actions.saturating_sub(1)),
-                "updates": "how many training updates the row received",
-                "legal": "the position's legal actions: [action index into row, name]",
-            },
-        }});
-        writeln!(w, "{header}")?;
-        for r in &c.model.rows {
-            writeln!(w, "{}", serde_json::to_string(r)?)?;
+        refuse_store_path(path, &db_path)?;
+    }
+    let store = Store::open_read_only(&db_path)?;
+    // A model format is checked (and written) before the summary: a table run asking for one
+    // fails at once, before its table is rebuilt.
+    let model = match format {
+        Some(f @ (ExportFormat::Onnx | ExportFormat::Safetensors)) => {
+            Some(export_model_at(&store, run, i, f)?)
         }
-        w.flush()?;
+        _ => None,
+    };
+    let c = checkout_at(&store, run, i, format == Some(ExportFormat::Rows))?;
+    if let Some(path) = &args.export {
+        write_replacing(path, |w| match &model {
+            Some(m) => w.write_all(&m.bytes),
+            None => write_rows(w, &c),
+        })?;
     }
     if args.json {
         let o = serde_json::json!({
@@ -265,6 +263,9 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
             "table_hash": c.model.identity.to_hex(), "entries": c.model.units,
             "bytes": c.model.bytes, "num_actions": c.model.num_actions, "seconds": c.seconds,
             "export": args.export.as_ref().map(|p| p.display().to_string()),
+            "format": format.map(ExportFormat::name),
+            "opset": model.as_ref().and_then(|m| m.opset),
+            "export_bytes": model.as_ref().map(|m| m.bytes.len()),
         });
         println!("{o}");
     } else {
@@ -283,10 +284,122 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
             println!("snapshot {s}");
         }
         if let Some(p) = &args.export {
-            println!("rows written to {}", p.display());
+            match &model {
+                None => println!("rows written to {}", p.display()),
+                Some(m) => {
+                    let [ch, h, w] = m.input;
+                    let what = match (m.ir_version, m.opset) {
+                        (Some(ir), Some(opset)) => format!(
+                            "ONNX model (IR version {ir}, opset {opset}: graph and weights)"
+                        ),
+                        _ => "weights (safetensors)".to_string(),
+                    };
+                    println!(
+                        "{what} of the {} network written to {} ({} bytes, {} tensors): input \
+                         planes [N, {ch}, {h}, {w}], outputs policy_logits [N, {}] and value \
+                         [N, 1] (tanh, in [-1, 1]; tabula's value is (value + 1) / 2)",
+                        m.arch,
+                        p.display(),
+                        m.bytes.len(),
+                        m.tensors,
+                        m.actions
+                    );
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// A table's rows as JSON lines: a header naming the columns, then one row a line.
+fn write_rows(w: &mut dyn Write, c: &CheckedOut) -> std::io::Result<()> {
+    // The first line names the columns; every other line is one row of the table.
+    let header = serde_json::json!({"header": {
+        "run": c.run_id, "iteration": c.iteration, "num_actions": c.model.num_actions,
+        "table_hash": c.model.identity.to_hex(),
+        "columns": {
+            "key": "the position's key as the table stores it",
+            "position": "the position in the game's notation (as `tabula value` takes it)",
+            "row": format!("the logits of actions 0..{} by action index, then v_hat (the value estimate)", c.model.num_actions.saturating_sub(1)),
+            "updates": "how many training updates the row received",
+            "legal": "the position's legal actions: [action index into row, name]",
+        },
+    }});
+    writeln!(w, "{header}")?;
+    for r in &c.model.rows {
+        writeln!(w, "{}", serde_json::to_string(r)?)?;
+    }
+    Ok(())
+}
+
+/// Refuses an export path that is the store itself (or its journal files): compared as
+/// canonical paths, so another spelling or a link to it is caught too.
+fn refuse_store_path(path: &Path, db: &Path) -> anyhow::Result<()> {
+    let Ok(target) = std::fs::canonicalize(path) else {
+        // Nothing there yet: it cannot be the store.
+        return Ok(());
+    };
+    if target.is_dir() {
+        bail!(
+            "--export {}: that is a directory; give a file path (.onnx, .safetensors, or \
+             any other extension for a table's rows)",
+            path.display()
+        );
+    }
+    let Ok(store) = std::fs::canonicalize(db) else {
+        return Ok(());
+    };
+    let journal = |suffix: &str| {
+        let mut s = store.clone().into_os_string();
+        s.push(suffix);
+        std::path::PathBuf::from(s)
+    };
+    if target == store
+        || ["-wal", "-shm", "-journal"]
+            .iter()
+            .any(|s| target == journal(s))
+    {
+        bail!(
+            "--export {}: that is the store being read ({}); write the export to another file",
+            path.display(),
+            store.display()
+        );
+    }
+    Ok(())
+}
+
+/// Writes `path` through a temporary file beside it, renamed over it once complete: a failed
+/// or interrupted export never leaves a partial file (an older file at `path` stays until the
+/// rename).
+fn write_replacing(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow::anyhow!("--export {}: not a file path", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let result = (|| -> anyhow::Result<()> {
+        let f =
+            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut w = std::io::BufWriter::new(f);
+        write(&mut w).with_context(|| format!("writing {}", tmp.display()))?;
+        let f = w
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        f.sync_all()
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// `branch RUN --at 0`: a fresh run with RUN's settings (all written out) and the changes;

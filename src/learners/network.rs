@@ -817,8 +817,9 @@ impl<G: Abilities> Learner<G> for Network<G> {
     ) -> Result<ModelSummary, LearnerError> {
         if with_rows {
             return Err(LearnerError::Usage(
-                "checkout --export writes a table's rows; the network learner has none \
-                 (query its outputs with `tabula match` or `model:RUN@I` players)"
+                "checkout --export PATH writes a table's rows where PATH ends in anything but \
+                 .onnx or .safetensors; the network learner has no rows: export it as \
+                 PATH.onnx (graph and weights, opset 13) or PATH.safetensors (the weights)"
                     .into(),
             ));
         }

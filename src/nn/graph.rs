@@ -103,6 +103,9 @@ pub(crate) struct Range {
 #[derive(Clone, Debug)]
 pub(crate) struct Graph {
     pub ops: Vec<Op>,
+    /// Each operation's name (PyTorch's module names: `stem`, `blocks.0.conv1`,
+    /// `blocks.0.bn1`, `policy`...), for export.
+    pub names: Vec<String>,
     /// Floats per position of each buffer.
     pub bufs: Vec<usize>,
     /// Channels of each buffer that holds planes (0 for feature vectors).
@@ -125,6 +128,7 @@ impl Builder {
             area: input.height * input.width,
             g: Graph {
                 ops: Vec::new(),
+                names: Vec::new(),
                 bufs: vec![input.len()],
                 planes: vec![input.channels],
                 logits: 0,
@@ -153,7 +157,8 @@ impl Builder {
         self.g.bufs.len() - 1
     }
 
-    fn push(&mut self, layer: Layer, x: Buf, y: Buf, act: Act) {
+    fn push(&mut self, name: String, layer: Layer, x: Buf, y: Buf, act: Act) {
+        self.g.names.push(name);
         self.g.ops.push(Op {
             layer,
             x,
@@ -196,15 +201,22 @@ impl Builder {
     }
 
     /// `act(norm(conv(x)))` (or `act(conv(x) + b)` without normalisation) into a new buffer.
-    pub(crate) fn conv_op(&mut self, x: Buf, (conv, norm): (Conv, Option<Norm>), act: Act) -> Buf {
+    /// `name` names the convolution, `bn` its normalisation.
+    pub(crate) fn conv_op(
+        &mut self,
+        x: Buf,
+        (conv, norm): (Conv, Option<Norm>),
+        act: Act,
+        (name, bn): (String, String),
+    ) -> Buf {
         let len = conv.cout * self.area;
         let y = self.buf(len, conv.cout);
         match norm {
-            None => self.push(Layer::Conv(conv), x, y, act),
+            None => self.push(name, Layer::Conv(conv), x, y, act),
             Some(n) => {
-                self.push(Layer::Conv(conv), x, y, Act::Identity);
+                self.push(name, Layer::Conv(conv), x, y, Act::Identity);
                 let z = self.buf(len, conv.cout);
-                self.push(Layer::Norm(n), y, z, act);
+                self.push(bn, Layer::Norm(n), y, z, act);
                 return z;
             }
         }
@@ -223,9 +235,9 @@ impl Builder {
         }
     }
 
-    pub(crate) fn dense_op(&mut self, x: Buf, d: Dense, act: Act) -> Buf {
+    pub(crate) fn dense_op(&mut self, x: Buf, d: Dense, act: Act, name: String) -> Buf {
         let y = self.buf(d.n_out, 0);
-        self.push(Layer::Dense(d), x, y, act);
+        self.push(name, Layer::Dense(d), x, y, act);
         y
     }
 
@@ -275,16 +287,17 @@ pub(crate) fn build(arch: &super::Arch, input: Planes, actions: usize) -> Graph 
                     })
                     .collect()
             };
-            for d in ds {
-                x = b.dense_op(x, d, Act::Relu);
+            for (l, d) in ds.into_iter().enumerate() {
+                x = b.dense_op(x, d, Act::Relu, format!("mlp.{l}"));
             }
             x
         }
         Arch::ResNet(r) => {
             let bn = r.batch_norm;
             let stem = b.conv_params(input.channels, r.channels, 9, bn);
-            let mut x = b.conv_op(0, stem, Act::Relu);
-            for _ in 0..r.blocks {
+            let names = |s: &str| (s.to_string(), format!("{s}.bn"));
+            let mut x = b.conv_op(0, stem, Act::Relu, names("stem"));
+            for blk in 0..r.blocks {
                 let input = x;
                 let shapes: Vec<(usize, usize, usize)> = match r.bottleneck {
                     None => vec![(r.channels, r.channels, 9), (r.channels, r.channels, 9)],
@@ -298,7 +311,11 @@ pub(crate) fn build(arch: &super::Arch, input: Planes, actions: usize) -> Graph 
                     } else {
                         Act::Relu
                     };
-                    x = b.conv_op(x, p, act);
+                    let n = (
+                        format!("blocks.{blk}.conv{}", k + 1),
+                        format!("blocks.{blk}.bn{}", k + 1),
+                    );
+                    x = b.conv_op(x, p, act, n);
                 }
             }
             match r.head {
@@ -316,11 +333,21 @@ pub(crate) fn build(arch: &super::Arch, input: Planes, actions: usize) -> Graph 
                     let vconv = b.conv_params(r.channels, vc, 1, bn);
                     let vfc = b.dense_params(vc * area, vh, 2.0);
                     let vout = b.dense_params(vh, 1, 1.0);
-                    let v = b.conv_op(x, vconv, Act::Relu);
-                    let v = b.dense_op(v, vfc, Act::Relu);
-                    let value = b.dense_op(v, vout, Act::Identity);
-                    let p = b.conv_op(x, pconv, Act::Relu);
-                    let logits = b.dense_op(p, pfc, Act::Identity);
+                    let v = b.conv_op(
+                        x,
+                        vconv,
+                        Act::Relu,
+                        ("value.conv".into(), "value.bn".into()),
+                    );
+                    let v = b.dense_op(v, vfc, Act::Relu, "value.fc1".into());
+                    let value = b.dense_op(v, vout, Act::Identity, "value.fc2".into());
+                    let p = b.conv_op(
+                        x,
+                        pconv,
+                        Act::Relu,
+                        ("policy.conv".into(), "policy.bn".into()),
+                    );
+                    let logits = b.dense_op(p, pfc, Act::Identity, "policy.fc".into());
                     return b.finish(logits, value);
                 }
             }
@@ -329,7 +356,7 @@ pub(crate) fn build(arch: &super::Arch, input: Planes, actions: usize) -> Graph 
     let n = b.len(feat);
     let policy = b.dense_params(n, actions, 1.0);
     let value = b.dense_params(n, 1, 1.0);
-    let v = b.dense_op(feat, value, Act::Identity);
-    let logits = b.dense_op(feat, policy, Act::Identity);
+    let v = b.dense_op(feat, value, Act::Identity, "value".into());
+    let logits = b.dense_op(feat, policy, Act::Identity, "policy".into());
     b.finish(logits, v)
 }

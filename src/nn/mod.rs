@@ -16,6 +16,7 @@
 
 pub(crate) mod encode;
 mod engine;
+pub(crate) mod export;
 pub(crate) mod gemm;
 mod graph;
 pub(crate) mod optim;
@@ -95,6 +96,7 @@ pub enum Head {
 /// A network's shape: its graph, where each layer's parameters are, and how many there are.
 #[derive(Clone, Debug)]
 pub struct Layout {
+    arch: Arch,
     input: Planes,
     actions: usize,
     pub(crate) graph: Graph,
@@ -114,6 +116,7 @@ impl Layout {
         let packed = engine::place_packed(&mut graph);
         let (delta, on_board) = engine::board_taps(input.height, input.width);
         Layout {
+            arch: arch.clone(),
             input,
             actions,
             graph,

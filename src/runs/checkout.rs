@@ -263,3 +263,135 @@ fn summarise<G: Abilities>(
         Ok(m.summary(g, settings.learner_context(model_seed), i, with_rows)?)
     })
 }
+
+/// What `checkout --export PATH` writes, chosen by PATH's extension (docs/network.md,
+/// "Export").
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// A table's rows as JSON lines (any extension but the two below).
+    Rows,
+    /// A network as an ONNX model, graph and weights (`.onnx`).
+    Onnx,
+    /// A network's weights alone as safetensors (`.safetensors`).
+    Safetensors,
+}
+
+impl ExportFormat {
+    /// The format a path asks for: `.onnx`, `.safetensors` (any case), else rows.
+    pub fn of_path(path: &std::path::Path) -> ExportFormat {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("onnx") => ExportFormat::Onnx,
+            Some("safetensors") => ExportFormat::Safetensors,
+            _ => ExportFormat::Rows,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportFormat::Rows => "rows",
+            ExportFormat::Onnx => "onnx",
+            ExportFormat::Safetensors => "safetensors",
+        }
+    }
+}
+
+/// A network model exported ([`export_model_at`]): the file's bytes and what they hold.
+#[derive(Clone, Debug)]
+pub struct ExportedModel {
+    pub format: ExportFormat,
+    pub bytes: Vec<u8>,
+    /// The ONNX operator set (`Some` for [`ExportFormat::Onnx`]).
+    pub opset: Option<i64>,
+    /// The ONNX IR version (`Some` for [`ExportFormat::Onnx`]).
+    pub ir_version: Option<i64>,
+    /// The input planes: channels, height, width.
+    pub input: [usize; 3],
+    pub actions: usize,
+    /// Weight tensors written.
+    pub tensors: usize,
+    /// The architecture in words (`mlp [64, 64]`, `resnet 2x16`).
+    pub arch: String,
+}
+
+/// The network of run `text` after iteration `i` (0: untrained) as an ONNX model or as
+/// safetensors ([`crate::nn::export`]); a usage error for a run whose learner has no network
+/// (its rows are [`checkout_at`]'s).
+pub fn export_model_at(
+    store: &Store,
+    text: &str,
+    i: u32,
+    format: ExportFormat,
+) -> Result<ExportedModel, RunError> {
+    let RunAt {
+        row,
+        cfg,
+        seed,
+        mut records,
+    } = run_at(store, text, i, &format!("{text}@{i}"), "model", None)?;
+    let kind = cfg.settings.learner.kind;
+    if format == ExportFormat::Rows || kind != crate::learners::LearnerKind::Network {
+        return Err(RunError::Usage(format!(
+            "{text}@{i}: run {} has a {} model; .onnx and .safetensors export the model of a \
+             network run (learner kind = \"network\"); a table's rows are written to a path \
+             with any other extension, as JSON lines",
+            row.id,
+            kind.name()
+        )));
+    }
+    let snapshot = match i {
+        0 => "none (the untrained network)".to_string(),
+        _ => records.get(i)?.snapshot.to_hex(),
+    };
+    let graph = crate::with_game!(&cfg.game, |g| network_graph(
+        g,
+        store,
+        &cfg.settings,
+        seed,
+        &mut records,
+        i
+    ))?;
+    let meta: Vec<(String, String)> = [
+        ("run", row.id.to_string()),
+        ("run_name", row.name.clone()),
+        ("variant", cfg.game.variant()),
+        ("iteration", i.to_string()),
+        ("snapshot", snapshot),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let bytes = match format {
+        ExportFormat::Onnx => graph
+            .onnx(&meta)
+            .map_err(|e| RunError::Usage(format!("{text}@{i}: {e}")))?,
+        _ => graph.safetensors(&meta),
+    };
+    Ok(ExportedModel {
+        format,
+        bytes,
+        opset: (format == ExportFormat::Onnx).then_some(crate::nn::export::OPSET),
+        ir_version: (format == ExportFormat::Onnx).then_some(crate::nn::export::IR_VERSION),
+        input: graph.input,
+        actions: graph.actions,
+        tensors: graph.tensors.len(),
+        arch: graph.arch,
+    })
+}
+
+/// The network of iteration `i`, restored, as an export graph.
+fn network_graph<G: Abilities>(
+    g: &G,
+    store: &Store,
+    settings: &Settings,
+    model_seed: u64,
+    records: &mut Chain<'_>,
+    i: u32,
+) -> Result<crate::nn::export::Graph, RunError> {
+    let m: crate::learners::Network<G> = restore_at(g, store, settings, model_seed, records, i)?;
+    crate::nn::export::Graph::of(m.layout(), m.params())
+        .map_err(|e| RunError::Usage(format!("network checkpoint: {e}")))
+}

@@ -82,7 +82,8 @@ use crate::store::{ObjectHash, StoreError};
 pub use branch::{Overridden, apply_overrides, branch_seed, create_branch, setting_keys};
 pub use chain::chain;
 pub use checkout::{
-    CheckedOut, checkout_at, load_model, model_at, model_errors, visited_positions,
+    CheckedOut, ExportFormat, ExportedModel, checkout_at, export_model_at, load_model, model_at,
+    model_errors, visited_positions,
 };
 pub use execute::{create_run, start};
 pub use records::{IterationRecord, RunRecord};
