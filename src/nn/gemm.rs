@@ -146,9 +146,10 @@ pub(crate) fn gemm(
         let mut m0 = 0;
         while m0 < m {
             let rows = MR.min(m - m0);
-            // With several panels, the tile's rows of A are copied once into a contiguous
-            // `[k][MR]` block that stays in L1 while every panel streams past it.
-            let (at, am0) = if panels > 1 {
+            // With many panels, the tile's rows of A are copied once into a contiguous
+            // `[k][MR]` block that stays in L1 while every panel streams past it (the copy
+            // costs about one panel's work, so it pays from three panels on).
+            let (at, am0) = if panels >= PACK_FROM_PANELS {
                 if packed.len() < k * MR {
                     packed.resize(k * MR, 0.0);
                 }
@@ -182,6 +183,9 @@ pub(crate) fn gemm(
         }
     });
 }
+
+/// Panels from which a tile of A is packed.
+const PACK_FROM_PANELS: usize = 3;
 
 thread_local! {
     /// The current row tile of A, packed (reused by every product on the thread).
