@@ -684,9 +684,9 @@ impl Layout {
             let (mut sd, mut sdx) = (0.0f64, 0.0f64);
             for s in 0..n {
                 let at = plane(s, c);
-                for q in at..at + area {
-                    sd += f64::from(dy[q]);
-                    sdx += f64::from(dy[q]) * f64::from(saved.xhat[q]);
+                for (&d, &xh) in dy[at..at + area].iter().zip(&saved.xhat[at..at + area]) {
+                    sd += f64::from(d);
+                    sdx += f64::from(d) * f64::from(xh);
                 }
             }
             g[nm.gamma + c] += sdx as f32;
@@ -695,8 +695,7 @@ impl Layout {
         }
         let Some(dx) = dx else { return };
         for s in 0..n {
-            for c in 0..ch {
-                let (k1, k2) = k[c];
+            for (c, &(k1, k2)) in k.iter().enumerate() {
                 let scale = saved.scale[c];
                 let at = plane(s, c);
                 for q in at..at + area {

@@ -241,7 +241,7 @@ fn tile_scalar(
         for (r, row) in acc.iter_mut().enumerate().take(rows) {
             let av = a.data[(m0 + r) * a.rs + kk * a.ks];
             for (x, &bv) in row.iter_mut().zip(b) {
-                *x = *x + av * bv;
+                *x += av * bv;
             }
         }
     }
@@ -346,7 +346,7 @@ mod tests {
                     _ => bias[j],
                 };
                 for kk in 0..k {
-                    acc = acc + a[i * k + kk] * b[kk * n + j];
+                    acc += a[i * k + kk] * b[kk * n + j];
                 }
                 c[i * n + j] = if start == "addsum" {
                     c[i * n + j] + acc
