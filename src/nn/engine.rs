@@ -50,10 +50,12 @@ struct Local {
     panel: Vec<f32>,
 }
 
-/// What a normalisation keeps from the forward pass for the backward one.
+/// A normalisation's per-channel working buffers, and what it keeps from the forward pass
+/// for the backward one (reused from batch to batch: no allocation once grown).
 #[derive(Clone, Debug, Default)]
 struct NormSaved {
-    /// 1 / sqrt(var + eps) per channel.
+    /// The mean and 1 / sqrt(var + eps) per channel (batch or running statistics).
+    mean: Vec<f32>,
     inv: Vec<f32>,
     /// gamma * inv per channel (training).
     scale: Vec<f32>,
@@ -596,9 +598,9 @@ impl Layout {
         let ch = nm.ch;
         let count = (n * area) as f64;
         let plane = |s: usize, c: usize| (s * ch + c) * area;
+        saved.mean.resize(ch, 0.0);
         saved.inv.resize(ch, 0.0);
         saved.running.clear();
-        let mut mean = vec![0.0f32; ch];
         for c in 0..ch {
             let (m, inv) = match mode {
                 Mode::Infer => {
@@ -630,7 +632,7 @@ impl Layout {
                     (m as f32, (1.0 / (var + BN_EPS).sqrt()) as f32)
                 }
             };
-            mean[c] = m;
+            saved.mean[c] = m;
             saved.inv[c] = inv;
             if mode == Mode::Train {
                 saved.scale.resize(ch, 0.0);
@@ -643,7 +645,7 @@ impl Layout {
         for s in 0..n {
             for c in 0..ch {
                 let (m, inv, gamma, beta) =
-                    (mean[c], saved.inv[c], p[nm.gamma + c], p[nm.beta + c]);
+                    (saved.mean[c], saved.inv[c], p[nm.gamma + c], p[nm.beta + c]);
                 let at = plane(s, c);
                 for q in at..at + area {
                     let xh = (x[q] - m) * inv;

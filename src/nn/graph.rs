@@ -275,20 +275,11 @@ pub(crate) fn build(arch: &super::Arch, input: Planes, actions: usize) -> Graph 
     let mut b = Builder::new(input);
     let feat = match arch {
         Arch::Mlp { hidden } => {
-            let mut x = 0;
-            let ds: Vec<Dense> = {
-                let mut n = input.len();
-                hidden
-                    .iter()
-                    .map(|&h| {
-                        let d = b.dense_params(n, h, 2.0);
-                        n = h;
-                        d
-                    })
-                    .collect()
-            };
-            for (l, d) in ds.into_iter().enumerate() {
+            let (mut x, mut n) = (0, input.len());
+            for (l, &h) in hidden.iter().enumerate() {
+                let d = b.dense_params(n, h, 2.0);
                 x = b.dense_op(x, d, Act::Relu, format!("mlp.{l}"));
+                n = h;
             }
             x
         }

@@ -1,6 +1,7 @@
 //! A small neural network on the CPU, written out by hand: a multilayer perceptron or a
-//! residual convolutional net with a policy head and a value head, its gradients, and the
-//! optimisers (SGD with momentum, Nesterov and weight decay; Adam). See docs/network.md.
+//! residual convolutional net (basic or bottleneck blocks, optional batch normalisation) with
+//! a policy head and a value head, its gradients, and the optimisers (SGD with momentum,
+//! Nesterov and weight decay; Adam). See docs/network.md.
 //!
 //! **Bit-exactness** (docs/network.md, docs/conventions.md): every output element and every
 //! gradient element is a sum computed by this code in one fixed order (inputs ascending, then
@@ -11,8 +12,9 @@
 //! the vector path the CPU offers. A training step splits its minibatch into fixed chunks of
 //! [`CHUNK`] samples (whatever the thread count), accumulates each chunk's gradient in sample
 //! order, and adds the chunk gradients in chunk order; so a step gives the same bits on any
-//! number of threads. There is no batch normalisation (its statistics would tie a position's
-//! output to its batch).
+//! number of threads. Batch normalisation's batch statistics are sums over the minibatch in a
+//! fixed order (training only: inference reads the running statistics, so a position's output
+//! stays a function of the position).
 
 pub(crate) mod encode;
 mod engine;
