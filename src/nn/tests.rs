@@ -434,6 +434,16 @@ fn training_fits_a_small_set() {
 #[test]
 #[ignore]
 fn engine_speed() {
+    // One thread: the rates are of one core, timed by the thread's CPU time (work on other
+    // threads would not count).
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    pool.install(engine_speed_on_one_thread);
+}
+
+fn engine_speed_on_one_thread() {
     let cases = [
         (
             "c4 mlp64x64",
