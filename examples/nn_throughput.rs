@@ -5,7 +5,7 @@
 //! which builds the same nets in PyTorch.
 //!
 //! `cargo run --release --example nn_throughput -- --net NAME [--rounds N] [--seconds S]
-//! [--seed N]`
+//! [--seed N] [--arith fused|separate]`
 //!
 //! Inputs are random but valid: planes of 0 and 1 (each feature 1 with probability 1/4), a
 //! few distinct legal actions, a target distribution over them, an outcome in {0, 1/2, 1}.
@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use tabula::nn::throughput::{self, Planes};
-use tabula::nn::{Arch, Example, Head, Layout, ResNet, Trainer};
+use tabula::nn::{Arch, Arith, Example, Head, Layout, ResNet, Trainer};
 use tabula::rng::{StreamRng, stream, uniform_index};
 
 /// The nets of the comparison: name, architecture (None: not expressible), input planes
@@ -93,9 +93,11 @@ struct Args {
     rounds: usize,
     seconds: f64,
     seed: u64,
+    arith: Arith,
 }
 
-const USAGE: &str = "usage: nn_throughput --net NAME [--rounds N] [--seconds S] [--seed N]";
+const USAGE: &str = "usage: nn_throughput --net NAME [--rounds N] [--seconds S] [--seed N] \
+                     [--arith fused|separate] (the kernels' arithmetic, default fused as in new runs)";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -103,6 +105,7 @@ fn parse_args() -> Result<Args, String> {
         rounds: 1,
         seconds: 1.0,
         seed: 1,
+        arith: Arith::Fused,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -130,6 +133,13 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or_else(|| bad("a positive number of seconds"))?
             }
             "--seed" => args.seed = value.parse().map_err(|_| bad("an integer"))?,
+            "--arith" => {
+                args.arith = match value.as_str() {
+                    "fused" => Arith::Fused,
+                    "separate" => Arith::Separate,
+                    _ => return Err(bad("fused or separate")),
+                }
+            }
             _ => return Err(format!("unknown argument `{flag}`\n{USAGE}")),
         }
     }
@@ -215,7 +225,7 @@ fn main() -> ExitCode {
     };
     let (c, h, w) = spec.planes;
     let planes = throughput::planes(c, h, w);
-    let layout = Layout::new(arch, planes, spec.actions);
+    let layout = Layout::new(arch, planes, spec.actions).with_arith(args.arith);
     let mut rng = stream(args.seed, "nn-throughput");
     let init = layout.init(&mut rng);
     let positions = 256usize;

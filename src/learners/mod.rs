@@ -407,6 +407,19 @@ pub struct LearnerSettings {
     pub network: Option<network::NetworkSettings>,
 }
 
+impl LearnerSettings {
+    /// A spec's learner settings as a new run stores them: the defaults of new runs filled in
+    /// where a stored record's absent key means a legacy value (the network's `arithmetic`).
+    pub(crate) fn for_new_run(mut self) -> LearnerSettings {
+        if self.kind == LearnerKind::Network {
+            self.network
+                .get_or_insert_with(Default::default)
+                .for_new_run();
+        }
+        self
+    }
+}
+
 /// Checks the `[learner]` table and the named learner's settings (errors name the key).
 pub(crate) fn validate<G: Abilities>(check: SettingsCheck<'_>) -> Result<(), SettingError> {
     let kind = check.learner.kind;

@@ -31,7 +31,7 @@ use crate::game_record::{GameRecord, ReplayError};
 use crate::games::Abilities;
 use crate::nn::encode::Encoder;
 use crate::nn::{
-    Arch, Example, Head, Layout, Losses, OptimConfig, OptimState, ResNet, Scratch, Trainer,
+    Arch, Arith, Example, Head, Layout, Losses, OptimConfig, OptimState, ResNet, Scratch, Trainer,
     Weights, legal_softmax, train_step, unit_value,
 };
 use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
@@ -68,6 +68,17 @@ fn is_false(x: &bool) -> bool {
 
 fn is_dense(x: &HeadKind) -> bool {
     *x == HeadKind::Dense
+}
+
+/// How the network's kernels add each term (docs/network.md, "Kernels").
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ArithKind {
+    /// A fused multiply-add, rounded once (the default of new runs).
+    #[serde(rename = "fused")]
+    Fused,
+    /// A multiply, then an add, each rounded (runs stored before the key existed).
+    #[serde(rename = "separate")]
+    Separate,
 }
 
 /// The optimiser's name in the spec.
@@ -111,6 +122,11 @@ pub struct NetworkSettings {
     pub value_channels: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value_hidden: Option<u32>,
+    /// The kernels' arithmetic: `fused` (a spec's default) or `separate`. Absent from a
+    /// stored record: `separate`, the arithmetic of every run stored before this key
+    /// existed, so that they verify and resume with their own bits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arithmetic: Option<ArithKind>,
     /// `sgd` or `adam`.
     pub(crate) optimizer: OptimizerKind,
     /// (from_iteration, learning rate), ascending, the first from iteration 1.
@@ -149,6 +165,7 @@ impl Default for NetworkSettings {
             policy_channels: None,
             value_channels: None,
             value_hidden: None,
+            arithmetic: None,
             optimizer: OptimizerKind::Sgd,
             lr: vec![(1, 0.1)],
             momentum: 0.9,
@@ -284,6 +301,20 @@ impl NetworkSettings {
             ));
         }
         Ok(())
+    }
+
+    /// The kernels' arithmetic (absent: `separate`, see `arithmetic`).
+    pub(crate) fn arith(&self) -> Arith {
+        match self.arithmetic {
+            Some(ArithKind::Fused) => Arith::Fused,
+            Some(ArithKind::Separate) | None => Arith::Separate,
+        }
+    }
+
+    /// A new run's settings: an absent `arithmetic` becomes `fused` (in a stored record
+    /// absence means `separate`, the arithmetic of the runs that predate the key).
+    pub(crate) fn for_new_run(&mut self) {
+        self.arithmetic.get_or_insert(ArithKind::Fused);
     }
 
     fn arch(&self) -> Arch {
@@ -588,7 +619,8 @@ impl<G: Abilities> Network<G> {
                 g.variant()
             ))
         })?;
-        let layout = Layout::new(&settings.arch(), encoder.planes(), g.num_actions());
+        let layout = Layout::new(&settings.arch(), encoder.planes(), g.num_actions())
+            .with_arith(settings.arith());
         let params = layout.init(&mut stream(ctx.model_seed, "network-init"));
         let optim = settings.optim();
         let opt = OptimState::new(&optim, layout.params());
@@ -1050,7 +1082,23 @@ mod tests {
     #[test]
     fn settings_default_to_the_2023_study_and_parse() {
         let c = parse("").unwrap();
-        assert_eq!(settings_of(&c.settings.learner), NetworkSettings::default());
+        // A new run's kernels fuse each multiply and add; a record without the key (every
+        // run stored before it) means separate ones.
+        let fused = NetworkSettings {
+            arithmetic: Some(ArithKind::Fused),
+            ..NetworkSettings::default()
+        };
+        assert_eq!(settings_of(&c.settings.learner), fused);
+        assert_eq!(fused.arith(), Arith::Fused);
+        assert_eq!(NetworkSettings::default().arith(), Arith::Separate);
+        let c = parse(
+            "[learner.network]
+arithmetic = \"separate\"\n",
+        )
+        .unwrap();
+        assert_eq!(settings_of(&c.settings.learner).arith(), Arith::Separate);
+        let e = parse("[learner.network]\narithmetic = \"fma\"\n").unwrap_err();
+        assert!(e.contains("arithmetic") && e.contains("fused"), "{e}");
         let c = parse(
             "[learner.network]\narch = \"resnet\"\nblocks = 3\nchannels = 8\n\
              optimizer = \"adam\"\nlr = [[1, 0.1], [2, 0.01]]\nreplay_games = 20\n",

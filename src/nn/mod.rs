@@ -34,7 +34,7 @@ use engine::Mode;
 use graph::Graph;
 
 pub use engine::{Scratch, Weights};
-pub use gemm::Simd;
+pub use gemm::{Arith, Kernel, Simd};
 
 pub(crate) use optim::{OptimConfig, OptimState};
 
@@ -102,12 +102,11 @@ pub struct Layout {
     input: Planes,
     actions: usize,
     pub(crate) graph: Graph,
-    /// The vector path of the kernels (`Simd::detect` unless a test or bench asks).
-    simd: Simd,
-    /// For each 3x3 tap t = 3 ky + kx: the offset of the square it reads, and for each
-    /// square whether that square is on the board (all ones) or not (0), `[t][square]`.
+    /// The kernels' vector path (`Simd::detect` unless a test or bench asks) and arithmetic
+    /// (fused unless the run's settings say otherwise).
+    kernel: Kernel,
+    /// For each 3x3 tap t = 3 ky + kx: the offset of the square it reads.
     delta: [isize; 9],
-    on_board: Vec<u32>,
     /// Floats of the packed weights, forward and backward.
     packed: (usize, usize),
 }
@@ -116,23 +115,35 @@ impl Layout {
     pub fn new(arch: &Arch, input: Planes, actions: usize) -> Layout {
         let mut graph = graph::build(arch, input, actions);
         let packed = engine::place_packed(&mut graph);
-        let (delta, on_board) = engine::board_taps(input.height, input.width);
+        let delta = engine::board_taps(input.width);
         Layout {
             arch: arch.clone(),
             input,
             actions,
             graph,
-            simd: Simd::detect(),
+            kernel: Kernel {
+                simd: Simd::detect(),
+                arith: Arith::Fused,
+            },
             delta,
-            on_board,
             packed,
         }
     }
 
     /// The same network on another vector path (the bits are the same on every path).
     pub fn with_simd(mut self, simd: Simd) -> Layout {
-        self.simd = simd;
+        self.kernel.simd = simd;
         self
+    }
+
+    /// The same network with another arithmetic (other bits: docs/network.md, "Kernels").
+    pub fn with_arith(mut self, arith: Arith) -> Layout {
+        self.kernel.arith = arith;
+        self
+    }
+
+    pub fn arith(&self) -> Arith {
+        self.kernel.arith
     }
 
     /// Parameters in all (running statistics included).

@@ -174,7 +174,8 @@ fn wide_cases() -> Vec<(Arch, Planes, usize)> {
 #[test]
 fn outputs_match_the_old_engine_in_any_batch_on_every_path() {
     for (arch, input, na) in wide_cases() {
-        let base = Layout::new(&arch, input, na);
+        // The old engine multiplied and added separately.
+        let base = Layout::new(&arch, input, na).with_arith(Arith::Separate);
         let p = base.init(&mut stream(4, "nn-test-init"));
         let old = reference::Old::new(&arch, input, na);
         let examples = random_examples(input, na, 65, 2);
@@ -219,12 +220,16 @@ fn outputs_match_the_old_engine_in_any_batch_on_every_path() {
 }
 
 /// Every architecture's inference gives a position the same bits alone, at any place of
-/// any batch, on every vector path (batch normalisation reads its running statistics).
+/// any batch, on every vector path, in either arithmetic (batch normalisation reads its
+/// running statistics).
 #[test]
 fn outputs_do_not_depend_on_the_batch_or_the_path() {
     let input = planes(2, 3, 4);
-    for arch in archs() {
-        let base = Layout::new(&arch, input, 5);
+    for (arch, arith) in archs()
+        .into_iter()
+        .flat_map(|a| [(a.clone(), Arith::Separate), (a, Arith::Fused)])
+    {
+        let base = Layout::new(&arch, input, 5).with_arith(arith);
         let mut p = base.init(&mut stream(4, "nn-test-init"));
         // Running statistics away from (0, 1), so that they matter.
         for (at, len) in base.frozen() {
@@ -254,11 +259,30 @@ fn outputs_do_not_depend_on_the_batch_or_the_path() {
                     assert_eq!(
                         got,
                         want[start + k],
-                        "{arch:?} {simd:?} batch {batch} at {k}"
+                        "{arch:?} {arith:?} {simd:?} batch {batch} at {k}"
                     );
                 }
             }
         }
+    }
+}
+
+/// With fused arithmetic too, a chunk's gradient is the same bits on every vector path, and
+/// differs from the separate arithmetic's (the setting reaches the kernels).
+#[test]
+fn fused_gradients_are_the_same_on_every_path() {
+    let input = planes(2, 3, 4);
+    for arch in archs() {
+        let base = Layout::new(&arch, input, 5);
+        let p = base.init(&mut stream(7, "nn-test-init"));
+        let examples = random_examples(input, 5, CHUNK + 3, 5);
+        let want = grad_of(&base.clone().with_simd(Simd::Scalar), &p, &examples).0;
+        for simd in Simd::available() {
+            let (g, _) = grad_of(&base.clone().with_simd(simd), &p, &examples);
+            assert_eq!(bits(&g), bits(&want), "{arch:?} {simd:?}");
+        }
+        let separate = grad_of(&base.clone().with_arith(Arith::Separate), &p, &examples).0;
+        assert_ne!(bits(&separate), bits(&want), "{arch:?}");
     }
 }
 
@@ -267,7 +291,7 @@ fn outputs_do_not_depend_on_the_batch_or_the_path() {
 #[test]
 fn gradients_match_the_old_engine_on_every_path() {
     for (arch, input, na) in wide_cases() {
-        let base = Layout::new(&arch, input, na);
+        let base = Layout::new(&arch, input, na).with_arith(Arith::Separate);
         let p = base.init(&mut stream(7, "nn-test-init"));
         let old = reference::Old::new(&arch, input, na);
         let examples = random_examples(input, na, CHUNK, 5);
@@ -360,10 +384,13 @@ fn running_statistics_follow_the_batch() {
         _ => unreachable!(),
     };
     let mut s = l.scratch();
-    let x: Vec<f32> = examples.iter().flat_map(|e| e.x.iter().copied()).collect();
-    l.forward_batch(&p, &l.weights(&p), &x, 20, &mut s);
-    let pre: Vec<f64> = (0..20)
-        .flat_map(|k| s.bufs[1][k * 36..k * 36 + 12].to_vec())
+    let w = l.weights(&p);
+    let pre: Vec<f64> = examples
+        .iter()
+        .flat_map(|e| {
+            l.forward_batch(&p, &w, &e.x, 1, &mut s);
+            s.bufs[1][..12].to_vec()
+        })
         .map(f64::from)
         .collect();
     let mean = pre.iter().sum::<f64>() / pre.len() as f64;
@@ -481,7 +508,10 @@ fn engine_speed_on_one_thread() {
         let a = vec![0.5f32; m * k];
         let b = vec![0.25f32; gemm::packed_len(k, n)];
         let mut c = vec![0.0f32; m * n];
-        for simd in Simd::available() {
+        let kernels = Simd::available()
+            .into_iter()
+            .flat_map(|simd| [Arith::Separate, Arith::Fused].map(|arith| Kernel { simd, arith }));
+        for kernel in kernels {
             let r = rate(1, &mut || {
                 let a = gemm::MatA {
                     data: &a,
@@ -490,7 +520,7 @@ fn engine_speed_on_one_thread() {
                 };
                 let out = gemm::Out::cols(m);
                 gemm::gemm(
-                    simd,
+                    kernel,
                     (m, n, k),
                     a,
                     &b,
@@ -501,14 +531,14 @@ fn engine_speed_on_one_thread() {
                 );
             });
             println!(
-                "gemm {m}x{n}x{k} {simd:?}: {:.1} GFLOP/s",
+                "gemm {m}x{n}x{k} {kernel:?}: {:.1} GFLOP/s",
                 r * (2 * m * n * k) as f64 * 1e-9
             );
         }
     }
     for (name, arch, input, na) in cases {
-        let l = Layout::new(&arch, input, na);
-        let p = l.init(&mut stream(4, "nn-test-init"));
+        let base = Layout::new(&arch, input, na);
+        let p = base.init(&mut stream(4, "nn-test-init"));
         let old = reference::Old::new(&arch, input, na);
         let ex = random_examples(input, na, 64, 2);
         let x: Vec<f32> = ex.iter().flat_map(|e| e.x.iter().copied()).collect();
@@ -518,14 +548,8 @@ fn engine_speed_on_one_thread() {
                 old.forward(&p, &e.x, &mut so);
             }
         });
-        let mut s = l.scratch();
-        let w = l.weights(&p);
-        let b1 = rate(1, &mut || l.forward_batch(&p, &w, &ex[0].x, 1, &mut s));
-        let b64 = rate(64, &mut || l.forward_batch(&p, &w, &x, 64, &mut s));
-        let mut t = Trainer::new(&l);
-        l.pack(&p, true, &mut t.w);
         let refs: Vec<&Example> = ex[..16].iter().collect();
-        let mut g = vec![0.0f32; l.params()];
+        let mut g = vec![0.0f32; base.params()];
         let old_train = rate(16, &mut || {
             for e in &refs {
                 let pre = old.forward(&p, &e.x, &mut so);
@@ -533,14 +557,24 @@ fn engine_speed_on_one_thread() {
                 old.backward(&p, &mut so, &dl, pre * 0.1, &mut g);
             }
         });
-        let new_train = rate(16, &mut || {
-            batch_grad(&l, &p, &refs, &mut t);
-        });
-        println!(
-            "{name}: inference old {old_inf:.0}/s, new b1 {b1:.0}/s b64 {b64:.0}/s ({:.1}x); \
-             gradient old {old_train:.0}/s new {new_train:.0}/s ({:.1}x)",
-            b64 / old_inf,
-            new_train / old_train
-        );
+        println!("{name}: old inference {old_inf:.0}/s, old gradient {old_train:.0}/s");
+        for arith in [Arith::Separate, Arith::Fused] {
+            let l = base.clone().with_arith(arith);
+            let mut s = l.scratch();
+            let w = l.weights(&p);
+            let b1 = rate(1, &mut || l.forward_batch(&p, &w, &ex[0].x, 1, &mut s));
+            let b64 = rate(64, &mut || l.forward_batch(&p, &w, &x, 64, &mut s));
+            let mut t = Trainer::new(&l);
+            l.pack(&p, true, &mut t.w);
+            let new_train = rate(16, &mut || {
+                batch_grad(&l, &p, &refs, &mut t);
+            });
+            println!(
+                "  {arith:?}: inference b1 {b1:.0}/s b64 {b64:.0}/s ({:.1}x old); \
+                 gradient {new_train:.0}/s ({:.1}x old)",
+                b64 / old_inf,
+                new_train / old_train
+            );
+        }
     }
 }

@@ -290,4 +290,34 @@ mod tests {
         assert_eq!(old.search.tie_break, SearchConfig::LEGACY_TIE_BREAK);
         assert_ne!(g.search.tie_break, SearchConfig::LEGACY_TIE_BREAK);
     }
+
+    /// A network run's record names its kernels' arithmetic (a spec's default: fused); a
+    /// record from before the key existed decodes to the separate arithmetic those runs
+    /// were computed with, so they verify and resume with their own bits.
+    #[test]
+    fn network_records_without_arithmetic_mean_separate() {
+        let s = crate::runs::RunConfig::from_toml(
+            "variant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\n[learner]\nkind = \"network\"\n",
+            "x",
+        )
+        .unwrap()
+        .settings;
+        let net = |s: &Settings| crate::learners::network::settings_of(&s.learner).arith();
+        assert_eq!(net(&s), crate::nn::Arith::Fused);
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["learner"]["network"]["arithmetic"], "fused");
+        assert_eq!(
+            net(&decode_v2(&json.to_string()).unwrap()),
+            crate::nn::Arith::Fused
+        );
+        let mut old = json.clone();
+        old["learner"]["network"]
+            .as_object_mut()
+            .unwrap()
+            .remove("arithmetic");
+        assert_eq!(
+            net(&decode_v2(&old.to_string()).unwrap()),
+            crate::nn::Arith::Separate
+        );
+    }
 }

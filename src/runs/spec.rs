@@ -219,7 +219,7 @@ impl RunConfig {
                 checkpoint_every: raw.checkpoint_every.unwrap_or(10),
                 search: raw.search,
                 eval: raw.eval,
-                learner: raw.learner,
+                learner: raw.learner.for_new_run(),
                 start: raw.start,
             },
         };
