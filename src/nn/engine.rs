@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use super::Layout;
-use super::gemm::{self, MatA, NR, Out, Start, Then, gemm, packed_len};
+use super::gemm::{self, MatA, NR, Offsets, Out, Start, Then, gemm, packed_len};
 use super::graph::{Act, Conv, Dense, Graph, Layer, Norm, Op};
 
 /// Positions per chunk (fixed, so the order of every gradient sum is too).
@@ -51,8 +51,13 @@ pub struct Weights {
 /// One chunk's working buffers.
 #[derive(Clone, Debug, Default)]
 struct Local {
-    /// One position's im2col.
-    cols: Vec<f32>,
+    /// One position's input planes and output gradient planes, each between zero borders
+    /// one square wide (the borders are never written).
+    pad_x: Vec<f32>,
+    pad_d: Vec<f32>,
+    /// The 3x3 convolutions' term offsets ([`Layout::tap_table`]), plain and mirrored.
+    taps: Vec<usize>,
+    taps_mirrored: Vec<usize>,
     panel: Vec<f32>,
 }
 
@@ -83,7 +88,8 @@ pub struct Scratch {
     grads: Vec<Vec<f32>>,
     saved: Vec<NormSaved>,
     locals: Vec<Local>,
-    cols_len: usize,
+    /// Floats of a position's widest bordered planes.
+    pad_len: usize,
     /// The logits, `actions` per position.
     pub logits: Vec<f32>,
     /// The value head's outputs before tanh, one per position.
@@ -99,16 +105,16 @@ pub struct Scratch {
 impl Scratch {
     pub(crate) fn new(l: &Layout) -> Scratch {
         let g = &l.graph;
-        let area = l.area();
         let widest = g
             .ops
             .iter()
             .filter_map(|op| match op.layer {
-                Layer::Conv(c) if c.taps > 1 => Some(c.cin.max(c.cout) * c.taps),
+                Layer::Conv(c) if c.taps > 1 => Some(c.cin.max(c.cout)),
                 _ => None,
             })
             .max()
             .unwrap_or(0);
+        let bordered = (l.input.height + 2) * (l.input.width + 2);
         let mut s = Scratch {
             cap: 0,
             sizes: g.bufs.clone(),
@@ -117,7 +123,7 @@ impl Scratch {
             grads: vec![Vec::new(); g.bufs.len()],
             saved: vec![NormSaved::default(); g.ops.len()],
             locals: Vec::new(),
-            cols_len: widest * area,
+            pad_len: widest * bordered,
             logits: Vec::new(),
             values: Vec::new(),
             x: Vec::new(),
@@ -152,8 +158,9 @@ impl Scratch {
         let chunks = n.div_ceil(CHUNK);
         while self.locals.len() < chunks {
             self.locals.push(Local {
-                cols: vec![0.0; self.cols_len],
-                panel: Vec::new(),
+                pad_x: vec![0.0; self.pad_len],
+                pad_d: vec![0.0; self.pad_len],
+                ..Local::default()
             });
         }
         self.cap = n;
@@ -392,11 +399,7 @@ impl Layout {
         out: &mut [f32],
         then: Then<'_>,
     ) {
-        let a = MatA {
-            data: x,
-            rs: d.n_in,
-            ks: 1,
-        };
+        let a = MatA::strided(x, d.n_in, 1);
         let bias = Start::ColBias(&p[d.b..d.b + d.n_out]);
         let shape = (n, d.n_out, d.n_in);
         gemm(
@@ -431,11 +434,7 @@ impl Layout {
                 *gb += dy;
             }
         }
-        let xt = MatA {
-            data: x,
-            rs: 1,
-            ks: d.n_in,
-        };
+        let xt = MatA::strided(x, 1, d.n_in);
         grow(panel, packed_len(n, d.n_out));
         gemm::pack(n, d.n_out, panel, |n0, pn| {
             pack_rows(dout, d.n_out, n0, n, pn)
@@ -453,11 +452,7 @@ impl Layout {
             Out::rows(d.n_out),
         );
         if let Some(din) = din {
-            let a = MatA {
-                data: dout,
-                rs: d.n_out,
-                ks: 1,
-            };
+            let a = MatA::strided(dout, d.n_out, 1);
             let shape = (n, d.n_in, d.n_out);
             gemm(
                 self.kernel,
@@ -474,7 +469,8 @@ impl Layout {
 
     /// `out[s][o][q] = b[o] + sum_{i, t} in[s][i][q + offset(t)] w[o][i][t]` (zero off the
     /// board), the sum in the order (i, t), t = 3 ky + kx the taps. One product per position:
-    /// rows its squares (A its im2col), columns the output channels.
+    /// rows its squares, columns the output channels, A the im2col of the input read in
+    /// place from its planes between zero borders ([`Layout::conv_input`]).
     #[allow(clippy::too_many_arguments)]
     fn conv_forward(
         &self,
@@ -491,14 +487,10 @@ impl Layout {
         let (sin, sout) = (c.cin * area, c.cout * area);
         let bias =
             c.b.map_or(Start::Zero, |b| Start::ColBias(&p[b..b + c.cout]));
+        self.tap_table(c.cin, false, &mut local.taps);
         for s in 0..n {
             let x = &input[s * sin..(s + 1) * sin];
-            let cols = self.im2col(x, c, false, local);
-            let a = MatA {
-                data: cols,
-                rs: 1,
-                ks: area,
-            };
+            let a = self.conv_input(x, c, &mut local.pad_x, &local.taps);
             let then = match then {
                 Then::AddRelu(k) => Then::AddRelu(&k[s * sout..(s + 1) * sout]),
                 t => t,
@@ -536,6 +528,15 @@ impl Layout {
     ) {
         let area = self.area();
         let (sin, sout) = (c.cin * area, c.cout * area);
+        self.tap_table(c.cin, false, &mut local.taps);
+        self.tap_table(c.cout, true, &mut local.taps_mirrored);
+        let Local {
+            pad_x,
+            pad_d,
+            taps,
+            taps_mirrored,
+            panel,
+        } = local;
         for s in 0..n {
             let dplane = &dout[s * sout..(s + 1) * sout];
             if let Some(b) = c.b {
@@ -547,18 +548,13 @@ impl Layout {
                     *gb += acc;
                 }
             }
-            // dW[o][(i, t)] += sum_q im2col[(i, t)][q] dout[o][q].
-            let mut panel = std::mem::take(&mut local.panel);
-            grow(&mut panel, packed_len(area, c.cout));
-            gemm::pack(area, c.cout, &mut panel, |n0, pn| {
+            // dW[o][(i, t)] += sum_q im2col[(i, t)][q] dout[o][q]: A the transposed im2col.
+            grow(panel, packed_len(area, c.cout));
+            gemm::pack(area, c.cout, panel, |n0, pn| {
                 pack_cols(dplane, area, n0, c.cout, pn)
             });
-            let cols = self.im2col(&input[s * sin..(s + 1) * sin], c, false, local);
-            let a = MatA {
-                data: cols,
-                rs: area,
-                ks: 1,
-            };
+            let x = &input[s * sin..(s + 1) * sin];
+            let a = self.conv_input(x, c, pad_x, taps).transposed();
             let gw = &mut g[c.w..c.w + c.cout * c.cin * c.taps];
             let shape = (c.cin * c.taps, c.cout, area);
             let out = Out::cols(c.cin * c.taps);
@@ -566,25 +562,19 @@ impl Layout {
                 self.kernel,
                 shape,
                 a,
-                &panel,
+                panel,
                 Start::AddSum,
                 Then::Nothing,
                 gw,
                 out,
             );
-            local.panel = panel;
             // din[i][q] = sum_{(o, t)} dout[o][q - offset(t)] w[o][i][t]: the im2col of dout
             // with the taps mirrored.
             let Some(din) = din.as_deref_mut() else {
                 continue;
             };
             let mirrored = Conv { cin: c.cout, ..c };
-            let cols = self.im2col(dplane, mirrored, true, local);
-            let a = MatA {
-                data: cols,
-                rs: 1,
-                ks: area,
-            };
+            let a = self.conv_input(dplane, mirrored, pad_d, taps_mirrored);
             let di = &mut din[s * sin..(s + 1) * sin];
             let shape = (area, c.cin, c.cout * c.taps);
             gemm(
@@ -600,24 +590,49 @@ impl Layout {
         }
     }
 
-    /// The im2col of one position's `src` (`c.cin` planes): `cols[(i * taps + t) * area +
-    /// q]` is `src[i][q + offset(t)]`, or 0 off the board; `mirror` reads tap `taps - 1 - t`.
-    /// A 1x1 convolution's im2col is `src` itself. Each row is the plane shifted by the tap's
-    /// offset (one copy), with the squares whose neighbour is off the board set to 0.
-    fn im2col<'a>(&self, src: &'a [f32], c: Conv, mirror: bool, local: &'a mut Local) -> &'a [f32] {
+    /// The im2col of one position's `src` (`c.cin` planes) as a matrix read in place: row q
+    /// (a square), term (i, t) the square's tap-t neighbour in plane i, 0 off the board.
+    /// A 1x1 convolution reads `src` itself; a 3x3 one copies the planes into `pad`, each
+    /// between zero borders one square wide, and reads them through the squares' corners
+    /// (`pad_rows`) and `taps` ([`Layout::tap_table`]).
+    fn conv_input<'a>(
+        &'a self,
+        src: &'a [f32],
+        c: Conv,
+        pad: &'a mut [f32],
+        taps: &'a [usize],
+    ) -> MatA<'a> {
+        let area = self.area();
         if c.taps == 1 {
-            return src;
+            return MatA::strided(src, 1, area);
         }
-        let (area, w) = (self.area(), self.input.width);
+        let (h, w) = (self.input.height, self.input.width);
+        let plane = (h + 2) * (w + 2);
         for i in 0..c.cin {
-            let plane = &src[i * area..(i + 1) * area];
-            for t in 0..9 {
-                let tt = if mirror { 8 - t } else { t };
-                let row = &mut local.cols[(i * 9 + t) * area..(i * 9 + t + 1) * area];
-                shift_into(row, plane, self.delta[tt], tt % 3, w);
+            for y in 0..h {
+                let to = i * plane + (y + 1) * (w + 2) + 1;
+                pad[to..to + w].copy_from_slice(&src[i * area + y * w..i * area + (y + 1) * w]);
             }
         }
-        &local.cols[..c.cin * 9 * area]
+        MatA {
+            data: pad,
+            rows: Offsets::Table(&self.pad_rows),
+            ks: Offsets::Table(&taps[..c.cin * 9]),
+        }
+    }
+
+    /// The offsets of the terms (i, t) of a 3x3 convolution over `planes` bordered planes,
+    /// from a square's corner: plane i, then the tap's row and column (`mirror`: tap 8 - t).
+    fn tap_table(&self, planes: usize, mirror: bool, into: &mut Vec<usize>) {
+        let pw = self.input.width + 2;
+        let plane = (self.input.height + 2) * pw;
+        into.clear();
+        for i in 0..planes {
+            for t in 0..9 {
+                let tt = if mirror { 8 - t } else { t };
+                into.push(i * plane + tt / 3 * pw + tt % 3);
+            }
+        }
     }
 
     /// Batch normalisation, then the activation. Training: the batch's mean and (biased)
@@ -818,32 +833,6 @@ pub(crate) fn place_packed(g: &mut Graph) -> (usize, usize) {
 }
 
 #[inline(always)]
-/// `row[q] = plane[q + d]` where square q's neighbour at offset `d` (tap column `kx`) is on
-/// the board of width `w`, else 0. The flat shift leaves the plane above and below the board
-/// (those squares are set to 0 around the copy) and wraps from one board row's edge to the
-/// next (the squares of the edge column the tap looks past are set to 0).
-fn shift_into(row: &mut [f32], plane: &[f32], d: isize, kx: usize, w: usize) {
-    let area = row.len() as isize;
-    let lo = (-d).clamp(0, area) as usize;
-    let hi = (area - d).clamp(0, area) as usize;
-    if lo >= hi {
-        row.fill(0.0);
-        return;
-    }
-    row[..lo].fill(0.0);
-    let from = lo.wrapping_add_signed(d);
-    row[lo..hi].copy_from_slice(&plane[from..from + hi - lo]);
-    row[hi..].fill(0.0);
-    let edge = match kx {
-        0 => 0,
-        2 => w - 1,
-        _ => return,
-    };
-    for x in row[edge..].iter_mut().step_by(w) {
-        *x = 0.0;
-    }
-}
-
 fn relu(x: f32) -> f32 {
     if x < 0.0 { 0.0 } else { x }
 }
@@ -898,12 +887,11 @@ fn pack_conv_t(wt: &[f32], c: Conv, n0: usize, panel: &mut [f32]) {
     }
 }
 
-/// For each tap t = 3 ky + kx of a board of width w: the offset of the square it reads,
-/// (ky - 1) w + (kx - 1).
-pub(crate) fn board_taps(w: usize) -> [isize; 9] {
-    let mut delta = [0isize; 9];
-    for (t, d) in delta.iter_mut().enumerate() {
-        *d = (t as isize / 3 - 1) * w as isize + (t % 3) as isize - 1;
-    }
-    delta
+/// For each square (y, x) of an h x w board, in order: the offset of its window's corner,
+/// square (y - 1, x - 1), in the plane held between zero borders one square wide, whose
+/// rows are w + 2 long: y (w + 2) + x.
+pub(crate) fn window_corners(h: usize, w: usize) -> Vec<usize> {
+    (0..h)
+        .flat_map(|y| (0..w).map(move |x| y * (w + 2) + x))
+        .collect()
 }

@@ -72,12 +72,64 @@ pub struct Kernel {
     pub arith: Arith,
 }
 
-/// A strided matrix view: element `(m, k)` at `data[m * rs + k * ks]`.
+/// Offsets along one axis of A: `i * stride`, or a table's `i`-th entry.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum Offsets<'a> {
+    Stride(usize),
+    Table(&'a [usize]),
+}
+
+impl Offsets<'_> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> usize {
+        match *self {
+            Offsets::Stride(s) => i * s,
+            Offsets::Table(t) => t[i],
+        }
+    }
+
+    /// The largest offset of the first `n` (n > 0).
+    fn last(&self, n: usize) -> usize {
+        match *self {
+            Offsets::Stride(s) => (n - 1) * s,
+            Offsets::Table(t) => t[..n].iter().copied().max().unwrap_or(0),
+        }
+    }
+}
+
+/// A matrix read in place: element `(m, k)` at `data[rows.at(m) + ks.at(k)]`. Strided views
+/// cover row- and column-major matrices; tables let a convolution read its input planes
+/// (held between zero borders) as the im2col matrix without building it.
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct MatA<'a> {
     pub data: &'a [f32],
-    pub rs: usize,
-    pub ks: usize,
+    pub rows: Offsets<'a>,
+    pub ks: Offsets<'a>,
+}
+
+impl<'a> MatA<'a> {
+    /// Element `(m, k)` at `data[m * rs + k * ks]`.
+    pub(crate) fn strided(data: &'a [f32], rs: usize, ks: usize) -> MatA<'a> {
+        MatA {
+            data,
+            rows: Offsets::Stride(rs),
+            ks: Offsets::Stride(ks),
+        }
+    }
+
+    /// The transpose: element `(k, m)` of the result is `(m, k)` of this one.
+    pub(crate) fn transposed(self) -> MatA<'a> {
+        MatA {
+            rows: self.ks,
+            ks: self.rows,
+            ..self
+        }
+    }
+
+    #[inline(always)]
+    fn at(&self, m: usize, k: usize) -> f32 {
+        self.data[self.rows.at(m) + self.ks.at(k)]
+    }
 }
 
 /// Where output element `(m, n)` lives in C: `m * rs + n * cs`.
@@ -157,7 +209,7 @@ pub(crate) fn gemm(
         return;
     }
     if k > 0 {
-        let last = (m - 1) * a.rs + (k - 1) * a.ks;
+        let last = a.rows.last(m) + a.ks.last(k);
         assert!(last < a.data.len(), "gemm: A too short");
     }
     assert!(b.len() >= packed_len(k, n), "gemm: B too short");
@@ -280,7 +332,7 @@ fn tile_scalar<const FUSED: bool>(
     for kk in 0..k {
         let b = &panel[kk * NR..kk * NR + NR];
         for (r, row) in acc.iter_mut().enumerate().take(rows) {
-            let av = a.data[(m0 + r) * a.rs + kk * a.ks];
+            let av = a.at(m0 + r, kk);
             for (x, &bv) in row.iter_mut().zip(b) {
                 *x = if FUSED {
                     av.mul_add(bv, *x)
@@ -294,7 +346,7 @@ fn tile_scalar<const FUSED: bool>(
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{MR, MatA, NR};
+    use super::{MR, MatA, NR, Offsets};
     use std::arch::x86_64::*;
 
     /// The AVX2 tile: the scalar path's chains, eight columns to a register.
@@ -331,19 +383,41 @@ mod avx2 {
         acc: &mut [[f32; NR]; MR],
     ) {
         unsafe {
+            let mut rp = [a.data.as_ptr(); R];
+            for (r, p) in rp.iter_mut().enumerate() {
+                *p = a.data.as_ptr().add(a.rows.at(m0 + r));
+            }
+            match a.ks {
+                Offsets::Stride(s) => run::<R, F>(k, rp, |kk| kk * s, panel, acc),
+                Offsets::Table(t) => run::<R, F>(k, rp, |kk| *t.get_unchecked(kk), panel, acc),
+            }
+        }
+    }
+
+    /// The tile's chains: row r's term k reads `rp[r] + koff(k)`.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn run<const R: usize, const F: bool>(
+        k: usize,
+        rp: [*const f32; R],
+        koff: impl Fn(usize) -> usize,
+        panel: &[f32],
+        acc: &mut [[f32; NR]; MR],
+    ) {
+        unsafe {
             let mut c0 = [_mm256_setzero_ps(); R];
             let mut c1 = [_mm256_setzero_ps(); R];
             for r in 0..R {
                 c0[r] = _mm256_loadu_ps(acc[r].as_ptr());
                 c1[r] = _mm256_loadu_ps(acc[r].as_ptr().add(8));
             }
-            let mut ap = a.data.as_ptr().add(m0 * a.rs);
             let mut bp = panel.as_ptr();
-            for _ in 0..k {
+            for kk in 0..k {
+                let o = koff(kk);
                 let b0 = _mm256_loadu_ps(bp);
                 let b1 = _mm256_loadu_ps(bp.add(8));
                 for r in 0..R {
-                    let av = _mm256_broadcast_ss(&*ap.add(r * a.rs));
+                    let av = _mm256_broadcast_ss(&*rp[r].add(o));
                     if F {
                         c0[r] = _mm256_fmadd_ps(av, b0, c0[r]);
                         c1[r] = _mm256_fmadd_ps(av, b1, c1[r]);
@@ -352,7 +426,6 @@ mod avx2 {
                         c1[r] = _mm256_add_ps(c1[r], _mm256_mul_ps(av, b1));
                     }
                 }
-                ap = ap.add(a.ks);
                 bp = bp.add(NR);
             }
             for r in 0..R {
@@ -467,20 +540,27 @@ mod tests {
                             }
                         }
                     });
-                    let a = MatA {
+                    // The same matrix strided and through offset tables.
+                    let rows: Vec<usize> = (0..m).map(|i| i * k).collect();
+                    let ks: Vec<usize> = (0..k).collect();
+                    let strided = MatA::strided(&a, k, 1);
+                    let tables = MatA {
                         data: &a,
-                        rs: k,
-                        ks: 1,
+                        rows: Offsets::Table(&rows),
+                        ks: Offsets::Table(&ks),
                     };
-                    let out = Out::rows(n);
-                    let kernel = Kernel { simd, arith };
-                    gemm(kernel, (m, n, k), a, &bp, s, Then::Nothing, &mut c, out);
-                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                    assert_eq!(
-                        bits(&c),
-                        bits(&want),
-                        "{simd:?} {arith:?} {start} {m}x{n}x{k}"
-                    );
+                    for a in [strided, tables] {
+                        let mut c = c.clone();
+                        let out = Out::rows(n);
+                        let kernel = Kernel { simd, arith };
+                        gemm(kernel, (m, n, k), a, &bp, s, Then::Nothing, &mut c, out);
+                        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(
+                            bits(&c),
+                            bits(&want),
+                            "{simd:?} {arith:?} {start} {m}x{n}x{k}"
+                        );
+                    }
                 }
             }
         }

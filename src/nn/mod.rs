@@ -105,8 +105,9 @@ pub struct Layout {
     /// The kernels' vector path (`Simd::detect` unless a test or bench asks) and arithmetic
     /// (fused unless the run's settings say otherwise).
     kernel: Kernel,
-    /// For each 3x3 tap t = 3 ky + kx: the offset of the square it reads.
-    delta: [isize; 9],
+    /// For each square, the offset of its top-left neighbour in a plane held between zero
+    /// borders one square wide (the corner of its 3x3 window).
+    pad_rows: Vec<usize>,
     /// Floats of the packed weights, forward and backward.
     packed: (usize, usize),
 }
@@ -115,7 +116,7 @@ impl Layout {
     pub fn new(arch: &Arch, input: Planes, actions: usize) -> Layout {
         let mut graph = graph::build(arch, input, actions);
         let packed = engine::place_packed(&mut graph);
-        let delta = engine::board_taps(input.width);
+        let pad_rows = engine::window_corners(input.height, input.width);
         Layout {
             arch: arch.clone(),
             input,
@@ -125,7 +126,7 @@ impl Layout {
                 simd: Simd::detect(),
                 arith: Arith::Fused,
             },
-            delta,
+            pad_rows,
             packed,
         }
     }

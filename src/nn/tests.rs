@@ -513,11 +513,7 @@ fn engine_speed_on_one_thread() {
             .flat_map(|simd| [Arith::Separate, Arith::Fused].map(|arith| Kernel { simd, arith }));
         for kernel in kernels {
             let r = rate(1, &mut || {
-                let a = gemm::MatA {
-                    data: &a,
-                    rs: 1,
-                    ks: m,
-                };
+                let a = gemm::MatA::strided(&a, 1, m);
                 let out = gemm::Out::cols(m);
                 gemm::gemm(
                     kernel,
