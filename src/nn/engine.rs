@@ -26,7 +26,7 @@ pub(crate) const CHUNK: usize = 16;
 /// measured 1.4x slower than one position at a time on the 64-channel nets of
 /// docs/network.md), while small nets still get batches of up to 64 for their dense
 /// layers. Any chunking gives the same bits.
-const INFER_BYTES: usize = 256 << 10;
+const INFER_BYTES: usize = 1024 << 10;
 
 /// Batch normalisation's epsilon and running-average momentum (PyTorch's defaults, which
 /// Liu et al. trained with).
@@ -193,9 +193,24 @@ impl Layout {
         s: &mut Scratch,
         mode: Mode,
     ) {
-        if mode == Mode::Infer && n > s.infer_chunk {
+        // Inference: one worker's positions go through the layers as one chunk; more than a
+        // chunk's worth, or several workers, go through `infer_in_chunks`.
+        if mode == Mode::Infer && (n > s.infer_chunk || rayon::current_num_threads() > 1 && n > 1) {
             return self.infer_in_chunks(p, w, x, n, s);
         }
+        self.forward_layers(p, w, x, n, s, mode);
+    }
+
+    /// The forward pass layer after layer over all `n` positions.
+    fn forward_layers(
+        &self,
+        p: &[f32],
+        w: &Weights,
+        x: &[f32],
+        n: usize,
+        s: &mut Scratch,
+        mode: Mode,
+    ) {
         s.ensure_layers(n);
         let len = self.input.len();
         s.bufs[0][..n * len].copy_from_slice(&x[..n * len]);
@@ -229,7 +244,7 @@ impl Layout {
                 for (k, v) in values.chunks_mut(chunk).enumerate() {
                     let (at, m) = (k * chunk, v.len());
                     let x = &x[at * len..(at + m) * len];
-                    self.run_forward(p, w, x, m, sub, Mode::Infer);
+                    self.forward_layers(p, w, x, m, sub, Mode::Infer);
                     logits[at * na..(at + m) * na].copy_from_slice(&sub.logits[..m * na]);
                     v.copy_from_slice(&sub.values[..m]);
                 }
@@ -260,12 +275,15 @@ impl Layout {
                 self.norm_forward(p, nm, area, n, x, y, skip, op.act, &mut s.saved[i], mode);
             }
             layer => {
-                let locals = &mut s.locals[..n.div_ceil(CHUNK)];
-                y.par_chunks_mut(CHUNK * ly)
+                // Training splits the batch into the gradient's chunks; inference runs on one
+                // worker (`run_forward`), all its positions at once.
+                let chunk = if mode == Mode::Train { CHUNK } else { n.max(1) };
+                let locals = &mut s.locals[..n.div_ceil(chunk)];
+                y.par_chunks_mut(chunk * ly)
                     .zip(locals.par_iter_mut())
                     .enumerate()
                     .for_each(|(c, (y, local))| {
-                        let (s0, m) = (c * CHUNK, y.len() / ly);
+                        let (s0, m) = (c * chunk, y.len() / ly);
                         let x = &x[s0 * lx..(s0 + m) * lx];
                         let skip = skip.map(|k| &k[s0 * ly..(s0 + m) * ly]);
                         let then = match (op.act, skip) {

@@ -250,6 +250,7 @@ fn load(
         let base = (m0 + r) * out.rs + n0 * out.cs;
         match start {
             Start::Zero | Start::AddSum => {}
+            Start::Keep if out.cs == 1 => row[..w].copy_from_slice(&c[base..base + w]),
             Start::Keep => {
                 for (j, x) in row[..w].iter_mut().enumerate() {
                     *x = c[base + j * out.cs];
@@ -290,9 +291,17 @@ fn store_each(
 ) {
     for (r, row) in acc.iter().enumerate() {
         let base = (m0 + r) * out.rs + n0 * out.cs;
-        for (j, &x) in row[..w].iter().enumerate() {
-            let at = base + j * out.cs;
-            c[at] = f(c[at], at, x);
+        if out.cs == 1 {
+            // A row of the tile is contiguous in C: one loop the compiler vectorises.
+            let dst = &mut c[base..base + w];
+            for (j, (d, &x)) in dst.iter_mut().zip(&row[..w]).enumerate() {
+                *d = f(*d, base + j, x);
+            }
+        } else {
+            for (j, &x) in row[..w].iter().enumerate() {
+                let at = base + j * out.cs;
+                c[at] = f(c[at], at, x);
+            }
         }
     }
 }
