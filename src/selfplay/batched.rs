@@ -11,6 +11,8 @@
 //! record is the same bits whatever the batch width or the games beside it (tests below, and
 //! the unchanged heads of the example runs).
 
+use std::time::Instant;
+
 use crate::game::{ChanceOutcome, Game, Turn};
 use crate::game_record::{GameEnd, GameRecord, Step as Move};
 use crate::play::Decision;
@@ -182,6 +184,25 @@ pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
     games: &[LaneGame<G::State>],
     width: usize,
 ) -> Result<Vec<Played<G::State>>, SearchError> {
+    let played = self_play_lanes_until(g, config, eval, seed, iteration, games, width, None)?;
+    Ok(played.into_iter().flatten().collect())
+}
+
+/// [`self_play_lanes`] with a deadline: from `until` on no game is opened and the games in
+/// progress are abandoned, and a game that finishes after it is dropped; those slots are
+/// `None`. Every game returned is played to its end, the same bits as without a deadline.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn self_play_lanes_until<G: Game, E: Evaluator<G>>(
+    g: &G,
+    config: SearchConfig,
+    eval: &mut E,
+    seed: u64,
+    iteration: u32,
+    games: &[LaneGame<G::State>],
+    width: usize,
+    until: Option<Instant>,
+) -> Result<Vec<Option<Played<G::State>>>, SearchError> {
+    let late = || until.is_some_and(|d| Instant::now() >= d);
     let width = width.max(1);
     let mut out: Vec<Option<Played<G::State>>> = games.iter().map(|_| None).collect();
     // Searches of finished games, reused by the next (their allocations kept).
@@ -191,6 +212,9 @@ pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
     let mut next = 0;
     let mut values = Vec::with_capacity(width);
     loop {
+        if late() {
+            break;
+        }
         while lanes.len() < width && next < games.len() {
             let mut lane = Lane::open(g, config, &mut pool, seed, iteration, next, &games[next])?;
             next += 1;
@@ -211,12 +235,15 @@ pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
                 done.push(k);
             }
         }
+        if !done.is_empty() && late() {
+            break;
+        }
         for k in done.into_iter().rev() {
             let lane = lanes.remove(k);
             pool.push(lane.finish(g, seed, iteration, &mut out));
         }
     }
-    Ok(out.into_iter().flatten().collect())
+    Ok(out)
 }
 
 /// One batch: every lane's waiting leaf goes to `eval` in one call; `values` gets their
