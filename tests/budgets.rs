@@ -82,8 +82,9 @@ fn assert_shortest_prefix(costs: &[u64], budget: u64, what: &str) {
 }
 
 /// The iterations table's `games` column, per iteration.
-fn games_column(store: &Store, run_id: i64) -> Vec<u32> {
-    let q = store
+fn games_column(db: &std::path::Path, run_id: i64) -> Vec<u32> {
+    let q = Store::open_read_only(db)
+        .unwrap()
         .query(&format!(
             "SELECT games FROM iterations WHERE run_id = {run_id} ORDER BY iteration"
         ))
@@ -115,7 +116,7 @@ fn a_moves_budget_keeps_the_shortest_prefix_on_any_thread_count() {
         assert_eq!(stored.len(), r.games.len());
     }
     // The count is what the iterations table and the summary report.
-    assert_eq!(games_column(&store, one.run_id), counts);
+    assert_eq!(games_column(&dir.path().join("t.db"), one.run_id), counts);
     assert_eq!(one.last.as_ref().unwrap().games, counts[2]);
     let v = verify(&mut store, &one.run_id.to_string(), None, &mut Quiet).unwrap();
     assert_eq!(v.differs, None);
@@ -161,7 +162,7 @@ fn a_seconds_budget_records_its_games_and_verifies_from_the_store() {
     let chain = records(&store, &out);
     let counts: Vec<u32> = chain.iter().map(|r| r.games.len() as u32).collect();
     assert!(counts.iter().all(|&k| k >= 1), "{counts:?}");
-    assert_eq!(games_column(&store, out.run_id), counts);
+    assert_eq!(games_column(&dir.path().join("t.db"), out.run_id), counts);
     for r in &chain {
         let stored = store.run_games(out.run_id, r.iteration).unwrap();
         let listed: Vec<_> = stored.iter().map(|(_, h)| *h).collect();

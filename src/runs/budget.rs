@@ -42,13 +42,14 @@ pub const BUDGET_PROGRESS_UNITS: u32 = 1000;
 #[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
-    /// Self-play decisions per iteration (chance steps not counted).
+    /// Self-play decisions per iteration (chance steps not counted). Signed, so a negative
+    /// value gets the range error naming the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub moves: Option<u64>,
+    pub moves: Option<i64>,
     /// Search simulations per iteration (`search.simulations` per full search, the playout
     /// cap's `n_fast` per fast one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub simulations: Option<u64>,
+    pub simulations: Option<i64>,
     /// T_self: wall-clock seconds of self-play per iteration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
@@ -94,15 +95,13 @@ impl Budget {
                 "exactly one of `moves`, `simulations` or `seconds`",
             ));
         }
-        let count = |key: &str, n: u64| {
-            if n == 0 || n > MAX_BUDGET_COUNT {
-                return Err(SettingError::new(
-                    format!("budget.{key}"),
-                    n,
-                    format!("an integer from 1 to {MAX_BUDGET_COUNT}"),
-                ));
-            }
-            Ok(n)
+        let count = |key: &str, n: i64| match u64::try_from(n) {
+            Ok(n) if (1..=MAX_BUDGET_COUNT).contains(&n) => Ok(n),
+            _ => Err(SettingError::new(
+                format!("budget.{key}"),
+                n,
+                format!("an integer from 1 to {MAX_BUDGET_COUNT}"),
+            )),
         };
         if let Some(n) = self.moves {
             return count("moves", n).map(BudgetKind::Moves);
@@ -447,8 +446,9 @@ mod tests {
         assert_eq!(e.value, "{moves = 5, seconds = 2}");
         assert!(e.allowed.contains("exactly one"), "{e}");
         assert_eq!(b(Some(0), None, None).unwrap_err().key, "budget.moves");
-        let e = b(None, Some(MAX_BUDGET_COUNT + 1), None).unwrap_err();
+        let e = b(None, Some(MAX_BUDGET_COUNT as i64 + 1), None).unwrap_err();
         assert_eq!(e.key, "budget.simulations");
+        assert_eq!(b(Some(-3), None, None).unwrap_err().value, "-3");
         for t in [0.0, -1.0, f64::NAN, f64::INFINITY, MAX_BUDGET_SECONDS * 2.0] {
             assert_eq!(b(None, None, Some(t)).unwrap_err().key, "budget.seconds");
         }

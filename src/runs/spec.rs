@@ -563,7 +563,7 @@ iterations = 4
             ("[budget]\nsimulations = 0\n", "`budget.simulations` = 0"),
             ("[budget]\nseconds = 0.0\n", "`budget.seconds` = 0"),
             ("[budget]\nseconds = -3.0\n", "`budget.seconds` = -3"),
-            ("[budget]\nmoves = -3\n", "budget.moves"),
+            ("[budget]\nmoves = -3\n", "`budget.moves` = -3 is out of range"),
             ("[budget]\ngames = 3\n", "games"),
         ];
         for (extra, wanted) in cases {
