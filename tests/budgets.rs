@@ -166,7 +166,11 @@ fn a_seconds_budget_records_its_games_and_verifies_from_the_store() {
     for r in &chain {
         let stored = store.run_games(out.run_id, r.iteration).unwrap();
         let listed: Vec<_> = stored.iter().map(|(_, h)| *h).collect();
-        assert_eq!(listed, r.games, "iteration {}: stored = recorded", r.iteration);
+        assert_eq!(
+            listed, r.games,
+            "iteration {}: stored = recorded",
+            r.iteration
+        );
     }
     assert!(cfg.settings.budget_kind().unwrap().is_timed());
     for threads in [1, 2] {

@@ -151,8 +151,16 @@ fn a_seconds_budget_run_says_so_verifies_resumes_and_branches() {
             && show.contains("not from its seed alone"),
         "{show}"
     );
-    let v = sql(&db, "SELECT iteration, games FROM iterations ORDER BY iteration");
-    let counts: Vec<u64> = v.as_array().unwrap().iter().map(|r| r["games"].as_u64().unwrap()).collect();
+    let v = sql(
+        &db,
+        "SELECT iteration, games FROM iterations ORDER BY iteration",
+    );
+    let counts: Vec<u64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["games"].as_u64().unwrap())
+        .collect();
     assert_eq!(counts.len(), 4);
     assert!(counts.iter().all(|&k| k >= 1), "{counts:?}");
     let stored = sql(&db, "SELECT sum(games) AS n FROM games_per_iteration")[0]["n"].as_u64();
@@ -163,7 +171,16 @@ fn a_seconds_budget_run_says_so_verifies_resumes_and_branches() {
     }
     ok(&tabula(
         &db,
-        &["branch", "t", "--at", "2", "--set", "budget.moves=3000", "--seed", "5"],
+        &[
+            "branch",
+            "t",
+            "--at",
+            "2",
+            "--set",
+            "budget.moves=3000",
+            "--seed",
+            "5",
+        ],
     ));
     ok(&tabula(&db, &["resume", "t-branch", "--threads", "2"]));
     let out = ok(&tabula(&db, &["verify", "t-branch"]));

@@ -178,7 +178,10 @@ fn set_self_play_amount(
              budget.seconds"
         ));
     }
-    if let Some((other, _)) = pairs.iter().find(|(k, _)| SELF_PLAY_KEYS.contains(&k.as_str())) {
+    if let Some((other, _)) = pairs
+        .iter()
+        .find(|(k, _)| SELF_PLAY_KEYS.contains(&k.as_str()))
+    {
         return Err(format!(
             "`{other}` and `{key}` are alternatives (how much an iteration plays); set one"
         ));
@@ -403,20 +406,28 @@ mod tests {
         let t = apply_overrides(&b.settings, &["budget.seconds=1.5".into()]).unwrap();
         assert_eq!(t.settings.budget_kind(), Some(BudgetKind::Seconds(1.5)));
         let m = apply_overrides(&t.settings, &["games_per_iteration=40".into()]).unwrap();
-        assert_eq!((m.settings.games_per_iteration, m.settings.budget), (Some(40), None));
+        assert_eq!(
+            (m.settings.games_per_iteration, m.settings.budget),
+            (Some(40), None)
+        );
         for (bad, says) in [
             (
                 vec!["budget.moves=5", "games_per_iteration=3"],
                 "are alternatives",
             ),
-            (vec!["budget.moves=5", "budget.seconds=3"], "are alternatives"),
+            (
+                vec!["budget.moves=5", "budget.seconds=3"],
+                "are alternatives",
+            ),
             (vec!["budget.games=5"], "no setting `budget.games`"),
         ] {
             let o: Vec<String> = bad.iter().map(|x| x.to_string()).collect();
             let e = apply_overrides(&s, &o).unwrap_err().to_string();
             assert!(e.contains(says), "{bad:?}: {e}");
         }
-        let e = apply_overrides(&s, &["nope=1".into()]).unwrap_err().to_string();
+        let e = apply_overrides(&s, &["nope=1".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("budget.simulations"), "{e}");
     }
 }

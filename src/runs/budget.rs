@@ -174,7 +174,11 @@ impl Quota {
     /// The quota of an iteration of a run with `games_per_iteration` or `budget` whose
     /// self-play starts now; `recorded`: the games a stored iteration kept, which a timed
     /// budget re-executes exactly.
-    pub(crate) fn of(games: Option<u32>, budget: Option<BudgetKind>, recorded: Option<u32>) -> Quota {
+    pub(crate) fn of(
+        games: Option<u32>,
+        budget: Option<BudgetKind>,
+        recorded: Option<u32>,
+    ) -> Quota {
         match (games, budget) {
             (Some(m), _) => Quota::Games(m),
             (None, Some(BudgetKind::Moves(n))) => Quota::Moves(n),
@@ -398,7 +402,10 @@ mod tests {
         t.close();
         assert!(!t.full(), "closing before the first game does nothing");
         t.take(&record(3, 0));
-        assert!(!t.full(), "a batch's games are taken whatever the clock says meanwhile");
+        assert!(
+            !t.full(),
+            "a batch's games are taken whatever the clock says meanwhile"
+        );
         t.check_clock();
         assert!(t.full());
         let later = Instant::now() + Duration::from_secs(3600);
@@ -424,7 +431,10 @@ mod tests {
         assert_eq!(t.next_batch(4, 5), 5);
         let t = Tally::new(Quota::Games(300), s);
         assert_eq!(t.next_batch(4, 256), 256);
-        assert_eq!(Tally::new(Quota::Until(Instant::now()), s).next_batch(4, 256), 1);
+        assert_eq!(
+            Tally::new(Quota::Until(Instant::now()), s).next_batch(4, 256),
+            1
+        );
     }
 
     #[test]

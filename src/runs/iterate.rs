@@ -253,7 +253,9 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         (mut games, trained, evaluated): (IterationGames<G, L>, Trained, Evaluated),
         out: &mut Outbox<'_, '_>,
     ) -> Result<IterationSummary, RunError> {
+        // The games kept (M, or what a budget kept), counted before the list moves out.
         let (m, snapshot) = (games.hashes.len() as u32, trained.checkpoint.root);
+        games.kept = m;
         let (evaluation, report) = (evaluated.encoded.hash, &trained.report);
         let record = IterationRecord {
             run: self.line,
@@ -321,7 +323,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
             evaluation: evaluated.encoded.hash,
             snapshot_full: trained.checkpoint.full,
             snapshot_kept: trained.kept,
-            games: games.hashes.len() as u32,
+            games: games.kept,
             samples: report.samples,
             rows_trained: report.units,
             beta: report.beta,

@@ -44,6 +44,9 @@ pub(super) struct IterationGames<G: Abilities, L: Learner<G>> {
     pub held: Vec<GameBatch>,
     /// Seconds of self-play, the wait on the sink left out (set by the loop).
     pub seconds: f64,
+    /// How many games the iteration kept (set by the loop when `hashes` moves into the
+    /// iteration record).
+    pub kept: u32,
 }
 
 impl<G: Abilities, L: Learner<G>> IterationGames<G, L> {
@@ -86,6 +89,7 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
             bytes: 0,
             held: Vec::new(),
             seconds: 0.0,
+            kept: 0,
         };
         if !reuse.is_empty() {
             let stored = reuse.len();
@@ -183,7 +187,10 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
         let played = play_games(g, search, &evaluator, seed, i, &games, lanes, until)?;
         played
             .into_par_iter()
-            .map(|p| p.map(|p| played_game::<G, L>(g, ctx, p.record, p.tree)).transpose())
+            .map(|p| {
+                p.map(|p| played_game::<G, L>(g, ctx, p.record, p.tree))
+                    .transpose()
+            })
             .collect()
     }
 

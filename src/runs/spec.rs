@@ -550,7 +550,10 @@ iterations = 4
         let c = RunConfig::from_toml(&format!("{BASE}[budget]\nseconds = 2.5\n"), "x").unwrap();
         assert_eq!(c.settings.budget_kind(), Some(BudgetKind::Seconds(2.5)));
         let cases = [
-            ("[budget]\n", "`budget` = {} is out of range; allowed: exactly one of"),
+            (
+                "[budget]\n",
+                "`budget` = {} is out of range; allowed: exactly one of",
+            ),
             (
                 "[budget]\nmoves = 5\nsimulations = 9\n",
                 "`budget` = {moves = 5, simulations = 9}",
@@ -563,7 +566,10 @@ iterations = 4
             ("[budget]\nsimulations = 0\n", "`budget.simulations` = 0"),
             ("[budget]\nseconds = 0.0\n", "`budget.seconds` = 0"),
             ("[budget]\nseconds = -3.0\n", "`budget.seconds` = -3"),
-            ("[budget]\nmoves = -3\n", "`budget.moves` = -3 is out of range"),
+            (
+                "[budget]\nmoves = -3\n",
+                "`budget.moves` = -3 is out of range",
+            ),
             ("[budget]\ngames = 3\n", "games"),
         ];
         for (extra, wanted) in cases {

@@ -22,8 +22,8 @@ use rayon::prelude::*;
 use crate::game::Game;
 use crate::search::{Evaluator, Search, SearchConfig, SearchError};
 
-pub use batched::{LaneGame, Played, self_play_lanes};
 use batched::self_play_lanes_until;
+pub use batched::{LaneGame, Played, self_play_lanes};
 pub use game::{SELF_PLAY, self_play_game, self_play_stream};
 
 /// Plays self-play games `games` of iteration `iteration` (run seed `seed`) on the current
