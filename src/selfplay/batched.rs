@@ -318,6 +318,39 @@ mod tests {
         }
     }
 
+    /// A deadline already passed plays nothing (every slot `None`), one and lanes alike; a
+    /// far one changes nothing.
+    #[test]
+    fn a_deadline_stops_games_and_a_far_one_changes_nothing() {
+        use std::time::Duration;
+        let g = Ewn::new(3, 3, 3).unwrap();
+        let config = SearchConfig {
+            simulations: 8,
+            ..SearchConfig::default()
+        };
+        let games: Vec<LaneGame<_>> = (0..6)
+            .map(|k| LaneGame {
+                game: k,
+                start: None,
+                tree: false,
+            })
+            .collect();
+        let eval = || Rollout::new(1);
+        let past = Some(Instant::now());
+        let far = Some(Instant::now() + Duration::from_secs(3600));
+        let alone = self_play_lanes(&g, config, &mut eval(), 7, 3, &games, 4).unwrap();
+        for lanes in [1, 4] {
+            let none =
+                crate::selfplay::play_games(&g, config, &eval, 7, 3, &games, lanes, past).unwrap();
+            assert!(none.iter().all(Option::is_none), "lanes {lanes}");
+            let all =
+                crate::selfplay::play_games(&g, config, &eval, 7, 3, &games, lanes, far).unwrap();
+            let records: Vec<_> = all.into_iter().map(|p| p.unwrap().record).collect();
+            let expected: Vec<_> = alone.iter().map(|p| p.record.clone()).collect();
+            assert_eq!(records, expected, "lanes {lanes}");
+        }
+    }
+
     #[test]
     fn batched_games_are_the_games_played_alone() {
         let config = SearchConfig {
