@@ -93,6 +93,14 @@ const CASES: &[Case] = &[
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "eval.games=4294967295"], 1, "`eval.games` = 4294967295 is out of range"),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--threads", "100000"], 1, "--threads 100000 is out of range; allowed: 1 to 256"),
     case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "games_per_iteration=4294967295"], 1, "allowed: an integer from 1 to 1000000"),
+    // --- a self-play budget: exactly one, instead of M (docs/budgets.md) ------------------
+    case(&["--db", "{db}", "run", "{dir}/two-budgets.toml"], 1, "`budget` = {moves = 5, seconds = 2} is out of range; allowed: exactly one of `moves`, `simulations` or `seconds`"),
+    case(&["--db", "{db}", "run", "{dir}/m-and-budget.toml"], 1, "`games_per_iteration` = 20 is out of range; allowed: absent when [budget] is given"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "budget.moves=0"], 1, "`budget.moves` = 0 is out of range; allowed: an integer from 1 to"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "budget.seconds=-1.0"], 1, "`budget.seconds` = -1 is out of range"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "budget.moves=5", "--set", "budget.seconds=1.0"], 1, "are alternatives"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "budget.simulations=0"], 1, "`budget.simulations` = 0 is out of range"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "budget.moves=5", "--set", "games_per_iteration=3"], 1, "are alternatives"),
     case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "search.simulations=4294967295"], 1, "allowed: an integer from 1 to 1000000"),
     case(&["--db", "{db}", "resume", "tiny", "--threads", "100000"], 1, "--threads 100000 is out of range"),
     case(&["--db", "{db}", "verify", "tiny", "--threads", "100000"], 1, "--threads 100000 is out of range"),
@@ -202,6 +210,18 @@ games = 20
             assert!(tiny.contains(from));
             std::fs::write(dir.join(file), tiny.replace(from, to)).unwrap();
         }
+        // A budget with two keys, and M beside a budget.
+        let two = tiny.replace("games_per_iteration = 20\n", "");
+        std::fs::write(
+            dir.join("two-budgets.toml"),
+            format!("{two}\n[budget]\nmoves = 5\nseconds = 2.0\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("m-and-budget.toml"),
+            format!("{tiny}\n[budget]\nmoves = 5\n"),
+        )
+        .unwrap();
         // A game's address, as `show --games` lists it (packed games have none in SQL).
         let out = tabula()
             .args([

@@ -106,17 +106,96 @@ fn runs(db: &Path) -> Vec<serde_json::Value> {
 fn killed_and_resumed_runs_end_with_the_uninterrupted_head() {
     let dir = tempfile::tempdir().unwrap();
     let s = spec(dir.path(), "k", 7, 10);
-    kill_and_resume(dir.path(), &s, 10, 600, 8, 2026, 0.0);
+    kill_and_resume(dir.path(), &s, 10, Some(600), 8, 2026, 0.0);
 }
 
-/// Runs `spec` (N `iterations` of `games` games) uninterrupted, then again with kill -9 at
-/// `lives` seeded random instants (each at least `min_fraction` of the uninterrupted run's
-/// time into its life) and resumes; the heads agree. Returns the head.
+/// A moves budget: kill -9 at random instants and resume give the uninterrupted head (the
+/// games an interrupted iteration committed are a prefix of the ones it keeps).
+#[test]
+fn killed_and_resumed_budget_runs_end_with_the_uninterrupted_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = budget_spec(dir.path(), "b", "moves = 6000", 8);
+    kill_and_resume(dir.path(), &s, 8, None, 6, 2027, 0.0);
+}
+
+/// `spec`'s settings with a `[budget]` (its TOML lines) instead of M.
+fn budget_spec(dir: &Path, name: &str, budget: &str, iterations: u32) -> String {
+    let path = spec(dir, name, 7, iterations);
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("games_per_iteration = 600\n", "");
+    std::fs::write(&path, format!("{text}\n[budget]\n{budget}\n")).unwrap();
+    path
+}
+
+/// T_self: `show` says plainly that the counts came from wall time and are recorded; the
+/// run verifies from its store, resumes after a kill, and branches (to a moves budget) and
+/// verifies again.
+#[test]
+fn a_seconds_budget_run_says_so_verifies_resumes_and_branches() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = budget_spec(dir.path(), "t", "seconds = 0.1", 4);
+    let db = dir.path().join("t.db");
+    ok(&tabula(&db, &["solve", "ewn:3x3x3"]));
+    let mut child = spawn(&db, &["run", &s, "--threads", "2"]);
+    std::thread::sleep(Duration::from_millis(700));
+    let _ = child.kill();
+    child.wait().unwrap();
+    match runs(&db).is_empty() {
+        true => ok(&tabula(&db, &["run", &s, "--threads", "1"])),
+        false => ok(&tabula(&db, &["resume", "t", "--threads", "1"])),
+    };
+    let show = ok(&tabula(&db, &["show", "t"]));
+    assert!(
+        show.contains("0.1 s of self-play per iteration (T_self)")
+            && show.contains("not from its seed alone"),
+        "{show}"
+    );
+    let v = sql(
+        &db,
+        "SELECT iteration, games FROM iterations ORDER BY iteration",
+    );
+    let counts: Vec<u64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["games"].as_u64().unwrap())
+        .collect();
+    assert_eq!(counts.len(), 4);
+    assert!(counts.iter().all(|&k| k >= 1), "{counts:?}");
+    let stored = sql(&db, "SELECT sum(games) AS n FROM games_per_iteration")[0]["n"].as_u64();
+    assert_eq!(stored, Some(counts.iter().sum::<u64>()));
+    for threads in ["1", "2"] {
+        let out = ok(&tabula(&db, &["verify", "t", "--threads", threads]));
+        assert!(out.contains("identical"), "{out}");
+    }
+    ok(&tabula(
+        &db,
+        &[
+            "branch",
+            "t",
+            "--at",
+            "2",
+            "--set",
+            "budget.moves=3000",
+            "--seed",
+            "5",
+        ],
+    ));
+    ok(&tabula(&db, &["resume", "t-branch", "--threads", "2"]));
+    let out = ok(&tabula(&db, &["verify", "t-branch"]));
+    assert!(out.contains("identical"), "{out}");
+}
+
+/// Runs `spec` (N `iterations` of `games` games, `None`: a budget decides) uninterrupted,
+/// then again with kill -9 at `lives` seeded random instants (each at least `min_fraction`
+/// of the uninterrupted run's time into its life) and resumes; the heads agree. Returns the
+/// head.
 fn kill_and_resume(
     dir: &Path,
     s: &str,
     iterations: u64,
-    games: u64,
+    games: Option<u64>,
     lives: u32,
     delay_seed: u64,
     min_fraction: f64,
@@ -178,13 +257,23 @@ fn kill_and_resume(
     }
     assert_eq!(head(&db, "1"), expected, "delays {delays:?}");
     assert_eq!(runs(&db).len(), 1);
-    // No game was stored twice, and every one is indexed.
+    // No game was stored twice, and every one is indexed (with a budget: the games the
+    // iterations kept, as the uninterrupted run kept them).
+    let all = match games {
+        Some(m) => iterations * m,
+        None => {
+            let q = "SELECT sum(games) AS n FROM iterations";
+            let kept = sql(&clean_db, q)[0]["n"].as_u64().unwrap();
+            assert_eq!(sql(&db, q)[0]["n"].as_u64().unwrap(), kept);
+            kept
+        }
+    };
     let v = sql(
         &db,
         "SELECT count(*) AS n, count(DISTINCT iteration || '/' || game) AS d FROM run_games",
     );
-    assert_eq!(v[0]["n"], iterations * games);
-    assert_eq!(v[0]["d"], iterations * games);
+    assert_eq!(v[0]["n"], all);
+    assert_eq!(v[0]["d"], all);
     // A finished run resumes to nothing, exit 0.
     let out = ok(&tabula(&db, &["resume", "1"]));
     assert!(out.contains("already finished"), "{out}");
@@ -233,7 +322,7 @@ fn go_exploit_runs_are_deterministic_and_resume_to_the_same_head() {
     for (k, archive) in ["search-reservoir", "visited-circular"].iter().enumerate() {
         let dir = tempfile::tempdir().unwrap();
         let s = go_exploit(dir.path(), "ge", archive, 8);
-        let h = kill_and_resume(dir.path(), &s, 8, 300, 5, 90 + k as u64, 0.0);
+        let h = kill_and_resume(dir.path(), &s, 8, Some(300), 5, 90 + k as u64, 0.0);
         let one = dir.path().join("one.db");
         ok(&tabula(&one, &["run", &s, "--threads", "1"]));
         assert_eq!(head(&one, "1"), h, "{archive}: 1 thread");
@@ -771,7 +860,7 @@ train_steps = 10
 fn network_runs_are_deterministic_resume_and_play() {
     let dir = tempfile::tempdir().unwrap();
     let s = network(dir.path(), "net", "mlp", 6);
-    let h = kill_and_resume(dir.path(), &s, 6, 300, 4, 13, 0.0);
+    let h = kill_and_resume(dir.path(), &s, 6, Some(300), 4, 13, 0.0);
     let one = dir.path().join("one.db");
     ok(&tabula(&one, &["run", &s, "--threads", "1"]));
     assert_eq!(head(&one, "1"), h, "1 thread");

@@ -210,10 +210,11 @@ impl Observer for Console {
     fn iteration_done(&mut self, s: &IterationSummary) {
         {
             self.line(format!(
-                "it {:>4}/{}  {}  beta {}  self-play {:.2}s  train {:.2}s  eval {:.2}s  store wait {:.3}s",
+                "it {:>4}/{}  {}  games {}  beta {}  self-play {:.2}s  train {:.2}s  eval {:.2}s  store wait {:.3}s",
                 s.iteration,
                 self.iterations,
                 metrics_line(&s.metrics),
+                s.games,
                 s.beta,
                 s.self_play_seconds,
                 s.training_seconds,
@@ -221,6 +222,17 @@ impl Observer for Console {
                 s.store_wait_seconds
             ));
         }
+    }
+}
+
+/// Progress units per iteration of a run with settings JSON `settings_json`: M games, or the
+/// thousandths of a budget ([`tabula::runs::Settings::progress_units`]); 0 if unreadable.
+pub(crate) fn progress_units(settings_json: &str) -> u32 {
+    let v = serde_json::from_str::<serde_json::Value>(settings_json).unwrap_or_default();
+    match v["games_per_iteration"].as_u64() {
+        Some(m) => u32::try_from(m).unwrap_or(0),
+        None if v.get("budget").is_some() => tabula::runs::budget::BUDGET_PROGRESS_UNITS,
+        None => 0,
     }
 }
 
@@ -236,7 +248,7 @@ pub(crate) fn start_and_report(
     let pool = pool(threads)?;
     let threads = pool.current_num_threads() as u32;
     let mut store = Store::open(&Store::resolve_path(db))?;
-    let mut console = Console::new(cfg.iterations, cfg.settings.games_per_iteration, args_json);
+    let mut console = Console::new(cfg.iterations, cfg.settings.progress_units(), args_json);
     let out = pool.install(|| start(&mut store, cfg, text, threads, &mut console));
     console.bar.finish_and_clear();
     print_outcome(

@@ -31,11 +31,7 @@ fn resume_and_report(
     let pool = pool(threads)?;
     let n = pool.current_num_threads() as u32;
     let row = tabula::runs::find(store, run)?;
-    let games: u32 = serde_json::from_str::<serde_json::Value>(&row.settings_json)
-        .ok()
-        .and_then(|v| v["games_per_iteration"].as_u64())
-        .and_then(|g| u32::try_from(g).ok())
-        .unwrap_or(0);
+    let games = super::common::progress_units(&row.settings_json);
     let mut console = Console::new(row.iterations_planned, games, json);
     console
         .bar
@@ -175,10 +171,7 @@ pub(crate) fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()>
     let mut store = Store::open_read_only(&Store::resolve_path(db))?;
     let pool = pool(args.threads)?;
     let row = tabula::runs::find(&store, &args.run)?;
-    let games: u64 = serde_json::from_str::<serde_json::Value>(&row.settings_json)
-        .ok()
-        .and_then(|v| v["games_per_iteration"].as_u64())
-        .unwrap_or(0);
+    let games = u64::from(super::common::progress_units(&row.settings_json));
     let first_own = row.parent.map_or(1, |p| p.1 + 1);
     let (a, b) = range.unwrap_or((first_own, row.iterations_done.max(first_own)));
     let mut progress = VerifyProgress {

@@ -170,6 +170,9 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
         );
     }
     println!("settings   {settings}");
+    if let Ok((cfg, _)) = tabula::runs::load_config(&store, &run) {
+        println!("self-play  {}", self_play_in_words(&cfg.settings));
+    }
     if let Some(line) = schedule_in_words(&settings, run.iterations_planned) {
         println!("learning   {line}");
     }
@@ -224,6 +227,24 @@ fn show_games(
         println!("{g:>6}  {h}");
     }
     Ok(())
+}
+
+/// How much an iteration of a run plays, in words; for a timed budget, what that means for
+/// replaying it (docs/budgets.md).
+fn self_play_in_words(s: &tabula::runs::Settings) -> String {
+    let amount = s.self_play_in_words();
+    match s.budget_kind() {
+        Some(b) if b.is_timed() => format!(
+            "{amount}: wall time decided how many games each iteration kept (column `games`); \
+             the counts are recorded, so the run replays bit-exactly from this store (resume, \
+             branch, verify, replay use them) but not from its seed alone"
+        ),
+        Some(_) => format!(
+            "{amount}: each iteration kept the shortest prefix of its games reaching it \
+             (column `games`), the same from the seed alone"
+        ),
+        None => amount,
+    }
 }
 
 /// The learning-rate schedule of a run's settings in words, e.g. "beta 1 for iterations

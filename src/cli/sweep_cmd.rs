@@ -48,7 +48,8 @@ impl Progress for Console {
         self.bar.set_length(games);
         self.bar.set_message(format!("{runs} runs"));
         self.line(format!(
-            "{runs} runs to run ({games} self-play games), {skipped} already finished"
+            "{runs} runs to run ({games} self-play games, or thousandths of a budget per \
+             iteration), {skipped} already finished"
         ));
     }
 

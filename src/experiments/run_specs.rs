@@ -54,6 +54,12 @@ pub(crate) fn allowed_keys(cfg: &RunConfig) -> Vec<String> {
     if let Ok(v) = serde_json::to_value(&cfg.settings) {
         out.extend(crate::runs::setting_keys(&v));
     }
+    // M and the budgets are alternatives: each may be set whichever the base has.
+    for k in crate::runs::SELF_PLAY_KEYS {
+        if !out.iter().any(|o| o == k) {
+            out.push(k.to_string());
+        }
+    }
     out
 }
 
@@ -98,12 +104,28 @@ pub fn spec_with_overrides(
     // Checked against the base's resolved settings (every key, optional ones included).
     let base_cfg = RunConfig::from_toml(base, default_name).map_err(RunError::from)?;
     let allowed = allowed_keys(&base_cfg);
+    let amounts: Vec<&str> = overrides
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| crate::runs::SELF_PLAY_KEYS.contains(k))
+        .collect();
+    if amounts.len() > 1 {
+        return Err(ExperimentError::Usage(format!(
+            "{what}: `{}` are alternatives (how much an iteration plays); set one",
+            amounts.join("`, `")
+        )));
+    }
     for (key, value) in overrides {
         if !allowed.iter().any(|a| a == key) {
             return Err(ExperimentError::Usage(format!(
                 "{what} `{key}`: no such setting; allowed: {}",
                 allowed.join(", ")
             )));
+        }
+        if crate::runs::SELF_PLAY_KEYS.contains(&key.as_str()) {
+            // M and the budgets are alternatives: one replaces whichever the base has.
+            table.remove("games_per_iteration");
+            table.remove("budget");
         }
         write_key(&mut table, key, value, what)?;
     }

@@ -479,11 +479,13 @@ impl Outcome {
 
 /// Where a sweep reports its progress (the command line draws a bar with an ETA).
 pub trait Progress: Sync {
-    /// `games` self-play games to play over `runs` runs (`skipped` already finished).
+    /// `games` units of self-play to play over `runs` runs (`skipped` already finished): a
+    /// game per game of a run with M games per iteration, a thousandth of an iteration's
+    /// budget for a run with a budget ([`crate::runs::Settings::progress_units`]).
     fn start(&self, runs: usize, skipped: usize, games: u64) {
         let _ = (runs, skipped, games);
     }
-    /// `games` more self-play games committed.
+    /// `games` more units of self-play committed.
     fn advance(&self, games: u64) {
         let _ = games;
     }
@@ -673,7 +675,8 @@ impl<'a> Queue<'a> {
                     error: None,
                 });
             } else {
-                let m = u64::from(r.cfg.settings.games_per_iteration);
+                // Progress units: M games, or thousandths of a budget.
+                let m = u64::from(r.cfg.settings.progress_units());
                 games += u64::from(row.iterations_planned - row.iterations_done) * m;
                 pending.push((r, id, u64::from(row.iterations_done) * m));
             }
@@ -742,7 +745,7 @@ impl<'a> Queue<'a> {
             let t = Instant::now();
             let mut steps = Steps {
                 progress,
-                games: u64::from(r.cfg.settings.games_per_iteration),
+                games: u64::from(r.cfg.settings.progress_units()),
                 pos,
             };
             let out = pool.install(|| run_specs::resume(&mut store, id, &mut steps));

@@ -110,6 +110,10 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
                 super::spec::check_name(&n).map_err(|e| bad(text, e.to_string()))?;
                 name = Some(n);
             }
+            _ if key.starts_with("budget.") || key == "games_per_iteration" => {
+                set_self_play_amount(&mut json, &pairs, key, parsed.clone())
+                    .map_err(|why| bad(text, why))?;
+            }
             _ => {
                 let mut slot = Some(&mut json);
                 for part in key.split('.') {
@@ -122,6 +126,8 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
                     let keys: Vec<String> = setting_keys(&json)
                         .into_iter()
                         .filter(|k| !fixed.iter().any(|(f, _)| f == k))
+                        .filter(|k| !k.starts_with("budget.") && k != "games_per_iteration")
+                        .chain(SELF_PLAY_KEYS.iter().map(|k| k.to_string()))
                         .collect();
                     return Err(bad(
                         text,
@@ -146,6 +152,50 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
         name,
         canonical,
     })
+}
+
+/// The keys that say how much an iteration plays: M, or one of the budgets (runs/budget.rs).
+pub const SELF_PLAY_KEYS: [&str; 4] = [
+    "games_per_iteration",
+    "budget.moves",
+    "budget.simulations",
+    "budget.seconds",
+];
+
+/// Writes an override of how much an iteration plays into the settings JSON `json`: M and
+/// the three budgets are alternatives, so `budget.K` replaces the budget or M there was, and
+/// `games_per_iteration` replaces the budget. Two of them in one set of overrides (`pairs`,
+/// those already applied) are refused.
+fn set_self_play_amount(
+    json: &mut serde_json::Value,
+    pairs: &[(String, serde_json::Value)],
+    key: &str,
+    value: serde_json::Value,
+) -> Result<(), String> {
+    if !SELF_PLAY_KEYS.contains(&key) {
+        return Err(format!(
+            "no setting `{key}`; a budget is one of budget.moves, budget.simulations, \
+             budget.seconds"
+        ));
+    }
+    if let Some((other, _)) = pairs
+        .iter()
+        .find(|(k, _)| SELF_PLAY_KEYS.contains(&k.as_str()))
+    {
+        return Err(format!(
+            "`{other}` and `{key}` are alternatives (how much an iteration plays); set one"
+        ));
+    }
+    let Some(o) = json.as_object_mut() else {
+        return Err("the settings are not a JSON object".into());
+    };
+    o.remove("games_per_iteration");
+    o.remove("budget");
+    match key.strip_prefix("budget.") {
+        Some(k) => o.insert("budget".into(), serde_json::json!({ k: value })),
+        None => o.insert(key.into(), value),
+    };
+    Ok(())
 }
 
 /// Every leaf key of a settings JSON object, dotted (`search.init_q`), in the object's order:
@@ -342,5 +392,42 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("set twice"), "{e}");
+    }
+
+    /// A budget override replaces M (and M a budget); two of them at once are refused.
+    #[test]
+    fn budget_overrides_replace_games_per_iteration() {
+        use crate::runs::BudgetKind;
+        let s = settings();
+        let b = apply_overrides(&s, &["budget.moves=5000".into()]).unwrap();
+        assert_eq!(b.settings.games_per_iteration, None);
+        assert_eq!(b.settings.budget_kind(), Some(BudgetKind::Moves(5000)));
+        assert_eq!(b.canonical, ["budget.moves=5000"]);
+        let t = apply_overrides(&b.settings, &["budget.seconds=1.5".into()]).unwrap();
+        assert_eq!(t.settings.budget_kind(), Some(BudgetKind::Seconds(1.5)));
+        let m = apply_overrides(&t.settings, &["games_per_iteration=40".into()]).unwrap();
+        assert_eq!(
+            (m.settings.games_per_iteration, m.settings.budget),
+            (Some(40), None)
+        );
+        for (bad, says) in [
+            (
+                vec!["budget.moves=5", "games_per_iteration=3"],
+                "are alternatives",
+            ),
+            (
+                vec!["budget.moves=5", "budget.seconds=3"],
+                "are alternatives",
+            ),
+            (vec!["budget.games=5"], "no setting `budget.games`"),
+        ] {
+            let o: Vec<String> = bad.iter().map(|x| x.to_string()).collect();
+            let e = apply_overrides(&s, &o).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
+        let e = apply_overrides(&s, &["nope=1".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("budget.simulations"), "{e}");
     }
 }

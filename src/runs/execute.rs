@@ -176,6 +176,7 @@ pub(crate) fn execute<G: Abilities, L: Learner<G>>(
             last: cfg.iterations,
             baseline: work.baseline,
             model_seed: work.model_seed,
+            recorded: None,
             learner: std::marker::PhantomData,
         };
         let out = loop_.iterate(start, reuse, &mut sink, observer, started);

@@ -35,6 +35,9 @@ pub(crate) struct Loop<'a, G: Abilities, L: Learner<G>> {
     pub baseline: bool,
     /// The root run's seed: the model's initial parameters and evaluation streams.
     pub(crate) model_seed: u64,
+    /// The stored chain being re-executed (`verify`): an iteration of a timed budget plays
+    /// exactly the games its record lists (runs/budget.rs). `None`: a run's own work.
+    pub recorded: Option<&'a [IterationRecord]>,
     pub learner: std::marker::PhantomData<L>,
 }
 
@@ -250,10 +253,9 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         (mut games, trained, evaluated): (IterationGames<G, L>, Trained, Evaluated),
         out: &mut Outbox<'_, '_>,
     ) -> Result<IterationSummary, RunError> {
-        let (m, snapshot) = (
-            self.cfg.settings.games_per_iteration,
-            trained.checkpoint.root,
-        );
+        // The games kept (M, or what a budget kept), counted before the list moves out.
+        let (m, snapshot) = (games.hashes.len() as u32, trained.checkpoint.root);
+        games.kept = m;
         let (evaluation, report) = (evaluated.encoded.hash, &trained.report);
         let record = IterationRecord {
             run: self.line,
@@ -321,7 +323,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
             evaluation: evaluated.encoded.hash,
             snapshot_full: trained.checkpoint.full,
             snapshot_kept: trained.kept,
-            games: self.cfg.settings.games_per_iteration,
+            games: games.kept,
             samples: report.samples,
             rows_trained: report.units,
             beta: report.beta,

@@ -6,7 +6,8 @@
 //! stored and a `runs` row made. Then, before training, the untrained model is evaluated
 //! (iteration 0, an evaluation outside the chain), and each iteration i = 1..N:
 //!
-//! 1. plays M self-play games with the model frozen as the search's leaf evaluator (game g
+//! 1. plays M self-play games (or, with a budget, the shortest prefix of games reaching it:
+//!    budget.rs) with the model frozen as the search's leaf evaluator (game g
 //!    from stream `self-play(i,g)`, starting where the start policy says), in parallel,
 //!    committing each batch of finished games (one pack of records plus `run_games` rows) in one
 //!    transaction;
@@ -50,9 +51,11 @@
 //!   replay.rs, checkout.rs (a model at an iteration) and references.rs (fsck's reference
 //!   check);
 //! - spec.rs (the run spec), settings_codec.rs (the settings records), records.rs (`run/v1`,
-//!   `iteration/v1`), truth.rs (the exact solution the metrics need).
+//!   `iteration/v1`), truth.rs (the exact solution the metrics need), budget.rs (self-play
+//!   budgets per iteration instead of M, and their prefix rule: docs/budgets.md).
 
 mod branch;
+pub mod budget;
 mod chain;
 mod checkout;
 mod checkpoint;
@@ -79,7 +82,10 @@ use crate::learners::LearnerError;
 use crate::search::SearchError;
 use crate::store::{ObjectHash, StoreError};
 
-pub use branch::{Overridden, apply_overrides, branch_seed, create_branch, setting_keys};
+pub use branch::{
+    Overridden, SELF_PLAY_KEYS, apply_overrides, branch_seed, create_branch, setting_keys,
+};
+pub use budget::{Budget, BudgetKind};
 pub use chain::chain;
 pub use checkout::{
     CheckedOut, ExportFormat, ExportedModel, checkout_at, export_model_at, load_model, model_at,

@@ -1,6 +1,7 @@
 //! An iteration's self-play: games already committed before an interruption are taken as
-//! they are; the rest are played in batches of [`GAME_BATCH`] ([`Loop::play_batch`], the one
-//! path that plays games), each batch derived, encoded and compressed here, beside
+//! they are; the rest are played in batches of at most [`GAME_BATCH`] ([`Loop::play_batch`],
+//! the one path that plays games) until the iteration's quota is met (M games or a budget's
+//! prefix rule, runs/budget.rs), each batch derived, encoded and compressed here, beside
 //! self-play, so the writer only inserts rows.
 
 use std::ops::Range;
@@ -8,6 +9,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::budget::{Quota, Tally};
 use super::iterate::{Loop, Outbox};
 use super::writer::{GAMES_FLUSH, GameBatch};
 use super::{Commit, GAME_BATCH, GameYield, Observer, RunError, StartPoint};
@@ -42,6 +44,9 @@ pub(super) struct IterationGames<G: Abilities, L: Learner<G>> {
     pub held: Vec<GameBatch>,
     /// Seconds of self-play, the wait on the sink left out (set by the loop).
     pub seconds: f64,
+    /// How many games the iteration kept (set by the loop when `hashes` moves into the
+    /// iteration record).
+    pub kept: u32,
 }
 
 impl<G: Abilities, L: Learner<G>> IterationGames<G, L> {
@@ -56,9 +61,10 @@ impl<G: Abilities, L: Learner<G>> IterationGames<G, L> {
 
 impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
     /// Self-play of iteration `i` with the frozen model of `start`: the games of `reuse`
-    /// (committed before an interruption) as they are, then the rest in batches; finished
-    /// batches go to the sink at least every [`GAMES_FLUSH`], the rest are held for the
-    /// iteration's own job.
+    /// (committed before an interruption) as they are, then the rest in batches until the
+    /// iteration's quota is met (M games, or the prefix rule of a budget: runs/budget.rs);
+    /// finished batches go to the sink at least every [`GAMES_FLUSH`], the rest are held for
+    /// the iteration's own job. Games past the quota are dropped, never sent.
     pub(super) fn play(
         &self,
         start: &StartPoint<G, L>,
@@ -67,41 +73,76 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
         out: &mut Outbox<'_, '_>,
         observer: &mut dyn Observer,
     ) -> Result<IterationGames<G, L>, RunError> {
-        let m = self.cfg.settings.games_per_iteration;
+        let s = &self.cfg.settings;
+        let recorded = match self.recorded {
+            Some(chain) => chain.get(i as usize - 1).map(|r| r.games.len() as u32),
+            None => None,
+        };
+        let mut tally = Tally::new(
+            Quota::of(s.games_per_iteration, s.budget_kind(), recorded),
+            s.search,
+        );
+        let capacity = s.games_per_iteration.unwrap_or(GAME_BATCH) as usize;
         let mut games = IterationGames {
-            hashes: Vec::with_capacity(m as usize),
-            derived: Vec::with_capacity(m as usize),
+            hashes: Vec::with_capacity(capacity),
+            derived: Vec::with_capacity(capacity),
             bytes: 0,
             held: Vec::new(),
             seconds: 0.0,
+            kept: 0,
         };
-        let mut next = 0;
         if !reuse.is_empty() {
+            let stored = reuse.len();
             for p in self.reused(start, i, reuse)? {
+                if tally.full() {
+                    return Err(RunError::Inconsistent(format!(
+                        "run {} iteration {i}: {stored} games stored, more than its quota \
+                         ({})",
+                        self.run_id,
+                        s.self_play_in_words()
+                    )));
+                }
+                tally.take(&p.record);
                 games.add(p);
             }
-            next = games.hashes.len() as u32;
-            observer.games_done(i, next, m);
+            let (done, of) = tally.progress();
+            observer.games_done(i, done, of);
         }
+        // The parallel width: a batch of a budget is at least this many games.
+        let width = (rayon::current_num_threads() * L::SELF_PLAY_LANES).max(1) as u32;
         let mut last_sent = Instant::now();
-        while next < m {
-            let end = (next + GAME_BATCH).min(m);
-            let played = self.play_batch(start, i, next..end)?;
+        while !tally.full() {
+            let next = tally.games();
+            let ids = next..next + tally.next_batch(width, GAME_BATCH);
+            // The first game of a timed iteration is always played out (runs/budget.rs).
+            let until = tally.deadline().filter(|_| next > 0);
+            let played = self.play_batch(start, i, ids, until)?;
             let mut records = Vec::with_capacity(played.len());
             let mut rows = Vec::with_capacity(played.len());
-            for (k, p) in played.into_iter().enumerate() {
+            for p in played {
+                if tally.full() {
+                    break;
+                }
+                let Some(p) = p else {
+                    tally.close();
+                    break;
+                };
                 rows.push(RunGameRow {
-                    game: next + k as u32,
+                    game: tally.games(),
                     hash: p.hash,
                     plies: p.record.plies() as u32,
                     score_p0: p.record.end.result().score(Player::P0),
                 });
+                tally.take(&p.record);
                 records.extend(games.add(p));
             }
-            // Compressed here, beside self-play, not on the writer thread.
-            let pack = crate::store::prepare_pack(&records)?;
-            games.held.push(GameBatch { pack, rows });
-            if end < m && last_sent.elapsed() >= GAMES_FLUSH {
+            tally.check_clock();
+            if !rows.is_empty() {
+                // Compressed here, beside self-play, not on the writer thread.
+                let pack = crate::store::prepare_pack(&records)?;
+                games.held.push(GameBatch { pack, rows });
+            }
+            if !tally.full() && last_sent.elapsed() >= GAMES_FLUSH {
                 let batches = std::mem::take(&mut games.held);
                 out.send(Commit::Games {
                     iteration: i,
@@ -109,21 +150,22 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
                 })?;
                 last_sent = Instant::now();
             }
-            next = end;
-            observer.games_done(i, next, m);
+            let (done, of) = tally.progress();
+            observer.games_done(i, done, of);
         }
         Ok(games)
     }
 
     /// Plays games `ids` of iteration `i` from where the start policy says, in parallel:
     /// batched or one at a time as the learner asks ([`play_games`] chooses), each derived
-    /// and encoded for the writer.
+    /// and encoded for the writer. With `until`, the games not finished by then are `None`.
     fn play_batch(
         &self,
         start: &StartPoint<G, L>,
         i: u32,
         ids: Range<u32>,
-    ) -> Result<Vec<PlayedGame<G, L>>, RunError> {
+        until: Option<Instant>,
+    ) -> Result<Vec<Option<PlayedGame<G, L>>>, RunError> {
         let (g, seed, ctx) = (self.g, self.cfg.seed, self.ctx());
         let (model, policy) = (&start.model, &start.start);
         let wants_tree = policy.wants_tree_states();
@@ -141,10 +183,14 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
             .collect();
         let search = self.cfg.settings.search;
         let evaluator = || model.evaluator();
-        let played = play_games(g, search, &evaluator, seed, i, &games, L::SELF_PLAY_LANES)?;
+        let lanes = L::SELF_PLAY_LANES;
+        let played = play_games(g, search, &evaluator, seed, i, &games, lanes, until)?;
         played
             .into_par_iter()
-            .map(|p| played_game::<G, L>(g, ctx, p.record, p.tree))
+            .map(|p| {
+                p.map(|p| played_game::<G, L>(g, ctx, p.record, p.tree))
+                    .transpose()
+            })
             .collect()
     }
 

@@ -108,7 +108,8 @@ impl Record for SettingsV1 {
 impl SettingsV1 {
     fn of(s: &Settings) -> SettingsV1 {
         SettingsV1 {
-            games_per_iteration: s.games_per_iteration,
+            // 0: no M (a budget), which no v1 record has, so such settings are written as v2.
+            games_per_iteration: s.games_per_iteration.unwrap_or(0),
             window: s.window,
             learning_rate: s.learning_rate.clone(),
             init_std: s.init_std,
@@ -125,7 +126,7 @@ impl SettingsV1 {
     /// The current settings a v1 record means (legacy values for everything added since).
     fn into_current(self) -> Settings {
         Settings {
-            games_per_iteration: self.games_per_iteration,
+            games_per_iteration: Some(self.games_per_iteration),
             window: self.window,
             learning_rate: self.learning_rate,
             init_std: self.init_std,
@@ -138,6 +139,7 @@ impl SettingsV1 {
             },
             learner: LearnerSettings::default(),
             start: StartSettings::default(),
+            budget: None,
         }
     }
 }
@@ -171,7 +173,7 @@ pub(crate) fn settings_hash(s: &Settings) -> Result<ObjectHash, StoreError> {
 /// missing fields are filled from).
 pub(crate) fn legacy_baseline() -> Settings {
     SettingsV1::of(&Settings {
-        games_per_iteration: 1,
+        games_per_iteration: Some(1),
         window: 1,
         learning_rate: vec![(1, 1.0)],
         init_std: 0.0,
@@ -180,6 +182,7 @@ pub(crate) fn legacy_baseline() -> Settings {
         eval: EvalSettings::default(),
         learner: LearnerSettings::default(),
         start: StartSettings::default(),
+        budget: None,
     })
     .into_current()
 }
@@ -204,6 +207,13 @@ fn decode_v2(json: &str) -> Result<Settings, String> {
         serde_json::from_str(json).map_err(|e| format!("settings/v2 JSON: {e}"))?;
     let mut base =
         serde_json::to_value(legacy_baseline()).map_err(|e| format!("settings as JSON: {e}"))?;
+    // `games_per_iteration` and `budget` are alternatives: a record with a budget has no M,
+    // and takes none from the baseline.
+    if stored.get("budget").is_some()
+        && let Some(b) = base.as_object_mut()
+    {
+        b.remove("games_per_iteration");
+    }
     merge(&mut base, stored);
     serde_json::from_value(base).map_err(|e| format!("settings/v2: {e}"))
 }
@@ -318,6 +328,31 @@ mod tests {
         assert_eq!(
             net(&decode_v2(&old.to_string()).unwrap()),
             crate::nn::Arith::Separate
+        );
+    }
+
+    /// A budget is written as v2 (v1 has no place for it) and decodes with no M; settings
+    /// without one keep the bytes they had before budgets existed.
+    #[test]
+    fn budgets_are_v2_and_settings_without_one_keep_their_bytes() {
+        let mut b = legacy_settings();
+        b.games_per_iteration = None;
+        b.budget = Some(crate::runs::budget::Budget {
+            moves: Some(700),
+            ..Default::default()
+        });
+        assert_eq!(settings_record(&b).unwrap().kind, "settings/v2");
+        let json = serde_json::to_string(&b).unwrap();
+        assert!(
+            json.contains("\"budget\":{\"moves\":700}") && !json.contains("games_per"),
+            "{json}"
+        );
+        assert_eq!(decode_v2(&json).unwrap(), b);
+        // Without a budget the JSON has no `budget` key and M as a plain number.
+        let json = serde_json::to_string(&settings()).unwrap();
+        assert!(
+            !json.contains("budget") && json.starts_with("{\"games_per_iteration\":1000,"),
+            "{json}"
         );
     }
 }

@@ -6,8 +6,8 @@
 //! variant = "ewn:3x3x3"
 //! seed = 1                  # optional: drawn once from the OS and recorded when absent
 //! iterations = 20           # N
-//! games_per_iteration = 100 # M (default 1000)
-//! window = 2                # K: train on the last K x M games (default 2)
+//! games_per_iteration = 100 # M (default 1000); or a [budget] instead (see below)
+//! window = 2                # K: train on the games of the last K iterations (default 2)
 //! learning_rate = [[1, 1.0], [11, 0.1]]  # (from_iteration, beta); default 1, then 0.1 at half
 //! init_std = 0.01           # std of the initial Normal entries (default 0.01)
 //! checkpoint_every = 10     # full table snapshot every this many iterations (default 10)
@@ -19,7 +19,13 @@
 //! games = 2000              # WR_p games (default 10,000)
 //! wr_p = true               # WR_p against the optimal player (needs a solvable variant)
 //! errors = true             # ERR_p and MAE_v (needs a solvable variant)
+//!
+//! [budget]                  # instead of games_per_iteration: exactly one of
+//! moves = 20000             # self-play moves, `simulations = N` or `seconds = T` (T_self)
 //! ```
+//!
+//! With a budget an iteration keeps the shortest prefix of its games, in game order, that
+//! reaches it (runs/budget.rs, docs/budgets.md).
 //!
 //! The hashed part of a run ([`Settings`]) leaves out `name` (a label) and `iterations` (a
 //! plan: extending a run keeps its chain); `variant` and `seed` sit in the run record beside
@@ -27,6 +33,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::budget::{BUDGET_PROGRESS_UNITS, Budget, BudgetKind};
 use crate::error::{GameError, SettingError};
 use crate::games::AnyGame;
 pub use crate::learners::LearnerSettings;
@@ -71,8 +78,10 @@ impl Default for EvalSettings {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
-    /// M.
-    pub games_per_iteration: u32,
+    /// M: self-play games per iteration; `None` when `budget` decides (exactly one of the
+    /// two is given, [`RunConfig::validate`]). Left out of the record when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub games_per_iteration: Option<u32>,
     /// K.
     pub window: u32,
     /// (from_iteration, beta), ascending, the first from iteration 1.
@@ -87,9 +96,33 @@ pub struct Settings {
     /// Where self-play games start (added with settings/v2; legacy value: the game's start).
     #[serde(default)]
     pub start: StartSettings,
+    /// The self-play budget per iteration instead of M (runs/budget.rs; legacy value and
+    /// spec default: none). Left out of the record when `None`, so no earlier run's settings
+    /// hash changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
 }
 
 impl Settings {
+    /// The validated budget, if the run has one (validation checked it).
+    pub fn budget_kind(&self) -> Option<BudgetKind> {
+        self.budget.and_then(|b| b.kind().ok())
+    }
+
+    /// Units of progress per iteration: M games, or the thousandths of a budget.
+    pub fn progress_units(&self) -> u32 {
+        self.games_per_iteration.unwrap_or(BUDGET_PROGRESS_UNITS)
+    }
+
+    /// What an iteration plays, in words: `1000 games per iteration` or the budget.
+    pub fn self_play_in_words(&self) -> String {
+        match (self.games_per_iteration, self.budget_kind()) {
+            (Some(m), _) => format!("{m} games per iteration"),
+            (None, Some(b)) => b.to_string(),
+            (None, None) => "no self-play amount".to_string(),
+        }
+    }
+
     /// What the learner reads of these settings, with the model seed `model_seed`.
     pub fn learner_context(&self, model_seed: u64) -> LearnerContext<'_> {
         LearnerContext {
@@ -181,6 +214,7 @@ struct RawSpec {
     learner: LearnerSettings,
     #[serde(default)]
     start: StartSettings,
+    budget: Option<Budget>,
 }
 
 impl RunConfig {
@@ -201,6 +235,18 @@ impl RunConfig {
                 vec![(1, 1.0)]
             }
         });
+        if let (Some(m), Some(_)) = (raw.games_per_iteration, raw.budget) {
+            return Err(range(
+                "games_per_iteration",
+                m,
+                "absent when [budget] is given (the budget decides how many games an \
+                 iteration plays; give one of the two)",
+            ));
+        }
+        let games_per_iteration = match raw.budget {
+            Some(_) => None,
+            None => Some(raw.games_per_iteration.unwrap_or(1000)),
+        };
         let (seed, seed_drawn) = match raw.seed {
             Some(s) => (s, false),
             None => (os_seed(), true),
@@ -212,7 +258,7 @@ impl RunConfig {
             seed_drawn,
             iterations: n,
             settings: Settings {
-                games_per_iteration: raw.games_per_iteration.unwrap_or(1000),
+                games_per_iteration,
                 window: raw.window.unwrap_or(2),
                 learning_rate,
                 init_std: raw.init_std.unwrap_or(0.01),
@@ -221,6 +267,7 @@ impl RunConfig {
                 eval: raw.eval,
                 learner: raw.learner.for_new_run(),
                 start: raw.start,
+                budget: raw.budget,
             },
         };
         cfg.validate()?;
@@ -233,13 +280,7 @@ impl RunConfig {
         if self.iterations == 0 {
             return Err(range("iterations", 0, "an integer >= 1"));
         }
-        if s.games_per_iteration == 0 || s.games_per_iteration > MAX_GAMES {
-            return Err(range(
-                "games_per_iteration",
-                s.games_per_iteration,
-                &format!("an integer from 1 to {MAX_GAMES} (M)"),
-            ));
-        }
+        validate_self_play_amount(s)?;
         if s.window == 0 {
             return Err(range("window", 0, "an integer >= 1 (K)"));
         }
@@ -307,6 +348,30 @@ impl RunConfig {
     }
 }
 
+/// Exactly one of `games_per_iteration` (in range) and `[budget]` (exactly one of its keys,
+/// in range).
+fn validate_self_play_amount(s: &Settings) -> Result<(), SpecError> {
+    match (s.games_per_iteration, s.budget) {
+        (Some(m), None) if m == 0 || m > MAX_GAMES => Err(range(
+            "games_per_iteration",
+            m,
+            &format!("an integer from 1 to {MAX_GAMES} (M)"),
+        )),
+        (Some(_), None) => Ok(()),
+        (None, Some(b)) => b.kind().map(|_| ()).map_err(SpecError::Range),
+        (Some(m), Some(_)) => Err(range(
+            "games_per_iteration",
+            m,
+            "absent when [budget] is given (give one of the two)",
+        )),
+        (None, None) => Err(range(
+            "games_per_iteration",
+            "nothing",
+            &format!("an integer from 1 to {MAX_GAMES}, or a [budget] instead"),
+        )),
+    }
+}
+
 /// The learning-rate schedule: non-empty, from iteration 1, `from_iteration` strictly
 /// increasing, every beta finite and > 0.
 fn validate_learning_rate(lr: &[(u32, f64)]) -> Result<(), SpecError> {
@@ -347,7 +412,8 @@ fn validate_learner<G: crate::games::Abilities>(_: &G, s: &Settings) -> Result<(
     let check = SettingsCheck {
         learner: &s.learner,
         window: s.window,
-        games_per_iteration: s.games_per_iteration,
+        // With a budget the count is open: checked against the most an iteration may keep.
+        games_per_iteration: s.games_per_iteration.unwrap_or(MAX_GAMES),
     };
     Ok(crate::learners::validate::<G>(check)?)
 }
@@ -395,7 +461,8 @@ iterations = 4
     fn defaults_are_the_literatures() {
         let c = RunConfig::from_toml(BASE, "x").unwrap();
         let s = &c.settings;
-        assert_eq!((s.games_per_iteration, s.window), (1000, 2));
+        assert_eq!((s.games_per_iteration, s.window), (Some(1000), 2));
+        assert_eq!(s.budget, None);
         assert_eq!(s.learning_rate, vec![(1, 1.0), (3, 0.1)]);
         assert_eq!(
             [1, 2, 3, 4].map(|i| s.learner_context(0).beta(i)),
@@ -465,13 +532,50 @@ iterations = 4
             let s = &c.settings;
             assert_eq!(c.game.variant(), variant);
             assert_eq!(c.iterations, n);
-            assert_eq!((s.games_per_iteration, s.window), (1000, 2));
+            assert_eq!((s.games_per_iteration, s.window), (Some(1000), 2));
             assert_eq!(s.learning_rate, vec![(1, 1.0), (n / 2 + 1, 0.1)]);
             assert_eq!(s.search, SearchConfig::default());
             assert_eq!(s.eval, EvalSettings::default());
         }
         let quick = RunConfig::from_toml(include_str!("../../runs/quick.toml"), "x").unwrap();
         assert_eq!(quick.game.variant(), "ewn:3x3x3");
+    }
+
+    #[test]
+    fn a_budget_replaces_games_per_iteration() {
+        let c = RunConfig::from_toml(&format!("{BASE}[budget]\nmoves = 500\n"), "x").unwrap();
+        assert_eq!(c.settings.games_per_iteration, None);
+        assert_eq!(c.settings.budget_kind(), Some(BudgetKind::Moves(500)));
+        assert_eq!(c.settings.progress_units(), BUDGET_PROGRESS_UNITS);
+        let c = RunConfig::from_toml(&format!("{BASE}[budget]\nseconds = 2.5\n"), "x").unwrap();
+        assert_eq!(c.settings.budget_kind(), Some(BudgetKind::Seconds(2.5)));
+        let cases = [
+            (
+                "[budget]\n",
+                "`budget` = {} is out of range; allowed: exactly one of",
+            ),
+            (
+                "[budget]\nmoves = 5\nsimulations = 9\n",
+                "`budget` = {moves = 5, simulations = 9}",
+            ),
+            (
+                "games_per_iteration = 10\n[budget]\nmoves = 5\n",
+                "`games_per_iteration` = 10 is out of range; allowed: absent when [budget]",
+            ),
+            ("[budget]\nmoves = 0\n", "`budget.moves` = 0"),
+            ("[budget]\nsimulations = 0\n", "`budget.simulations` = 0"),
+            ("[budget]\nseconds = 0.0\n", "`budget.seconds` = 0"),
+            ("[budget]\nseconds = -3.0\n", "`budget.seconds` = -3"),
+            (
+                "[budget]\nmoves = -3\n",
+                "`budget.moves` = -3 is out of range",
+            ),
+            ("[budget]\ngames = 3\n", "games"),
+        ];
+        for (extra, wanted) in cases {
+            let e = err(extra);
+            assert!(e.contains(wanted), "{extra:?}: {e}");
+        }
     }
 
     #[test]

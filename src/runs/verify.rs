@@ -136,6 +136,7 @@ fn verify_game<G: Abilities, L: Learner<G>>(
         last: b,
         baseline: false,
         model_seed,
+        recorded: Some(&all),
         learner: std::marker::PhantomData::<L>,
     };
     let outcome = lp.iterate(start, Vec::new(), &mut sink, observer, Instant::now());

@@ -11,6 +11,8 @@
 //! record is the same bits whatever the batch width or the games beside it (tests below, and
 //! the unchanged heads of the example runs).
 
+use std::time::Instant;
+
 use crate::game::{ChanceOutcome, Game, Turn};
 use crate::game_record::{GameEnd, GameRecord, Step as Move};
 use crate::play::Decision;
@@ -182,6 +184,25 @@ pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
     games: &[LaneGame<G::State>],
     width: usize,
 ) -> Result<Vec<Played<G::State>>, SearchError> {
+    let played = self_play_lanes_until(g, config, eval, seed, iteration, games, width, None)?;
+    Ok(played.into_iter().flatten().collect())
+}
+
+/// [`self_play_lanes`] with a deadline: from `until` on no game is opened and the games in
+/// progress are abandoned, and a game that finishes after it is dropped; those slots are
+/// `None`. Every game returned is played to its end, the same bits as without a deadline.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn self_play_lanes_until<G: Game, E: Evaluator<G>>(
+    g: &G,
+    config: SearchConfig,
+    eval: &mut E,
+    seed: u64,
+    iteration: u32,
+    games: &[LaneGame<G::State>],
+    width: usize,
+    until: Option<Instant>,
+) -> Result<Vec<Option<Played<G::State>>>, SearchError> {
+    let late = || until.is_some_and(|d| Instant::now() >= d);
     let width = width.max(1);
     let mut out: Vec<Option<Played<G::State>>> = games.iter().map(|_| None).collect();
     // Searches of finished games, reused by the next (their allocations kept).
@@ -191,6 +212,9 @@ pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
     let mut next = 0;
     let mut values = Vec::with_capacity(width);
     loop {
+        if late() {
+            break;
+        }
         while lanes.len() < width && next < games.len() {
             let mut lane = Lane::open(g, config, &mut pool, seed, iteration, next, &games[next])?;
             next += 1;
@@ -211,12 +235,15 @@ pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
                 done.push(k);
             }
         }
+        if !done.is_empty() && late() {
+            break;
+        }
         for k in done.into_iter().rev() {
             let lane = lanes.remove(k);
             pool.push(lane.finish(g, seed, iteration, &mut out));
         }
     }
-    Ok(out.into_iter().flatten().collect())
+    Ok(out)
 }
 
 /// One batch: every lane's waiting leaf goes to `eval` in one call; `values` gets their
@@ -288,6 +315,39 @@ mod tests {
                 assert_eq!(&p.record, r, "width {width}");
                 assert_eq!(&p.tree, t, "width {width}");
             }
+        }
+    }
+
+    /// A deadline already passed plays nothing (every slot `None`), one and lanes alike; a
+    /// far one changes nothing.
+    #[test]
+    fn a_deadline_stops_games_and_a_far_one_changes_nothing() {
+        use std::time::Duration;
+        let g = Ewn::new(3, 3, 3).unwrap();
+        let config = SearchConfig {
+            simulations: 8,
+            ..SearchConfig::default()
+        };
+        let games: Vec<LaneGame<_>> = (0..6)
+            .map(|k| LaneGame {
+                game: k,
+                start: None,
+                tree: false,
+            })
+            .collect();
+        let eval = || Rollout::new(1);
+        let past = Some(Instant::now());
+        let far = Some(Instant::now() + Duration::from_secs(3600));
+        let alone = self_play_lanes(&g, config, &mut eval(), 7, 3, &games, 4).unwrap();
+        for lanes in [1, 4] {
+            let none =
+                crate::selfplay::play_games(&g, config, &eval, 7, 3, &games, lanes, past).unwrap();
+            assert!(none.iter().all(Option::is_none), "lanes {lanes}");
+            let all =
+                crate::selfplay::play_games(&g, config, &eval, 7, 3, &games, lanes, far).unwrap();
+            let records: Vec<_> = all.into_iter().map(|p| p.unwrap().record).collect();
+            let expected: Vec<_> = alone.iter().map(|p| p.record.clone()).collect();
+            assert_eq!(records, expected, "lanes {lanes}");
         }
     }
 

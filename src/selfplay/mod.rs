@@ -5,7 +5,8 @@
 //! - [`self_play_lanes`] (batched.rs) plays several games at once on one thread, their
 //!   leaves evaluated in one batch each round.
 //! - [`play_games`] plays an iteration's games in parallel and is the one place that chooses
-//!   between the two.
+//!   between the two. Given a deadline (a timed self-play budget, runs/budget.rs), it starts
+//!   no game after it and drops the games that finish after it.
 //!
 //! Game g of iteration i draws everything (chance, root noise, move sampling) from the stream
 //! `self-play(i,g)` of the run seed, and an evaluator gives a position the same bits in any
@@ -14,11 +15,14 @@
 mod batched;
 mod game;
 
+use std::time::Instant;
+
 use rayon::prelude::*;
 
 use crate::game::Game;
 use crate::search::{Evaluator, Search, SearchConfig, SearchError};
 
+use batched::self_play_lanes_until;
 pub use batched::{LaneGame, Played, self_play_lanes};
 pub use game::{SELF_PLAY, self_play_game, self_play_stream};
 
@@ -28,6 +32,11 @@ pub use game::{SELF_PLAY, self_play_game, self_play_stream};
 /// `evaluator` per chunk of games; with 1 a worker plays one game after another
 /// ([`self_play_game`]), keeping its search and evaluator. The records are the same bits
 /// either way (batched.rs's test); only the speed differs.
+///
+/// With `until`, a game not started by then is not played and one finished after it is
+/// dropped: their slots are `None` (a game is never cut short, so every record returned is
+/// the game played to its end). Without it every slot is `Some`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
     g: &G,
     config: SearchConfig,
@@ -36,13 +45,15 @@ pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
     iteration: u32,
     games: &[LaneGame<G::State>],
     lanes: usize,
-) -> Result<Vec<Played<G::State>>, SearchError> {
+    until: Option<Instant>,
+) -> Result<Vec<Option<Played<G::State>>>, SearchError> {
+    let late = || until.is_some_and(|d| Instant::now() >= d);
     if lanes > 1 {
-        let chunks: Vec<Vec<Played<G::State>>> = games
+        let chunks: Vec<Vec<Option<Played<G::State>>>> = games
             .par_chunks(lanes)
             .map(|chunk| {
                 let mut eval = evaluator();
-                self_play_lanes(g, config, &mut eval, seed, iteration, chunk, lanes)
+                self_play_lanes_until(g, config, &mut eval, seed, iteration, chunk, lanes, until)
             })
             .collect::<Result<_, _>>()?;
         return Ok(chunks.into_iter().flatten().collect());
@@ -56,6 +67,9 @@ pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
                 (search, evaluator())
             },
             |(search, eval), lg| {
+                if late() {
+                    return Ok(None);
+                }
                 let mut tree = Vec::new();
                 let record = self_play_game(
                     g,
@@ -67,7 +81,7 @@ pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
                     lg.start.as_ref(),
                     lg.tree.then_some(&mut tree),
                 )?;
-                Ok(Played { record, tree })
+                Ok((!late()).then_some(Played { record, tree }))
             },
         )
         .collect()
