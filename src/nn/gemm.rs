@@ -534,7 +534,7 @@ mod tests {
                 reference(other, (m, n, k), &a, &b, start, &bias, &mut theirs);
                 differ |= want != theirs;
                 for simd in Simd::available() {
-                    let mut c = c0.clone();
+                    let c = c0.clone();
                     let s = match start {
                         "zero" => Start::Zero,
                         "keep" => Start::Keep,
