@@ -55,9 +55,6 @@ struct Local {
     /// one square wide (the borders are never written).
     pad_x: Vec<f32>,
     pad_d: Vec<f32>,
-    /// The 3x3 convolutions' term offsets ([`Layout::tap_table`]), plain and mirrored.
-    taps: Vec<usize>,
-    taps_mirrored: Vec<usize>,
     panel: Vec<f32>,
 }
 
@@ -105,16 +102,6 @@ pub struct Scratch {
 impl Scratch {
     pub(crate) fn new(l: &Layout) -> Scratch {
         let g = &l.graph;
-        let widest = g
-            .ops
-            .iter()
-            .filter_map(|op| match op.layer {
-                Layer::Conv(c) if c.taps > 1 => Some(c.cin.max(c.cout)),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
-        let bordered = (l.input.height + 2) * (l.input.width + 2);
         let mut s = Scratch {
             cap: 0,
             sizes: g.bufs.clone(),
@@ -123,7 +110,7 @@ impl Scratch {
             grads: vec![Vec::new(); g.bufs.len()],
             saved: vec![NormSaved::default(); g.ops.len()],
             locals: Vec::new(),
-            pad_len: widest * bordered,
+            pad_len: l.bordered.widest() * l.bordered.plane,
             logits: Vec::new(),
             values: Vec::new(),
             x: Vec::new(),
@@ -193,10 +180,11 @@ impl Layout {
         s: &mut Scratch,
         mode: Mode,
     ) {
-        // Inference: one worker's positions go through the layers as one chunk; more than a
-        // chunk's worth, or several workers, go through `infer_in_chunks`.
-        if mode == Mode::Infer && (n > s.infer_chunk || rayon::current_num_threads() > 1 && n > 1) {
-            return self.infer_in_chunks(p, w, x, n, s);
+        // Inference: at most `infer_chunk` positions, and no more than a worker's share, go
+        // through the layers at a time; a larger batch goes through `infer_in_chunks`.
+        let chunk = s.infer_chunk.min(n.div_ceil(rayon::current_num_threads()));
+        if mode == Mode::Infer && n > chunk {
+            return self.infer_in_chunks(p, w, x, n, chunk, s);
         }
         self.forward_layers(p, w, x, n, s, mode);
     }
@@ -222,12 +210,19 @@ impl Layout {
         s.values[..n].copy_from_slice(&s.bufs[g.value][..n]);
     }
 
-    /// Inference of `n` positions a chunk at a time through the whole net: the chunks split
+    /// Inference of `n` positions `chunk` at a time through the whole net: the chunks split
     /// into one run of consecutive chunks per worker, each worker with a scratch of its own
     /// (inference ties no position to another, so the bits are those of one position alone).
-    fn infer_in_chunks(&self, p: &[f32], w: &Weights, x: &[f32], n: usize, s: &mut Scratch) {
+    fn infer_in_chunks(
+        &self,
+        p: &[f32],
+        w: &Weights,
+        x: &[f32],
+        n: usize,
+        chunk: usize,
+        s: &mut Scratch,
+    ) {
         s.ensure(n);
-        let chunk = s.infer_chunk;
         let workers = rayon::current_num_threads().min(n.div_ceil(chunk)).max(1);
         // Positions per worker: a whole number of chunks.
         let share = n.div_ceil(chunk).div_ceil(workers) * chunk;
@@ -505,10 +500,9 @@ impl Layout {
         let (sin, sout) = (c.cin * area, c.cout * area);
         let bias =
             c.b.map_or(Start::Zero, |b| Start::ColBias(&p[b..b + c.cout]));
-        self.tap_table(c.cin, false, &mut local.taps);
         for s in 0..n {
             let x = &input[s * sin..(s + 1) * sin];
-            let a = self.conv_input(x, c, &mut local.pad_x, &local.taps);
+            let a = self.conv_input(x, c, &mut local.pad_x, &self.bordered.taps);
             let then = match then {
                 Then::AddRelu(k) => Then::AddRelu(&k[s * sout..(s + 1) * sout]),
                 t => t,
@@ -546,15 +540,12 @@ impl Layout {
     ) {
         let area = self.area();
         let (sin, sout) = (c.cin * area, c.cout * area);
-        self.tap_table(c.cin, false, &mut local.taps);
-        self.tap_table(c.cout, true, &mut local.taps_mirrored);
         let Local {
             pad_x,
             pad_d,
-            taps,
-            taps_mirrored,
             panel,
         } = local;
+        let taps = &self.bordered.taps;
         for s in 0..n {
             let dplane = &dout[s * sout..(s + 1) * sout];
             if let Some(b) = c.b {
@@ -592,7 +583,7 @@ impl Layout {
                 continue;
             };
             let mirrored = Conv { cin: c.cout, ..c };
-            let a = self.conv_input(dplane, mirrored, pad_d, taps_mirrored);
+            let a = self.conv_input(dplane, mirrored, pad_d, &self.bordered.mirrored);
             let di = &mut din[s * sin..(s + 1) * sin];
             let shape = (area, c.cin, c.cout * c.taps);
             gemm(
@@ -612,7 +603,7 @@ impl Layout {
     /// (a square), term (i, t) the square's tap-t neighbour in plane i, 0 off the board.
     /// A 1x1 convolution reads `src` itself; a 3x3 one copies the planes into `pad`, each
     /// between zero borders one square wide, and reads them through the squares' corners
-    /// (`pad_rows`) and `taps` ([`Layout::tap_table`]).
+    /// and `taps` ([`Bordered`]).
     fn conv_input<'a>(
         &'a self,
         src: &'a [f32],
@@ -624,8 +615,7 @@ impl Layout {
         if c.taps == 1 {
             return MatA::strided(src, 1, area);
         }
-        let (h, w) = (self.input.height, self.input.width);
-        let plane = (h + 2) * (w + 2);
+        let (h, w, plane) = (self.input.height, self.input.width, self.bordered.plane);
         for i in 0..c.cin {
             for y in 0..h {
                 let to = i * plane + (y + 1) * (w + 2) + 1;
@@ -634,22 +624,8 @@ impl Layout {
         }
         MatA {
             data: pad,
-            rows: Offsets::Table(&self.pad_rows),
+            rows: Offsets::Table(&self.bordered.corners),
             ks: Offsets::Table(&taps[..c.cin * 9]),
-        }
-    }
-
-    /// The offsets of the terms (i, t) of a 3x3 convolution over `planes` bordered planes,
-    /// from a square's corner: plane i, then the tap's row and column (`mirror`: tap 8 - t).
-    fn tap_table(&self, planes: usize, mirror: bool, into: &mut Vec<usize>) {
-        let pw = self.input.width + 2;
-        let plane = (self.input.height + 2) * pw;
-        into.clear();
-        for i in 0..planes {
-            for t in 0..9 {
-                let tt = if mirror { 8 - t } else { t };
-                into.push(i * plane + tt / 3 * pw + tt % 3);
-            }
         }
     }
 
@@ -905,11 +881,56 @@ fn pack_conv_t(wt: &[f32], c: Conv, n0: usize, panel: &mut [f32]) {
     }
 }
 
-/// For each square (y, x) of an h x w board, in order: the offset of its window's corner,
-/// square (y - 1, x - 1), in the plane held between zero borders one square wide, whose
-/// rows are w + 2 long: y (w + 2) + x.
-pub(crate) fn window_corners(h: usize, w: usize) -> Vec<usize> {
-    (0..h)
-        .flat_map(|y| (0..w).map(move |x| y * (w + 2) + x))
-        .collect()
+/// How the 3x3 convolutions read a position's planes held between zero borders one square
+/// wide (rows w + 2 long, `plane` floats each): a function of the board and the graph, built
+/// once per layout.
+#[derive(Clone, Debug)]
+pub(crate) struct Bordered {
+    /// Floats of one bordered plane, (h + 2)(w + 2).
+    pub plane: usize,
+    /// For each square (y, x), in order: the offset of its window's corner, square (y - 1,
+    /// x - 1), in the bordered plane: y (w + 2) + x.
+    pub corners: Vec<usize>,
+    /// For each term (i, t) up to the widest 3x3 convolution's planes: its offset from a
+    /// square's corner, plane i then tap t's row and column (a convolution over `c` planes
+    /// reads the first 9c); `mirrored` reads tap 8 - t (the input gradient's).
+    pub taps: Vec<usize>,
+    pub mirrored: Vec<usize>,
+}
+
+impl Bordered {
+    pub(crate) fn new(g: &Graph, h: usize, w: usize) -> Bordered {
+        let widest = g
+            .ops
+            .iter()
+            .filter_map(|op| match op.layer {
+                Layer::Conv(c) if c.taps > 1 => Some(c.cin.max(c.cout)),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let (pw, plane) = (w + 2, (h + 2) * (w + 2));
+        let table = |mirror: bool| {
+            (0..widest * 9)
+                .map(|k| {
+                    let (i, t) = (k / 9, k % 9);
+                    let t = if mirror { 8 - t } else { t };
+                    i * plane + t / 3 * pw + t % 3
+                })
+                .collect()
+        };
+        Bordered {
+            plane,
+            corners: (0..h)
+                .flat_map(|y| (0..w).map(move |x| y * pw + x))
+                .collect(),
+            taps: table(false),
+            mirrored: table(true),
+        }
+    }
+
+    /// Planes of the widest 3x3 convolution (input or output).
+    pub(crate) fn widest(&self) -> usize {
+        self.taps.len() / 9
+    }
 }

@@ -105,9 +105,8 @@ pub struct Layout {
     /// The kernels' vector path (`Simd::detect` unless a test or bench asks) and arithmetic
     /// (fused unless the run's settings say otherwise).
     kernel: Kernel,
-    /// For each square, the offset of its top-left neighbour in a plane held between zero
-    /// borders one square wide (the corner of its 3x3 window).
-    pad_rows: Vec<usize>,
+    /// How the 3x3 convolutions read bordered planes (offset tables, built once).
+    bordered: engine::Bordered,
     /// Floats of the packed weights, forward and backward.
     packed: (usize, usize),
 }
@@ -116,7 +115,7 @@ impl Layout {
     pub fn new(arch: &Arch, input: Planes, actions: usize) -> Layout {
         let mut graph = graph::build(arch, input, actions);
         let packed = engine::place_packed(&mut graph);
-        let pad_rows = engine::window_corners(input.height, input.width);
+        let bordered = engine::Bordered::new(&graph, input.height, input.width);
         Layout {
             arch: arch.clone(),
             input,
@@ -126,7 +125,7 @@ impl Layout {
                 simd: Simd::detect(),
                 arith: Arith::Fused,
             },
-            pad_rows,
+            bordered,
             packed,
         }
     }
