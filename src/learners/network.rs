@@ -1091,11 +1091,7 @@ mod tests {
         assert_eq!(settings_of(&c.settings.learner), fused);
         assert_eq!(fused.arith(), Arith::Fused);
         assert_eq!(NetworkSettings::default().arith(), Arith::Separate);
-        let c = parse(
-            "[learner.network]
-arithmetic = \"separate\"\n",
-        )
-        .unwrap();
+        let c = parse("[learner.network]\narithmetic = \"separate\"\n").unwrap();
         assert_eq!(settings_of(&c.settings.learner).arith(), Arith::Separate);
         let e = parse("[learner.network]\narithmetic = \"fma\"\n").unwrap_err();
         assert!(e.contains("arithmetic") && e.contains("fused"), "{e}");
