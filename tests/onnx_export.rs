@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 use binary::{fails, json, ok, tabula};
 use tabula::games::ConnectFour;
 use tabula::learners::Network;
+use tabula::nn::ValueHead;
 use tabula::store::Store;
 use tabula::{Game, Turn};
 
@@ -120,9 +121,12 @@ fn cases(db: &Path, run: &str, i: u32) -> serde_json::Value {
         .iter()
         .map(|s| {
             let pre = net.infer(s, &mut x, &mut scratch);
-            serde_json::json!({
-                "planes": x, "policy_logits": scratch.logits, "value": f64::from(pre).tanh(),
-            })
+            // The value output: tanh in [-1, 1], or the sigmoid's [0, 1] value itself.
+            let value = match layout.value_head() {
+                ValueHead::Tanh => f64::from(pre).tanh(),
+                ValueHead::Sigmoid => 1.0 / (1.0 + (-f64::from(pre)).exp()),
+            };
+            serde_json::json!({"planes": x, "policy_logits": scratch.logits, "value": value})
         })
         .collect();
     assert!(ps.len() >= 40, "{} positions", ps.len());
@@ -188,6 +192,12 @@ fn export_and_check(dir: &Path, name: &str, net: &str) {
         text.contains("opset 13") && text.contains("policy_logits [N, 7]"),
         "{text}"
     );
+    let squash = if net.contains("sigmoid") {
+        "sigmoid, in [0, 1]"
+    } else {
+        "tanh, in [-1, 1]"
+    };
+    assert!(text.contains(squash), "{text}");
 
     let py = match python() {
         Ok(py) => py,
@@ -258,7 +268,8 @@ fn exported_resnet_matches_onnx_runtime_numpy_and_torch() {
 }
 
 /// Liu et al.'s kind of net: bottleneck blocks, batch normalisation (ONNX Runtime reads the
-/// running statistics the run trained), AlphaGo Zero's heads.
+/// running statistics the run trained), AlphaGo Zero's heads; with the sigmoid value head
+/// (the graph ends in Sigmoid, and says so).
 #[test]
 fn exported_batch_norm_bottleneck_net_matches_onnx_runtime() {
     let dir = tempfile::tempdir().unwrap();
@@ -266,7 +277,8 @@ fn exported_batch_norm_bottleneck_net_matches_onnx_runtime() {
         dir.path(),
         "bn",
         "arch = \"resnet\"\nblocks = 2\nchannels = 8\nbottleneck = 4\nbatch_norm = true\n\
-         head = \"conv\"\nvalue_hidden = 16\noptimizer = \"adam\"\nlr = [[1, 0.003]]\n",
+         head = \"conv\"\nvalue_hidden = 16\nvalue_head = \"sigmoid\"\noptimizer = \"adam\"\n\
+         lr = [[1, 0.003]]\n",
     );
 }
 

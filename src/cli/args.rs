@@ -176,7 +176,7 @@ pub struct CheckoutArgs {
     pub json: bool,
     /// Write the model to this file, the format by extension: `.onnx`, a network run's ONNX
     /// model (IR 8, opset 13; input `planes` [N, C, H, W], outputs `policy_logits` [N, A] and
-    /// `value` [N, 1], tanh); `.safetensors`, its weights alone (PyTorch layout); any other,
+    /// `value` [N, 1], tanh or sigmoid as the run's `value_head`); `.safetensors`, its weights alone (PyTorch layout); any other,
     /// a table's rows as JSON lines ({"key", "position", "row", "updates", "legal"}). Written
     /// to a temporary file beside PATH, then renamed over it. See docs/network.md, "Export".
     #[arg(long, value_name = "PATH")]

@@ -290,12 +290,13 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
                     println!(
                         "{what} of the {} network written to {} ({} bytes, {} tensors): input \
                          planes [N, {ch}, {h}, {w}], outputs policy_logits [N, {}] and value \
-                         [N, 1] (tanh, in [-1, 1]; tabula's value is (value + 1) / 2)",
+                         [N, 1] ({})",
                         m.arch,
                         p.display(),
                         m.bytes.len(),
                         m.tensors,
-                        m.actions
+                        m.actions,
+                        m.value
                     );
                 }
             }

@@ -32,7 +32,7 @@ use crate::games::Abilities;
 use crate::nn::encode::Encoder;
 use crate::nn::{
     Arch, Arith, Example, Head, Layout, Losses, OptimConfig, OptimState, ResNet, Scratch, Trainer,
-    Weights, legal_softmax, train_step, unit_value,
+    ValueHead, Weights, legal_softmax, train_step,
 };
 use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
 use crate::search::{Evaluator, Leaf};
@@ -81,6 +81,31 @@ pub enum ArithKind {
     Separate,
 }
 
+/// The value head's squashing in the spec (`nn::ValueHead`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ValueHeadKind {
+    /// tanh, in [-1, 1], trained against 2z - 1 (AlphaZero's).
+    #[default]
+    #[serde(rename = "tanh")]
+    Tanh,
+    /// The logistic sigmoid, in [0, 1], trained against z (the tabular learner's).
+    #[serde(rename = "sigmoid")]
+    Sigmoid,
+}
+
+impl ValueHeadKind {
+    fn head(self) -> ValueHead {
+        match self {
+            ValueHeadKind::Tanh => ValueHead::Tanh,
+            ValueHeadKind::Sigmoid => ValueHead::Sigmoid,
+        }
+    }
+}
+
+fn is_tanh(x: &ValueHeadKind) -> bool {
+    *x == ValueHeadKind::Tanh
+}
+
 /// The optimiser's name in the spec.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum OptimizerKind {
@@ -127,6 +152,10 @@ pub struct NetworkSettings {
     /// existed, so that they verify and resume with their own bits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arithmetic: Option<ArithKind>,
+    /// The value head: `tanh` (in [-1, 1]; the default, AlphaZero's) or `sigmoid` (in
+    /// [0, 1]). Left out of the record at its default, so earlier runs hash as before.
+    #[serde(skip_serializing_if = "is_tanh")]
+    pub value_head: ValueHeadKind,
     /// `sgd` or `adam`.
     pub(crate) optimizer: OptimizerKind,
     /// (from_iteration, learning rate), ascending, the first from iteration 1.
@@ -166,6 +195,7 @@ impl Default for NetworkSettings {
             value_channels: None,
             value_hidden: None,
             arithmetic: None,
+            value_head: ValueHeadKind::Tanh,
             optimizer: OptimizerKind::Sgd,
             lr: vec![(1, 0.1)],
             momentum: 0.9,
@@ -620,7 +650,8 @@ impl<G: Abilities> Network<G> {
             ))
         })?;
         let layout = Layout::new(&settings.arch(), encoder.planes(), g.num_actions())
-            .with_arith(settings.arith());
+            .with_arith(settings.arith())
+            .with_value_head(settings.value_head.head());
         let params = layout.init(&mut stream(ctx.model_seed, "network-init"));
         let optim = settings.optim();
         let opt = OptimState::new(&optim, layout.params());
@@ -651,7 +682,7 @@ impl<G: Abilities> Network<G> {
         &self.params
     }
 
-    /// The logits and the value (before tanh) of decision state `s`, with caller buffers.
+    /// The logits and the value (before the value head's squashing) of decision state `s`, with caller buffers.
     pub fn infer(&self, s: &G::State, x: &mut [f32], scratch: &mut Scratch) -> f32 {
         self.encoder.encode(s, x);
         self.layout
@@ -659,7 +690,7 @@ impl<G: Abilities> Network<G> {
         scratch.values[0]
     }
 
-    /// The values (before tanh) and logits (|A| per position, in order) of a batch of
+    /// The values (before the value head's squashing) and logits (|A| per position, in order) of a batch of
     /// decision states, evaluated as one batch: each position's outputs are the bits it gets
     /// alone (docs/network.md).
     pub fn infer_batch(&self, states: &[G::State], values: &mut Vec<f32>, logits: &mut Vec<f32>) {
@@ -703,7 +734,7 @@ impl<G: Abilities> Network<G> {
 }
 
 /// The network as the search's leaf evaluator: priors the softmax of the legal logits,
-/// value (tanh + 1) / 2 for the side to move.
+/// value the value head's on the [0, 1] scale for the side to move.
 pub struct NetEval<'a, G: Game> {
     net: &'a Network<G>,
     x: Vec<f32>,
@@ -726,7 +757,7 @@ impl<G: Abilities> NetEval<'_, G> {
                 best = a;
             }
         }
-        (best, unit_value(pre))
+        (best, self.net.layout.unit_value(pre))
     }
 
     /// Fills `priors` over `legal` and returns the value on the [0, 1] scale.
@@ -738,7 +769,7 @@ impl<G: Abilities> NetEval<'_, G> {
     ) -> f64 {
         let pre = self.net.infer(s, &mut self.x, &mut self.scratch);
         legal_softmax(&self.scratch.logits, legal, priors);
-        unit_value(pre)
+        self.net.layout.unit_value(pre)
     }
 }
 
@@ -762,7 +793,7 @@ impl<G: Abilities> Evaluator<G> for NetEval<'_, G> {
         for (k, l) in leaves.iter_mut().enumerate() {
             let logits = &self.scratch.logits[k * na..(k + 1) * na];
             legal_softmax(logits, l.legal, l.priors);
-            l.value = unit_value(self.scratch.values[k]);
+            l.value = self.net.layout.unit_value(self.scratch.values[k]);
         }
     }
 }
@@ -1095,6 +1126,17 @@ mod tests {
         assert_eq!(settings_of(&c.settings.learner).arith(), Arith::Separate);
         let e = parse("[learner.network]\narithmetic = \"fma\"\n").unwrap_err();
         assert!(e.contains("arithmetic") && e.contains("fused"), "{e}");
+        // The value head: tanh by default (left out of the record), sigmoid on request.
+        assert_eq!(NetworkSettings::default().value_head, ValueHeadKind::Tanh);
+        let c = parse("[learner.network]\nvalue_head = \"sigmoid\"\n").unwrap();
+        let n = settings_of(&c.settings.learner);
+        assert_eq!(n.value_head.head(), ValueHead::Sigmoid);
+        let json = serde_json::to_value(&n).unwrap();
+        assert_eq!(json["value_head"], "sigmoid");
+        let json = serde_json::to_value(NetworkSettings::default()).unwrap();
+        assert!(json.get("value_head").is_none(), "{json}");
+        let e = parse("[learner.network]\nvalue_head = \"relu\"\n").unwrap_err();
+        assert!(e.contains("value_head") && e.contains("sigmoid"), "{e}");
         let c = parse(
             "[learner.network]\narch = \"resnet\"\nblocks = 3\nchannels = 8\n\
              optimizer = \"adam\"\nlr = [[1, 0.1], [2, 0.01]]\nreplay_games = 20\n",

@@ -89,7 +89,7 @@ pub struct Scratch {
     pad_len: usize,
     /// The logits, `actions` per position.
     pub logits: Vec<f32>,
-    /// The value head's outputs before tanh, one per position.
+    /// The value head's outputs before its squashing (tanh or sigmoid), one per position.
     pub(crate) values: Vec<f32>,
     /// A batch's planes, gathered by callers.
     pub(crate) x: Vec<f32>,
@@ -170,7 +170,7 @@ impl Scratch {
 
 impl Layout {
     /// The forward pass of `n` positions (`x`: their planes, one after another) with `w`
-    /// packed from `p`: fills `s.logits[..n * actions]` and `s.values[..n]` (before tanh).
+    /// packed from `p`: fills `s.logits[..n * actions]` and `s.values[..n]` (before its squashing (tanh or sigmoid)).
     pub(crate) fn run_forward(
         &self,
         p: &[f32],
@@ -299,7 +299,7 @@ impl Layout {
     /// Adds to the chunks' gradient vectors `gs` (one per [`CHUNK`] positions) the
     /// gradients of `n` positions' losses, given their training forward pass in `s` and the
     /// losses' gradients with respect to the logits (`dlogits`, `n x actions`) and the values
-    /// before tanh (`dvalues`).
+    /// before its squashing (tanh or sigmoid) (`dvalues`).
     pub(crate) fn run_backward(
         &self,
         w: &Weights,

@@ -9,9 +9,10 @@
 //! - **ONNX**: a `ModelProto` (IR version [`IR_VERSION`], operator set [`OPSET`] of the default
 //!   domain), protobuf written by hand (a few field numbers of onnx.proto: no dependency).
 //!   Input `planes` float `[N, C, H, W]` (`N` a symbolic batch dimension), outputs
-//!   `policy_logits` `[N, A]` and `value` `[N, 1]`, the value head after tanh (in [-1, 1];
-//!   tabula's [0, 1] value is `(value + 1) / 2`). Operators: Conv (3x3, pads 1), Relu, Add,
-//!   Flatten, Gemm (`transB = 1`), Tanh. The weights are initializers (raw little-endian f32).
+//!   `policy_logits` `[N, A]` and `value` `[N, 1]`, the value head after its squashing
+//!   ([`super::ValueHead`]: tanh, in [-1, 1], tabula's [0, 1] value `(value + 1) / 2`; or
+//!   sigmoid, the [0, 1] value itself). Operators: Conv (3x3, pads 1), Relu, Add, Flatten,
+//!   Gemm (`transB = 1`), Tanh or Sigmoid. The weights are initializers (raw little-endian f32).
 //! - **safetensors**: an 8-byte little-endian header length, a JSON header
 //!   `{name: {"dtype": "F32", "shape", "data_offsets"}, "__metadata__": {...}}` padded with
 //!   spaces to a multiple of 8 bytes, then the tensors' little-endian bytes in layout order.
@@ -23,9 +24,9 @@
 //! `[1, F]` with F the flattened trunk output (channel-major `[c][y][x]`, as ONNX Flatten of
 //! NCHW). tabula stores dense weights `[in][out]`; they are transposed on the way out.
 
-use super::Layout;
 use super::engine::BN_EPS;
 use super::graph::{Act, Conv, Dense, Layer, Norm};
+use super::{Layout, ValueHead};
 
 /// The ONNX IR version written (IR 8: ONNX 1.10, 2021).
 pub(crate) const IR_VERSION: i64 = 8;
@@ -65,6 +66,7 @@ pub(crate) enum Op {
     /// `x W^T + b`, `transB = 1`: inputs (x, weight `[out, in]`, bias `[out]`).
     Gemm,
     Tanh,
+    Sigmoid,
 }
 
 impl Op {
@@ -77,6 +79,7 @@ impl Op {
             Op::Flatten => "Flatten",
             Op::Gemm => "Gemm",
             Op::Tanh => "Tanh",
+            Op::Sigmoid => "Sigmoid",
         }
     }
 }
@@ -101,7 +104,7 @@ pub(crate) struct Tensor {
 pub(crate) const INPUT: &str = "planes";
 /// The policy output's name.
 pub(crate) const POLICY: &str = "policy_logits";
-/// The value output's name (after tanh).
+/// The value output's name (after the value head's squashing).
 pub(crate) const VALUE: &str = "value";
 
 /// A network as operations over named values, with its weights.
@@ -116,6 +119,16 @@ pub(crate) struct Graph {
     pub tensors: Vec<Tensor>,
     /// The architecture in words (`mlp [64, 64]`, `resnet 2x16`).
     pub arch: String,
+    /// How [`VALUE`] reads, in words (its squashing and scale).
+    pub value: &'static str,
+}
+
+/// The value output in words, for the metadata and the command's message.
+fn value_words(v: ValueHead) -> &'static str {
+    match v {
+        ValueHead::Tanh => "tanh, in [-1, 1]; tabula's [0, 1] value is (value + 1) / 2",
+        ValueHead::Sigmoid => "sigmoid, in [0, 1]: tabula's value itself",
+    }
 }
 
 struct Walk<'a> {
@@ -258,7 +271,11 @@ impl Graph {
                 }
             };
         }
-        g.node(Op::Tanh, &["value_pre"], VALUE.into());
+        let squash = match layout.value_head() {
+            ValueHead::Tanh => Op::Tanh,
+            ValueHead::Sigmoid => Op::Sigmoid,
+        };
+        g.node(squash, &["value_pre"], VALUE.into());
         let i = layout.input();
         Ok(Graph {
             input: [i.channels, i.height, i.width],
@@ -266,6 +283,7 @@ impl Graph {
             nodes: g.nodes,
             tensors: g.tensors,
             arch: arch_words(layout),
+            value: value_words(layout.value_head()),
         })
     }
 
@@ -281,8 +299,8 @@ impl Graph {
                 "outputs",
                 format!(
                     "{POLICY} [N, {}] (logits over the whole action space); {VALUE} [N, 1] \
-                     (tanh, in [-1, 1]; tabula's [0, 1] value is (value + 1) / 2)",
-                    self.actions
+                     ({})",
+                    self.actions, self.value
                 ),
             ),
             ("onnx_opset", OPSET.to_string()),
@@ -313,8 +331,8 @@ impl Graph {
         m.string(
             6,
             &format!(
-                "A tabula network ({}): planes -> policy logits and value (tanh).",
-                self.arch
+                "A tabula network ({}): planes -> policy logits and value ({}).",
+                self.arch, self.value
             ),
         );
         m.message(7, |g| {
@@ -417,7 +435,7 @@ fn node(p: &mut Pb, n: &Node, k: usize) {
         Op::BatchNorm => p.message(5, |a| float(a, "epsilon", BN_EPS as f32)),
         Op::Flatten => p.message(5, |a| int(a, "axis", 1)),
         Op::Gemm => p.message(5, |a| int(a, "transB", 1)),
-        Op::Relu | Op::Add | Op::Tanh => {}
+        Op::Relu | Op::Add | Op::Tanh | Op::Sigmoid => {}
     }
 }
 

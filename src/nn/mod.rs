@@ -95,10 +95,52 @@ pub enum Head {
     },
 }
 
+/// What the value head's last output (`pre`) becomes, and the loss it is trained with
+/// (docs/network.md, "Architectures").
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum ValueHead {
+    /// `tanh(pre)` in [-1, 1], the squared error against the outcome on that scale (2z - 1),
+    /// as AlphaZero (Silver et al. 2018) and Liu et al.; the [0, 1] value is (v + 1) / 2.
+    #[default]
+    Tanh,
+    /// `1 / (1 + exp(-pre))` in [0, 1], the squared error against the outcome z in [0, 1]:
+    /// the tabular learner's value and loss (Hsueh et al. 2023).
+    Sigmoid,
+}
+
+impl ValueHead {
+    /// The value on the [0, 1] scale.
+    pub(crate) fn unit(self, pre: f32) -> f64 {
+        let x = f64::from(pre);
+        match self {
+            ValueHead::Tanh => (x.tanh() + 1.0) / 2.0,
+            ValueHead::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+        }
+    }
+
+    /// The squared error against the outcome `z` (on the [0, 1] scale) on the head's own
+    /// scale, and its derivative with respect to `pre`.
+    pub(crate) fn loss(self, pre: f32, z: f32) -> (f64, f64) {
+        let (x, z) = (f64::from(pre), f64::from(z));
+        match self {
+            ValueHead::Tanh => {
+                let (v, t) = (x.tanh(), 2.0 * z - 1.0);
+                ((v - t) * (v - t), 2.0 * (v - t) * (1.0 - v * v))
+            }
+            ValueHead::Sigmoid => {
+                let v = 1.0 / (1.0 + (-x).exp());
+                ((v - z) * (v - z), 2.0 * (v - z) * v * (1.0 - v))
+            }
+        }
+    }
+}
+
 /// A network's shape: its graph, where each layer's parameters are, and how many there are.
 #[derive(Clone, Debug)]
 pub struct Layout {
     arch: Arch,
+    /// The value head's squashing and loss.
+    value_head: ValueHead,
     input: Planes,
     actions: usize,
     pub(crate) graph: Graph,
@@ -118,6 +160,7 @@ impl Layout {
         let bordered = engine::Bordered::new(&graph, input.height, input.width);
         Layout {
             arch: arch.clone(),
+            value_head: ValueHead::Tanh,
             input,
             actions,
             graph,
@@ -140,6 +183,22 @@ impl Layout {
     pub fn with_arith(mut self, arith: Arith) -> Layout {
         self.kernel.arith = arith;
         self
+    }
+
+    /// The same network with another value head (tanh unless the run's settings say
+    /// otherwise).
+    pub fn with_value_head(mut self, v: ValueHead) -> Layout {
+        self.value_head = v;
+        self
+    }
+
+    pub fn value_head(&self) -> ValueHead {
+        self.value_head
+    }
+
+    /// The value head's output `pre` on the [0, 1] scale.
+    pub(crate) fn unit_value(&self, pre: f32) -> f64 {
+        self.value_head.unit(pre)
     }
 
     pub fn arith(&self) -> Arith {
@@ -204,7 +263,7 @@ impl Layout {
     }
 
     /// The forward pass of one position (`x`: its planes) with weights packed from `p`
-    /// on the spot: fills `s.logits` and returns the value head's output before tanh.
+    /// on the spot: fills `s.logits` and returns the value head's output before its squashing (tanh or sigmoid).
     #[cfg(test)]
     pub(crate) fn forward(&self, p: &[f32], x: &[f32], s: &mut Scratch) -> f32 {
         let w = self.weights(p);
@@ -213,7 +272,7 @@ impl Layout {
     }
 
     /// The inference pass of `n` positions (`x`: their planes, one after another), with `w`
-    /// packed from `p`: fills `s.logits[..n * actions]` and `s.values[..n]` (before tanh).
+    /// packed from `p`: fills `s.logits[..n * actions]` and `s.values[..n]` (before its squashing (tanh or sigmoid)).
     /// A position's outputs are the same bits in any batch (module docs).
     pub(crate) fn forward_batch(
         &self,
@@ -242,11 +301,6 @@ pub(crate) fn legal_softmax(logits: &[f32], legal: &[u16], out: &mut [f64]) {
     for o in out.iter_mut() {
         *o /= total;
     }
-}
-
-/// The value head's output on the [0, 1] scale: (tanh(pre) + 1) / 2.
-pub(crate) fn unit_value(pre: f32) -> f64 {
-    (f64::from(pre).tanh() + 1.0) / 2.0
 }
 
 /// One training example: planes, legal actions, the search's visit distribution over them,
@@ -293,7 +347,7 @@ impl Trainer {
 }
 
 /// The losses of a batch of examples (policy cross-entropy over the legal actions plus the
-/// squared error of the value on the [-1, 1] scale, as in AlphaZero), their gradients in
+/// squared error of the value on the value head's scale, [`ValueHead::loss`]), their gradients in
 /// `t.gs` (one vector per chunk of [`CHUNK`] examples, each parameter one term per example
 /// in order). Returns the chunks' summed losses (each in example order). `t.w` must hold
 /// `p` packed for training.
@@ -334,10 +388,9 @@ fn batch_grad(l: &Layout, p: &[f32], examples: &[&Example], t: &mut Trainer) -> 
                 }
             }
             lp += lpk;
-            let v = f64::from(s.values[k]).tanh();
-            let target = 2.0 * f64::from(e.z) - 1.0;
-            dvalues[k] = (2.0 * (v - target) * (1.0 - v * v)) as f32;
-            lv += (v - target) * (v - target);
+            let (loss, d) = l.value_head.loss(s.values[k], e.z);
+            dvalues[k] = d as f32;
+            lv += loss;
         }
         losses.push((lp, lv));
     }

@@ -99,13 +99,15 @@ fn grad_of(l: &Layout, p: &[f32], examples: &[Example]) -> (Vec<f32>, f64) {
 }
 
 /// The analytic gradient matches central finite differences of the batch's loss on every
-/// architecture (batch normalisation's batch statistics included; running statistics have
-/// no gradient).
+/// architecture and both value heads (batch normalisation's batch statistics included;
+/// running statistics have no gradient).
 #[test]
 fn gradients_match_finite_differences() {
     let input = planes(2, 3, 4);
-    for arch in archs() {
-        let l = Layout::new(&arch, input, 5);
+    let heads = [ValueHead::Tanh, ValueHead::Sigmoid];
+    for (k, arch) in archs().into_iter().enumerate() {
+        // Both value heads (their losses differ), alternating over the architectures.
+        let l = Layout::new(&arch, input, 5).with_value_head(heads[k % 2]);
         let p = l.init(&mut stream(3, "nn-test-init"));
         let examples = random_examples(input, 5, 3, 1);
         let (g, _) = grad_of(&l, &p, &examples);
@@ -140,6 +142,36 @@ fn gradients_match_finite_differences() {
             );
         }
     }
+}
+
+/// The value heads' scales and losses: tanh reads (v + 1) / 2 and is trained against
+/// 2z - 1, sigmoid is the [0, 1] value trained against z; both give 1/2 at 0, and each
+/// loss's derivative is its slope.
+#[test]
+fn value_heads_read_and_train_on_their_scales() {
+    for pre in [-3.0f32, -0.5, 0.0, 0.25, 2.0] {
+        let x = f64::from(pre);
+        assert_eq!(ValueHead::Tanh.unit(pre), (x.tanh() + 1.0) / 2.0);
+        assert!((ValueHead::Sigmoid.unit(pre) - 1.0 / (1.0 + (-x).exp())).abs() < 1e-15);
+        for z in [0.0f32, 0.5, 1.0] {
+            let (lt, _) = ValueHead::Tanh.loss(pre, z);
+            assert!((lt - (x.tanh() - (2.0 * f64::from(z) - 1.0)).powi(2)).abs() < 1e-12);
+            let (ls, _) = ValueHead::Sigmoid.loss(pre, z);
+            let v = ValueHead::Sigmoid.unit(pre);
+            assert!((ls - (v - f64::from(z)).powi(2)).abs() < 1e-12);
+            for head in [ValueHead::Tanh, ValueHead::Sigmoid] {
+                let h = 1e-3f32;
+                let slope = (head.loss(pre + h, z).0 - head.loss(pre - h, z).0) / (2e-3);
+                let d = head.loss(pre, z).1;
+                assert!(
+                    (slope - d).abs() < 1e-4 * (1.0 + d.abs()),
+                    "{head:?} {pre} {z}"
+                );
+            }
+        }
+    }
+    assert_eq!(ValueHead::Tanh.unit(0.0), 0.5);
+    assert_eq!(ValueHead::Sigmoid.unit(0.0), 0.5);
 }
 
 /// More shapes of the old architectures: boards with a side of 1 and 2, odd channel

@@ -315,6 +315,8 @@ pub struct ExportedModel {
     pub tensors: usize,
     /// The architecture in words (`mlp [64, 64]`, `resnet 2x16`).
     pub arch: String,
+    /// How the `value` output reads (its squashing and scale), in words.
+    pub value: &'static str,
 }
 
 /// The network of run `text` after iteration `i` (0: untrained) as an ONNX model or as
@@ -379,6 +381,7 @@ pub fn export_model_at(
         actions: graph.actions,
         tensors: graph.tensors.len(),
         arch: graph.arch,
+        value: graph.value,
     })
 }
 

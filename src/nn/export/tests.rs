@@ -67,6 +67,7 @@ fn interpret(g: &Graph, x: &[f32]) -> HashMap<String, (Vec<usize>, Vec<f64>)> {
         let out = match n.op {
             Op::Relu => (shape, x.iter().map(|v| v.max(0.0)).collect()),
             Op::Tanh => (shape, x.iter().map(|v| v.tanh()).collect()),
+            Op::Sigmoid => (shape, x.iter().map(|v| 1.0 / (1.0 + (-v).exp())).collect()),
             Op::Add => {
                 let (_, y) = &vals[&n.inputs[1]];
                 (shape, x.iter().zip(y).map(|(a, b)| a + b).collect())
@@ -138,12 +139,14 @@ fn interpret(g: &Graph, x: &[f32]) -> HashMap<String, (Vec<usize>, Vec<f64>)> {
     vals
 }
 
-/// The exported graph computes what `Layout::forward` does: logits and tanh of the value,
-/// within 1e-5, on every architecture.
+/// The exported graph computes what `Layout::forward` does: logits and the value head's
+/// squashing (tanh or sigmoid) of the value, within 1e-5, on every architecture.
 #[test]
 fn the_graph_computes_the_network() {
     for (k, arch) in archs().iter().enumerate() {
-        let l = layout(arch);
+        // Both value heads, alternating over the architectures.
+        let head = [ValueHead::Tanh, ValueHead::Sigmoid][k % 2];
+        let l = layout(arch).with_value_head(head);
         let p = params(&l, k as u64);
         let g = Graph::of(&l, &p).unwrap();
         // Every weight is exported once.
@@ -161,7 +164,11 @@ fn the_graph_computes_the_network() {
                 assert!((a - f64::from(*b)).abs() < 1e-5, "{arch:?}: {a} vs {b}");
             }
             let v = vals[VALUE].1[0];
-            assert!((v - f64::from(pre).tanh()).abs() < 1e-5, "{arch:?}");
+            let want = match head {
+                ValueHead::Tanh => f64::from(pre).tanh(),
+                ValueHead::Sigmoid => l.unit_value(pre),
+            };
+            assert!((v - want).abs() < 1e-5, "{arch:?} {head:?}");
         }
     }
 }
