@@ -682,7 +682,8 @@ impl<G: Abilities> Network<G> {
         &self.params
     }
 
-    /// The logits and the value (before the value head's squashing) of decision state `s`, with caller buffers.
+    /// The logits and the value (before the value head's squashing) of decision state `s`,
+    /// with caller buffers.
     pub fn infer(&self, s: &G::State, x: &mut [f32], scratch: &mut Scratch) -> f32 {
         self.encoder.encode(s, x);
         self.layout
@@ -690,9 +691,9 @@ impl<G: Abilities> Network<G> {
         scratch.values[0]
     }
 
-    /// The values (before the value head's squashing) and logits (|A| per position, in order) of a batch of
-    /// decision states, evaluated as one batch: each position's outputs are the bits it gets
-    /// alone (docs/network.md).
+    /// The values (before the value head's squashing) and logits (|A| per position, in
+    /// order) of a batch of decision states, evaluated as one batch: each position's outputs
+    /// are the bits it gets alone (docs/network.md).
     pub fn infer_batch(&self, states: &[G::State], values: &mut Vec<f32>, logits: &mut Vec<f32>) {
         let mut scratch = self.layout.scratch();
         self.forward_states(states.iter(), &mut scratch);

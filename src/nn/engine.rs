@@ -170,7 +170,8 @@ impl Scratch {
 
 impl Layout {
     /// The forward pass of `n` positions (`x`: their planes, one after another) with `w`
-    /// packed from `p`: fills `s.logits[..n * actions]` and `s.values[..n]` (before its squashing (tanh or sigmoid)).
+    /// packed from `p`: fills `s.logits[..n * actions]` and `s.values[..n]` (before the value
+    /// head's squashing).
     pub(crate) fn run_forward(
         &self,
         p: &[f32],
@@ -299,7 +300,7 @@ impl Layout {
     /// Adds to the chunks' gradient vectors `gs` (one per [`CHUNK`] positions) the
     /// gradients of `n` positions' losses, given their training forward pass in `s` and the
     /// losses' gradients with respect to the logits (`dlogits`, `n x actions`) and the values
-    /// before its squashing (tanh or sigmoid) (`dvalues`).
+    /// before the value head's squashing (`dvalues`).
     pub(crate) fn run_backward(
         &self,
         w: &Weights,

@@ -263,7 +263,8 @@ impl Layout {
     }
 
     /// The forward pass of one position (`x`: its planes) with weights packed from `p`
-    /// on the spot: fills `s.logits` and returns the value head's output before its squashing (tanh or sigmoid).
+    /// on the spot: fills `s.logits` and returns the value head's output before its
+    /// squashing.
     #[cfg(test)]
     pub(crate) fn forward(&self, p: &[f32], x: &[f32], s: &mut Scratch) -> f32 {
         let w = self.weights(p);
@@ -272,7 +273,8 @@ impl Layout {
     }
 
     /// The inference pass of `n` positions (`x`: their planes, one after another), with `w`
-    /// packed from `p`: fills `s.logits[..n * actions]` and `s.values[..n]` (before its squashing (tanh or sigmoid)).
+    /// packed from `p`: fills `s.logits[..n * actions]` and `s.values[..n]` (before the value
+    /// head's squashing).
     /// A position's outputs are the same bits in any batch (module docs).
     pub(crate) fn forward_batch(
         &self,

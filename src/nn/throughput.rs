@@ -31,8 +31,8 @@ pub fn example(x: Vec<f32>, legal: Vec<u16>, target: Vec<f32>, z: f32) -> Exampl
 
 /// Evaluates `xs` (positions' planes one after another, each [`Planes::len`] long) as one
 /// batch, as the learner does, with `weights` packed from `params` ([`Layout::weights`]):
-/// `values` gets each value head's output before its squashing (tanh or sigmoid), `logits` each position's policy
-/// logits, concatenated.
+/// `values` gets each value head's output before its squashing (tanh or sigmoid), `logits`
+/// each position's policy logits, concatenated.
 pub fn infer_batch(
     layout: &Layout,
     params: &[f32],
