@@ -108,6 +108,13 @@ pub enum Command {
     Plot(PlotArgs),
     /// Write a sweep's report: one self-contained HTML page (settings, curves, summary).
     Report(ReportArgs),
+    /// Show or change the note and tags of a run or a sweep.
+    ///
+    /// `tabula note 3 "first try with the paper's c_puct"`, `tabula note 3 --tag fig20`,
+    /// `tabula note --sweep grid --untag draft`. Notes and tags are kept beside the records
+    /// and never change a hash; `run`, `branch` and `sweep` take --note and --tag too. SQL:
+    /// `run_provenance`, `sweep_provenance`, `run_notes`, `run_tags` (docs/store.md).
+    Note(NoteArgs),
 }
 
 #[derive(Debug, Args)]
@@ -149,6 +156,8 @@ pub struct BranchArgs {
     /// Print one JSON object at the end and no progress.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub annotate: AnnotateArgs,
 }
 
 #[derive(Debug, Args)]
@@ -195,6 +204,45 @@ pub struct RunArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// Print one JSON object at the end (run, head, iterations, metrics) and no progress.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub annotate: AnnotateArgs,
+}
+
+/// A note and tags, kept beside the records (never hashed; docs/store.md, "Provenance").
+#[derive(Debug, Args, Default)]
+pub struct AnnotateArgs {
+    /// A note (free text, at most 10,000 characters) on what is created; `tabula note`
+    /// changes it later. For `run`, it replaces the spec's `note`.
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+    /// A tag (repeatable): 1 to 64 letters, digits or -_.:/+=@, e.g. `--tag fig20`. For `run`,
+    /// added to the spec's `tags`.
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct NoteArgs {
+    /// The run (id, name or hash prefix), or with --sweep a sweep's name.
+    pub target: String,
+    /// The note's new text (replaces the old one). Without TEXT, --tag, --untag or --clear,
+    /// prints the note and tags.
+    pub text: Option<String>,
+    /// TARGET names a sweep.
+    #[arg(long)]
+    pub sweep: bool,
+    /// Add a tag (repeatable).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Remove a tag (repeatable).
+    #[arg(long = "untag", value_name = "TAG")]
+    pub untags: Vec<String>,
+    /// Remove the note.
+    #[arg(long, conflicts_with = "text")]
+    pub clear: bool,
+    /// Print the note and tags as one JSON object.
     #[arg(long)]
     pub json: bool,
 }
@@ -364,6 +412,9 @@ pub struct SweepArgs {
     /// Print one JSON object at the end (every run with its id, status and head), no progress.
     #[arg(long)]
     pub json: bool,
+    /// The sweep's note and tags (by its name: they stay as the sweep grows).
+    #[command(flatten)]
+    pub annotate: AnnotateArgs,
 }
 
 #[derive(Debug, Args)]

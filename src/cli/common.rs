@@ -9,7 +9,9 @@ use tabula::eval::MetricValues;
 use tabula::game::{Game, Outcome, Turn};
 use tabula::game_record::{GameEnd, GameRecord, SearchStats, Step};
 use tabula::runs::{IterationSummary, Observer, RunConfig, RunOutcome, start};
-use tabula::store::{ObjectHash, Store};
+use tabula::store::{ObjectHash, Store, Subject};
+
+use super::args::AnnotateArgs;
 
 /// The most worker threads a command starts: far more than the cores of any machine these
 /// games need, few enough that a typo (`--threads 100000`) is refused instead of starting
@@ -341,4 +343,38 @@ fn show_search<G: Game>(g: &G, before: &G::State, st: &SearchStats) {
         if st.full { "" } else { " (fast)" },
         top.join(", ")
     );
+}
+
+/// Checks `--note` and `--tag` before anything is written (the errors name the flag).
+pub(crate) fn check_annotations(a: &AnnotateArgs) -> anyhow::Result<()> {
+    if let Some(n) = &a.note {
+        tabula::store::check_note(n).map_err(|why| anyhow::anyhow!("--note: {why}"))?;
+    }
+    for t in &a.tags {
+        tabula::store::check_tag(t).map_err(|why| anyhow::anyhow!("--tag: {why}"))?;
+    }
+    Ok(())
+}
+
+/// `--note` and `--tag` onto a run config: the note replaces the spec's, the tags join its.
+pub(crate) fn annotate_config(cfg: &mut RunConfig, a: &AnnotateArgs) -> anyhow::Result<()> {
+    check_annotations(a)?;
+    if let Some(n) = &a.note {
+        cfg.annotations.note = Some(n.clone());
+    }
+    for t in &a.tags {
+        if !cfg.annotations.tags.contains(t) {
+            cfg.annotations.tags.push(t.clone());
+        }
+    }
+    Ok(())
+}
+
+/// Writes `--note` and `--tag` on a run or sweep already in the store.
+pub(crate) fn annotate(store: &mut Store, on: &Subject, a: &AnnotateArgs) -> anyhow::Result<()> {
+    if let Some(n) = &a.note {
+        store.set_note(on, Some(n))?;
+    }
+    store.set_tags(on, &a.tags, true)?;
+    Ok(())
 }

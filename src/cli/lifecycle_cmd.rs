@@ -8,10 +8,12 @@ use tabula::runs::{
     CheckedOut, ExportFormat, Resumed, checkout_at, create_branch, export_model_at,
     resume as resume_run, verify as verify_run,
 };
-use tabula::store::Store;
+use tabula::store::{Store, Subject};
 
 use super::args::{BranchArgs, CheckoutArgs, ResumeArgs, VerifyArgs};
-use super::common::{Console, pool, print_outcome, start_and_report};
+use super::common::{
+    Console, annotate, annotate_config, check_annotations, pool, print_outcome, start_and_report,
+};
 
 fn open(db: Option<&Path>) -> anyhow::Result<Store> {
     let path = Store::resolve_path(db);
@@ -97,6 +99,7 @@ pub(crate) fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()>
 }
 
 pub(crate) fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()> {
+    check_annotations(&args.annotate)?;
     let mut store = open(db)?;
     if args.at == 0 {
         return fresh_branch(db, store, args);
@@ -105,6 +108,7 @@ pub(crate) fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()>
     let (id, hash, seed) = create_branch(
         &mut store, &args.run, args.at, &args.set, args.seed, threads,
     )?;
+    annotate(&mut store, &Subject::Run(id), &args.annotate)?;
     if !args.json || args.no_run {
         let line = format!(
             "branch: run {id} (run record {}, seed {seed}) from run {} at iteration {}",
@@ -421,7 +425,9 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
             toml::Value::String(store.unused_run_name(&format!("{}-branch", row.name))?),
         ));
     }
-    let (cfg, text) = run_specs::spec_with_overrides(&spec, &sets, Some(seed), &row.name, "--set")?;
+    let (mut cfg, text) =
+        run_specs::spec_with_overrides(&spec, &sets, Some(seed), &row.name, "--set")?;
+    annotate_config(&mut cfg, &args.annotate)?;
     let text = format!(
         "# fresh branch of run {} ({}) at iteration 0; overrides: {}; seed {seed}\n{text}",
         row.id,

@@ -10,6 +10,7 @@ mod games_cmd;
 mod lifecycle_cmd;
 mod match_cmd;
 mod merge_cmd;
+mod note_cmd;
 mod play_cmd;
 mod plot_cmd;
 mod progress;
@@ -44,5 +45,6 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Merge(a) => merge_cmd::merge(&a),
         Command::Plot(a) => plot_cmd::plot(cli.db.as_deref(), &a),
         Command::Report(a) => report_cmd::report(cli.db.as_deref(), &a),
+        Command::Note(a) => note_cmd::note(cli.db.as_deref(), &a),
     }
 }

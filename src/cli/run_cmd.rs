@@ -4,10 +4,10 @@ use std::path::Path;
 
 use anyhow::Context;
 use tabula::runs::RunConfig;
-use tabula::store::Store;
+use tabula::store::{SessionRow, Store, Subject};
 
 use super::args::{LsArgs, RunArgs, ShowArgs};
-use super::common::start_and_report;
+use super::common::{annotate_config, start_and_report};
 use super::rows::to_table;
 
 pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
@@ -35,6 +35,8 @@ pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
         )
         .with_context(|| format!("{}", args.spec.display()))?
     };
+    let mut cfg = cfg;
+    annotate_config(&mut cfg, &args.annotate)?;
     start_and_report(db, &cfg, &text, args.threads, args.json)
 }
 
@@ -92,6 +94,8 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
         return show_games(&store, &run, i, args.json);
     }
     let metrics = store.run_metrics(run.id)?;
+    let notes = store.annotations(&Subject::Run(run.id))?;
+    let sessions = store.run_sessions(run.id)?;
     let settings: serde_json::Value =
         serde_json::from_str(&run.settings_json).unwrap_or(serde_json::Value::Null);
     // A branch: its parent, branch point and overrides (from its run record).
@@ -138,6 +142,9 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
             "parent": parent.as_ref().map(|(id, name, at, overrides)| serde_json::json!({
                 "run": id, "name": name, "iteration": at, "overrides": overrides,
             })),
+            "note": notes.note,
+            "tags": notes.tags,
+            "sessions": sessions,
             "metrics": rows,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -175,6 +182,15 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
     }
     if let Some(line) = schedule_in_words(&settings, run.iterations_planned) {
         println!("learning   {line}");
+    }
+    if let Some(n) = &notes.note {
+        println!("note       {}", n.replace('\n', "\n           "));
+    }
+    if !notes.tags.is_empty() {
+        println!("tags       {}", notes.tags.join(", "));
+    }
+    for s in &sessions {
+        println!("session    {}", session_in_words(s));
     }
     println!();
     print!("{}", to_table(&metrics));
@@ -275,4 +291,30 @@ fn schedule_in_words(settings: &serde_json::Value, planned: u32) -> Option<Strin
         ""
     };
     Some(format!("{}{why}", parts.join(", ")))
+}
+
+/// A process's session on a run in one line: when, from which iteration to which and how it
+/// ended, the build, the host and the command line.
+fn session_in_words(s: &SessionRow) -> String {
+    let end = match (&s.ended_at, s.iterations_to, &s.outcome) {
+        (Some(at), Some(to), Some(o)) => {
+            format!("to {at}, iterations {}..{to} ({o})", s.iterations_from)
+        }
+        _ => format!(
+            "from iteration {}, not ended (running, or killed)",
+            s.iterations_from
+        ),
+    };
+    let commit = &s.engine_commit[..s.engine_commit.len().min(12)];
+    format!(
+        "{} {end}; tabula {} {commit} ({}, {}) on {} pid {}, {} threads: {}",
+        s.started_at,
+        s.engine_version,
+        s.engine_tree,
+        s.build_profile,
+        s.host,
+        s.pid,
+        s.threads,
+        s.command_line
+    )
 }

@@ -112,7 +112,13 @@ pub(crate) fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
         return dry_run(&sweep, shard, args.json);
     }
     super::common::check_threads(args.threads)?;
+    super::common::check_annotations(&args.annotate)?;
     let path = Store::resolve_path(db);
+    if args.annotate.note.is_some() || !args.annotate.tags.is_empty() {
+        let mut store = Store::open(&path)?;
+        let on = tabula::store::Subject::Sweep(sweep.name.clone());
+        super::common::annotate(&mut store, &on, &args.annotate)?;
+    }
     let console = Console::new(args.json);
     console.line(format!(
         "sweep {} ({}) into {}: {} runs{}",

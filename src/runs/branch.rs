@@ -249,6 +249,7 @@ pub fn create_branch(
         )));
     }
     let branch_cfg = RunConfig {
+        annotations: Default::default(),
         name: match &o.name {
             Some(n) => n.clone(),
             None => store.unused_run_name(&format!("{}-branch", row.name))?,
@@ -303,6 +304,7 @@ pub fn create_branch(
             iterations_planned: iterations,
             parent: Some((row.id, at)),
             threads,
+            annotations: Default::default(),
         })?;
         w.set_run_progress(id, at, Some(&at_record), RunStatus::Running)?;
         Ok((id, hash))

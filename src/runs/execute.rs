@@ -12,7 +12,7 @@ use super::{
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::Learner;
-use crate::store::{NewRun, ObjectHash, RunStatus, Store};
+use crate::store::{NewRun, ObjectHash, Outcome, RunStatus, Store};
 
 /// Creates the run's records and row, locked by this process; returns (run id, run hash).
 pub fn create_run(
@@ -44,6 +44,7 @@ pub fn create_run(
             iterations_planned: cfg.iterations,
             parent: None,
             threads,
+            annotations: cfg.annotations.clone(),
         })?;
         // Locked from the start: no other process can take it up before this one works.
         w.lock_run(id)?;
@@ -104,10 +105,27 @@ pub(crate) fn run_locked(
     work: &LockedRun,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
+    // Provenance (docs/store.md): which build, host and command line worked on the run,
+    // from which iteration to which. Best effort: it never stops a run.
+    let session = store
+        .begin_session(work.run_id, work.done, rayon::current_num_threads())
+        .ok();
     let out = crate::with_game!(&cfg.game, |g| execute_any(g, cfg, store, work, observer));
     if out.is_err() {
         // Best effort: the error being reported matters more than this one.
         let _ = store.set_run_status(work.run_id, RunStatus::Failed);
+    }
+    if let Some(s) = &session {
+        let (done, outcome) = match &out {
+            Ok(o) if o.iterations >= cfg.iterations => (o.iterations, Outcome::Done),
+            Ok(o) => (o.iterations, Outcome::Stopped),
+            Err(_) => {
+                let row = store.find_run(&work.run_id.to_string());
+                let done = row.ok().flatten().map_or(work.done, |r| r.iterations_done);
+                (done, Outcome::Failed)
+            }
+        };
+        let _ = store.end_session(s, done, outcome);
     }
     let _ = store.unlock_run(work.run_id);
     out

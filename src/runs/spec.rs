@@ -40,6 +40,7 @@ pub use crate::learners::LearnerSettings;
 use crate::learners::{LearnerContext, SettingsCheck};
 use crate::search::{SearchConfig, SearchConfigError};
 use crate::start::StartSettings;
+use crate::store::{Annotations, check_note, check_tag};
 
 /// The most games one iteration's self-play, one WR_p evaluation or one match may have.
 /// Generous (the literature uses at most 10 000) yet small enough that a run's per-iteration
@@ -148,6 +149,8 @@ impl RunConfig {
 #[derive(Clone, Debug)]
 pub struct RunConfig {
     pub name: String,
+    /// A note and tags the run is created with (not hashed, like the name).
+    pub annotations: Annotations,
     pub game: AnyGame,
     pub seed: u64,
     /// Whether the seed was drawn from the OS (not given in the spec).
@@ -215,6 +218,10 @@ struct RawSpec {
     #[serde(default)]
     start: StartSettings,
     budget: Option<Budget>,
+    /// Not hashed: a note and tags on the run (docs/store.md, "Provenance").
+    note: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
 }
 
 impl RunConfig {
@@ -253,6 +260,10 @@ impl RunConfig {
         };
         let cfg = RunConfig {
             name,
+            annotations: Annotations {
+                note: raw.note,
+                tags: raw.tags,
+            },
             game,
             seed,
             seed_drawn,
@@ -281,6 +292,12 @@ impl RunConfig {
             return Err(range("iterations", 0, "an integer >= 1"));
         }
         validate_self_play_amount(s)?;
+        if let Some(n) = &self.annotations.note {
+            check_note(n).map_err(|why| range("note", format!("{n:?}"), &why))?;
+        }
+        for t in &self.annotations.tags {
+            check_tag(t).map_err(|why| range("tags", format!("{t:?}"), &why))?;
+        }
         if s.window == 0 {
             return Err(range("window", 0, "an integer >= 1 (K)"));
         }

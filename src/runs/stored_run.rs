@@ -22,6 +22,7 @@ pub fn load_config(store: &Store, row: &RunRow) -> Result<(RunConfig, RunRecord)
     let game = record.variant.parse().map_err(SpecError::Variant)?;
     let cfg = RunConfig {
         name: row.name.clone(),
+        annotations: Default::default(),
         game,
         seed: record.seed,
         seed_drawn: false,

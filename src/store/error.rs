@@ -76,6 +76,9 @@ pub enum StoreError {
     },
     #[error("the query failed: {0}")]
     Query(String),
+    /// A note or tag that cannot be stored (too long, a control character).
+    #[error("{0}")]
+    Annotation(String),
     #[error("empty query: give one SQL statement, e.g. `tabula sql \"SELECT * FROM runs_hex\"`")]
     EmptyQuery,
     #[error(

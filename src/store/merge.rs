@@ -48,6 +48,8 @@ const SPECIAL: &[&str] = &[
     "runs",
     "sweeps",
     "sweep_members",
+    "sweep_notes",
+    "sweep_tags",
     "metric_defs",
 ];
 
@@ -654,7 +656,8 @@ impl Merging<'_> {
         Ok(())
     }
 
-    /// Step 5, sweeps, then their members.
+    /// Step 5, sweeps, then their members, notes and tags (a note the destination already
+    /// has for a sweep of that name is kept).
     fn sweeps(&self, map: &BTreeMap<i64, i64>, rep: &mut MergedSource) -> Result<(), MergeError> {
         let cols = columns(self.src, "sweeps")?;
         for row in select_all(self.src, "sweeps", &cols, "")? {
@@ -662,7 +665,18 @@ impl Merging<'_> {
                 rep.sweeps_new += 1;
             }
         }
-        self.sweep_members(map, rep)
+        self.sweep_members(map, rep)?;
+        for t in ["sweep_notes", "sweep_tags"] {
+            if tables(self.src)?.iter().any(|x| x == t) {
+                let cols = columns(self.src, t)?;
+                for row in select_all(self.src, t, &cols, "")? {
+                    if insert(self.dest, t, &cols, &row)? {
+                        rep.rows_new += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Step 5, sweep members: run ids mapped; a member already present must name the same

@@ -41,6 +41,7 @@ mod open;
 mod packs;
 mod paths;
 mod prepare;
+mod provenance;
 mod query;
 mod resolve;
 mod runs;
@@ -62,6 +63,9 @@ pub use merge::MergedSource;
 pub use objects::Record;
 pub use packs::PreparedPack;
 pub use prepare::{Prepared, address, prepare, prepare_against, prepare_pack};
+pub use provenance::{
+    Annotations, Build, Outcome, SessionRow, Subject, build, check_note, check_tag, command_line,
+};
 pub use query::{Cell, QueryLimits, QueryResult, READ_PRAGMAS, RowSink, Value};
 pub use resolve::MIN_PREFIX;
 pub use runs::{

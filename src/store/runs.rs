@@ -58,6 +58,8 @@ pub struct NewRun {
     /// Branches: (parent run id, iteration).
     pub parent: Option<(i64, u32)>,
     pub threads: u32,
+    /// A note and tags to create it with (not hashed).
+    pub annotations: super::Annotations,
 }
 
 /// One row of `runs`, as `tabula ls` shows it.
@@ -187,7 +189,20 @@ pub(super) fn create(conn: &Connection, r: &NewRun) -> rusqlite::Result<i64> {
         r.threads,
         now,
     ])?;
-    Ok(conn.last_insert_rowid())
+    let id = conn.last_insert_rowid();
+    if let Some(n) = &r.annotations.note {
+        conn.execute(
+            "INSERT INTO run_notes (run_id, note, updated_at) VALUES (?1, ?2, ?3)",
+            params![id, n, now],
+        )?;
+    }
+    for t in &r.annotations.tags {
+        conn.execute(
+            "INSERT INTO run_tags (run_id, tag) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+            params![id, t],
+        )?;
+    }
+    Ok(id)
 }
 
 pub(super) fn add_iteration(conn: &Connection, r: &IterationRow) -> rusqlite::Result<()> {

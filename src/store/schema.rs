@@ -36,6 +36,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0010_codec_index",
         include_str!("../../schema/0010_codec_index.sql"),
     ),
+    (
+        "0011_provenance",
+        include_str!("../../schema/0011_provenance.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands.
