@@ -1073,3 +1073,122 @@ fn derived_snapshots_rebuild_bit_exact_tables_from_the_games() {
     assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("DAMAGED {pack}")));
     restore_pack(&db, &pack, &saved);
 }
+
+/// Provenance (docs/store.md, "Provenance"): each process that works on a run leaves a
+/// session (its build, host, command line, iterations from and to, outcome); notes and tags
+/// are kept beside the records, editable with `tabula note`, copied by `merge`, and change
+/// no hash; bad ones are refused before anything is written.
+#[test]
+fn runs_keep_their_provenance_notes_and_tags() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, plain) = (dir.path().join("s.db"), dir.path().join("plain.db"));
+    let spec = tiny(dir.path(), "p", 5, 6);
+    // Killed after its first iteration, then resumed: two sessions, the first never ended.
+    let mut child = spawn(
+        &db,
+        &[
+            "run",
+            &spec,
+            "--threads",
+            "1",
+            "--note",
+            "first try\nwith two lines",
+            "--tag",
+            "t1",
+            "--tag",
+            "t2",
+        ],
+    );
+    let t = Instant::now();
+    while runs(&db).first().is_none_or(|r| r["iterations_done"] == 0) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "no iteration in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    ok(&tabula(&db, &["resume", "p", "--threads", "2"]));
+    let s = sql(
+        &db,
+        "SELECT iterations_from, iterations_to, outcome, threads, command_line, engine_commit,
+             ended_at FROM run_sessions ORDER BY started_at",
+    );
+    let s = s.as_array().unwrap();
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert_eq!(s[0]["iterations_from"], 0);
+    assert!(
+        s[0]["ended_at"].is_null() && s[0]["outcome"].is_null(),
+        "{s:?}"
+    );
+    assert!(s[1]["iterations_from"].as_u64().unwrap() >= 1, "{s:?}");
+    assert_eq!(
+        (&s[1]["iterations_to"], &s[1]["outcome"]),
+        (&6.into(), &"done".into())
+    );
+    assert_eq!((&s[0]["threads"], &s[1]["threads"]), (&1.into(), &2.into()));
+    let line = s[0]["command_line"].as_str().unwrap();
+    assert!(
+        line.contains(" run ") && line.contains("'first try"),
+        "{line}"
+    );
+    let line = s[1]["command_line"].as_str().unwrap();
+    assert!(line.contains(" resume p "), "{line}");
+    let commit = s[0]["engine_commit"].as_str().unwrap();
+    assert!(commit == "unknown" || commit.len() == 40, "{commit}");
+    let p = sql(&db, "SELECT note, tags, sessions FROM run_provenance");
+    assert_eq!(p[0]["note"], "first try\nwith two lines");
+    assert_eq!(p[0]["tags"], "t1,t2");
+    assert_eq!(p[0]["sessions"], 2);
+
+    // Edited later: the head and the run record are what a run without notes has.
+    let before = head(&db, "p");
+    let n = json(&tabula(
+        &db,
+        &[
+            "note", "p", "second", "--untag", "t1", "--tag", "t3", "--json",
+        ],
+    ));
+    assert_eq!(n["note"], "second");
+    assert_eq!(n["tags"], serde_json::json!(["t2", "t3"]));
+    assert_eq!(head(&db, "p"), before);
+    ok(&tabula(&plain, &["run", &spec, "--threads", "1"]));
+    assert_eq!(head(&plain, "p"), before);
+    ok(&tabula(&db, &["fsck"]));
+    // Refused before anything is written.
+    let e = binary::fails(&tabula(&db, &["note", "p", "--tag", "two words"]));
+    assert!(e.contains("tag") && e.contains("no spaces"), "{e}");
+    let e = binary::fails(&tabula(&db, &["note", "p", "bell \u{7}"]));
+    assert!(e.contains("control character"), "{e}");
+    let e = binary::fails(&tabula(&db, &["note", "--sweep", "nosuch", "x"]));
+    assert!(e.contains("no sweep named `nosuch`"), "{e}");
+    let e = binary::fails(&tabula(
+        &db,
+        &["run", &spec, "--set", "name=q", "--tag", ""],
+    ));
+    assert!(e.contains("--tag"), "{e}");
+    assert_eq!(runs(&db).len(), 1);
+    let n = json(&tabula(&db, &["note", "p", "--json"]));
+    assert_eq!(n["tags"], serde_json::json!(["t2", "t3"]));
+
+    // Merged with the run: its sessions, note and tags come along.
+    let merged = dir.path().join("m.db");
+    ok(&tabula(
+        &merged,
+        &[
+            "merge",
+            db.to_str().unwrap(),
+            "--into",
+            merged.to_str().unwrap(),
+        ],
+    ));
+    let p = sql(&merged, "SELECT note, tags, sessions FROM run_provenance");
+    assert_eq!(
+        (&p[0]["note"], &p[0]["tags"], &p[0]["sessions"]),
+        (&"second".into(), &"t2,t3".into(), &2.into())
+    );
+    let shown = json(&tabula(&merged, &["show", "p", "--json"]));
+    assert_eq!(shown["sessions"].as_array().unwrap().len(), 2);
+    assert_eq!(shown["note"], "second");
+}

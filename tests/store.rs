@@ -464,3 +464,241 @@ fn sql_streams_a_million_rows_in_flat_memory() {
         assert!(kib < 64 * 1024, "{format}: peak RSS {kib} KiB");
     }
 }
+
+/// A run created (not run) from `spec` in a new store at `path`; its id.
+fn created(path: &std::path::Path, spec: &str) -> i64 {
+    let cfg = tabula::runs::RunConfig::from_toml(spec, "s").unwrap();
+    let mut store = Store::open(path).unwrap();
+    tabula::experiments::run_specs::create(&mut store, &cfg, spec).unwrap()
+}
+
+/// The `run_settings` row of run `id`, column name to value (as SQLite returns it, text or
+/// number, as text).
+fn settings_row(path: &std::path::Path, id: i64) -> Vec<(String, String)> {
+    let c = rusqlite::Connection::open(path).unwrap();
+    let mut st = c
+        .prepare("SELECT * FROM run_settings WHERE run_id = ?1")
+        .unwrap();
+    let names: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
+    st.query_row([id], |r| {
+        Ok(names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let v = match r.get_ref(i).unwrap() {
+                    rusqlite::types::ValueRef::Integer(x) => x.to_string(),
+                    rusqlite::types::ValueRef::Real(x) => x.to_string(),
+                    rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                    rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                    rusqlite::types::ValueRef::Blob(_) => "BLOB".to_string(),
+                };
+                (n.clone(), v)
+            })
+            .collect())
+    })
+    .unwrap()
+}
+
+/// The leaves of a settings record's JSON: (dotted path, value), lists as leaves.
+fn leaves(v: &serde_json::Value, prefix: &str, out: &mut Vec<(String, serde_json::Value)>) {
+    match v.as_object() {
+        Some(o) if !o.is_empty() => {
+            for (k, x) in o {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                leaves(x, &p, out);
+            }
+        }
+        _ => out.push((prefix.to_string(), v.clone())),
+    }
+}
+
+/// The `run_settings` column of a settings key (docs/store.md, "Views").
+fn column_of(path: &str) -> String {
+    let p = path
+        .replace("learner.network.reference.", "network_reference_")
+        .replace("learner.network.", "network_");
+    let p = if p == "learner.kind" {
+        "learner".to_string()
+    } else {
+        p
+    };
+    let p = p.strip_prefix("search.").map_or(p.clone(), str::to_string);
+    p.replace('.', "_")
+}
+
+/// The text the view shows for a JSON value: booleans `true` / `false`, null `none`, lists
+/// and tables as compact JSON, names bare, numbers as SQLite prints them.
+fn as_written(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "none".into(),
+        serde_json::Value::Bool(b) => b.to_string(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => n.as_f64().unwrap().to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// `run_settings` has a column for every setting of a settings record, with the record's
+/// value as written; a run of another learner shows `none` in the network's columns; a
+/// record that predates a setting shows the value such runs mean.
+#[test]
+fn run_settings_has_a_column_per_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    // Every key away from its default (so that none is left out of the record).
+    let full = r#"
+name = "full"
+variant = "ewn:3x3x3"
+seed = 4
+iterations = 3
+window = 3
+learning_rate = [[1, 0.5], [2, 0.05]]
+init_std = 0.02
+checkpoint_every = 2
+[budget]
+moves = 900
+[search]
+simulations = 30
+c_puct = 1.25
+dirichlet_alpha = 0.3
+dirichlet_epsilon = 0.2
+temperature = 0.5
+sample_moves = 4
+init_q = "draw"
+playout_cap = { p_full = 0.25, n_fast = 8 }
+forced_playouts = { k = 1.5 }
+policy_target_pruning = true
+count_expansion_visit = false
+expansion_is_simulation = false
+tie_break = "lowest"
+[eval]
+games = 100
+wr_p = false
+errors = false
+[start]
+policy = "go-exploit"
+archive = "search-circular"
+archive_prob = 0.8
+archive_size = 500
+[learner]
+kind = "network"
+[learner.network]
+arch = "resnet"
+hidden = [16]
+blocks = 1
+channels = 4
+bottleneck = 2
+batch_norm = true
+head = "conv"
+policy_channels = 3
+value_channels = 2
+value_hidden = 8
+arithmetic = "separate"
+value_head = "sigmoid"
+optimizer = "adam"
+lr = [[1, 0.01]]
+momentum = 0.8
+nesterov = false
+weight_decay = 0.001
+adam_beta1 = 0.8
+adam_beta2 = 0.99
+adam_eps = 1e-7
+replay_games = 10
+batch_size = 32
+train_steps = 7
+[learner.network.reference]
+solver_games = 2
+solver_multipliers = [1, 10]
+c4_sets = ["L1_R1"]
+c4_positions = 50
+"#;
+    let id = created(&path, full);
+    let row = settings_row(&path, id);
+    let json: String = {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.query_row("SELECT settings_json FROM runs WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    let mut keys = Vec::new();
+    leaves(&serde_json::from_str(&json).unwrap(), "", &mut keys);
+    assert!(keys.len() >= 54, "{} settings", keys.len());
+    for (key, value) in &keys {
+        let col = column_of(key);
+        let got = row.iter().find(|(n, _)| *n == col);
+        let got = got.unwrap_or_else(|| panic!("setting {key}: no column {col} in run_settings"));
+        assert_eq!(got.1, as_written(value), "setting {key} (column {col})");
+    }
+    let get = |row: &[(String, String)], c: &str| {
+        row.iter()
+            .find(|(n, _)| n == c)
+            .map(|(_, v)| v.clone())
+            .unwrap()
+    };
+    assert_eq!(get(&row, "games_per_iteration"), "none");
+    assert_eq!(get(&row, "playout_cap"), r#"{"p_full":0.25,"n_fast":8}"#);
+
+    // The tabular defaults: the network's columns say none, absent options none.
+    let id = created(
+        &path,
+        "name = \"plain\"\nvariant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\n",
+    );
+    let plain = settings_row(&path, id);
+    assert_eq!(get(&plain, "learner"), "tabular-az");
+    assert_eq!(get(&plain, "games_per_iteration"), "1000");
+    assert_eq!(get(&plain, "budget_moves"), "none");
+    assert_eq!(get(&plain, "sample_moves"), "none");
+    assert_eq!(get(&plain, "policy_target_pruning"), "false");
+    for (n, v) in &plain {
+        if n.starts_with("network_") {
+            assert_eq!(v, "none", "{n}");
+        }
+    }
+    // A network run at its defaults: the keys a record leaves out at their defaults show
+    // them (the arithmetic of a new run is written: fused).
+    let id = created(
+        &path,
+        "name = \"net\"\nvariant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\n[learner]\nkind = \"network\"\n",
+    );
+    let net = settings_row(&path, id);
+    for (c, want) in [
+        ("network_arch", "mlp"),
+        ("network_bottleneck", "0"),
+        ("network_batch_norm", "false"),
+        ("network_head", "dense"),
+        ("network_policy_channels", "none"),
+        ("network_arithmetic", "fused"),
+        ("network_value_head", "tanh"),
+        ("network_reference_solver_games", "20"),
+    ] {
+        assert_eq!(get(&net, c), want, "{c}");
+    }
+    // A record from before the search conventions, the learner and the start were settings.
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute(
+        "UPDATE runs SET settings_json = json_remove(settings_json, '$.search.tie_break',
+             '$.search.count_expansion_visit', '$.search.expansion_is_simulation', '$.learner',
+             '$.start') WHERE id = ?1",
+        [id],
+    )
+    .unwrap();
+    let old = settings_row(&path, id);
+    for (c, want) in [
+        ("tie_break", "lowest"),
+        ("count_expansion_visit", "false"),
+        ("expansion_is_simulation", "false"),
+        ("learner", "tabular-az"),
+        ("start_policy", "initial"),
+        ("network_arch", "none"),
+    ] {
+        assert_eq!(get(&old, c), want, "{c}");
+    }
+}
