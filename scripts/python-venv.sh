@@ -1,6 +1,7 @@
 #!/bin/sh
-# Creates the Python virtual environment the ONNX export test (tests/onnx_export.rs) runs its
-# checks in: ONNX Runtime, the onnx checker and NumPy from PyPI, pinned, in target/py-venv at
+# Creates the Python virtual environment the tests that run Python use (the ONNX export checks,
+# tests/onnx_export.rs, and docs/python.md's example, tests/experiments.rs): ONNX Runtime, the
+# onnx checker, NumPy and pandas from PyPI, pinned, in target/py-venv at
 # the repository root (TABULA_PY_VENV overrides the place). Called by `make test`; with
 # TABULA_PY_TORCH=1 it adds PyTorch (large: the test's PyTorch check is skipped, loudly, when
 # torch is missing). Idempotent: an environment whose stamp names these pins is kept.
@@ -9,7 +10,7 @@
 set -eu
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 VENV="${TABULA_PY_VENV:-$ROOT/target/py-venv}"
-PINS="onnxruntime==1.32.0 onnx==1.23.2 numpy==2.4.6"
+PINS="onnxruntime==1.32.0 onnx==1.23.2 numpy==2.4.6 pandas==3.1.1"
 if [ "${TABULA_PY_TORCH:-0}" = 1 ]; then
     PINS="$PINS torch==2.15.0"
 fi
@@ -28,6 +29,6 @@ mkdir -p "$(dirname "$VENV")"
 python3 -m venv "$VENV"
 # shellcheck disable=SC2086
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check $PINS
-"$VENV/bin/python" -c "import onnxruntime, numpy; print('onnxruntime', onnxruntime.__version__, 'numpy', numpy.__version__)"
+"$VENV/bin/python" -c "import onnxruntime, numpy, pandas; print('onnxruntime', onnxruntime.__version__, 'numpy', numpy.__version__, 'pandas', pandas.__version__)"
 echo "$PINS" > "$STAMP"
 echo "python venv ready: $VENV ($PINS)"

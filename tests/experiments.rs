@@ -12,6 +12,8 @@ use tabula::experiments::sweep::{Shard, Sweep};
 
 #[path = "common/binary.rs"]
 mod binary;
+#[path = "common/python.rs"]
+mod python;
 use binary::{bin, fails, json, ok, tabula};
 
 /// Run name -> head, from `tabula ls --json`.
@@ -486,5 +488,131 @@ fn grids_shards_and_names() {
             }
         }
         assert!(seen.iter().all(|&c| c == 1), "{n}");
+    }
+}
+
+/// The fenced ```python block of docs/python.md that is its complete example (the last one).
+fn python_example() -> String {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/python.md"))
+        .unwrap();
+    let start = doc.rfind("```python\n").expect("a python block") + "```python\n".len();
+    let end = start + doc[start..].find("```").expect("the block ends");
+    doc[start..end].to_string()
+}
+
+/// docs/python.md lists every view of a new store with its columns as they are (the two
+/// views whose columns depend on the settings and metrics by their fixed ones), and its
+/// example runs on a store with a run and a branch and gives tabula's own numbers.
+#[test]
+fn python_example_reads_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let spec = dir.path().join("a.toml");
+    std::fs::write(
+        &spec,
+        "name = \"a\"\nvariant = \"ewn:3x3x3\"\nseed = 2\niterations = 3\n\
+         games_per_iteration = 60\n[search]\nsimulations = 20\n[eval]\ngames = 200\n",
+    )
+    .unwrap();
+    ok(&tabula(
+        &db,
+        &["run", spec.to_str().unwrap(), "--threads", "1"],
+    ));
+    ok(&tabula(
+        &db,
+        &[
+            "branch",
+            "a",
+            "--at",
+            "1",
+            "--set",
+            "search.init_q=draw",
+            "--threads",
+            "1",
+        ],
+    ));
+
+    // The views table against the schema.
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/python.md"))
+        .unwrap();
+    let documented: BTreeMap<String, Vec<String>> = doc
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let name = cells
+                .get(1)?
+                .strip_prefix('`')?
+                .strip_suffix('`')?
+                .to_string();
+            let cols = cells.get(2)?.split(", ").filter_map(|c| {
+                let c = c.split_whitespace().next()?;
+                Some(c.strip_prefix('`')?.strip_suffix('`')?.to_string())
+            });
+            Some((name, cols.collect()))
+        })
+        .collect();
+    let views = json(&tabula(
+        &db,
+        &[
+            "sql",
+            "--json",
+            "SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name",
+        ],
+    ));
+    for v in views.as_array().unwrap() {
+        let v = v["name"].as_str().unwrap();
+        let cols = json(&tabula(
+            &db,
+            &[
+                "sql",
+                "--json",
+                &format!("SELECT name FROM pragma_table_info('{v}')"),
+            ],
+        ));
+        let cols: Vec<String> = cols
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect();
+        let doc_cols = documented
+            .get(v)
+            .unwrap_or_else(|| panic!("view {v} is not in docs/python.md"));
+        if v == "run_settings" || v == "metrics_wide" {
+            assert_eq!(&cols[..4], &doc_cols[..4], "{v}");
+            assert!(
+                doc_cols.iter().all(|c| cols.contains(c)),
+                "{v}: {doc_cols:?}"
+            );
+        } else {
+            assert_eq!(&cols, doc_cols, "{v} in docs/python.md");
+        }
+    }
+
+    let py = match python::python() {
+        Ok(py) => py,
+        Err(why) => {
+            eprintln!(
+                "\n!!!!!!!!\n!!! SKIPPED: docs/python.md's example did not run: {why}\n!!!!!!!!\n"
+            );
+            return;
+        }
+    };
+    let script = dir.path().join("example.py");
+    std::fs::write(&script, python_example()).unwrap();
+    let out = Command::new(&py).arg(&script).arg(&db).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    for (run, inherited) in [("1", 0), ("2", 1)] {
+        let shown = json(&tabula(&db, &["show", run, "--json"]));
+        let last = shown["metrics"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(r["final_wr_p"][run], last["wr_p"], "run {run}: {stdout}");
+        assert_eq!(r["final_iteration"][run], 3, "run {run}");
+        assert_eq!(r["inherited"][run], inherited, "run {run}: {stdout}");
     }
 }

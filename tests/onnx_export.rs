@@ -13,12 +13,14 @@
 
 #[path = "common/binary.rs"]
 mod binary;
+#[path = "common/python.rs"]
+mod python;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 
 use binary::{fails, json, ok, tabula};
+use python::python;
 use tabula::games::ConnectFour;
 use tabula::learners::Network;
 use tabula::nn::ValueHead;
@@ -32,45 +34,6 @@ fn loud_skip(why: &str) {
         "\n!!!!!!!!\n!!! SKIPPED: the ONNX Runtime / NumPy check of the export did not run: {why}\n\
          !!! (run scripts/python-venv.sh; `make test` does it)\n!!!!!!!!\n"
     );
-}
-
-/// The venv's python with onnxruntime and numpy importable, made by the project's script
-/// when missing; `Err` says why there is none.
-fn python() -> Result<PathBuf, String> {
-    static PY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    PY.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let venv = std::env::var_os("TABULA_PY_VENV")
-            .filter(|v| !v.is_empty())
-            .map_or_else(|| root.join("target/py-venv"), PathBuf::from);
-        let py = venv.join("bin/python");
-        let ready = || {
-            Command::new(&py)
-                .args(["-c", "import onnxruntime, numpy"])
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        if ready() {
-            return Ok(py);
-        }
-        let out = Command::new("sh")
-            .arg(root.join("scripts/python-venv.sh"))
-            .env("TABULA_PY_VENV", &venv)
-            .output()
-            .map_err(|e| format!("scripts/python-venv.sh did not start: {e}"))?;
-        if out.status.success() && ready() {
-            return Ok(py);
-        }
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(5).collect();
-        Err(format!(
-            "scripts/python-venv.sh could not make {} ({}): {}",
-            venv.display(),
-            out.status,
-            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
-        ))
-    })
-    .clone()
 }
 
 /// A tiny network run on Connect Four 7x6: 2 iterations, no evaluation.
