@@ -129,6 +129,21 @@ fn whole_and_sharded_merged_sweeps_have_the_same_heads() {
             r["head"].as_str().unwrap()
         );
     }
+    // The tidy table: a row per run and iteration (0 to 3), the axis and the settings as
+    // columns, the metrics of each row those `show` gives.
+    let tidy = json(&tabula(&all, &["export", "tiny", "--sweep", "--json"]));
+    let tidy = tidy.as_array().unwrap();
+    assert_eq!(tidy.len(), 4 * 4);
+    for r in tidy {
+        assert_eq!(r["sweep"], "tiny");
+        assert_eq!(r["axis.search.init_q"], r["init_q"], "{r}");
+        let shown = json(&tabula(&all, &["show", &r["run_id"].to_string(), "--json"]));
+        let it = r["iteration"].as_u64().unwrap() as usize;
+        assert_eq!(shown["metrics"][it]["wr_p"], r["wr_p"], "{r}");
+    }
+    let csv = ok(&tabula(&all, &["export", "tiny", "--sweep"]));
+    assert_eq!(csv.lines().count(), 1 + 16);
+    assert!(csv.starts_with("sweep,point,seed_index,axis.search.init_q,run_id,iteration,"));
     // Idempotent: merging again adds nothing.
     let again = merge();
     for s in again.as_array().unwrap() {

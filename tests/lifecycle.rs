@@ -742,6 +742,23 @@ fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
     }
     let first: serde_json::Value = serde_json::from_str(lines.lines().nth(1).unwrap()).unwrap();
     assert_eq!(first["row"].as_array().unwrap().len(), 6 + 1);
+    // `--no-header`: the same rows, without the header line.
+    let bare = dir.path().join("t3-bare.jsonl");
+    ok(&tabula(
+        &db,
+        &[
+            "checkout",
+            "v@3",
+            "--export",
+            bare.to_str().unwrap(),
+            "--no-header",
+        ],
+    ));
+    let bare = std::fs::read_to_string(&bare).unwrap();
+    assert_eq!(
+        bare.lines().collect::<Vec<_>>(),
+        lines.lines().skip(1).collect::<Vec<_>>()
+    );
     // The position in the game's notation: `tabula value` takes it.
     let position = first["position"].as_str().unwrap();
     assert!(!first["legal"].as_array().unwrap().is_empty(), "{first}");

@@ -115,6 +115,13 @@ pub enum Command {
     /// and never change a hash; `run`, `branch` and `sweep` take --note and --tag too. SQL:
     /// `run_provenance`, `sweep_provenance`, `run_notes`, `run_tags` (docs/store.md).
     Note(NoteArgs),
+    /// A run's or a sweep's results as one tidy table on stdout, CSV (or --json): a row per
+    /// run and iteration, a column per sweep axis (`axis.KEY`), per metric and per setting.
+    ///
+    /// A branch's rows include the iterations it shares with its parent (`source_run` names
+    /// whose row each is) and iteration 0. `tabula export grid --sweep > grid.csv`, then
+    /// `pandas.read_csv("grid.csv")`; docs/python.md.
+    Export(ExportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -190,6 +197,10 @@ pub struct CheckoutArgs {
     /// to a temporary file beside PATH, then renamed over it. See docs/network.md, "Export".
     #[arg(long, value_name = "PATH")]
     pub export: Option<std::path::PathBuf>,
+    /// A table's rows without the first line (the header naming the columns), so that
+    /// `pandas.read_json(PATH, lines=True)` reads the rows alone.
+    #[arg(long, requires = "export")]
+    pub no_header: bool,
 }
 
 #[derive(Debug, Args)]
@@ -221,6 +232,18 @@ pub struct AnnotateArgs {
     /// added to the spec's `tags`.
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The run (id, name or hash prefix), or with --sweep the sweep (name or hash prefix).
+    pub target: String,
+    /// TARGET names a sweep: every run of it in this store.
+    #[arg(long)]
+    pub sweep: bool,
+    /// JSON (an array of row objects) instead of CSV.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

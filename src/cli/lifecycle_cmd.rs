@@ -246,7 +246,7 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
     if let Some(path) = &args.export {
         write_replacing(path, |w| match &model {
             Some(m) => w.write_all(&m.bytes),
-            None => write_rows(w, &c),
+            None => write_rows(w, &c, !args.no_header),
         })?;
     }
     if args.json {
@@ -310,8 +310,8 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
 }
 
 /// A table's rows as JSON lines: a header naming the columns, then one row a line.
-fn write_rows(w: &mut dyn Write, c: &CheckedOut) -> std::io::Result<()> {
-    // The first line names the columns; every other line is one row of the table.
+fn write_rows(w: &mut dyn Write, c: &CheckedOut, with_header: bool) -> std::io::Result<()> {
+    // The first line names the columns (unless left out); every other line is one row.
     let header = serde_json::json!({"header": {
         "run": c.run_id, "iteration": c.iteration, "num_actions": c.model.num_actions,
         "table_hash": c.model.identity.to_hex(),
@@ -323,7 +323,9 @@ fn write_rows(w: &mut dyn Write, c: &CheckedOut) -> std::io::Result<()> {
             "legal": "the position's legal actions: [action index into row, name]",
         },
     }});
-    writeln!(w, "{header}")?;
+    if with_header {
+        writeln!(w, "{header}")?;
+    }
     for r in &c.model.rows {
         writeln!(w, "{}", serde_json::to_string(r)?)?;
     }

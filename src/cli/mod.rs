@@ -6,6 +6,7 @@
 
 pub(crate) mod args;
 mod common;
+mod export_cmd;
 mod games_cmd;
 mod lifecycle_cmd;
 mod match_cmd;
@@ -46,5 +47,6 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Plot(a) => plot_cmd::plot(cli.db.as_deref(), &a),
         Command::Report(a) => report_cmd::report(cli.db.as_deref(), &a),
         Command::Note(a) => note_cmd::note(cli.db.as_deref(), &a),
+        Command::Export(a) => export_cmd::export(cli.db.as_deref(), &a),
     }
 }

@@ -8,6 +8,7 @@
 //! - [`plot`]: a metric against iteration per axis value, mean over seeds and a 95% band
 //!   (SVG via `plotters`), read from the store's SQL views only.
 //! - [`report`]: one self-contained HTML page per sweep.
+//! - [`tidy`]: a run's or sweep's results as one table (`tabula export`).
 //!
 //! Merging stores is the store's own operation ([`crate::store::Store::merge_from`]).
 
@@ -15,6 +16,7 @@ pub mod plot;
 pub mod report;
 pub mod run_specs;
 pub mod sweep;
+pub mod tidy;
 
 use crate::runs::RunError;
 use crate::store::StoreError;
