@@ -411,7 +411,9 @@ pub struct PlayArgs {
     /// Print only the final result line, not every board.
     #[arg(long)]
     pub quiet: bool,
-    /// Print the game as one JSON object (actions, chance outcomes, result).
+    /// Print the game as one JSON object: every event (chance outcome or move: its index, name,
+    /// player and the position it happened in, in the notation `tabula value` takes), the
+    /// result and the final position.
     #[arg(long)]
     pub json: bool,
 }

@@ -212,13 +212,15 @@ fn print_game<G: Game>(
     Ok(())
 }
 
-/// One event of a played game, for `--json`.
+/// One event of a played game, for `--json`: what happened, and the position it happened
+/// in (the game's notation, as `tabula value` takes it).
 #[derive(serde::Serialize)]
 struct Event {
     kind: &'static str,
     player: Option<usize>,
     index: u16,
     name: String,
+    position: String,
 }
 
 /// The game's chance outcomes and moves in order, each named in the state it left.
@@ -231,6 +233,7 @@ fn events<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) -> Vec<Event
                 player: None,
                 index: *outcome,
                 name: g.outcome_name(before, *outcome),
+                position: g.notation(before),
             },
             Step::Move { action, .. } => Event {
                 kind: "action",
@@ -240,6 +243,7 @@ fn events<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) -> Vec<Event
                 },
                 index: *action,
                 name: g.action_name(before, *action),
+                position: g.notation(before),
             },
         });
     }
