@@ -191,3 +191,59 @@ fn solve_stores_and_finds_the_solution_and_fsck_sees_damage() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("damaged"));
 }
+
+/// The README's command list and the binary agree: every command `tabula --help` lists is in
+/// the README, and every flag the README shows for a command is one its `--help` documents.
+#[test]
+fn the_readme_lists_every_command_with_flags_that_exist() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme.find("## Commands").unwrap();
+    let block = &readme[start..start + readme[start..].find("\nEvery command").unwrap()];
+    let help = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tabula"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let top = help(&["--help"]);
+    let commands: Vec<String> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() >= 20, "{commands:?}");
+    let mut flags_checked = 0;
+    for c in &commands {
+        let lines: Vec<&str> = block
+            .lines()
+            .filter(|l| {
+                l.trim_start().starts_with(&format!("tabula {c} "))
+                    || l.trim() == format!("tabula {c}")
+            })
+            .collect();
+        assert!(
+            !lines.is_empty(),
+            "`tabula {c}` is not in the README's command list"
+        );
+        let h = help(&[c, "--help"]);
+        for l in lines {
+            for flag in l
+                .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-'))
+                .filter(|w| w.starts_with("--") && w.len() > 2)
+            {
+                assert!(
+                    h.contains(flag),
+                    "README: `tabula {c} ... {flag}`, not in its --help"
+                );
+                flags_checked += 1;
+            }
+        }
+    }
+    assert!(flags_checked >= 30, "{flags_checked} flags");
+}

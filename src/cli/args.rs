@@ -320,7 +320,9 @@ pub struct MatchArgs {
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// The game record's hash (64 hex digits, as `tabula match --record` prints).
+    /// The game record's hash, or at least 4 hex digits of it: a match's game (as `tabula
+    /// match --record` prints) or a run's self-play game (as `tabula show RUN --games I`
+    /// lists, packed or not). A run's game re-plays with the table of the iteration before.
     pub hash: String,
     /// Show the game board by board, with the search's visit counts.
     #[arg(long)]

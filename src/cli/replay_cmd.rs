@@ -23,7 +23,7 @@ pub(crate) fn run(db: Option<&Path>, args: &ReplayArgs) -> anyhow::Result<()> {
     let Some(hash) = store.find_object(&args.hash, <GameRecord as Record>::KIND)? else {
         bail!(
             "no game record `{}` in the store (give at least {} hex digits of its hash, as \
-             `tabula match --record` prints it, or `tabula sql \"SELECT lower(hex(hash)) FROM run_games\"`)",
+             `tabula match --record` prints it or `tabula show RUN --games I` lists a run's)",
             args.hash,
             tabula::store::MIN_PREFIX
         );
