@@ -86,6 +86,16 @@ pub enum Subject {
     Sweep(String),
 }
 
+impl Subject {
+    /// The table of its `what` ("notes" or "tags"), its key column and its key.
+    fn keyed(&self, what: &str) -> (String, &'static str, rusqlite::types::Value) {
+        match self {
+            Subject::Run(id) => (format!("run_{what}"), "run_id", (*id).into()),
+            Subject::Sweep(name) => (format!("sweep_{what}"), "sweep", name.clone().into()),
+        }
+    }
+}
+
 /// A run's or sweep's note and tags.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Annotations {
@@ -227,24 +237,18 @@ impl Store {
         if let Some(n) = note {
             check_note(n).map_err(StoreError::Annotation)?;
         }
+        let (table, key, id) = on.keyed("notes");
         self.write(|w| {
-            let now = super::utc_now_rfc3339();
-            let r = match (on, note) {
-                (Subject::Run(id), Some(n)) => w.tx.execute(
-                    "INSERT INTO run_notes (run_id, note, updated_at) VALUES (?1, ?2, ?3)
-                     ON CONFLICT(run_id) DO UPDATE SET note = ?2, updated_at = ?3",
-                    params![id, n, now],
+            let r = match note {
+                Some(n) => w.tx.execute(
+                    &format!(
+                        "INSERT INTO {table} ({key}, note, updated_at) VALUES (?1, ?2, ?3)
+                         ON CONFLICT({key}) DO UPDATE SET note = ?2, updated_at = ?3"
+                    ),
+                    params![id, n, super::utc_now_rfc3339()],
                 ),
-                (Subject::Run(id), None) => {
-                    w.tx.execute("DELETE FROM run_notes WHERE run_id = ?1", [id])
-                }
-                (Subject::Sweep(name), Some(n)) => w.tx.execute(
-                    "INSERT INTO sweep_notes (sweep, note, updated_at) VALUES (?1, ?2, ?3)
-                     ON CONFLICT(sweep) DO UPDATE SET note = ?2, updated_at = ?3",
-                    params![name, n, now],
-                ),
-                (Subject::Sweep(name), None) => {
-                    w.tx.execute("DELETE FROM sweep_notes WHERE sweep = ?1", [name])
+                None => {
+                    w.tx.execute(&format!("DELETE FROM {table} WHERE {key} = ?1"), [&id])
                 }
             };
             r.map(|_| ()).map_err(|e| sqlite(w.path, e))
@@ -257,27 +261,16 @@ impl Store {
         for t in tags {
             check_tag(t).map_err(StoreError::Annotation)?;
         }
+        let (table, key, id) = on.keyed("tags");
+        let sql = if add {
+            format!("INSERT INTO {table} ({key}, tag) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
+        } else {
+            format!("DELETE FROM {table} WHERE {key} = ?1 AND tag = ?2")
+        };
         self.write(|w| {
             for t in tags {
-                let r = match (on, add) {
-                    (Subject::Run(id), true) => w.tx.execute(
-                        "INSERT INTO run_tags (run_id, tag) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-                        params![id, t],
-                    ),
-                    (Subject::Run(id), false) => w.tx.execute(
-                        "DELETE FROM run_tags WHERE run_id = ?1 AND tag = ?2",
-                        params![id, t],
-                    ),
-                    (Subject::Sweep(s), true) => w.tx.execute(
-                        "INSERT INTO sweep_tags (sweep, tag) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-                        params![s, t],
-                    ),
-                    (Subject::Sweep(s), false) => w.tx.execute(
-                        "DELETE FROM sweep_tags WHERE sweep = ?1 AND tag = ?2",
-                        params![s, t],
-                    ),
-                };
-                r.map_err(|e| sqlite(w.path, e))?;
+                w.tx.execute(&sql, params![id, t])
+                    .map_err(|e| sqlite(w.path, e))?;
             }
             Ok(())
         })
