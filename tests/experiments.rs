@@ -302,9 +302,32 @@ fn run_set_and_branch_at_zero() {
         ],
     ));
     assert_ne!(d["head"], a["head"]);
-    // Names are unique: the second default branch name gets a number.
-    assert_eq!(c["name"], "base-branch");
-    assert_eq!(d["name"], "base-branch-2");
+    // A branch is named after its changes (the override's value) and its branch point;
+    // names are unique: the same changes again get a number.
+    assert_eq!(c["name"], "base+seed=7@0");
+    assert_eq!(d["name"], "base+simulations=12@0");
+    let e = json(&tabula(
+        &db,
+        &[
+            "branch",
+            &parent,
+            "--at",
+            "0",
+            "--set",
+            "search.simulations=12",
+            "--no-run",
+            "--json",
+        ],
+    ));
+    let e = json(&tabula(
+        &db,
+        &[
+            "sql",
+            "--json",
+            &format!("SELECT name FROM runs WHERE id = {}", e["run"]),
+        ],
+    ));
+    assert_eq!(e[0]["name"], "base+simulations=12@0-2");
     for (set, key, allowed) in [
         ("search.simulationz=3", "search.simulationz", "allowed"),
         (

@@ -64,6 +64,10 @@ pub enum Command {
     /// Prints the run's id, a progress bar (iterations, games, ETA), one summary line per
     /// iteration and, at the end, the run's head (the hash of its last iteration record: the
     /// same spec and seed give the same head on any number of threads). Examples: runs/.
+    ///
+    /// Run again on a store that holds the run of this spec (same name, variant, seed,
+    /// settings and iterations), it is no conflict: a finished run is shown (exit 0), an
+    /// interrupted one resumed. A run of the same name with anything else is refused.
     Run(RunArgs),
     /// List the runs in the store: id, name, variant, iterations done / planned, status, head.
     Ls(LsArgs),
@@ -82,6 +86,9 @@ pub enum Command {
     /// Keys are the run spec's: `--set search.init_q=draw --set window=3 --set iterations=40`.
     /// The variant and init_std cannot change mid-run. The seed, unless --seed is given,
     /// derives from the parent's seed, I and the overrides (so a branch is replayable).
+    /// Without `--set name=...` the branch is named after its changes and I:
+    /// `PARENT+init_q=draw,window=3@I` (`PARENT@I` with none). At the end it prints the
+    /// iterations it ran (I+1..N), not the run's length.
     Branch(BranchArgs),
     /// Re-execute a run's iterations from the stored snapshots and compare every record's
     /// hash; report the first that differs and exit non-zero.
