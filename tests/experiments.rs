@@ -511,3 +511,109 @@ fn grids_shards_and_names() {
         assert!(seen.iter().all(|&c| c == 1), "{n}");
     }
 }
+
+/// A sweep file edited to add a seed and a value (issue 24): refused without --extend, saying
+/// what it adds and naming the flag; with it, the stored sweep grows under its one name, its
+/// finished runs kept (same ids and heads), only the new ones run; each finished run's line
+/// shows its final metrics, not a hash. A file dropping a stored run is refused either way;
+/// --dry-run estimates the cost from the runs in the store.
+#[test]
+fn an_edited_sweep_grows_under_its_name_and_keeps_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = setup(dir.path(), 2, 20);
+    let f = file.to_str().unwrap();
+    let db = dir.path().join("grow.db");
+    let first = ok(&tabula(&db, &["sweep", f, "--threads", "1"]));
+    assert!(first.contains("[4/4] run"), "{first}");
+    assert!(
+        first.contains("WR_p 0.") && first.contains("MAE_v 0."),
+        "{first}"
+    );
+    let before = heads(&db);
+    let ids = |db: &Path| {
+        json(&tabula(db, &["ls", "--json"]))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["name"].as_str().unwrap().to_string(), r["id"].clone()))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let ids_before = ids(&db);
+
+    std::fs::write(
+        &file,
+        "name = \"tiny\"\nbase = \"base.toml\"\nseeds = [1, 2, 3]\n[axes]\n\
+         \"search.init_q\" = [\"loss\", \"draw\", \"win\"]\n",
+    )
+    .unwrap();
+    let err = fails(&tabula(&db, &["sweep", f, "--threads", "1"]));
+    assert!(
+        err.contains("grows the stored sweep of that name")
+            && err.contains("to 9 runs (seeds 3; search.init_q = \"win\")")
+            && err.contains("--extend"),
+        "{err}"
+    );
+    let dry = ok(&tabula(&db, &["sweep", f, "--dry-run", "--threads", "1"]));
+    assert!(
+        dry.contains("by 5 runs") && dry.contains("estimated cost: 0:"),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("tiny/init_q=loss/seed=1  2 iterations"),
+        "{dry}"
+    );
+    assert!(dry.contains("finished") && dry.contains("new"), "{dry}");
+
+    let grown = json(&tabula(
+        &db,
+        &["sweep", f, "--extend", "--threads", "1", "--json"],
+    ));
+    let runs = grown["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 9);
+    assert_eq!(runs.iter().filter(|r| r["status"] == "finished").count(), 4);
+    assert_eq!(runs.iter().filter(|r| r["status"] == "done").count(), 5);
+    let after = heads(&db);
+    let ids_after = ids(&db);
+    for (name, head) in &before {
+        assert_eq!(&after[name], head, "{name}");
+        assert_eq!(ids_after[name], ids_before[name], "{name}");
+    }
+    assert_eq!(after.len(), 9);
+    // One sweep of the name, with all nine members; `report` finds it.
+    let rows = json(&tabula(
+        &db,
+        &[
+            "sql",
+            "--json",
+            "SELECT (SELECT count(*) FROM sweeps WHERE name = 'tiny') AS sweeps, \
+             (SELECT count(*) FROM sweep_runs WHERE sweep = 'tiny') AS members",
+        ],
+    ));
+    assert_eq!(
+        (rows[0]["sweeps"].as_i64(), rows[0]["members"].as_i64()),
+        (Some(1), Some(9))
+    );
+    // Running it again continues (nothing to do) without --extend.
+    let again = json(&tabula(&db, &["sweep", f, "--json"]));
+    assert!(
+        again["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["status"] == "finished")
+    );
+
+    // Dropping a stored seed is refused, with or without --extend.
+    std::fs::write(
+        &file,
+        "name = \"tiny\"\nbase = \"base.toml\"\nseeds = [1, 2]\n[axes]\n\
+         \"search.init_q\" = [\"loss\", \"draw\", \"win\"]\n",
+    )
+    .unwrap();
+    let err = fails(&tabula(&db, &["sweep", f, "--extend"]));
+    assert!(
+        err.contains("3 of its 9 runs are not in this file's grid (seeds 3 left out)")
+            && err.contains("another `name`"),
+        "{err}"
+    );
+}

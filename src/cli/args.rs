@@ -101,9 +101,15 @@ pub enum Command {
     Checkout(CheckoutArgs),
     /// Run a sweep: a base spec, axes of settings and seeds; their product is the runs.
     ///
-    /// Running it again continues (finished runs skipped, interrupted ones resumed).
-    /// `--shard I/N` runs a fixed share into its own store (merge them with `tabula merge`);
-    /// `--jobs N` runs N at once. Heads depend on neither. See docs/experiments.md.
+    /// Running it again continues (finished runs skipped, interrupted ones resumed). A file
+    /// edited to add seeds or axis values is refused unless --extend is given: then the stored
+    /// sweep of that name grows (its runs kept, the new ones added); a store holds one sweep
+    /// of a name. Each finished run prints its final WR_p, ERR_p and MAE_v; the ETA comes
+    /// from the measured seconds per iteration of each grid point. `--dry-run` lists the runs
+    /// and estimates the cost (from runs in the store, else by calibrating one iteration per
+    /// grid point in a temporary store). `--shard I/N` runs a fixed share into its own store
+    /// (merge them with `tabula merge`); `--jobs N` runs N at once. Heads depend on neither.
+    /// See docs/experiments.md.
     Sweep(SweepArgs),
     /// Copy the records of several stores into one, by address, in one transaction.
     ///
@@ -365,9 +371,15 @@ pub struct SweepArgs {
     /// Only shard I of N (1 <= I <= N): runs k with k mod N = I - 1, in grid order.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
-    /// List the runs (grid point, seed, name, run hash) and write nothing.
+    /// List the runs (grid point, seed, name, state in the store) and estimate their cost,
+    /// writing nothing: seconds per iteration from the sweep's runs in the store, else from
+    /// one calibration iteration per grid point played into a temporary store.
     #[arg(long)]
     pub dry_run: bool,
+    /// Grow the stored sweep of this file's name when the file adds seeds or axis values
+    /// (its finished runs are kept). Without it such a file is refused, saying what it adds.
+    #[arg(long)]
+    pub extend: bool,
     /// Print one JSON object at the end (every run with its id, status and head), no progress.
     #[arg(long)]
     pub json: bool,

@@ -5,12 +5,15 @@
 //!   `sweep/v1` record linking them, run with several runs at once or one shard of them.
 //! - [`run_specs`]: run specs with overrides, and the narrow adapter to the runs module
 //!   (create, resume, find).
+//! - [`cost`]: seconds per iteration per grid point, measured or calibrated, for the ETA and
+//!   `--dry-run`'s estimate.
 //! - [`plot`]: a metric against iteration per axis value, mean over seeds and a 95% band
 //!   (SVG via `plotters`), read from the store's SQL views only.
 //! - [`report`]: one self-contained HTML page per sweep.
 //!
 //! Merging stores is the store's own operation ([`crate::store::Store::merge_from`]).
 
+pub mod cost;
 pub mod plot;
 pub mod report;
 pub mod run_specs;
