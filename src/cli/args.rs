@@ -116,8 +116,13 @@ pub enum Command {
     /// Idempotent; every object's hash is recomputed; a run that conflicts (same run record,
     /// different iterations) or a damaged object refuses the whole merge.
     Merge(MergeArgs),
-    /// Plot a metric of a sweep against iteration as SVG: a line per grid point, the mean
-    /// over seeds with a 95% band.
+    /// Plot a metric of a sweep as SVG: against iteration (a line per grid point, the mean
+    /// over seeds with a 95% band), or with --x AXIS its final value (or --at max|auc)
+    /// against an axis, a line per value of --by AXIS, 95% intervals over the seeds.
+    ///
+    /// Lines differ in colour (colour-blind-safe), dash and marker; the legend sits beside
+    /// the plot; WR_p gets a reference line at 0.5; counts get integer ticks. Unfinished runs
+    /// are left out of final values (the command says how many).
     Plot(PlotArgs),
     /// Write a sweep's report: one self-contained HTML page (settings, curves, summary).
     Report(ReportArgs),
@@ -405,6 +410,19 @@ pub struct PlotArgs {
     /// The metric (a name of the `metrics_long` view: wr_p, err_p, mae_v, updated_1, seen, ...).
     #[arg(long, default_value = "wr_p")]
     pub metric: String,
+    /// Draw the metric's final value (see --at) against this axis instead of against
+    /// iteration: the 2023 study's Fig. 20 form, e.g. `--x search.simulations --by
+    /// search.init_q`. Mean and 95% interval over the seeds; unfinished runs are left out.
+    #[arg(long, value_name = "AXIS")]
+    pub x: Option<String>,
+    /// With --x: which value of each run: final (the last iteration's), max (the largest
+    /// over iterations 1..N) or auc (the sum over iterations 1..N).
+    #[arg(long, value_name = "final|max|auc", default_value = "final")]
+    pub at: String,
+    /// With --x: one line per value of this axis. Every other axis must have one value among
+    /// the points drawn (fix it with --where).
+    #[arg(long, value_name = "AXIS")]
+    pub by: Option<String>,
     /// Keep only grid points with this axis value, `key=value` (repeatable). Lines are the
     /// remaining grid points: fix every axis but one for one line per value of that axis.
     #[arg(long = "where", value_name = "KEY=VALUE")]
@@ -412,7 +430,8 @@ pub struct PlotArgs {
     /// The SVG file to write.
     #[arg(long, value_name = "FILE", default_value = "plot.svg")]
     pub out: std::path::PathBuf,
-    /// Also print the curves' data as CSV (label, iteration, mean, lo, hi, seeds).
+    /// Also print the figure's data as CSV: label, iteration, mean, lo, hi, seeds; with --x:
+    /// line, x, mean, lo, hi, seeds.
     #[arg(long)]
     pub csv: bool,
 }
