@@ -247,3 +247,122 @@ fn the_readme_lists_every_command_with_flags_that_exist() {
     }
     assert!(flags_checked >= 30, "{flags_checked} flags");
 }
+
+/// `make run` twice on one store (issue 24): the main job's run step, `tabula run
+/// runs/quick.toml`, made tiny with `--set` (the same code path; quick.toml itself takes
+/// minutes). Run again, the finished run is shown, not refused; a run of the same spec
+/// interrupted (created, nothing committed) is resumed to the head an uninterrupted run has;
+/// a run of that name with other settings is still refused.
+#[test]
+fn the_main_run_step_succeeds_again_on_the_same_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tabula.db");
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/runs/quick.toml");
+    let tiny = [
+        "--set",
+        "iterations=2",
+        "--set",
+        "games_per_iteration=16",
+        "--set",
+        "search.simulations=8",
+        "--set",
+        "eval.games=50",
+        "--set",
+        "learning_rate=[[1, 1.0]]",
+    ];
+    let step = |db: &Path, json: bool| {
+        let mut args = vec!["run", spec];
+        args.extend(tiny);
+        if json {
+            args.push("--json");
+        }
+        tabula(db, &args)
+    };
+    let first = json(&step(&db, true));
+    assert_eq!(first["name"], "quick");
+    assert_eq!(first["iterations_run"], 2);
+    let again = step(&db, false);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let text = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        text.contains("is in the store already, from this spec") && text.contains("finished"),
+        "{text}"
+    );
+    assert!(text.contains(first["head"].as_str().unwrap()), "{text}");
+    let shown = json(&step(&db, true));
+    assert_eq!(
+        (shown["finished"].clone(), shown["head"].clone()),
+        (serde_json::json!(true), first["head"].clone())
+    );
+    let runs = json(&tabula(&db, &["ls", "--json"]));
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
+
+    // A branch is named after its override's value and its branch point, and says which
+    // iterations it ran (issue 24: not the run's length).
+    let branch = tabula(
+        &db,
+        &[
+            "branch",
+            "quick",
+            "--at",
+            "1",
+            "--set",
+            "search.init_q=draw",
+        ],
+    );
+    let text = String::from_utf8_lossy(&branch.stdout);
+    assert!(
+        branch.status.success(),
+        "{}",
+        String::from_utf8_lossy(&branch.stderr)
+    );
+    assert!(text.contains("quick+init_q=draw@1"), "{text}");
+    assert!(text.contains("done: 1 iteration (2 of 2) in"), "{text}");
+    let out = json(&tabula(
+        &db,
+        &[
+            "branch", "quick", "--at", "1", "--set", "window=1", "--json",
+        ],
+    ));
+    assert_eq!(out["name"], "quick+window=1@1");
+    assert_eq!(
+        (out["iterations_run"].clone(), out["resumed_from"].clone()),
+        (1.into(), 1.into())
+    );
+
+    // Interrupted: the run created (its records and row), nothing committed.
+    let other = dir.path().join("other.db");
+    {
+        let text = std::fs::read_to_string(spec).unwrap();
+        let sets: Vec<String> = tiny
+            .iter()
+            .filter(|a| **a != "--set")
+            .map(|a| a.to_string())
+            .collect();
+        let sets = tabula::experiments::run_specs::parse_sets(&sets).unwrap();
+        let (cfg, text) = tabula::experiments::run_specs::spec_with_overrides(
+            &text, &sets, None, "quick", "--set",
+        )
+        .unwrap();
+        let mut store = tabula::store::Store::open(&other).unwrap();
+        tabula::experiments::run_specs::create(&mut store, &cfg, &text).unwrap();
+    }
+    let resumed = json(&step(&other, true));
+    assert_eq!(resumed["head"], first["head"]);
+    assert_eq!(resumed["iterations_run"], 2);
+    // Another spec under the same name is refused, naming the run.
+    let mut args = vec!["run", spec];
+    args.extend(tiny);
+    args.extend(["--set", "window=1"]);
+    let refused = tabula(&db, &args);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("a run named `quick` is already in the store (run 1"),
+        "{err}"
+    );
+}

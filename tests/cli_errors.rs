@@ -107,8 +107,9 @@ const CASES: &[Case] = &[
     case(&["match", "ewn:3x3x2", "--a", "random", "--b", "random", "--games", "4294967295"], 1, "--games 4294967295 is out of range; allowed: 1 to 1000000"),
     case(&["match", "ewn:3x3x2", "--a", "random", "--b", "random", "--threads", "100000"], 1, "--threads 100000 is out of range"),
     // --- names are unique; an empty or numeric name is refused ---------------------------
-    case(&["--db", "{db}", "run", "{dir}/tiny.toml"], 1, "a run named `tiny` is already in the store (run 1, done"),
-    case(&["--db", "{db}", "run", "{dir}/tiny.toml"], 1, "`tabula resume 1`, or give the new run another name"),
+    // (the same spec again is no conflict: `make run` twice; other settings under the name are)
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "window=1"], 1, "a run named `tiny` is already in the store (run 1, done"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "window=1"], 1, "`tabula resume 1`, or give the new run another name"),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"\""], 1, "`name` = \"\" is out of range"),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"12\""], 1, "not a number (numbers name runs by id)"),
     case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "name="], 1, "--set name=: run spec: `name` = \"\" is out of range"),

@@ -200,7 +200,10 @@ fn whole_and_sharded_merged_sweeps_have_the_same_heads() {
     let page2 = std::fs::read_to_string(out2.join("index.html")).unwrap();
     let strip = |p: &str| {
         // Run ids differ between the stores (renumbered); everything else is equal.
-        p.split("<h2>Runs</h2>").next().unwrap().to_string()
+        p.split("<h2 id=\"runs\">Runs</h2>")
+            .next()
+            .unwrap()
+            .to_string()
     };
     assert_eq!(strip(&page), strip(&page2));
 }
@@ -319,9 +322,32 @@ fn run_set_and_branch_at_zero() {
         ],
     ));
     assert_ne!(d["head"], a["head"]);
-    // Names are unique: the second default branch name gets a number.
-    assert_eq!(c["name"], "base-branch");
-    assert_eq!(d["name"], "base-branch-2");
+    // A branch is named after its changes (the override's value) and its branch point;
+    // names are unique: the same changes again get a number.
+    assert_eq!(c["name"], "base+seed=7@0");
+    assert_eq!(d["name"], "base+simulations=12@0");
+    let e = json(&tabula(
+        &db,
+        &[
+            "branch",
+            &parent,
+            "--at",
+            "0",
+            "--set",
+            "search.simulations=12",
+            "--no-run",
+            "--json",
+        ],
+    ));
+    let e = json(&tabula(
+        &db,
+        &[
+            "sql",
+            "--json",
+            &format!("SELECT name FROM runs WHERE id = {}", e["run"]),
+        ],
+    ));
+    assert_eq!(e[0]["name"], "base+simulations=12@0-2");
     for (set, key, allowed) in [
         ("search.simulationz=3", "search.simulationz", "allowed"),
         (
@@ -504,6 +530,336 @@ fn grids_shards_and_names() {
         }
         assert!(seen.iter().all(|&c| c == 1), "{n}");
     }
+}
+
+/// A sweep file edited to add a seed and a value (issue 24): refused without --extend, saying
+/// what it adds and naming the flag; with it, the stored sweep grows under its one name, its
+/// finished runs kept (same ids and heads), only the new ones run; each finished run's line
+/// shows its final metrics, not a hash. A file dropping a stored run is refused either way;
+/// --dry-run estimates the cost from the runs in the store.
+#[test]
+fn an_edited_sweep_grows_under_its_name_and_keeps_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = setup(dir.path(), 2, 20);
+    let f = file.to_str().unwrap();
+    let db = dir.path().join("grow.db");
+    let first = ok(&tabula(&db, &["sweep", f, "--threads", "1"]));
+    assert!(first.contains("[4/4] run"), "{first}");
+    assert!(
+        first.contains("WR_p 0.") && first.contains("MAE_v 0."),
+        "{first}"
+    );
+    let before = heads(&db);
+    let ids = |db: &Path| {
+        json(&tabula(db, &["ls", "--json"]))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["name"].as_str().unwrap().to_string(), r["id"].clone()))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let ids_before = ids(&db);
+
+    std::fs::write(
+        &file,
+        "name = \"tiny\"\nbase = \"base.toml\"\nseeds = [1, 2, 3]\n[axes]\n\
+         \"search.init_q\" = [\"loss\", \"draw\", \"win\"]\n",
+    )
+    .unwrap();
+    let err = fails(&tabula(&db, &["sweep", f, "--threads", "1"]));
+    assert!(
+        err.contains("grows the stored sweep of that name")
+            && err.contains("to 9 runs (seeds 3; search.init_q = \"win\")")
+            && err.contains("--extend"),
+        "{err}"
+    );
+    let dry = ok(&tabula(&db, &["sweep", f, "--dry-run", "--threads", "1"]));
+    assert!(
+        dry.contains("by 5 runs") && dry.contains("estimated cost: 0:"),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("tiny/init_q=loss/seed=1  2 iterations"),
+        "{dry}"
+    );
+    assert!(dry.contains("finished") && dry.contains("new"), "{dry}");
+
+    let grown = json(&tabula(
+        &db,
+        &["sweep", f, "--extend", "--threads", "1", "--json"],
+    ));
+    let runs = grown["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 9);
+    assert_eq!(runs.iter().filter(|r| r["status"] == "finished").count(), 4);
+    assert_eq!(runs.iter().filter(|r| r["status"] == "done").count(), 5);
+    let after = heads(&db);
+    let ids_after = ids(&db);
+    for (name, head) in &before {
+        assert_eq!(&after[name], head, "{name}");
+        assert_eq!(ids_after[name], ids_before[name], "{name}");
+    }
+    assert_eq!(after.len(), 9);
+    // One sweep of the name, with all nine members; `report` finds it.
+    let rows = json(&tabula(
+        &db,
+        &[
+            "sql",
+            "--json",
+            "SELECT (SELECT count(*) FROM sweeps WHERE name = 'tiny') AS sweeps, \
+             (SELECT count(*) FROM sweep_runs WHERE sweep = 'tiny') AS members",
+        ],
+    ));
+    assert_eq!(
+        (rows[0]["sweeps"].as_i64(), rows[0]["members"].as_i64()),
+        (Some(1), Some(9))
+    );
+    // Running it again continues (nothing to do) without --extend.
+    let again = json(&tabula(&db, &["sweep", f, "--json"]));
+    assert!(
+        again["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["status"] == "finished")
+    );
+
+    // Dropping a stored seed is refused, with or without --extend.
+    std::fs::write(
+        &file,
+        "name = \"tiny\"\nbase = \"base.toml\"\nseeds = [1, 2]\n[axes]\n\
+         \"search.init_q\" = [\"loss\", \"draw\", \"win\"]\n",
+    )
+    .unwrap();
+    let err = fails(&tabula(&db, &["sweep", f, "--extend"]));
+    assert!(
+        err.contains("3 of its 9 runs are not in this file's grid (seeds 3 left out)")
+            && err.contains("another `name`"),
+        "{err}"
+    );
+}
+
+/// The points of the `polyline.line` of each `g.series` of an SVG, by label.
+fn svg_lines(svg: &str) -> BTreeMap<String, Vec<(f64, f64)>> {
+    let mut out = BTreeMap::new();
+    for part in svg.split("<g class=\"series\" data-label=\"").skip(1) {
+        let label = part.split('"').next().unwrap().to_string();
+        let line = part
+            .split("<polyline class=\"line\" points=\"")
+            .nth(1)
+            .expect("each series has a line");
+        let pts = line
+            .split('"')
+            .next()
+            .unwrap()
+            .split(' ')
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        out.insert(label, pts);
+    }
+    out
+}
+
+/// An attribute of the first element that opens with `open`.
+fn svg_attr(svg: &str, open: &str, name: &str) -> Option<String> {
+    let at = svg.find(open)?;
+    let rest = &svg[at..];
+    let end = rest.find('>')?;
+    let tag = &rest[..end];
+    let k = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+    Some(tag[k..].split('"').next()?.to_string())
+}
+
+/// The 2023 study's Fig. 20 form (issue 24): `plot --x AXIS --by AXIS` draws a line per value
+/// of --by over the values of --x, mean and interval over the seeds' finished runs, a reference
+/// line at WR_p 0.5, the legend beside the plot; an unfinished run is left out and counted;
+/// the report opens with these figures, a table of contents and pivoted tables.
+#[test]
+fn final_values_against_an_axis_one_line_per_value() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), 2, 20);
+    let file = dir.path().join("grid.toml");
+    std::fs::write(
+        &file,
+        "name = \"grid\"\nbase = \"base.toml\"\nseeds = [1, 2]\n[axes]\n\
+         \"search.init_q\" = [\"loss\", \"draw\"]\n\"search.simulations\" = [4, 8, 16]\n",
+    )
+    .unwrap();
+    let db = dir.path().join("grid.db");
+    ok(&tabula(
+        &db,
+        &["sweep", file.to_str().unwrap(), "--threads", "1"],
+    ));
+    // One run made unfinished (as if interrupted with more iterations planned).
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "UPDATE runs SET iterations_planned = 5, status = 'running' \
+             WHERE name = 'grid/init_q=draw,simulations=16/seed=2'",
+            [],
+        )
+        .unwrap();
+    }
+    let svg = dir.path().join("fig20.svg");
+    let plot = |extra: &[&str]| {
+        // (the metric: wr_p unless --metric is given)
+        let mut args = vec!["plot", "grid", "--out", svg.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        tabula(&db, &args)
+    };
+    let out = plot(&[
+        "--x",
+        "search.simulations",
+        "--by",
+        "search.init_q",
+        "--csv",
+    ]);
+    let csv = ok(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("1 unfinished runs left out"),
+        "{:?}",
+        out
+    );
+    // line, x, mean, lo, hi, seeds: 2 lines x 3 values; the unfinished run is not averaged in.
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 6, "{csv}");
+    let cell = |line: &str, x: &str| {
+        rows.iter()
+            .find(|r| r[0] == format!("\"init_q={line}\"") && r[1] == format!("\"{x}\""))
+            .unwrap_or_else(|| panic!("{line} {x}: {csv}"))
+            .clone()
+    };
+    assert_eq!(cell("draw", "16")[5], "1");
+    assert_eq!(cell("loss", "16")[5], "2");
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    let lines = svg_lines(&picture);
+    assert_eq!(
+        lines.keys().cloned().collect::<Vec<_>>(),
+        ["init_q=draw", "init_q=loss"],
+        "{picture}"
+    );
+    assert!(lines.values().all(|pts| pts.len() == 3), "{lines:?}");
+    // The reference line at 0.5 spans the plot; the legend sits right of it.
+    let ref_y = svg_attr(&picture, "<line class=\"ref\"", "data-y");
+    assert_eq!(ref_y.as_deref(), Some("0.5"), "{picture}");
+    let plot_right: f64 = svg_attr(&picture, "<line class=\"ref\"", "x2")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let legend = &picture[picture.find("<g class=\"legend\">").unwrap()..];
+    let legend_x: f64 = svg_attr(legend, "<line", "x1").unwrap().parse().unwrap();
+    assert!(
+        legend_x > plot_right,
+        "legend at {legend_x}, plot ends at {plot_right}"
+    );
+    // Each line: its own dash pattern and markers, not colour alone.
+    let dashes: Vec<Option<String>> = picture
+        .split("<polyline class=\"line\"")
+        .skip(1)
+        .map(|p| svg_attr(&format!("<x{p}"), "<x", "stroke-dasharray"))
+        .collect();
+    assert_eq!(dashes.len(), 2);
+    assert_ne!(dashes[0], dashes[1]);
+    assert!(picture.matches("class=\"marker\"").count() >= 6);
+    // Higher is better on the SVG's y (pixels grow downwards): a point's y matches its mean's
+    // order among the CSV rows of its line.
+    let means: Vec<f64> = ["4", "8", "16"]
+        .iter()
+        .map(|x| cell("loss", x)[2].parse().unwrap())
+        .collect();
+    let ys: Vec<f64> = lines["init_q=loss"].iter().map(|p| p.1).collect();
+    for a in 0..3 {
+        for b in 0..3 {
+            if means[a] > means[b] + 1e-9 {
+                assert!(ys[a] < ys[b], "{means:?} {ys:?}");
+            }
+        }
+    }
+    // Counts get integer ticks.
+    ok(&plot(&[
+        "--x",
+        "search.simulations",
+        "--by",
+        "search.init_q",
+        "--metric",
+        "updated_1",
+    ]));
+    let counts = std::fs::read_to_string(&svg).unwrap();
+    assert!(!counts.contains("<line class=\"ref\""));
+    for tick in counts.split("class=\"tick\"").skip(1) {
+        let text = tick.split('>').nth(1).unwrap().split('<').next().unwrap();
+        assert!(!text.contains('.'), "tick {text}");
+    }
+    // Bad requests name what is allowed.
+    let err = fails(&plot(&["--x", "search.simulations"]));
+    assert!(
+        err.contains("axis `search.init_q` has several values")
+            && err.contains("--by search.init_q"),
+        "{err}"
+    );
+    let err = fails(&plot(&[
+        "--x",
+        "search.simulations",
+        "--by",
+        "search.simulations",
+    ]));
+    assert!(err.contains("the same axis as --x"), "{err}");
+    let err = fails(&plot(&["--x", "window"]));
+    assert!(
+        err.contains(
+            "--x window: not an axis of sweep grid; axes: search.init_q, search.simulations"
+        ),
+        "{err}"
+    );
+    let err = fails(&plot(&[
+        "--x",
+        "search.simulations",
+        "--by",
+        "search.init_q",
+        "--at",
+        "last",
+    ]));
+    assert!(err.contains("--at last: allowed: final"), "{err}");
+    ok(&plot(&[
+        "--x",
+        "search.simulations",
+        "--where",
+        "search.init_q=loss",
+        "--at",
+        "auc",
+    ]));
+
+    // The report opens with the contents and these figures; tables pivoted; the unfinished
+    // run counted, not averaged in.
+    let out = dir.path().join("report");
+    ok(&tabula(
+        &db,
+        &["report", "grid", "--out", out.to_str().unwrap()],
+    ));
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let at = |needle: &str| page.find(needle).unwrap_or_else(|| panic!("{needle}"));
+    assert!(
+        at("<nav><h2>Contents</h2>") < at("id=\"finals\"")
+            && at("id=\"finals\"") < at("id=\"settings\"")
+    );
+    assert!(at("id=\"finals\"") < at("id=\"curves\""));
+    assert_eq!(page.matches("<div class=\"fig final\"").count(), 4);
+    assert!(page.contains("<th>simulations=16</th>"), "pivot");
+    assert!(page.contains("1 unfinished runs left out of this table."));
+    // Every WR_p figure shares one y-range: the reference line sits at the same height.
+    let ys: Vec<String> = page
+        .split("<line class=\"ref\"")
+        .skip(1)
+        .map(|p| svg_attr(&format!("<x{p}"), "<x", "y1").unwrap())
+        .collect();
+    assert!(ys.len() >= 3, "{ys:?}");
+    assert!(ys.windows(2).all(|w| w[0] == w[1]), "{ys:?}");
 }
 
 /// The fenced ```python block of docs/python.md that is its complete example (the last one).

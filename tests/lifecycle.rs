@@ -182,8 +182,12 @@ fn a_seconds_budget_run_says_so_verifies_resumes_and_branches() {
             "5",
         ],
     ));
-    ok(&tabula(&db, &["resume", "t-branch", "--threads", "2"]));
-    let out = ok(&tabula(&db, &["verify", "t-branch"]));
+    // Named after its overrides, the given seed and the branch point.
+    ok(&tabula(
+        &db,
+        &["resume", "t+moves=3000,seed=5@2", "--threads", "2"],
+    ));
+    let out = ok(&tabula(&db, &["verify", "t+moves=3000,seed=5@2"]));
     assert!(out.contains("identical"), "{out}");
 }
 

@@ -92,8 +92,9 @@ fn the_report_renders_in_headless_chromium() {
 
     let (dom, console) = load(&browser, &out.join("index.html"));
     assert!(console.is_empty(), "console messages: {console:?}");
-    // Four figures (WR_p, ERR_p, MAE_v, coverage), each with two lines, bands and axes.
-    assert_eq!(attr(&dom, "data-figures"), Some(4), "{dom}");
+    // Eight figures: the final values of WR_p, ERR_p, MAE_v and coverage against init_q,
+    // then their curves against iteration, each with two lines, bands and axes.
+    assert_eq!(attr(&dom, "data-figures"), Some(8), "{dom}");
     let curves = attr(&dom, "data-curves").expect("the page's script ran");
     assert!(curves >= 8, "{curves} curves");
     assert!(dom.contains("<polyline"), "no lines drawn");

@@ -64,6 +64,10 @@ pub enum Command {
     /// Prints the run's id, a progress bar (iterations, games, ETA), one summary line per
     /// iteration and, at the end, the run's head (the hash of its last iteration record: the
     /// same spec and seed give the same head on any number of threads). Examples: runs/.
+    ///
+    /// Run again on a store that holds the run of this spec (same name, variant, seed,
+    /// settings and iterations), it is no conflict: a finished run is shown (exit 0), an
+    /// interrupted one resumed. A run of the same name with anything else is refused.
     Run(RunArgs),
     /// List the runs in the store: id, name, variant, iterations done / planned, status, head.
     Ls(LsArgs),
@@ -82,6 +86,9 @@ pub enum Command {
     /// Keys are the run spec's: `--set search.init_q=draw --set window=3 --set iterations=40`.
     /// The variant and init_std cannot change mid-run. The seed, unless --seed is given,
     /// derives from the parent's seed, I and the overrides (so a branch is replayable).
+    /// Without `--set name=...` the branch is named after its changes and I:
+    /// `PARENT+init_q=draw,window=3@I` (`PARENT@I` with none). At the end it prints the
+    /// iterations it ran (I+1..N), not the run's length.
     Branch(BranchArgs),
     /// Re-execute a run's iterations from the stored snapshots and compare every record's
     /// hash; report the first that differs and exit non-zero.
@@ -94,17 +101,28 @@ pub enum Command {
     Checkout(CheckoutArgs),
     /// Run a sweep: a base spec, axes of settings and seeds; their product is the runs.
     ///
-    /// Running it again continues (finished runs skipped, interrupted ones resumed).
-    /// `--shard I/N` runs a fixed share into its own store (merge them with `tabula merge`);
-    /// `--jobs N` runs N at once. Heads depend on neither. See docs/experiments.md.
+    /// Running it again continues (finished runs skipped, interrupted ones resumed). A file
+    /// edited to add seeds or axis values is refused unless --extend is given: then the stored
+    /// sweep of that name grows (its runs kept, the new ones added); a store holds one sweep
+    /// of a name. Each finished run prints its final WR_p, ERR_p and MAE_v; the ETA comes
+    /// from the measured seconds per iteration of each grid point. `--dry-run` lists the runs
+    /// and estimates the cost (from runs in the store, else by calibrating one iteration per
+    /// grid point in a temporary store). `--shard I/N` runs a fixed share into its own store
+    /// (merge them with `tabula merge`); `--jobs N` runs N at once. Heads depend on neither.
+    /// See docs/experiments.md.
     Sweep(SweepArgs),
     /// Copy the records of several stores into one, by address, in one transaction.
     ///
     /// Idempotent; every object's hash is recomputed; a run that conflicts (same run record,
     /// different iterations) or a damaged object refuses the whole merge.
     Merge(MergeArgs),
-    /// Plot a metric of a sweep against iteration as SVG: a line per grid point, the mean
-    /// over seeds with a 95% band.
+    /// Plot a metric of a sweep as SVG: against iteration (a line per grid point, the mean
+    /// over seeds with a 95% band), or with --x AXIS its final value (or --at max|auc)
+    /// against an axis, a line per value of --by AXIS, 95% intervals over the seeds.
+    ///
+    /// Lines differ in colour (colour-blind-safe), dash and marker; the legend sits beside
+    /// the plot; WR_p gets a reference line at 0.5; counts get integer ticks. Unfinished runs
+    /// are left out of final values (the command says how many).
     Plot(PlotArgs),
     /// Write a sweep's report: one self-contained HTML page (settings, curves, summary).
     Report(ReportArgs),
@@ -433,9 +451,15 @@ pub struct SweepArgs {
     /// Only shard I of N (1 <= I <= N): runs k with k mod N = I - 1, in grid order.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
-    /// List the runs (grid point, seed, name, run hash) and write nothing.
+    /// List the runs (grid point, seed, name, state in the store) and estimate their cost,
+    /// writing nothing: seconds per iteration from the sweep's runs in the store, else from
+    /// one calibration iteration per grid point played into a temporary store.
     #[arg(long)]
     pub dry_run: bool,
+    /// Grow the stored sweep of this file's name when the file adds seeds or axis values
+    /// (its finished runs are kept). Without it such a file is refused, saying what it adds.
+    #[arg(long)]
+    pub extend: bool,
     /// Print one JSON object at the end (every run with its id, status and head), no progress.
     #[arg(long)]
     pub json: bool,
@@ -464,6 +488,19 @@ pub struct PlotArgs {
     /// The metric (a name of the `metrics_long` view: wr_p, err_p, mae_v, updated_1, seen, ...).
     #[arg(long, default_value = "wr_p")]
     pub metric: String,
+    /// Draw the metric's final value (see --at) against this axis instead of against
+    /// iteration: the 2023 study's Fig. 20 form, e.g. `--x search.simulations --by
+    /// search.init_q`. Mean and 95% interval over the seeds; unfinished runs are left out.
+    #[arg(long, value_name = "AXIS")]
+    pub x: Option<String>,
+    /// With --x: which value of each run: final (the last iteration's), max (the largest
+    /// over iterations 1..N) or auc (the sum over iterations 1..N).
+    #[arg(long, value_name = "final|max|auc", default_value = "final")]
+    pub at: String,
+    /// With --x: one line per value of this axis. Every other axis must have one value among
+    /// the points drawn (fix it with --where).
+    #[arg(long, value_name = "AXIS")]
+    pub by: Option<String>,
     /// Keep only grid points with this axis value, `key=value` (repeatable). Lines are the
     /// remaining grid points: fix every axis but one for one line per value of that axis.
     #[arg(long = "where", value_name = "KEY=VALUE")]
@@ -471,7 +508,8 @@ pub struct PlotArgs {
     /// The SVG file to write.
     #[arg(long, value_name = "FILE", default_value = "plot.svg")]
     pub out: std::path::PathBuf,
-    /// Also print the curves' data as CSV (label, iteration, mean, lo, hi, seeds).
+    /// Also print the figure's data as CSV: label, iteration, mean, lo, hi, seeds; with --x:
+    /// line, x, mean, lo, hi, seeds.
     #[arg(long)]
     pub csv: bool,
 }

@@ -8,7 +8,7 @@ use indicatif::ProgressBar;
 use tabula::eval::MetricValues;
 use tabula::game::{Game, Outcome, Turn};
 use tabula::game_record::{GameEnd, GameRecord, SearchStats, Step};
-use tabula::runs::{IterationSummary, Observer, RunConfig, RunOutcome, start};
+use tabula::runs::{IterationSummary, Observer, Resumed, RunConfig, RunOutcome, start};
 use tabula::store::{ObjectHash, Store, Subject};
 
 use super::args::AnnotateArgs;
@@ -68,6 +68,8 @@ pub(crate) fn print_outcome(
             "run_hash": out.run_hash.to_hex(),
             "head": head,
             "iterations": out.iterations,
+            "iterations_run": out.iterations - out.resumed_from,
+            "resumed_from": out.resumed_from,
             "threads": threads,
             "seconds": out.seconds,
             "store_seconds": out.store_seconds,
@@ -82,12 +84,25 @@ pub(crate) fn print_outcome(
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
+        // The iterations this process ran, not the run's length: a resumed run or a branch
+        // ran only the ones after those committed before.
+        let ran = out.iterations.saturating_sub(out.resumed_from);
+        let which = match (ran, out.resumed_from) {
+            (0, _) => "no iterations".to_string(),
+            (_, 0) => format!("{ran} iterations"),
+            (1, from) => format!("1 iteration ({} of {})", from + 1, out.iterations),
+            (_, from) => format!(
+                "{ran} iterations ({}..{} of {}; 1..{from} were committed before)",
+                from + 1,
+                out.iterations,
+                out.iterations
+            ),
+        };
         println!(
-            "run {} ({}) done: {} iterations in {:.1} s on {} threads; store writer busy {:.2} s \
+            "run {} ({}) done: {which} in {:.1} s on {} threads; store writer busy {:.2} s \
              ({:.2}%; {:.2} s of CPU), waited on {:.2} s ({:.2}%)",
             out.run_id,
             name,
-            out.iterations,
             out.seconds,
             threads,
             out.store_seconds,
@@ -261,6 +276,60 @@ pub(crate) fn start_and_report(
         threads,
         args_json,
     )
+}
+
+/// Resumes `run` on a pool of `threads`; prints the outcome (`resume`, `branch`, and `run`
+/// of a spec whose run is in the store already).
+pub(crate) fn resume_and_report(
+    store: &mut Store,
+    run: &str,
+    threads: Option<usize>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let pool = pool(threads)?;
+    let n = pool.current_num_threads() as u32;
+    let row = tabula::runs::find(store, run)?;
+    let games = progress_units(&row.settings_json);
+    let mut console = Console::new(row.iterations_planned, games, json);
+    console
+        .bar
+        .set_position(u64::from(row.iterations_done) * u64::from(games));
+    let t = std::time::Instant::now();
+    let out = pool.install(|| tabula::runs::resume(store, run, &mut console));
+    console.bar.finish_and_clear();
+    match out? {
+        Resumed::Finished {
+            run_id,
+            iterations,
+            head,
+        } => {
+            let head = head.map(|h| h.to_hex());
+            if json {
+                let v = serde_json::json!({
+                    "run": run_id, "name": row.name, "finished": true, "iterations": iterations,
+                    "iterations_run": 0, "head": head,
+                    "seconds": t.elapsed().as_secs_f64(),
+                });
+                println!("{v}");
+            } else {
+                println!(
+                    "run {run_id} ({}) has already finished: {iterations} iterations; nothing to do \
+                     (`tabula show {}` prints its settings and metrics)",
+                    row.name, row.name
+                );
+                println!("head {}", head.unwrap_or_default());
+            }
+            Ok(())
+        }
+        Resumed::Ran(out) => print_outcome(
+            &out,
+            &row.name,
+            &row.variant,
+            row.seed.parse().unwrap_or(0),
+            n,
+            json,
+        ),
+    }
 }
 
 /// How [`show_game`] lays a game out.

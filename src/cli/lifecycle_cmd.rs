@@ -5,14 +5,13 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use tabula::runs::{
-    CheckedOut, ExportFormat, Resumed, checkout_at, create_branch, export_model_at,
-    resume as resume_run, verify as verify_run,
+    CheckedOut, ExportFormat, checkout_at, create_branch, export_model_at, verify as verify_run,
 };
 use tabula::store::{Store, Subject};
 
 use super::args::{BranchArgs, CheckoutArgs, ResumeArgs, VerifyArgs};
 use super::common::{
-    Console, annotate, annotate_config, check_annotations, pool, print_outcome, start_and_report,
+    annotate, annotate_config, check_annotations, pool, resume_and_report, start_and_report,
 };
 
 fn open(db: Option<&Path>) -> anyhow::Result<Store> {
@@ -21,65 +20,6 @@ fn open(db: Option<&Path>) -> anyhow::Result<Store> {
         bail!("no store at {}", path.display());
     }
     Ok(Store::open(&path)?)
-}
-
-/// Resumes `run` on a pool of `threads`; prints the outcome.
-fn resume_and_report(
-    store: &mut Store,
-    run: &str,
-    threads: Option<usize>,
-    json: bool,
-) -> anyhow::Result<()> {
-    let pool = pool(threads)?;
-    let n = pool.current_num_threads() as u32;
-    let row = tabula::runs::find(store, run)?;
-    let games = super::common::progress_units(&row.settings_json);
-    let mut console = Console::new(row.iterations_planned, games, json);
-    console
-        .bar
-        .set_position(u64::from(row.iterations_done) * u64::from(games));
-    let t = std::time::Instant::now();
-    let out = pool.install(|| resume_run(store, run, &mut console));
-    console.bar.finish_and_clear();
-    match out? {
-        Resumed::Finished {
-            run_id,
-            iterations,
-            head,
-        } => {
-            let head = head.map(|h| h.to_hex());
-            if json {
-                let v = serde_json::json!({
-                    "run": run_id, "finished": true, "iterations": iterations, "head": head,
-                    "seconds": t.elapsed().as_secs_f64(),
-                });
-                println!("{v}");
-            } else {
-                println!(
-                    "run {run_id} ({}) has already finished: {iterations} iterations; nothing to do",
-                    row.name
-                );
-                println!("head {}", head.unwrap_or_default());
-            }
-            Ok(())
-        }
-        Resumed::Ran(out) => print_outcome(
-            &out,
-            &row.name,
-            &row.variant,
-            row.seed.parse().unwrap_or(0),
-            n,
-            json,
-        )
-        .map(|_| {
-            if !json {
-                println!(
-                    "resumed from iteration {} of {}",
-                    row.iterations_done, row.iterations_planned
-                );
-            }
-        }),
-    }
 }
 
 pub(crate) fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
@@ -110,8 +50,9 @@ pub(crate) fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()>
     )?;
     annotate(&mut store, &Subject::Run(id), &args.annotate)?;
     if !args.json || args.no_run {
+        let name = tabula::runs::find(&store, &id.to_string())?.name;
         let line = format!(
-            "branch: run {id} (run record {}, seed {seed}) from run {} at iteration {}",
+            "branch: run {id} {name} (run record {}, seed {seed}) from run {} at iteration {}",
             hash.short(),
             args.run,
             args.at
@@ -119,7 +60,7 @@ pub(crate) fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()>
         if args.json {
             println!(
                 "{}",
-                serde_json::json!({"run": id, "run_hash": hash.to_hex(), "seed": seed})
+                serde_json::json!({"run": id, "name": name, "run_hash": hash.to_hex(), "seed": seed})
             );
         } else {
             println!("{line}");
@@ -424,7 +365,9 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
     if !sets.iter().any(|(k, _)| k == "name") {
         sets.push((
             "name".into(),
-            toml::Value::String(store.unused_run_name(&format!("{}-branch", row.name))?),
+            toml::Value::String(store.unused_run_name(&tabula::runs::branch_name(
+                &row.name, 0, &canonical, args.seed,
+            ))?),
         ));
     }
     let (mut cfg, text) =

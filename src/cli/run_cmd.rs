@@ -7,7 +7,7 @@ use tabula::runs::RunConfig;
 use tabula::store::{SessionRow, Store, Subject};
 
 use super::args::{LsArgs, RunArgs, ShowArgs};
-use super::common::{annotate_config, start_and_report};
+use super::common::{annotate_config, resume_and_report, start_and_report};
 use super::rows::to_table;
 
 pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
@@ -37,7 +37,52 @@ pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
     };
     let mut cfg = cfg;
     annotate_config(&mut cfg, &args.annotate)?;
+    if again(db, &cfg, args)? {
+        return Ok(());
+    }
     start_and_report(db, &cfg, &text, args.threads, args.json)
+}
+
+/// The same spec run again (`make run` a second time): when the store holds a run of this
+/// name with this spec's run record (variant, seed, settings) and planned iterations, a
+/// finished one is shown and an interrupted one resumed; returns whether it was. A run of
+/// this name with anything else (a spec without a seed draws a new one each time) is left to
+/// the store, which refuses the name.
+fn again(db: Option<&Path>, cfg: &RunConfig, args: &RunArgs) -> anyhow::Result<bool> {
+    let path = Store::resolve_path(db);
+    if !path.exists() {
+        return Ok(false);
+    }
+    let hash = tabula::experiments::run_specs::run_hash(cfg)?;
+    let row = {
+        let store = Store::open_read_only(&path)?;
+        store.runs()?.into_iter().find(|r| r.name == cfg.name)
+    };
+    let Some(row) = row else {
+        return Ok(false);
+    };
+    if row.hash != hash || row.iterations_planned != cfg.iterations || row.parent.is_some() {
+        return Ok(false);
+    }
+    if !args.json {
+        let state = if row.iterations_done >= row.iterations_planned {
+            "finished"
+        } else {
+            "interrupted: continuing it"
+        };
+        println!(
+            "run {} ({}) is in the store already, from this spec (same variant, seed, settings \
+             and iterations; run record {}): {}/{} iterations, {state}",
+            row.id,
+            row.name,
+            row.hash.short(),
+            row.iterations_done,
+            row.iterations_planned
+        );
+    }
+    let mut store = Store::open(&path)?;
+    resume_and_report(&mut store, &row.id.to_string(), args.threads, args.json)?;
+    Ok(true)
 }
 
 pub(crate) fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {

@@ -7,25 +7,26 @@ use std::time::Instant;
 
 use anyhow::bail;
 use indicatif::ProgressBar;
-use tabula::experiments::sweep::{Options, Outcome, Progress, RunResult, Shard, Sweep, run};
+use tabula::experiments::cost::{Costs, calibrate, hms};
+use tabula::experiments::sweep::{
+    Options, Outcome, Plan, Progress, RunResult, Shard, Standing, Sweep, run, standing,
+};
 use tabula::store::Store;
 
 use super::args::SweepArgs;
 
-/// A bar over the self-play games on a terminal; a line per finished run (with the ETA)
-/// everywhere, so batch logs show progress too.
+/// A bar over the self-play games on a terminal; a line per finished run (its final
+/// metrics, the ETA) everywhere, so batch logs show progress too.
 struct Console {
     bar: ProgressBar,
     json: bool,
     total: AtomicU64,
     done: AtomicU64,
     started: Instant,
+    /// The measured costs and the runs still to end (index, point, iterations left), for the
+    /// ETA; the jobs at once.
+    plan: Mutex<Option<Plan>>,
     lines: Mutex<()>,
-}
-
-fn hms(s: f64) -> String {
-    let s = s.max(0.0) as u64;
-    format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }
 
 impl Console {
@@ -40,17 +41,83 @@ impl Console {
             self.bar.println(text);
         }
     }
+
+    /// The ETA after run `r` ended: the measured seconds per iteration of each grid point
+    /// (the nearest measured points for one not yet measured) times the iterations left, over
+    /// the jobs; from the share of self-play done while nothing is measured.
+    fn eta(&self, r: &RunResult, elapsed: f64) -> String {
+        let mut plan = self.plan.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(plan) = plan.as_mut() {
+            if r.error.is_none() && r.iterations_run > 0 {
+                plan.costs.add(r.point, r.seconds, r.iterations_run);
+            }
+            plan.pending.retain(|(k, _, _)| *k != r.index);
+            let left: Vec<(u32, u32)> = plan.pending.iter().map(|&(_, p, n)| (p, n)).collect();
+            if left.is_empty() {
+                return "0:00:00".into();
+            }
+            if let Some(s) = plan.costs.estimate(&left) {
+                return format!(
+                    "{} (measured cost per grid point)",
+                    hms(s / plan.jobs as f64)
+                );
+            }
+        }
+        let (d, t) = (
+            self.done.load(Ordering::SeqCst) as f64,
+            self.total.load(Ordering::SeqCst) as f64,
+        );
+        if d > 0.0 && t > d {
+            format!("{} (share of self-play done)", hms(elapsed * (t - d) / d))
+        } else {
+            "0:00:00".into()
+        }
+    }
+}
+
+/// A run's final metrics in a progress line: WR_p, ERR_p and MAE_v where the learner has
+/// them, else its first three.
+fn headline(metrics: &[(String, f64)]) -> String {
+    let get = |n: &str| metrics.iter().find(|(m, _)| m == n).map(|(_, v)| *v);
+    let named: Vec<String> = [
+        ("wr_p", "WR_p", 3),
+        ("err_p", "ERR_p", 4),
+        ("mae_v", "MAE_v", 4),
+    ]
+    .iter()
+    .filter_map(|&(n, shown, d)| get(n).map(|v| format!("{shown} {v:.d$}")))
+    .collect();
+    if !named.is_empty() {
+        return named.join("  ");
+    }
+    metrics
+        .iter()
+        .take(3)
+        .map(|(n, v)| format!("{n} {v:.4}"))
+        .collect::<Vec<_>>()
+        .join("  ")
 }
 
 impl Progress for Console {
-    fn start(&self, runs: usize, skipped: usize, games: u64) {
-        self.total.store(games, Ordering::SeqCst);
-        self.bar.set_length(games);
-        self.bar.set_message(format!("{runs} runs"));
+    fn start(&self, plan: &Plan) {
+        self.total.store(plan.games, Ordering::SeqCst);
+        self.bar.set_length(plan.games);
+        self.bar.set_message(format!("{} runs", plan.runs));
+        let left: Vec<(u32, u32)> = plan.pending.iter().map(|&(_, p, n)| (p, n)).collect();
+        let cost = match plan.costs.estimate(&left) {
+            Some(s) => format!(
+                "; about {} at {} at once (seconds per iteration measured in the store)",
+                hms(s / plan.jobs as f64),
+                plan.jobs
+            ),
+            None => String::new(),
+        };
         self.line(format!(
-            "{runs} runs to run ({games} self-play games, or thousandths of a budget per \
-             iteration), {skipped} already finished"
+            "{} runs to run ({} self-play games, or thousandths of a budget per iteration), {} \
+             already finished{cost}",
+            plan.runs, plan.games, plan.skipped
         ));
+        *self.plan.lock().unwrap_or_else(|p| p.into_inner()) = Some(plan.clone());
     }
 
     fn advance(&self, games: u64) {
@@ -60,25 +127,18 @@ impl Progress for Console {
 
     fn run_done(&self, r: &RunResult, done: usize, of: usize) {
         let elapsed = self.started.elapsed().as_secs_f64();
-        let (d, t) = (
-            self.done.load(Ordering::SeqCst) as f64,
-            self.total.load(Ordering::SeqCst) as f64,
-        );
-        let eta = if d > 0.0 && t > d {
-            hms(elapsed * (t - d) / d)
-        } else {
-            "0:00:00".into()
-        };
+        let eta = self.eta(r, elapsed);
         self.bar.set_message(format!("runs {done}/{of}"));
-        let what = match (&r.error, r.head) {
-            (Some(e), _) => format!("FAILED: {e}"),
-            (None, Some(h)) => format!("head {}", h.short()),
-            (None, None) => "no head".into(),
+        let what = match &r.error {
+            Some(e) => format!("FAILED: {e}"),
+            None if r.metrics.is_empty() => "no metrics".into(),
+            None => headline(&r.metrics),
         };
         self.line(format!(
-            "[{done}/{of}] run {} {} {what} ({:.1} s); elapsed {}, ETA {eta}",
+            "[{done}/{of}] run {} {}  {what}  ({} iterations, {:.1} s); elapsed {}, ETA {eta}",
             r.run_id,
             r.name,
+            r.iterations_run,
             r.seconds,
             hms(elapsed)
         ));
@@ -97,6 +157,7 @@ impl Console {
             total: AtomicU64::new(0),
             done: AtomicU64::new(0),
             started: Instant::now(),
+            plan: Mutex::new(None),
             lines: Mutex::new(()),
         }
     }
@@ -107,13 +168,13 @@ pub(crate) fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
     if args.jobs == 0 {
         bail!("--jobs 0: give at least 1 (runs at once)");
     }
-    let sweep = Sweep::load(&args.file)?;
-    if args.dry_run {
-        return dry_run(&sweep, shard, args.json);
-    }
     super::common::check_threads(args.threads)?;
     super::common::check_annotations(&args.annotate)?;
+    let sweep = Sweep::load(&args.file)?;
     let path = Store::resolve_path(db);
+    if args.dry_run {
+        return dry_run(&path, &sweep, shard, args);
+    }
     if args.annotate.note.is_some() || !args.annotate.tags.is_empty() {
         let mut store = Store::open(&path)?;
         let on = tabula::store::Subject::Sweep(sweep.name.clone());
@@ -135,6 +196,7 @@ pub(crate) fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
         jobs: args.jobs,
         threads: args.threads,
         shard,
+        extend: args.extend,
     };
     let out = run(&path, &sweep, &opts, &console);
     console.bar.finish_and_clear();
@@ -143,27 +205,120 @@ pub(crate) fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
     refuse_failed(&out)
 }
 
-/// `--dry-run`: the runs of the sweep (or of its shard), written nowhere.
-fn dry_run(sweep: &Sweep, shard: Option<Shard>, json: bool) -> anyhow::Result<()> {
-    let rows: Vec<serde_json::Value> = sweep
+/// `--dry-run`: the runs of the sweep (or of its shard), each with its state in the store,
+/// and the estimated cost of those left; written nowhere (a calibration plays into a
+/// temporary store of its own).
+fn dry_run(
+    path: &Path,
+    sweep: &Sweep,
+    shard: Option<Shard>,
+    args: &SweepArgs,
+) -> anyhow::Result<()> {
+    let store = if path.exists() {
+        Some(Store::open_read_only(path)?)
+    } else {
+        None
+    };
+    let standing = match &store {
+        Some(s) => standing(s, sweep)?,
+        None => Standing::New,
+    };
+    let rows_by_name: std::collections::BTreeMap<String, (u32, u32)> = match &store {
+        Some(s) => s
+            .runs()?
+            .into_iter()
+            .map(|r| (r.name, (r.iterations_done, r.iterations_planned)))
+            .collect(),
+        None => Default::default(),
+    };
+    let mine: Vec<_> = sweep
         .runs
         .iter()
         .filter(|r| shard.is_none_or(|s| s.contains(r.index)))
+        .collect();
+    // Iterations left per run (its committed ones count as done).
+    let left: Vec<(u32, u32)> = mine
+        .iter()
         .map(|r| {
+            let done = rows_by_name.get(&r.cfg.name).map_or(0, |&(d, _)| d);
+            (r.point, r.cfg.iterations.saturating_sub(done))
+        })
+        .filter(|&(_, n)| n > 0)
+        .collect();
+    let mut costs = match &store {
+        Some(s) => Costs::from_store(s, sweep)?,
+        None => Costs::new(sweep),
+    };
+    let mut unmeasured: Vec<u32> = left
+        .iter()
+        .map(|&(p, _)| p)
+        .filter(|p| !costs.is_measured(*p))
+        .collect();
+    unmeasured.dedup();
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let per_run = (threads / args.jobs.max(1)).max(1);
+    let calibration = Instant::now();
+    if !unmeasured.is_empty() {
+        if !args.json {
+            println!(
+                "calibrating: iteration 1 of the first run of {} grid points not measured in the \
+                 store, on {per_run} threads, in a temporary store",
+                unmeasured.len()
+            );
+        }
+        let json = args.json;
+        calibrate(sweep, &unmeasured, per_run, &mut costs, &mut |p, s| {
+            if !json {
+                println!("  point {p}: {s:.2} s per iteration");
+            }
+        })?;
+    }
+    let calibration = calibration.elapsed().as_secs_f64();
+    let estimate = costs.estimate(&left);
+    let jobs = args.jobs.max(1);
+    let rows: Vec<serde_json::Value> = mine
+        .iter()
+        .map(|r| {
+            let state = match rows_by_name.get(&r.cfg.name) {
+                Some(&(d, n)) if d >= n => "finished".to_string(),
+                Some(&(d, n)) => format!("{d}/{n} iterations"),
+                None => "new".to_string(),
+            };
             serde_json::json!({
                 "index": r.index, "point": r.point, "seed": r.seed, "name": r.cfg.name,
                 "point_values": serde_json::from_str::<serde_json::Value>(&r.point_json).unwrap_or_default(),
-                "iterations": r.cfg.iterations, "run_hash": r.run_hash.to_hex(),
+                "iterations": r.cfg.iterations, "run_hash": r.run_hash.to_hex(), "state": state,
+                "seconds_per_iteration": costs.per_iteration(r.point),
             })
         })
         .collect();
-    if json {
-        let v = serde_json::json!({"sweep": sweep.name, "hash": sweep.hash.to_hex(), "runs": rows});
+    let standing_text = match &standing {
+        Standing::New => "new: no sweep of this name in the store".to_string(),
+        Standing::Same => "in the store: running it continues it".to_string(),
+        Standing::Grows {
+            old,
+            old_runs,
+            added,
+        } => format!(
+            "grows the stored sweep of this name ({}, {old_runs} runs) by {} runs ({added}): \
+             run it with --extend",
+            old.hash.short(),
+            sweep.runs.len() - old_runs
+        ),
+    };
+    if args.json {
+        let v = serde_json::json!({
+            "sweep": sweep.name, "hash": sweep.hash.to_hex(), "standing": standing_text,
+            "runs": rows, "estimated_seconds": estimate.map(|s| s / jobs as f64), "jobs": jobs,
+            "threads_per_run": per_run, "calibration_seconds": calibration,
+        });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
     println!(
-        "sweep {} ({}): {} grid points x {} seeds = {} runs",
+        "sweep {} ({}): {} grid points x {} seeds = {} runs; {standing_text}",
         sweep.name,
         sweep.hash.short(),
         sweep.points(),
@@ -172,12 +327,31 @@ fn dry_run(sweep: &Sweep, shard: Option<Shard>, json: bool) -> anyhow::Result<()
     );
     for r in &rows {
         println!(
-            "{:>4}  {}  {} iterations  run {}",
+            "{:>4}  {}  {} iterations  run {}  {}",
             r["index"],
             r["name"].as_str().unwrap_or(""),
             r["iterations"],
-            &r["run_hash"].as_str().unwrap_or("")[..12]
+            &r["run_hash"].as_str().unwrap_or("")[..12],
+            r["state"].as_str().unwrap_or("")
         );
+    }
+    let iterations: u32 = left.iter().map(|&(_, n)| n).sum();
+    match estimate {
+        Some(s) => println!(
+            "estimated cost: {} wall clock for {} runs ({iterations} iterations) at {jobs} at \
+             once x {per_run} threads (seconds per iteration by grid point: {}; calibration \
+             took {calibration:.1} s)",
+            hms(s / jobs as f64),
+            left.len(),
+            if unmeasured.is_empty() {
+                "measured in the store"
+            } else {
+                "measured in the store, else calibrated on iteration 1, which can differ from \
+                 later iterations"
+            }
+        ),
+        None if left.is_empty() => println!("estimated cost: nothing left to run"),
+        None => println!("estimated cost: unknown (nothing measured)"),
     }
     Ok(())
 }

@@ -5,13 +5,20 @@
 //!   `sweep/v1` record linking them, run with several runs at once or one shard of them.
 //! - [`run_specs`]: run specs with overrides, and the narrow adapter to the runs module
 //!   (create, resume, find).
+//! - [`chart`]: line charts as SVG (legend beside the plot, colour-blind-safe colours with
+//!   dashes and markers, intervals, a reference line, integer ticks for counts).
+//! - [`cost`]: seconds per iteration per grid point, measured or calibrated, for the ETA and
+//!   `--dry-run`'s estimate.
 //! - [`plot`]: a metric against iteration per axis value, mean over seeds and a 95% band
-//!   (SVG via `plotters`), read from the store's SQL views only.
+//!   (SVG via [`chart`]), or a final value against an axis (the Fig. 20 form), read from the
+//!   store's SQL views only.
 //! - [`report`]: one self-contained HTML page per sweep.
 //! - [`tidy`]: a run's or sweep's results as one table (`tabula export`).
 //!
 //! Merging stores is the store's own operation ([`crate::store::Store::merge_from`]).
 
+pub mod chart;
+pub mod cost;
 pub mod plot;
 pub mod report;
 pub mod run_specs;

@@ -1,7 +1,15 @@
-//! Curves of a sweep: a metric against iteration, one line per grid point (so, with the
-//! other axes fixed, one line per value of an axis), the mean over the point's seeds with a
-//! 95% band (Student's t over the seeds; no band for one seed). Figures are SVG drawn with
-//! `plotters`' SVG backend (no system fonts needed).
+//! Figures of a sweep, two forms:
+//!
+//! - curves: a metric against iteration, one line per grid point (so, with the other axes
+//!   fixed, one line per value of an axis), the mean over the point's seeds with a 95% band
+//!   (Student's t over the seeds; no band for one seed);
+//! - final values ([`finals`]): a run's final value, maximum or area under the curve of a
+//!   metric against the values of one axis, one line per value of another (`--by`), the mean
+//!   and 95% interval over the seeds: the 2023 study's Fig. 20 form (last WR_p against N_sim,
+//!   a line per initial W/N). Only finished runs count: an unfinished run's last value is not
+//!   its final one, so it is left out and the figure and table say how many were.
+//!
+//! Figures are SVG written by [`super::chart`] (no system fonts needed).
 //!
 //! Everything is read through SQL views: `sweep_runs` for the members, `metrics_long` for the
 //! values (read by position: run, iteration, metric name, value), `run_settings` for the
@@ -11,7 +19,6 @@
 
 use std::collections::BTreeMap;
 
-use plotters::prelude::*;
 use serde::Serialize;
 
 use super::ExperimentError;
@@ -25,6 +32,8 @@ pub(crate) type RunMetrics = BTreeMap<String, BTreeMap<u32, f64>>;
 pub struct SweepData {
     pub stored: Stored,
     pub metrics: BTreeMap<i64, RunMetrics>,
+    /// The member runs that have run all their planned iterations.
+    pub finished: std::collections::BTreeSet<i64>,
 }
 
 /// Reads a sweep and its runs' metrics from a store opened read-only.
@@ -59,7 +68,18 @@ pub fn load(store: &Store, sweep: &str) -> Result<SweepData, ExperimentError> {
             .or_default()
             .insert(*it as u32, v);
     }
-    Ok(SweepData { stored, metrics })
+    let mut finished = std::collections::BTreeSet::new();
+    for m in &stored.members {
+        let row = super::run_specs::find_run(store, m.run_id)?;
+        if row.iterations_done >= row.iterations_planned {
+            finished.insert(m.run_id);
+        }
+    }
+    Ok(SweepData {
+        stored,
+        metrics,
+        finished,
+    })
 }
 
 /// The two-sided 95% critical value of Student's t with `df` degrees of freedom.
@@ -220,91 +240,307 @@ pub fn curves(
         .collect()
 }
 
-/// Tableau's ten colours: distinct, readable on white.
-const COLOURS: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
+/// Whether a metric counts things (its every value an integer: positions, games): its ticks
+/// are integers.
+pub fn is_count_metric(data: &SweepData, metric: &str) -> bool {
+    let mut any = false;
+    for m in data.metrics.values() {
+        if let Some(series) = m.get(metric) {
+            for v in series.values() {
+                any = true;
+                if v.fract() != 0.0 {
+                    return false;
+                }
+            }
+        }
+    }
+    any
+}
 
-/// Draws curves as an SVG document (`width` x `height` pixels).
+/// The reference line a metric's figures get: WR_p 0.5, an even score against the optimal
+/// player (what a perfect model reaches in a game whose start is even).
+pub(crate) fn reference(metric: &str) -> Option<(f64, String)> {
+    (metric == "wr_p").then(|| (0.5, "0.5".to_string()))
+}
+
+/// Draws curves (a metric against iteration) as an SVG document (`width` x `height`
+/// pixels); `y_range` shared with other figures if given, else from the data.
 pub fn svg(
     curves: &[Curve],
     title: &str,
     y_label: &str,
     size: (u32, u32),
 ) -> Result<String, ExperimentError> {
-    let (mut x1, mut y0, mut y1) = (1u32, f64::INFINITY, f64::NEG_INFINITY);
-    for c in curves {
-        for (i, s) in &c.points {
-            x1 = x1.max(*i);
-            y0 = y0.min(s.lo);
-            y1 = y1.max(s.hi);
-        }
-    }
-    if !y0.is_finite() || !y1.is_finite() {
+    svg_styled(curves, title, y_label, size, None, false)
+}
+
+/// [`svg`] with a given y-range and integer ticks for counts.
+pub(crate) fn svg_styled(
+    curves: &[Curve],
+    title: &str,
+    y_label: &str,
+    size: (u32, u32),
+    y_range: Option<(f64, f64)>,
+    integer_y: bool,
+) -> Result<String, ExperimentError> {
+    let series: Vec<super::chart::Series> = curves
+        .iter()
+        .map(|c| super::chart::Series {
+            label: c.label.clone(),
+            points: c.points.iter().map(|(i, s)| (f64::from(*i), *s)).collect(),
+        })
+        .collect();
+    let reference = reference(y_label);
+    if super::chart::data_range(&series, None).is_none() {
         return Err(ExperimentError::Usage(format!(
             "no values of `{y_label}` to plot (is the metric measured by these runs?)"
         )));
     }
-    let pad = ((y1 - y0) * 0.05).max(1e-6);
-    let (y0, y1) = (y0 - pad, y1 + pad);
-    let mut out = String::new();
-    let draw = |out: &mut String| -> Result<(), Box<dyn std::error::Error + '_>> {
-        let root = SVGBackend::with_string(out, size).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0f64..f64::from(x1), y0..y1)?;
-        chart
-            .configure_mesh()
-            .x_desc("iteration")
-            .x_labels((x1 as usize + 1).min(11))
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_desc(y_label)
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
-        for (k, c) in curves.iter().enumerate() {
-            let colour = COLOURS[k % COLOURS.len()];
-            if c.points.iter().any(|(_, s)| s.n > 1) {
-                let upper = c.points.iter().map(|(i, s)| (f64::from(*i), s.hi));
-                let lower = c.points.iter().rev().map(|(i, s)| (f64::from(*i), s.lo));
-                chart.draw_series(std::iter::once(Polygon::new(
-                    upper.chain(lower).collect::<Vec<_>>(),
-                    colour.mix(0.18),
-                )))?;
-            }
-            chart
-                .draw_series(LineSeries::new(
-                    c.points.iter().map(|(i, s)| (f64::from(*i), s.mean)),
-                    colour.stroke_width(2),
-                ))?
-                .label(c.label.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
-                });
+    Ok(super::chart::Chart {
+        title: title.to_string(),
+        x: super::chart::XAxis::Numeric {
+            name: "iteration".into(),
+        },
+        y_name: y_label.to_string(),
+        y_range,
+        integer_y,
+        reference,
+        series,
+        size,
+    }
+    .svg())
+}
+
+/// Where along a finished run its value for a final-value figure is read.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum At {
+    /// The last iteration's value.
+    Final,
+    /// The largest value over iterations 1..N.
+    Max,
+    /// The sum over iterations 1..N (the area under the learning curve).
+    Auc,
+}
+
+impl std::str::FromStr for At {
+    type Err = ExperimentError;
+
+    fn from_str(s: &str) -> Result<At, ExperimentError> {
+        match s {
+            "final" => Ok(At::Final),
+            "max" => Ok(At::Max),
+            "auc" => Ok(At::Auc),
+            _ => Err(ExperimentError::Usage(format!(
+                "--at {s}: allowed: final (the last iteration's value), max (the largest over \
+                 iterations 1..N), auc (the sum over iterations 1..N)"
+            ))),
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
-        root.present()?;
-        Ok(())
+    }
+}
+
+impl At {
+    pub fn name(self) -> &'static str {
+        match self {
+            At::Final => "final",
+            At::Max => "max",
+            At::Auc => "AUC",
+        }
+    }
+
+    fn of(self, series: &BTreeMap<u32, f64>) -> Option<f64> {
+        let after = series.range(1..).map(|(_, v)| *v);
+        match self {
+            At::Final => series.iter().next_back().map(|(_, v)| *v),
+            At::Max => after.fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v)))),
+            At::Auc => Some(after.sum()),
+        }
+    }
+}
+
+/// A final-value figure's data: x values (an axis's values, in its order), a line per value of
+/// the `by` axis.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finals {
+    pub metric: String,
+    pub at: At,
+    pub x: String,
+    pub x_values: Vec<String>,
+    pub by: Option<String>,
+    /// (label, per x index: the stat over the seeds' finished runs).
+    pub lines: Vec<(String, Vec<(usize, Stat)>)>,
+    /// Runs of the chosen points left out because they are not finished.
+    pub unfinished: usize,
+}
+
+/// The axis `key` of the sweep, or an error naming the axes.
+fn axis<'a>(data: &'a SweepData, key: &str, flag: &str) -> Result<&'a [String], ExperimentError> {
+    let axes = &data.stored.record.axes;
+    axes.iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_slice())
+        .ok_or_else(|| {
+            ExperimentError::Usage(format!(
+                "{flag} {key}: not an axis of sweep {}; axes: {}",
+                data.stored.row.name,
+                axes.iter()
+                    .map(|(a, _)| a.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+}
+
+/// The values of `metric` at `at` against axis `x`, one line per value of axis `by`, over the
+/// grid points matching `filter` (every other axis must then have one value: fixed by the
+/// filter or by the grid).
+pub fn finals(
+    data: &SweepData,
+    metric: &str,
+    at: At,
+    x: &str,
+    by: Option<&str>,
+    filter: &[(String, serde_json::Value)],
+) -> Result<Finals, ExperimentError> {
+    let x_values = axis(data, x, "--x")?.to_vec();
+    let by_values = match by {
+        Some(b) if b == x => {
+            return Err(ExperimentError::Usage(format!(
+                "--by {b}: the same axis as --x; give another axis for the lines"
+            )));
+        }
+        Some(b) => axis(data, b, "--by")?.to_vec(),
+        None => vec![String::new()],
     };
-    draw(&mut out).map_err(|e| ExperimentError::Usage(format!("drawing the figure: {e}")))?;
-    Ok(out)
+    let pts = points(data, filter);
+    for (k, _) in &data.stored.record.axes {
+        if k == x || Some(k.as_str()) == by {
+            continue;
+        }
+        let mut seen: Vec<&serde_json::Value> = Vec::new();
+        for (_, values, _) in &pts {
+            if let Some(v) = values.get(k)
+                && !seen.contains(&v)
+            {
+                seen.push(v);
+            }
+        }
+        if seen.len() > 1 {
+            return Err(ExperimentError::Usage(format!(
+                "axis `{k}` has several values among the chosen grid points ({}): fix it with \
+                 --where {k}=VALUE, or draw a line per value with --by {k}",
+                seen.iter()
+                    .map(|v| show_value(v))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    let parse = |t: &String| serde_json::from_str::<serde_json::Value>(t).unwrap_or_default();
+    let mut unfinished = 0;
+    let mut lines = Vec::new();
+    for bv in &by_values {
+        let mut line = Vec::new();
+        for (xi, xv) in x_values.iter().enumerate() {
+            let mut xs = Vec::new();
+            for (_, values, runs) in &pts {
+                if values.get(x) != Some(&parse(xv)) {
+                    continue;
+                }
+                if let Some(b) = by
+                    && values.get(b) != Some(&parse(bv))
+                {
+                    continue;
+                }
+                for r in runs {
+                    if !data.finished.contains(r) {
+                        unfinished += 1;
+                        continue;
+                    }
+                    if let Some(v) = data
+                        .metrics
+                        .get(r)
+                        .and_then(|m| m.get(metric))
+                        .and_then(|s| at.of(s))
+                    {
+                        xs.push(v);
+                    }
+                }
+            }
+            if let Some(st) = Stat::of(&xs) {
+                line.push((xi, st));
+            }
+        }
+        let label = match by {
+            Some(b) => format!(
+                "{}={}",
+                b.rsplit('.').next().unwrap_or(b),
+                show_value(&parse(bv))
+            ),
+            None => metric.to_string(),
+        };
+        lines.push((label, line));
+    }
+    if lines.iter().all(|(_, l)| l.is_empty()) {
+        let known: std::collections::BTreeSet<&String> =
+            data.metrics.values().flat_map(|m| m.keys()).collect();
+        return Err(ExperimentError::Usage(format!(
+            "--metric {metric}: no {} values among the finished runs of sweep {} ({unfinished} \
+             unfinished left out); metrics there: {}",
+            at.name(),
+            data.stored.row.name,
+            known.into_iter().cloned().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    Ok(Finals {
+        metric: metric.to_string(),
+        at,
+        x: x.to_string(),
+        x_values: x_values.iter().map(|v| show_value(&parse(v))).collect(),
+        by: by.map(str::to_string),
+        lines,
+        unfinished,
+    })
+}
+
+impl Finals {
+    /// The series a chart draws (x at the value's index).
+    pub(crate) fn series(&self) -> Vec<super::chart::Series> {
+        self.lines
+            .iter()
+            .map(|(label, pts)| super::chart::Series {
+                label: label.clone(),
+                points: pts.iter().map(|(i, s)| (*i as f64, *s)).collect(),
+            })
+            .collect()
+    }
+
+    /// The figure as SVG; `y_range` shared with other figures if given.
+    pub fn svg(
+        &self,
+        title: &str,
+        size: (u32, u32),
+        y_range: Option<(f64, f64)>,
+        integer_y: bool,
+    ) -> String {
+        super::chart::Chart {
+            title: title.to_string(),
+            x: super::chart::XAxis::Categories {
+                name: self.x.clone(),
+                labels: self.x_values.clone(),
+            },
+            y_name: format!("{} ({})", self.metric, self.at.name()),
+            y_range,
+            integer_y: integer_y && self.at != At::Auc,
+            reference: if self.at == At::Auc {
+                None
+            } else {
+                reference(&self.metric)
+            },
+            series: self.series(),
+            size,
+        }
+        .svg()
+    }
 }
 
 /// A grid point's summary: for each metric, the final value and the area under the curve;
@@ -314,9 +550,13 @@ pub(crate) struct PointSummary {
     pub point: u32,
     pub label: String,
     pub seeds: usize,
-    /// metric -> (final value, area under the curve over iterations 1..N).
+    /// Runs of the point not finished: left out of every value below.
+    pub unfinished: usize,
+    /// metric -> (final value, area under the curve over iterations 1..N), over the
+    /// finished runs.
     pub metrics: BTreeMap<String, (Option<Stat>, Option<Stat>)>,
-    /// Over the seeds that reached it; `reached` of `seeds` did.
+    /// Over the finished runs that reached it (`reached` did), the interval clamped to the
+    /// iterations the runs have (1..N).
     pub(crate) first_wr_049: Option<Stat>,
     pub reached: usize,
 }
@@ -331,11 +571,23 @@ pub(crate) fn summaries(data: &SweepData, metrics: &[&str]) -> Vec<PointSummary>
     pts.iter()
         .map(|(point, values, runs)| {
             let series = |r: &i64, m: &str| data.metrics.get(r).and_then(|x| x.get(m)).cloned();
+            // An unfinished run's last value is not its final one: left out, and counted.
+            let unfinished = runs.iter().filter(|r| !data.finished.contains(r)).count();
+            let runs: Vec<i64> = runs
+                .iter()
+                .copied()
+                .filter(|r| data.finished.contains(r))
+                .collect();
+            let last = runs
+                .iter()
+                .filter_map(|r| series(r, "wr_p")?.keys().next_back().copied())
+                .max()
+                .unwrap_or(1);
             let mut out = BTreeMap::new();
             for m in metrics {
                 let mut finals = Vec::new();
                 let mut areas = Vec::new();
-                for r in runs {
+                for r in &runs {
                     if let Some(s) = series(r, m) {
                         if let Some((_, v)) = s.iter().next_back() {
                             finals.push(*v);
@@ -354,13 +606,19 @@ pub(crate) fn summaries(data: &SweepData, metrics: &[&str]) -> Vec<PointSummary>
                         .map(|(i, _)| f64::from(*i))
                 })
                 .collect();
+            let first = Stat::of(&firsts).map(|s| Stat {
+                lo: s.lo.max(1.0),
+                hi: s.hi.min(f64::from(last)),
+                ..s
+            });
             PointSummary {
                 point: *point,
                 label: label(values, &keys),
                 seeds: runs.len(),
+                unfinished,
                 metrics: out,
                 reached: firsts.len(),
-                first_wr_049: Stat::of(&firsts),
+                first_wr_049: first,
             }
         })
         .collect()

@@ -194,7 +194,7 @@ pub fn spec_of_run(store: &Store, run: &str) -> Result<(RunRow, String), Experim
 }
 
 /// The `run/v1` hash a config's run gets (a root run: no parent).
-pub(crate) fn run_hash(cfg: &RunConfig) -> Result<ObjectHash, ExperimentError> {
+pub fn run_hash(cfg: &RunConfig) -> Result<ObjectHash, ExperimentError> {
     let settings = crate::runs::settings_hash(&cfg.settings)?;
     let record = RunRecord {
         variant: cfg.game.variant(),

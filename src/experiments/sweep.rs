@@ -25,6 +25,14 @@
 //! run created but not yet linked (the process died between the two transactions) is found
 //! by its run hash and name and linked.
 //!
+//! **Growing.** A store holds one sweep of a name. An edited file of a stored sweep's name
+//! that only adds seeds or values of its axes (every stored run still in its grid: same axes,
+//! same `[set]`, same base) grows the sweep with `--extend` ([`Options::extend`]): the stored
+//! sweep's row and links are replaced by the grown record's in one transaction, its runs are
+//! linked to their new grid places and kept, the new ones created. Without `--extend` the
+//! file is refused, saying what it adds ([`standing`]); a file that drops stored runs or
+//! changes the axes is refused either way.
+//!
 //! **Shards.** `--shard I/N` (1 <= I <= N) takes runs `k` with `k mod N = I - 1`: a fixed,
 //! deterministic share that depends on nothing but the sweep file.
 //!
@@ -429,6 +437,144 @@ pub struct Options {
     /// Worker threads in all (default: all cores), shared out over the jobs.
     pub threads: Option<usize>,
     pub shard: Option<Shard>,
+    /// Grow the stored sweep of this name when the file adds seeds or values
+    /// ([`Standing::Grows`]); without it such a file is refused.
+    pub extend: bool,
+}
+
+/// A sweep file against the store's sweep of the same name.
+#[derive(Clone, Debug)]
+pub enum Standing {
+    /// No sweep of this name is stored.
+    New,
+    /// This very sweep is stored (its runs are continued).
+    Same,
+    /// The stored sweep of this name is a part of this one: this file adds runs.
+    Grows {
+        old: SweepRow,
+        old_runs: usize,
+        /// What the file adds, in words (`seeds 3, 4; search.simulations = 50`).
+        added: String,
+    },
+}
+
+/// Where `sweep` stands against the store's sweep of its name: new, the same, or grown from
+/// it; a file that is neither (it drops stored runs, changes the axes, `[set]` or the base's
+/// settings) is refused, saying why.
+pub fn standing(store: &Store, sweep: &Sweep) -> Result<Standing, ExperimentError> {
+    let named: Vec<SweepRow> = store
+        .sweeps()?
+        .into_iter()
+        .filter(|s| s.name == sweep.name)
+        .collect();
+    if named.iter().any(|s| s.hash == sweep.hash) {
+        return Ok(Standing::Same);
+    }
+    let old = match named.as_slice() {
+        [] => return Ok(Standing::New),
+        [one] => one.clone(),
+        several => {
+            return Err(ExperimentError::Usage(format!(
+                "the store holds {} sweeps named `{}` ({}; merged from stores of different \
+                 files?): give this file another `name`",
+                several.len(),
+                sweep.name,
+                several
+                    .iter()
+                    .map(|s| s.hash.short())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    };
+    let record: SweepRecord = store.get(&old.hash)?;
+    let refuse = |why: String| {
+        ExperimentError::Usage(format!(
+            "sweep `{}`: the store holds a sweep of this name ({}, {} points x {} seeds) and \
+             this file is not that sweep grown: {why}. A sweep grows only by new seeds or new \
+             values of its axes, keeping every run it has; give this file another `name` \
+             (or put the stored sweep's runs back)",
+            sweep.name,
+            old.hash.short(),
+            old.points,
+            old.seeds
+        ))
+    };
+    let keys = |axes: &[(String, Vec<String>)]| -> Vec<String> {
+        axes.iter().map(|(k, _)| k.clone()).collect()
+    };
+    if keys(&record.axes) != keys(&sweep.record.axes) {
+        return Err(refuse(format!(
+            "its axes are [{}], this file's [{}]",
+            keys(&record.axes).join(", "),
+            keys(&sweep.record.axes).join(", ")
+        )));
+    }
+    if record.set != sweep.record.set {
+        return Err(refuse(format!(
+            "its [set] is {{{}}}, this file's {{{}}}",
+            record.set.join(", "),
+            sweep.record.set.join(", ")
+        )));
+    }
+    let planned: std::collections::BTreeSet<(ObjectHash, u32)> = sweep
+        .record
+        .runs
+        .iter()
+        .copied()
+        .zip(sweep.record.iterations.iter().copied())
+        .collect();
+    let missing = record
+        .runs
+        .iter()
+        .copied()
+        .zip(record.iterations.iter().copied())
+        .filter(|r| !planned.contains(r))
+        .count();
+    if missing > 0 {
+        let seeds: Vec<String> = record
+            .seeds
+            .iter()
+            .filter(|s| !sweep.record.seeds.contains(s))
+            .map(u64::to_string)
+            .collect();
+        let mut why = format!(
+            "{missing} of its {} runs are not in this file's grid",
+            record.runs.len()
+        );
+        if !seeds.is_empty() {
+            why.push_str(&format!(" (seeds {} left out)", seeds.join(", ")));
+        } else {
+            why.push_str(" (values left out, or the base spec's settings or iterations changed)");
+        }
+        return Err(refuse(why));
+    }
+    let mut added: Vec<String> = Vec::new();
+    let seeds: Vec<String> = sweep
+        .record
+        .seeds
+        .iter()
+        .filter(|s| !record.seeds.contains(s))
+        .map(u64::to_string)
+        .collect();
+    if !seeds.is_empty() {
+        added.push(format!("seeds {}", seeds.join(", ")));
+    }
+    for ((k, new), (_, was)) in sweep.record.axes.iter().zip(&record.axes) {
+        let more: Vec<&str> = new
+            .iter()
+            .filter(|v| !was.contains(v))
+            .map(String::as_str)
+            .collect();
+        if !more.is_empty() {
+            added.push(format!("{k} = {}", more.join(", ")));
+        }
+    }
+    Ok(Standing::Grows {
+        old,
+        old_runs: record.runs.len(),
+        added: added.join("; "),
+    })
 }
 
 /// What happened to one run.
@@ -444,6 +590,11 @@ pub struct RunResult {
     #[serde(serialize_with = "opt_hex")]
     pub head: Option<ObjectHash>,
     pub seconds: f64,
+    /// Iterations this process ran (0 for a run already finished).
+    pub iterations_run: u32,
+    /// The last iteration's declared metrics (`wr_p`, `err_p`, `mae_v`, ...), as ran now;
+    /// empty for a run already finished or failed.
+    pub metrics: Vec<(String, f64)>,
     pub error: Option<String>,
 }
 
@@ -477,13 +628,31 @@ impl Outcome {
     }
 }
 
+/// What a sweep (this process's share) is about to run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Runs to run (not finished).
+    pub runs: usize,
+    /// Runs already finished (skipped).
+    pub skipped: usize,
+    /// Units of self-play to play: a game per game of a run with M games per iteration, a
+    /// thousandth of an iteration's budget for a run with a budget
+    /// ([`crate::runs::Settings::progress_units`]).
+    pub games: u64,
+    /// Runs at once.
+    pub jobs: usize,
+    /// Every run to run: (grid order index, grid point, iterations left).
+    pub pending: Vec<(usize, u32, u32)>,
+    /// Seconds per iteration measured so far (the store's committed iterations of the
+    /// sweep's runs).
+    pub costs: super::cost::Costs,
+}
+
 /// Where a sweep reports its progress (the command line draws a bar with an ETA).
 pub trait Progress: Sync {
-    /// `games` units of self-play to play over `runs` runs (`skipped` already finished): a
-    /// game per game of a run with M games per iteration, a thousandth of an iteration's
-    /// budget for a run with a budget ([`crate::runs::Settings::progress_units`]).
-    fn start(&self, runs: usize, skipped: usize, games: u64) {
-        let _ = (runs, skipped, games);
+    /// The work ahead.
+    fn start(&self, plan: &Plan) {
+        let _ = plan;
     }
     /// `games` more units of self-play committed.
     fn advance(&self, games: u64) {
@@ -500,11 +669,14 @@ pub struct Silent;
 
 impl Progress for Silent {}
 
-/// Per run: turns the run's game counts into progress steps.
+/// Per run: turns the run's game counts into progress steps; keeps the last iteration's
+/// metrics and how many iterations ran.
 struct Steps<'a> {
     progress: &'a dyn Progress,
     games: u64,
     pos: u64,
+    ran: u32,
+    metrics: Vec<(String, f64)>,
 }
 
 impl Observer for Steps<'_> {
@@ -518,6 +690,12 @@ impl Observer for Steps<'_> {
 
     fn iteration_done(&mut self, s: &IterationSummary) {
         self.games_done(s.iteration + 1, 0, 0);
+        self.ran += 1;
+        self.metrics = s
+            .metrics
+            .iter()
+            .filter_map(|(n, v)| v.map(|v| (n.to_string(), v)))
+            .collect();
     }
 }
 
@@ -544,9 +722,11 @@ pub fn run(
         ));
     }
     let mut store = Store::open(db)?;
-    register(&mut store, sweep)?;
+    register(&mut store, sweep, opts.extend)?;
     let mine = link_runs(&mut store, sweep, opts.shard)?;
     let (queue, skipped, games) = Queue::of(&store, &mine)?;
+    let read = Store::open_read_only(db)?;
+    let costs = super::cost::Costs::from_store(&read, sweep)?;
     // The exact solutions the metrics need, solved once before runs start in parallel.
     let mut prepared = std::collections::BTreeSet::new();
     for (r, _, _) in &queue.pending {
@@ -560,7 +740,24 @@ pub fn run(
     });
     let jobs = opts.jobs.min(queue.pending.len()).max(1);
     let per_run = (total_threads / jobs).max(1);
-    progress.start(queue.pending.len(), skipped, games);
+    let mut pending = Vec::with_capacity(queue.pending.len());
+    for (r, id, _) in &queue.pending {
+        let row = run_specs::find_run(&read, *id)?;
+        pending.push((
+            r.index,
+            r.point,
+            row.iterations_planned.saturating_sub(row.iterations_done),
+        ));
+    }
+    drop(read);
+    progress.start(&Plan {
+        runs: queue.pending.len(),
+        skipped,
+        games,
+        jobs,
+        pending,
+        costs,
+    });
     let runs = queue.run(db, jobs, per_run, progress)?;
     Ok(Outcome {
         sweep: sweep.name.clone(),
@@ -573,10 +770,33 @@ pub fn run(
     })
 }
 
-/// Stores the sweep's record and row (both idempotent).
-fn register(store: &mut Store, sweep: &Sweep) -> Result<(), ExperimentError> {
+/// Stores the sweep's record and row (both idempotent); a grown sweep (with `extend`)
+/// replaces the stored one of its name, else is refused ([`standing`]).
+fn register(store: &mut Store, sweep: &Sweep, extend: bool) -> Result<(), ExperimentError> {
     let record = &sweep.record;
+    let replaced = match standing(store, sweep)? {
+        Standing::New | Standing::Same => None,
+        Standing::Grows { old, .. } if extend => Some(old.hash),
+        Standing::Grows {
+            old,
+            old_runs,
+            added,
+        } => {
+            return Err(ExperimentError::Usage(format!(
+                "sweep `{}`: this file grows the stored sweep of that name ({}, {old_runs} \
+                 runs) to {} runs ({added}); run it with --extend to grow the stored sweep \
+                 (its runs are kept, the new ones added; --dry-run shows them and their cost), \
+                 or give the file another `name` for a sweep of its own",
+                sweep.name,
+                old.hash.short(),
+                sweep.runs.len()
+            )));
+        }
+    };
     store.write(|w| {
+        if let Some(old) = &replaced {
+            w.remove_sweep(old)?;
+        }
         let h = w.put(record)?;
         w.add_sweep(&SweepRow {
             hash: h,
@@ -672,6 +892,8 @@ impl<'a> Queue<'a> {
                     status: "finished",
                     head: row.head,
                     seconds: 0.0,
+                    iterations_run: 0,
+                    metrics: Vec::new(),
                     error: None,
                 });
             } else {
@@ -747,6 +969,8 @@ impl<'a> Queue<'a> {
                 progress,
                 games: u64::from(r.cfg.settings.progress_units()),
                 pos,
+                ran: 0,
+                metrics: Vec::new(),
             };
             let out = pool.install(|| run_specs::resume(&mut store, id, &mut steps));
             let result = RunResult {
@@ -758,6 +982,8 @@ impl<'a> Queue<'a> {
                 status: if out.is_ok() { "done" } else { "failed" },
                 head: out.as_ref().ok().copied().flatten(),
                 seconds: t.elapsed().as_secs_f64(),
+                iterations_run: steps.ran,
+                metrics: std::mem::take(&mut steps.metrics),
                 error: out.err().map(|e| e.to_string()),
             };
             let n = self.finished.fetch_add(1, Ordering::SeqCst) + 1;

@@ -38,6 +38,44 @@ pub fn branch_seed(parent_seed: u64, at: u32, canonical_overrides: &[String]) ->
     .next_u64()
 }
 
+/// A branch's automatic name: the parent's name, `+` and its overrides as `key=value` (keys
+/// shortened to their last part where that is unambiguous, values as given: the branch's,
+/// not the parent's), then `@` and the branch point: `quick+init_q=draw,window=3@50`;
+/// `PARENT@I` with no overrides. `seed` is the seed given with `--seed`, if any. The store
+/// numbers a name already taken (`-2`, `-3`, ...).
+pub fn branch_name(parent: &str, at: u32, canonical: &[String], seed: Option<u64>) -> String {
+    let mut pairs: Vec<(&str, String)> = canonical
+        .iter()
+        .filter_map(|c| c.split_once('='))
+        .filter(|(k, _)| *k != "name")
+        .map(|(k, v)| {
+            let v = match serde_json::from_str::<serde_json::Value>(v) {
+                Ok(serde_json::Value::String(s)) => s,
+                _ => v.to_string(),
+            };
+            (k, v)
+        })
+        .collect();
+    let seed = seed.map(|s| s.to_string());
+    if let Some(s) = &seed {
+        pairs.push(("seed", s.clone()));
+    }
+    let last = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    let shown: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| {
+            let short = last(k);
+            let clash = pairs.iter().filter(|(o, _)| last(o) == short).count() > 1;
+            format!("{}={v}", if clash { k.to_string() } else { short })
+        })
+        .collect();
+    if shown.is_empty() {
+        format!("{parent}@{at}")
+    } else {
+        format!("{parent}+{}@{at}", shown.join(","))
+    }
+}
+
 /// Settings after `key=value` overrides, with the canonical override texts (sorted by key).
 #[derive(Clone, Debug)]
 pub struct Overridden {
@@ -252,7 +290,7 @@ pub fn create_branch(
         annotations: Default::default(),
         name: match &o.name {
             Some(n) => n.clone(),
-            None => store.unused_run_name(&format!("{}-branch", row.name))?,
+            None => store.unused_run_name(&branch_name(&row.name, at, &o.canonical, seed))?,
         },
         game: cfg.game.clone(),
         seed: seed.unwrap_or_else(|| branch_seed(record.seed, at, &o.canonical)),
@@ -321,6 +359,38 @@ mod tests {
         RunConfig::from_toml("variant = \"ewn:3x3x3\"\nseed = 1\niterations = 10\n", "t")
             .unwrap()
             .settings
+    }
+
+    /// A branch is named after its overrides' values (not the parent's) and its branch point.
+    #[test]
+    fn branch_names_carry_the_overrides_and_the_branch_point() {
+        let s = settings();
+        let o = apply_overrides(&s, &["search.init_q=loss".into(), "window=3".into()]).unwrap();
+        assert_eq!(
+            branch_name("init-q/init_q=draw/seed=1", 50, &o.canonical, None),
+            "init-q/init_q=draw/seed=1+init_q=loss,window=3@50"
+        );
+        assert_eq!(branch_name("quick", 7, &[], None), "quick@7");
+        assert_eq!(branch_name("quick", 7, &[], Some(5)), "quick+seed=5@7");
+        // Two keys with one last part keep their whole key; a label override is no part.
+        let o = apply_overrides(
+            &s,
+            &[
+                "search.temperature=0.5".into(),
+                "name=x".into(),
+                "iterations=20".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            branch_name("p", 3, &o.canonical, None),
+            "p+iterations=20,temperature=0.5@3"
+        );
+        let clash = ["a.init_q=\"win\"".to_string(), "b.init_q=1".to_string()];
+        assert_eq!(
+            branch_name("p", 1, &clash, None),
+            "p+a.init_q=win,b.init_q=1@1"
+        );
     }
 
     /// The branch seed derivation is pinned: changing it would change every branch.

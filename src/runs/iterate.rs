@@ -96,6 +96,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
             false => None,
         };
         let mut last = None;
+        let resumed_from = start.done;
         for i in start.done + 1..=self.last {
             let (t_self, wait_before) = (Instant::now(), out.wait);
             let reused = std::mem::take(&mut reuse);
@@ -115,6 +116,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
             run_hash: self.run_hash,
             head: start.previous,
             iterations: self.last,
+            resumed_from,
             baseline,
             last,
             seconds: started.elapsed().as_secs_f64(),

@@ -83,7 +83,8 @@ use crate::search::SearchError;
 use crate::store::{ObjectHash, StoreError};
 
 pub use branch::{
-    Overridden, SELF_PLAY_KEYS, apply_overrides, branch_seed, create_branch, setting_keys,
+    Overridden, SELF_PLAY_KEYS, apply_overrides, branch_name, branch_seed, create_branch,
+    setting_keys,
 };
 pub use budget::{Budget, BudgetKind};
 pub use chain::chain;
@@ -205,7 +206,11 @@ pub struct RunOutcome {
     /// The `run/v1` hash.
     pub run_hash: ObjectHash,
     pub head: Option<ObjectHash>,
+    /// The run's last iteration (its planned iterations).
     pub iterations: u32,
+    /// Iterations committed before this process began (a resumed run's earlier work, a
+    /// branch's inherited iterations): this process ran `resumed_from + 1 ..= iterations`.
+    pub resumed_from: u32,
     /// The untrained model's metrics (measured by the process that started the run).
     pub baseline: Option<MetricValues>,
     pub last: Option<IterationSummary>,

@@ -46,6 +46,14 @@ pub(super) fn add(conn: &Connection, s: &SweepRow) -> rusqlite::Result<()> {
     Ok(())
 }
 
+pub(super) fn remove(conn: &Connection, hash: &ObjectHash) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM sweep_members WHERE sweep = ?1")?
+        .execute(params![&hash.0[..]])?;
+    conn.prepare_cached("DELETE FROM sweeps WHERE hash = ?1")?
+        .execute(params![&hash.0[..]])?;
+    Ok(())
+}
+
 pub(super) fn add_member(
     conn: &Connection,
     sweep: &ObjectHash,

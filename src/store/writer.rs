@@ -229,6 +229,12 @@ impl Writer<'_> {
         sweeps::add(self.tx, row).map_err(|e| sqlite(self.path, e))
     }
 
+    /// Unindexes a sweep: its row and member links (its record and its runs stay). A grown
+    /// sweep replaces its smaller self this way, so a store holds one sweep of a name.
+    pub(crate) fn remove_sweep(&self, hash: &ObjectHash) -> Result<()> {
+        sweeps::remove(self.tx, hash).map_err(|e| sqlite(self.path, e))
+    }
+
     /// Links a run to its sweep's grid point and seed.
     pub(crate) fn add_sweep_member(&self, sweep: &ObjectHash, member: &SweepMember) -> Result<()> {
         sweeps::add_member(self.tx, sweep, member).map_err(|e| sqlite(self.path, e))

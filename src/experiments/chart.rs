@@ -1,0 +1,444 @@
+//! Line charts as SVG text, written by hand so every figure is readable the same way: the
+//! legend beside the plot (never over the data), each line with its own colour (Okabe and
+//! Ito's colour-blind-safe palette), dash pattern and marker, a 95% interval per point (a
+//! band along iterations, whiskers at categorical x values), an optional reference line
+//! (WR_p 0.5), a y-range the caller may share across figures, and integer ticks for counts.
+//!
+//! The elements carry classes a test or a script can find: `g.series[data-label]` holding a
+//! `polyline.line`, its `path.marker`s and its interval (`polygon.band` or `line.ci`),
+//! `line.ref[data-y]` for the reference line, `g.legend`. Text is plain SVG `<text>`; nothing
+//! depends on fonts being installed. The same input gives the same bytes.
+
+use std::fmt::Write as _;
+
+use super::plot::Stat;
+
+/// Okabe and Ito's palette (2008), distinguishable with the common colour-vision
+/// deficiencies; yellow last (faint on white).
+const COLOURS: [&str; 8] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
+];
+
+/// Dash patterns, one per line (solid first).
+const DASHES: [&str; 6] = ["", "7 4", "2 3", "9 3 2 3", "4 2", "1 4"];
+
+/// Marker shapes, one per line.
+#[derive(Clone, Copy)]
+enum Marker {
+    Circle,
+    Square,
+    Triangle,
+    Diamond,
+    Down,
+    Cross,
+}
+
+const MARKERS: [Marker; 6] = [
+    Marker::Circle,
+    Marker::Square,
+    Marker::Triangle,
+    Marker::Diamond,
+    Marker::Down,
+    Marker::Cross,
+];
+
+/// One line: a label and its points (x, mean and interval over the seeds).
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, Stat)>,
+}
+
+/// How the x axis reads.
+#[derive(Clone, Debug)]
+pub enum XAxis {
+    /// Numbers (iterations): ticks chosen from the range.
+    Numeric { name: String },
+    /// Categories (an axis's values) at x = 0, 1, ..., labelled in order.
+    Categories { name: String, labels: Vec<String> },
+}
+
+/// A figure.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    pub title: String,
+    pub x: XAxis,
+    pub y_name: String,
+    /// The y-range drawn; `None`: from the data.
+    pub y_range: Option<(f64, f64)>,
+    /// Ticks at integers, printed without decimals (counts).
+    pub integer_y: bool,
+    /// A horizontal reference line and its label (WR_p's 0.5: even against optimal play).
+    pub reference: Option<(f64, String)>,
+    pub series: Vec<Series>,
+    pub size: (u32, u32),
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A "nice" tick step (1, 2 or 5 times a power of ten) for about `n` ticks over `span`.
+fn nice_step(span: f64, n: f64, integer: bool) -> f64 {
+    let raw = (span / n).max(f64::MIN_POSITIVE);
+    let p = 10f64.powf(raw.log10().floor());
+    let m = raw / p;
+    let step = p * if m <= 1.0 {
+        1.0
+    } else if m <= 2.0 {
+        2.0
+    } else if m <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    if integer { step.max(1.0).round() } else { step }
+}
+
+/// Ticks from `lo` to `hi` by `step`, and the decimals to print them with.
+fn ticks(lo: f64, hi: f64, step: f64) -> (Vec<f64>, usize) {
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    let decimals = if step >= 1.0 {
+        0
+    } else {
+        (-step.log10().floor()) as usize
+    };
+    ((first..=last).map(|k| k as f64 * step).collect(), decimals)
+}
+
+/// The y-range of `series` (interval ends), with the reference line inside; padded.
+pub fn data_range(series: &[Series], reference: Option<f64>) -> Option<(f64, f64)> {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for s in series {
+        for (_, st) in &s.points {
+            lo = lo.min(st.lo);
+            hi = hi.max(st.hi);
+        }
+    }
+    if let Some(r) = reference {
+        lo = lo.min(r);
+        hi = hi.max(r);
+    }
+    if !lo.is_finite() || !hi.is_finite() {
+        return None;
+    }
+    let pad = ((hi - lo) * 0.05).max(1e-6);
+    Some((lo - pad, hi + pad))
+}
+
+fn marker(out: &mut String, m: Marker, x: f64, y: f64, colour: &str) {
+    let r = 4.0;
+    let d = match m {
+        Marker::Circle => format!(
+            "M{:.1},{y:.1}a{r},{r} 0 1,0 {:.1},0a{r},{r} 0 1,0 {:.1},0Z",
+            x - r,
+            2.0 * r,
+            -2.0 * r
+        ),
+        Marker::Square => format!(
+            "M{:.1},{:.1}h{:.1}v{:.1}h{:.1}Z",
+            x - r,
+            y - r,
+            2.0 * r,
+            2.0 * r,
+            -2.0 * r
+        ),
+        Marker::Triangle => format!(
+            "M{x:.1},{:.1}L{:.1},{:.1}L{:.1},{:.1}Z",
+            y - r - 1.0,
+            x + r + 1.0,
+            y + r,
+            x - r - 1.0,
+            y + r
+        ),
+        Marker::Down => format!(
+            "M{x:.1},{:.1}L{:.1},{:.1}L{:.1},{:.1}Z",
+            y + r + 1.0,
+            x + r + 1.0,
+            y - r,
+            x - r - 1.0,
+            y - r
+        ),
+        Marker::Diamond => format!(
+            "M{x:.1},{:.1}L{:.1},{y:.1}L{x:.1},{:.1}L{:.1},{y:.1}Z",
+            y - r - 1.0,
+            x + r + 1.0,
+            y + r + 1.0,
+            x - r - 1.0
+        ),
+        Marker::Cross => format!(
+            "M{:.1},{:.1}L{:.1},{:.1}M{:.1},{:.1}L{:.1},{:.1}",
+            x - r,
+            y - r,
+            x + r,
+            y + r,
+            x - r,
+            y + r,
+            x + r,
+            y - r
+        ),
+    };
+    let fill = if matches!(m, Marker::Cross) {
+        "none"
+    } else {
+        colour
+    };
+    let _ = write!(
+        out,
+        "<path class=\"marker\" d=\"{d}\" fill=\"{fill}\" stroke=\"{colour}\" stroke-width=\"1.5\"/>"
+    );
+}
+
+impl Chart {
+    /// The figure as an SVG document.
+    pub fn svg(&self) -> String {
+        let (w, h) = (f64::from(self.size.0), f64::from(self.size.1));
+        // The legend's column: as wide as its longest label (about 7 px a character).
+        let longest = self
+            .series
+            .iter()
+            .map(|s| s.label.chars().count())
+            .max()
+            .unwrap_or(0);
+        let legend_w = if self.series.len() > 1 || !self.series.iter().all(|s| s.label.is_empty()) {
+            (longest as f64 * 7.0 + 44.0).clamp(80.0, w * 0.4)
+        } else {
+            0.0
+        };
+        let (left, right, top, bottom) = (64.0, 12.0 + legend_w, 34.0, 48.0);
+        let (pw, ph) = (w - left - right, h - top - bottom);
+        let reference = self.reference.as_ref().map(|r| r.0);
+        let (y0, y1) = self
+            .y_range
+            .or_else(|| data_range(&self.series, reference))
+            .unwrap_or((0.0, 1.0));
+        let (x0, x1) = match &self.x {
+            XAxis::Numeric { .. } => {
+                let mut hi: f64 = 1.0;
+                let mut lo: f64 = 0.0;
+                for s in &self.series {
+                    for (x, _) in &s.points {
+                        hi = hi.max(*x);
+                        lo = lo.min(*x);
+                    }
+                }
+                (lo, hi)
+            }
+            XAxis::Categories { labels, .. } => (-0.5, labels.len().max(1) as f64 - 0.5),
+        };
+        let sx = |x: f64| left + (x - x0) / (x1 - x0).max(1e-12) * pw;
+        let sy = |y: f64| top + (1.0 - (y - y0) / (y1 - y0).max(1e-12)) * ph;
+        let mut o = String::new();
+        let _ = write!(
+            o,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
+             viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\
+             <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\
+             <text x=\"{:.1}\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">{}</text>",
+            left + pw / 2.0,
+            esc(&self.title)
+        );
+        // The y ticks and grid.
+        let step = nice_step(y1 - y0, 5.0, self.integer_y);
+        let (ys, decimals) = ticks(y0, y1, step);
+        for y in ys {
+            let py = sy(y);
+            let _ = write!(
+                o,
+                "<line class=\"grid\" x1=\"{left:.1}\" x2=\"{:.1}\" y1=\"{py:.1}\" y2=\"{py:.1}\" \
+                 stroke=\"#e4e4e4\"/><text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" \
+                 text-anchor=\"end\">{y:.decimals$}</text>",
+                left + pw,
+                left - 6.0,
+                py + 4.0
+            );
+        }
+        // The x ticks.
+        let x_name = match &self.x {
+            XAxis::Numeric { name } => {
+                let step = nice_step(x1 - x0, 8.0, true);
+                let (xs, _) = ticks(x0, x1, step);
+                for x in xs {
+                    let px = sx(x);
+                    let _ = write!(
+                        o,
+                        "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
+                         stroke=\"#444\"/><text class=\"tick\" x=\"{px:.1}\" y=\"{:.1}\" \
+                         text-anchor=\"middle\">{x:.0}</text>",
+                        top + ph,
+                        top + ph + 4.0,
+                        top + ph + 17.0
+                    );
+                }
+                name
+            }
+            XAxis::Categories { name, labels } => {
+                for (k, l) in labels.iter().enumerate() {
+                    let px = sx(k as f64);
+                    let _ = write!(
+                        o,
+                        "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
+                         stroke=\"#444\"/><text class=\"tick\" x=\"{px:.1}\" y=\"{:.1}\" \
+                         text-anchor=\"middle\">{}</text>",
+                        top + ph,
+                        top + ph + 4.0,
+                        top + ph + 17.0,
+                        esc(l)
+                    );
+                }
+                name
+            }
+        };
+        let _ = write!(
+            o,
+            "<rect x=\"{left:.1}\" y=\"{top:.1}\" width=\"{pw:.1}\" height=\"{ph:.1}\" \
+             fill=\"none\" stroke=\"#444\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\
+             <text transform=\"translate(14,{:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
+            left + pw / 2.0,
+            h - 10.0,
+            esc(x_name),
+            top + ph / 2.0,
+            esc(&self.y_name)
+        );
+        if let Some((y, label)) = &self.reference {
+            let py = sy(*y);
+            let _ = write!(
+                o,
+                "<line class=\"ref\" data-y=\"{y}\" x1=\"{left:.1}\" x2=\"{:.1}\" y1=\"{py:.1}\" \
+                 y2=\"{py:.1}\" stroke=\"#555\" stroke-width=\"1\" stroke-dasharray=\"3 3\"/>\
+                 <text class=\"ref-label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" \
+                 fill=\"#555\" font-size=\"11\">{}</text>",
+                left + pw,
+                left + pw - 4.0,
+                py - 4.0,
+                esc(label)
+            );
+        }
+        let categorical = matches!(self.x, XAxis::Categories { .. });
+        for (k, s) in self.series.iter().enumerate() {
+            let colour = COLOURS[k % COLOURS.len()];
+            let dash = DASHES[k % DASHES.len()];
+            let m = MARKERS[k % MARKERS.len()];
+            let _ = write!(o, "<g class=\"series\" data-label=\"{}\">", esc(&s.label));
+            let banded = s.points.iter().any(|(_, st)| st.n > 1);
+            if banded && !categorical {
+                let mut pts: Vec<String> = s
+                    .points
+                    .iter()
+                    .map(|(x, st)| format!("{:.1},{:.1}", sx(*x), sy(st.hi)))
+                    .collect();
+                pts.extend(
+                    s.points
+                        .iter()
+                        .rev()
+                        .map(|(x, st)| format!("{:.1},{:.1}", sx(*x), sy(st.lo))),
+                );
+                let _ = write!(
+                    o,
+                    "<polygon class=\"band\" points=\"{}\" fill=\"{colour}\" fill-opacity=\"0.15\" \
+                     stroke=\"none\"/>",
+                    pts.join(" ")
+                );
+            }
+            // Categorical points are nudged apart so whiskers of equal x do not overlap.
+            let nudge = if categorical && self.series.len() > 1 {
+                (k as f64 - (self.series.len() - 1) as f64 / 2.0) * 0.06
+            } else {
+                0.0
+            };
+            if categorical && banded {
+                for (x, st) in &s.points {
+                    let px = sx(*x + nudge);
+                    let _ = write!(
+                        o,
+                        "<line class=\"ci\" x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" \
+                         y2=\"{:.1}\" stroke=\"{colour}\" stroke-width=\"1.5\"/>",
+                        sy(st.lo),
+                        sy(st.hi)
+                    );
+                }
+            }
+            let pts: Vec<String> = s
+                .points
+                .iter()
+                .map(|(x, st)| format!("{:.1},{:.1}", sx(*x + nudge), sy(st.mean)))
+                .collect();
+            let dash_attr = if dash.is_empty() {
+                String::new()
+            } else {
+                format!(" stroke-dasharray=\"{dash}\"")
+            };
+            let _ = write!(
+                o,
+                "<polyline class=\"line\" points=\"{}\" fill=\"none\" stroke=\"{colour}\" \
+                 stroke-width=\"2\"{dash_attr}/>",
+                pts.join(" ")
+            );
+            // Markers: every point at categorical x; about ten along a long curve, offset per
+            // line so markers of different lines do not sit on each other.
+            let every = if categorical {
+                1
+            } else {
+                (s.points.len() / 10).max(1)
+            };
+            for (i, (x, st)) in s.points.iter().enumerate() {
+                if categorical || (i + k) % every == 0 {
+                    marker(&mut o, m, sx(*x + nudge), sy(st.mean), colour);
+                }
+            }
+            o.push_str("</g>");
+        }
+        if legend_w > 0.0 {
+            let lx = w - legend_w;
+            let _ = write!(o, "<g class=\"legend\">");
+            for (k, s) in self.series.iter().enumerate() {
+                let colour = COLOURS[k % COLOURS.len()];
+                let dash = DASHES[k % DASHES.len()];
+                let ly = top + 10.0 + 20.0 * k as f64;
+                let dash_attr = if dash.is_empty() {
+                    String::new()
+                } else {
+                    format!(" stroke-dasharray=\"{dash}\"")
+                };
+                let _ = write!(
+                    o,
+                    "<line x1=\"{lx:.1}\" x2=\"{:.1}\" y1=\"{ly:.1}\" y2=\"{ly:.1}\" \
+                     stroke=\"{colour}\" stroke-width=\"2\"{dash_attr}/>",
+                    lx + 28.0
+                );
+                marker(&mut o, MARKERS[k % MARKERS.len()], lx + 14.0, ly, colour);
+                let _ = write!(
+                    o,
+                    "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                    lx + 34.0,
+                    ly + 4.0,
+                    esc(&s.label)
+                );
+            }
+            o.push_str("</g>");
+        }
+        o.push_str("</svg>\n");
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_nice_and_integer_for_counts() {
+        assert_eq!(nice_step(1.0, 5.0, false), 0.2);
+        assert_eq!(nice_step(80000.0, 5.0, true), 20000.0);
+        assert_eq!(nice_step(3.0, 5.0, true), 1.0);
+        let (t, d) = ticks(0.0, 1.0, 0.2);
+        assert_eq!((t.len(), d), (6, 1));
+        let (t, d) = ticks(0.0, 80000.0, 20000.0);
+        assert_eq!((t, d), (vec![0.0, 20000.0, 40000.0, 60000.0, 80000.0], 0));
+    }
+}
