@@ -299,6 +299,10 @@ pub struct SqlArgs {
     /// output is not counted; 0: no limit).
     #[arg(long, value_name = "SECONDS", default_value_t = tabula::store::QueryLimits::DEFAULT_TIMEOUT_SECONDS, value_parser = seconds)]
     pub timeout: f64,
+    /// Stop with an error when SQLite needs more memory than this many MiB for the query
+    /// (1 to 65536; a row of huge values, a large sort).
+    #[arg(long, value_name = "MIB", default_value_t = tabula::store::QueryLimits::DEFAULT_MAX_MEMORY >> 20, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub max_memory: u64,
 }
 
 /// A number of seconds: finite and not negative.

@@ -11,10 +11,27 @@ use tabula::game_record::{GameEnd, GameRecord, SearchStats, Step};
 use tabula::runs::{IterationSummary, Observer, RunConfig, RunOutcome, start};
 use tabula::store::{ObjectHash, Store};
 
+use super::output::outln;
+
 /// The most worker threads a command starts: far more than the cores of any machine these
 /// games need, few enough that a typo (`--threads 100000`) is refused instead of starting
 /// thousands of threads. See docs/limits.md.
 pub(crate) const MAX_THREADS: usize = 256;
+
+/// Refuses a count given on the command line outside `min..=max`: `flag n is out of range;
+/// allowed: min to max (what)`. Every count flag is checked here.
+pub(crate) fn check_count(
+    flag: &str,
+    n: usize,
+    min: usize,
+    max: usize,
+    what: &str,
+) -> anyhow::Result<()> {
+    if n < min || n > max {
+        bail!("{flag} {n} is out of range; allowed: {min} to {max} ({what})");
+    }
+    Ok(())
+}
 
 /// Refuses a `--threads` value that cannot be right.
 pub(crate) fn check_threads(threads: Option<usize>) -> anyhow::Result<()> {
@@ -22,11 +39,14 @@ pub(crate) fn check_threads(threads: Option<usize>) -> anyhow::Result<()> {
         Some(0) => {
             bail!("--threads 0: give at least one thread (or leave it out for all cores)")
         }
-        Some(n) if n > MAX_THREADS => bail!(
-            "--threads {n} is out of range; allowed: 1 to {MAX_THREADS} (or leave it out for \
-             all cores)"
+        Some(n) => check_count(
+            "--threads",
+            n,
+            1,
+            MAX_THREADS,
+            "or leave it out for all cores",
         ),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 
@@ -78,9 +98,9 @@ pub(crate) fn print_outcome(
             "baseline": out.baseline,
             "metrics": out.last.as_ref().map(|s| &s.metrics),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!(
+        outln!(
             "run {} ({}) done: {} iterations in {:.1} s on {} threads; store writer busy {:.2} s \
              ({:.2}%; {:.2} s of CPU), waited on {:.2} s ({:.2}%)",
             out.run_id,
@@ -94,7 +114,7 @@ pub(crate) fn print_outcome(
             out.store_wait_seconds,
             100.0 * share(out.store_wait_seconds)
         );
-        println!("head {}", head.unwrap_or_default());
+        outln!("head {}", head.unwrap_or_default());
     }
     Ok(())
 }
@@ -129,7 +149,7 @@ impl Console {
             return;
         }
         if self.bar.is_hidden() {
-            println!("{text}");
+            outln!("{text}");
         } else {
             self.bar.println(text);
         }
@@ -275,7 +295,7 @@ pub(crate) enum Layout {
 /// Prints a game board by board: each move names who just played it, then the position after.
 pub(crate) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State], layout: Layout) {
     let gap = if layout == Layout::Spaced { "\n" } else { "" };
-    println!("{}{gap}", g.render(&states[0]));
+    outln!("{}{gap}", g.render(&states[0]));
     let mut ply = 0;
     for (step, pair) in record.steps.iter().zip(states.windows(2)) {
         let (before, after) = (&pair[0], &pair[1]);
@@ -283,10 +303,10 @@ pub(crate) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]
             Step::Chance { outcome } => {
                 let name = g.outcome_name(before, *outcome);
                 match layout {
-                    Layout::Spaced => println!("chance: {name}"),
+                    Layout::Spaced => outln!("chance: {name}"),
                     Layout::Indexed => {
                         let p = probability(g, before, *outcome);
-                        println!("chance: {name}  (p = {p:.4})");
+                        outln!("chance: {name}  (p = {p:.4})");
                     }
                 }
             }
@@ -301,16 +321,16 @@ pub(crate) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]
                     Layout::Spaced => String::new(),
                     Layout::Indexed => format!("  [action {action}]"),
                 };
-                println!("ply {ply}: player {who} played {name}{index}; the position after it:");
+                outln!("ply {ply}: player {who} played {name}{index}; the position after it:");
                 if let Some(st) = search {
                     show_search(g, before, st);
                 }
-                println!("{}{gap}", g.render(after));
+                outln!("{}{gap}", g.render(after));
             }
         }
     }
     if let GameEnd::Adjudicated { winner, reason } = record.end {
-        println!("{winner} declared the winner: {reason}");
+        outln!("{winner} declared the winner: {reason}");
     }
 }
 
@@ -336,7 +356,7 @@ fn show_search<G: Game>(g: &G, before: &G::State, st: &SearchStats) {
         .take(5)
         .map(|&i| format!("{} {}", g.action_name(before, legal[i]), st.visits[i]))
         .collect();
-    println!(
+    outln!(
         "  search: {total} visits{}: {}",
         if st.full { "" } else { " (fast)" },
         top.join(", ")

@@ -2,17 +2,30 @@
 
 use std::path::Path;
 
-use anyhow::Context;
 use tabula::experiments::plot::{curves, load, parse_filter, svg};
 use tabula::store::Store;
 
 use super::args::PlotArgs;
+use super::output::{OutputFile, outln};
 
 pub(crate) fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
-    let store = Store::open_read_only(&Store::resolve_path(db))?;
+    let db = Store::resolve_path(db);
+    let out = OutputFile {
+        flag: "--out",
+        path: &args.out,
+    };
+    out.check(&db, false)?;
+    let store = Store::open_read_only(&db)?;
     let data = load(&store, &args.sweep)?;
     let filter = parse_filter(&args.filter, &data)?;
     let cs = curves(&data, &args.metric, &filter);
+    if cs.is_empty() {
+        anyhow::bail!(
+            "--where {}: no grid point of sweep {} matches them all",
+            args.filter.join(" --where "),
+            data.stored.row.name
+        );
+    }
     if cs.iter().all(|c| c.points.is_empty()) {
         let known: std::collections::BTreeSet<&String> =
             data.metrics.values().flat_map(|m| m.keys()).collect();
@@ -28,17 +41,16 @@ pub(crate) fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
         title = format!("{title} ({})", args.filter.join(", "));
     }
     let picture = svg(&cs, &title, &args.metric, (800, 500))?;
-    std::fs::write(&args.out, picture)
-        .with_context(|| format!("writing {}", args.out.display()))?;
+    out.write(&db, |w| w.write_all(picture.as_bytes()))?;
     if args.csv {
-        println!("label,iteration,mean,lo,hi,seeds");
+        outln!("label,iteration,mean,lo,hi,seeds");
         for c in &cs {
             for (i, s) in &c.points {
-                println!("\"{}\",{i},{},{},{},{}", c.label, s.mean, s.lo, s.hi, s.n);
+                outln!("\"{}\",{i},{},{},{},{}", c.label, s.mean, s.lo, s.hi, s.n);
             }
         }
     } else {
-        println!("{} lines written to {}", cs.len(), args.out.display());
+        outln!("{} lines written to {}", cs.len(), args.out.display());
     }
     Ok(())
 }

@@ -8,10 +8,11 @@ use tabula::store::Store;
 
 use super::args::{LsArgs, RunArgs, ShowArgs};
 use super::common::start_and_report;
+use super::output::{out, outln};
 use super::rows::to_table;
 
 pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&args.spec)
+    let text = tabula::runs::spec::read_spec_file(&args.spec)
         .with_context(|| format!("reading the run spec {}", args.spec.display()))?;
     let default_name = args
         .spec
@@ -59,19 +60,23 @@ pub(crate) fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::Value::Array(rows));
+        outln!("{}", serde_json::Value::Array(rows));
         return Ok(());
     }
     if runs.is_empty() {
-        println!("no runs yet (start one with `tabula run runs/quick.toml`)");
+        outln!("no runs yet (start one with `tabula run runs/quick.toml`)");
         return Ok(());
     }
-    println!(
+    outln!(
         "{:>4}  {:<16} {:<12} {:>11}  {:<11} head",
-        "id", "name", "variant", "iterations", "status"
+        "id",
+        "name",
+        "variant",
+        "iterations",
+        "status"
     );
     for r in &runs {
-        println!(
+        outln!(
             "{:>4}  {:<16} {:<12} {:>5}/{:<5}  {:<11} {}",
             r.id,
             r.name,
@@ -140,10 +145,10 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
             })),
             "metrics": rows,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "run {}  {}  {}  seed {}  {}/{} iterations  {}",
         run.id,
         run.name,
@@ -153,13 +158,13 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
         run.iterations_planned,
         run.status.as_str()
     );
-    println!("run record {}", run.hash.to_hex());
-    println!(
+    outln!("run record {}", run.hash.to_hex());
+    outln!(
         "head       {}",
         run.head.map_or_else(|| "-".to_string(), |h| h.to_hex())
     );
     if let Some((id, name, at, overrides)) = &parent {
-        println!(
+        outln!(
             "branch of  run {id} ({name}) at iteration {at}; overrides: {}; iterations 0..{at} \
              below are inherited (from_run names whose row each is)",
             if overrides.is_empty() {
@@ -169,15 +174,15 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
             }
         );
     }
-    println!("settings   {settings}");
+    outln!("settings   {settings}");
     if let Ok((cfg, _)) = tabula::runs::load_config(&store, &run) {
-        println!("self-play  {}", self_play_in_words(&cfg.settings));
+        outln!("self-play  {}", self_play_in_words(&cfg.settings));
     }
     if let Some(line) = schedule_in_words(&settings, run.iterations_planned) {
-        println!("learning   {line}");
+        outln!("learning   {line}");
     }
-    println!();
-    print!("{}", to_table(&metrics));
+    outln!();
+    out!("{}", to_table(&metrics));
     Ok(())
 }
 
@@ -189,13 +194,24 @@ fn show_games(
     i: u32,
     json: bool,
 ) -> anyhow::Result<()> {
-    if i == 0 || i > run.iterations_done + 1 {
+    // The iteration after the last committed one has games only while the run is unfinished
+    // (an interrupted run keeps the games it had played of it).
+    let unfinished = run.iterations_done < run.iterations_planned;
+    let last = run.iterations_done + u32::from(unfinished);
+    if i == 0 || i > last {
+        if unfinished {
+            anyhow::bail!(
+                "run {} has iterations 1..={} (and the games of {} if it was interrupted); \
+                 --games {i} is not one of them",
+                run.id,
+                run.iterations_done,
+                run.iterations_done + 1
+            );
+        }
         anyhow::bail!(
-            "run {} has iterations 1..={} (and the games of {} if it was interrupted); \
-             --games {i} is not one of them",
+            "run {} has iterations 1..={}; --games {i} is not one of them",
             run.id,
-            run.iterations_done,
-            run.iterations_done + 1
+            run.iterations_done
         );
     }
     let runs = store.runs()?;
@@ -209,12 +225,19 @@ fn show_games(
         }
     }
     let games = store.run_games(owner.id, i)?;
+    if games.is_empty() && i > run.iterations_done {
+        anyhow::bail!(
+            "run {} has no games of iteration {i} stored yet (it has iterations 1..={})",
+            run.id,
+            run.iterations_done
+        );
+    }
     if json {
         let v: Vec<serde_json::Value> = games
             .iter()
             .map(|(g, h)| serde_json::json!({"game": g, "hash": h.to_hex()}))
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "run": run.id, "iteration": i, "stored_in_run": owner.id, "games": v,
@@ -222,9 +245,9 @@ fn show_games(
         );
         return Ok(());
     }
-    println!("run {} iteration {i}: {} games stored", run.id, games.len());
+    outln!("run {} iteration {i}: {} games stored", run.id, games.len());
     for (g, h) in games {
-        println!("{g:>6}  {h}");
+        outln!("{g:>6}  {h}");
     }
     Ok(())
 }

@@ -11,6 +11,11 @@ use tabula::experiments::sweep::{Options, Outcome, Progress, RunResult, Shard, S
 use tabula::store::Store;
 
 use super::args::SweepArgs;
+use super::output::outln;
+
+/// The most runs a sweep runs at once (each with at least one thread): as many as the most
+/// threads a command starts.
+const MAX_JOBS: usize = super::common::MAX_THREADS;
 
 /// A bar over the self-play games on a terminal; a line per finished run (with the ETA)
 /// everywhere, so batch logs show progress too.
@@ -35,7 +40,7 @@ impl Console {
         }
         let _guard = self.lines.lock();
         if self.bar.is_hidden() {
-            println!("{text}");
+            outln!("{text}");
         } else {
             self.bar.println(text);
         }
@@ -104,14 +109,13 @@ impl Console {
 
 pub(crate) fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
     let shard: Option<Shard> = args.shard.as_deref().map(str::parse).transpose()?;
-    if args.jobs == 0 {
-        bail!("--jobs 0: give at least 1 (runs at once)");
-    }
+    // Every flag is checked before the sweep file is read, also for --dry-run.
+    super::common::check_count("--jobs", args.jobs, 1, MAX_JOBS, "runs at once")?;
+    super::common::check_threads(args.threads)?;
     let sweep = Sweep::load(&args.file)?;
     if args.dry_run {
         return dry_run(&sweep, shard, args.json);
     }
-    super::common::check_threads(args.threads)?;
     let path = Store::resolve_path(db);
     let console = Console::new(args.json);
     console.line(format!(
@@ -153,10 +157,10 @@ fn dry_run(sweep: &Sweep, shard: Option<Shard>, json: bool) -> anyhow::Result<()
         .collect();
     if json {
         let v = serde_json::json!({"sweep": sweep.name, "hash": sweep.hash.to_hex(), "runs": rows});
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "sweep {} ({}): {} grid points x {} seeds = {} runs",
         sweep.name,
         sweep.hash.short(),
@@ -165,7 +169,7 @@ fn dry_run(sweep: &Sweep, shard: Option<Shard>, json: bool) -> anyhow::Result<()
         sweep.runs.len()
     );
     for r in &rows {
-        println!(
+        outln!(
             "{:>4}  {}  {} iterations  run {}",
             r["index"],
             r["name"].as_str().unwrap_or(""),
@@ -179,10 +183,10 @@ fn dry_run(sweep: &Sweep, shard: Option<Shard>, json: bool) -> anyhow::Result<()
 /// The end of the sweep's share that ran here.
 fn print_outcome(out: &Outcome, json: bool) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(out)?);
+        outln!("{}", serde_json::to_string_pretty(out)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "sweep {} done: {} runs ({} ran now, {} already finished, {} failed) in {:.1} s, \
          {} at once x {} threads",
         out.sweep,
@@ -194,7 +198,7 @@ fn print_outcome(out: &Outcome, json: bool) -> anyhow::Result<()> {
         out.jobs,
         out.threads_per_run
     );
-    println!("sweep record {}", out.hash.to_hex());
+    outln!("sweep record {}", out.hash.to_hex());
     Ok(())
 }
 
