@@ -822,18 +822,22 @@ mod tests {
             Just(PlayerSpec::Optimal),
             Just(PlayerSpec::Greedy(GreedyMode::Deterministic)),
             Just(PlayerSpec::Greedy(GreedyMode::Stochastic)),
-            (1..u32::MAX, finite_at_least_zero()).prop_map(|(simulations, uct_c)| {
-                PlayerSpec::MctsSolver(SolverConfig {
-                    simulations,
-                    uct_c,
-                    ..SolverConfig::default()
-                })
-            }),
+            (
+                1..=crate::runs::spec::MAX_SIMULATIONS,
+                finite_at_least_zero()
+            )
+                .prop_map(|(simulations, uct_c)| {
+                    PlayerSpec::MctsSolver(SolverConfig {
+                        simulations,
+                        uct_c,
+                        ..SolverConfig::default()
+                    })
+                }),
             // A run is named by an id, a name or a hash prefix: no comma, no outer spaces.
             (
                 "[a-z0-9][a-z0-9_.@-]{0,12}",
                 any::<u32>(),
-                proptest::option::of(1..u32::MAX)
+                proptest::option::of(1..=crate::runs::spec::MAX_SIMULATIONS)
             )
                 .prop_map(|(run, iteration, sims)| PlayerSpec::Model {
                     run,
