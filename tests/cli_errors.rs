@@ -49,6 +49,10 @@ const CASES: &[Case] = &[
     case(&["--db", "{dropped}", "fsck"], 1, "table `solutions`: missing (migration 0002"),
     case(&["--db", "{dropped}", "fsck", "--json"], 1, "schema is not the one"),
     case(&["--db", "{db}", "fsck"], 0, ""),
+    case(&["--db", "{db}", "migrate"], 0, ""),
+    case(&["--db", "{missing}", "migrate"], 1, "no store at"),
+    case(&["--db", "{empty}", "migrate"], 1, "the file is empty"),
+    case(&["--db", "{foreign}", "migrate"], 1, "no tabula schema version"),
     // --- read-only commands on a good store write nothing ---------------------------------
     case(&["--db", "{db}", "ls"], 0, ""),
     case(&["--db", "{db}", "show", "tiny"], 0, ""),
@@ -636,6 +640,7 @@ const PRINTING: &[&[&str]] = &[
     &["sql", "SELECT 1", "--json"],
     &["sql", "SELECT 1", "--csv"],
     &["fsck"],
+    &["migrate"],
     &[
         "match",
         "ewn:3x3x2",

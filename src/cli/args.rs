@@ -48,8 +48,12 @@ pub enum Command {
     /// any result; the aligned table measures its first 1000 rows and keeps those widths.
     /// A query past --max-rows or --timeout stops with an error after printing what it had.
     Sql(SqlArgs),
-    /// Recompute the hash of every object in the store and report any that do not match.
+    /// Recompute the hash of every object in the store and report any that do not match;
+    /// check every run row against its chain, and SQLite's own integrity check.
     Fsck(FsckArgs),
+    /// Bring a store written by an older tabula to this build's schema (commands that only
+    /// read refuse such a store rather than change it; commands that write migrate it).
+    Migrate(MigrateArgs),
     /// Play N games between two players, half with each first, in parallel; print A's score.
     ///
     /// Players: random, optimal, greedy, greedy-stochastic, mcts[:key=value,...],
@@ -318,6 +322,13 @@ fn seconds(s: &str) -> Result<f64, String> {
 #[derive(Debug, Args)]
 pub struct FsckArgs {
     /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// Print one JSON object (store, from, to).
     #[arg(long)]
     pub json: bool,
 }

@@ -38,6 +38,7 @@ fn command(cli: Cli) -> anyhow::Result<()> {
         Command::Value(a) => solve_cmd::value_cmd(cli.db.as_deref(), &a),
         Command::Sql(a) => store_cmd::sql(cli.db.as_deref(), &a),
         Command::Fsck(a) => store_cmd::fsck(cli.db.as_deref(), &a),
+        Command::Migrate(a) => store_cmd::migrate(cli.db.as_deref(), &a),
         Command::Match(a) => match_cmd::run(cli.db.as_deref(), &a),
         Command::Replay(a) => replay_cmd::run(cli.db.as_deref(), &a),
         Command::Run(a) => run_cmd::run(cli.db.as_deref(), &a),

@@ -1,4 +1,4 @@
-//! `tabula sql` and `tabula fsck`.
+//! `tabula sql`, `tabula fsck` and `tabula migrate`.
 
 use std::path::Path;
 use std::time::Duration;
@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::bail;
 use tabula::store::{QueryLimits, Store};
 
-use super::args::{FsckArgs, SqlArgs};
+use super::args::{FsckArgs, MigrateArgs, SqlArgs};
 use super::output::outln;
 use super::rows;
 
@@ -156,6 +156,25 @@ pub(crate) fn fsck(db: Option<&Path>, args: &FsckArgs) -> anyhow::Result<()> {
             rows.len(),
             integrity.len()
         );
+    }
+    Ok(())
+}
+
+pub(crate) fn migrate(db: Option<&Path>, args: &MigrateArgs) -> anyhow::Result<()> {
+    let path = Store::resolve_path(db);
+    let (from, to) = Store::migrate(&path)?;
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::json!({"store": path.display().to_string(), "from": from, "to": to})
+        );
+    } else if from == to {
+        outln!(
+            "{}: schema version {to}, this build's; nothing to do",
+            path.display()
+        );
+    } else {
+        outln!("{}: schema version {from} -> {to}", path.display());
     }
     Ok(())
 }
