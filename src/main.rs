@@ -1,6 +1,8 @@
 //! The `tabula` command line. Clap structs in [`cli::args`] are parsed, then resolved into
 //! validated configs before any work starts; library errors are typed, this binary reports
-//! them through `anyhow` and exits non-zero.
+//! them through `anyhow` and exits non-zero. Nothing prints to stdout but `cli::output`
+//! (a failed write is an error, not a panic).
+#![deny(clippy::print_stdout)]
 
 mod cli;
 

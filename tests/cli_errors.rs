@@ -49,6 +49,10 @@ const CASES: &[Case] = &[
     case(&["--db", "{dropped}", "fsck"], 1, "table `solutions`: missing (migration 0002"),
     case(&["--db", "{dropped}", "fsck", "--json"], 1, "schema is not the one"),
     case(&["--db", "{db}", "fsck"], 0, ""),
+    case(&["--db", "{db}", "migrate"], 0, ""),
+    case(&["--db", "{missing}", "migrate"], 1, "no store at"),
+    case(&["--db", "{empty}", "migrate"], 1, "the file is empty"),
+    case(&["--db", "{foreign}", "migrate"], 1, "no tabula schema version"),
     // --- read-only commands on a good store write nothing ---------------------------------
     case(&["--db", "{db}", "ls"], 0, ""),
     case(&["--db", "{db}", "show", "tiny"], 0, ""),
@@ -136,6 +140,41 @@ const CASES: &[Case] = &[
     case(&["--db", "{amb}", "replay", "{game4}"], 1, "`{game4}` names more than one game:\n  "),
     case(&["--db", "{amb}", "replay", "{game4}"], 1, "  {game}  (run 1, iteration"),
     case(&["--db", "{db}", "plot", "{game4}"], 1, "give its name or at least 4 hex digits"),
+    // --- every count has a range (docs/limits.md) --------------------------------------------
+    case(&["match", "ewn:3x3x2", "--a", "mcts:sims=4294967295", "--b", "random"], 1, "sims=4294967295 is not allowed; allowed: an integer from 1 to 1000000"),
+    case(&["match", "ewn:3x3x2", "--a", "mcts:sims=8,rollouts=4294967295", "--b", "random"], 1, "rollouts=4294967295 is not allowed; allowed: an integer from 1 to 1000000"),
+    case(&["match", "ewn:3x3x2", "--a", "mcts-solver:sims=4294967295", "--b", "random"], 1, "sims=4294967295 is not allowed; allowed: an integer from 1 to 1000000"),
+    case(&["--db", "{db}", "match", "ewn:3x3x2", "--a", "model:tiny@1,sims=4294967295", "--b", "random"], 1, "sims=4294967295 is not allowed; allowed: an integer from 1 to 1000000"),
+    case(&["--db", "{db}", "sweep", "{dir}/sw.toml", "--jobs", "1000"], 1, "--jobs 1000 is out of range; allowed: 1 to 256"),
+    case(&["--db", "{db}", "sweep", "{dir}/sw.toml", "--jobs", "0", "--dry-run"], 1, "--jobs 0 is out of range; allowed: 1 to 256"),
+    case(&["--db", "{db}", "sweep", "{dir}/sw.toml", "--threads", "0", "--dry-run"], 1, "--threads 0: give at least one thread"),
+    case(&["--db", "{db}", "sweep", "{dir}/sw-huge.toml", "--dry-run"], 1, "is more than 100000 runs; allowed: at most 100000 runs in one sweep"),
+    case(&["--db", "{db}", "run", "/dev/zero"], 1, "/dev/zero: larger than 1048576 bytes"),
+    case(&["--db", "{db}", "sweep", "/dev/zero", "--dry-run"], 1, "/dev/zero: larger than 1048576 bytes"),
+    case(&["--db", "{db}", "run", "{dir}"], 1, "that is a directory; give a TOML file"),
+    case(&["--db", "{db}", "sql", "SELECT zeroblob(20000000) AS a, zeroblob(20000000) AS b", "--max-memory", "16"], 1, "the query needs more than 16 MiB of memory"),
+    case(&["--db", "{db}", "sql", "SELECT 1", "--max-memory", "0"], 2, "--max-memory"),
+    // --- lenient input: what serde would read some way is refused, naming the key ------------
+    case(&["--db", "{db}", "run", "{dir}/list-search.toml"], 1, "`search` = [1] is out of range; allowed: a table (`[search]` or `search = { ... }`), not a list"),
+    case(&["--db", "{db}", "run", "{dir}/list-eval.toml"], 1, "`eval` = [1] is out of range; allowed: a table"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "search=[1]"], 1, "--set `search`: no such setting"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "eval=[1]"], 1, "`eval` = [1] is out of range; allowed: a table"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "learning_rate=[[1, 1.0, 5]]"], 1, "`learning_rate[0]` = [1, 1.0, 5] is out of range; allowed: a list of 2 items"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "search.c_puct=nan"], 1, "`search.c_puct` = nan is out of range; allowed: a finite number"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "search.c_puct=nan"], 1, "`search.c_puct` = nan is out of range; allowed: a finite number"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "init_std=1e308"], 1, "`init_std` = 1e308 is out of range; allowed: a finite number, 0 or of magnitude 1e-12 to 1e12"),
+    case(&["--db", "{db}", "run", "{dir}/net-eps.toml"], 1, "`learner.network.adam_eps` = 5e-324 is out of range"),
+    case(&["--db", "{db}", "run", "{dir}/net-lr.toml"], 1, "`learner.network.lr[0][1]` = 1e300 is out of range"),
+    case(&["--db", "{db}", "run", "{dir}/net-wd.toml"], 1, "`learner.network.weight_decay` = 1e300 is out of range"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"a\\u001b[2Jb\""], 1, "without spaces at either end or control characters"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"a\\nb\""], 1, "control characters"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "name=\"a\\u0000b\""], 1, "control characters"),
+    case(&["--db", "{db}", "sweep", "{dir}/sw-dup.toml", "--dry-run"], 1, "axis `search.c_puct`: value 1.0 is listed twice"),
+    // --- messages name the bad value and what is allowed ---------------------------------------
+    case(&["--db", "{db}", "checkout", "tiny@99999999999"], 1, "the iteration 99999999999 is out of range; allowed: 0 to 4294967295"),
+    case(&["--db", "{db}", "show", "tiny", "--games", "3"], 1, "run 1 has iterations 1..=2; --games 3 is not one of them"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "seed=9223372036854775808", "--set", "eval.games=0"], 1, "`eval.games` = 0 is out of range"),
+    case(&["--db", "{db}", "report", "some-sweep", "--out", "{text}"], 1, "--out {text}: that is a file, not a directory"),
 ];
 
 /// The fixtures, made once in one directory.
@@ -223,6 +262,50 @@ games = 20
             format!("{tiny}\n[budget]\nmoves = 5\n"),
         )
         .unwrap();
+        // Sweeps over `tiny`: one run; a value listed twice as 1 and 1.0; a grid too large.
+        let sweep = |name: &str, axes: &str| {
+            std::fs::write(
+                dir.join(format!("{name}.toml")),
+                format!("name = \"{name}\"\nbase = \"tiny.toml\"\nseeds = [1]\n\n[axes]\n{axes}\n"),
+            )
+            .unwrap();
+        };
+        sweep("sw", "\"search.simulations\" = [10]");
+        sweep("sw-dup", "\"search.c_puct\" = [1, 1.0]");
+        let many = |n: u32| {
+            (1..=n)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        sweep(
+            "sw-huge",
+            &format!(
+                "\"search.simulations\" = [{}]\n\"eval.games\" = [{}]",
+                many(400),
+                many(300)
+            ),
+        );
+        // A list where a table belongs.
+        for key in ["search", "eval"] {
+            std::fs::write(
+                dir.join(format!("list-{key}.toml")),
+                format!("variant = \"ewn:3x3x2\"\niterations = 1\ngames_per_iteration = 2\n{key} = [1]\n"),
+            )
+            .unwrap();
+        }
+        // Network rates that are finite but cannot train.
+        for (file, line) in [
+            ("net-eps.toml", "adam_eps = 5e-324"),
+            ("net-lr.toml", "lr = [[1, 1e300]]"),
+            ("net-wd.toml", "weight_decay = 1e300"),
+        ] {
+            std::fs::write(
+                dir.join(file),
+                format!("{tiny}\n[learner]\nkind = \"network\"\n\n[learner.network]\n{line}\n"),
+            )
+            .unwrap();
+        }
         // A game's address, as `show --games` lists it (packed games have none in SQL).
         let out = tabula()
             .args([
@@ -392,10 +475,15 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
 /// Runs `tabula args` with a deadline; returns (exit code, stderr), or an error if it had to
 /// be killed.
 fn run(args: &[String], deadline: Duration) -> Result<(i32, String), String> {
+    run_to(args, Stdio::null(), deadline)
+}
+
+/// [`run`] with stdout going to `stdout`.
+fn run_to(args: &[String], stdout: Stdio, deadline: Duration) -> Result<(i32, String), String> {
     let mut child = tabula()
         .args(args)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -421,47 +509,53 @@ fn run(args: &[String], deadline: Duration) -> Result<(i32, String), String> {
     }
 }
 
+/// Runs one row against the fixtures: `args` (placeholders expanded) exits with `code`, its
+/// stderr contains `stderr` (expanded), it does not panic, and the fixture directory is
+/// unchanged. A failure is pushed to `failures`.
+fn check_row(fx: &Fixtures, args: &[&str], code: i32, stderr: &str, failures: &mut Vec<String>) {
+    let expanded: Vec<String> = args.iter().map(|a| fx.expand(a)).collect();
+    let before = snapshot(&fx.dir);
+    let shown = format!("tabula {}", args.join(" "));
+    match run(&expanded, Duration::from_secs(30)) {
+        Err(e) => failures.push(format!("{shown}: {e}")),
+        Ok((got, err)) => {
+            if got != code {
+                failures.push(format!(
+                    "{shown}: exit code {got}, expected {code}; stderr: {err}"
+                ));
+            } else if !err.contains(&fx.expand(stderr)) {
+                failures.push(format!(
+                    "{shown}: stderr lacks `{}`; it says: {err}",
+                    fx.expand(stderr)
+                ));
+            } else if err.contains("panicked") {
+                failures.push(format!("{shown}: panicked: {err}"));
+            }
+        }
+    }
+    let after = snapshot(&fx.dir);
+    if after != before {
+        let changed: Vec<_> = after
+            .iter()
+            .filter(|(k, v)| before.get(*k) != Some(*v))
+            .map(|(k, _)| k.display().to_string())
+            .chain(
+                before
+                    .keys()
+                    .filter(|k| !after.contains_key(*k))
+                    .map(|k| format!("{} (removed)", k.display())),
+            )
+            .collect();
+        failures.push(format!("{shown}: changed files {changed:?}"));
+    }
+}
+
 #[test]
 fn bad_input_is_refused_clearly_and_changes_nothing() {
     let fx = Fixtures::new();
     let mut failures = Vec::new();
     for c in CASES {
-        let args: Vec<String> = c.args.iter().map(|a| fx.expand(a)).collect();
-        let before = snapshot(&fx.dir);
-        let shown = format!("tabula {}", c.args.join(" "));
-        match run(&args, Duration::from_secs(30)) {
-            Err(e) => failures.push(format!("{shown}: {e}")),
-            Ok((code, err)) => {
-                if code != c.code {
-                    failures.push(format!(
-                        "{shown}: exit code {code}, expected {}; stderr: {err}",
-                        c.code
-                    ));
-                } else if !err.contains(&fx.expand(c.stderr)) {
-                    failures.push(format!(
-                        "{shown}: stderr lacks `{}`; it says: {err}",
-                        fx.expand(c.stderr)
-                    ));
-                } else if err.contains("panicked") {
-                    failures.push(format!("{shown}: panicked: {err}"));
-                }
-            }
-        }
-        let after = snapshot(&fx.dir);
-        if after != before {
-            let changed: Vec<_> = after
-                .iter()
-                .filter(|(k, v)| before.get(*k) != Some(*v))
-                .map(|(k, _)| k.display().to_string())
-                .chain(
-                    before
-                        .keys()
-                        .filter(|k| !after.contains_key(*k))
-                        .map(|k| format!("{} (removed)", k.display())),
-                )
-                .collect();
-            failures.push(format!("{shown}: changed files {changed:?}"));
-        }
+        check_row(&fx, c.args, c.code, c.stderr, &mut failures);
     }
     assert!(
         failures.is_empty(),
@@ -470,6 +564,351 @@ fn bad_input_is_refused_clearly_and_changes_nothing() {
         CASES.len(),
         failures.join("\n")
     );
+}
+
+/// Every flag that writes a file outside the store: (the command before the flag, the flag,
+/// whether it names a directory). A new output flag belongs here.
+const OUTPUT_FLAGS: &[(&[&str], &str, bool)] = &[
+    (&["plot", "some-sweep"], "--out", false),
+    (&["report", "some-sweep"], "--out", true),
+    (&["checkout", "tiny@2"], "--export", false),
+];
+
+/// Paths that are the store `{db}` or one of its files, spelled in other ways: itself, through
+/// a symlink, a hard link, `.` and `..` in the path, its journals (existing or not).
+const STORE_SPELLINGS: &[&str] = &[
+    "{db}",
+    "{dir}/link-to-store.db",
+    "{dir}/hard-link-to-store.db",
+    "{dir}/./a-directory/../t.db",
+    "{db}-wal",
+    "{db}-shm",
+    "{db}-journal",
+    "{dir}/link-to-wal",
+];
+
+/// Every output flag refuses the store, however it is spelled, and the store's bytes stay
+/// as they were; a path that is not a regular file is refused too, naming the path.
+#[test]
+fn every_output_flag_refuses_the_store() {
+    let fx = Fixtures::new();
+    std::os::unix::fs::symlink(fx.dir.join("t.db"), fx.dir.join("link-to-store.db")).unwrap();
+    std::fs::hard_link(fx.dir.join("t.db"), fx.dir.join("hard-link-to-store.db")).unwrap();
+    // A link to the store's write-ahead log, which does not exist while the store is closed.
+    std::os::unix::fs::symlink(fx.dir.join("t.db-wal"), fx.dir.join("link-to-wal")).unwrap();
+    let mut failures = Vec::new();
+    let mut rows = 0;
+    for (command, flag, dir) in OUTPUT_FLAGS {
+        let mut targets: Vec<(&str, &str)> = STORE_SPELLINGS
+            .iter()
+            .map(|t| (*t, "that is the store ("))
+            .collect();
+        if *dir {
+            targets.push(("{text}", "that is a file, not a directory"));
+        } else {
+            targets.push((
+                "/dev/full",
+                "--export /dev/full: that is not a regular file",
+            ));
+            targets.push(("{dir}", "that is a directory; give a file path"));
+        }
+        for (target, message) in targets {
+            let message = message.replace("--export", flag);
+            let mut args: Vec<&str> = vec!["--db", "{db}"];
+            args.extend_from_slice(command);
+            args.extend([*flag, target]);
+            check_row(&fx, &args, 1, &message, &mut failures);
+            rows += 1;
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {rows} rows failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Every command, with output to print (writers on a copy of the store, `{full}`). A new
+/// command belongs here: [`every_command_survives_an_unwritable_stdout`] checks that every
+/// command `tabula --help` lists has a row.
+const PRINTING: &[&[&str]] = &[
+    &["games"],
+    &["play", "ewn:3x3x2", "--seed", "1"],
+    &["solve", "ewn:3x3x2"],
+    &["value", "ewn:3x3x2", "{position}"],
+    &["sql", "SELECT * FROM objects"],
+    &["sql", "SELECT 1", "--json"],
+    &["sql", "SELECT 1", "--csv"],
+    &["fsck"],
+    &["migrate"],
+    &[
+        "match",
+        "ewn:3x3x2",
+        "--a",
+        "random",
+        "--b",
+        "random",
+        "--games",
+        "2",
+    ],
+    &["replay", "{game}"],
+    &[
+        "run",
+        "{dir}/tiny.toml",
+        "--set",
+        "name=full-run",
+        "--threads",
+        "1",
+    ],
+    &["ls"],
+    &["show", "tiny"],
+    &["resume", "tiny"],
+    &[
+        "branch",
+        "tiny",
+        "--at",
+        "1",
+        "--set",
+        "name=full-branch",
+        "--threads",
+        "1",
+    ],
+    &["verify", "tiny"],
+    &["checkout", "tiny@2"],
+    &["sweep", "{dir}/sw.toml", "--dry-run"],
+    &["sweep", "{dir}/sw.toml", "--threads", "1"],
+    &["merge", "{db}", "--into", "{dir}/merged.db"],
+    &["plot", "sw", "--out", "{dir}/sw.svg"],
+    &["report", "sw", "--out", "{dir}/sw-report"],
+    &["note", "tiny", "a note", "--tag", "t1"],
+    &["note", "tiny", "--json"],
+    &["export", "tiny"],
+    &["export", "sw", "--sweep", "--json"],
+];
+
+/// Every command whose stdout cannot be written (`> /dev/full`) exits 1 with `error: writing
+/// the output: ...`, never a panic; the work is done all the same (no run is left `running`).
+#[test]
+fn every_command_survives_an_unwritable_stdout() {
+    let fx = Fixtures::new();
+    let full = fx.dir.join("full.db");
+    std::fs::copy(fx.dir.join("t.db"), &full).unwrap();
+    let solved = tabula()
+        .args(["solve", "ewn:3x3x2", "--json", "--db"])
+        .arg(&full)
+        .output()
+        .unwrap();
+    let solved: serde_json::Value = serde_json::from_slice(&solved.stdout).unwrap();
+    let position = solved["test_positions"][0]["position"].as_str().unwrap();
+    // Every command `tabula --help` lists has a row.
+    let help = tabula().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).to_string();
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() > 10, "{help}");
+    for c in &commands {
+        assert!(
+            PRINTING.iter().any(|row| row[0] == *c),
+            "`tabula {c}` has no row in PRINTING"
+        );
+    }
+    let mut failures = Vec::new();
+    for row in PRINTING {
+        let mut args = vec!["--db".to_string(), full.display().to_string()];
+        args.extend(
+            row.iter()
+                .map(|a| fx.expand(&a.replace("{position}", position))),
+        );
+        let dev_full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let shown = format!("tabula {}", row.join(" "));
+        match run_to(&args, dev_full.into(), Duration::from_secs(60)) {
+            Err(e) => failures.push(format!("{shown}: {e}")),
+            Ok((code, err)) => {
+                if code != 1
+                    || !err.contains("error: writing the output: No space left on device")
+                    || err.contains("panicked")
+                {
+                    failures.push(format!("{shown}: exit code {code}; stderr: {err}"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} rows failed:\n{}",
+        failures.len(),
+        PRINTING.len(),
+        failures.join("\n")
+    );
+    // The work was done: the run, the branch and the sweep's run finished.
+    let conn = rusqlite::Connection::open(&full).unwrap();
+    let mut stmt = conn.prepare("SELECT name, status FROM runs").unwrap();
+    let runs: Vec<(String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for name in ["full-run", "full-branch"] {
+        assert!(
+            runs.iter().any(|(n, st)| n == name && st == "done"),
+            "{runs:?}"
+        );
+    }
+    assert!(runs.iter().all(|(_, st)| st == "done"), "{runs:?}");
+}
+
+/// Runs `tabula --db DB args`, returning (exit code, stdout, stderr).
+fn on(db: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = tabula().arg("--db").arg(db).args(args).output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// What a refused sweep leaves: nothing (no sweep record, row or run); a seed above 2^63 - 1
+/// is a seed; filters that contradict each other are named as such.
+#[test]
+fn sweeps_and_seeds_are_refused_before_anything_is_written() {
+    let fx = Fixtures::new();
+    let db = fx.dir.join("sweeps.db");
+    std::fs::copy(fx.dir.join("t.db"), &db).unwrap();
+    let sw = fx.dir.join("sw.toml").display().to_string();
+    let tiny = fx.dir.join("tiny.toml").display().to_string();
+    // A run of other settings takes the name the sweep's run needs.
+    let (code, out, err) = on(&db, &["sweep", &sw, "--dry-run", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let plan: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let name = plan["runs"][0]["name"].as_str().unwrap().to_string();
+    let (code, _, err) = on(
+        &db,
+        &[
+            "run",
+            &tiny,
+            "--set",
+            &format!("name={name:?}"),
+            "--set",
+            "window=1",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let count = |sql: &str| -> i64 {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row(sql, [], |r| r.get(0))
+            .unwrap()
+    };
+    let objects = count("SELECT count(*) FROM objects");
+    let (code, _, err) = on(&db, &["sweep", &sw, "--threads", "1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!("a run named `{name}` is already in the store")),
+        "{err}"
+    );
+    assert_eq!(count("SELECT count(*) FROM sweeps"), 0);
+    assert_eq!(count("SELECT count(*) FROM objects"), objects);
+    // A seed TOML cannot hold as an integer is still a seed.
+    let (code, _, err) = on(
+        &db,
+        &[
+            "run",
+            &tiny,
+            "--set",
+            "name=big-seed",
+            "--set",
+            "seed=9223372036854775808",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = on(&db, &["show", "big-seed", "--json"]);
+    assert!(out.contains("9223372036854775808"), "{out}");
+    // Two values of one axis match nothing: said so, not blamed on the metric.
+    let two = fx.dir.join("sw-two.toml");
+    std::fs::write(
+        &two,
+        "name = \"sw-two\"\nbase = \"tiny.toml\"\nseeds = [1]\n\n[axes]\n\"search.simulations\" = [10, 12]\n",
+    )
+    .unwrap();
+    let (code, _, err) = on(&db, &["sweep", two.to_str().unwrap(), "--threads", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let svg = fx.dir.join("two.svg").display().to_string();
+    let (code, _, err) = on(
+        &db,
+        &[
+            "plot",
+            "sw-two",
+            "--where",
+            "search.simulations=10",
+            "--where",
+            "search.simulations=12",
+            "--out",
+            &svg,
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("`search.simulations` is already given (=10); give each axis once"),
+        "{err}"
+    );
+    assert!(!fx.dir.join("two.svg").exists());
+    let (code, _, err) = on(&db, &["plot", "sw-two", "--out", &svg]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+}
+
+/// fsck checks every run row against its chain: a row that says more iterations than its
+/// chain has, a head that is not the chain's last record, a missing `iterations` row.
+#[test]
+fn fsck_checks_run_rows_against_their_chains() {
+    let fx = Fixtures::new();
+    for (file, damage, expected) in [
+        (
+            "done.db",
+            "UPDATE runs SET iterations_done = 99 WHERE id = 1",
+            "RUN ROW run 1 (tiny): the row says 99 of 2 iterations done, more than planned",
+        ),
+        (
+            "head.db",
+            "UPDATE runs SET head = (SELECT hash FROM iterations WHERE run_id = 1 AND \
+             iteration = 1) WHERE id = 1",
+            "RUN ROW run 1 (tiny): the row's head is",
+        ),
+        (
+            "gap.db",
+            "DELETE FROM iterations WHERE run_id = 2 AND iteration = 1",
+            "RUN ROW run 2 (tiny2): the row says 2 iterations done (its own from 1); \
+             `iterations` rows missing: [1], beyond it: []",
+        ),
+    ] {
+        let db = fx.dir.join(file);
+        std::fs::copy(fx.dir.join("t.db"), &db).unwrap();
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch(damage)
+            .unwrap();
+        let (code, out, err) = on(&db, &["fsck"]);
+        assert_eq!(code, 1, "{damage}: {out}{err}");
+        assert!(out.contains(expected), "{damage}: {out}");
+        assert!(err.contains("run row problem(s)"), "{damage}: {err}");
+    }
+    let (code, out, err) = on(&fx.dir.join("t.db"), &["fsck"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("ok: every run row agrees with its chain"),
+        "{out}"
+    );
+    assert!(out.contains("ok: SQLite's integrity check"), "{out}");
 }
 
 /// The console's help lists exactly the pragmas it allows.

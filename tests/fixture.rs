@@ -1,7 +1,7 @@
 //! A store written by the build of commit 64434fb (tests/data/fixtures/store-64434fb.*): a
-//! later build opens it (migrating the schema), verifies its finished runs against the heads
-//! that build wrote, resumes its unrun branch to the head that build reached, and lists and
-//! shows it.
+//! later build refuses it in commands that only read (changing nothing), migrates it on
+//! `tabula migrate`, verifies its finished runs against the heads that build wrote, resumes
+//! its unrun branch to the head that build reached, and lists and shows it.
 
 use std::path::Path;
 
@@ -26,7 +26,29 @@ fn the_64434fb_store_opens_verifies_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     std::fs::copy(FIXTURE, &db).unwrap();
-    // ls works (and opening migrates the schema).
+    // Commands that only read refuse the older store and leave it as it was; `migrate`
+    // brings it to this build's schema.
+    let before = std::fs::read(&db).unwrap();
+    for args in [
+        &["ls"][..],
+        &["show", "1"],
+        &["sql", "SELECT 1"],
+        &["fsck"],
+        &["verify", "1"],
+    ] {
+        let out = tabula(&db, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("this store needs `tabula --db"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(
+        std::fs::read(&db).unwrap() == before,
+        "a read-only command changed the store"
+    );
+    assert!(ok(&tabula(&db, &["migrate"])).contains("schema version"));
     let ls: serde_json::Value = serde_json::from_str(&ok(&tabula(&db, &["ls", "--json"]))).unwrap();
     assert_eq!(ls.as_array().unwrap().len(), 3, "{ls}");
     let heads = [

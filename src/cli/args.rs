@@ -48,8 +48,12 @@ pub enum Command {
     /// any result; the aligned table measures its first 1000 rows and keeps those widths.
     /// A query past --max-rows or --timeout stops with an error after printing what it had.
     Sql(SqlArgs),
-    /// Recompute the hash of every object in the store and report any that do not match.
+    /// Recompute the hash of every object in the store and report any that do not match;
+    /// check every run row against its chain, and SQLite's own integrity check.
     Fsck(FsckArgs),
+    /// Bring a store written by an older tabula to this build's schema (commands that only
+    /// read refuse such a store rather than change it; commands that write migrate it).
+    Migrate(MigrateArgs),
     /// Play N games between two players, half with each first, in parallel; print A's score.
     ///
     /// Players: random, optimal, greedy, greedy-stochastic, mcts[:key=value,...],
@@ -390,6 +394,10 @@ pub struct SqlArgs {
     /// output is not counted; 0: no limit).
     #[arg(long, value_name = "SECONDS", default_value_t = tabula::store::QueryLimits::DEFAULT_TIMEOUT_SECONDS, value_parser = seconds)]
     pub timeout: f64,
+    /// Stop with an error when SQLite needs more memory than this many MiB for the query
+    /// (1 to 65536; a row of huge values, a large sort).
+    #[arg(long, value_name = "MIB", default_value_t = tabula::store::QueryLimits::DEFAULT_MAX_MEMORY >> 20, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub max_memory: u64,
 }
 
 /// A number of seconds: finite and not negative.
@@ -405,6 +413,13 @@ fn seconds(s: &str) -> Result<f64, String> {
 #[derive(Debug, Args)]
 pub struct FsckArgs {
     /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// Print one JSON object (store, from, to).
     #[arg(long)]
     pub json: bool,
 }

@@ -13,10 +13,27 @@ use tabula::store::{ObjectHash, Store, Subject};
 
 use super::args::AnnotateArgs;
 
+use super::output::outln;
+
 /// The most worker threads a command starts: far more than the cores of any machine these
 /// games need, few enough that a typo (`--threads 100000`) is refused instead of starting
 /// thousands of threads. See docs/limits.md.
 pub(crate) const MAX_THREADS: usize = 256;
+
+/// Refuses a count given on the command line outside `min..=max`: `flag n is out of range;
+/// allowed: min to max (what)`. Every count flag is checked here.
+pub(crate) fn check_count(
+    flag: &str,
+    n: usize,
+    min: usize,
+    max: usize,
+    what: &str,
+) -> anyhow::Result<()> {
+    if n < min || n > max {
+        bail!("{flag} {n} is out of range; allowed: {min} to {max} ({what})");
+    }
+    Ok(())
+}
 
 /// Refuses a `--threads` value that cannot be right.
 pub(crate) fn check_threads(threads: Option<usize>) -> anyhow::Result<()> {
@@ -24,11 +41,14 @@ pub(crate) fn check_threads(threads: Option<usize>) -> anyhow::Result<()> {
         Some(0) => {
             bail!("--threads 0: give at least one thread (or leave it out for all cores)")
         }
-        Some(n) if n > MAX_THREADS => bail!(
-            "--threads {n} is out of range; allowed: 1 to {MAX_THREADS} (or leave it out for \
-             all cores)"
+        Some(n) => check_count(
+            "--threads",
+            n,
+            1,
+            MAX_THREADS,
+            "or leave it out for all cores",
         ),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 
@@ -82,7 +102,7 @@ pub(crate) fn print_outcome(
             "baseline": out.baseline,
             "metrics": out.last.as_ref().map(|s| &s.metrics),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         // The iterations this process ran, not the run's length: a resumed run or a branch
         // ran only the ones after those committed before.
@@ -98,7 +118,7 @@ pub(crate) fn print_outcome(
                 out.iterations
             ),
         };
-        println!(
+        outln!(
             "run {} ({}) done: {which} in {:.1} s on {} threads; store writer busy {:.2} s \
              ({:.2}%; {:.2} s of CPU), waited on {:.2} s ({:.2}%)",
             out.run_id,
@@ -111,7 +131,7 @@ pub(crate) fn print_outcome(
             out.store_wait_seconds,
             100.0 * share(out.store_wait_seconds)
         );
-        println!("head {}", head.unwrap_or_default());
+        outln!("head {}", head.unwrap_or_default());
     }
     Ok(())
 }
@@ -146,7 +166,7 @@ impl Console {
             return;
         }
         if self.bar.is_hidden() {
-            println!("{text}");
+            outln!("{text}");
         } else {
             self.bar.println(text);
         }
@@ -310,14 +330,15 @@ pub(crate) fn resume_and_report(
                     "iterations_run": 0, "head": head,
                     "seconds": t.elapsed().as_secs_f64(),
                 });
-                println!("{v}");
+                outln!("{v}");
             } else {
-                println!(
+                outln!(
                     "run {run_id} ({}) has already finished: {iterations} iterations; nothing to do \
                      (`tabula show {}` prints its settings and metrics)",
-                    row.name, row.name
+                    row.name,
+                    row.name
                 );
-                println!("head {}", head.unwrap_or_default());
+                outln!("head {}", head.unwrap_or_default());
             }
             Ok(())
         }
@@ -346,7 +367,7 @@ pub(crate) enum Layout {
 /// Prints a game board by board: each move names who just played it, then the position after.
 pub(crate) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State], layout: Layout) {
     let gap = if layout == Layout::Spaced { "\n" } else { "" };
-    println!("{}{gap}", g.render(&states[0]));
+    outln!("{}{gap}", g.render(&states[0]));
     let mut ply = 0;
     for (step, pair) in record.steps.iter().zip(states.windows(2)) {
         let (before, after) = (&pair[0], &pair[1]);
@@ -354,10 +375,10 @@ pub(crate) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]
             Step::Chance { outcome } => {
                 let name = g.outcome_name(before, *outcome);
                 match layout {
-                    Layout::Spaced => println!("chance: {name}"),
+                    Layout::Spaced => outln!("chance: {name}"),
                     Layout::Indexed => {
                         let p = probability(g, before, *outcome);
-                        println!("chance: {name}  (p = {p:.4})");
+                        outln!("chance: {name}  (p = {p:.4})");
                     }
                 }
             }
@@ -372,16 +393,16 @@ pub(crate) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]
                     Layout::Spaced => String::new(),
                     Layout::Indexed => format!("  [action {action}]"),
                 };
-                println!("ply {ply}: player {who} played {name}{index}; the position after it:");
+                outln!("ply {ply}: player {who} played {name}{index}; the position after it:");
                 if let Some(st) = search {
                     show_search(g, before, st);
                 }
-                println!("{}{gap}", g.render(after));
+                outln!("{}{gap}", g.render(after));
             }
         }
     }
     if let GameEnd::Adjudicated { winner, reason } = record.end {
-        println!("{winner} declared the winner: {reason}");
+        outln!("{winner} declared the winner: {reason}");
     }
 }
 
@@ -407,7 +428,7 @@ fn show_search<G: Game>(g: &G, before: &G::State, st: &SearchStats) {
         .take(5)
         .map(|&i| format!("{} {}", g.action_name(before, legal[i]), st.visits[i]))
         .collect();
-    println!(
+    outln!(
         "  search: {total} visits{}: {}",
         if st.full { "" } else { " (fast)" },
         top.join(", ")

@@ -17,11 +17,13 @@ pub(crate) fn export(db: Option<&Path>, args: &ExportArgs) -> anyhow::Result<()>
         Target::Run(args.target.clone())
     };
     let sql = tidy_sql(&store, &target)?;
-    let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let out = std::io::BufWriter::with_capacity(1 << 16, super::output::Stdout);
     let mut sink = rows::sink(out, args.json, !args.json);
+    // A table of any length, for as long as it takes; SQLite's memory stays bounded.
     let limits = QueryLimits {
         max_rows: None,
         timeout: None,
+        ..QueryLimits::default()
     };
     match store.query_stream(&sql, &limits, sink.as_row_sink()) {
         Ok(n) => sink.finish(Some(n))?,

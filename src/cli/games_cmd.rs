@@ -3,25 +3,26 @@
 use tabula::games::FAMILIES;
 
 use super::args::GamesArgs;
+use super::output::outln;
 
 pub(crate) fn run(args: &GamesArgs) -> anyhow::Result<()> {
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({ "families": FAMILIES }))?
         );
         return Ok(());
     }
     for f in FAMILIES {
-        println!("{}  —  {}", f.syntax, f.title);
-        println!("    action space |A|: {}", f.action_space);
+        outln!("{}  —  {}", f.syntax, f.title);
+        outln!("    action space |A|: {}", f.action_space);
         for (name, what) in f.parameters {
-            println!("    {name:<14} {what}");
+            outln!("    {name:<14} {what}");
         }
         if !f.examples.is_empty() {
-            println!("    examples: {}", f.examples.join("  "));
+            outln!("    examples: {}", f.examples.join("  "));
         }
-        println!();
+        outln!();
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use tabula::runs::{
     CheckedOut, ExportFormat, checkout_at, create_branch, export_model_at, verify as verify_run,
 };
@@ -13,6 +13,7 @@ use super::args::{BranchArgs, CheckoutArgs, ResumeArgs, VerifyArgs};
 use super::common::{
     annotate, annotate_config, check_annotations, pool, resume_and_report, start_and_report,
 };
+use super::output::{OutputFile, outln};
 
 fn open(db: Option<&Path>) -> anyhow::Result<Store> {
     let path = Store::resolve_path(db);
@@ -58,12 +59,12 @@ pub(crate) fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()>
             args.at
         );
         if args.json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::json!({"run": id, "name": name, "run_hash": hash.to_hex(), "seed": seed})
             );
         } else {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     if args.no_run {
@@ -137,11 +138,15 @@ pub(crate) fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()>
             "run": v.run_id, "first": v.first, "last": v.last, "records": v.records,
             "identical": v.differs.is_none(), "differs": v.differs, "seconds": v.seconds,
         });
-        println!("{o}");
+        outln!("{o}");
     } else if v.differs.is_none() {
-        println!(
+        outln!(
             "run {} iterations {}..{}: {} records re-executed, every hash identical ({:.2} s)",
-            v.run_id, v.first, v.last, v.records, v.seconds
+            v.run_id,
+            v.first,
+            v.last,
+            v.records,
+            v.seconds
         );
     }
     if let Some(d) = v.differs {
@@ -163,16 +168,27 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
             args.target
         );
     };
-    let i: u32 = i.parse().map_err(|_| {
-        anyhow::anyhow!(
+    let i: u32 = match i.parse::<u64>() {
+        Ok(n) => u32::try_from(n).map_err(|_| {
+            anyhow::anyhow!(
+                "`{}`: the iteration {n} is out of range; allowed: 0 to {}",
+                args.target,
+                u32::MAX
+            )
+        })?,
+        Err(_) => bail!(
             "`{}`: the iteration `{i}` is not a number >= 0",
             args.target
-        )
-    })?;
+        ),
+    };
     let db_path = Store::resolve_path(db);
     let format = args.export.as_deref().map(ExportFormat::of_path);
-    if let Some(path) = &args.export {
-        refuse_store_path(path, &db_path)?;
+    let export = args.export.as_deref().map(|path| OutputFile {
+        flag: "--export",
+        path,
+    });
+    if let Some(out) = &export {
+        out.check(&db_path, false)?;
     }
     let store = Store::open_read_only(&db_path)?;
     // A model format is checked (and written) before the summary: a table run asking for one
@@ -184,8 +200,8 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
         _ => None,
     };
     let c = checkout_at(&store, run, i, format == Some(ExportFormat::Rows))?;
-    if let Some(path) = &args.export {
-        write_replacing(path, |w| match &model {
+    if let Some(out) = &export {
+        out.write(&db_path, |w| match &model {
             Some(m) => w.write_all(&m.bytes),
             None => write_rows(w, &c, !args.no_header),
         })?;
@@ -205,9 +221,9 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
             "opset": model.as_ref().and_then(|m| m.opset),
             "export_bytes": model.as_ref().map(|m| m.bytes.len()),
         });
-        println!("{o}");
+        outln!("{o}");
     } else {
-        println!(
+        outln!(
             "run {} iteration {}: {} model {}  {} {}, {} bytes as a full checkpoint ({:.3} s)",
             c.run_id,
             c.iteration,
@@ -219,11 +235,11 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
             c.seconds
         );
         if let Some(s) = c.snapshot {
-            println!("snapshot {s}");
+            outln!("snapshot {s}");
         }
         if let Some(p) = &args.export {
             match &model {
-                None => println!("rows written to {}", p.display()),
+                None => outln!("rows written to {}", p.display()),
                 Some(m) => {
                     let [ch, h, w] = m.input;
                     let what = match (m.ir_version, m.opset) {
@@ -232,7 +248,7 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
                         ),
                         _ => "weights (safetensors)".to_string(),
                     };
-                    println!(
+                    outln!(
                         "{what} of the {} network written to {} ({} bytes, {} tensors): input \
                          planes [N, {ch}, {h}, {w}], outputs policy_logits [N, {}] and value \
                          [N, 1] ({})",
@@ -271,76 +287,6 @@ fn write_rows(w: &mut dyn Write, c: &CheckedOut, with_header: bool) -> std::io::
         writeln!(w, "{}", serde_json::to_string(r)?)?;
     }
     Ok(())
-}
-
-/// Refuses an export path that is the store itself (or its journal files): compared as
-/// canonical paths, so another spelling or a link to it is caught too.
-fn refuse_store_path(path: &Path, db: &Path) -> anyhow::Result<()> {
-    let Ok(target) = std::fs::canonicalize(path) else {
-        // Nothing there yet: it cannot be the store.
-        return Ok(());
-    };
-    if target.is_dir() {
-        bail!(
-            "--export {}: that is a directory; give a file path (.onnx, .safetensors, or \
-             any other extension for a table's rows)",
-            path.display()
-        );
-    }
-    let Ok(store) = std::fs::canonicalize(db) else {
-        return Ok(());
-    };
-    let journal = |suffix: &str| {
-        let mut s = store.clone().into_os_string();
-        s.push(suffix);
-        std::path::PathBuf::from(s)
-    };
-    if target == store
-        || ["-wal", "-shm", "-journal"]
-            .iter()
-            .any(|s| target == journal(s))
-    {
-        bail!(
-            "--export {}: that is the store being read ({}); write the export to another file",
-            path.display(),
-            store.display()
-        );
-    }
-    Ok(())
-}
-
-/// Writes `path` through a temporary file beside it, renamed over it once complete: a failed
-/// or interrupted export never leaves a partial file (an older file at `path` stays until the
-/// rename).
-fn write_replacing(
-    path: &Path,
-    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> anyhow::Result<()> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| anyhow::anyhow!("--export {}: not a file path", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let result = (|| -> anyhow::Result<()> {
-        let f =
-            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        let mut w = std::io::BufWriter::new(f);
-        write(&mut w).with_context(|| format!("writing {}", tmp.display()))?;
-        let f = w
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        f.sync_all()
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// `branch RUN --at 0`: a fresh run with RUN's settings (all written out) and the changes;
@@ -386,9 +332,9 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
     if args.no_run {
         let id = run_specs::create(&mut store, &cfg, &text)?;
         if args.json {
-            println!("{}", serde_json::json!({"run": id, "seed": seed}));
+            outln!("{}", serde_json::json!({"run": id, "seed": seed}));
         } else {
-            println!(
+            outln!(
                 "branch: run {id} (seed {seed}), a fresh run from run {} at iteration 0",
                 row.id
             );

@@ -12,6 +12,7 @@ use tabula::store::Store;
 use tabula::with_game;
 
 use super::args::MatchArgs;
+use super::output::outln;
 
 /// The validated form of `MatchArgs`.
 struct MatchConfig {
@@ -29,12 +30,13 @@ fn resolve(args: &MatchArgs) -> anyhow::Result<MatchConfig> {
     let game: AnyGame = args.variant.parse()?;
     let a: PlayerSpec = args.a.parse().context("--a")?;
     let b: PlayerSpec = args.b.parse().context("--b")?;
-    if args.games == 0 || args.games > MAX_GAMES {
-        anyhow::bail!(
-            "--games {} is out of range; allowed: 1 to {MAX_GAMES}",
-            args.games
-        );
-    }
+    super::common::check_count(
+        "--games",
+        args.games as usize,
+        1,
+        MAX_GAMES as usize,
+        "games in the match",
+    )?;
     super::common::check_threads(args.threads)?;
     Ok(MatchConfig {
         game,
@@ -87,7 +89,7 @@ fn play<G: Abilities>(
         let mut v = serde_json::to_value(&report)?;
         v["recorded"] = serde_json::Value::Bool(cfg.record);
         v["seconds"] = serde_json::json!(seconds);
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print_report(&report, cfg.record, seconds);
     }
@@ -95,34 +97,39 @@ fn play<G: Abilities>(
 }
 
 fn print_report(r: &MatchReport, recorded: bool, seconds: f64) {
-    println!("{}  seed {}  {} games", r.variant, r.seed, r.games);
-    println!("  A: {}", r.a);
-    println!("  B: {}", r.b);
-    println!(
+    outln!("{}  seed {}  {} games", r.variant, r.seed, r.games);
+    outln!("  A: {}", r.a);
+    outln!("  B: {}", r.b);
+    outln!(
         "score of A: {:.4}  (95% CI {:.4} .. {:.4})",
-        r.score_a, r.ci95[0], r.ci95[1]
+        r.score_a,
+        r.ci95[0],
+        r.ci95[1]
     );
-    println!(
+    outln!(
         "A wins {}  draws {}  A losses {}  mean length {:.1} plies",
-        r.wins_a, r.draws, r.losses_a, r.mean_plies
+        r.wins_a,
+        r.draws,
+        r.losses_a,
+        r.mean_plies
     );
     if r.adjudicated > 0 {
-        println!(
+        outln!(
             "{} games adjudicated (the optimal player's certain win)",
             r.adjudicated
         );
     }
-    println!("{seconds:.2} s");
+    outln!("{seconds:.2} s");
     if recorded {
-        println!(
+        outln!(
             "recorded {} games; replay one with `tabula replay HASH --show`:",
             r.games
         );
         for h in r.hashes().iter().take(4) {
-            println!("  {h}");
+            outln!("  {h}");
         }
         if r.games > 4 {
-            println!("  ... (all hashes with --json)");
+            outln!("  ... (all hashes with --json)");
         }
     }
 }

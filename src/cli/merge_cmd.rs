@@ -6,6 +6,7 @@ use anyhow::bail;
 use tabula::store::Store;
 
 use super::args::MergeArgs;
+use super::output::outln;
 
 fn remove_store_files(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {
@@ -33,11 +34,11 @@ pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
         }
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&merged)?);
+        outln!("{}", serde_json::to_string_pretty(&merged)?);
         return Ok(());
     }
     for m in &merged {
-        println!(
+        outln!(
             "{}: {} objects new ({} present), runs: {} new, {} extended, {} present; {} sweeps \
              new; {} rows new",
             m.path,
@@ -50,10 +51,10 @@ pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
             m.rows_new
         );
         for (from, to) in &m.renumbered {
-            println!("  run {from} is run {to} in {}", args.into.display());
+            outln!("  run {from} is run {to} in {}", args.into.display());
         }
     }
-    println!(
+    outln!(
         "merged {} stores into {}",
         merged.len(),
         args.into.display()

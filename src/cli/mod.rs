@@ -1,8 +1,9 @@
 //! Command implementations. Each resolves its arguments into a validated config, then works.
 //!
 //! Every clap struct is in [`args`]; what several commands share is in `common` (threads, a
-//! run on the terminal, a game board by board), `rows` (query results) and `progress`
-//! (bars). A `*_cmd` module imports those, never another `*_cmd`.
+//! run on the terminal, a game board by board), `rows` (query results), `progress` (bars) and
+//! `output` (stdout and output files, guarded). A `*_cmd` module imports those, never another
+//! `*_cmd`.
 
 pub(crate) mod args;
 mod common;
@@ -12,6 +13,7 @@ mod lifecycle_cmd;
 mod match_cmd;
 mod merge_cmd;
 mod note_cmd;
+mod output;
 mod play_cmd;
 mod plot_cmd;
 mod progress;
@@ -25,7 +27,12 @@ mod sweep_cmd;
 
 use args::{Cli, Command};
 
+/// Runs the command; a failed write to stdout on the way is its error (`output::finish`).
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
+    output::finish(command(cli))
+}
+
+fn command(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Games(a) => games_cmd::run(&a),
         Command::Play(a) => play_cmd::run(cli.db.as_deref(), &a),
@@ -33,6 +40,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Value(a) => solve_cmd::value_cmd(cli.db.as_deref(), &a),
         Command::Sql(a) => store_cmd::sql(cli.db.as_deref(), &a),
         Command::Fsck(a) => store_cmd::fsck(cli.db.as_deref(), &a),
+        Command::Migrate(a) => store_cmd::migrate(cli.db.as_deref(), &a),
         Command::Match(a) => match_cmd::run(cli.db.as_deref(), &a),
         Command::Replay(a) => replay_cmd::run(cli.db.as_deref(), &a),
         Command::Run(a) => run_cmd::run(cli.db.as_deref(), &a),

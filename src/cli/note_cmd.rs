@@ -7,6 +7,7 @@ use anyhow::bail;
 use tabula::store::{Store, Subject};
 
 use super::args::NoteArgs;
+use super::output::outln;
 
 pub(crate) fn note(db: Option<&Path>, args: &NoteArgs) -> anyhow::Result<()> {
     let path = Store::resolve_path(db);
@@ -39,15 +40,15 @@ pub(crate) fn note(db: Option<&Path>, args: &NoteArgs) -> anyhow::Result<()> {
     }
     let a = store.annotations(&on)?;
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"target": what, "note": a.note, "tags": a.tags})
         );
         return Ok(());
     }
-    println!("{what}");
-    println!("note  {}", a.note.as_deref().unwrap_or("(none)"));
-    println!(
+    outln!("{what}");
+    outln!("note  {}", a.note.as_deref().unwrap_or("(none)"));
+    outln!(
         "tags  {}",
         if a.tags.is_empty() {
             "(none)".to_string()

@@ -16,6 +16,7 @@ use tabula::with_game;
 
 use super::args::PlayArgs;
 use super::common::{Layout, show_game};
+use super::output::outln;
 
 /// A player `tabula play` can seat.
 #[derive(Clone, Debug, PartialEq)]
@@ -189,11 +190,11 @@ fn print_game<G: Game>(
         out.insert("scores".into(), serde_json::json!(result.scores()));
         out.insert("final_position".into(), g.notation(last).into());
         let out = serde_json::Value::Object(out);
-        println!("{}", serde_json::to_string(&out).context("writing JSON")?);
+        outln!("{}", serde_json::to_string(&out).context("writing JSON")?);
         return Ok(());
     }
     if !cfg.quiet {
-        println!(
+        outln!(
             "{}  seed {}  player 0 (first mover): {}  player 1: {}\n",
             g.variant(),
             cfg.seed,
@@ -202,7 +203,7 @@ fn print_game<G: Game>(
         );
         show_game(g, record, &states, layout);
     }
-    println!(
+    outln!(
         "result after {} plies: {}  scores: player 0 {}, player 1 {}",
         record.plies(),
         record.end,

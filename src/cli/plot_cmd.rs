@@ -3,18 +3,24 @@
 
 use std::path::Path;
 
-use anyhow::Context;
 use tabula::experiments::plot::{At, curves, finals, load, parse_filter, svg};
 use tabula::store::Store;
 
 use super::args::PlotArgs;
+use super::output::{OutputFile, outln};
 
 pub(crate) fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
-    let store = Store::open_read_only(&Store::resolve_path(db))?;
+    let db = Store::resolve_path(db);
+    let out = OutputFile {
+        flag: "--out",
+        path: &args.out,
+    };
+    out.check(&db, false)?;
+    let store = Store::open_read_only(&db)?;
     let data = load(&store, &args.sweep)?;
     let filter = parse_filter(&args.filter, &data)?;
     if let Some(x) = &args.x {
-        return plot_finals(&data, args, x, &filter);
+        return plot_finals(&data, args, x, &filter, (&out, &db));
     }
     if args.by.is_some() || args.at != "final" {
         anyhow::bail!(
@@ -23,6 +29,13 @@ pub(crate) fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
         );
     }
     let cs = curves(&data, &args.metric, &filter);
+    if cs.is_empty() {
+        anyhow::bail!(
+            "--where {}: no grid point of sweep {} matches them all",
+            args.filter.join(" --where "),
+            data.stored.row.name
+        );
+    }
     if cs.iter().all(|c| c.points.is_empty()) {
         let known: std::collections::BTreeSet<&String> =
             data.metrics.values().flat_map(|m| m.keys()).collect();
@@ -38,17 +51,16 @@ pub(crate) fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
         title = format!("{title} ({})", args.filter.join(", "));
     }
     let picture = svg(&cs, &title, &args.metric, (860, 500))?;
-    std::fs::write(&args.out, picture)
-        .with_context(|| format!("writing {}", args.out.display()))?;
+    out.write(&db, |w| w.write_all(picture.as_bytes()))?;
     if args.csv {
-        println!("label,iteration,mean,lo,hi,seeds");
+        outln!("label,iteration,mean,lo,hi,seeds");
         for c in &cs {
             for (i, s) in &c.points {
-                println!("\"{}\",{i},{},{},{},{}", c.label, s.mean, s.lo, s.hi, s.n);
+                outln!("\"{}\",{i},{},{},{},{}", c.label, s.mean, s.lo, s.hi, s.n);
             }
         }
     } else {
-        println!("{} lines written to {}", cs.len(), args.out.display());
+        outln!("{} lines written to {}", cs.len(), args.out.display());
     }
     Ok(())
 }
@@ -59,6 +71,7 @@ fn plot_finals(
     args: &PlotArgs,
     x: &str,
     filter: &[(String, serde_json::Value)],
+    (out, db): (&OutputFile<'_>, &Path),
 ) -> anyhow::Result<()> {
     let at: At = args.at.parse()?;
     let f = finals(data, &args.metric, at, x, args.by.as_deref(), filter)?;
@@ -73,20 +86,24 @@ fn plot_finals(
         title = format!("{title} ({})", args.filter.join(", "));
     }
     let counts = tabula::experiments::plot::is_count_metric(data, &args.metric);
-    std::fs::write(&args.out, f.svg(&title, (860, 500), None, counts))
-        .with_context(|| format!("writing {}", args.out.display()))?;
+    let picture = f.svg(&title, (860, 500), None, counts);
+    out.write(db, |w| w.write_all(picture.as_bytes()))?;
     if args.csv {
-        println!("line,x,mean,lo,hi,seeds");
+        outln!("line,x,mean,lo,hi,seeds");
         for (label, pts) in &f.lines {
             for (i, s) in pts {
-                println!(
+                outln!(
                     "\"{label}\",\"{}\",{},{},{},{}",
-                    f.x_values[*i], s.mean, s.lo, s.hi, s.n
+                    f.x_values[*i],
+                    s.mean,
+                    s.lo,
+                    s.hi,
+                    s.n
                 );
             }
         }
     } else {
-        println!(
+        outln!(
             "{} lines of {} {} against {x} written to {}",
             f.lines.len(),
             args.metric,

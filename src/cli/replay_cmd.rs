@@ -13,6 +13,7 @@ use tabula::with_game;
 
 use super::args::ReplayArgs;
 use super::common::{Layout, show_game};
+use super::output::outln;
 
 pub(crate) fn run(db: Option<&Path>, args: &ReplayArgs) -> anyhow::Result<()> {
     let path = Store::resolve_path(db);
@@ -63,9 +64,11 @@ fn replay<G: Abilities>(
         Err(_) if record.players[0] == tabula::selfplay::SELF_PLAY => {
             match tabula::runs::replay_self_play(store, hash)? {
                 Some(r) if r.hash == *hash => {
-                    println!(
+                    outln!(
                         "self-play game {} of iteration {} of run {}",
-                        r.game, r.iteration, r.run_id
+                        r.game,
+                        r.iteration,
+                        r.run_id
                     );
                     "re-played from its inputs (the table after the previous iteration, the \
                      run's search settings, seed and stream): identical, hash checked"
@@ -86,7 +89,7 @@ fn replay<G: Abilities>(
     if show {
         show_game(g, record, &states, Layout::Spaced);
     }
-    println!(
+    outln!(
         "{}  {}  stream {} of seed {}  {} plies  {}",
         record.variant,
         hash.short(),
@@ -95,10 +98,11 @@ fn replay<G: Abilities>(
         record.plies(),
         record.end
     );
-    println!(
+    outln!(
         "  player 0: {}\n  player 1: {}",
-        record.players[0], record.players[1]
+        record.players[0],
+        record.players[1]
     );
-    println!("{verdict}");
+    outln!("{verdict}");
     Ok(())
 }

@@ -2,18 +2,40 @@
 
 use std::path::Path;
 
-use tabula::experiments::report::write;
+use anyhow::Context;
+use tabula::experiments::report::{Written, page};
 use tabula::store::Store;
 
 use super::args::ReportArgs;
+use super::output::{OutputFile, outln};
 
 pub(crate) fn report(db: Option<&Path>, args: &ReportArgs) -> anyhow::Result<()> {
-    let store = Store::open_read_only(&Store::resolve_path(db))?;
-    let w = write(&store, &args.sweep, &args.out)?;
+    let db = Store::resolve_path(db);
+    let dir = OutputFile {
+        flag: "--out",
+        path: &args.out,
+    };
+    let index = args.out.join("index.html");
+    let file = OutputFile {
+        flag: "--out",
+        path: &index,
+    };
+    dir.check(&db, true)?;
+    file.check(&db, false)?;
+    let store = Store::open_read_only(&db)?;
+    let p = page(&store, &args.sweep)?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("--out {}: creating the directory", args.out.display()))?;
+    file.write(&db, |w| w.write_all(p.html.as_bytes()))?;
+    let w = Written {
+        page: index,
+        figures: p.figures,
+        runs: p.runs,
+    };
     if args.json {
-        println!("{}", serde_json::to_string(&w)?);
+        outln!("{}", serde_json::to_string(&w)?);
     } else {
-        println!(
+        outln!(
             "{}: {} figures over {} runs",
             w.page.display(),
             w.figures,

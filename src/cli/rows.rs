@@ -10,6 +10,55 @@ use tabula::store::{Cell, QueryResult, RowSink, Value};
 /// pushes its line to the right rather than being cut). docs/store.md, "The SQL console".
 const TABLE_ALIGN_ROWS: usize = 1000;
 
+/// The most characters an aligned table shows of one cell; a longer cell is cut there and
+/// ends in a note of how much was left out (`--csv` and `--json` show every cell whole).
+pub(crate) const TABLE_CELL_CHARS: usize = 4096;
+
+/// A cell as an aligned table shows it: as [`cell_text`], cut to [`TABLE_CELL_CHARS`]
+/// characters with a note of how many were left out (only the shown part of a long blob is
+/// turned into hex).
+fn table_text(c: Cell<'_>) -> String {
+    let mut text = String::new();
+    let left = match c {
+        Cell::Blob(b) if b.len() * 2 > TABLE_CELL_CHARS => {
+            cell_text(Cell::Blob(&b[..TABLE_CELL_CHARS / 2]), &mut text);
+            (b.len() - TABLE_CELL_CHARS / 2) * 2
+        }
+        Cell::Text(t) => match t.char_indices().nth(TABLE_CELL_CHARS) {
+            Some((at, _)) => {
+                text.push_str(&t[..at]);
+                t[at..].chars().count()
+            }
+            None => {
+                text.push_str(t);
+                0
+            }
+        },
+        _ => {
+            cell_text(c, &mut text);
+            0
+        }
+    };
+    if left > 0 {
+        text.push_str(&format!(
+            "… ({left} more characters; --csv or --json shows them)"
+        ));
+    }
+    text
+}
+
+/// `c` padded with spaces to `width` characters, on the left when `right`.
+fn pad(line: &mut String, c: &str, width: usize, right: bool) {
+    let fill = width.saturating_sub(c.chars().count());
+    if right {
+        line.extend(std::iter::repeat_n(' ', fill));
+        line.push_str(c);
+    } else {
+        line.push_str(c);
+        line.extend(std::iter::repeat_n(' ', fill));
+    }
+}
+
 /// A streaming output format: a [`RowSink`] that can be finished.
 pub(crate) trait Sink: RowSink {
     fn as_row_sink(&mut self) -> &mut dyn RowSink;
@@ -209,13 +258,14 @@ impl<W: Write> TableSink<W> {
                 *w = (*w).max(c.chars().count());
             }
         }
-        let header: Vec<String> = self
-            .columns
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        writeln!(self.out, "{}", header.join("  ").trim_end())?;
+        let mut header = String::new();
+        for (i, (c, w)) in self.columns.iter().zip(&widths).enumerate() {
+            if i > 0 {
+                header.push_str("  ");
+            }
+            pad(&mut header, c, *w, false);
+        }
+        writeln!(self.out, "{}", header.trim_end())?;
         let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
         writeln!(self.out, "{}", rule.join("  "))?;
         self.widths = Some(widths);
@@ -226,18 +276,13 @@ impl<W: Write> TableSink<W> {
     }
 
     fn print_row(&mut self, row: &[(String, bool)]) -> std::io::Result<()> {
-        use std::fmt::Write as _;
         let widths = self.widths.as_deref().unwrap_or_default();
         self.line.clear();
         for (i, ((c, right), w)) in row.iter().zip(widths).enumerate() {
             if i > 0 {
                 self.line.push_str("  ");
             }
-            let _ = if *right {
-                write!(self.line, "{c:>w$}")
-            } else {
-                write!(self.line, "{c:<w$}")
-            };
+            pad(&mut self.line, c, *w, *right);
         }
         writeln!(self.out, "{}", self.line.trim_end())
     }
@@ -249,10 +294,10 @@ impl<W: Write> RowSink for TableSink<W> {
         Ok(())
     }
     fn cell(&mut self, _index: usize, cell: Cell<'_>) -> std::io::Result<()> {
-        let mut text = String::new();
-        cell_text(cell, &mut text);
-        self.row
-            .push((text, matches!(cell, Cell::Integer(_) | Cell::Real(_))));
+        self.row.push((
+            table_text(cell),
+            matches!(cell, Cell::Integer(_) | Cell::Real(_)),
+        ));
         Ok(())
     }
     fn end_row(&mut self) -> std::io::Result<()> {

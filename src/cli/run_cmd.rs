@@ -8,10 +8,11 @@ use tabula::store::{SessionRow, Store, Subject};
 
 use super::args::{LsArgs, RunArgs, ShowArgs};
 use super::common::{annotate_config, resume_and_report, start_and_report};
+use super::output::{out, outln};
 use super::rows::to_table;
 
 pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&args.spec)
+    let text = tabula::runs::spec::read_spec_file(&args.spec)
         .with_context(|| format!("reading the run spec {}", args.spec.display()))?;
     let default_name = args
         .spec
@@ -54,10 +55,10 @@ fn again(db: Option<&Path>, cfg: &RunConfig, args: &RunArgs) -> anyhow::Result<b
         return Ok(false);
     }
     let hash = tabula::experiments::run_specs::run_hash(cfg)?;
-    let row = {
-        let store = Store::open_read_only(&path)?;
-        store.runs()?.into_iter().find(|r| r.name == cfg.name)
-    };
+    // Opened as the writer `run` is: a store another process is creating this instant
+    // (an empty file) is waited for, not refused.
+    let mut store = Store::open(&path)?;
+    let row = store.runs()?.into_iter().find(|r| r.name == cfg.name);
     let Some(row) = row else {
         return Ok(false);
     };
@@ -70,7 +71,7 @@ fn again(db: Option<&Path>, cfg: &RunConfig, args: &RunArgs) -> anyhow::Result<b
         } else {
             "interrupted: continuing it"
         };
-        println!(
+        outln!(
             "run {} ({}) is in the store already, from this spec (same variant, seed, settings \
              and iterations; run record {}): {}/{} iterations, {state}",
             row.id,
@@ -80,7 +81,6 @@ fn again(db: Option<&Path>, cfg: &RunConfig, args: &RunArgs) -> anyhow::Result<b
             row.iterations_planned
         );
     }
-    let mut store = Store::open(&path)?;
     resume_and_report(&mut store, &row.id.to_string(), args.threads, args.json)?;
     Ok(true)
 }
@@ -106,19 +106,23 @@ pub(crate) fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::Value::Array(rows));
+        outln!("{}", serde_json::Value::Array(rows));
         return Ok(());
     }
     if runs.is_empty() {
-        println!("no runs yet (start one with `tabula run runs/quick.toml`)");
+        outln!("no runs yet (start one with `tabula run runs/quick.toml`)");
         return Ok(());
     }
-    println!(
+    outln!(
         "{:>4}  {:<16} {:<12} {:>11}  {:<11} head",
-        "id", "name", "variant", "iterations", "status"
+        "id",
+        "name",
+        "variant",
+        "iterations",
+        "status"
     );
     for r in &runs {
-        println!(
+        outln!(
             "{:>4}  {:<16} {:<12} {:>5}/{:<5}  {:<11} {}",
             r.id,
             r.name,
@@ -192,10 +196,10 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
             "sessions": sessions,
             "metrics": rows,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "run {}  {}  {}  seed {}  {}/{} iterations  {}",
         run.id,
         run.name,
@@ -205,13 +209,13 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
         run.iterations_planned,
         run.status.as_str()
     );
-    println!("run record {}", run.hash.to_hex());
-    println!(
+    outln!("run record {}", run.hash.to_hex());
+    outln!(
         "head       {}",
         run.head.map_or_else(|| "-".to_string(), |h| h.to_hex())
     );
     if let Some((id, name, at, overrides)) = &parent {
-        println!(
+        outln!(
             "branch of  run {id} ({name}) at iteration {at}; overrides: {}; iterations 0..{at} \
              below are inherited (from_run names whose row each is)",
             if overrides.is_empty() {
@@ -221,24 +225,24 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
             }
         );
     }
-    println!("settings   {settings}");
+    outln!("settings   {settings}");
     if let Ok((cfg, _)) = tabula::runs::load_config(&store, &run) {
-        println!("self-play  {}", self_play_in_words(&cfg.settings));
+        outln!("self-play  {}", self_play_in_words(&cfg.settings));
     }
     if let Some(line) = schedule_in_words(&settings, run.iterations_planned) {
-        println!("learning   {line}");
+        outln!("learning   {line}");
     }
     if let Some(n) = &notes.note {
-        println!("note       {}", n.replace('\n', "\n           "));
+        outln!("note       {}", n.replace('\n', "\n           "));
     }
     if !notes.tags.is_empty() {
-        println!("tags       {}", notes.tags.join(", "));
+        outln!("tags       {}", notes.tags.join(", "));
     }
     for s in &sessions {
-        println!("session    {}", session_in_words(s));
+        outln!("session    {}", session_in_words(s));
     }
-    println!();
-    print!("{}", to_table(&metrics));
+    outln!();
+    out!("{}", to_table(&metrics));
     Ok(())
 }
 
@@ -250,13 +254,24 @@ fn show_games(
     i: u32,
     json: bool,
 ) -> anyhow::Result<()> {
-    if i == 0 || i > run.iterations_done + 1 {
+    // The iteration after the last committed one has games only while the run is unfinished
+    // (an interrupted run keeps the games it had played of it).
+    let unfinished = run.iterations_done < run.iterations_planned;
+    let last = run.iterations_done + u32::from(unfinished);
+    if i == 0 || i > last {
+        if unfinished {
+            anyhow::bail!(
+                "run {} has iterations 1..={} (and the games of {} if it was interrupted); \
+                 --games {i} is not one of them",
+                run.id,
+                run.iterations_done,
+                run.iterations_done + 1
+            );
+        }
         anyhow::bail!(
-            "run {} has iterations 1..={} (and the games of {} if it was interrupted); \
-             --games {i} is not one of them",
+            "run {} has iterations 1..={}; --games {i} is not one of them",
             run.id,
-            run.iterations_done,
-            run.iterations_done + 1
+            run.iterations_done
         );
     }
     let runs = store.runs()?;
@@ -270,12 +285,19 @@ fn show_games(
         }
     }
     let games = store.run_games(owner.id, i)?;
+    if games.is_empty() && i > run.iterations_done {
+        anyhow::bail!(
+            "run {} has no games of iteration {i} stored yet (it has iterations 1..={})",
+            run.id,
+            run.iterations_done
+        );
+    }
     if json {
         let v: Vec<serde_json::Value> = games
             .iter()
             .map(|(g, h)| serde_json::json!({"game": g, "hash": h.to_hex()}))
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "run": run.id, "iteration": i, "stored_in_run": owner.id, "games": v,
@@ -283,9 +305,9 @@ fn show_games(
         );
         return Ok(());
     }
-    println!("run {} iteration {i}: {} games stored", run.id, games.len());
+    outln!("run {} iteration {i}: {} games stored", run.id, games.len());
     for (g, h) in games {
-        println!("{g:>6}  {h}");
+        outln!("{g:>6}  {h}");
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ use tabula::store::{ObjectHash, Store};
 use tabula::with_solvable_game;
 
 use super::args::{SolveArgs, ValueArgs};
+use super::output::outln;
 
 /// The variants `solve --all` solves: the six of the literature.
 const ALL: &[&str] = &[
@@ -187,17 +188,22 @@ pub(crate) fn solve_cmd(db: Option<&Path>, args: &SolveArgs) -> anyhow::Result<(
         }
         if args.json {
             if args.all {
-                println!("{}", serde_json::to_string(&reports)?);
+                outln!("{}", serde_json::to_string(&reports)?);
             } else {
-                println!("{}", serde_json::to_string(&reports[0])?);
+                outln!("{}", serde_json::to_string(&reports[0])?);
             }
         } else if args.all {
-            println!(
+            outln!(
                 "{:<12} {:>10} {:>10} {:>8} {:>9} {:>7}  hash",
-                "variant", "positions", "value", "S_test", "seconds", "cached"
+                "variant",
+                "positions",
+                "value",
+                "S_test",
+                "seconds",
+                "cached"
             );
             for r in &reports {
-                println!(
+                outln!(
                     "{:<12} {:>10} {:>10.6} {:>8} {:>9.2} {:>7}  {}",
                     r.variant,
                     r.positions,
@@ -223,10 +229,10 @@ pub(crate) fn solve_cmd(db: Option<&Path>, args: &SolveArgs) -> anyhow::Result<(
 }
 
 fn print_report(r: &Report) {
-    println!("variant     {}", r.variant);
-    println!("positions   {}", r.positions);
-    println!("value       {:.6}  (first player, [0, 1] scale)", r.value);
-    println!(
+    outln!("variant     {}", r.variant);
+    outln!("positions   {}", r.positions);
+    outln!("value       {:.6}  (first player, [0, 1] scale)", r.value);
+    outln!(
         "seconds     {:.2}{}",
         r.seconds,
         if r.cached {
@@ -235,14 +241,14 @@ fn print_report(r: &Report) {
             String::new()
         }
     );
-    println!("hash        {}", r.hash);
+    outln!("hash        {}", r.hash);
     const SHOWN: usize = 40;
-    println!("test positions ({}):", r.test_positions.len());
+    outln!("test positions ({}):", r.test_positions.len());
     for t in r.test_positions.iter().take(SHOWN) {
-        println!("  {:.6}  {:<3} {}", t.value, t.to_move, t.position);
+        outln!("  {:.6}  {:<3} {}", t.value, t.to_move, t.position);
     }
     if r.test_positions.len() > SHOWN {
-        println!(
+        outln!(
             "  ... {} more (--json lists all)",
             r.test_positions.len() - SHOWN
         );
@@ -305,18 +311,18 @@ fn c4_value(g: &ConnectFour, position: &str, json: bool) -> anyhow::Result<()> {
             "nodes": solver.nodes(),
             "seconds": seconds,
         });
-        println!("{out}");
+        outln!("{out}");
     } else {
-        println!("{}", g.render(&s));
-        println!(
+        outln!("{}", g.render(&s));
+        outln!(
             "{p} to move; score {score}; value {value} on the [0, 1] scale for {p}, the side \
              to move (1: {p} wins)"
         );
         for &(c, sc) in &moves {
             let mark = if sc == score { "*" } else { " " };
-            println!("  {mark} col {:<2} {sc:>4}", c + 1);
+            outln!("  {mark} col {:<2} {sc:>4}", c + 1);
         }
-        println!("{} nodes, {seconds:.3} s", solver.nodes());
+        outln!("{} nodes, {seconds:.3} s", solver.nodes());
     }
     Ok(())
 }
@@ -364,10 +370,10 @@ fn value_of<G: Solvable>(g: &G, db: Option<&Path>, args: &ValueArgs) -> anyhow::
             "value": to_unit(v),
             "actions": acts,
         });
-        println!("{out}");
+        outln!("{out}");
     } else {
-        println!("{}", g.render(&s));
-        println!(
+        outln!("{}", g.render(&s));
+        outln!(
             "{p} to move; value {:.6} for {p}, the side to move ([0, 1] scale: 1 = {p} wins, \
              0 = {p} loses); each action's value is also {p}'s",
             to_unit(v)
@@ -378,7 +384,7 @@ fn value_of<G: Solvable>(g: &G, db: Option<&Path>, args: &ValueArgs) -> anyhow::
             } else {
                 " "
             };
-            println!(
+            outln!(
                 "  {mark} {:>4}  {:<16} {:.6}",
                 a,
                 g.action_name(&s, *a),

@@ -1,4 +1,4 @@
-//! `tabula sql` and `tabula fsck`.
+//! `tabula sql`, `tabula fsck` and `tabula migrate`.
 
 use std::path::Path;
 use std::time::Duration;
@@ -6,7 +6,8 @@ use std::time::Duration;
 use anyhow::bail;
 use tabula::store::{QueryLimits, Store};
 
-use super::args::{FsckArgs, SqlArgs};
+use super::args::{FsckArgs, MigrateArgs, SqlArgs};
+use super::output::outln;
 use super::rows;
 
 pub(crate) fn sql(db: Option<&Path>, args: &SqlArgs) -> anyhow::Result<()> {
@@ -15,8 +16,9 @@ pub(crate) fn sql(db: Option<&Path>, args: &SqlArgs) -> anyhow::Result<()> {
     let limits = QueryLimits {
         max_rows: Some(args.max_rows).filter(|&n| n > 0),
         timeout: limit(args.timeout),
+        max_memory: Some(args.max_memory << 20),
     };
-    let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let out = std::io::BufWriter::with_capacity(1 << 16, super::output::Stdout);
     let mut sink = rows::sink(out, args.json, args.csv);
     match store.query_stream(&args.query, &limits, sink.as_row_sink()) {
         Ok(rows) => sink.finish(Some(rows))?,
@@ -44,10 +46,10 @@ pub(crate) fn fsck(db: Option<&Path>, args: &FsckArgs) -> anyhow::Result<()> {
                 "schema_problems": schema.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
                 "clean": false,
             });
-            println!("{out}");
+            outln!("{out}");
         } else {
             for p in &schema {
-                println!("SCHEMA {p}");
+                outln!("SCHEMA {p}");
             }
         }
         bail!(
@@ -64,10 +66,23 @@ pub(crate) fn fsck(db: Option<&Path>, args: &FsckArgs) -> anyhow::Result<()> {
         bar.set_position(done);
     })?;
     bar.finish_and_clear();
-    // Runs: every reference resolvable, and where each damaged object sits.
+    // Runs: every reference resolvable, and where each damaged object sits; every run row
+    // agreeing with its chain; SQLite's own check of the file (b-trees, indexes).
     let refs = tabula::runs::check_references(&store)?;
+    let rows = tabula::runs::check_run_rows(&store)?;
+    let integrity: Vec<String> = store
+        .query("PRAGMA integrity_check")?
+        .rows
+        .iter()
+        .filter_map(|r| {
+            r.first()
+                .map(|v| v.to_json().as_str().unwrap_or("").to_string())
+        })
+        .filter(|line| line != "ok")
+        .collect();
     store.check_unchanged()?;
-    let clean = report.is_clean() && refs.dangling.is_empty();
+    let clean =
+        report.is_clean() && refs.dangling.is_empty() && rows.is_empty() && integrity.is_empty();
     if args.json {
         let damaged: Vec<_> = report
             .damaged
@@ -85,12 +100,14 @@ pub(crate) fn fsck(db: Option<&Path>, args: &FsckArgs) -> anyhow::Result<()> {
             "damaged": damaged,
             "references": refs.all.len(),
             "dangling": refs.dangling,
+            "run_rows": rows,
+            "integrity": integrity,
             "schema_problems": [],
             "clean": clean,
         });
-        println!("{out}");
+        outln!("{out}");
     } else {
-        println!(
+        outln!(
             "{}: {} objects, {} bytes checked",
             path.display(),
             report.objects,
@@ -99,31 +116,65 @@ pub(crate) fn fsck(db: Option<&Path>, args: &FsckArgs) -> anyhow::Result<()> {
         for (h, why) in &report.damaged {
             let at = refs.referrers(h);
             if at.is_empty() {
-                println!("DAMAGED {h}: {why}");
+                outln!("DAMAGED {h}: {why}");
             } else {
-                println!("DAMAGED {h}: {why} (referenced by {})", at.join("; "));
+                outln!("DAMAGED {h}: {why} (referenced by {})", at.join("; "));
             }
         }
         for d in &refs.dangling {
-            println!("DANGLING {}: {} {}", d.at, d.hash, d.problem);
+            outln!("DANGLING {}: {} {}", d.at, d.hash, d.problem);
         }
-        println!("ok: the schema is the one its migrations create");
+        for p in &rows {
+            outln!("RUN ROW {p}");
+        }
+        for p in &integrity {
+            outln!("INTEGRITY {p}");
+        }
+        outln!("ok: the schema is the one its migrations create");
         if report.is_clean() {
-            println!("ok: every object hashes to its address");
+            outln!("ok: every object hashes to its address");
         }
         if refs.dangling.is_empty() {
-            println!(
+            outln!(
                 "ok: every run reference resolves ({} references checked)",
                 refs.all.len()
             );
         }
+        if rows.is_empty() {
+            outln!("ok: every run row agrees with its chain");
+        }
+        if integrity.is_empty() {
+            outln!("ok: SQLite's integrity check");
+        }
     }
     if !clean {
         bail!(
-            "{} damaged object(s), {} dangling reference(s)",
+            "{} damaged object(s), {} dangling reference(s), {} run row problem(s), {} \
+             integrity problem(s)",
             report.damaged.len(),
-            refs.dangling.len()
+            refs.dangling.len(),
+            rows.len(),
+            integrity.len()
         );
+    }
+    Ok(())
+}
+
+pub(crate) fn migrate(db: Option<&Path>, args: &MigrateArgs) -> anyhow::Result<()> {
+    let path = Store::resolve_path(db);
+    let (from, to) = Store::migrate(&path)?;
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::json!({"store": path.display().to_string(), "from": from, "to": to})
+        );
+    } else if from == to {
+        outln!(
+            "{}: schema version {to}, this build's; nothing to do",
+            path.display()
+        );
+    } else {
+        outln!("{}: schema version {from} -> {to}", path.display());
     }
     Ok(())
 }

@@ -14,6 +14,11 @@ use tabula::experiments::sweep::{
 use tabula::store::Store;
 
 use super::args::SweepArgs;
+use super::output::outln;
+
+/// The most runs a sweep runs at once (each with at least one thread): as many as the most
+/// threads a command starts.
+const MAX_JOBS: usize = super::common::MAX_THREADS;
 
 /// A bar over the self-play games on a terminal; a line per finished run (its final
 /// metrics, the ETA) everywhere, so batch logs show progress too.
@@ -36,7 +41,7 @@ impl Console {
         }
         let _guard = self.lines.lock();
         if self.bar.is_hidden() {
-            println!("{text}");
+            outln!("{text}");
         } else {
             self.bar.println(text);
         }
@@ -165,9 +170,8 @@ impl Console {
 
 pub(crate) fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
     let shard: Option<Shard> = args.shard.as_deref().map(str::parse).transpose()?;
-    if args.jobs == 0 {
-        bail!("--jobs 0: give at least 1 (runs at once)");
-    }
+    // Every flag is checked before the sweep file is read, also for --dry-run.
+    super::common::check_count("--jobs", args.jobs, 1, MAX_JOBS, "runs at once")?;
     super::common::check_threads(args.threads)?;
     super::common::check_annotations(&args.annotate)?;
     let sweep = Sweep::load(&args.file)?;
@@ -262,7 +266,7 @@ fn dry_run(
     let calibration = Instant::now();
     if !unmeasured.is_empty() {
         if !args.json {
-            println!(
+            outln!(
                 "calibrating: iteration 1 of the first run of {} grid points not measured in the \
                  store, on {per_run} threads, in a temporary store",
                 unmeasured.len()
@@ -271,7 +275,7 @@ fn dry_run(
         let json = args.json;
         calibrate(sweep, &unmeasured, per_run, &mut costs, &mut |p, s| {
             if !json {
-                println!("  point {p}: {s:.2} s per iteration");
+                outln!("  point {p}: {s:.2} s per iteration");
             }
         })?;
     }
@@ -314,10 +318,10 @@ fn dry_run(
             "runs": rows, "estimated_seconds": estimate.map(|s| s / jobs as f64), "jobs": jobs,
             "threads_per_run": per_run, "calibration_seconds": calibration,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "sweep {} ({}): {} grid points x {} seeds = {} runs; {standing_text}",
         sweep.name,
         sweep.hash.short(),
@@ -326,7 +330,7 @@ fn dry_run(
         sweep.runs.len()
     );
     for r in &rows {
-        println!(
+        outln!(
             "{:>4}  {}  {} iterations  run {}  {}",
             r["index"],
             r["name"].as_str().unwrap_or(""),
@@ -337,7 +341,7 @@ fn dry_run(
     }
     let iterations: u32 = left.iter().map(|&(_, n)| n).sum();
     match estimate {
-        Some(s) => println!(
+        Some(s) => outln!(
             "estimated cost: {} wall clock for {} runs ({iterations} iterations) at {jobs} at \
              once x {per_run} threads (seconds per iteration by grid point: {}; calibration \
              took {calibration:.1} s)",
@@ -350,8 +354,8 @@ fn dry_run(
                  later iterations"
             }
         ),
-        None if left.is_empty() => println!("estimated cost: nothing left to run"),
-        None => println!("estimated cost: unknown (nothing measured)"),
+        None if left.is_empty() => outln!("estimated cost: nothing left to run"),
+        None => outln!("estimated cost: unknown (nothing measured)"),
     }
     Ok(())
 }
@@ -359,10 +363,10 @@ fn dry_run(
 /// The end of the sweep's share that ran here.
 fn print_outcome(out: &Outcome, json: bool) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(out)?);
+        outln!("{}", serde_json::to_string_pretty(out)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "sweep {} done: {} runs ({} ran now, {} already finished, {} failed) in {:.1} s, \
          {} at once x {} threads",
         out.sweep,
@@ -374,7 +378,7 @@ fn print_outcome(out: &Outcome, json: bool) -> anyhow::Result<()> {
         out.jobs,
         out.threads_per_run
     );
-    println!("sweep record {}", out.hash.to_hex());
+    outln!("sweep record {}", out.hash.to_hex());
     Ok(())
 }
 

@@ -662,5 +662,16 @@ pub fn parse_filter(
             }
             Ok((k.to_string(), value))
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|filter| {
+            // Two values of one axis match no point: the filters contradict each other.
+            for (i, (k, v)) in filter.iter().enumerate() {
+                if let Some((_, w)) = filter[..i].iter().find(|(j, _)| j == k) {
+                    return Err(ExperimentError::Usage(format!(
+                        "--where {k}={v}: `{k}` is already given (={w}); give each axis once"
+                    )));
+                }
+            }
+            Ok(filter)
+        })
 }

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::plot::{At, Curve, Finals, SweepData, WR_MARK, curves, finals, summaries, svg_styled};
 use super::{ExperimentError, run_specs};
@@ -37,7 +37,7 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// What was written.
+/// What was written (the page's path, its figures and runs).
 #[derive(Debug, serde::Serialize)]
 pub struct Written {
     pub page: PathBuf,
@@ -277,16 +277,21 @@ fn combinations(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, serde_json::
     out
 }
 
-/// Writes `DIR/index.html` for sweep `sweep` of the store (opened read-only).
-pub fn write(store: &Store, sweep: &str, dir: &Path) -> Result<Written, ExperimentError> {
+/// The page of sweep `sweep` of the store (opened read-only), to be written as
+/// `DIR/index.html` (the command line writes it, through its guarded output files).
+pub struct Page {
+    pub html: String,
+    pub figures: usize,
+    pub runs: usize,
+}
+
+/// The page of sweep `sweep`.
+pub fn page(store: &Store, sweep: &str) -> Result<Page, ExperimentError> {
     let data = super::plot::load(store, sweep)?;
-    let html = render(store, &data)?;
-    std::fs::create_dir_all(dir).map_err(|e| ExperimentError::io(dir, e))?;
-    let page = dir.join("index.html");
-    std::fs::write(&page, html.0).map_err(|e| ExperimentError::io(&page, e))?;
-    Ok(Written {
-        page,
-        figures: html.1,
+    let (html, figures) = render(store, &data)?;
+    Ok(Page {
+        html,
+        figures,
         runs: data.stored.members.len(),
     })
 }

@@ -82,9 +82,15 @@ pub fn spec_with_overrides(
     let mut rest = Vec::with_capacity(overrides.len());
     for (k, v) in overrides {
         if k == "seed" {
+            // TOML integers stop at 2^63 - 1: a larger seed arrives as the text `--set` kept.
             let s = v
                 .as_integer()
                 .and_then(|i| u64::try_from(i).ok())
+                .or_else(|| {
+                    v.as_str()
+                        .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                        .and_then(|t| t.parse().ok())
+                })
                 .ok_or_else(|| {
                     ExperimentError::Usage(format!("{what} seed={v}: give a non-negative integer"))
                 })?;

@@ -159,7 +159,8 @@ fn json_of(v: &toml::Value) -> serde_json::Value {
 impl Sweep {
     /// Reads and resolves a sweep file (the base spec is relative to it).
     pub fn load(path: &Path) -> Result<Sweep, ExperimentError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ExperimentError::io(path, e))?;
+        let text =
+            crate::runs::spec::read_spec_file(path).map_err(|e| ExperimentError::io(path, e))?;
         let dir = path.parent().unwrap_or(Path::new("."));
         Sweep::parse(&text, dir).map_err(|e| match e {
             ExperimentError::Usage(m) => ExperimentError::Usage(format!("{}: {m}", path.display())),
@@ -174,7 +175,7 @@ impl Sweep {
             toml::from_str(text).map_err(|e| ExperimentError::Usage(format!("sweep file: {e}")))?;
         let name = checked_name(&raw.name)?;
         let base_path: PathBuf = dir.join(&raw.base);
-        let base = std::fs::read_to_string(&base_path).map_err(|e| {
+        let base = crate::runs::spec::read_spec_file(&base_path).map_err(|e| {
             ExperimentError::Usage(format!(
                 "`base` = {:?}: cannot read {} ({e}); give a run spec relative to the sweep file",
                 raw.base,
@@ -188,6 +189,7 @@ impl Sweep {
         let base_cfg = RunConfig::from_toml(&base, "base")
             .map_err(|e| ExperimentError::Usage(format!("`base` {}: {e}", base_path.display())))?;
         check_keys(&run_specs::allowed_keys(&base_cfg), &set, &axes)?;
+        check_grid_size(&axes, raw.seeds.len())?;
         let runs = plan_runs(&name, &base, &set, &axes, &raw.seeds)?;
         let record = SweepRecord {
             name: name.clone(),
@@ -243,6 +245,30 @@ fn checked_name(raw: &str) -> Result<String, ExperimentError> {
     Ok(name)
 }
 
+/// The most runs one sweep may have (grid points times seeds): far more than a machine runs
+/// in a study, few enough to plan in memory at once. docs/limits.md.
+pub const MAX_SWEEP_RUNS: usize = 100_000;
+
+/// Refuses a grid of more than [`MAX_SWEEP_RUNS`] runs before any run is planned.
+fn check_grid_size(axes: &Axes, seeds: usize) -> Result<(), ExperimentError> {
+    let runs = axes
+        .iter()
+        .try_fold(seeds, |n, (_, v)| n.checked_mul(v.len()))
+        .filter(|&n| n <= MAX_SWEEP_RUNS);
+    if runs.is_none() {
+        let sizes: Vec<String> = axes
+            .iter()
+            .map(|(k, v)| format!("{} `{k}`", v.len()))
+            .collect();
+        return Err(ExperimentError::Usage(format!(
+            "the grid ({} values x {seeds} seeds) is more than {MAX_SWEEP_RUNS} runs; allowed: \
+             at most {MAX_SWEEP_RUNS} runs in one sweep (split it into several)",
+            sizes.join(" x ")
+        )));
+    }
+    Ok(())
+}
+
 /// At least one seed, each once.
 fn check_seeds(seeds: &[u64]) -> Result<(), ExperimentError> {
     if seeds.is_empty() {
@@ -271,6 +297,15 @@ fn not_reserved(key: &str, place: &str) -> Result<(), ExperimentError> {
             "{place} `name`: runs are named from their grid point"
         ))),
         _ => Ok(()),
+    }
+}
+
+/// Whether two axis values are one setting: equal, or an integer and a float of equal value.
+fn same_value(a: &toml::Value, b: &toml::Value) -> bool {
+    match (a, b) {
+        (toml::Value::Integer(i), toml::Value::Float(f))
+        | (toml::Value::Float(f), toml::Value::Integer(i)) => *i as f64 == *f,
+        _ => a == b,
     }
 }
 
@@ -310,7 +345,8 @@ fn grid_axes(
             )));
         }
         for (i, a) in values.iter().enumerate() {
-            if values[..i].contains(a) {
+            // `1` and `1.0` give one setting, hence one run: the same value.
+            if values[..i].iter().any(|b| same_value(a, b)) {
                 return Err(ExperimentError::Usage(format!(
                     "axis `{k}`: value {a} is listed twice (each value once)"
                 )));
@@ -722,6 +758,9 @@ pub fn run(
         ));
     }
     let mut store = Store::open(db)?;
+    // A sweep refused part way would leave its record behind: every run it would create
+    // must have a free name before anything is written.
+    check_new_names(&store, sweep, opts.shard)?;
     register(&mut store, sweep, opts.extend)?;
     let mine = link_runs(&mut store, sweep, opts.shard)?;
     let (queue, skipped, games) = Queue::of(&store, &mine)?;
@@ -768,6 +807,40 @@ pub fn run(
         threads_per_run: per_run,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Refuses the sweep, naming the run, when a run it would create (one neither linked to it
+/// nor left by an interrupted linking, as [`link_runs`] reads them) has a name another run
+/// already has.
+fn check_new_names(
+    store: &Store,
+    sweep: &Sweep,
+    shard: Option<Shard>,
+) -> Result<(), ExperimentError> {
+    let members = store.sweep_members(&sweep.hash)?;
+    let runs = store.runs()?;
+    for r in &sweep.runs {
+        if shard.is_some_and(|s| !s.contains(r.index))
+            || members
+                .iter()
+                .any(|m| m.point == r.point && m.seed_index == r.seed_index)
+        {
+            continue;
+        }
+        if let Some(row) = runs.iter().find(|row| row.name == r.cfg.name)
+            // (not a run of the same hash that an interrupted linking left unlinked)
+            && (row.hash != r.run_hash || members.iter().any(|m| m.run_id == row.id))
+        {
+            return Err(crate::store::StoreError::NameTaken {
+                name: r.cfg.name.clone(),
+                id: row.id,
+                status: row.status.as_str(),
+                hash: row.hash.short(),
+            }
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Stores the sweep's record and row (both idempotent); a grown sweep (with `extend`)

@@ -195,13 +195,27 @@ struct Mcts {
 const NUMBER: &str = "a number";
 const POSITIVE: &str = "an integer >= 1";
 
+/// Every count a player spec takes (`sims`, `rollouts`, `n_fast`) is at most the run spec's
+/// [`MAX_SIMULATIONS`](crate::runs::spec::MAX_SIMULATIONS), so a typo cannot start a search
+/// that grows without end (0 is refused where it is read, as before).
+const COUNT: &str = "an integer from 1 to 1000000";
+const _: () = assert!(crate::runs::spec::MAX_SIMULATIONS == 1_000_000);
+
+/// `value` as a count: an integer up to [`COUNT`]'s limit.
+fn count(value: &str) -> Result<u32, Refused> {
+    match parse::<u32>(value, POSITIVE)? {
+        n if n > crate::runs::spec::MAX_SIMULATIONS => Err(Refused::Allowed(COUNT)),
+        n => Ok(n),
+    }
+}
+
 /// The keys of `mcts:`, in the order of the canonical text.
 const MCTS_KEYS: &[Key<Mcts>] = &[
     Key {
         short: "sims",
         field: Some("simulations"),
         set: |m, v| {
-            m.config.simulations = parse(v, POSITIVE)?;
+            m.config.simulations = count(v)?;
             Ok(())
         },
         show: |m| Some(m.config.simulations.to_string()),
@@ -291,7 +305,7 @@ const MCTS_KEYS: &[Key<Mcts>] = &[
         short: "rollouts",
         field: None,
         set: |m, v| {
-            m.rollouts = Some(parse(v, POSITIVE)?);
+            m.rollouts = Some(count(v)?);
             Ok(())
         },
         show: |m| match m.eval {
@@ -312,7 +326,7 @@ const MCTS_KEYS: &[Key<Mcts>] = &[
         short: "n_fast",
         field: Some("playout_cap.n_fast"),
         set: |m, v| {
-            m.n_fast = Some(parse(v, POSITIVE)?);
+            m.n_fast = Some(count(v)?);
             Ok(())
         },
         show: |m| m.config.playout_cap.map(|pc| pc.n_fast.to_string()),
@@ -419,7 +433,7 @@ const SOLVER_KEYS: &[Key<SolverConfig>] = &[
     Key {
         short: "sims",
         field: Some("simulations"),
-        set: |cfg, v| match parse(v, POSITIVE)? {
+        set: |cfg, v| match count(v)? {
             0 => Err(Refused::Reason(
                 "sims=0 is not allowed; allowed: an integer >= 1",
             )),
@@ -546,7 +560,7 @@ fn parse_model(text: &str, rest: &str) -> Result<PlayerSpec, PlayerError> {
     for part in rest.split(',').filter(|p| !p.trim().is_empty()) {
         match part.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
             Some(("sims", v)) => {
-                let n: u32 = parse(v, POSITIVE).map_err(|r| bad(text, r.message("sims", v)))?;
+                let n: u32 = count(v).map_err(|r| bad(text, r.message("sims", v)))?;
                 if n == 0 {
                     return Err(bad(text, "sims=0 is not allowed; allowed: >= 1"));
                 }
@@ -808,18 +822,22 @@ mod tests {
             Just(PlayerSpec::Optimal),
             Just(PlayerSpec::Greedy(GreedyMode::Deterministic)),
             Just(PlayerSpec::Greedy(GreedyMode::Stochastic)),
-            (1..u32::MAX, finite_at_least_zero()).prop_map(|(simulations, uct_c)| {
-                PlayerSpec::MctsSolver(SolverConfig {
-                    simulations,
-                    uct_c,
-                    ..SolverConfig::default()
-                })
-            }),
+            (
+                1..=crate::runs::spec::MAX_SIMULATIONS,
+                finite_at_least_zero()
+            )
+                .prop_map(|(simulations, uct_c)| {
+                    PlayerSpec::MctsSolver(SolverConfig {
+                        simulations,
+                        uct_c,
+                        ..SolverConfig::default()
+                    })
+                }),
             // A run is named by an id, a name or a hash prefix: no comma, no outer spaces.
             (
                 "[a-z0-9][a-z0-9_.@-]{0,12}",
                 any::<u32>(),
-                proptest::option::of(1..u32::MAX)
+                proptest::option::of(1..=crate::runs::spec::MAX_SIMULATIONS)
             )
                 .prop_map(|(run, iteration, sims)| PlayerSpec::Model {
                     run,

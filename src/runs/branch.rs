@@ -97,6 +97,7 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
     let mut pairs: Vec<(String, serde_json::Value)> = Vec::new();
     let mut iterations = None;
     let mut name = None;
+    let mut typed: Vec<(String, toml::Value)> = Vec::new();
     for text in overrides {
         let Some((key, value)) = text.split_once('=') else {
             return Err(bad(text, "give key=value, e.g. search.init_q=draw".into()));
@@ -125,13 +126,18 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
         if pairs.iter().any(|(k, _)| k == key) {
             return Err(bad(text, format!("`{key}` is set twice")));
         }
-        let parsed: serde_json::Value = match toml::from_str::<toml::Table>(&format!("v = {value}"))
-        {
-            Ok(mut t) => match t.remove("v") {
-                Some(v) => serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
-                None => serde_json::Value::String(value.to_string()),
-            },
-            Err(_) => serde_json::Value::String(value.to_string()),
+        let as_toml = toml::from_str::<toml::Table>(&format!("v = {value}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"));
+        // What the run spec refuses, refused here too, naming the key (a NaN would turn into
+        // JSON's null below).
+        if let Some(v) = &as_toml {
+            super::spec::check_override(key, v, None).map_err(|e| bad(text, e.to_string()))?;
+            typed.push((key.to_string(), v.clone()));
+        }
+        let parsed: serde_json::Value = match as_toml {
+            Some(v) => serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
+            None => serde_json::Value::String(value.to_string()),
         };
         match key {
             "iterations" => {
@@ -182,6 +188,10 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
     }
     let settings: Settings = serde_json::from_value(json)
         .map_err(|e| RunError::Usage(format!("--set {}: {e}", overrides.join(" "))))?;
+    for (key, v) in &typed {
+        super::spec::check_override(key, v, Some(&settings))
+            .map_err(|e| RunError::Usage(format!("--set {key}={v}: {e}")))?;
+    }
     pairs.sort_by(|a, b| a.0.cmp(&b.0));
     let canonical = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
     Ok(Overridden {

@@ -94,7 +94,7 @@ pub use checkout::{
 };
 pub use execute::{create_run, start};
 pub use records::{IterationRecord, RunRecord};
-pub use references::{Dangling, References, check_references};
+pub use references::{Dangling, References, check_references, check_run_rows};
 pub use replay::{SelfPlayReplay, replay_self_play};
 pub use resume::{Resumed, resume};
 pub(crate) use settings_codec::{load_settings, settings_hash, settings_record};

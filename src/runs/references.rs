@@ -173,3 +173,88 @@ fn refs_of<G: Abilities>(
 ) -> Result<crate::learners::CheckpointRefs, RunError> {
     crate::with_learner!(kind, L => Ok(<L<G> as Learner<G>>::references(store, h)?))
 }
+
+/// Checks every run row against its chain (docs/store.md, "fsck"): its own `iterations` rows
+/// are exactly those after its branch point up to `iterations_done`, no more than planned;
+/// each row's record is that iteration, following the one before it (a branch's first, its
+/// parent's at the branch point); the head is the last one's hash. Returns one line per
+/// disagreement, naming the run.
+pub fn check_run_rows(store: &Store) -> Result<Vec<String>, RunError> {
+    let runs = store.runs()?;
+    let mut problems = Vec::new();
+    let mut chains: std::collections::BTreeMap<i64, Vec<(u32, ObjectHash)>> =
+        std::collections::BTreeMap::new();
+    for run in &runs {
+        chains.insert(run.id, store.iteration_hashes(run.id)?);
+    }
+    for run in &runs {
+        let who = format!("run {} ({})", run.id, run.name);
+        let mut say = |what: String| problems.push(format!("{who}: {what}"));
+        let own = &chains[&run.id];
+        let first = run.parent.map_or(1, |(_, at)| at + 1);
+        let done = run.iterations_done;
+        if done > run.iterations_planned {
+            say(format!(
+                "the row says {done} of {} iterations done, more than planned",
+                run.iterations_planned
+            ));
+        }
+        let listed: Vec<u32> = own.iter().map(|(i, _)| *i).collect();
+        let expected: Vec<u32> = (first..=done).collect();
+        if listed != expected {
+            let missing: Vec<String> = expected
+                .iter()
+                .filter(|i| !listed.contains(i))
+                .map(u32::to_string)
+                .collect();
+            let extra: Vec<String> = listed
+                .iter()
+                .filter(|i| !expected.contains(i))
+                .map(u32::to_string)
+                .collect();
+            say(format!(
+                "the row says {done} iterations done (its own from {first}); `iterations` rows \
+                 missing: [{}], beyond it: [{}]",
+                missing.join(", "),
+                extra.join(", ")
+            ));
+        }
+        // The hash of iteration `i` of this run's line (a branch's shared ones its parent's).
+        let at = |i: u32| -> Option<ObjectHash> {
+            let mut id = run.id;
+            loop {
+                let row = runs.iter().find(|r| r.id == id)?;
+                match row.parent {
+                    Some((p, point)) if i <= point => id = p,
+                    _ => return chains[&id].iter().find(|(j, _)| *j == i).map(|(_, h)| *h),
+                }
+            }
+        };
+        let head = if done == 0 { None } else { at(done) };
+        if run.head != head {
+            say(format!(
+                "the row's head is {}, its chain's is {}",
+                run.head.map_or_else(|| "none".to_string(), |h| h.to_hex()),
+                head.map_or_else(|| "none".to_string(), |h| h.to_hex())
+            ));
+        }
+        for (i, h) in own {
+            let Ok(r) = store.get::<IterationRecord>(h) else {
+                continue; // an unreadable record is named by the reference check
+            };
+            let previous = if *i > 1 { at(i - 1) } else { None };
+            if r.iteration != *i {
+                say(format!(
+                    "the `iterations` row {i} holds the record of iteration {}",
+                    r.iteration
+                ));
+            } else if r.previous != previous {
+                say(format!(
+                    "iteration {i}'s record does not follow iteration {}'s",
+                    i - 1
+                ));
+            }
+        }
+    }
+    Ok(problems)
+}

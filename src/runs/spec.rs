@@ -51,6 +51,35 @@ pub const MAX_GAMES: u32 = 1_000_000;
 /// MB per thread (the literature uses at most a few hundred). See docs/limits.md.
 pub(crate) const MAX_SIMULATIONS: u32 = 1_000_000;
 
+/// The most bytes a run spec or a sweep file may have: far more than any spec needs (a few
+/// KB), so `tabula run /dev/zero` stops at once instead of filling memory. docs/limits.md.
+pub const MAX_SPEC_BYTES: u64 = 1 << 20;
+
+/// Reads a run spec or a sweep file as text, at most [`MAX_SPEC_BYTES`] of it: a larger file
+/// (or an endless one, a device) is an error of kind `InvalidData` saying so, as is text that
+/// is not UTF-8. Every spec and sweep file is read here.
+pub fn read_spec_file(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    if path.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "that is a directory; give a TOML file",
+        ));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_SPEC_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SPEC_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {MAX_SPEC_BYTES} bytes, the most a spec or sweep file may have"),
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
 /// Evaluation settings.
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -166,8 +195,9 @@ pub enum SpecError {
     #[error("run spec: {0}")]
     Toml(String),
     /// A setting out of its range ([`SettingError`], raised by every layer that validates).
+    /// (Not a `source`: the message already includes it once.)
     #[error("run spec: {0}")]
-    Range(#[from] SettingError),
+    Range(SettingError),
     /// (Not a `source`: the message already includes it once.)
     #[error("run spec: `variant`: {0}")]
     Variant(GameError),
@@ -182,15 +212,128 @@ pub enum SpecError {
     },
 }
 
-/// A run name: not empty, not blank at either end, and not a number (a number names a run
+impl From<SettingError> for SpecError {
+    fn from(e: SettingError) -> SpecError {
+        SpecError::Range(e)
+    }
+}
+
+/// A run name: not empty, not blank at either end, no control characters (a newline or an
+/// escape sequence would garble `ls`), and not a number (a number names a run
 /// by id; docs/store.md, "Naming runs, sweeps and objects").
 pub(crate) fn check_name(name: &str) -> Result<(), SpecError> {
-    let allowed = "a non-empty label without spaces at either end that is not a number \
-                   (numbers name runs by id)";
-    if name.trim().is_empty() || name.trim() != name || name.parse::<i64>().is_ok() {
+    let allowed = "a non-empty label without spaces at either end or control characters \
+                   that is not a number (numbers name runs by id)";
+    if name.trim().is_empty()
+        || name.trim() != name
+        || name.parse::<i64>().is_ok()
+        || name.chars().any(char::is_control)
+    {
         return Err(range("name", format!("{name:?}"), allowed));
     }
     Ok(())
+}
+
+/// The magnitudes a real-valued setting may have (besides 0): wide enough for every rate,
+/// constant and time the literature uses, narrow enough that a typo (`lr = 1e300`,
+/// `adam_eps = 5e-324`) is refused instead of ending a run in NaN. docs/limits.md.
+pub const REAL_MAGNITUDE: (f64, f64) = (1e-12, 1e12);
+
+/// `key.sub` (or `sub` at the top).
+fn join(key: &str, sub: &str) -> String {
+    if key.is_empty() {
+        sub.to_string()
+    } else {
+        format!("{key}.{sub}")
+    }
+}
+
+/// A value as an error message shows it: a real of extreme magnitude in exponent form
+/// (`1e308`, not 309 digits).
+fn shown(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Float(f) if f.is_finite() && *f != 0.0 && !(1e-6..1e15).contains(&f.abs()) => {
+            format!("{f:e}")
+        }
+        toml::Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(shown).collect();
+            format!("[{}]", items.join(", "))
+        }
+        _ => v.to_string(),
+    }
+}
+
+/// Refuses any real number of the spec that is not finite or whose magnitude is outside
+/// [`REAL_MAGNITUDE`] (0 allowed), naming its key.
+fn check_numbers(key: &str, v: &toml::Value) -> Result<(), SpecError> {
+    match v {
+        toml::Value::Float(f) => {
+            let (lo, hi) = REAL_MAGNITUDE;
+            if !f.is_finite() || (*f != 0.0 && !(lo..=hi).contains(&f.abs())) {
+                return Err(range(
+                    key,
+                    shown(v),
+                    &format!("a finite number, 0 or of magnitude {lo:e} to {hi:e}"),
+                ));
+            }
+            Ok(())
+        }
+        toml::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, x)| check_numbers(&format!("{key}[{i}]"), x)),
+        toml::Value::Table(t) => t
+            .iter()
+            .try_for_each(|(k, x)| check_numbers(&join(key, k), x)),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses what serde read leniently, comparing the spec's values (`input`) with the settings
+/// as read (`read`): a list where the settings have a table (serde fills a table's fields from
+/// a list position by position: `search = [1]`), and a list of another length than was read
+/// (`learning_rate = [[1, 1.0, 5]]` drops the 5).
+fn check_shapes(key: &str, input: &toml::Value, read: &toml::Value) -> Result<(), SpecError> {
+    match (input, read) {
+        (toml::Value::Array(_), toml::Value::Table(_)) => Err(range(
+            key,
+            shown(input),
+            &format!("a table (`[{key}]` or `{key} = {{ ... }}`), not a list"),
+        )),
+        (toml::Value::Array(items), toml::Value::Array(got)) if items.len() != got.len() => Err(
+            range(key, shown(input), &format!("a list of {} items", got.len())),
+        ),
+        (toml::Value::Array(items), toml::Value::Array(got)) => items
+            .iter()
+            .zip(got)
+            .enumerate()
+            .try_for_each(|(i, (x, g))| check_shapes(&format!("{key}[{i}]"), x, g)),
+        (toml::Value::Table(t), toml::Value::Table(got)) => t.iter().try_for_each(|(k, x)| {
+            got.get(k)
+                .map_or(Ok(()), |g| check_shapes(&join(key, k), x, g))
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The checks of [`RunConfig::from_toml`] on one `key=value` override of a run's settings
+/// (`branch --set`): its numbers; with the settings it gave, its shape as read.
+pub(crate) fn check_override(
+    key: &str,
+    value: &toml::Value,
+    settings: Option<&Settings>,
+) -> Result<(), SpecError> {
+    check_numbers(key, value)?;
+    let Some(Ok(mut read)) = settings.map(toml::Value::try_from) else {
+        return Ok(());
+    };
+    for part in key.split('.') {
+        match read.get(part) {
+            Some(v) => read = v.clone(),
+            None => return Ok(()),
+        }
+    }
+    check_shapes(key, value, &read)
 }
 
 fn range(key: &str, value: impl ToString, allowed: &str) -> SpecError {
@@ -227,6 +370,12 @@ struct RawSpec {
 impl RunConfig {
     /// Parses and validates a spec; `default_name` names the run when the spec does not.
     pub fn from_toml(text: &str, default_name: &str) -> Result<RunConfig, SpecError> {
+        // The text as TOML values, to check what serde reads leniently (a bad text gets
+        // serde's error below).
+        let input: Option<toml::Table> = toml::from_str(text).ok();
+        if let Some(t) = &input {
+            check_numbers("", &toml::Value::Table(t.clone()))?;
+        }
         let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError::Toml(e.to_string()))?;
         let game: AnyGame = raw.variant.parse().map_err(SpecError::Variant)?;
         let name = raw.name.unwrap_or_else(|| default_name.to_string());
@@ -281,6 +430,15 @@ impl RunConfig {
                 budget: raw.budget,
             },
         };
+        if let (Some(t), Ok(toml::Value::Table(read))) =
+            (&input, toml::Value::try_from(&cfg.settings))
+        {
+            check_shapes(
+                "",
+                &toml::Value::Table(t.clone()),
+                &toml::Value::Table(read),
+            )?;
+        }
         cfg.validate()?;
         Ok(cfg)
     }

@@ -23,6 +23,16 @@ pub enum StoreError {
         found: i64,
         supported: i64,
     },
+    #[error(
+        "store {path} has schema version {found}, older than this tabula's ({current}); \
+         commands that only read never change a store: this store needs `tabula --db {path} \
+         migrate` first (after which builds older than this one cannot read it)"
+    )]
+    NeedsMigration {
+        path: String,
+        found: i64,
+        current: i64,
+    },
     #[error("no store at {0} (run a command that writes, e.g. `tabula solve`, to create one)")]
     Missing(String),
     #[error(

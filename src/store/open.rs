@@ -75,11 +75,25 @@ impl Store {
         Ok(store)
     }
 
+    /// Brings the store at `path` to this build's schema explicitly (`tabula migrate`; a
+    /// writing command does it when it opens a store): returns the schema versions before and
+    /// after. The migrations move data losslessly, all in one transaction.
+    pub fn migrate(path: &Path) -> Result<(i64, i64)> {
+        if check_path(path, false)? == Some(0) {
+            return Err(StoreError::NotAStore {
+                path: path.display().to_string(),
+                reason: "the file is empty".into(),
+            });
+        }
+        let before = schema::older(path).unwrap_or(schema::VERSION);
+        drop(Store::open(path)?);
+        Ok((before, schema::VERSION))
+    }
+
     /// Opens an existing store read-only, writing nothing (see the module docs): no
     /// statement on this connection can change it, and the SQL console's authorizer refuses
-    /// anything but reads. A store written by an older build is first brought to this
-    /// build's schema (its migrations move data losslessly; the one write a read-only
-    /// command makes), so read-only commands see the current tables.
+    /// anything but reads. A store written by an older build is refused
+    /// ([`StoreError::NeedsMigration`]): `tabula migrate` brings it to this build's schema.
     pub fn open_read_only(path: &Path) -> Result<Store> {
         let len = check_path(path, false)?;
         if len == Some(0) {
@@ -88,8 +102,14 @@ impl Store {
                 reason: "the file is empty".into(),
             });
         }
-        if schema::older(path) {
-            drop(Store::open(path)?);
+        // Never migrated here: a read-only command changes nothing, and a store migrated in
+        // place can no longer be read by the build that wrote it.
+        if let Some(found) = schema::older(path) {
+            return Err(StoreError::NeedsMigration {
+                path: path.display().to_string(),
+                found,
+                current: schema::VERSION,
+            });
         }
         let wal = side_file(path, "-wal");
         let shm = side_file(path, "-shm").exists();

@@ -114,6 +114,9 @@ pub struct QueryLimits {
     /// A query that has worked longer than this (SQLite's time, not the sink's) is stopped
     /// with [`StoreError::QueryTimedOut`].
     pub timeout: Option<Duration>,
+    /// The most memory SQLite may hold while the query runs (its heap, in bytes: one row of
+    /// huge values, a sort); past it the query stops with an error saying so.
+    pub max_memory: Option<u64>,
 }
 
 impl QueryLimits {
@@ -124,6 +127,9 @@ impl QueryLimits {
     /// `tabula sql`'s default working time, in seconds: a full scan of a multi-gigabyte store
     /// takes well under a minute on a laptop.
     pub const DEFAULT_TIMEOUT_SECONDS: f64 = 120.0;
+    /// `tabula sql`'s default memory for SQLite: 1 GiB, far above what a query of a store
+    /// needs (its largest objects are tens of MB), below what a laptop can spare.
+    pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
 }
 
 impl Default for QueryLimits {
@@ -133,6 +139,7 @@ impl Default for QueryLimits {
             timeout: Some(Duration::from_secs_f64(
                 QueryLimits::DEFAULT_TIMEOUT_SECONDS,
             )),
+            max_memory: Some(QueryLimits::DEFAULT_MAX_MEMORY),
         }
     }
 }
@@ -334,6 +341,35 @@ pub(super) fn stream(
     limits: &QueryLimits,
     sink: &mut dyn RowSink,
 ) -> Result<u64, StoreError> {
+    let Some(max) = limits.max_memory else {
+        return stream_rows(conn, guard, sql, limits, sink);
+    };
+    // SQLite's hard heap limit is the process's; set for this query, then put back.
+    let max = i64::try_from(max).unwrap_or(i64::MAX).max(1);
+    // SAFETY: sets (and returns) SQLite's process-wide heap limit; no pointer is involved.
+    let before = unsafe { rusqlite::ffi::sqlite3_hard_heap_limit64(max) };
+    let out = stream_rows(conn, guard, sql, limits, sink);
+    // SAFETY: as above, restoring the limit there was.
+    unsafe { rusqlite::ffi::sqlite3_hard_heap_limit64(before) };
+    match out {
+        Err(StoreError::Query(m)) if m.contains("out of memory") => {
+            Err(StoreError::Query(format!(
+                "the query needs more than {} MiB of memory, the console's limit (ask for \
+                 fewer or smaller values, e.g. length(bytes) instead of bytes)",
+                max >> 20
+            )))
+        }
+        other => other,
+    }
+}
+
+fn stream_rows(
+    conn: &Connection,
+    guard: &Guard,
+    sql: &str,
+    limits: &QueryLimits,
+    sink: &mut dyn RowSink,
+) -> Result<u64, StoreError> {
     if is_empty_sql(sql) {
         return Err(StoreError::EmptyQuery);
     }
@@ -477,7 +513,12 @@ impl super::Store {
     /// [`QueryLimits::default`]'s). For results of any size use [`Store::query_stream`].
     pub fn query(&self, sql: &str) -> Result<QueryResult, StoreError> {
         let mut all = Collect::default();
-        self.query_stream(sql, &QueryLimits::default(), &mut all)?;
+        // No heap limit: it is the process's, and other threads may be using SQLite.
+        let limits = QueryLimits {
+            max_memory: None,
+            ..QueryLimits::default()
+        };
+        self.query_stream(sql, &limits, &mut all)?;
         Ok(all.result)
     }
 

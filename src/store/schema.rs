@@ -62,19 +62,20 @@ impl From<rusqlite::Error> for SchemaError {
     }
 }
 
-/// Whether the store at `path` has an older schema than this build's (false when it cannot
-/// be read: opening it then reports why).
+/// The store's schema version when it is older than this build's (`None` when it is not, or
+/// when it cannot be read: opening it then reports why).
 ///
 /// Read through an immutable open, which takes no lock and creates no `-wal`/`-shm` file (a
 /// plain read-only open of a WAL store creates `-shm`). Version 0 (an empty or foreign SQLite
 /// file) is not an older store: a read-only open must not turn it into one.
-pub(super) fn older(path: &std::path::Path) -> bool {
+pub(super) fn older(path: &std::path::Path) -> Option<i64> {
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
         | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
         | rusqlite::OpenFlags::SQLITE_OPEN_URI;
     Connection::open_with_flags(super::paths::file_uri(path, "immutable=1"), flags)
         .and_then(|c| version(&c))
-        .is_ok_and(|v| (1..VERSION).contains(&v))
+        .ok()
+        .filter(|v| (1..VERSION).contains(v))
 }
 
 /// Refuses stores newer than this build.
