@@ -62,10 +62,9 @@ impl Console {
                 return "0:00:00".into();
             }
             if let Some(s) = plan.costs.estimate(&left) {
-                return format!(
-                    "{} (measured cost per grid point)",
-                    hms(s / plan.jobs as f64)
-                );
+                // Fewer runs left than jobs: only as many run at once.
+                let at_once = plan.jobs.min(left.len()).max(1);
+                return format!("{} (measured cost per grid point)", hms(s / at_once as f64));
             }
         }
         let (d, t) = (
@@ -109,11 +108,11 @@ impl Progress for Console {
         self.bar.set_length(plan.games);
         self.bar.set_message(format!("{} runs", plan.runs));
         let left: Vec<(u32, u32)> = plan.pending.iter().map(|&(_, p, n)| (p, n)).collect();
+        let at_once = plan.jobs.min(left.len()).max(1);
         let cost = match plan.costs.estimate(&left) {
             Some(s) => format!(
-                "; about {} at {} at once (seconds per iteration measured in the store)",
-                hms(s / plan.jobs as f64),
-                plan.jobs
+                "; about {} at {at_once} at once (seconds per iteration measured in the store)",
+                hms(s / at_once as f64),
             ),
             None => String::new(),
         };
@@ -281,7 +280,7 @@ fn dry_run(
     }
     let calibration = calibration.elapsed().as_secs_f64();
     let estimate = costs.estimate(&left);
-    let jobs = args.jobs.max(1);
+    let jobs = args.jobs.min(left.len()).max(1);
     let rows: Vec<serde_json::Value> = mine
         .iter()
         .map(|r| {
