@@ -600,7 +600,7 @@ fn every_output_flag_refuses_the_store() {
     for (command, flag, dir) in OUTPUT_FLAGS {
         let mut targets: Vec<(&str, &str)> = STORE_SPELLINGS
             .iter()
-            .map(|t| (*t, "that is the store ("))
+            .map(|t| (*t, "that is the store being read ("))
             .collect();
         if *dir {
             targets.push(("{text}", "that is a file, not a directory"));
@@ -896,6 +896,29 @@ fn fsck_checks_run_rows_against_their_chains() {
         assert_eq!(code, 1, "{damage}: {out}{err}");
         assert!(out.contains(expected), "{damage}: {out}");
         assert!(err.contains("run row problem(s)"), "{damage}: {err}");
+    }
+    // verify and branch on a row that says more than its chain: an error naming fsck, not an
+    // index out of bounds.
+    let db = fx.dir.join("done.db");
+    for args in [
+        &["verify", "tiny"][..],
+        &[
+            "branch",
+            "tiny",
+            "--at",
+            "50",
+            "--no-run",
+            "--set",
+            "iterations=60",
+        ],
+    ] {
+        let (code, _, err) = on(&db, args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            err.contains("`tabula fsck` names what disagrees"),
+            "{args:?}: {err}"
+        );
     }
     let (code, out, err) = on(&fx.dir.join("t.db"), &["fsck"]);
     assert_eq!(code, 0, "{out}{err}");
