@@ -50,6 +50,11 @@ const CASES: &[Case] = &[
     case(&["--db", "{dropped}", "fsck", "--json"], 1, "schema is not the one"),
     case(&["--db", "{db}", "fsck"], 0, ""),
     case(&["--db", "{db}", "migrate"], 0, ""),
+    // --- merge opens every source by the same read-only path -----------------------------
+    case(&["merge", "{fifo}", "--into", "{dir}/m.db"], 1, "is a FIFO (named pipe), not a store file"),
+    case(&["merge", "{empty}", "--into", "{dir}/m.db"], 1, "the file is empty"),
+    case(&["merge", "{foreign}", "--into", "{dir}/m.db"], 1, "no tabula schema version"),
+    case(&["merge", "{dir}", "--into", "{dir}/m.db"], 1, "is a directory, not a store file"),
     case(&["--db", "{missing}", "migrate"], 1, "no store at"),
     case(&["--db", "{empty}", "migrate"], 1, "the file is empty"),
     case(&["--db", "{foreign}", "migrate"], 1, "no tabula schema version"),
@@ -601,7 +606,7 @@ fn every_output_flag_refuses_the_store() {
     for (command, flag, dir) in OUTPUT_FLAGS {
         let mut targets: Vec<(&str, &str)> = STORE_SPELLINGS
             .iter()
-            .map(|t| (*t, "that is the store ("))
+            .map(|t| (*t, "that is the store being read ("))
             .collect();
         if *dir {
             targets.push(("{text}", "that is a file, not a directory"));
@@ -750,6 +755,13 @@ fn every_command_survives_an_unwritable_stdout() {
         PRINTING.len(),
         failures.join("\n")
     );
+    // The merge left no -wal/-shm beside its source.
+    for side in ["t.db-wal", "t.db-shm"] {
+        assert!(
+            !fx.dir.join(side).exists(),
+            "{side} left beside the merged source"
+        );
+    }
     // The work was done: the run, the branch and the sweep's run finished.
     let conn = rusqlite::Connection::open(&full).unwrap();
     let mut stmt = conn.prepare("SELECT name, status FROM runs").unwrap();
@@ -902,6 +914,29 @@ fn fsck_checks_run_rows_against_their_chains() {
         assert!(out.contains(expected), "{damage}: {out}");
         assert!(err.contains("run row problem(s)"), "{damage}: {err}");
     }
+    // verify and branch on a row that says more than its chain: an error naming fsck, not an
+    // index out of bounds.
+    let db = fx.dir.join("done.db");
+    for args in [
+        &["verify", "tiny"][..],
+        &[
+            "branch",
+            "tiny",
+            "--at",
+            "50",
+            "--no-run",
+            "--set",
+            "iterations=60",
+        ],
+    ] {
+        let (code, _, err) = on(&db, args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            err.contains("`tabula fsck` names what disagrees"),
+            "{args:?}: {err}"
+        );
+    }
     let (code, out, err) = on(&fx.dir.join("t.db"), &["fsck"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
@@ -909,6 +944,31 @@ fn fsck_checks_run_rows_against_their_chains() {
         "{out}"
     );
     assert!(out.contains("ok: SQLite's integrity check"), "{out}");
+}
+
+/// A model whose metrics turn NaN (rates in range, but too large to train) fails its run
+/// with a message naming the metric, not SQLite's "NOT NULL constraint failed".
+#[test]
+fn a_diverged_model_fails_its_run_naming_the_metric() {
+    let fx = Fixtures::new();
+    let db = fx.dir.join("diverged.db");
+    let spec = fx.dir.join("diverge.toml");
+    std::fs::write(
+        &spec,
+        "name = \"n\"\nvariant = \"ewn:3x3x2\"\nseed = 1\niterations = 2\n\
+         games_per_iteration = 10\n[search]\nsimulations = 8\n[eval]\ngames = 10\n\
+         [learner]\nkind = \"network\"\n[learner.network]\nhidden = [8]\nbatch_size = 8\n\
+         train_steps = 4\nlr = [[1, 1e11]]\n",
+    )
+    .unwrap();
+    let (code, _, err) = on(&db, &["run", spec.to_str().unwrap(), "--threads", "1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("iteration 1: metric `") && err.contains("is NaN, not a finite number"),
+        "{err}"
+    );
+    let (_, out, _) = on(&db, &["ls"]);
+    assert!(out.contains("failed"), "{out}");
 }
 
 /// The console's help lists exactly the pragmas it allows.

@@ -91,10 +91,16 @@ impl Write for Stdout {
 /// error (`writing the output: ...`), whatever the command returned.
 pub(crate) fn finish(result: anyhow::Result<()>) -> anyhow::Result<()> {
     let _ = Stdout.flush();
-    if let Some(e) = FAILED.lock().ok().and_then(|f| f.clone()) {
-        bail!("writing the output: {e}");
+    let Some(e) = FAILED.lock().ok().and_then(|f| f.clone()) else {
+        return result;
+    };
+    match result {
+        // An error of the command's own (not the failed write again) is said too.
+        Err(other) if !format!("{other:#}").contains(&e) => {
+            bail!("writing the output: {e}; then: {other:#}")
+        }
+        _ => bail!("writing the output: {e}"),
     }
-    result
 }
 
 /// Where an output file goes: the flag that named it, for messages, and the path.
@@ -169,7 +175,8 @@ impl OutputFile<'_> {
         });
         if is_store {
             bail!(
-                "{} {shown}: that is the store ({}) or one of its files; write to another path",
+                "{} {shown}: that is the store being read ({}) or one of its files; write to \
+                 another path",
                 self.flag,
                 files[0].display()
             );

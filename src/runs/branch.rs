@@ -310,7 +310,17 @@ pub fn create_branch(
     };
     branch_cfg.validate()?;
     let records = chain(store, row.head)?;
-    let at_record = address(&records[at as usize - 1])?.0;
+    let Some(at_record) = records.get(at as usize - 1) else {
+        return Err(RunError::Inconsistent(format!(
+            "run {} ({}): its row says {} iterations done, but the chain from its head has {}; \
+             `tabula fsck` names what disagrees",
+            row.id,
+            row.name,
+            row.iterations_done,
+            records.len()
+        )));
+    };
+    let at_record = address(at_record)?.0;
     let settings_json = serde_json::to_string(&branch_cfg.settings).unwrap_or_default();
     let settings_record = settings_record(&branch_cfg.settings)?;
     let spec_toml = format!(

@@ -99,6 +99,18 @@ fn verify_game<G: Abilities, L: Learner<G>>(
     observer: &mut dyn Observer,
 ) -> Result<Verified, RunError> {
     let all = chain(store, row.head)?;
+    // A row that says more than its chain holds (a damaged store) is an error, not an index
+    // out of bounds.
+    if (all.len() as u64) < u64::from(b) {
+        return Err(RunError::Inconsistent(format!(
+            "run {} ({}): verifying up to iteration {b}, but the chain from its head has {} \
+             iteration records (its row says {} done); `tabula fsck` names what disagrees",
+            row.id,
+            row.name,
+            all.len(),
+            row.iterations_done
+        )));
+    }
     let head_before = if a >= 2 {
         Some(address(&all[a as usize - 2])?.0)
     } else {

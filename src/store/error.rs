@@ -33,6 +33,17 @@ pub enum StoreError {
         found: i64,
         current: i64,
     },
+    #[error(
+        "run {run} iteration {iteration}: metric `{metric}` is {value}, not a finite number: the \
+         model diverged; lower the learning rate (or another rate), then branch from an earlier \
+         iteration"
+    )]
+    NotFinite {
+        run: i64,
+        iteration: u32,
+        metric: String,
+        value: f64,
+    },
     #[error("no store at {0} (run a command that writes, e.g. `tabula solve`, to create one)")]
     Missing(String),
     #[error(

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
 use super::{ObjectHash, Result, Store, StoreError, schema};
 
@@ -61,13 +61,13 @@ fn fail(path: &Path, what: impl std::fmt::Display) -> StoreError {
 }
 
 /// Opens a source read-only and checks it is a store of exactly this build's schema.
-pub(super) fn open_source(path: &Path) -> Result<Connection> {
-    if !path.exists() {
-        return Err(StoreError::Missing(path.display().to_string()));
-    }
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| super::sqlite(path, e))?;
-    let version: i64 = conn
+pub(super) fn open_source(path: &Path) -> Result<Store> {
+    // The one read-only path every command takes: the same checks and messages (a FIFO, a
+    // device, an empty, foreign, older or newer file), no -wal/-shm left beside the source,
+    // and a source in a read-only directory read like any other.
+    let store = Store::open_read_only(path)?;
+    let version: i64 = store
+        .conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(|e| fail(path, format!("not a tabula store ({e})")))?;
     if version != schema::VERSION {
@@ -75,14 +75,12 @@ pub(super) fn open_source(path: &Path) -> Result<Connection> {
             path,
             format!(
                 "schema version {version}, but this tabula writes version {} (merge only \
-                 stores of the same version: open the older one once with this tabula, e.g. \
-                 `tabula --db {} ls`, to migrate it, or use the tabula that wrote it)",
-                schema::VERSION,
-                path.display()
+                 stores of the same version)",
+                schema::VERSION
             ),
         ));
     }
-    Ok(conn)
+    Ok(store)
 }
 
 fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
@@ -112,10 +110,12 @@ pub(super) fn merge(into: &mut Store, sources: &[PathBuf]) -> Result<Vec<MergedS
         let mut out = Vec::new();
         for (p, src) in &conns {
             let sql = |e: rusqlite::Error| fail(p, e);
-            out.push(merge_one(w.tx, src, p).map_err(|e| match e {
+            out.push(merge_one(w.tx, &src.conn, p).map_err(|e| match e {
                 MergeError::Sqlite(e) => sql(e),
                 MergeError::Store(e) => e,
             })?);
+            // What was read of a source a writer changed meanwhile is not merged.
+            src.check_unchanged()?;
         }
         Ok(out)
     })

@@ -209,7 +209,21 @@ impl Writer<'_> {
     }
 
     /// Records an iteration's metrics as columns.
+    /// A metric that is not a finite number (a model that diverged: NaN) is refused with
+    /// [`StoreError::NotFinite`], naming it, instead of SQLite's "NOT NULL constraint failed".
     pub(crate) fn add_evaluation(&self, row: &EvaluationRow) -> Result<()> {
+        if let Some((name, v)) = row
+            .values
+            .iter()
+            .find_map(|(n, v)| v.filter(|x| !x.is_finite()).map(|x| (*n, x)))
+        {
+            return Err(StoreError::NotFinite {
+                run: row.run_id,
+                iteration: row.iteration,
+                metric: name.to_string(),
+                value: v,
+            });
+        }
         runs::add_evaluation(self.tx, row).map_err(|e| sqlite(self.path, e))
     }
 
