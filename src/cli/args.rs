@@ -132,8 +132,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Show or change the note and tags of a run or a sweep.
     ///
-    /// `tabula note 3 "first try with the paper's c_puct"`, `tabula note 3 --tag fig20`,
-    /// `tabula note --sweep grid --untag draft`. Notes and tags are kept beside the records
+    /// `tabula note quick "first try with the paper's c_puct"`, `tabula note quick --tag fig20`;
+    /// a sweep's with --sweep NAME. Notes and tags are kept beside the records
     /// and never change a hash; `run`, `branch` and `sweep` take --note and --tag too. SQL:
     /// `run_provenance`, `sweep_provenance`, `run_notes`, `run_tags` (docs/store.md).
     Note(NoteArgs),
@@ -141,8 +141,8 @@ pub enum Command {
     /// run and iteration, a column per sweep axis (`axis.KEY`), per metric and per setting.
     ///
     /// A branch's rows include the iterations it shares with its parent (`source_run` names
-    /// whose row each is) and iteration 0. `tabula export grid --sweep > grid.csv`, then
-    /// `pandas.read_csv("grid.csv")`; docs/python.md.
+    /// whose row each is) and iteration 0. `tabula export quick --json`; to a file, `tabula
+    /// export NAME --sweep > grid.csv`, then `pandas.read_csv("grid.csv")`; docs/python.md.
     Export(ExportArgs),
 }
 
