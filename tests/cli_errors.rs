@@ -909,6 +909,23 @@ fn fsck_checks_run_rows_against_their_chains() {
         assert!(out.contains(expected), "{damage}: {out}");
         assert!(err.contains("run row problem(s)"), "{damage}: {err}");
     }
+    // merge refuses a source whose run rows disagree, naming fsck, and creates nothing.
+    let into = fx.dir.join("merged-from-damaged.db");
+    let (code, _, err) = on(
+        &into,
+        &[
+            "merge",
+            fx.dir.join("head.db").to_str().unwrap(),
+            "--into",
+            into.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("1 run row(s) disagree with their chains"),
+        "{err}"
+    );
+    assert!(!into.exists());
     // verify and branch on a row that says more than its chain: an error naming fsck, not an
     // index out of bounds.
     let db = fx.dir.join("done.db");
