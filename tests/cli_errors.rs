@@ -914,6 +914,23 @@ fn fsck_checks_run_rows_against_their_chains() {
         assert!(out.contains(expected), "{damage}: {out}");
         assert!(err.contains("run row problem(s)"), "{damage}: {err}");
     }
+    // merge refuses a source whose run rows disagree, naming fsck, and creates nothing.
+    let into = fx.dir.join("merged-from-damaged.db");
+    let (code, _, err) = on(
+        &into,
+        &[
+            "merge",
+            fx.dir.join("head.db").to_str().unwrap(),
+            "--into",
+            into.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("1 run row(s) disagree with their chains"),
+        "{err}"
+    );
+    assert!(!into.exists());
     // verify and branch on a row that says more than its chain: an error naming fsck, not an
     // index out of bounds.
     let db = fx.dir.join("done.db");
@@ -969,6 +986,47 @@ fn a_diverged_model_fails_its_run_naming_the_metric() {
     );
     let (_, out, _) = on(&db, &["ls"]);
     assert!(out.contains("failed"), "{out}");
+}
+
+/// merge does not change a store while another live process holds one of its run locks: it
+/// is refused, naming the holder, and the destination stays as it was.
+#[test]
+fn merge_honours_run_locks() {
+    let fx = Fixtures::new();
+    let into = fx.dir.join("locked.db");
+    std::fs::copy(fx.dir.join("t.db"), &into).unwrap();
+    // This test's own process, alive on this host, holds run 1's lock.
+    rusqlite::Connection::open(&into)
+        .unwrap()
+        .execute(
+            "UPDATE runs SET status = 'running', lock_pid = ?1, lock_host = ?2,
+             lock_since = '2026-01-01T00:00:00Z' WHERE id = 1",
+            rusqlite::params![std::process::id(), tabula::store::host_name()],
+        )
+        .unwrap();
+    let before = std::fs::read(&into).unwrap();
+    let src = fx.dir.join("t.db");
+    let (code, _, err) = on(
+        &into,
+        &[
+            "merge",
+            src.to_str().unwrap(),
+            "--into",
+            into.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "run 1 is locked: process {} on host",
+            std::process::id()
+        )),
+        "{err}"
+    );
+    assert!(
+        std::fs::read(&into).unwrap() == before,
+        "the locked store changed"
+    );
 }
 
 /// The console's help lists exactly the pragmas it allows.

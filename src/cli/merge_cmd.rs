@@ -17,9 +17,21 @@ fn remove_store_files(path: &Path) {
 }
 
 pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
-    // Every source is checked before the destination is touched.
+    // Every source is checked before the destination is touched: a store this build can
+    // merge, whose run rows agree with their chains (as fsck checks them), so a damaged row
+    // ("99/6 done") is never copied into a healthy store.
     for s in &args.sources {
         Store::check_mergeable(s)?;
+        let problems = tabula::runs::check_run_rows(&Store::open_read_only(s)?)?;
+        if let Some(first) = problems.first() {
+            bail!(
+                "merge: {}: {} run row(s) disagree with their chains (the first: {first}); \
+                 `tabula --db {} fsck` lists them; nothing was merged",
+                s.display(),
+                problems.len(),
+                s.display()
+            );
+        }
     }
     let existed = args.into.exists();
     let result = Store::open(&args.into).and_then(|mut into| into.merge_from(&args.sources));

@@ -33,15 +33,23 @@ fn record(e: &std::io::Error) {
     }
 }
 
-/// Writes `args` and a newline to stdout; a failure is remembered for [`finish`].
+/// Writes `args` and a newline to stdout, whole under stdout's lock (lines of several
+/// threads never interleave); a failure is remembered for [`finish`].
 pub(crate) fn print_line(args: std::fmt::Arguments<'_>) {
-    let mut out = Stdout;
-    let _ = out.write_fmt(args).and_then(|()| out.write_all(b"\n"));
+    print(format_args!("{args}\n"));
 }
 
 /// Writes `args` to stdout (no newline); a failure is remembered for [`finish`].
 pub(crate) fn print(args: std::fmt::Arguments<'_>) {
-    let _ = Stdout.write_fmt(args);
+    if failed() {
+        return;
+    }
+    let text = args.to_string();
+    #[allow(clippy::disallowed_methods)]
+    let r = std::io::stdout().lock().write_all(text.as_bytes());
+    if let Err(e) = r {
+        record(&e);
+    }
 }
 
 /// `println!` through [`print_line`]: a failed write is an error at the end, not a panic.

@@ -107,6 +107,14 @@ pub(super) fn merge(into: &mut Store, sources: &[PathBuf]) -> Result<Vec<MergedS
         conns.push((p.clone(), open_source(p)?));
     }
     into.write(|w| {
+        // A run another process is writing is not changed under it: the merge is refused,
+        // naming the holder (checked inside the write transaction, so no writer starts
+        // between the check and the merge).
+        if let Some((run, holder)) =
+            super::runs::first_live_lock(w.tx).map_err(|e| fail(&dest_path, e))?
+        {
+            return Err(StoreError::Locked { run, holder });
+        }
         let mut out = Vec::new();
         for (p, src) in &conns {
             let sql = |e: rusqlite::Error| fail(p, e);

@@ -559,6 +559,24 @@ fn holder(conn: &Connection, run_id: i64) -> rusqlite::Result<Option<LockHolder>
     })
 }
 
+/// The first run whose lock a live process holds (one on another host counts as live: it
+/// cannot be checked), with its holder: what `merge` must not change under a writer.
+pub(super) fn first_live_lock(conn: &Connection) -> rusqlite::Result<Option<(i64, LockHolder)>> {
+    let ids: Vec<i64> = conn
+        .prepare("SELECT id FROM runs WHERE lock_pid IS NOT NULL ORDER BY id")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let host = host_name();
+    for id in ids {
+        if let Some(h) = holder(conn, id)?
+            && (h.host != host || alive(h.pid))
+        {
+            return Ok(Some((id, h)));
+        }
+    }
+    Ok(None)
+}
+
 /// Takes the lock of a run for this process (inside an IMMEDIATE transaction). A lock held by
 /// a live process (or by one on another host, which cannot be checked) is returned as `Err`;
 /// a lock whose process on this host is dead is taken over.
