@@ -309,28 +309,20 @@ fn sessions(conn: &Connection, run_id: i64) -> rusqlite::Result<Vec<SessionRow>>
 }
 
 fn annotations(conn: &Connection, on: &Subject) -> rusqlite::Result<Annotations> {
-    let (note, tags) = match on {
-        Subject::Run(id) => (
-            conn.query_row("SELECT note FROM run_notes WHERE run_id = ?1", [id], |r| {
-                r.get(0)
-            })
-            .optional()?,
-            conn.prepare_cached("SELECT tag FROM run_tags WHERE run_id = ?1 ORDER BY tag")?
-                .query_map([id], |r| r.get(0))?
-                .collect::<rusqlite::Result<Vec<String>>>()?,
-        ),
-        Subject::Sweep(name) => (
-            conn.query_row(
-                "SELECT note FROM sweep_notes WHERE sweep = ?1",
-                [name],
-                |r| r.get(0),
-            )
-            .optional()?,
-            conn.prepare_cached("SELECT tag FROM sweep_tags WHERE sweep = ?1 ORDER BY tag")?
-                .query_map([name], |r| r.get(0))?
-                .collect::<rusqlite::Result<Vec<String>>>()?,
-        ),
-    };
+    let ((notes, key, id), (tags, _, _)) = (on.keyed("notes"), on.keyed("tags"));
+    let note = conn
+        .query_row(
+            &format!("SELECT note FROM {notes} WHERE {key} = ?1"),
+            [&id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let tags = conn
+        .prepare_cached(&format!(
+            "SELECT tag FROM {tags} WHERE {key} = ?1 ORDER BY tag"
+        ))?
+        .query_map([&id], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<String>>>()?;
     Ok(Annotations { note, tags })
 }
 
