@@ -257,38 +257,30 @@ impl Chart {
                 py + 4.0
             );
         }
-        // The x ticks.
+        // The x ticks: a mark below the axis and its label.
+        let x_tick = |o: &mut String, px: f64, label: &str| {
+            let _ = write!(
+                o,
+                "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
+                 stroke=\"#444\"/><text class=\"tick\" x=\"{px:.1}\" y=\"{:.1}\" \
+                 text-anchor=\"middle\">{label}</text>",
+                top + ph,
+                top + ph + 4.0,
+                top + ph + 17.0
+            );
+        };
         let x_name = match &self.x {
             XAxis::Numeric { name } => {
                 let step = nice_step(x1 - x0, 8.0, true);
                 let (xs, _) = ticks(x0, x1, step);
                 for x in xs {
-                    let px = sx(x);
-                    let _ = write!(
-                        o,
-                        "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
-                         stroke=\"#444\"/><text class=\"tick\" x=\"{px:.1}\" y=\"{:.1}\" \
-                         text-anchor=\"middle\">{x:.0}</text>",
-                        top + ph,
-                        top + ph + 4.0,
-                        top + ph + 17.0
-                    );
+                    x_tick(&mut o, sx(x), &format!("{x:.0}"));
                 }
                 name
             }
             XAxis::Categories { name, labels } => {
                 for (k, l) in labels.iter().enumerate() {
-                    let px = sx(k as f64);
-                    let _ = write!(
-                        o,
-                        "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
-                         stroke=\"#444\"/><text class=\"tick\" x=\"{px:.1}\" y=\"{:.1}\" \
-                         text-anchor=\"middle\">{}</text>",
-                        top + ph,
-                        top + ph + 4.0,
-                        top + ph + 17.0,
-                        esc(l)
-                    );
+                    x_tick(&mut o, sx(k as f64), &esc(l));
                 }
                 name
             }

@@ -128,7 +128,7 @@ impl ValueHead {
                 ((v - t) * (v - t), 2.0 * (v - t) * (1.0 - v * v))
             }
             ValueHead::Sigmoid => {
-                let v = 1.0 / (1.0 + (-x).exp());
+                let v = self.unit(pre);
                 ((v - z) * (v - z), 2.0 * (v - z) * v * (1.0 - v))
             }
         }

@@ -216,7 +216,7 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
     let map = m.runs(&mut rep)?;
     m.run_rows(&run_tables, &pack_ids, &map, &mut rep)?;
     if src_tables.iter().any(|t| t == "sweeps") {
-        m.sweeps(&map, &mut rep)?;
+        m.sweeps(&map, &src_tables, &mut rep)?;
     }
     Ok(rep)
 }
@@ -666,7 +666,12 @@ impl Merging<'_> {
 
     /// Step 5, sweeps, then their members, notes and tags (a note the destination already
     /// has for a sweep of that name is kept).
-    fn sweeps(&self, map: &BTreeMap<i64, i64>, rep: &mut MergedSource) -> Result<(), MergeError> {
+    fn sweeps(
+        &self,
+        map: &BTreeMap<i64, i64>,
+        src_tables: &[String],
+        rep: &mut MergedSource,
+    ) -> Result<(), MergeError> {
         let cols = columns(self.src, "sweeps")?;
         for row in select_all(self.src, "sweeps", &cols, "")? {
             if insert(self.dest, "sweeps", &cols, &row)? {
@@ -675,7 +680,7 @@ impl Merging<'_> {
         }
         self.sweep_members(map, rep)?;
         for t in ["sweep_notes", "sweep_tags"] {
-            if tables(self.src)?.iter().any(|x| x == t) {
+            if src_tables.iter().any(|x| x == t) {
                 let cols = columns(self.src, t)?;
                 for row in select_all(self.src, t, &cols, "")? {
                     if insert(self.dest, t, &cols, &row)? {

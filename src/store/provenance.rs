@@ -237,21 +237,8 @@ impl Store {
         if let Some(n) = note {
             check_note(n).map_err(StoreError::Annotation)?;
         }
-        let (table, key, id) = on.keyed("notes");
         self.write(|w| {
-            let r = match note {
-                Some(n) => w.tx.execute(
-                    &format!(
-                        "INSERT INTO {table} ({key}, note, updated_at) VALUES (?1, ?2, ?3)
-                         ON CONFLICT({key}) DO UPDATE SET note = ?2, updated_at = ?3"
-                    ),
-                    params![id, n, super::utc_now_rfc3339()],
-                ),
-                None => {
-                    w.tx.execute(&format!("DELETE FROM {table} WHERE {key} = ?1"), [&id])
-                }
-            };
-            r.map(|_| ()).map_err(|e| sqlite(w.path, e))
+            put_note(w.tx, on, note, &super::utc_now_rfc3339()).map_err(|e| sqlite(w.path, e))
         })
     }
 
@@ -261,25 +248,54 @@ impl Store {
         for t in tags {
             check_tag(t).map_err(StoreError::Annotation)?;
         }
-        let (table, key, id) = on.keyed("tags");
-        let sql = if add {
-            format!("INSERT INTO {table} ({key}, tag) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
-        } else {
-            format!("DELETE FROM {table} WHERE {key} = ?1 AND tag = ?2")
-        };
-        self.write(|w| {
-            for t in tags {
-                w.tx.execute(&sql, params![id, t])
-                    .map_err(|e| sqlite(w.path, e))?;
-            }
-            Ok(())
-        })
+        self.write(|w| put_tags(w.tx, on, tags, add).map_err(|e| sqlite(w.path, e)))
     }
 
     /// The note and tags (sorted) of a run or sweep.
     pub fn annotations(&self, on: &Subject) -> Result<Annotations> {
         annotations(&self.conn, on).map_err(|e| self.err(e))
     }
+}
+
+/// Sets (`Some`) or clears (`None`) a note on `conn` (inside the caller's transaction; the
+/// text already checked), stamped `now`.
+pub(super) fn put_note(
+    conn: &Connection,
+    on: &Subject,
+    note: Option<&str>,
+    now: &str,
+) -> rusqlite::Result<()> {
+    let (table, key, id) = on.keyed("notes");
+    match note {
+        Some(n) => conn.execute(
+            &format!(
+                "INSERT INTO {table} ({key}, note, updated_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT({key}) DO UPDATE SET note = ?2, updated_at = ?3"
+            ),
+            params![id, n, now],
+        ),
+        None => conn.execute(&format!("DELETE FROM {table} WHERE {key} = ?1"), [&id]),
+    }
+    .map(|_| ())
+}
+
+/// Adds (`add`) or removes tags on `conn` (inside the caller's transaction; already checked).
+pub(super) fn put_tags(
+    conn: &Connection,
+    on: &Subject,
+    tags: &[String],
+    add: bool,
+) -> rusqlite::Result<()> {
+    let (table, key, id) = on.keyed("tags");
+    let sql = if add {
+        format!("INSERT INTO {table} ({key}, tag) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
+    } else {
+        format!("DELETE FROM {table} WHERE {key} = ?1 AND tag = ?2")
+    };
+    for t in tags {
+        conn.execute(&sql, params![id, t])?;
+    }
+    Ok(())
 }
 
 fn sessions(conn: &Connection, run_id: i64) -> rusqlite::Result<Vec<SessionRow>> {

@@ -190,18 +190,11 @@ pub(super) fn create(conn: &Connection, r: &NewRun) -> rusqlite::Result<i64> {
         now,
     ])?;
     let id = conn.last_insert_rowid();
+    let on = super::Subject::Run(id);
     if let Some(n) = &r.annotations.note {
-        conn.execute(
-            "INSERT INTO run_notes (run_id, note, updated_at) VALUES (?1, ?2, ?3)",
-            params![id, n, now],
-        )?;
+        super::provenance::put_note(conn, &on, Some(n), &now)?;
     }
-    for t in &r.annotations.tags {
-        conn.execute(
-            "INSERT INTO run_tags (run_id, tag) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-            params![id, t],
-        )?;
-    }
+    super::provenance::put_tags(conn, &on, &r.annotations.tags, true)?;
     Ok(id)
 }
 
