@@ -273,11 +273,11 @@ impl NetworkSettings {
             ));
         }
         for (i, &(from, rate)) in lr.iter().enumerate() {
-            if !(rate.is_finite() && rate > 0.0) || (i > 0 && from <= lr[i - 1].0) {
+            if !(rate.is_finite() && rate > 0.0 && rate <= 10.0) || (i > 0 && from <= lr[i - 1].0) {
                 return Err(bad(
                     &format!("lr[{i}]"),
                     format!("[{from}, {rate}]"),
-                    "a rate a finite number > 0, from_iteration strictly increasing",
+                    "a rate > 0 and at most 10, from_iteration strictly increasing",
                 ));
             }
         }
@@ -290,15 +290,21 @@ impl NetworkSettings {
                 return Err(bad(key, x, "a number in [0, 1)"));
             }
         }
-        if !(self.weight_decay.is_finite() && self.weight_decay >= 0.0) {
+        // Upper bounds keep the arithmetic finite (a larger step overflows f32 within one
+        // update); what still diverges is caught by the driver as a NaN metric.
+        if !(0.0..=1.0).contains(&self.weight_decay) {
             return Err(bad(
                 "weight_decay",
                 self.weight_decay,
-                "a finite number >= 0",
+                "a number from 0 to 1 (the studies use 1e-4)",
             ));
         }
-        if !(self.adam_eps.is_finite() && self.adam_eps > 0.0) {
-            return Err(bad("adam_eps", self.adam_eps, "a finite number > 0"));
+        if !(1e-20..=1.0).contains(&self.adam_eps) {
+            return Err(bad(
+                "adam_eps",
+                self.adam_eps,
+                "a number from 1e-20 to 1 (default 1e-8; the engine computes in f32)",
+            ));
         }
         if self.batch_size == 0 || self.batch_size > 65_536 {
             return Err(bad(
@@ -1179,6 +1185,9 @@ mod tests {
             ("momentum = 1.0", "learner.network.momentum"),
             ("adam_beta2 = -0.5", "learner.network.adam_beta2"),
             ("adam_eps = 0.0", "learner.network.adam_eps"),
+            ("adam_eps = 5e-324", "learner.network.adam_eps"),
+            ("lr = [[1, 1e300]]", "learner.network.lr[0]"),
+            ("weight_decay = 1e300", "learner.network.weight_decay"),
             ("weight_decay = -1.0", "learner.network.weight_decay"),
             ("batch_size = 0", "learner.network.batch_size"),
             ("train_steps = 2000000", "learner.network.train_steps"),

@@ -462,8 +462,12 @@ impl RunConfig {
         if s.checkpoint_every == 0 {
             return Err(range("checkpoint_every", 0, "an integer >= 1"));
         }
-        if !(s.init_std.is_finite() && s.init_std >= 0.0) {
-            return Err(range("init_std", s.init_std, "a finite number >= 0"));
+        if !(s.init_std.is_finite() && (0.0..=MAX_INIT_STD).contains(&s.init_std)) {
+            return Err(range(
+                "init_std",
+                s.init_std,
+                &format!("a number from 0 to {MAX_INIT_STD} (the studies use 0.01 to 1)"),
+            ));
         }
         validate_learning_rate(&s.learning_rate)?;
         s.search.validate().map_err(|SearchConfigError(e)| {
@@ -549,6 +553,14 @@ fn validate_self_play_amount(s: &Settings) -> Result<(), SpecError> {
 
 /// The learning-rate schedule: non-empty, from iteration 1, `from_iteration` strictly
 /// increasing, every beta finite and > 0.
+/// The largest `init_std`: the table's initial logits are Normal(0, init_std) draws, and far
+/// larger ones overflow to infinity in the softmax's sums (then every metric is NaN).
+const MAX_INIT_STD: f64 = 1000.0;
+
+/// The largest tabular learning rate beta (the studies use 1 and below): larger steps overflow
+/// the logits within a few updates.
+const MAX_BETA: f64 = 1000.0;
+
 fn validate_learning_rate(lr: &[(u32, f64)]) -> Result<(), SpecError> {
     if lr.is_empty() {
         return Err(range(
@@ -565,11 +577,11 @@ fn validate_learning_rate(lr: &[(u32, f64)]) -> Result<(), SpecError> {
         ));
     }
     for (i, &(from, beta)) in lr.iter().enumerate() {
-        if !(beta.is_finite() && beta > 0.0) {
+        if !(beta.is_finite() && beta > 0.0 && beta <= MAX_BETA) {
             return Err(range(
                 &format!("learning_rate[{i}]"),
                 format!("[{from}, {beta}]"),
-                "beta a finite number > 0",
+                &format!("beta a number > 0 and at most {MAX_BETA}"),
             ));
         }
         if i > 0 && from <= lr[i - 1].0 {
@@ -678,6 +690,8 @@ iterations = 4
             ("learning_rate = [[1, 1.0], [1, 0.1]]\n", "learning_rate[1]"),
             ("learning_rate = [[1, 0.0]]\n", "learning_rate[0]"),
             ("init_std = -1.0\n", "init_std"),
+            ("init_std = 1e308\n", "init_std"),
+            ("learning_rate = [[1, 1e300]]\n", "learning_rate[0]"),
             ("checkpoint_every = 0\n", "checkpoint_every"),
         ];
         for (extra, key) in cases {
