@@ -963,8 +963,51 @@ fn fsck_checks_run_rows_against_their_chains() {
     assert!(out.contains("ok: SQLite's integrity check"), "{out}");
 }
 
-/// A model whose metrics turn NaN (rates in range, but too large to train) fails its run
-/// with a message naming the metric, not SQLite's "NOT NULL constraint failed".
+/// Damage that every object's hash misses, a b-tree page of an index flipped on disk (the
+/// run name "tiny" in the `runs_name` index page becomes "tiXy"), is reported by fsck through
+/// SQLite's integrity check, with a non-zero exit, while the object check still reads ok.
+#[test]
+fn fsck_reports_b_tree_damage_the_hashes_miss() {
+    let fx = Fixtures::new();
+    let db = fx.dir.join("btree.db");
+    std::fs::copy(fx.dir.join("t.db"), &db).unwrap();
+    let (page_size, root): (i64, i64) = {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let size = c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+        let root = c
+            .query_row(
+                "SELECT rootpage FROM sqlite_schema WHERE name = 'runs_name'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        (size, root)
+    };
+    let mut bytes = std::fs::read(&db).unwrap();
+    let page = usize::try_from((root - 1) * page_size).unwrap();
+    let size = usize::try_from(page_size).unwrap();
+    let at = bytes[page..page + size]
+        .windows(4)
+        .position(|w| w == b"tiny")
+        .expect("the run name is in its index page");
+    bytes[page + at + 2] = b'X';
+    std::fs::write(&db, &bytes).unwrap();
+    let (code, out, err) = on(&db, &["fsck"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("INTEGRITY") && out.contains("runs_name"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ok: every object hashes to its address"),
+        "{out}"
+    );
+    assert!(err.contains("integrity problem(s)"), "{err}");
+}
+
+/// A model whose metrics turn NaN (rates in range, but too large to train: with lr = 10 and
+/// weight_decay = 1 each step multiplies the weights by -9, past f32's range within 40 steps)
+/// fails its run with a message naming the metric, not SQLite's "NOT NULL constraint failed".
 #[test]
 fn a_diverged_model_fails_its_run_naming_the_metric() {
     let fx = Fixtures::new();
@@ -975,7 +1018,7 @@ fn a_diverged_model_fails_its_run_naming_the_metric() {
         "name = \"n\"\nvariant = \"ewn:3x3x2\"\nseed = 1\niterations = 2\n\
          games_per_iteration = 10\n[search]\nsimulations = 8\n[eval]\ngames = 10\n\
          [learner]\nkind = \"network\"\n[learner.network]\nhidden = [8]\nbatch_size = 8\n\
-         train_steps = 4\nlr = [[1, 1e11]]\n",
+         train_steps = 100\nlr = [[1, 10.0]]\nweight_decay = 1.0\n",
     )
     .unwrap();
     let (code, _, err) = on(&db, &["run", spec.to_str().unwrap(), "--threads", "1"]);

@@ -377,12 +377,13 @@ mod tests {
 
     #[test]
     fn a_non_finite_metric_is_named_with_its_iteration() {
-        let fine: MetricValues = vec![("WR_p", Some(0.5)), ("ERR_p", None)];
+        let fine: MetricValues = vec![("wr_p", Some(0.5)), ("err_p", None)];
         assert!(check_finite(3, &fine).is_ok());
         for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-            let m: MetricValues = vec![("WR_p", Some(0.5)), ("MAE_v", Some(bad))];
+            let m: MetricValues = vec![("wr_p", Some(0.5)), ("mae_v", Some(bad))];
             let e = check_finite(3, &m).unwrap_err().to_string();
-            assert!(e.starts_with("iteration 3: metric MAE_v is "), "{e}");
+            assert!(e.starts_with("iteration 3: metric `mae_v` is "), "{e}");
+            assert!(e.contains("not a finite number"), "{e}");
             assert!(
                 e.contains("init_std") && e.contains("nothing of this iteration"),
                 "{e}"

@@ -144,10 +144,11 @@ pub enum RunError {
     /// `init_std`, a learning rate or `weight_decay` too large for this game). Nothing of the
     /// iteration is committed; the run stays resumable, and resuming repeats the same numbers.
     #[error(
-        "iteration {iteration}: metric {metric} is {value}: the model's numbers overflowed \
-         (settings that can do it: init_std, learning_rate, learner.network.lr, \
-         learner.network.weight_decay); nothing of this iteration was committed, and `resume` \
-         would compute the same numbers: branch from the last iteration with smaller values"
+        "iteration {iteration}: metric `{metric}` is {value}, not a finite number: the model's \
+         numbers overflowed (settings that can do it: init_std, learning_rate, \
+         learner.network.lr, learner.network.weight_decay); nothing of this iteration was \
+         committed, and `resume` would compute the same numbers: branch from an earlier \
+         iteration with smaller values"
     )]
     NonFinite {
         iteration: u32,

@@ -47,11 +47,11 @@ pub enum StoreError {
     #[error("no store at {0} (run a command that writes, e.g. `tabula solve`, to create one)")]
     Missing(String),
     #[error(
-        "--db {path} is {what}, not a store file; give the path of a SQLite file \
+        "{path} is {what}, not a store file; give the path of a SQLite file \
          (e.g. ./tabula.db; a new one is created by commands that write)"
     )]
     NotAFile { path: String, what: &'static str },
-    #[error("--db {path} is not a tabula store: {reason}")]
+    #[error("{path} is not a tabula store: {reason}")]
     NotAStore { path: String, reason: String },
     #[error(
         "cannot create a store at {path}: the directory {dir} does not exist (create it first)"
