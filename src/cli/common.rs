@@ -194,18 +194,26 @@ fn metrics_line(m: &MetricValues) -> String {
         },
     );
     let mut line = format!(
-        "{wr}  ERR_p {}  MAE_v {}  upd≥1/4/16 {}/{}/{}  seen {}",
+        "{wr}  ERR_p {}  MAE_v {}",
         fmt_opt(get("err_p"), 4),
-        fmt_opt(get("mae_v"), 4),
-        count("updated_1"),
-        count("updated_4"),
-        count("updated_16"),
-        count("seen")
+        fmt_opt(get("mae_v"), 4)
     );
+    if get("updated_1").is_some() {
+        line.push_str(&format!(
+            "  upd≥1/4/16 {}/{}/{}",
+            count("updated_1"),
+            count("updated_4"),
+            count("updated_16")
+        ));
+    }
+    line.push_str(&format!("  seen {}", count("seen")));
+    // Other metrics only where they have a value: a learner declares every metric it can
+    // report (a network run on EWN declares the Connect Four and reference metrics too), and
+    // a line of thirty dashes hides the numbers. `show` lists all of them.
     let shown = tabula::learners::tabular::TABULAR_METRICS;
     for (name, v) in m {
-        if !shown.iter().any(|d| d.name == *name) {
-            line.push_str(&format!("  {name} {}", fmt_opt(*v, 4)));
+        if let Some(v) = v.filter(|_| !shown.iter().any(|d| d.name == *name)) {
+            line.push_str(&format!("  {name} {v:.4}"));
         }
     }
     line
