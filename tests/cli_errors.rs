@@ -1279,3 +1279,97 @@ fn human_output_names_things_in_words() {
         "4",
     ]);
 }
+
+/// Rewrites the last value word of `db`'s solution whose 8 bytes are `from` (searched among
+/// the last chunk's values, which end the chunk's bytes) to `to`, storing the new chunk and
+/// manifest under their own addresses, as another solver version would have written them.
+fn rewrite_solution_value(db: &Path, from: f64, to: f64) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let (manifest_hash, positions): (Vec<u8>, i64) = c
+        .query_row("SELECT hash, positions FROM solutions", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    let object = |hash: &[u8]| -> Vec<u8> {
+        c.query_row(
+            "SELECT bytes FROM objects WHERE hash = ?1 AND codec = 0",
+            [hash],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let put = |kind: &str, bytes: &[u8]| -> Vec<u8> {
+        let hash = tabula::store::ObjectHash::of(kind, bytes).0.to_vec();
+        c.execute(
+            "INSERT INTO objects (hash, kind, size, bytes) VALUES (?1, ?2, ?3, ?4)",
+            rusqlite::params![hash, kind, bytes.len() as i64, bytes],
+        )
+        .unwrap();
+        hash
+    };
+    let mut manifest = object(&manifest_hash);
+    let last = manifest.len() - 32;
+    let mut chunk = object(&manifest[last..]);
+    // Chunks hold 2^17 positions; the last one holds the rest.
+    let count = usize::try_from(positions).unwrap() % (1 << 17);
+    let values = chunk.len() - 8 * count;
+    let at = (values..chunk.len())
+        .step_by(8)
+        .rev()
+        .find(|&i| chunk[i..i + 8] == from.to_le_bytes())
+        .expect("the value is in the last chunk");
+    chunk[at..at + 8].copy_from_slice(&to.to_le_bytes());
+    let chunk_hash = put("solution-chunk/v1", &chunk);
+    manifest[last..].copy_from_slice(&chunk_hash);
+    let manifest_hash = put("solution/v1", &manifest);
+    c.execute("UPDATE solutions SET hash = ?1", [manifest_hash])
+        .unwrap();
+}
+
+/// Two stores whose solutions of a variant differ only in how a value is written (a draw as
+/// -0.0, as an earlier solver wrote it) merge, keeping the destination's; a solution that
+/// differs in a value is still refused, naming the variant.
+#[test]
+fn merge_recognises_a_solution_written_in_other_bytes() {
+    let fx = Fixtures::new();
+    let a = fx.dir.join("a.db");
+    let (code, _, err) = on(&a, &["solve", "c4:4x4"]);
+    assert_eq!(code, 0, "{err}");
+    // Fold the write-ahead log into the file, so a copy of the file is the whole store.
+    rusqlite::Connection::open(&a)
+        .unwrap()
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    for (file, to, merges) in [("zero.db", -0.0, true), ("other.db", 0.25, false)] {
+        let b = fx.dir.join(file);
+        std::fs::copy(&a, &b).unwrap();
+        rewrite_solution_value(&b, 0.0, to);
+        let (code, out, err) = on(&b, &["fsck"]);
+        assert_eq!(code, 0, "the rewritten store is sound: {out}{err}");
+        let into = fx.dir.join(format!("into-{file}"));
+        std::fs::copy(&a, &into).unwrap();
+        let (code, out, err) = on(
+            &a,
+            &[
+                "merge",
+                "--into",
+                into.to_str().unwrap(),
+                b.to_str().unwrap(),
+            ],
+        );
+        if merges {
+            assert_eq!(code, 0, "{err}");
+            assert!(
+                out.contains("the solution of c4:4x4 has the destination's values in other bytes"),
+                "{out}"
+            );
+        } else {
+            assert_eq!(code, 1, "{out}");
+            assert!(
+                err.contains("the solution of c4:4x4 differs from the destination's in its values"),
+                "{err}"
+            );
+            assert!(!err.contains("Text("), "{err}");
+        }
+    }
+}

@@ -1,9 +1,11 @@
 //! `tabula merge A.db B.db ... --into ALL.db`: copy stores into one by address.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
-use tabula::store::Store;
+use tabula::games::AnyGame;
+use tabula::store::{Equivalent, ObjectHash, Store};
 
 use super::args::MergeArgs;
 use super::output::outln;
@@ -33,8 +35,10 @@ pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
             );
         }
     }
+    let equivalent = equivalent_solutions(&args.into, &args.sources)?;
     let existed = args.into.exists();
-    let result = Store::open(&args.into).and_then(|mut into| into.merge_from(&args.sources));
+    let result =
+        Store::open(&args.into).and_then(|mut into| into.merge_from(&args.sources, &equivalent));
     let merged = match result {
         Ok(m) => m,
         Err(e) => {
@@ -62,6 +66,12 @@ pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
             m.sweeps_new,
             m.rows_new
         );
+        for variant in &m.solutions_equivalent {
+            outln!(
+                "  the solution of {variant} has the destination's values in other bytes (another \
+                 solver version); the destination's is kept"
+            );
+        }
         for (from, to) in &m.renumbered {
             outln!("  run {from} is run {to} in {}", args.into.display());
         }
@@ -72,4 +82,42 @@ pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
         args.into.display()
     );
     Ok(())
+}
+
+/// The solutions of the sources that differ from the first one stored of their variant (the
+/// destination's, else an earlier source's) in their address but not in their content: the
+/// solver compares them position by position ([`AnyGame::solutions_agree`]); the store, which
+/// does not know a solution's layout, keeps the first.
+fn equivalent_solutions(into: &Path, sources: &[PathBuf]) -> anyhow::Result<Equivalent> {
+    let mut stores = Vec::new();
+    if into.exists() {
+        stores.push(Store::open_read_only(into)?);
+    }
+    for s in sources {
+        stores.push(Store::open_read_only(s)?);
+    }
+    let mut first: BTreeMap<String, (usize, ObjectHash)> = BTreeMap::new();
+    let mut same = Equivalent::new();
+    for (i, store) in stores.iter().enumerate() {
+        for variant in store.solved_variants()? {
+            let Some(row) = store.solution(&variant)? else {
+                continue;
+            };
+            match first.get(&variant) {
+                None => {
+                    first.insert(variant, (i, row.hash));
+                }
+                Some(&(j, hash)) if hash != row.hash => {
+                    let Ok(game) = variant.parse::<AnyGame>() else {
+                        continue;
+                    };
+                    if game.solutions_agree(&stores[j], store)? == Some(true) {
+                        same.insert((variant, row.hash));
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(same)
 }

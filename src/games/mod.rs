@@ -77,6 +77,21 @@ impl AnyGame {
     pub fn num_actions(&self) -> usize {
         with_game!(self, |g| g.num_actions())
     }
+
+    /// Whether two stores' solutions of this variant agree in content though their bytes may
+    /// differ ([`crate::solver::solutions_agree`]); `None` where either store has none or the
+    /// game has no exact solver.
+    pub fn solutions_agree(
+        &self,
+        a: &crate::store::Store,
+        b: &crate::store::Store,
+    ) -> Result<Option<bool>, crate::store::StoreError> {
+        with_solvable_game!(
+            self,
+            |g| crate::solver::solutions_agree(g, a, b),
+            |_other| Ok(None)
+        )
+    }
 }
 
 impl FromStr for AnyGame {

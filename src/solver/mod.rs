@@ -28,7 +28,7 @@ use crate::game::{Action, Game, Player, Turn};
 use crate::rng::{StreamRng, uniform_index};
 use crate::store::{Store, StoreError};
 
-pub use record::{load_solution, save_solution};
+pub use record::{load_solution, save_solution, solutions_agree};
 
 /// How a game is solved.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -123,3 +123,23 @@ pub fn load_solution<K: PositionKey>(
         row.hash,
     )))
 }
+
+/// Whether the solutions of `g`'s variant in stores `a` and `b` hold the same positions and
+/// the same values, compared as numbers: two solver versions may write one solution in
+/// different bytes (a draw's value as -0.0 or 0.0), so their addresses differ while their
+/// content is the same. `None` when either store has no solution of the variant.
+pub fn solutions_agree<G: crate::game::Game>(
+    g: &G,
+    a: &Store,
+    b: &Store,
+) -> Result<Option<bool>, StoreError> {
+    let variant = g.variant();
+    let (Some((x, _)), Some((y, _))) = (
+        load_solution::<G::Key>(a, &variant)?,
+        load_solution::<G::Key>(b, &variant)?,
+    ) else {
+        return Ok(None);
+    };
+    // `==` on f64: -0.0 equals 0.0; a NaN (never written by the solver) equals nothing.
+    Ok(Some(x.keys() == y.keys() && x.values() == y.values()))
+}

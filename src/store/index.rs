@@ -16,6 +16,11 @@ impl Store {
         solutions::find(&self.conn, variant).map_err(|e| self.err(e))
     }
 
+    /// Every solved variant's name, in name order.
+    pub fn solved_variants(&self) -> Result<Vec<String>> {
+        solutions::variants(&self.conn).map_err(|e| self.err(e))
+    }
+
     /// Every run, oldest first.
     pub fn runs(&self) -> Result<Vec<RunRow>> {
         runs::list(&self.conn).map_err(|e| self.err(e))
@@ -201,8 +206,12 @@ impl Store {
 
     /// Copies every record of the stores at `sources` into this one, by address, in one
     /// transaction (see `merge.rs`): all of it lands, or nothing.
-    pub fn merge_from(&mut self, sources: &[PathBuf]) -> Result<Vec<MergedSource>> {
-        merge::merge(self, sources)
+    pub fn merge_from(
+        &mut self,
+        sources: &[PathBuf],
+        equivalent: &merge::Equivalent,
+    ) -> Result<Vec<MergedSource>> {
+        merge::merge(self, sources, equivalent)
     }
 
     /// Checks that `path` is a store this build can merge (exactly its schema version).

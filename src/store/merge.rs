@@ -7,7 +7,10 @@
 //!
 //! - Objects are copied by hash after recomputing every hash from kind and bytes (an object
 //!   that does not hash to its address is refused, naming it and its store).
-//! - Solutions are keyed by variant; a differing solution of the same variant is a conflict.
+//! - Solutions are keyed by variant; a differing solution of the same variant is a conflict,
+//!   unless the caller has found the two equal in content (`Equivalent`: the same keys and
+//!   values, written by another solver version, e.g. a draw stored as -0.0 rather than 0.0);
+//!   then the destination keeps its own, and the source's objects are copied like any others.
 //! - A run is identified by its `run/v1` hash and name. If the destination has it, the two
 //!   must be the same line: the shorter one's head must be the longer one's iteration record
 //!   at that iteration (else: conflict, refused); the destination keeps the longer. A new run
@@ -38,7 +41,15 @@ pub struct MergedSource {
     pub renumbered: Vec<(i64, i64)>,
     pub sweeps_new: u64,
     pub rows_new: u64,
+    /// Variants whose solution differed in its bytes but not in its content: the
+    /// destination's was kept.
+    pub solutions_equivalent: Vec<String>,
 }
+
+/// Solutions the caller has compared and found equal in content though their addresses
+/// differ: (variant, the source's solution address). The store cannot compare them itself (it
+/// does not know a solution's layout; `solver` does).
+pub type Equivalent = BTreeSet<(String, ObjectHash)>;
 
 /// Tables merged by their own rules; every other table must have a `run_id` column.
 const SPECIAL: &[&str] = &[
@@ -97,7 +108,11 @@ fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 }
 
 /// Merges every store of `sources` into `into` in one transaction.
-pub(super) fn merge(into: &mut Store, sources: &[PathBuf]) -> Result<Vec<MergedSource>> {
+pub(super) fn merge(
+    into: &mut Store,
+    sources: &[PathBuf],
+    equivalent: &Equivalent,
+) -> Result<Vec<MergedSource>> {
     let dest_path = into.path.clone();
     let mut conns = Vec::new();
     for p in sources {
@@ -118,10 +133,12 @@ pub(super) fn merge(into: &mut Store, sources: &[PathBuf]) -> Result<Vec<MergedS
         let mut out = Vec::new();
         for (p, src) in &conns {
             let sql = |e: rusqlite::Error| fail(p, e);
-            out.push(merge_one(w.tx, &src.conn, p).map_err(|e| match e {
-                MergeError::Sqlite(e) => sql(e),
-                MergeError::Store(e) => e,
-            })?);
+            out.push(
+                merge_one(w.tx, &src.conn, p, equivalent).map_err(|e| match e {
+                    MergeError::Sqlite(e) => sql(e),
+                    MergeError::Store(e) => e,
+                })?,
+            );
             // What was read of a source a writer changed meanwhile is not merged.
             src.check_unchanged()?;
         }
@@ -199,8 +216,18 @@ fn blob32(v: &SqlValue) -> Option<ObjectHash> {
 
 /// Merges one source into `dest`, step by step; the steps' order matters (each step's rows
 /// name what the steps before it copied).
-fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedSource, MergeError> {
-    let m = Merging { dest, src, path };
+fn merge_one(
+    dest: &Connection,
+    src: &Connection,
+    path: &Path,
+    equivalent: &Equivalent,
+) -> Result<MergedSource, MergeError> {
+    let m = Merging {
+        dest,
+        src,
+        path,
+        equivalent,
+    };
     let mut rep = MergedSource {
         path: path.display().to_string(),
         ..MergedSource::default()
@@ -212,7 +239,7 @@ fn merge_one(dest: &Connection, src: &Connection, path: &Path) -> Result<MergedS
     }
     let pack_ids = m.packs()?;
     m.objects(&mut rep)?;
-    m.solutions()?;
+    m.solutions(&mut rep)?;
     let map = m.runs(&mut rep)?;
     m.run_rows(&run_tables, &pack_ids, &map, &mut rep)?;
     if src_tables.iter().any(|t| t == "sweeps") {
@@ -227,6 +254,7 @@ struct Merging<'a> {
     src: &'a Connection,
     /// The source's path, named by every error.
     path: &'a Path,
+    equivalent: &'a Equivalent,
 }
 
 /// A table copied row by row with its run ids mapped, and its columns.
@@ -423,29 +451,35 @@ impl Merging<'_> {
         Ok(())
     }
 
-    /// Step 2, solutions: one per variant; a differing solution of a variant is a conflict.
-    fn solutions(&self) -> Result<(), MergeError> {
+    /// Step 2, solutions: one per variant; a differing solution of a variant is a conflict
+    /// unless the caller found it equal in content.
+    fn solutions(&self, rep: &mut MergedSource) -> Result<(), MergeError> {
         let cols = columns(self.src, "solutions")?;
         for row in select_all(self.src, "solutions", &cols, "")? {
-            let variant = row[0].clone();
+            let SqlValue::Text(variant) = &row[0] else {
+                return Err(self.fail("a solution row without a variant name"));
+            };
             let theirs = blob32(&row[1]);
             let ours: Option<Vec<u8>> = self
                 .dest
                 .query_row(
                     "SELECT hash FROM solutions WHERE variant = ?1",
-                    [&variant],
+                    [variant],
                     |r| r.get(0),
                 )
                 .optional()?;
-            match ours {
-                None => {
+            match (ours, theirs) {
+                (None, _) => {
                     insert(self.dest, "solutions", &cols, &row)?;
                 }
-                Some(h) if Some(h.as_slice()) == theirs.as_ref().map(|t| &t.0[..]) => {}
-                Some(_) => {
+                (Some(h), Some(t)) if h.as_slice() == &t.0[..] => {}
+                (Some(_), Some(t)) if self.equivalent.contains(&(variant.clone(), t)) => {
+                    rep.solutions_equivalent.push(variant.clone());
+                }
+                (Some(_), _) => {
                     return Err(self.fail(format!(
-                        "the solution of {variant:?} differs from the destination's \
-                         (solved by another engine version?)"
+                        "the solution of {variant} differs from the destination's in its \
+                         values, not only in how they are written (solved under other rules?)"
                     )));
                 }
             }

@@ -59,7 +59,7 @@ pub(crate) use clock::utc_now_rfc3339;
 pub use encoded::Encoded;
 pub use error::{Result, StoreError};
 pub use hash::ObjectHash;
-pub use merge::MergedSource;
+pub use merge::{Equivalent, MergedSource};
 pub use objects::Record;
 pub use packs::PreparedPack;
 pub use prepare::{Prepared, address, prepare, prepare_against, prepare_pack};

@@ -21,6 +21,13 @@ pub struct SolutionRow {
     pub created_at: String,
 }
 
+/// Every solved variant's name, in name order.
+pub(super) fn variants(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    conn.prepare_cached("SELECT variant FROM solutions ORDER BY variant")?
+        .query_map([], |r| r.get(0))?
+        .collect()
+}
+
 pub(super) fn find(conn: &Connection, variant: &str) -> rusqlite::Result<Option<SolutionRow>> {
     conn.prepare_cached(
         "SELECT variant, hash, positions, value, engine_version, seconds, created_at
