@@ -101,6 +101,7 @@ const CASES: &[Case] = &[
     case(&["--db", "{db}", "run", "{dir}/huge-eval.toml"], 1, "`eval.games` = 4294967295 is out of range; allowed: an integer from 1 to 1000000"),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "eval.games=4294967295"], 1, "`eval.games` = 4294967295 is out of range"),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--threads", "100000"], 1, "--threads 100000 is out of range; allowed: 1 to 256"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "learning_rate=[[1,0.5,7]]"], 1, "`learning_rate[0]` = [1, 0.5, 7] is out of range; allowed: a list of 2 items"),
     case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "games_per_iteration=4294967295"], 1, "allowed: an integer from 1 to 1000000"),
     // --- a self-play budget: exactly one, instead of M (docs/budgets.md) ------------------
     case(&["--db", "{db}", "run", "{dir}/two-budgets.toml"], 1, "`budget` = {moves = 5, seconds = 2} is out of range; allowed: exactly one of `moves`, `simulations` or `seconds`"),

@@ -186,12 +186,25 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
         }
         pairs.push((key.to_string(), parsed));
     }
-    let settings: Settings = serde_json::from_value(json)
-        .map_err(|e| RunError::Usage(format!("--set {}: {e}", overrides.join(" "))))?;
-    for (key, v) in &typed {
-        super::spec::check_override(key, v, Some(&settings))
-            .map_err(|e| RunError::Usage(format!("--set {key}={v}: {e}")))?;
-    }
+    let check = |within: &Settings| {
+        typed.iter().try_for_each(|(key, v)| {
+            super::spec::check_override(key, v, Some(within))
+                .map_err(|e| RunError::Usage(format!("--set {key}={v}: {e}")))
+        })
+    };
+    let settings: Settings = match serde_json::from_value(json) {
+        Ok(s) => s,
+        Err(e) => {
+            // A value serde cannot read (a list of three where a pair belongs): name the key
+            // and the shape, as the run spec does, by checking against the parent's shapes.
+            check(settings)?;
+            return Err(RunError::Usage(format!(
+                "--set {}: {e}",
+                overrides.join(" ")
+            )));
+        }
+    };
+    check(&settings)?;
     pairs.sort_by(|a, b| a.0.cmp(&b.0));
     let canonical = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
     Ok(Overridden {
