@@ -202,9 +202,11 @@ pub(crate) fn tournament_stream(a: &str, b: &str, i: u32) -> String {
     format!("rate({a} | {b}, {i})")
 }
 
-/// Plays `games` games between each pair `(a, b)` of `players` on the current rayon pool: a
-/// match per pair, player `a` first in its even games, game i of the pair drawing everything
-/// from the stream [`tournament_stream`] of `seed`. All the games run as one parallel list;
+/// Plays `games` games between each pair of `players` on the current rayon pool: a match per
+/// pair, its A the player whose canonical spec sorts first (so a pair plays the same games
+/// whichever way round it is listed), A first in the even games, game i of the pair drawing
+/// everything from the stream [`tournament_stream`] of `seed`. All the games run as one
+/// parallel list;
 /// the reports come in pair order, their games in game order, so they are the same on any
 /// number of threads. `game_done` is called after each game (progress only).
 pub fn run_tournament<G: Abilities>(
@@ -216,6 +218,10 @@ pub fn run_tournament<G: Abilities>(
     game_done: &(dyn Fn() + Sync),
 ) -> Result<Vec<MatchReport>, PlayerError> {
     let names: Vec<String> = players.iter().map(|p| p.spec().to_string()).collect();
+    let pairs: Vec<(usize, usize)> = pairs
+        .iter()
+        .map(|&(a, b)| if names[a] <= names[b] { (a, b) } else { (b, a) })
+        .collect();
     let jobs: Vec<(usize, u32)> = (0..pairs.len())
         .flat_map(|k| (0..games).map(move |i| (k, i)))
         .collect();

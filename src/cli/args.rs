@@ -64,7 +64,8 @@ pub enum Command {
     ///
     /// Every pair plays --games games, half with each first; game i of the pair (A, B) draws
     /// all its randomness from the stream `rate(A | B, i)` of --seed (A, B the canonical
-    /// specs), so a pair's games do not depend on the other players. Every game is stored
+    /// specs, A the one that sorts first, moving first in even games), so a pair's games do
+    /// not depend on the other players nor on their order. Every game is stored
     /// as a game record (`tabula replay HASH` re-plays it). The ratings are the maximum-
     /// likelihood Bradley-Terry fit, draws as half a win, 400 / ln 10 Elo per logit, the
     /// anchor (default: the first player) at 0, 95% intervals from the observed Fisher
@@ -374,8 +375,7 @@ pub struct RateArgs {
     /// without it, their greedy policy.
     #[arg(long, value_name = "N")]
     pub sims: Option<u32>,
-    /// Games per pair, 1 to 1000000 (the first-listed player of a pair moves first in games
-    /// 0, 2, 4, ...).
+    /// Games per pair, 1 to 1000000 (half with each player first).
     #[arg(long, default_value_t = 20)]
     pub games: u32,
     /// The seed of every game's stream.

@@ -24,7 +24,8 @@ const MAX_PLAYERS: usize = 64;
 /// The validated form of `RateArgs` (the players still to expand by the run's checkpoints).
 struct RateConfig {
     game: AnyGame,
-    players: Vec<PlayerSpec>,
+    /// The `--player` specs and their text as given (the table's names).
+    players: Vec<(PlayerSpec, String)>,
     run: Option<(String, Option<u32>, Option<u32>)>,
     anchor: Option<PlayerSpec>,
     games: u32,
@@ -40,7 +41,10 @@ fn resolve(args: &RateArgs) -> anyhow::Result<RateConfig> {
     let players = args
         .players
         .iter()
-        .map(|p| p.parse::<PlayerSpec>().with_context(|| format!("--player {p}")))
+        .map(|p| {
+            let spec = p.parse::<PlayerSpec>().with_context(|| format!("--player {p}"))?;
+            Ok((spec, p.trim().to_string()))
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let anchor = args
         .anchor
@@ -74,6 +78,9 @@ fn resolve(args: &RateArgs) -> anyhow::Result<RateConfig> {
         "games per pair of players",
     )?;
     super::common::check_threads(args.threads)?;
+    if args.run.is_none() {
+        check_players(&players)?;
+    }
     Ok(RateConfig {
         game,
         players,
@@ -88,9 +95,9 @@ fn resolve(args: &RateArgs) -> anyhow::Result<RateConfig> {
     })
 }
 
-/// The players of the command: the `--player` ones, then the run's checkpoints; refused when
-/// fewer than two or one is given twice.
-fn players(cfg: &RateConfig, store: &Store) -> anyhow::Result<Vec<PlayerSpec>> {
+/// The players of the command: the `--player` ones, then the run's checkpoints, each with
+/// its name in the table.
+fn players(cfg: &RateConfig, store: &Store) -> anyhow::Result<Vec<(PlayerSpec, String)>> {
     let mut out = cfg.players.clone();
     if let Some((run, every, sims)) = &cfg.run {
         let row = tabula::runs::find(store, run)?;
@@ -100,12 +107,22 @@ fn players(cfg: &RateConfig, store: &Store) -> anyhow::Result<Vec<PlayerSpec>> {
         if its.last() != Some(&last) {
             its.push(last);
         }
-        out.extend(its.into_iter().map(|iteration| PlayerSpec::Model {
-            run: run.clone(),
-            iteration,
-            sims: *sims,
+        out.extend(its.into_iter().map(|iteration| {
+            let spec = PlayerSpec::Model {
+                run: run.clone(),
+                iteration,
+                sims: *sims,
+            };
+            let name = spec.to_string();
+            (spec, name)
         }));
     }
+    check_players(&out)?;
+    Ok(out)
+}
+
+/// Refuses fewer than two players, too many, or one given twice.
+fn check_players(out: &[(PlayerSpec, String)]) -> anyhow::Result<()> {
     if out.len() < 2 {
         bail!(
             "rate needs at least 2 players, got {}: give --player SPEC for each (or --run RUN \
@@ -119,12 +136,14 @@ fn players(cfg: &RateConfig, store: &Store) -> anyhow::Result<Vec<PlayerSpec>> {
             out.len()
         );
     }
-    for (i, p) in out.iter().enumerate() {
-        if out[..i].contains(p) {
-            bail!("player `{p}` is given twice; give each player once");
+    for (i, (p, name)) in out.iter().enumerate() {
+        if let Some((_, first)) = out[..i].iter().find(|(q, _)| q == p) {
+            bail!(
+                "player `{name}` is given twice (as `{first}` before; both are `{p}`); give                  each player once"
+            );
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 pub(crate) fn run(db: Option<&Path>, args: &RateArgs) -> anyhow::Result<()> {
@@ -138,27 +157,28 @@ pub(crate) fn run(db: Option<&Path>, args: &RateArgs) -> anyhow::Result<()> {
         .check(&path, false)?;
     }
     let mut store = Store::open(&path)?;
-    let specs = players(&cfg, &store)?;
+    let named = players(&cfg, &store)?;
     let anchor = match &cfg.anchor {
         None => 0,
-        Some(a) => specs.iter().position(|p| p == a).with_context(|| {
+        Some(a) => named.iter().position(|(p, _)| p == a).with_context(|| {
             format!(
                 "--anchor {a} is not one of the players; allowed: {}",
-                specs
+                named
                     .iter()
-                    .map(|p| p.to_string())
+                    .map(|(_, n)| n.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
             )
         })?,
     };
+    let (specs, names): (Vec<PlayerSpec>, Vec<String>) = named.into_iter().unzip();
     if cfg.svg.is_some() && !specs.iter().any(|p| matches!(p, PlayerSpec::Model { .. })) {
         bail!("--svg draws ratings against iteration: give model:RUN@I players (or --run RUN)");
     }
     with_game!(&cfg.game, |g| rate(
         g,
         &cfg,
-        &specs,
+        (&specs, &names),
         anchor,
         &mut store,
         &path
@@ -168,7 +188,9 @@ pub(crate) fn run(db: Option<&Path>, args: &RateArgs) -> anyhow::Result<()> {
 /// One player's line of the result.
 #[derive(Serialize)]
 struct PlayerRow {
+    /// The canonical spec, and the name as given.
     player: String,
+    name: String,
     elo: f64,
     ci95: [f64; 2],
     se: f64,
@@ -204,7 +226,7 @@ struct FitInfo {
 fn rate<G: Abilities>(
     g: &G,
     cfg: &RateConfig,
-    specs: &[PlayerSpec],
+    (specs, names): (&[PlayerSpec], &[String]),
     anchor: usize,
     store: &mut Store,
     db: &Path,
@@ -238,18 +260,23 @@ fn rate<G: Abilities>(
         }
         Ok(())
     })?;
+    // Each report's A is the pair's player whose canonical spec sorts first.
+    let canonical: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
     let scores: Vec<PairScore> = pairs
         .iter()
         .zip(&reports)
-        .map(|(&(a, b), r)| PairScore {
-            a,
-            b,
-            score_a: r.score_a * f64::from(r.games),
-            games: f64::from(r.games),
+        .map(|(&(a, b), r)| {
+            let (a, b) = if r.a == canonical[a] { (a, b) } else { (b, a) };
+            PairScore {
+                a,
+                b,
+                score_a: r.score_a * f64::from(r.games),
+                games: f64::from(r.games),
+            }
         })
         .collect();
     let fitted = fit(specs.len(), anchor, &scores)?;
-    let rows = player_rows(specs, &scores, &fitted);
+    let rows = player_rows(specs, names, &scores, &fitted);
     let report = RateReport {
         variant: g.variant(),
         seed: cfg.seed,
@@ -287,11 +314,17 @@ fn rate<G: Abilities>(
     Ok(())
 }
 
-fn player_rows(specs: &[PlayerSpec], scores: &[PairScore], f: &Fit) -> Vec<PlayerRow> {
+fn player_rows(
+    specs: &[PlayerSpec],
+    names: &[String],
+    scores: &[PairScore],
+    f: &Fit,
+) -> Vec<PlayerRow> {
     specs
         .iter()
+        .zip(names)
         .enumerate()
-        .map(|(i, spec)| {
+        .map(|(i, (spec, name))| {
             let (mut score, mut games) = (0.0, 0.0);
             for p in scores {
                 if p.a == i {
@@ -305,6 +338,7 @@ fn player_rows(specs: &[PlayerSpec], scores: &[PairScore], f: &Fit) -> Vec<Playe
             let r = &f.ratings[i];
             PlayerRow {
                 player: spec.to_string(),
+                name: name.clone(),
                 elo: r.elo,
                 ci95: r.ci95,
                 se: r.se,
@@ -371,20 +405,26 @@ fn chart(report: &RateReport<'_>, specs: &[PlayerSpec]) -> Chart {
 }
 
 fn print_report(r: &RateReport<'_>, svg: Option<&Path>) {
+    let name = |spec: &str| {
+        r.players
+            .iter()
+            .find(|p| p.player == spec)
+            .map_or(spec.to_string(), |p| p.name.clone())
+    };
     outln!(
         "{}  seed {}  {}, {} games a pair  anchor {} = 0",
         r.variant,
         r.seed,
         r.mode,
         r.games_per_pair,
-        r.anchor
+        name(&r.anchor)
     );
     let mut order: Vec<usize> = (0..r.players.len()).collect();
     order.sort_by(|&a, &b| r.players[b].elo.total_cmp(&r.players[a].elo).then(a.cmp(&b)));
     let width = r
         .players
         .iter()
-        .map(|p| p.player.chars().count())
+        .map(|p| p.name.chars().count())
         .max()
         .unwrap_or(6)
         .max(6);
@@ -403,7 +443,7 @@ fn print_report(r: &RateReport<'_>, svg: Option<&Path>) {
         outln!(
             "{:>4}  {:<width$}  {:>8.1}  {:>20}  {:>6.3}  {:>6}{}",
             rank + 1,
-            p.player,
+            p.name,
             p.elo,
             ci,
             p.score,
@@ -423,8 +463,8 @@ fn print_report(r: &RateReport<'_>, svg: Option<&Path>) {
     for m in r.pairs {
         outln!(
             "  {} vs {}: {:.3}  (+{} ={} -{})",
-            m.a,
-            m.b,
+            name(&m.a),
+            name(&m.b),
             m.score_a,
             m.wins_a,
             m.draws,
