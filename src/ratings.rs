@@ -319,9 +319,7 @@ pub fn fit(n: usize, anchor: usize, pairs: &[PairScore]) -> Result<Fit, RatingEr
             }
             scale *= 0.5;
         }
-        let largest = delta
-            .iter()
-            .fold(0.0f64, |m, d| m.max((scale * d).abs()));
+        let largest = delta.iter().fold(0.0f64, |m, d| m.max((scale * d).abs()));
         r = next;
         l_now = l_next;
         if largest < CONVERGED {
@@ -487,7 +485,10 @@ mod tests {
             }
         }
         // 160 intervals at 95% (draws make them conservative): expect about 152.
-        assert!(inside >= 144 && inside <= total, "{inside} of {total} inside");
+        assert!(
+            inside >= 144 && inside <= total,
+            "{inside} of {total} inside"
+        );
         for (i, e) in errors.iter().enumerate() {
             // The mean error over 40 seeds, against the standard error of one estimate
             // (about 40 Elo at 60 games a pair) over sqrt(40).
@@ -569,14 +570,14 @@ mod tests {
             fit(2, 2, &[ok]),
             Err(RatingError::BadAnchor { .. })
         ));
-        assert_eq!(fit(3, 0, &[ok]), Err(RatingError::Disconnected { player: 2 }));
+        assert_eq!(
+            fit(3, 0, &[ok]),
+            Err(RatingError::Disconnected { player: 2 })
+        );
         for bad in [
             PairScore { a: 0, b: 0, ..ok },
             PairScore { b: 5, ..ok },
-            PairScore {
-                score_a: 3.0,
-                ..ok
-            },
+            PairScore { score_a: 3.0, ..ok },
             PairScore {
                 games: f64::NAN,
                 ..ok

@@ -42,17 +42,25 @@ fn resolve(args: &RateArgs) -> anyhow::Result<RateConfig> {
         .players
         .iter()
         .map(|p| {
-            let spec = p.parse::<PlayerSpec>().with_context(|| format!("--player {p}"))?;
+            let spec = p
+                .parse::<PlayerSpec>()
+                .with_context(|| format!("--player {p}"))?;
             Ok((spec, p.trim().to_string()))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let anchor = args
         .anchor
         .as_ref()
-        .map(|a| a.parse::<PlayerSpec>().with_context(|| format!("--anchor {a}")))
+        .map(|a| {
+            a.parse::<PlayerSpec>()
+                .with_context(|| format!("--anchor {a}"))
+        })
         .transpose()?;
     if args.run.is_none() {
-        for (flag, given) in [("--every", args.every.is_some()), ("--sims", args.sims.is_some())] {
+        for (flag, given) in [
+            ("--every", args.every.is_some()),
+            ("--sims", args.sims.is_some()),
+        ] {
             if given {
                 bail!("{flag} needs --run RUN (it says which of the run's checkpoints play)");
             }
@@ -420,7 +428,12 @@ fn print_report(r: &RateReport<'_>, svg: Option<&Path>) {
         name(&r.anchor)
     );
     let mut order: Vec<usize> = (0..r.players.len()).collect();
-    order.sort_by(|&a, &b| r.players[b].elo.total_cmp(&r.players[a].elo).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| {
+        r.players[b]
+            .elo
+            .total_cmp(&r.players[a].elo)
+            .then(a.cmp(&b))
+    });
     let width = r
         .players
         .iter()
