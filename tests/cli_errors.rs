@@ -657,6 +657,16 @@ const PRINTING: &[&[&str]] = &[
         "--games",
         "2",
     ],
+    &[
+        "rate",
+        "ewn:3x3x2",
+        "--player",
+        "random",
+        "--player",
+        "mcts:sims=4",
+        "--games",
+        "2",
+    ],
     &["replay", "{game}"],
     &[
         "run",
