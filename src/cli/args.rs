@@ -66,8 +66,8 @@ pub enum Command {
     /// all its randomness from the stream `rate(A | B, i)` of --seed (A, B the canonical
     /// specs, A the one that sorts first, moving first in even games), so a pair's games do
     /// not depend on the other players nor on their order. Every game is stored
-    /// as a game record (`tabula replay HASH` re-plays it). The ratings are the maximum-
-    /// likelihood Bradley-Terry fit, draws as half a win, 400 / ln 10 Elo per logit, the
+    /// as a game record (`tabula replay HASH` re-plays it). The ratings are the
+    /// maximum-likelihood Bradley-Terry fit, draws as half a win, 400 / ln 10 Elo per logit, the
     /// anchor (default: the first player) at 0, 95% intervals from the observed Fisher
     /// information; a player that never scored against the anchor's group (or never lost to
     /// it) is marked: its rating is set by a tiny prior. docs/ratings.md.

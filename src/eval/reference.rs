@@ -591,7 +591,11 @@ mod tests {
             c4_search: true,
             ..off
         };
-        assert!(serde_json::to_string(&on).unwrap().contains("\"c4_search\":true"));
+        assert!(
+            serde_json::to_string(&on)
+                .unwrap()
+                .contains("\"c4_search\":true")
+        );
         let run = |threads: usize, sims: u32| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)

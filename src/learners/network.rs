@@ -23,8 +23,7 @@ use super::{
 };
 use crate::error::SettingError;
 use crate::eval::reference::{
-    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, c4_search_scores,
-    solver_scores,
+    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, c4_search_scores, solver_scores,
 };
 use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
 use crate::game::{Action, Game};
