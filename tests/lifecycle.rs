@@ -978,19 +978,14 @@ fn network_reference_metrics_on_connect_four() {
     // The Pons benchmark of the search player (`c4_search = true`): measured every
     // iteration on both sets, replayed bit for bit by `verify` on another thread count.
     let db = dir.path().join("c4-search.db");
-    ok(&tabula(
-        &db,
-        &[
-            "run",
-            spec,
-            "--set",
-            "learner.network.reference.c4_search=true",
-            "--set",
-            "name=c4-search",
-            "--threads",
-            "2",
-        ],
-    ));
+    let searched_spec = dir.path().join("c4-search.toml");
+    std::fs::write(
+        &searched_spec,
+        std::fs::read_to_string(spec).unwrap() + "c4_search = true\n",
+    )
+    .unwrap();
+    let searched_spec = searched_spec.to_str().unwrap();
+    ok(&tabula(&db, &["run", searched_spec, "--threads", "2"]));
     ok(&tabula(&db, &["verify", "1", "--threads", "1"]));
     let rows = sql(
         &db,

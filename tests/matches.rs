@@ -485,6 +485,10 @@ fn rate_checkpoints_and_bad_input() {
         figure.contains("<svg") && figure.contains("data-label=\"t\""),
         "{figure}"
     );
+    assert!(
+        figure.contains("class=\"band\""),
+        "the 95% intervals: {figure}"
+    );
     // A marker per checkpoint, and the legend's.
     assert_eq!(figure.matches("class=\"marker\"").count(), 5, "{figure}");
 

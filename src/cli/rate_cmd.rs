@@ -381,7 +381,8 @@ fn chart(report: &RateReport<'_>, specs: &[PlayerSpec]) -> Chart {
                 mean: row.elo,
                 lo: row.ci95[0],
                 hi: row.ci95[1],
-                n: 1,
+                // The games behind it (more than one draws the interval's band).
+                n: row.games as usize,
             },
         );
         match series.iter_mut().find(|s| s.label == label) {
