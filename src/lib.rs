@@ -7,6 +7,7 @@
 //! - [`game`]: the `Game` trait (explicit chance, fixed action spaces, canonical keys);
 //! - [`rng`]: named ChaCha streams, the only source of randomness;
 //! - [`stats`]: confidence intervals;
+//! - [`ratings`]: Bradley-Terry (Elo) ratings by maximum likelihood, with 95% intervals;
 //! - [`store`]: the content-addressed SQLite experiment store;
 //! - [`game_record`]: the game record (`game/v1`) every played game is stored as;
 //! - [`solver`]: exact values of every position, generic over games;
@@ -36,6 +37,7 @@ pub mod matches;
 pub mod nn;
 pub mod play;
 pub mod players;
+pub mod ratings;
 pub mod rng;
 pub mod runs;
 pub mod search;

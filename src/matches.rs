@@ -104,13 +104,26 @@ impl MatchReport {
     }
 }
 
-/// Plays match game `i` between A and B (A first when `i` is even).
+/// Plays match game `i` between A and B (A first when `i` is even), from stream `match(i)`.
 pub(crate) fn play_match_game<G: Abilities>(
     g: &G,
     a: &Player<G>,
     b: &Player<G>,
     seed: u64,
     i: u32,
+) -> Result<MatchGame, PlayerError> {
+    play_named_game(g, a, b, seed, i, match_stream(i))
+}
+
+/// Plays game `i` of a match between A and B (A first when `i` is even), drawing everything
+/// from stream `name` of `seed`.
+fn play_named_game<G: Abilities>(
+    g: &G,
+    a: &Player<G>,
+    b: &Player<G>,
+    seed: u64,
+    i: u32,
+    name: String,
 ) -> Result<MatchGame, PlayerError> {
     let a_seat = if i.is_multiple_of(2) {
         Seat::P0
@@ -129,7 +142,6 @@ pub(crate) fn play_match_game<G: Abilities>(
             [b.spec().to_string(), a.spec().to_string()],
         ),
     };
-    let name = match_stream(i);
     let mut rng = stream(seed, &name);
     let record = play_game(
         g,
@@ -181,6 +193,56 @@ pub fn run_match_observed<G: Abilities>(
         })
         .collect::<Result<_, _>>()?;
     Ok(summarise(g.variant(), a, b, seed, game_list))
+}
+
+/// The stream name of game `i` between `a` and `b` in a tournament (`tabula rate`): named
+/// by the two players' canonical specs, so a pair's games are the same whichever other
+/// players the tournament has and in whatever order they are listed.
+pub(crate) fn tournament_stream(a: &str, b: &str, i: u32) -> String {
+    format!("rate({a} | {b}, {i})")
+}
+
+/// Plays `games` games between each pair of `players` on the current rayon pool: a match per
+/// pair, its A the player whose canonical spec sorts first (so a pair plays the same games
+/// whichever way round it is listed), A first in the even games, game i of the pair drawing
+/// everything from the stream [`tournament_stream`] of `seed`. All the games run as one
+/// parallel list;
+/// the reports come in pair order, their games in game order, so they are the same on any
+/// number of threads. `game_done` is called after each game (progress only).
+pub fn run_tournament<G: Abilities>(
+    g: &G,
+    players: &[Player<G>],
+    pairs: &[(usize, usize)],
+    games: u32,
+    seed: u64,
+    game_done: &(dyn Fn() + Sync),
+) -> Result<Vec<MatchReport>, PlayerError> {
+    let names: Vec<String> = players.iter().map(|p| p.spec().to_string()).collect();
+    let pairs: Vec<(usize, usize)> = pairs
+        .iter()
+        .map(|&(a, b)| if names[a] <= names[b] { (a, b) } else { (b, a) })
+        .collect();
+    let jobs: Vec<(usize, u32)> = (0..pairs.len())
+        .flat_map(|k| (0..games).map(move |i| (k, i)))
+        .collect();
+    let played: Vec<MatchGame> = jobs
+        .into_par_iter()
+        .map(|(k, i)| {
+            let (a, b) = pairs[k];
+            let name = tournament_stream(&names[a], &names[b], i);
+            let r = play_named_game(g, &players[a], &players[b], seed, i, name);
+            game_done();
+            r
+        })
+        .collect::<Result<_, _>>()?;
+    let mut played = played.into_iter();
+    Ok(pairs
+        .iter()
+        .map(|&(a, b)| {
+            let list: Vec<MatchGame> = played.by_ref().take(games as usize).collect();
+            summarise(g.variant(), &players[a], &players[b], seed, list)
+        })
+        .collect())
 }
 
 fn summarise<G: Abilities>(

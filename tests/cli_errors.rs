@@ -578,6 +578,11 @@ const OUTPUT_FLAGS: &[(&[&str], &str, bool)] = &[
     (&["plot", "some-sweep"], "--out", false),
     (&["report", "some-sweep"], "--out", true),
     (&["checkout", "tiny@2"], "--export", false),
+    (
+        &["rate", "ewn:3x3x2", "--player", "random", "--run", "tiny"],
+        "--svg",
+        false,
+    ),
 ];
 
 /// Paths that are the store `{db}` or one of its files, spelled in other ways: itself, through
@@ -655,6 +660,16 @@ const PRINTING: &[&[&str]] = &[
         "random",
         "--b",
         "random",
+        "--games",
+        "2",
+    ],
+    &[
+        "rate",
+        "ewn:3x3x2",
+        "--player",
+        "random",
+        "--player",
+        "mcts:sims=4",
         "--games",
         "2",
     ],

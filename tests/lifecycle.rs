@@ -969,6 +969,37 @@ fn network_reference_metrics_on_connect_four() {
             assert_eq!(value(i, "auc_solver_1x"), Some(sum), "iteration {i}");
         }
     }
+    let searched = sql(
+        &db,
+        "SELECT count(*) AS n FROM metrics WHERE name LIKE 'c4_search_best_move%'",
+    );
+    assert_eq!(searched[0]["n"], 0, "not asked for: not measured");
+
+    // The Pons benchmark of the search player (`c4_search = true`): measured every
+    // iteration on both sets, replayed bit for bit by `verify` on another thread count.
+    let db = dir.path().join("c4-search.db");
+    let searched_spec = dir.path().join("c4-search.toml");
+    std::fs::write(
+        &searched_spec,
+        std::fs::read_to_string(spec).unwrap() + "c4_search = true\n",
+    )
+    .unwrap();
+    let searched_spec = searched_spec.to_str().unwrap();
+    ok(&tabula(&db, &["run", searched_spec, "--threads", "2"]));
+    ok(&tabula(&db, &["verify", "1", "--threads", "1"]));
+    let rows = sql(
+        &db,
+        "SELECT iteration AS i, name, value FROM metrics WHERE name LIKE 'c4_search_best_move%' \
+         ORDER BY iteration, name",
+    );
+    let rows = rows.as_array().unwrap();
+    // Per iteration: the share over both sets, and each set's.
+    assert_eq!(rows.len(), 4 * 3, "{rows:?}");
+    for r in rows {
+        let v = r["value"].as_f64().unwrap();
+        assert!(v > 0.2 && v <= 1.0, "{r}");
+    }
+    assert!(head(&db, "1") != heads[0]);
 }
 
 /// Derived snapshots (docs/store.md): a delta checkpoint keeps only its snapshot record; its

@@ -329,3 +329,213 @@ fn trained_models_are_players() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("ewn:3x3x3"), "{err}");
 }
+
+/// The JSON of a successful `tabula rate`, without its time.
+fn rated(db: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let out = tabula(db, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v.as_object_mut().unwrap().remove("seconds");
+    v
+}
+
+/// A pair's game hashes in a `tabula rate --json` report, by its two canonical specs.
+fn pair_hashes(v: &serde_json::Value, a: &str, b: &str) -> Vec<String> {
+    let pair = v["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| (p["a"] == a && p["b"] == b) || (p["a"] == b && p["b"] == a))
+        .unwrap_or_else(|| panic!("no pair {a} / {b} in {v}"));
+    pair["games_detail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["hash"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `tabula rate`: the same report on 1 and 2 threads; a pair plays the same games whatever
+/// the other players and their order; the anchor is at 0 and ratings follow strength;
+/// every game is stored and re-plays bit for bit; a gauntlet plays the anchor's pairs only.
+#[test]
+fn rate_plays_stores_and_fits() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let args = |players: &[&'static str], threads: &'static str| {
+        let mut a = vec![
+            "rate",
+            "ewn:3x3x2",
+            "--games",
+            "16",
+            "--seed",
+            "5",
+            "--json",
+        ];
+        for p in players {
+            a.extend(["--player", p]);
+        }
+        a.extend(["--threads", threads]);
+        a
+    };
+    let three = ["random", "mcts:sims=30", "optimal"];
+    let one = rated(&db, &args(&three, "1"));
+    assert_eq!(one, rated(&db, &args(&three, "2")));
+    assert_eq!(one["anchor"], "random");
+    let players = one["players"].as_array().unwrap();
+    let elo = |i: usize| players[i]["elo"].as_f64().unwrap();
+    assert_eq!(elo(0), 0.0);
+    assert!(elo(2) > elo(0), "{one}");
+    assert_eq!(one["recorded"], 48);
+    let mcts = players[1]["player"].as_str().unwrap();
+    assert!(mcts.starts_with("mcts:sims=30,"), "{mcts}");
+    // Another order, another player: the pair random / optimal plays the same games.
+    let other = rated(&db, &args(&["optimal", "mcts:sims=10", "random"], "2"));
+    assert_eq!(other["anchor"], "optimal");
+    assert_eq!(
+        pair_hashes(&one, "random", "optimal"),
+        pair_hashes(&other, "random", "optimal")
+    );
+    // Every game is stored; one of each pair re-plays from its inputs.
+    for (a, b) in [("random", mcts), (mcts, "optimal")] {
+        let h = &pair_hashes(&one, a, b)[3];
+        let out = tabula(&db, &["replay", h]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("identical, hash checked"),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // A gauntlet: the anchor's pairs only.
+    let mut g = args(&three, "2");
+    g.extend(["--gauntlet", "--anchor", "optimal"]);
+    let gauntlet = rated(&db, &g);
+    assert_eq!(gauntlet["pairs"].as_array().unwrap().len(), 2);
+    assert_eq!(gauntlet["players"][2]["elo"], 0.0);
+    // The text table names the players as given, ranked.
+    let text_args: Vec<&str> = args(&three, "2")
+        .into_iter()
+        .filter(|a| *a != "--json")
+        .collect();
+    let out = tabula(&db, &text_args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("anchor random = 0") && text.contains("mcts:sims=30 "),
+        "{text}"
+    );
+}
+
+/// A run's checkpoints rate with `--run RUN --every K` (and the last), their ratings drawn
+/// against iteration with `--svg`; bad input fails naming what is allowed.
+#[test]
+fn rate_checkpoints_and_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let spec = dir.path().join("t.toml");
+    std::fs::write(
+        &spec,
+        "name = \"t\"\nvariant = \"ewn:3x3x2\"\nseed = 4\niterations = 5\n\
+         games_per_iteration = 100\n[search]\nsimulations = 20\n[eval]\ngames = 20\n",
+    )
+    .unwrap();
+    let out = tabula(&db, &["run", spec.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = dir.path().join("elo.svg");
+    let v = rated(
+        &db,
+        &[
+            "rate",
+            "ewn:3x3x2",
+            "--player",
+            "random",
+            "--run",
+            "t",
+            "--every",
+            "2",
+            "--games",
+            "40",
+            "--json",
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+    );
+    let names: Vec<&str> = v["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["player"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["random", "model:t@0", "model:t@2", "model:t@4", "model:t@5"]
+    );
+    let elo = |i: usize| v["players"][i]["elo"].as_f64().unwrap();
+    assert!(elo(4) > elo(1), "trained above untrained: {v}");
+    let figure = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        figure.contains("<svg") && figure.contains("data-label=\"t\""),
+        "{figure}"
+    );
+    assert!(
+        figure.contains("class=\"band\""),
+        "the 95% intervals: {figure}"
+    );
+    // A marker per checkpoint, and the legend's.
+    assert_eq!(figure.matches("class=\"marker\"").count(), 5, "{figure}");
+
+    for (args, needle) in [
+        (&["--player", "random"][..], "at least 2 players"),
+        (&["--player", "random", "--player", "random"], "given twice"),
+        (
+            &["--player", "random", "--player", "greedy"],
+            "Chinese Checkers",
+        ),
+        (
+            &["--player", "random", "--player", "optimal", "--games", "0"],
+            "allowed: 1 to",
+        ),
+        (
+            &[
+                "--player", "random", "--player", "optimal", "--anchor", "mcts",
+            ],
+            "not one of the players",
+        ),
+        (
+            &["--player", "random", "--player", "optimal", "--every", "2"],
+            "needs --run",
+        ),
+        (
+            &[
+                "--player", "random", "--player", "optimal", "--svg", "x.svg",
+            ],
+            "model:RUN@I",
+        ),
+        (&["--player", "random", "--player", "mcts:sims=1"], "sims"),
+        (&["--run", "nope"], "no run `nope`"),
+    ] {
+        let mut all = vec!["rate", "ewn:3x3x2"];
+        all.extend(args);
+        let out = tabula(&db, &all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(needle) && !err.contains("panicked"),
+            "{all:?}: {err}"
+        );
+    }
+    // A checkpoint of another variant's run cannot play this one.
+    let out = tabula(
+        &db,
+        &["rate", "ewn:3x3x3", "--player", "random", "--run", "t"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("ewn:3x3x2"), "{err}");
+}

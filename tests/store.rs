@@ -618,6 +618,7 @@ solver_games = 2
 solver_multipliers = [1, 10]
 c4_sets = ["L1_R1"]
 c4_positions = 50
+c4_search = true
 "#;
     let id = created(&path, full);
     let row = settings_row(&path, id);

@@ -60,6 +60,22 @@ pub enum Command {
     /// mcts-solver[:sims=N,c=X], e.g. `mcts:sims=800,c=1,init=draw`. Game i draws all its
     /// randomness from the stream `match(i)` of --seed, so the match is reproducible.
     Match(MatchArgs),
+    /// Rate players: a round robin (or a gauntlet) of matches, Bradley-Terry (Elo) ratings.
+    ///
+    /// Every pair plays --games games, half with each first; game i of the pair (A, B) draws
+    /// all its randomness from the stream `rate(A | B, i)` of --seed (A, B the canonical
+    /// specs, A the one that sorts first, moving first in even games), so a pair's games do
+    /// not depend on the other players nor on their order. Every game is stored
+    /// as a game record (`tabula replay HASH` re-plays it). The ratings are the
+    /// maximum-likelihood Bradley-Terry fit, draws as half a win, 400 / ln 10 Elo per logit, the
+    /// anchor (default: the first player) at 0, 95% intervals from the observed Fisher
+    /// information; a player that never scored against the anchor's group (or never lost to
+    /// it) is marked: its rating is set by a tiny prior. docs/ratings.md.
+    ///
+    /// Example: `tabula rate ewn:3x3x2 --player random --player mcts:sims=8 --player
+    /// mcts:sims=32 --games 20`; a run's checkpoints with `--run RUN --every K`, their
+    /// ratings against iteration with `--svg elo.svg`.
+    Rate(RateArgs),
     /// Re-play a stored game from its recorded inputs, check its hash, optionally show it.
     Replay(ReplayArgs),
     /// Create a run from a run spec (TOML) and run it: tabular AlphaZero, every game, table
@@ -335,6 +351,48 @@ pub struct MatchArgs {
     /// Store every game as a content-addressed game record.
     #[arg(long)]
     pub record: bool,
+    /// Worker threads, 1 to 256 (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct RateArgs {
+    /// The variant, e.g. ewn:3x3x3, c4:7x6, checkers:7x7-6.
+    pub variant: String,
+    /// A player (give it once per player), as for `tabula match`: random, optimal, greedy,
+    /// mcts:..., mcts-solver:..., model:RUN@I[,sims=N].
+    #[arg(long = "player", value_name = "SPEC")]
+    pub players: Vec<String>,
+    /// Add the checkpoints of run RUN as players model:RUN@I, I = 0, K, 2K, ... and its last
+    /// committed iteration (after the --player ones).
+    #[arg(long, value_name = "RUN")]
+    pub run: Option<String>,
+    /// With --run: every K-th iteration (default: about ten checkpoints).
+    #[arg(long, value_name = "K")]
+    pub every: Option<u32>,
+    /// With --run: the checkpoints play their search at N simulations (model:RUN@I,sims=N);
+    /// without it, their greedy policy.
+    #[arg(long, value_name = "N")]
+    pub sims: Option<u32>,
+    /// Games per pair, 1 to 1000000 (half with each player first).
+    #[arg(long, default_value_t = 20)]
+    pub games: u32,
+    /// The seed of every game's stream.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The player rated 0 (one of the players; default: the first).
+    #[arg(long, value_name = "SPEC")]
+    pub anchor: Option<String>,
+    /// Play every player against the anchor only, not every pair.
+    #[arg(long)]
+    pub gauntlet: bool,
+    /// Print one JSON object: the ratings, every pair's result and game hashes.
+    #[arg(long)]
+    pub json: bool,
+    /// Write an SVG of the checkpoints' ratings against iteration (needs model players).
+    #[arg(long, value_name = "PATH")]
+    pub svg: Option<std::path::PathBuf>,
     /// Worker threads, 1 to 256 (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,

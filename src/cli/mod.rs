@@ -17,6 +17,7 @@ mod output;
 mod play_cmd;
 mod plot_cmd;
 mod progress;
+mod rate_cmd;
 mod replay_cmd;
 mod report_cmd;
 mod rows;
@@ -42,6 +43,7 @@ fn command(cli: Cli) -> anyhow::Result<()> {
         Command::Fsck(a) => store_cmd::fsck(cli.db.as_deref(), &a),
         Command::Migrate(a) => store_cmd::migrate(cli.db.as_deref(), &a),
         Command::Match(a) => match_cmd::run(cli.db.as_deref(), &a),
+        Command::Rate(a) => rate_cmd::run(cli.db.as_deref(), &a),
         Command::Replay(a) => replay_cmd::run(cli.db.as_deref(), &a),
         Command::Run(a) => run_cmd::run(cli.db.as_deref(), &a),
         Command::Ls(a) => run_cmd::ls(cli.db.as_deref(), &a),

@@ -46,6 +46,15 @@ pub struct ReferenceSettings {
     pub(crate) c4_sets: Vec<String>,
     /// The first this many positions of each set (of 1000).
     pub c4_positions: u32,
+    /// Also score the learner's search player on the Connect Four sets
+    /// (`c4_search_best_move*`). Left out of the record when off (its default), so the
+    /// settings of earlier runs hash as before.
+    #[serde(skip_serializing_if = "is_false")]
+    pub(crate) c4_search: bool,
+}
+
+fn is_false(x: &bool) -> bool {
+    !*x
 }
 
 impl Default for ReferenceSettings {
@@ -55,6 +64,7 @@ impl Default for ReferenceSettings {
             solver_multipliers: vec![1, 10, 100],
             c4_sets: vec!["L3_R1".into(), "L2_R1".into()],
             c4_positions: 1000,
+            c4_search: false,
         }
     }
 }
@@ -128,11 +138,65 @@ pub struct C4SetScore {
     pub(crate) best_moves: u32,
 }
 
+/// The search player's best moves on one Connect Four test set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct C4SearchScore {
+    pub set: String,
+    pub positions: u32,
+    /// Positions where the search's move is optimal.
+    pub(crate) best_moves: u32,
+}
+
 /// The reference metrics of one evaluation.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+///
+/// Stored as its fields in order, `c4_search` only when measured (as the last field of the
+/// last field of `network-evaluation/v1`, like the reference metrics themselves): an
+/// evaluation without it has the bytes it had before it existed, and reads back with it
+/// empty.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReferenceEval {
     pub solver: Vec<SolverScore>,
     pub c4: Vec<C4SetScore>,
+    pub c4_search: Vec<C4SearchScore>,
+}
+
+impl Serialize for ReferenceEval {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        let mut t = s.serialize_tuple(2 + usize::from(!self.c4_search.is_empty()))?;
+        t.serialize_element(&self.solver)?;
+        t.serialize_element(&self.c4)?;
+        if !self.c4_search.is_empty() {
+            t.serialize_element(&self.c4_search)?;
+        }
+        t.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ReferenceEval {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ReferenceEval, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ReferenceEval;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("reference metrics")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ReferenceEval, A::Error> {
+                let missing = |i| serde::de::Error::invalid_length(i, &"2 or 3 fields");
+                Ok(ReferenceEval {
+                    solver: seq.next_element()?.ok_or_else(|| missing(0))?,
+                    c4: seq.next_element()?.ok_or_else(|| missing(1))?,
+                    // The bytes end here without the search player's scores: postcard
+                    // reports the end of its input, read as "not measured".
+                    c4_search: seq.next_element().ok().flatten().unwrap_or_default(),
+                })
+            }
+        }
+        d.deserialize_tuple(3, V)
+    }
 }
 
 macro_rules! solver_defs {
@@ -181,17 +245,33 @@ macro_rules! c4_defs {
     };
 }
 
+macro_rules! c4_search_defs {
+    ($($set:literal),*) => {
+        [$(
+            MetricDef {
+                name: concat!("c4_search_best_move_", $set),
+                description: concat!(
+                    "share of Connect Four 7x6 test set ", $set,
+                    " where the learner's search player's move is optimal"
+                ),
+            },
+        )*]
+    };
+}
+
 const SOLVER_DEFS: [MetricDef; 12] = solver_defs!("1", "10", "100", "1000");
 const C4_DEFS: [MetricDef; 12] = c4_defs!("l3_r1", "l2_r1", "l2_r2", "l1_r1", "l1_r2", "l1_r3");
+const C4_SEARCH_DEFS: [MetricDef; 6] =
+    c4_search_defs!("l3_r1", "l2_r1", "l2_r2", "l1_r1", "l1_r2", "l1_r3");
 
 /// The reference metrics in declaration order: per multiplier (1, 10, 100, 1000) the win
 /// rate, its interval and its AUC; the Connect Four errors over every chosen set's positions;
-/// then per set.
-pub(crate) const REFERENCE_METRICS: [MetricDef; 26] = {
+/// then per set; then the search player's best moves over every chosen set and per set.
+pub(crate) const REFERENCE_METRICS: [MetricDef; 33] = {
     let mut out = [MetricDef {
         name: "",
         description: "",
-    }; 26];
+    }; 33];
     let mut i = 0;
     while i < 12 {
         out[i] = SOLVER_DEFS[i];
@@ -209,6 +289,16 @@ pub(crate) const REFERENCE_METRICS: [MetricDef; 26] = {
     };
     while i < 24 {
         out[i + 2] = C4_DEFS[i - 12];
+        i += 1;
+    }
+    out[26] = MetricDef {
+        name: "c4_search_best_move",
+        description: "share of the positions of every chosen Connect Four 7x6 test set where \
+                      the learner's search player (the run's simulations, no noise, most \
+                      visited move) keeps the exact value",
+    };
+    while i < 30 {
+        out[i + 3] = C4_SEARCH_DEFS[i - 24];
         i += 1;
     }
     out
@@ -243,6 +333,14 @@ impl ReferenceEval {
                 c.map(|c| c.value_error),
                 c.map(|c| f64::from(c.best_moves) / f64::from(c.positions.max(1))),
             ]);
+        }
+        let searched = r.map_or(&[][..], |r| &r.c4_search[..]);
+        let n: u32 = searched.iter().map(|c| c.positions).sum();
+        let best: u32 = searched.iter().map(|c| c.best_moves).sum();
+        out.push((n > 0).then(|| f64::from(best) / f64::from(n)));
+        for (set, _) in C4_SETS {
+            let c = searched.iter().find(|c| c.set == set);
+            out.push(c.map(|c| f64::from(c.best_moves) / f64::from(c.positions.max(1))));
         }
         out
     }
@@ -283,6 +381,58 @@ pub(crate) fn c4_scores<G: Abilities>(
         });
     }
     Some(out)
+}
+
+/// The search player's best moves on the game's reference sets (Connect Four 7x6's), when
+/// `settings.c4_search` asks for them (empty otherwise, and on a game without sets): the
+/// learner's search at the run's simulations as evaluation play ([`evaluation_search`]),
+/// its move optimal when it is among the position's value-preserving moves (AlphaZero.jl's
+/// benchmark of its MCTS player). Position n of set SET at iteration i draws from the stream
+/// `c4-search(i,SET,n)` of the model seed; positions run in parallel, counted in file order.
+pub(crate) fn c4_search_scores<G: Abilities, E: Evaluator<G>>(
+    g: &G,
+    settings: &ReferenceSettings,
+    search: &SearchConfig,
+    seed: u64,
+    iteration: u32,
+    make_eval: impl Fn() -> E + Sync + Send,
+) -> Vec<C4SearchScore> {
+    let cfg = evaluation_search(search);
+    let mut out = Vec::new();
+    if !settings.c4_search {
+        return out;
+    }
+    for name in &settings.c4_sets {
+        // As in `c4_scores`: a set that fails to load is skipped.
+        let Some(Ok(tests)) = g.reference_set(name, settings.c4_positions as usize) else {
+            continue;
+        };
+        let best: Vec<bool> = tests
+            .par_iter()
+            .enumerate()
+            .map_init(
+                || (Search::<G>::new(cfg).ok(), make_eval()),
+                |(search, eval), (n, t)| {
+                    let Some(search) = search else {
+                        return false;
+                    };
+                    let mut rng =
+                        stream_fmt(seed, format_args!("c4-search({iteration},{name},{n})"));
+                    // The ply serves only `sample_moves`, and evaluation play never samples
+                    // (temperature 0).
+                    search
+                        .run(g, &t.state, 0, eval, &mut rng)
+                        .is_ok_and(|r| t.best.contains(&r.action))
+                },
+            )
+            .collect();
+        out.push(C4SearchScore {
+            set: name.clone(),
+            positions: best.len() as u32,
+            best_moves: best.iter().filter(|b| **b).count() as u32,
+        });
+    }
+    out
 }
 
 /// The learner's search settings in reference games: the run's knobs as evaluation play (no
@@ -413,6 +563,63 @@ mod tests {
         assert_eq!(REFERENCE_METRICS[3].name, "wr_solver_10x");
         assert_eq!(REFERENCE_METRICS[5].name, "auc_solver_10x");
         assert_eq!(REFERENCE_METRICS[14].name, "c4_value_error_l3_r1");
+        assert_eq!(REFERENCE_METRICS[26].name, "c4_search_best_move");
+        assert_eq!(REFERENCE_METRICS[27].name, "c4_search_best_move_l3_r1");
+        assert_eq!(REFERENCE_METRICS[32].name, "c4_search_best_move_l1_r3");
+    }
+
+    /// The search player's benchmark: off by default (and then out of the settings record);
+    /// on, a strong search finds the optimal move in the end-game set's positions, a
+    /// one-simulation search far less often; the same on 1 and 2 threads.
+    #[test]
+    fn search_player_best_moves() {
+        let g = crate::games::ConnectFour::new(7, 6).unwrap();
+        let off = ReferenceSettings {
+            c4_sets: vec!["L3_R1".into()],
+            c4_positions: 30,
+            ..ReferenceSettings::default()
+        };
+        let json = serde_json::to_string(&off).unwrap();
+        assert!(!json.contains("c4_search"), "{json}");
+        let search = |sims| SearchConfig {
+            simulations: sims,
+            ..SearchConfig::default()
+        };
+        let rollout = || crate::search::Rollout::new(4);
+        assert!(c4_search_scores(&g, &off, &search(200), 1, 2, rollout).is_empty());
+        let on = ReferenceSettings {
+            c4_search: true,
+            ..off
+        };
+        assert!(
+            serde_json::to_string(&on)
+                .unwrap()
+                .contains("\"c4_search\":true")
+        );
+        let run = |threads: usize, sims: u32| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| c4_search_scores(&g, &on, &search(sims), 1, 2, rollout))
+        };
+        let strong = run(1, 400);
+        assert_eq!(strong, run(2, 400));
+        assert_eq!(strong.len(), 1);
+        assert_eq!((strong[0].set.as_str(), strong[0].positions), ("L3_R1", 30));
+        let weak = run(2, 1);
+        assert!(
+            strong[0].best_moves >= 27 && weak[0].best_moves + 5 <= strong[0].best_moves,
+            "{strong:?} {weak:?}"
+        );
+        let values = ReferenceEval::values(Some(&ReferenceEval {
+            c4_search: strong.clone(),
+            ..ReferenceEval::default()
+        }));
+        let share = f64::from(strong[0].best_moves) / 30.0;
+        assert_eq!(values[26], Some(share));
+        assert_eq!(values[27], Some(share));
+        assert_eq!(values[28], None);
     }
 
     /// Solver games are a function of the named streams: the same on 1 and 2 threads.

@@ -23,7 +23,7 @@ use super::{
 };
 use crate::error::SettingError;
 use crate::eval::reference::{
-    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, solver_scores,
+    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, c4_search_scores, solver_scores,
 };
 use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
 use crate::game::{Action, Game};
@@ -1055,10 +1055,19 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 e.previous,
                 || self.eval(),
             );
-            if !solver.is_empty() || c4.is_some() {
+            let c4_search = c4_search_scores(
+                g,
+                &reference,
+                ctx.search,
+                ctx.model_seed,
+                e.iteration,
+                || self.eval(),
+            );
+            if !solver.is_empty() || c4.is_some() || !c4_search.is_empty() {
                 out.reference = Some(ReferenceEval {
                     solver,
                     c4: c4.unwrap_or_default(),
+                    c4_search,
                 });
             }
             return out;
@@ -1258,6 +1267,7 @@ mod tests {
                     value_error: 0.3,
                     best_moves: 7,
                 }],
+                c4_search: Vec::new(),
             }),
             ..e.clone()
         };
@@ -1266,6 +1276,46 @@ mod tests {
         assert_eq!(
             postcard::from_bytes::<NetworkEvaluation>(&bytes).unwrap(),
             with
+        );
+        // Without the search player's scores, the reference metrics keep the bytes of their
+        // first layout (two fields, no third), so earlier heads stay.
+        let r = with.reference.as_ref().unwrap();
+        let first_layout = postcard::to_stdvec(&(
+            3u32,
+            None::<WinRate>,
+            Some(0.1f64),
+            Some(0.2f64),
+            9u64,
+            1.5f64,
+            0.25f64,
+            7u64,
+            (&r.solver, &r.c4),
+        ))
+        .unwrap();
+        assert_eq!(bytes, first_layout);
+        // With them: a third field, read back as written.
+        let mut searched = with.clone();
+        if let Some(r) = searched.reference.as_mut() {
+            r.c4_search = vec![crate::eval::reference::C4SearchScore {
+                set: "L3_R1".into(),
+                positions: 10,
+                best_moves: 9,
+            }];
+        }
+        let more = postcard::to_stdvec(&searched).unwrap();
+        assert!(more.starts_with(&bytes) && more.len() > bytes.len());
+        assert_eq!(
+            postcard::from_bytes::<NetworkEvaluation>(&more).unwrap(),
+            searched
+        );
+        let values = <Network<crate::games::Ewn> as Learner<_>>::metric_values(&searched);
+        assert_eq!(
+            crate::eval::metric(&values, "c4_search_best_move_l3_r1"),
+            Some(0.9)
+        );
+        assert_eq!(
+            crate::eval::metric(&values, "c4_search_best_move"),
+            Some(0.9)
         );
         let values = <Network<crate::games::Ewn> as Learner<_>>::metric_values(&with);
         assert_eq!(values.len(), NETWORK_METRICS.len());

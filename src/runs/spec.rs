@@ -49,7 +49,7 @@ pub const MAX_GAMES: u32 = 1_000_000;
 
 /// The most simulations one search may run: a search tree of this many nodes fits in tens of
 /// MB per thread (the literature uses at most a few hundred). See docs/limits.md.
-pub(crate) const MAX_SIMULATIONS: u32 = 1_000_000;
+pub const MAX_SIMULATIONS: u32 = 1_000_000;
 
 /// The most bytes a run spec or a sweep file may have: far more than any spec needs (a few
 /// KB), so `tabula run /dev/zero` stops at once instead of filling memory. docs/limits.md.

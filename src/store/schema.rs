@@ -40,6 +40,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0011_provenance",
         include_str!("../../schema/0011_provenance.sql"),
     ),
+    (
+        "0013_c4_search_setting",
+        include_str!("../../schema/0013_c4_search_setting.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands.
