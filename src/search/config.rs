@@ -56,6 +56,65 @@ impl InitQ {
     }
 }
 
+/// The search run at every move: AlphaZero's PUCT or Gumbel AlphaZero (docs/search.md).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Algorithm {
+    /// PUCT with the root's visit counts as the policy target (AlphaZero).
+    #[default]
+    Puct,
+    /// Gumbel AlphaZero (Danihelka et al., ICLR 2022): Gumbel-top-m at the root, sequential
+    /// halving, completed Q-values, the improved policy as the target.
+    Gumbel,
+}
+
+impl Algorithm {
+    pub fn is_puct(&self) -> bool {
+        *self == Algorithm::Puct
+    }
+}
+
+/// How Gumbel search maps completed Q-values into [0, 1] before sigma (docs/search.md).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GumbelQScale {
+    /// The values' known bounds (MuZero's `MinMaxStats` with `known_bounds`): tabula's values
+    /// already lie in [0, 1] (loss 0, win 1), so Q is used as it is. The default.
+    #[default]
+    Bounds,
+    /// Min-max over a node's completed Q-values (mctx's `qtransform_completed_by_mix_value`
+    /// with `rescale_values = True`, mctx's default): blows the smallest difference up to
+    /// the whole of [0, 1] (docs/search.md measures what that does below the root).
+    MinMax,
+}
+
+impl GumbelQScale {
+    pub fn is_bounds(&self) -> bool {
+        *self == GumbelQScale::Bounds
+    }
+}
+
+/// Gumbel's defaults (the paper's and MiniZero's): m = 16, c_visit = 50, c_scale = 1.
+pub(crate) const DEFAULT_GUMBEL_ACTIONS: u32 = 16;
+pub(crate) const DEFAULT_C_VISIT: f64 = 50.0;
+pub(crate) const DEFAULT_C_SCALE: f64 = 1.0;
+
+fn is_default_gumbel_actions(m: &u32) -> bool {
+    *m == DEFAULT_GUMBEL_ACTIONS
+}
+
+fn is_default_c_visit(c: &f64) -> bool {
+    *c == DEFAULT_C_VISIT
+}
+
+fn is_default_c_scale(c: &f64) -> bool {
+    *c == DEFAULT_C_SCALE
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 fn default_p_full() -> f64 {
     0.25
 }
@@ -132,6 +191,28 @@ pub struct SearchConfig {
     /// How exact ties are broken, in PUCT selection and in taking the most visited action.
     /// Default `random`; legacy [`SearchConfig::LEGACY_TIE_BREAK`] (`lowest`).
     pub tie_break: TieBreak,
+    /// `puct` (default) or `gumbel`. The Gumbel settings below are read only under
+    /// `gumbel`; every one is left out of a settings record at its default, so runs stored
+    /// before they existed keep their bytes.
+    #[serde(skip_serializing_if = "Algorithm::is_puct")]
+    pub algorithm: Algorithm,
+    /// m: the root actions Gumbel-top-m samples (at most the legal ones). Default 16.
+    #[serde(skip_serializing_if = "is_default_gumbel_actions")]
+    pub gumbel_actions: u32,
+    /// c_visit of sigma(q) = (c_visit + max_b N(b)) * c_scale * q. Default 50.
+    #[serde(skip_serializing_if = "is_default_c_visit")]
+    pub c_visit: f64,
+    /// c_scale of sigma. Default 1.
+    #[serde(skip_serializing_if = "is_default_c_scale")]
+    pub c_scale: f64,
+    /// How completed Q-values are brought into [0, 1]: `bounds` (default: as they are) or
+    /// `min_max` (mctx).
+    #[serde(skip_serializing_if = "GumbelQScale::is_bounds")]
+    pub gumbel_q_scale: GumbelQScale,
+    /// Whether evaluation play (`dirichlet_epsilon = 0`) draws Gumbel noise too. Default
+    /// false: evaluation play ranks the root's actions by logits + sigma(q) alone.
+    #[serde(skip_serializing_if = "is_false")]
+    pub gumbel_eval_noise: bool,
 }
 
 impl Default for SearchConfig {
@@ -150,6 +231,12 @@ impl Default for SearchConfig {
             count_expansion_visit: true,
             expansion_is_simulation: true,
             tie_break: TieBreak::Random,
+            algorithm: Algorithm::Puct,
+            gumbel_actions: DEFAULT_GUMBEL_ACTIONS,
+            c_visit: DEFAULT_C_VISIT,
+            c_scale: DEFAULT_C_SCALE,
+            gumbel_q_scale: GumbelQScale::Bounds,
+            gumbel_eval_noise: false,
         }
     }
 }
@@ -220,6 +307,7 @@ impl SearchConfig {
         let literature_t = "a finite number >= 0 (0: most visited; the literature sweeps 1/16..16)";
         require(t.is_finite() && t >= 0.0, "temperature", t, literature_t)?;
         self.validate_simulations()?;
+        self.validate_gumbel()?;
         if let Some(fp) = self.forced_playouts {
             let katago = "a finite number > 0 (KataGo: 2)";
             require(
@@ -235,6 +323,39 @@ impl SearchConfig {
             true,
             "true only together with `forced_playouts` (pruning removes forced visits)",
         )
+    }
+
+    /// The Gumbel settings: m >= 1, c_visit >= 0, c_scale > 0 (finite); and under `gumbel`
+    /// none of KataGo's PUCT options, which Gumbel search has no place for.
+    fn validate_gumbel(&self) -> Result<(), SearchConfigError> {
+        let m = self.gumbel_actions;
+        let allowed_m = "an integer >= 1 (the paper and MiniZero: 16; more than the legal \
+                         actions means all of them)";
+        require(m >= 1, "gumbel_actions", m, allowed_m)?;
+        let v = self.c_visit;
+        require(
+            v.is_finite() && v >= 0.0,
+            "c_visit",
+            v,
+            "a finite number >= 0 (the paper: 50)",
+        )?;
+        let c = self.c_scale;
+        require(
+            c.is_finite() && c > 0.0,
+            "c_scale",
+            c,
+            "a finite number > 0 (the paper: 1, or 0.1)",
+        )?;
+        if self.algorithm == Algorithm::Gumbel {
+            let none = "absent when `algorithm = \"gumbel\"` (a KataGo option of the PUCT search)";
+            if let Some(pc) = self.playout_cap {
+                require(false, "playout_cap", pc.n_fast, none)?;
+            }
+            if let Some(fp) = self.forced_playouts {
+                require(false, "forced_playouts", fp.k, none)?;
+            }
+        }
+        Ok(())
     }
 
     /// `simulations` and the playout cap's `p_full` and `n_fast`: both counts are at least

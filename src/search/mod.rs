@@ -46,6 +46,7 @@
 
 mod arena;
 mod config;
+mod gumbel;
 pub mod evaluator;
 pub mod mcts_solver;
 pub mod puct;
@@ -53,7 +54,9 @@ pub mod puct;
 pub(crate) mod toy;
 
 pub use arena::TieBreak;
-pub use config::{ForcedPlayouts, InitQ, PlayoutCap, SearchConfig, SearchConfigError};
+pub use config::{
+    Algorithm, ForcedPlayouts, GumbelQScale, InitQ, PlayoutCap, SearchConfig, SearchConfigError,
+};
 pub use evaluator::{Evaluator, Leaf, Rollout, Uniform};
 pub use mcts_solver::{MctsSolver, SolverConfig, SolverResult};
 pub use puct::{Search, SearchResult, Step};
