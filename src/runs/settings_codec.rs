@@ -60,7 +60,8 @@ impl SearchConfigV1 {
             dirichlet_epsilon: c.dirichlet_epsilon,
             temperature: c.temperature,
             sample_moves: c.sample_moves,
-            simulations: c.simulations,
+            // A schedule is no count: converted back it differs, so it is written as v2.
+            simulations: c.simulations.first(),
             init_q: c.init_q,
             playout_cap: c.playout_cap,
             forced_playouts: c.forced_playouts,
@@ -78,7 +79,7 @@ impl SearchConfigV1 {
             dirichlet_epsilon: self.dirichlet_epsilon,
             temperature: self.temperature,
             sample_moves: self.sample_moves,
-            simulations: self.simulations,
+            simulations: self.simulations.into(),
             init_q: self.init_q,
             playout_cap: self.playout_cap,
             forced_playouts: self.forced_playouts,

@@ -89,13 +89,11 @@ pub(super) fn completed_q(edges: &[Edge], raw: f64, out: &mut Vec<f64>) {
         (raw + n * (sum_pq / sum_p)) / (1.0 + n)
     };
     out.clear();
-    out.extend(edges.iter().map(|e| {
-        if e.n > 0 {
-            e.w / f64::from(e.n)
-        } else {
-            v_mix
-        }
-    }));
+    out.extend(
+        edges
+            .iter()
+            .map(|e| if e.n > 0 { e.w / f64::from(e.n) } else { v_mix }),
+    );
 }
 
 /// sigma in place: q brought into [0, 1] by `scale`, then multiplied by (c_visit + max_b
@@ -159,7 +157,9 @@ pub(super) fn node_policy(
 
 /// The target counts of pi': round(pi'(a) * [`TARGET_SCALE`]).
 pub(super) fn target_counts(pi: &[f64]) -> Vec<u32> {
-    pi.iter().map(|&p| (p * TARGET_SCALE).round() as u32).collect()
+    pi.iter()
+        .map(|&p| (p * TARGET_SCALE).round() as u32)
+        .collect()
 }
 
 #[cfg(test)]

@@ -46,8 +46,8 @@
 
 mod arena;
 mod config;
-mod gumbel;
 pub mod evaluator;
+mod gumbel;
 pub mod mcts_solver;
 pub mod puct;
 #[cfg(test)]
@@ -56,6 +56,7 @@ pub(crate) mod toy;
 pub use arena::TieBreak;
 pub use config::{
     Algorithm, ForcedPlayouts, GumbelQScale, InitQ, PlayoutCap, SearchConfig, SearchConfigError,
+    Simulations,
 };
 pub use evaluator::{Evaluator, Leaf, Rollout, Uniform};
 pub use mcts_solver::{MctsSolver, SolverConfig, SolverResult};

@@ -129,8 +129,17 @@ pub struct Search<G: Game> {
 }
 
 impl<G: Game> Search<G> {
+    /// A searcher for `config`, validated; a simulation schedule must have been resolved for
+    /// an iteration first ([`SearchConfig::at_iteration`]).
     pub fn new(config: SearchConfig) -> Result<Search<G>, SearchConfigError> {
         config.validate()?;
+        if !config.simulations.is_fixed() {
+            return Err(SearchConfigError(crate::error::SettingError::new(
+                "simulations",
+                config.simulations,
+                "one count for a search (a run takes each iteration's count from the schedule)",
+            )));
+        }
         Ok(Search {
             config,
             nodes: Vec::new(),
@@ -218,12 +227,14 @@ impl<G: Game> Search<G> {
         let cfg = self.config;
         self.nodes.clear();
         self.edges.clear();
+        // `new` refused a schedule: one count.
+        let sims = cfg.simulations.first();
         let (full, sims) = match cfg.playout_cap {
             Some(pc) => {
                 let full = rng.random::<f64>() < pc.p_full;
-                (full, if full { cfg.simulations } else { pc.n_fast })
+                (full, if full { sims } else { pc.n_fast })
             }
-            None => (true, cfg.simulations),
+            None => (true, sims),
         };
         // Validation keeps sims >= 2 when the root's expansion is one of them.
         let left = if cfg.expansion_is_simulation {
@@ -823,7 +834,7 @@ mod tests {
         assert_eq!((r.visits, r.simulations), (vec![1, 1], 3));
         // One simulation is then too few: it would only expand the root.
         let e = Search::<TreeGame>::new(SearchConfig {
-            simulations: 1,
+            simulations: 1.into(),
             ..cfg
         })
         .unwrap_err();
@@ -869,7 +880,7 @@ mod tests {
             visits(
                 &g,
                 SearchConfig {
-                    simulations: 1,
+                    simulations: 1.into(),
                     ..counted
                 },
                 &mut eval
@@ -1042,7 +1053,7 @@ mod tests {
         assert_eq!(r.policy(), [0.0, 1.0]);
         // The second forced visit is at T = 5, the 6th simulation: [3, 3] after six.
         let six = SearchConfig {
-            simulations: 6,
+            simulations: 6.into(),
             ..pruned
         };
         let mut search = Search::new(six).unwrap();
@@ -1058,7 +1069,7 @@ mod tests {
     fn playout_cap_switches_between_fast_and_full() {
         let g = TreeGame::pick(&[Win(P0), Draw, Win(P1)]);
         let base = SearchConfig {
-            simulations: 50,
+            simulations: 50.into(),
             ..SearchConfig::legacy_defaults()
         };
         for (p_full, full) in [(0.0, false), (1.0, true)] {
@@ -1102,7 +1113,7 @@ mod tests {
     fn root_noise_is_normalised_gamma_from_the_stream() {
         let g = TreeGame::pick(&[Win(P0), Draw, Win(P1)]);
         let cfg = SearchConfig {
-            simulations: 1,
+            simulations: 1.into(),
             dirichlet_alpha: 0.3,
             dirichlet_epsilon: 0.25,
             ..SearchConfig::legacy_defaults()
@@ -1204,7 +1215,7 @@ mod tests {
         let g = TreeGame::pick(&[Win(P0), Draw, Win(P1)]);
         let cfg = SearchConfig {
             sample_moves: Some(2),
-            simulations: 30,
+            simulations: 30.into(),
             dirichlet_epsilon: 0.0,
             temperature: 16.0,
             ..SearchConfig::default()
@@ -1226,7 +1237,7 @@ mod tests {
     fn gumbel(simulations: u32) -> SearchConfig {
         SearchConfig {
             algorithm: crate::search::Algorithm::Gumbel,
-            simulations,
+            simulations: simulations.into(),
             ..SearchConfig::default()
         }
     }

@@ -40,6 +40,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0011_provenance",
         include_str!("../../schema/0011_provenance.sql"),
     ),
+    (
+        "0012_gumbel_settings",
+        include_str!("../../schema/0012_gumbel_settings.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands.
