@@ -1,9 +1,8 @@
 -- Migration 13: the run_settings view with a column for the setting
 -- `learner.network.reference.c4_search` (docs/metrics.md, "Reference metrics": the Pons
 -- benchmark of the learner's search player), 'false' for runs whose record lacks it (it is
--- left out of the record when off). Migration 11's view otherwise, column for column.
--- Nothing hashed changes. (Number 13: 12 is reserved for the search settings of issue 30.
--- A migration 12 that recreates run_settings too must be merged into this view.)
+-- left out of the record when off). Migration 12's view otherwise (the Gumbel search's
+-- columns included), column for column. Nothing hashed changes.
 DROP VIEW run_settings;
 
 CREATE VIEW run_settings AS
@@ -52,6 +51,18 @@ CREATE VIEW run_settings AS
             AS expansion_is_simulation,
         CASE json_type(r.settings_json, '$.search.tie_break') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN 'none' WHEN 'object' THEN r.settings_json -> '$.search.tie_break' WHEN 'array' THEN r.settings_json -> '$.search.tie_break' ELSE coalesce(r.settings_json ->> '$.search.tie_break', 'lowest') END
             AS tie_break,
+        CASE json_type(r.settings_json, '$.search.algorithm') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN 'none' WHEN 'object' THEN r.settings_json -> '$.search.algorithm' WHEN 'array' THEN r.settings_json -> '$.search.algorithm' ELSE coalesce(r.settings_json ->> '$.search.algorithm', 'puct') END
+            AS algorithm,
+        CASE json_type(r.settings_json, '$.search.gumbel_actions') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN 'none' WHEN 'object' THEN r.settings_json -> '$.search.gumbel_actions' WHEN 'array' THEN r.settings_json -> '$.search.gumbel_actions' ELSE coalesce(r.settings_json ->> '$.search.gumbel_actions', 16) END
+            AS gumbel_actions,
+        CASE json_type(r.settings_json, '$.search.c_visit') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN 'none' WHEN 'object' THEN r.settings_json -> '$.search.c_visit' WHEN 'array' THEN r.settings_json -> '$.search.c_visit' ELSE coalesce(r.settings_json ->> '$.search.c_visit', 50) END
+            AS c_visit,
+        CASE json_type(r.settings_json, '$.search.c_scale') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN 'none' WHEN 'object' THEN r.settings_json -> '$.search.c_scale' WHEN 'array' THEN r.settings_json -> '$.search.c_scale' ELSE coalesce(r.settings_json ->> '$.search.c_scale', 1) END
+            AS c_scale,
+        CASE json_type(r.settings_json, '$.search.gumbel_q_scale') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN 'none' WHEN 'object' THEN r.settings_json -> '$.search.gumbel_q_scale' WHEN 'array' THEN r.settings_json -> '$.search.gumbel_q_scale' ELSE coalesce(r.settings_json ->> '$.search.gumbel_q_scale', 'bounds') END
+            AS gumbel_q_scale,
+        CASE json_type(r.settings_json, '$.search.gumbel_eval_noise') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN 'none' WHEN 'object' THEN r.settings_json -> '$.search.gumbel_eval_noise' WHEN 'array' THEN r.settings_json -> '$.search.gumbel_eval_noise' ELSE coalesce(r.settings_json ->> '$.search.gumbel_eval_noise', 'false') END
+            AS gumbel_eval_noise,
         CASE json_type(r.settings_json, '$.eval.games') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN 'none' WHEN 'object' THEN r.settings_json -> '$.eval.games' WHEN 'array' THEN r.settings_json -> '$.eval.games' ELSE coalesce(r.settings_json ->> '$.eval.games', 'none') END
             AS eval_games,
         CASE json_type(r.settings_json, '$.eval.wr_p') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN 'none' WHEN 'object' THEN r.settings_json -> '$.eval.wr_p' WHEN 'array' THEN r.settings_json -> '$.eval.wr_p' ELSE coalesce(r.settings_json ->> '$.eval.wr_p', 'none') END

@@ -61,7 +61,7 @@ fn simulations(r: &GameRecord, s: &SearchConfig) -> u64 {
             Step::Move {
                 search: Some(x), ..
             } => Some(u64::from(match x.full {
-                true => s.simulations,
+                true => s.simulations.first(),
                 false => s.playout_cap.unwrap().n_fast,
             })),
             _ => None,
@@ -226,4 +226,46 @@ fn overrides_switch_between_m_and_a_budget() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("are alternatives"), "{e}");
+}
+
+/// Progressive simulation (`search.simulations` as a schedule): every search of iteration i
+/// runs the schedule's count at i (PUCT and Gumbel; with the root's expansion as one
+/// simulation, the root's visits sum to one less), a `simulations` budget counts each
+/// iteration's own count, the head is the same at 1 and 2 threads, and verify re-executes it.
+#[test]
+fn a_simulation_schedule_gives_each_iteration_its_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+    for algorithm in ["puct", "gumbel"] {
+        let text = spec("prog", "simulations = 2000", "").replace(
+            "simulations = 12\n",
+            &format!("simulations = [[1, 3], [3, 9]]\nalgorithm = \"{algorithm}\"\n"),
+        );
+        let (one, cfg) = run_spec(&mut store, &text, 1);
+        let (two, _) = run_spec(&mut store, &text, 2);
+        assert_eq!(
+            one.head, two.head,
+            "{algorithm}: the same head at 1 and 2 threads"
+        );
+        for (i, r) in records(&store, &one).iter().enumerate() {
+            let want = if i < 2 { 3 } else { 9 };
+            let s = cfg.settings.search.at_iteration(i as u32 + 1);
+            assert_eq!(s.simulations.first(), want);
+            let gs = games(&store, r);
+            for g in &gs {
+                for st in &g.steps {
+                    if let Step::Move {
+                        search: Some(x), ..
+                    } = st
+                    {
+                        assert_eq!(x.visits.iter().sum::<u32>(), want - 1, "{algorithm} {i}");
+                    }
+                }
+            }
+            let costs: Vec<u64> = gs.iter().map(|g| simulations(g, &s)).collect();
+            assert_shortest_prefix(&costs, 2000, algorithm);
+        }
+        let v = verify(&mut store, &one.run_id.to_string(), None, &mut Quiet).unwrap();
+        assert_eq!(v.differs, None, "{algorithm}");
+    }
 }

@@ -42,7 +42,7 @@ fn table_search_does_not_allocate_per_simulation() {
     let table: Table<u64> = Table::new(g.num_actions(), 5, 0.01);
     let mut eval = TableEval::new(&table);
     let mut search = Search::new(SearchConfig {
-        simulations: 20_000,
+        simulations: 20_000.into(),
         ..SearchConfig::default()
     })
     .unwrap();

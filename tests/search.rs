@@ -264,7 +264,7 @@ fn ewn_start_positions_no_longer_favour_the_first_action() {
         (first / n, expected / n)
     };
     let paper = SearchConfig {
-        simulations: 6,
+        simulations: 6.into(),
         init_q: InitQ::Loss,
         ..SearchConfig::default()
     };

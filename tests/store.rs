@@ -702,4 +702,54 @@ c4_search = true
     ] {
         assert_eq!(get(&old, c), want, "{c}");
     }
+    // Gumbel search (migration 12): every Gumbel key away from its default has its column;
+    // a PUCT run's record leaves them out and the view shows the defaults.
+    let gumbel = r#"
+name = "gumbel"
+variant = "ewn:3x3x3"
+seed = 4
+iterations = 3
+[search]
+simulations = 30
+algorithm = "gumbel"
+gumbel_actions = 4
+c_visit = 30.0
+c_scale = 0.1
+gumbel_q_scale = "min_max"
+gumbel_eval_noise = true
+"#;
+    let id = created(&path, gumbel);
+    let row = settings_row(&path, id);
+    let json: String = {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.query_row("SELECT settings_json FROM runs WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    let mut keys = Vec::new();
+    leaves(&serde_json::from_str(&json).unwrap(), "", &mut keys);
+    for key in [
+        "search.algorithm",
+        "search.c_visit",
+        "search.gumbel_eval_noise",
+    ] {
+        assert!(keys.iter().any(|(k, _)| k == key), "{key} in {json}");
+    }
+    for (key, value) in &keys {
+        let col = column_of(key);
+        let got = row.iter().find(|(n, _)| *n == col);
+        let got = got.unwrap_or_else(|| panic!("setting {key}: no column {col} in run_settings"));
+        assert_eq!(got.1, as_written(value), "setting {key} (column {col})");
+    }
+    for (c, want) in [
+        ("algorithm", "puct"),
+        ("gumbel_actions", "16"),
+        ("c_visit", "50"),
+        ("c_scale", "1"),
+        ("gumbel_q_scale", "bounds"),
+        ("gumbel_eval_noise", "false"),
+    ] {
+        assert_eq!(get(&plain, c), want, "{c}");
+    }
 }

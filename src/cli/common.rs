@@ -441,6 +441,21 @@ fn show_search<G: Game>(g: &G, before: &G::State, st: &SearchStats) {
         if st.full { "" } else { " (fast)" },
         top.join(", ")
     );
+    // A target that differs from the visits (pruned counts, or Gumbel's improved policy):
+    // the five largest shares of pi.
+    if let Some(t) = &st.target {
+        let sum: f64 = t.iter().map(|&c| f64::from(c)).sum::<f64>().max(1.0);
+        order.sort_by_key(|&i| std::cmp::Reverse(t[i]));
+        let top: Vec<String> = order
+            .iter()
+            .take(5)
+            .map(|&i| {
+                let share = f64::from(t[i]) / sum;
+                format!("{} {share:.3}", g.action_name(before, legal[i]))
+            })
+            .collect();
+        outln!("  target pi: {}", top.join(", "));
+    }
 }
 
 /// Checks `--note` and `--tag` before anything is written (the errors name the flag).

@@ -458,14 +458,15 @@ pub(crate) fn solver_scores<G: Game, E: Evaluator<G>>(
     previous: Option<&MetricValues>,
     make_eval: impl Fn() -> E + Sync + Send,
 ) -> Vec<SolverScore> {
-    let cfg = evaluation_search(search);
+    // The learner's search at this iteration's simulations (a schedule resolved).
+    let cfg = evaluation_search(&search.at_iteration(iteration));
     let mut out = Vec::new();
     if settings.solver_games == 0 {
         return out;
     }
     for &k in &settings.solver_multipliers {
         let solver = SolverConfig {
-            simulations: cfg.simulations.saturating_mul(k),
+            simulations: cfg.simulations.first().saturating_mul(k),
             ..SolverConfig::default()
         };
         let scores: Vec<f64> = (0..settings.solver_games)
@@ -632,7 +633,7 @@ mod tests {
             ..ReferenceSettings::default()
         };
         let search = SearchConfig {
-            simulations: 8,
+            simulations: 8.into(),
             ..SearchConfig::default()
         };
         let run = |threads: usize| {

@@ -51,9 +51,9 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Experim
 /// Every key an override may name, for error messages and checks.
 pub(crate) fn allowed_keys(cfg: &RunConfig) -> Vec<String> {
     let mut out: Vec<String> = TOP_KEYS.iter().map(|s| s.to_string()).collect();
-    if let Ok(v) = serde_json::to_value(&cfg.settings) {
-        out.extend(crate::runs::setting_keys(&v));
-    }
+    out.extend(crate::runs::setting_keys(&crate::runs::settings_json(
+        &cfg.settings,
+    )));
     // M and the budgets are alternatives: each may be set whichever the base has.
     for k in crate::runs::SELF_PLAY_KEYS {
         if !out.iter().any(|o| o == k) {

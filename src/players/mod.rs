@@ -93,7 +93,7 @@ impl<G: Abilities> Player<G> {
                 let config = SearchConfig {
                     dirichlet_epsilon: 0.0,
                     temperature: 0.0,
-                    simulations: sims.unwrap_or(1),
+                    simulations: sims.unwrap_or(1).into(),
                     ..run_search
                 };
                 model = Some((m, config));
@@ -158,7 +158,7 @@ impl<G: Abilities> Player<G> {
             PlayerSpec::Mcts { config, eval } => AgentKind::Mcts(
                 // The config was validated when the spec was parsed.
                 Box::new(Search::new(*config).unwrap_or_else(|_| {
-                    Search::new(SearchConfig::evaluation(config.simulations.max(1)))
+                    Search::new(SearchConfig::evaluation(config.simulations.first().max(1)))
                         .expect("evaluation defaults are valid")
                 })),
                 match eval {
@@ -172,7 +172,7 @@ impl<G: Abilities> Player<G> {
                     m.clone(),
                     sims.map(|_| {
                         Box::new(Search::new(*config).unwrap_or_else(|_| {
-                            Search::new(SearchConfig::evaluation(config.simulations))
+                            Search::new(SearchConfig::evaluation(config.simulations.first()))
                                 .expect("evaluation defaults are valid")
                         }))
                     }),

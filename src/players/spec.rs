@@ -215,10 +215,10 @@ const MCTS_KEYS: &[Key<Mcts>] = &[
         short: "sims",
         field: Some("simulations"),
         set: |m, v| {
-            m.config.simulations = count(v)?;
+            m.config.simulations = count(v)?.into();
             Ok(())
         },
-        show: |m| Some(m.config.simulations.to_string()),
+        show: |m| Some(m.config.simulations.first().to_string()),
     },
     Key {
         short: "c",
@@ -796,7 +796,7 @@ mod tests {
             let (rollouts, cap, forced, prune) = options;
             let init_q = [InitQ::Loss, InitQ::Draw, InitQ::Win, InitQ::First][init];
             let config = SearchConfig {
-                simulations: sims,
+                simulations: sims.into(),
                 c_puct: c,
                 init_q,
                 dirichlet_alpha: alpha,

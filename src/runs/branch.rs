@@ -91,8 +91,7 @@ pub struct Overridden {
 /// `search.init_q`, `eval.games`, ...); values are TOML values, bare words read as strings.
 pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Overridden, RunError> {
     let bad = |text: &str, why: String| RunError::Usage(format!("--set {text}: {why}"));
-    let mut json = serde_json::to_value(settings)
-        .map_err(|e| RunError::Usage(format!("settings as JSON: {e}")))?;
+    let mut json = settings_json(settings);
     let fixed = settings.learner.kind.fixed_settings();
     let mut pairs: Vec<(String, serde_json::Value)> = Vec::new();
     let mut iterations = None;
@@ -261,6 +260,19 @@ fn set_self_play_amount(
 
 /// Every leaf key of a settings JSON object, dotted (`search.init_q`), in the object's order:
 /// the keys an override may name (the branch and sweep error messages list them).
+/// The settings as JSON with every optional key present: the record's form plus the search
+/// keys a record leaves out at their defaults ([`SearchConfig::optional_keys`]), so that
+/// overrides, branches and sweeps may name them.
+pub fn settings_json(settings: &Settings) -> serde_json::Value {
+    let mut json = serde_json::to_value(settings).unwrap_or(serde_json::Value::Null);
+    if let Some(search) = json.get_mut("search").and_then(|v| v.as_object_mut()) {
+        for (k, v) in settings.search.optional_keys() {
+            search.entry(k.to_string()).or_insert(v);
+        }
+    }
+    json
+}
+
 pub fn setting_keys(settings: &serde_json::Value) -> Vec<String> {
     fn walk(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
         if let Some(o) = v.as_object() {

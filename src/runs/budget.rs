@@ -136,11 +136,14 @@ impl Budget {
     }
 }
 
-/// Simulations the searches of self-play game `r` ran under `search`: each searched move
+/// Simulations the searches of self-play game `r` ran under `search` (resolved for the game's
+/// iteration, [`SearchConfig::at_iteration`]): each searched move
 /// ran `search.simulations` (a full search) or the playout cap's `n_fast` (a fast one), as
 /// [`crate::search::SearchResult::simulations`] counts them.
 pub(crate) fn simulations_of(r: &GameRecord, search: &SearchConfig) -> u64 {
-    let fast = search.playout_cap.map_or(search.simulations, |p| p.n_fast);
+    let fast = search
+        .playout_cap
+        .map_or(search.simulations.first(), |p| p.n_fast);
     r.steps
         .iter()
         .filter_map(|s| match s {
@@ -148,7 +151,7 @@ pub(crate) fn simulations_of(r: &GameRecord, search: &SearchConfig) -> u64 {
                 search: Some(stats),
                 ..
             } => Some(u64::from(if stats.full {
-                search.simulations
+                search.simulations.first()
             } else {
                 fast
             })),
@@ -380,7 +383,7 @@ mod tests {
     #[test]
     fn simulations_count_fast_searches_at_n_fast() {
         let s = SearchConfig {
-            simulations: 50,
+            simulations: 50.into(),
             playout_cap: Some(PlayoutCap {
                 p_full: 0.25,
                 n_fast: 5,

@@ -114,7 +114,7 @@ pub fn load_model<G: Abilities>(
             i,
         )?)
     });
-    Ok((model, cfg.settings.search))
+    Ok((model, cfg.settings.search.at_iteration(i)))
 }
 
 /// A model checked out at an iteration: what its learner says of it

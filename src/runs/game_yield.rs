@@ -60,7 +60,7 @@ pub(crate) fn replay_tree<G: Abilities, L: Learner<G>>(
     iteration: u32,
     game: u32,
 ) -> Result<Vec<G::State>, RunError> {
-    let mut search = Search::<G>::new(cfg.settings.search)
+    let mut search = Search::<G>::new(cfg.settings.search.at_iteration(iteration))
         .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
     let mut eval = model.evaluator();
     let mut tree = Vec::new();

@@ -84,7 +84,7 @@ use crate::store::{ObjectHash, StoreError};
 
 pub use branch::{
     Overridden, SELF_PLAY_KEYS, apply_overrides, branch_name, branch_seed, create_branch,
-    setting_keys,
+    setting_keys, settings_json,
 };
 pub use budget::{Budget, BudgetKind};
 pub use chain::chain;

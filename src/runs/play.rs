@@ -80,7 +80,7 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
         };
         let mut tally = Tally::new(
             Quota::of(s.games_per_iteration, s.budget_kind(), recorded),
-            s.search,
+            s.search.at_iteration(i),
         );
         let capacity = s.games_per_iteration.unwrap_or(GAME_BATCH) as usize;
         let mut games = IterationGames {
@@ -181,7 +181,7 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
                 }
             })
             .collect();
-        let search = self.cfg.settings.search;
+        let search = self.cfg.settings.search.at_iteration(i);
         let evaluator = || model.evaluator();
         let lanes = L::SELF_PLAY_LANES;
         let played = play_games(g, search, &evaluator, seed, i, &games, lanes, until)?;

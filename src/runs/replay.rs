@@ -89,7 +89,7 @@ fn replay_game<G: Abilities, L: Learner<G>>(
         iteration - 1,
     )?;
     let start = stored.start_state(g)?;
-    let mut search = crate::search::Search::new(cfg.settings.search)
+    let mut search = crate::search::Search::new(cfg.settings.search.at_iteration(iteration))
         .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
     let mut eval = model.evaluator();
     let r = crate::selfplay::self_play_game(

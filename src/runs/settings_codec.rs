@@ -24,7 +24,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::spec::{EvalSettings, LearnerSettings, Settings};
-use crate::search::{ForcedPlayouts, InitQ, PlayoutCap, SearchConfig};
+use crate::search::{Algorithm, ForcedPlayouts, InitQ, PlayoutCap, SearchConfig};
 use crate::start::StartSettings;
 use crate::store::Encoded;
 use crate::store::{ObjectHash, Record, Store, StoreError};
@@ -60,7 +60,8 @@ impl SearchConfigV1 {
             dirichlet_epsilon: c.dirichlet_epsilon,
             temperature: c.temperature,
             sample_moves: c.sample_moves,
-            simulations: c.simulations,
+            // A schedule is no count: converted back it differs, so it is written as v2.
+            simulations: c.simulations.first(),
             init_q: c.init_q,
             playout_cap: c.playout_cap,
             forced_playouts: c.forced_playouts,
@@ -71,13 +72,14 @@ impl SearchConfigV1 {
     /// The current search settings a v1 record means: every field added since v1 takes its
     /// legacy value here (a struct literal, so a new field cannot be forgotten).
     fn into_current(self) -> SearchConfig {
+        let d = SearchConfig::default();
         SearchConfig {
             c_puct: self.c_puct,
             dirichlet_alpha: self.dirichlet_alpha,
             dirichlet_epsilon: self.dirichlet_epsilon,
             temperature: self.temperature,
             sample_moves: self.sample_moves,
-            simulations: self.simulations,
+            simulations: self.simulations.into(),
             init_q: self.init_q,
             playout_cap: self.playout_cap,
             forced_playouts: self.forced_playouts,
@@ -85,6 +87,13 @@ impl SearchConfigV1 {
             count_expansion_visit: SearchConfig::LEGACY_COUNT_EXPANSION_VISIT,
             expansion_is_simulation: SearchConfig::LEGACY_EXPANSION_IS_SIMULATION,
             tie_break: SearchConfig::LEGACY_TIE_BREAK,
+            // Added with Gumbel search; their defaults are the old behaviour (PUCT).
+            algorithm: Algorithm::Puct,
+            gumbel_actions: d.gumbel_actions,
+            c_visit: d.c_visit,
+            c_scale: d.c_scale,
+            gumbel_q_scale: d.gumbel_q_scale,
+            gumbel_eval_noise: d.gumbel_eval_noise,
         }
     }
 }

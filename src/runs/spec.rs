@@ -476,7 +476,7 @@ impl RunConfig {
                 ..e
             })
         })?;
-        if s.search.simulations > MAX_SIMULATIONS {
+        if s.search.simulations.max() > MAX_SIMULATIONS {
             return Err(range(
                 "search.simulations",
                 s.search.simulations,

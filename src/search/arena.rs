@@ -155,6 +155,12 @@ impl TieKeeper {
         TieKeeper { mode, tied: 0 }
     }
 
+    /// Whether no candidate has been kept yet.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.tied == 0
+    }
+
     /// Offers a candidate: `Greater` (it beats the best so far), `Equal` (an exact tie) or
     /// `Less`. Returns whether the candidate becomes the kept one.
     #[inline]

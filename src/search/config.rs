@@ -56,6 +56,184 @@ impl InitQ {
     }
 }
 
+/// The most steps a simulation schedule may have.
+pub(crate) const MAX_SIMULATION_STEPS: usize = 16;
+
+/// N_sim: one count, or a schedule over iterations in the form of `learning_rate`
+/// (`[[1, 2], [51, 16]]`: 2 simulations from iteration 1, 16 from iteration 51), MiniZero's
+/// progressive simulation. A count is written as a plain number (the bytes of every run
+/// before schedules existed); a schedule as its list. A search runs one count: a run
+/// resolves the schedule for each iteration ([`SearchConfig::at_iteration`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Simulations {
+    steps: [(u32, u32); MAX_SIMULATION_STEPS],
+    len: u8,
+}
+
+impl Simulations {
+    /// One count for every iteration.
+    pub const fn fixed(n: u32) -> Simulations {
+        let mut steps = [(0, 0); MAX_SIMULATION_STEPS];
+        steps[0] = (1, n);
+        Simulations { steps, len: 1 }
+    }
+
+    /// A schedule of (from_iteration, count) steps (validated by [`SearchConfig::validate`]);
+    /// `None` when it has more than [`MAX_SIMULATION_STEPS`] steps or none.
+    pub fn schedule(steps: &[(u32, u32)]) -> Option<Simulations> {
+        if steps.is_empty() || steps.len() > MAX_SIMULATION_STEPS {
+            return None;
+        }
+        let mut out = Simulations::fixed(0);
+        out.steps[..steps.len()].copy_from_slice(steps);
+        out.len = steps.len() as u8;
+        Some(out)
+    }
+
+    /// The (from_iteration, count) steps.
+    pub fn steps(&self) -> &[(u32, u32)] {
+        &self.steps[..usize::from(self.len)]
+    }
+
+    /// Whether this is one count from iteration 1 (no schedule).
+    pub fn is_fixed(&self) -> bool {
+        self.len == 1 && self.steps[0].0 == 1
+    }
+
+    /// The count of the first step: a search's count (a resolved config has only that).
+    pub fn first(&self) -> u32 {
+        self.steps[0].1
+    }
+
+    /// The largest count of the schedule.
+    pub fn max(&self) -> u32 {
+        self.steps().iter().map(|s| s.1).max().unwrap_or(0)
+    }
+
+    /// The count at iteration `i` (1-based): the last step whose start is at most `i`.
+    pub fn at(&self, i: u32) -> u32 {
+        self.steps()
+            .iter()
+            .take_while(|s| s.0 <= i.max(1))
+            .last()
+            .map_or(self.first(), |s| s.1)
+    }
+}
+
+impl From<u32> for Simulations {
+    fn from(n: u32) -> Simulations {
+        Simulations::fixed(n)
+    }
+}
+
+impl std::fmt::Display for Simulations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_fixed() {
+            return write!(f, "{}", self.first());
+        }
+        let parts: Vec<String> = self
+            .steps()
+            .iter()
+            .map(|(i, n)| format!("[{i}, {n}]"))
+            .collect();
+        write!(f, "[{}]", parts.join(", "))
+    }
+}
+
+impl Serialize for Simulations {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.is_fixed() {
+            s.serialize_u32(self.first())
+        } else {
+            self.steps().serialize(s)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Simulations {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Simulations, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Text {
+            Count(u32),
+            Schedule(Vec<(u32, u32)>),
+        }
+        match Text::deserialize(d).map_err(|_| {
+            serde::de::Error::custom(
+                "simulations: give an integer, or a schedule [[from_iteration, count], ...] \
+                 like learning_rate",
+            )
+        })? {
+            Text::Count(n) => Ok(Simulations::fixed(n)),
+            Text::Schedule(steps) => Simulations::schedule(&steps).ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "simulations: a schedule has 1 to {MAX_SIMULATION_STEPS} steps, this one {}",
+                    steps.len()
+                ))
+            }),
+        }
+    }
+}
+
+/// The search run at every move: AlphaZero's PUCT or Gumbel AlphaZero (docs/search.md).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Algorithm {
+    /// PUCT with the root's visit counts as the policy target (AlphaZero).
+    #[default]
+    Puct,
+    /// Gumbel AlphaZero (Danihelka et al., ICLR 2022): Gumbel-top-m at the root, sequential
+    /// halving, completed Q-values, the improved policy as the target.
+    Gumbel,
+}
+
+impl Algorithm {
+    pub fn is_puct(&self) -> bool {
+        *self == Algorithm::Puct
+    }
+}
+
+/// How Gumbel search maps completed Q-values into [0, 1] before sigma (docs/search.md).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GumbelQScale {
+    /// The values' known bounds (MuZero's `MinMaxStats` with `known_bounds`): tabula's values
+    /// already lie in [0, 1] (loss 0, win 1), so Q is used as it is. The default.
+    #[default]
+    Bounds,
+    /// Min-max over a node's completed Q-values (mctx's `qtransform_completed_by_mix_value`
+    /// with `rescale_values = True`, mctx's default): blows the smallest difference up to
+    /// the whole of [0, 1] (docs/search.md measures what that does below the root).
+    MinMax,
+}
+
+impl GumbelQScale {
+    pub fn is_bounds(&self) -> bool {
+        *self == GumbelQScale::Bounds
+    }
+}
+
+/// Gumbel's defaults (the paper's and MiniZero's): m = 16, c_visit = 50, c_scale = 1.
+pub(crate) const DEFAULT_GUMBEL_ACTIONS: u32 = 16;
+pub(crate) const DEFAULT_C_VISIT: f64 = 50.0;
+pub(crate) const DEFAULT_C_SCALE: f64 = 1.0;
+
+fn is_default_gumbel_actions(m: &u32) -> bool {
+    *m == DEFAULT_GUMBEL_ACTIONS
+}
+
+fn is_default_c_visit(c: &f64) -> bool {
+    *c == DEFAULT_C_VISIT
+}
+
+fn is_default_c_scale(c: &f64) -> bool {
+    *c == DEFAULT_C_SCALE
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 fn default_p_full() -> f64 {
     0.25
 }
@@ -109,7 +287,8 @@ pub struct SearchConfig {
     /// Only the first `k` moves of a game (plies, both players counted) are sampled; later
     /// moves take the most visited action. `None`: every move is sampled.
     pub sample_moves: Option<u32>,
-    pub simulations: u32,
+    /// N_sim, or a schedule over iterations ([`Simulations`]).
+    pub simulations: Simulations,
     pub init_q: InitQ,
     pub playout_cap: Option<PlayoutCap>,
     pub forced_playouts: Option<ForcedPlayouts>,
@@ -132,6 +311,28 @@ pub struct SearchConfig {
     /// How exact ties are broken, in PUCT selection and in taking the most visited action.
     /// Default `random`; legacy [`SearchConfig::LEGACY_TIE_BREAK`] (`lowest`).
     pub tie_break: TieBreak,
+    /// `puct` (default) or `gumbel`. The Gumbel settings below are read only under
+    /// `gumbel`; every one is left out of a settings record at its default, so runs stored
+    /// before they existed keep their bytes.
+    #[serde(skip_serializing_if = "Algorithm::is_puct")]
+    pub algorithm: Algorithm,
+    /// m: the root actions Gumbel-top-m samples (at most the legal ones). Default 16.
+    #[serde(skip_serializing_if = "is_default_gumbel_actions")]
+    pub gumbel_actions: u32,
+    /// c_visit of sigma(q) = (c_visit + max_b N(b)) * c_scale * q. Default 50.
+    #[serde(skip_serializing_if = "is_default_c_visit")]
+    pub c_visit: f64,
+    /// c_scale of sigma. Default 1.
+    #[serde(skip_serializing_if = "is_default_c_scale")]
+    pub c_scale: f64,
+    /// How completed Q-values are brought into [0, 1]: `bounds` (default: as they are) or
+    /// `min_max` (mctx).
+    #[serde(skip_serializing_if = "GumbelQScale::is_bounds")]
+    pub gumbel_q_scale: GumbelQScale,
+    /// Whether evaluation play (`dirichlet_epsilon = 0`) draws Gumbel noise too. Default
+    /// false: evaluation play ranks the root's actions by logits + sigma(q) alone.
+    #[serde(skip_serializing_if = "is_false")]
+    pub gumbel_eval_noise: bool,
 }
 
 impl Default for SearchConfig {
@@ -142,7 +343,7 @@ impl Default for SearchConfig {
             dirichlet_epsilon: 0.25,
             temperature: 1.0,
             sample_moves: None,
-            simulations: 800,
+            simulations: Simulations::fixed(800),
             init_q: InitQ::Loss,
             playout_cap: None,
             forced_playouts: None,
@@ -150,6 +351,12 @@ impl Default for SearchConfig {
             count_expansion_visit: true,
             expansion_is_simulation: true,
             tie_break: TieBreak::Random,
+            algorithm: Algorithm::Puct,
+            gumbel_actions: DEFAULT_GUMBEL_ACTIONS,
+            c_visit: DEFAULT_C_VISIT,
+            c_scale: DEFAULT_C_SCALE,
+            gumbel_q_scale: GumbelQScale::Bounds,
+            gumbel_eval_noise: false,
         }
     }
 }
@@ -190,10 +397,32 @@ impl SearchConfig {
         *self == self.with_legacy_conventions()
     }
 
+    /// The keys a settings record leaves out at their defaults (the Gumbel settings), with
+    /// this config's values: what `--set`, branches and sweeps may name although a PUCT
+    /// run's JSON lacks them.
+    pub fn optional_keys(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![
+            ("algorithm", json(&self.algorithm)),
+            ("gumbel_actions", json(&self.gumbel_actions)),
+            ("c_visit", json(&self.c_visit)),
+            ("c_scale", json(&self.c_scale)),
+            ("gumbel_q_scale", json(&self.gumbel_q_scale)),
+            ("gumbel_eval_noise", json(&self.gumbel_eval_noise)),
+        ]
+    }
+
     /// The least `simulations` (and `n_fast`): 2 when the root's expansion is one of them
     /// (so at least one descent visits a root edge), else 1.
     pub(crate) fn min_simulations(&self) -> u32 {
         if self.expansion_is_simulation { 2 } else { 1 }
+    }
+
+    /// This config with its simulation schedule resolved for iteration `i` (one count).
+    pub fn at_iteration(self, i: u32) -> SearchConfig {
+        SearchConfig {
+            simulations: Simulations::fixed(self.simulations.at(i)),
+            ..self
+        }
     }
 
     /// Evaluation play: no root noise, always the most visited action.
@@ -201,7 +430,7 @@ impl SearchConfig {
         SearchConfig {
             dirichlet_epsilon: 0.0,
             temperature: 0.0,
-            simulations,
+            simulations: Simulations::fixed(simulations),
             ..SearchConfig::default()
         }
     }
@@ -220,6 +449,7 @@ impl SearchConfig {
         let literature_t = "a finite number >= 0 (0: most visited; the literature sweeps 1/16..16)";
         require(t.is_finite() && t >= 0.0, "temperature", t, literature_t)?;
         self.validate_simulations()?;
+        self.validate_gumbel()?;
         if let Some(fp) = self.forced_playouts {
             let katago = "a finite number > 0 (KataGo: 2)";
             require(
@@ -237,6 +467,39 @@ impl SearchConfig {
         )
     }
 
+    /// The Gumbel settings: m >= 1, c_visit >= 0, c_scale > 0 (finite); and under `gumbel`
+    /// none of KataGo's PUCT options, which Gumbel search has no place for.
+    fn validate_gumbel(&self) -> Result<(), SearchConfigError> {
+        let m = self.gumbel_actions;
+        let allowed_m = "an integer >= 1 (the paper and MiniZero: 16; more than the legal \
+                         actions means all of them)";
+        require(m >= 1, "gumbel_actions", m, allowed_m)?;
+        let v = self.c_visit;
+        require(
+            v.is_finite() && v >= 0.0,
+            "c_visit",
+            v,
+            "a finite number >= 0 (the paper: 50)",
+        )?;
+        let c = self.c_scale;
+        require(
+            c.is_finite() && c > 0.0,
+            "c_scale",
+            c,
+            "a finite number > 0 (the paper: 1, or 0.1)",
+        )?;
+        if self.algorithm == Algorithm::Gumbel {
+            let none = "absent when `algorithm = \"gumbel\"` (a KataGo option of the PUCT search)";
+            if let Some(pc) = self.playout_cap {
+                require(false, "playout_cap", pc.n_fast, none)?;
+            }
+            if let Some(fp) = self.forced_playouts {
+                require(false, "forced_playouts", fp.k, none)?;
+            }
+        }
+        Ok(())
+    }
+
     /// `simulations` and the playout cap's `p_full` and `n_fast`: both counts are at least
     /// [`SearchConfig::min_simulations`], and the fast search is smaller than the full one.
     fn validate_simulations(&self) -> Result<(), SearchConfigError> {
@@ -248,15 +511,44 @@ impl SearchConfig {
         } else {
             ("an integer >= 1", "an integer >= 1 and below `simulations`")
         };
-        let (min, sims) = (self.min_simulations(), self.simulations);
-        require(sims >= min, "simulations", sims, at_least)?;
+        let min = self.min_simulations();
+        let steps = self.simulations.steps();
+        if self.simulations.is_fixed() {
+            let sims = self.simulations.first();
+            require(sims >= min, "simulations", sims, at_least)?;
+        }
+        let step = |i: usize| format!("[{}, {}]", steps[i].0, steps[i].1);
+        let bad = |i: usize, allowed: &str| {
+            Err(SearchConfigError(SettingError::new(
+                format!("simulations[{i}]"),
+                step(i),
+                allowed,
+            )))
+        };
+        if steps[0].0 != 1 {
+            return bad(0, "a first step from iteration 1, e.g. [1, 2]");
+        }
+        for i in 0..steps.len() {
+            if steps[i].1 < min {
+                return bad(i, &format!("a count >= {min} ({at_least})"));
+            }
+            if i > 0 && steps[i].0 <= steps[i - 1].0 {
+                return bad(i, "from_iteration strictly increasing along the list");
+            }
+        }
         if let Some(pc) = self.playout_cap {
             require(in_unit(pc.p_full), "playout_cap.p_full", pc.p_full, UNIT)?;
             let n = pc.n_fast;
-            require(n >= min && n < sims, "playout_cap.n_fast", n, below)?;
+            let least = steps.iter().map(|s| s.1).min().unwrap_or(0);
+            require(n >= min && n < least, "playout_cap.n_fast", n, below)?;
         }
         Ok(())
     }
+}
+
+/// A value as JSON (for [`SearchConfig::optional_keys`]).
+fn json<T: Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
 /// The allowed range of a probability or a mixing weight.
@@ -305,6 +597,126 @@ mod tests {
         );
     }
 
+    /// `simulations` as a count or a schedule: a count reads and writes as the plain number
+    /// (the bytes of runs before schedules), a schedule as its list; each iteration gets the
+    /// last step started; bad schedules are refused naming the step and the rule.
+    #[test]
+    fn simulation_schedules_parse_resolve_and_refuse() {
+        let plain: SearchConfig = toml::from_str("simulations = 16").unwrap();
+        assert_eq!(plain.simulations, Simulations::fixed(16));
+        let json = serde_json::to_string(&plain).unwrap();
+        assert!(json.contains("\"simulations\":16,"), "{json}");
+        // Every Gumbel key is left out at its default.
+        assert!(
+            !json.contains("gumbel") && !json.contains("algorithm"),
+            "{json}"
+        );
+        let cfg: SearchConfig = toml::from_str("simulations = [[1, 2], [51, 16]]").unwrap();
+        assert!(cfg.validate().is_ok());
+        assert_eq!(cfg.simulations.steps(), &[(1, 2), (51, 16)]);
+        let at: Vec<u32> = [0, 1, 50, 51, 100].map(|i| cfg.simulations.at(i)).to_vec();
+        assert_eq!(at, [2, 2, 2, 16, 16]);
+        assert_eq!(cfg.at_iteration(51).simulations, Simulations::fixed(16));
+        assert_eq!(cfg.simulations.max(), 16);
+        let json = serde_json::to_string(&cfg).unwrap();
+        assert!(json.contains("\"simulations\":[[1,2],[51,16]]"), "{json}");
+        let back: SearchConfig = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, cfg);
+        assert_eq!(cfg.simulations.to_string(), "[[1, 2], [51, 16]]");
+        // A search needs one count.
+        let e = crate::search::Search::<crate::search::toy::TreeGame>::new(cfg).unwrap_err();
+        assert_eq!(e.0.key, "simulations");
+        for (text, key) in [
+            ("[[2, 4]]", "simulations[0]"),
+            ("[[1, 4], [1, 8]]", "simulations[1]"),
+            ("[[1, 4], [5, 8], [3, 16]]", "simulations[2]"),
+            ("[[1, 1], [5, 8]]", "simulations[0]"),
+            ("[[1, 4], [5, 0]]", "simulations[1]"),
+        ] {
+            let cfg: SearchConfig = toml::from_str(&format!("simulations = {text}")).unwrap();
+            let e = cfg.validate().unwrap_err();
+            assert_eq!(e.0.key, key, "{text}");
+            assert!(e.to_string().contains("allowed"), "{e}");
+        }
+        for text in ["[]", "[[1, 2, 3]]", "\"many\"", "[[1, -2]]", "-3"] {
+            let e = toml::from_str::<SearchConfig>(&format!("simulations = {text}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("simulations"), "{text}: {e}");
+        }
+        let long: Vec<String> = (1..=17).map(|i| format!("[{i}, 4]")).collect();
+        let e = toml::from_str::<SearchConfig>(&format!("simulations = [{}]", long.join(", ")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("1 to 16 steps"), "{e}");
+    }
+
+    /// The Gumbel settings: read from TOML, checked by name, refused beside KataGo's options.
+    #[test]
+    fn gumbel_settings_read_and_refuse() {
+        let cfg: SearchConfig = toml::from_str(
+            "algorithm = \"gumbel\"\ngumbel_actions = 4\nc_visit = 30.0\nc_scale = 0.1\n\
+             gumbel_q_scale = \"min_max\"\ngumbel_eval_noise = true\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.algorithm, Algorithm::Gumbel);
+        assert_eq!(
+            (cfg.gumbel_actions, cfg.c_visit, cfg.c_scale),
+            (4, 30.0, 0.1)
+        );
+        assert_eq!(cfg.gumbel_q_scale, GumbelQScale::MinMax);
+        assert!(cfg.gumbel_eval_noise && cfg.validate().is_ok());
+        let e = toml::from_str::<SearchConfig>("algorithm = \"gumble\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gumble") && e.contains("gumbel"), "{e}");
+        for (bad, key) in [
+            (
+                SearchConfig {
+                    gumbel_actions: 0,
+                    ..cfg
+                },
+                "gumbel_actions",
+            ),
+            (
+                SearchConfig {
+                    c_visit: -1.0,
+                    ..cfg
+                },
+                "c_visit",
+            ),
+            (
+                SearchConfig {
+                    c_scale: 0.0,
+                    ..cfg
+                },
+                "c_scale",
+            ),
+            (
+                SearchConfig {
+                    forced_playouts: Some(ForcedPlayouts { k: 2.0 }),
+                    ..cfg
+                },
+                "forced_playouts",
+            ),
+            (
+                SearchConfig {
+                    playout_cap: Some(PlayoutCap {
+                        p_full: 0.5,
+                        n_fast: 2,
+                    }),
+                    simulations: 8.into(),
+                    ..cfg
+                },
+                "playout_cap",
+            ),
+        ] {
+            let e = bad.validate().unwrap_err();
+            assert_eq!(e.0.key, key);
+            assert!(e.to_string().contains("allowed"), "{e}");
+        }
+    }
+
     #[test]
     fn config_validation_names_the_key_and_range() {
         let bad = [
@@ -338,7 +750,7 @@ mod tests {
             ),
             (
                 SearchConfig {
-                    simulations: 0,
+                    simulations: 0.into(),
                     ..Default::default()
                 },
                 "simulations",
@@ -398,7 +810,7 @@ mod tests {
         assert_eq!(
             omitted,
             SearchConfig {
-                simulations: 6,
+                simulations: 6.into(),
                 ..SearchConfig::default()
             }
         );
@@ -422,14 +834,14 @@ mod tests {
             "{e}"
         );
         let e = SearchConfig {
-            simulations: 1,
+            simulations: 1.into(),
             ..omitted
         }
         .validate()
         .unwrap_err();
         assert_eq!((e.0.key.as_str(), e.0.value.as_str()), ("simulations", "1"));
         let ok = SearchConfig {
-            simulations: 1,
+            simulations: 1.into(),
             expansion_is_simulation: false,
             ..omitted
         };

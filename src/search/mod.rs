@@ -47,13 +47,17 @@
 mod arena;
 mod config;
 pub mod evaluator;
+mod gumbel;
 pub mod mcts_solver;
 pub mod puct;
 #[cfg(test)]
 pub(crate) mod toy;
 
 pub use arena::TieBreak;
-pub use config::{ForcedPlayouts, InitQ, PlayoutCap, SearchConfig, SearchConfigError};
+pub use config::{
+    Algorithm, ForcedPlayouts, GumbelQScale, InitQ, PlayoutCap, SearchConfig, SearchConfigError,
+    Simulations,
+};
 pub use evaluator::{Evaluator, Leaf, Rollout, Uniform};
 pub use mcts_solver::{MctsSolver, SolverConfig, SolverResult};
 pub use puct::{Search, SearchResult, Step};

@@ -7,7 +7,8 @@ use std::num::NonZeroU32;
 use super::arena::{
     Edge, TieBreak, TieKeeper, edge_state, push_actions, push_outcomes, sample_outcome_edge,
 };
-use super::config::{ForcedPlayouts, SearchConfig, SearchConfigError};
+use super::config::{Algorithm, ForcedPlayouts, SearchConfig, SearchConfigError};
+use super::gumbel;
 use super::{Evaluator, SearchError};
 use crate::game::{Action, ChanceOutcome, Game, Player, Turn};
 use crate::rng::StreamRng;
@@ -24,14 +25,18 @@ pub struct SearchResult {
     /// N(s0, a) after the search.
     pub visits: Vec<u32>,
     /// The training target's counts: `visits` after policy target pruning (equal to `visits`
-    /// when pruning is off or the search was fast). pi = target / sum(target).
+    /// when pruning is off or the search was fast); under Gumbel search the improved policy
+    /// pi' in units of 2^-20 ([`gumbel::TARGET_SCALE`]). pi = target / sum(target).
     pub target: Vec<u32>,
+    /// Gumbel search: the improved policy pi' itself (the target's exact values).
+    pub improved: Option<Vec<f64>>,
     /// A full search (always, unless playout cap randomisation drew a fast one).
     pub full: bool,
     /// Simulations run (N_sim, or n_fast for a fast search), the root's expansion included
     /// when `expansion_is_simulation` (then the visits sum to one less).
     pub simulations: u32,
-    /// The move chosen by the temperature / `sample_moves` rules.
+    /// The move chosen by the temperature / `sample_moves` rules (PUCT), or the winner of
+    /// sequential halving (Gumbel).
     pub action: Action,
     /// The root's mean backed-up value for the player to move, in [0, 1].
     pub value: f64,
@@ -74,6 +79,8 @@ struct Node<S> {
     /// 1 when the simulation that expanded this node counts in its N(s) for the exploration
     /// term (`count_expansion_visit`), else 0.
     expansion: u32,
+    /// A decision node's value from its evaluation, for its mover (Gumbel's v_mix).
+    raw: f64,
 }
 
 /// Where a stepped search stands ([`Search::start`], [`Search::resume`]): a decision leaf
@@ -112,11 +119,27 @@ pub struct Search<G: Game> {
     outcomes: Vec<ChanceOutcome>,
     priors: Vec<f64>,
     progress: Option<Progress<G::State>>,
+    /// Gumbel search: the root's noise g(a) per root edge (zeros without noise), the
+    /// sequential-halving schedule of the root's descents and the (m, n) it was made for,
+    /// and a scratch vector for completed Q and pi'.
+    gumbel: Vec<f64>,
+    schedule: Vec<u32>,
+    schedule_for: Option<(u32, u32)>,
+    scratch: Vec<f64>,
 }
 
 impl<G: Game> Search<G> {
+    /// A searcher for `config`, validated; a simulation schedule must have been resolved for
+    /// an iteration first ([`SearchConfig::at_iteration`]).
     pub fn new(config: SearchConfig) -> Result<Search<G>, SearchConfigError> {
         config.validate()?;
+        if !config.simulations.is_fixed() {
+            return Err(SearchConfigError(crate::error::SettingError::new(
+                "simulations",
+                config.simulations,
+                "one count for a search (a run takes each iteration's count from the schedule)",
+            )));
+        }
         Ok(Search {
             config,
             nodes: Vec::new(),
@@ -126,6 +149,10 @@ impl<G: Game> Search<G> {
             outcomes: Vec::with_capacity(64),
             priors: Vec::with_capacity(64),
             progress: None,
+            gumbel: Vec::new(),
+            schedule: Vec::new(),
+            schedule_for: None,
+            scratch: Vec::new(),
         })
     }
 
@@ -200,12 +227,14 @@ impl<G: Game> Search<G> {
         let cfg = self.config;
         self.nodes.clear();
         self.edges.clear();
+        // `new` refused a schedule: one count.
+        let sims = cfg.simulations.first();
         let (full, sims) = match cfg.playout_cap {
             Some(pc) => {
                 let full = rng.random::<f64>() < pc.p_full;
-                (full, if full { cfg.simulations } else { pc.n_fast })
+                (full, if full { sims } else { pc.n_fast })
             }
-            None => (true, cfg.simulations),
+            None => (true, sims),
         };
         // Validation keeps sims >= 2 when the root's expansion is one of them.
         let left = if cfg.expansion_is_simulation {
@@ -253,7 +282,9 @@ impl<G: Game> Search<G> {
         let (c, v0) = self.new_decision(state, mover, value);
         match edge {
             None => {
-                if pr.full && self.config.dirichlet_epsilon > 0.0 {
+                if self.config.algorithm == Algorithm::Gumbel {
+                    self.gumbel_root(pr.left, rng);
+                } else if pr.full && self.config.dirichlet_epsilon > 0.0 {
                     self.add_root_noise(rng);
                 }
             }
@@ -291,6 +322,20 @@ impl<G: Game> Search<G> {
             .iter()
             .fold((0.0, 0u64), |(w, n), e| (w + e.w, n + u64::from(e.n)));
         let value = if n == 0 { 0.5 } else { w / n as f64 };
+        if cfg.algorithm == Algorithm::Gumbel {
+            let (i, pi) = self.gumbel_finish(rng);
+            return SearchResult {
+                action: actions[i],
+                actions,
+                priors,
+                visits,
+                target: gumbel::target_counts(&pi),
+                improved: Some(pi),
+                full: pr.full,
+                simulations: pr.sims,
+                value,
+            };
+        }
         let target = match pr.forced {
             Some(fp) if cfg.policy_target_pruning => prune(edges, cfg.c_puct, fp.k),
             _ => visits.clone(),
@@ -307,6 +352,7 @@ impl<G: Game> Search<G> {
             priors,
             visits,
             target,
+            improved: None,
             full: pr.full,
             simulations: pr.sims,
             value,
@@ -329,6 +375,7 @@ impl<G: Game> Search<G> {
             len,
             visits: 0,
             expansion,
+            raw: 0.5,
         });
         idx
     }
@@ -340,6 +387,7 @@ impl<G: Game> Search<G> {
         push_actions(&mut self.edges, &self.actions, self.priors.iter().copied());
         let len = self.actions.len() as u32;
         let idx = self.push_node(state, Kind::Decision(mover), first, len);
+        self.nodes[idx as usize].raw = v;
         (idx, if mover == Player::P0 { v } else { 1.0 - v })
     }
 
@@ -401,6 +449,13 @@ impl<G: Game> Search<G> {
             let node = &self.nodes[cur as usize];
             let e = match node.kind {
                 Kind::Terminal(v0) => break v0,
+                Kind::Decision(_) if self.config.algorithm == Algorithm::Gumbel => {
+                    if cur == 0 {
+                        self.gumbel_root_select(rng)
+                    } else {
+                        self.gumbel_select(cur, rng)
+                    }
+                }
                 Kind::Decision(_) => {
                     let root_forced = if cur == 0 { forced } else { None };
                     self.select(cur, root_forced, rng)
@@ -480,6 +535,142 @@ impl<G: Game> Search<G> {
             if ties.offer(cmp, rng) {
                 best = e;
                 best_tier = tier;
+                best_score = score;
+            }
+        }
+        best
+    }
+
+    /// Gumbel search at the expanded root, before its `descents`: the noise g(a) ~ Gumbel(0,
+    /// 1), one draw per legal action in action order from the search's stream (in self-play,
+    /// `dirichlet_epsilon > 0`; in evaluation play only with `gumbel_eval_noise`), and the
+    /// sequential-halving schedule for m = min(`gumbel_actions`, legal actions) and the
+    /// descents ([`gumbel::considered_visits`]).
+    fn gumbel_root(&mut self, descents: u32, rng: &mut StreamRng) {
+        let cfg = self.config;
+        let len = self.nodes[0].len;
+        self.gumbel.clear();
+        if cfg.dirichlet_epsilon > 0.0 || cfg.gumbel_eval_noise {
+            // -ln(-ln u) with u uniform in (0, 1): rand_distr's Gumbel(0, 1).
+            let noise = rand_distr::Gumbel::new(0.0, 1.0).expect("Gumbel(0, 1) is valid");
+            for _ in 0..len {
+                self.gumbel.push(noise.sample(rng));
+            }
+        } else {
+            self.gumbel.resize(len as usize, 0.0);
+        }
+        let key = (cfg.gumbel_actions.min(len), descents);
+        if self.schedule_for != Some(key) {
+            self.schedule = gumbel::considered_visits(key.0, key.1);
+            self.schedule_for = Some(key);
+        }
+    }
+
+    /// The root's score of every edge, g(a) + logits(a) + sigma(completed Q(a)), into
+    /// `self.scratch`.
+    fn gumbel_root_scores(&mut self) {
+        let cfg = self.config;
+        let root = self.nodes[0];
+        let edges = &self.edges[root.first as usize..(root.first + root.len) as usize];
+        gumbel::completed_q(edges, root.raw, &mut self.scratch);
+        let max_n = edges.iter().map(|e| e.n).max().unwrap_or(0);
+        gumbel::sigma(
+            &mut self.scratch,
+            max_n,
+            cfg.c_visit,
+            cfg.c_scale,
+            cfg.gumbel_q_scale,
+        );
+        for ((x, e), g) in self.scratch.iter_mut().zip(edges).zip(&self.gumbel) {
+            *x += g + gumbel::logit(e.p);
+        }
+    }
+
+    /// The best-scoring root edge among those with exactly `visits` visits (exact ties by
+    /// `tie_break`).
+    fn gumbel_best_with(&self, visits: u32, rng: &mut StreamRng) -> u32 {
+        let root = self.nodes[0];
+        let mut ties = TieKeeper::new(self.config.tie_break);
+        let mut best = root.first;
+        let mut best_score = f64::NEG_INFINITY;
+        for (k, e) in (root.first..root.first + root.len).enumerate() {
+            if self.edges[e as usize].n != visits {
+                continue;
+            }
+            let score = self.scratch[k];
+            let cmp = if ties.is_empty() {
+                Ordering::Greater
+            } else {
+                score.partial_cmp(&best_score).unwrap_or(Ordering::Less)
+            };
+            if ties.offer(cmp, rng) {
+                best = e;
+                best_score = score;
+            }
+        }
+        best
+    }
+
+    /// Sequential halving's choice for the next root descent (mctx's
+    /// `gumbel_muzero_root_action_selection`): the schedule gives the visit count the
+    /// descent must find, and among the edges with that count the highest g + logits +
+    /// sigma(completed Q) is taken. The descents so far are the root's visits.
+    fn gumbel_root_select(&mut self, rng: &mut StreamRng) -> u32 {
+        let done = self.nodes[0].visits as usize;
+        let want = self.schedule[done.min(self.schedule.len().saturating_sub(1))];
+        self.gumbel_root_scores();
+        self.gumbel_best_with(want, rng)
+    }
+
+    /// The move and pi' after the search: the winner of the halving is the most visited
+    /// edge with the highest g + logits + sigma(completed Q) (mctx: `considered_visit =
+    /// max N`); pi' = softmax(logits + sigma(completed Q)), no noise.
+    fn gumbel_finish(&mut self, rng: &mut StreamRng) -> (usize, Vec<f64>) {
+        let cfg = self.config;
+        let root = self.nodes[0];
+        let max_n = (root.first..root.first + root.len)
+            .map(|e| self.edges[e as usize].n)
+            .max()
+            .unwrap_or(0);
+        self.gumbel_root_scores();
+        let best = self.gumbel_best_with(max_n, rng);
+        let edges = &self.edges[root.first as usize..(root.first + root.len) as usize];
+        let mut pi = Vec::with_capacity(edges.len());
+        gumbel::node_policy(
+            edges,
+            root.raw,
+            cfg.c_visit,
+            cfg.c_scale,
+            cfg.gumbel_q_scale,
+            &mut pi,
+        );
+        ((best - root.first) as usize, pi)
+    }
+
+    /// Gumbel's deterministic choice below the root (the paper's eq. 14; mctx
+    /// `gumbel_muzero_interior_action_selection`): argmax pi'(a) - N(a) / (1 + sum_b N(b)),
+    /// exact ties by `tie_break`.
+    fn gumbel_select(&mut self, i: u32, rng: &mut StreamRng) -> u32 {
+        let cfg = self.config;
+        let node = self.nodes[i as usize];
+        let edges = &self.edges[node.first as usize..(node.first + node.len) as usize];
+        gumbel::node_policy(
+            edges,
+            node.raw,
+            cfg.c_visit,
+            cfg.c_scale,
+            cfg.gumbel_q_scale,
+            &mut self.scratch,
+        );
+        let total = 1.0 + f64::from(node.visits);
+        let mut ties = TieKeeper::new(cfg.tie_break);
+        let mut best = node.first;
+        let mut best_score = f64::NEG_INFINITY;
+        for (k, e) in edges.iter().enumerate() {
+            let score = self.scratch[k] - f64::from(e.n) / total;
+            let cmp = score.partial_cmp(&best_score).unwrap_or(Ordering::Less);
+            if ties.offer(cmp, rng) {
+                best = node.first + k as u32;
                 best_score = score;
             }
         }
@@ -643,7 +834,7 @@ mod tests {
         assert_eq!((r.visits, r.simulations), (vec![1, 1], 3));
         // One simulation is then too few: it would only expand the root.
         let e = Search::<TreeGame>::new(SearchConfig {
-            simulations: 1,
+            simulations: 1.into(),
             ..cfg
         })
         .unwrap_err();
@@ -689,7 +880,7 @@ mod tests {
             visits(
                 &g,
                 SearchConfig {
-                    simulations: 1,
+                    simulations: 1.into(),
                     ..counted
                 },
                 &mut eval
@@ -862,7 +1053,7 @@ mod tests {
         assert_eq!(r.policy(), [0.0, 1.0]);
         // The second forced visit is at T = 5, the 6th simulation: [3, 3] after six.
         let six = SearchConfig {
-            simulations: 6,
+            simulations: 6.into(),
             ..pruned
         };
         let mut search = Search::new(six).unwrap();
@@ -878,7 +1069,7 @@ mod tests {
     fn playout_cap_switches_between_fast_and_full() {
         let g = TreeGame::pick(&[Win(P0), Draw, Win(P1)]);
         let base = SearchConfig {
-            simulations: 50,
+            simulations: 50.into(),
             ..SearchConfig::legacy_defaults()
         };
         for (p_full, full) in [(0.0, false), (1.0, true)] {
@@ -922,7 +1113,7 @@ mod tests {
     fn root_noise_is_normalised_gamma_from_the_stream() {
         let g = TreeGame::pick(&[Win(P0), Draw, Win(P1)]);
         let cfg = SearchConfig {
-            simulations: 1,
+            simulations: 1.into(),
             dirichlet_alpha: 0.3,
             dirichlet_epsilon: 0.25,
             ..SearchConfig::legacy_defaults()
@@ -1024,7 +1215,7 @@ mod tests {
         let g = TreeGame::pick(&[Win(P0), Draw, Win(P1)]);
         let cfg = SearchConfig {
             sample_moves: Some(2),
-            simulations: 30,
+            simulations: 30.into(),
             dirichlet_epsilon: 0.0,
             temperature: 16.0,
             ..SearchConfig::default()
@@ -1040,6 +1231,145 @@ mod tests {
         }
         assert!(chosen[0][1] > 0 && chosen[1][1] > 0, "{chosen:?}");
         assert_eq!(chosen[2], [200, 0, 0]);
+    }
+
+    /// Gumbel search in self-play (noise on), m = 16.
+    fn gumbel(simulations: u32) -> SearchConfig {
+        SearchConfig {
+            algorithm: crate::search::Algorithm::Gumbel,
+            simulations: simulations.into(),
+            ..SearchConfig::default()
+        }
+    }
+
+    /// On solved tic-tac-toe positions (4..6 random plies in), Gumbel search with 300
+    /// simulations and rollout values plays an optimal move: the halving's winner keeps the
+    /// position's exact value, with and without root noise.
+    #[test]
+    fn gumbel_winner_is_optimal_on_solved_positions() {
+        use crate::search::toy::{TicTacToe, ttt_value};
+        let g = TicTacToe;
+        let mut rng = stream(4, "positions");
+        let mut acts = Vec::new();
+        let mut checked = 0;
+        while checked < 24 {
+            let mut s = g.initial_state();
+            let plies = 4 + crate::rng::uniform_index(&mut rng, 3);
+            for _ in 0..plies {
+                g.legal_actions(&s, &mut acts);
+                if acts.is_empty() {
+                    break;
+                }
+                s = g.apply(&s, acts[crate::rng::uniform_index(&mut rng, acts.len())]);
+            }
+            let Turn::Player(p) = g.turn(&s) else {
+                continue;
+            };
+            let for_mover = |v: f64| if p == P0 { v } else { 1.0 - v };
+            let exact = for_mover(ttt_value(&g, &s));
+            let cells = g.notation(&s);
+            let eval_play = SearchConfig {
+                dirichlet_epsilon: 0.0,
+                ..gumbel(300)
+            };
+            for cfg in [gumbel(300), eval_play] {
+                let mut search = Search::new(cfg).unwrap();
+                let r = search
+                    .run(&g, &s, 0, &mut Rollout::new(2), &mut stream(1, &cells))
+                    .unwrap();
+                let after = for_mover(ttt_value(&g, &g.apply(&s, r.action)));
+                assert_eq!(after, exact, "{cells}: {r:?}");
+            }
+            checked += 1;
+        }
+        // A chance node below the root: a0 is a lottery worth 1 for P0 (P0 moves again and
+        // wins), a1 a draw.
+        let g = TreeGame {
+            nodes: vec![
+                TNode::Decision(P0, vec![1, 2]),
+                TNode::Chance(vec![(3, 0.5), (4, 0.5)]),
+                TNode::Terminal(Draw),
+                TNode::Decision(P0, vec![5, 4]),
+                TNode::Terminal(Win(P0)),
+                TNode::Terminal(Win(P1)),
+            ],
+        };
+        for i in 0..10 {
+            let r = Search::new(gumbel(40))
+                .unwrap()
+                .run(&g, &0, 0, &mut Uniform, &mut stream(i, "chance"))
+                .unwrap();
+            assert_eq!(r.action, 0, "{r:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Gumbel search spends exactly `simulations` for every m and number of legal
+        /// actions (the root's visits sum to the descents), visits only m' = min(m, legal)
+        /// root actions, and its target is pi' (a distribution) in units of 2^-20.
+        #[test]
+        fn gumbel_spends_exactly_the_simulations(
+            legal in 1usize..10,
+            m in 1u32..12,
+            sims in 2u32..70,
+            expansion in proptest::bool::ANY,
+            seed in 0u64..1000,
+        ) {
+            let results = [Win(P0), Draw, Win(P1)];
+            let picks: Vec<_> = (0..legal).map(|i| results[(i * 7 + seed as usize) % 3]).collect();
+            let g = TreeGame::pick(&picks);
+            let cfg = SearchConfig {
+                gumbel_actions: m,
+                expansion_is_simulation: expansion,
+                ..gumbel(sims)
+            };
+            let r = Search::new(cfg)
+                .unwrap()
+                .run(&g, &0, 0, &mut Rollout::new(1), &mut stream(seed, "sims"))
+                .unwrap();
+            let descents = if expansion { sims - 1 } else { sims };
+            proptest::prop_assert_eq!(r.simulations, sims);
+            proptest::prop_assert_eq!(r.visits.iter().sum::<u32>(), descents);
+            let considered = (m as usize).min(legal);
+            let visited = r.visits.iter().filter(|&&n| n > 0).count();
+            proptest::prop_assert_eq!(visited, considered.min(descents as usize));
+            let pi = r.improved.clone().unwrap();
+            proptest::prop_assert!((pi.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            let total: u32 = r.target.iter().sum();
+            proptest::prop_assert!(total.abs_diff(1 << 20) <= legal as u32, "{}", total);
+            proptest::prop_assert!(r.visits[r.actions.iter().position(|&a| a == r.action).unwrap()]
+                == *r.visits.iter().max().unwrap());
+        }
+    }
+
+    /// Evaluation play draws no Gumbel noise: the same search from different streams gives
+    /// the same result on a game without chance and ties; with `gumbel_eval_noise` the noise
+    /// changes which of four equal actions is tried (m = 2 of 4 uniform priors).
+    #[test]
+    fn gumbel_evaluation_play_has_no_noise_unless_asked() {
+        let g = TreeGame::pick(&[Draw, Draw, Draw, Draw]);
+        let quiet = SearchConfig {
+            dirichlet_epsilon: 0.0,
+            gumbel_actions: 2,
+            tie_break: TieBreak::Lowest,
+            ..gumbel(5)
+        };
+        let run = |cfg: SearchConfig, i: u64| {
+            Search::new(cfg)
+                .unwrap()
+                .run(&g, &0, 0, &mut Uniform, &mut stream(i, "eval"))
+                .unwrap()
+                .visits
+        };
+        for i in 0..5 {
+            assert_eq!(run(quiet, i), [2, 2, 0, 0]);
+        }
+        let noisy = SearchConfig {
+            gumbel_eval_noise: true,
+            ..quiet
+        };
+        let seen: std::collections::BTreeSet<Vec<u32>> = (0..20).map(|i| run(noisy, i)).collect();
+        assert!(seen.len() > 2, "{seen:?}");
     }
 
     #[test]

@@ -325,7 +325,7 @@ mod tests {
         use std::time::Duration;
         let g = Ewn::new(3, 3, 3).unwrap();
         let config = SearchConfig {
-            simulations: 8,
+            simulations: 8.into(),
             ..SearchConfig::default()
         };
         let games: Vec<LaneGame<_>> = (0..6)
@@ -354,7 +354,7 @@ mod tests {
     #[test]
     fn batched_games_are_the_games_played_alone() {
         let config = SearchConfig {
-            simulations: 12,
+            simulations: 12.into(),
             ..SearchConfig::default()
         };
         same_as_alone(&Ewn::new(3, 3, 3).unwrap(), config, Rollout::new(1));

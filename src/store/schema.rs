@@ -41,6 +41,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../schema/0011_provenance.sql"),
     ),
     (
+        "0012_gumbel_settings",
+        include_str!("../../schema/0012_gumbel_settings.sql"),
+    ),
+    (
         "0013_c4_search_setting",
         include_str!("../../schema/0013_c4_search_setting.sql"),
     ),
