@@ -397,7 +397,8 @@ pub(crate) fn c4_search_scores<G: Abilities, E: Evaluator<G>>(
     iteration: u32,
     make_eval: impl Fn() -> E + Sync + Send,
 ) -> Vec<C4SearchScore> {
-    let cfg = evaluation_search(search);
+    // The run's simulations at this iteration (a progressive schedule moves them).
+    let cfg = evaluation_search(&search.at_iteration(iteration));
     let mut out = Vec::new();
     if !settings.c4_search {
         return out;
@@ -583,7 +584,7 @@ mod tests {
         let json = serde_json::to_string(&off).unwrap();
         assert!(!json.contains("c4_search"), "{json}");
         let search = |sims| SearchConfig {
-            simulations: sims,
+            simulations: crate::search::Simulations::fixed(sims),
             ..SearchConfig::default()
         };
         let rollout = || crate::search::Rollout::new(4);
