@@ -221,9 +221,9 @@ impl Tables {
         let mut stack = vec![from];
         seen[from] = true;
         while let Some(i) = stack.pop() {
-            for j in 0..self.n {
-                if !seen[j] && edge(i, j) {
-                    seen[j] = true;
+            for (j, s) in seen.iter_mut().enumerate() {
+                if !*s && edge(i, j) {
+                    *s = true;
                     stack.push(j);
                 }
             }
@@ -507,9 +507,8 @@ mod tests {
                 .filter(|p| p.a == 0)
                 .collect();
             let f = fit(3, 0, &pairs).unwrap();
-            for i in 1..3 {
-                let r = &f.ratings[i];
-                inside += usize::from(r.ci95[0] <= truth[i] && truth[i] <= r.ci95[1]);
+            for (r, t) in f.ratings.iter().zip(truth).skip(1) {
+                inside += usize::from(r.ci95[0] <= t && t <= r.ci95[1]);
             }
         }
         assert!(inside >= 52, "{inside} of 60 inside");
