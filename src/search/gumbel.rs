@@ -140,7 +140,6 @@ pub(super) fn improved_policy(edges: &[Edge], s: &mut [f64]) {
 }
 
 /// pi' of a decision node into `out`: completed Q, sigma, softmax with the logits.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn node_policy(
     edges: &[Edge],
     raw: f64,
