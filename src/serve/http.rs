@@ -121,6 +121,7 @@ fn answer(request: &tiny_http::Request, db: &Path) -> Reply {
     match catch_unwind(AssertUnwindSafe(|| routes::route(&req, db))) {
         Ok(reply) => reply,
         Err(panic) => {
+            routes::reset();
             let what = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())

@@ -7,10 +7,11 @@
 //! - [`game_view`]: a stored game position by position, with exact values where the variant
 //!   is solved in the store.
 //!
-//! The store is opened read-only for every request ([`crate::store::Store::open_read_only`]):
-//! nothing a request does can write it, and each request sees the latest commit of a run or
-//! sweep that writes the store meanwhile (a long-lived read-only connection opened before a
-//! writer started would read a file SQLite took as immutable).
+//! The store is opened read-only ([`crate::store::Store::open_read_only`]): nothing a request
+//! does can write it. Each handler thread keeps its connection while it reads the latest
+//! commits ([`crate::store::Store::still_current`]) and opens it again when not (a writer
+//! started beside an immutable open, or ended), so pages see a run or sweep that writes the
+//! store meanwhile.
 
 mod api;
 mod game_view;

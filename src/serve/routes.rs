@@ -105,13 +105,49 @@ pub(super) fn route(req: &Request, db: &Path) -> Reply {
     if !known {
         return not_found(req);
     }
-    let store = match Store::open_read_only(db) {
-        Ok(s) => s,
-        Err(e) => return api::store_error(e),
-    };
-    match answer(req, &seg, &store) {
+    with_store(db, |store| match answer(req, &seg, store) {
         Ok(r) | Err(r) => r,
-    }
+    })
+}
+
+thread_local! {
+    /// This handler thread's read-only connection, kept while it reads the latest commits
+    /// ([`Store::still_current`]): its caches (the address index of packed games, recently
+    /// read packs) then serve later requests too.
+    static STORE: std::cell::RefCell<Option<Store>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Drops this thread's connection (after a panic in a handler: nothing of it is trusted).
+pub(super) fn reset() {
+    STORE.with(|cell| {
+        if let Ok(mut slot) = cell.try_borrow_mut() {
+            *slot = None;
+        }
+    });
+}
+
+/// Runs `f` on this thread's connection to the store at `db`, opened again when it no longer
+/// reads the latest commits (or after an error).
+fn with_store(db: &Path, f: impl FnOnce(&Store) -> Reply) -> Reply {
+    STORE.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if !slot.as_ref().is_some_and(Store::still_current) {
+            *slot = None;
+            match Store::open_read_only(db) {
+                Ok(s) => *slot = Some(s),
+                Err(e) => return api::store_error(e),
+            }
+        }
+        let Some(store) = slot.as_ref() else {
+            return Reply::error(500, "no store connection");
+        };
+        let reply = f(store);
+        if reply.status >= 500 {
+            // A store error may leave the connection in doubt: the next request opens anew.
+            *slot = None;
+        }
+        reply
+    })
 }
 
 fn answer(req: &Request, seg: &[&str], store: &Store) -> Result<Reply, Reply> {
