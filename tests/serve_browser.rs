@@ -42,10 +42,11 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// One HTTP/1.1 exchange with JSON bodies.
+/// One HTTP/1.1 exchange with JSON bodies. The reply is read to its Content-Length (or its
+/// last chunk): chromedriver keeps the connection open.
 fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     let data = body.map(|b| b.to_string()).unwrap_or_default();
     write!(
         s,
@@ -54,19 +55,44 @@ fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> (u16, Valu
         data.len()
     )
     .unwrap();
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).unwrap();
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let (head_end, head) = loop {
+        let n = s.read(&mut chunk).unwrap();
+        assert!(n > 0, "{method} {path}: the connection closed before the headers");
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break (i + 4, String::from_utf8_lossy(&buf[..i]).to_ascii_lowercase());
+        }
+    };
+    let status = head
         .split_whitespace()
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let mut body = text
-        .split_once("\r\n\r\n")
-        .map(|x| x.1.to_string())
-        .unwrap_or_default();
-    if text.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let length = head.lines().find_map(|l| {
+        l.strip_prefix("content-length:")
+            .and_then(|v| v.trim().parse::<usize>().ok())
+    });
+    let chunked = head.contains("transfer-encoding: chunked");
+    loop {
+        let have = buf.len() - head_end;
+        let done = match length {
+            Some(n) => have >= n,
+            None if chunked => buf[head_end..].ends_with(b"0\r\n\r\n"),
+            None => false,
+        };
+        if done {
+            break;
+        }
+        let n = s.read(&mut chunk).unwrap();
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let mut body = String::from_utf8_lossy(&buf[head_end..]).into_owned();
+    if chunked {
         body = dechunk(&body);
     }
     (status, serde_json::from_str(&body).unwrap_or(Value::Null))
@@ -90,6 +116,21 @@ fn dechunk(s: &str) -> String {
 struct Browser {
     port: u16,
     session: String,
+}
+
+impl Drop for Browser {
+    /// Ends the session, which quits Chromium (killing chromedriver would leave it running).
+    fn drop(&mut self) {
+        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(20)));
+            let _ = write!(
+                s,
+                "DELETE /session/{} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n",
+                self.session
+            );
+            let _ = s.read(&mut [0u8; 1024]);
+        }
+    }
 }
 
 impl Browser {
@@ -267,6 +308,8 @@ fn every_page_works_live_in_headless_chromium() {
     let caps = json!({"capabilities": {"alwaysMatch": {
         "browserName": "chrome",
         "goog:loggingPrefs": {"browser": "ALL"},
+        // A page that does not load fails the test in bounded time, not at the read timeout.
+        "timeouts": {"pageLoad": 60000, "script": 30000},
         "goog:chromeOptions": {
             "binary": "/usr/bin/chromium",
             "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -405,6 +448,17 @@ fn every_page_works_live_in_headless_chromium() {
     );
     errors.extend(b.console_errors().into_iter().map(|e| format!("/games: {e}")));
 
-    b.call("DELETE", "", None);
+    // The checks can fail: a reload is seen, and so is a console error.
+    b.mark();
+    b.js("location.reload(); return null");
+    b.wait("return document.readyState", 30, |v| v == "complete");
+    assert!(!b.not_reloaded(), "a reload went unseen");
+    b.go("data:text/html,<script>console.error('deliberate')</script>");
+    let control = b.console_errors();
+    assert!(
+        control.iter().any(|e| e.contains("deliberate")),
+        "a console error went unseen: {control:?}"
+    );
+
     assert!(errors.is_empty(), "console errors:\n{}", errors.join("\n"));
 }

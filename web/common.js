@@ -134,7 +134,7 @@ const T = (() => {
         width, height, series, bands,
         scales: {
           x: { time: false },
-          y: { range: (u, lo, hi) => (range && range.min !== undefined ? [range.min, range.max] : [lo, hi]) },
+          y: { range: (u, lo, hi) => (range && range.min !== undefined ? [range.min, range.max] : pad(lo, hi)) },
         },
         axes: [
           { label: opts.x || "iteration", values: opts.xValues ? (u, ticks) => ticks.map((t) => (Number.isInteger(t) && opts.xValues[t] !== undefined ? opts.xValues[t] : "")) : undefined },
@@ -179,6 +179,15 @@ const T = (() => {
       box.dataset.lastX = String(cols[0].length ? cols[0][cols[0].length - 1] : "");
     }
     return { box, update };
+  }
+
+  // A y-range around [lo, hi] (a constant line, or none, gets a span too: a zero span has no
+  // ticks).
+  function pad(lo, hi) {
+    if (lo === null || hi === null || !isFinite(lo) || !isFinite(hi)) return [0, 1];
+    if (lo === hi) { const d = Math.abs(lo) * 0.1 || 1; return [lo - d, hi + d]; }
+    const p = (hi - lo) * 0.05;
+    return [lo - p, hi + p];
   }
 
   // The y-range of a metric over several charts' lines (bands included), padded a little,
