@@ -8,6 +8,9 @@
 //! value is the position after it, seen by the mover. The solution is read from the store
 //! only: a variant not solved there is shown without values (the viewer never solves).
 
+use std::any::Any;
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Value as Json, json};
 
 use super::api::store_error;
@@ -49,6 +52,38 @@ pub(super) fn game(store: &Store, hash: &ObjectHash) -> Result<Json, Reply> {
     Ok(out)
 }
 
+/// Solutions read lately, by their manifest's address (shared by the handler threads): a
+/// solution is read once, not per request. At most [`SOLUTIONS_KEPT`].
+static SOLUTIONS: Mutex<Vec<(ObjectHash, Arc<dyn Any + Send + Sync>)>> = Mutex::new(Vec::new());
+const SOLUTIONS_KEPT: usize = 4;
+
+/// The stored solution of `variant`, if the store has one.
+fn solution<G: Game>(store: &Store, variant: &str) -> Result<Option<Arc<Solution<G::Key>>>, Reply> {
+    let Some(row) = store.solution(variant).map_err(store_error)? else {
+        return Ok(None);
+    };
+    if let Ok(kept) = SOLUTIONS.lock()
+        && let Some((_, any)) = kept.iter().find(|(h, _)| *h == row.hash)
+        && let Ok(sol) = Arc::clone(any).downcast::<Solution<G::Key>>()
+    {
+        return Ok(Some(sol));
+    }
+    let Some((sol, hash)) =
+        crate::solver::load_solution::<G::Key>(store, variant).map_err(store_error)?
+    else {
+        return Ok(None);
+    };
+    let sol = Arc::new(sol);
+    if let Ok(mut kept) = SOLUTIONS.lock() {
+        kept.retain(|(h, _)| *h != hash);
+        if kept.len() >= SOLUTIONS_KEPT {
+            kept.remove(0);
+        }
+        kept.push((hash, Arc::clone(&sol) as Arc<dyn Any + Send + Sync>));
+    }
+    Ok(Some(sol))
+}
+
 fn turn_text(t: Turn) -> String {
     match t {
         Turn::Player(p) => format!("player {}", p.index()),
@@ -61,11 +96,8 @@ fn positions<G: Game>(store: &Store, g: &G, record: &GameRecord) -> Result<Json,
     let states = record
         .states(g)
         .map_err(|e| Reply::error(500, e.to_string()))?;
-    let solution: Option<Solution<G::Key>> =
-        crate::solver::load_solution::<G::Key>(store, &g.variant())
-            .map_err(store_error)?
-            .map(|(s, _)| s);
-    let sol = solution.as_ref();
+    let solution = solution::<G>(store, &g.variant())?;
+    let sol = solution.as_deref();
     let value_p0 = |s: &G::State| sol.and_then(|sol| crate::solver::state_value(g, sol, s, Player::P0));
     let mut positions = Vec::with_capacity(states.len());
     for s in &states {
