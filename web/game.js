@@ -16,10 +16,10 @@
   const moves = T.el("div", { id: "moves" });
   const steps = T.el("ol", { class: "steps", id: "steps", start: 1 });
   const nav = T.el("div", { class: "controls" },
-    T.el("button", { text: "⏮", title: "first (Home)", on: { click: () => go(0) } }),
+    T.el("button", { text: "«", title: "first (Home)", on: { click: () => go(0) } }),
     T.el("button", { text: "◀", title: "back (←)", on: { click: () => go(at - 1) } }),
     T.el("button", { text: "▶", title: "forward (→)", on: { click: () => go(at + 1) } }),
-    T.el("button", { text: "⏭", title: "last (End)", on: { click: () => go(g ? g.steps.length : 0) } }),
+    T.el("button", { text: "»", title: "last (End)", on: { click: () => go(g ? g.steps.length : 0) } }),
     T.el("span", { class: "note", text: "arrow keys step; click a step to jump" }));
   main.append(head, T.el("div", { class: "game" },
     T.el("div", {}, nav, board, where, exact, moves),

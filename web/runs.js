@@ -5,7 +5,7 @@
 (() => {
   const main = document.getElementById("main");
   const state = { sort: "id", desc: false, picked: new Set(), filter: "", rows: [] };
-  const filter = T.el("input", { type: "text", id: "filter", placeholder: "filter: text, or column=value (status=running learner=tabular-az)" });
+  const filter = T.el("input", { type: "text", id: "filter", placeholder: "filter: text, column=value or setting=value (status=running simulations=12)", size: 60 });
   const compare = T.el("button", { id: "compare", disabled: true, text: "compare picked runs" });
   const count = T.el("span", { class: "note", id: "count" });
   const sweeps = T.el("div", { id: "sweeps" });
@@ -51,7 +51,8 @@
       const eq = t.indexOf("=");
       if (eq > 0) {
         const k = t.slice(0, eq), v = t.slice(eq + 1).toLowerCase();
-        return r[k] !== undefined && String(r[k]).toLowerCase() === v;
+        const x = r[k] !== undefined ? r[k] : r.settings ? r.settings[k] : undefined;
+        return x !== undefined && x !== null && String(x).toLowerCase() === v;
       }
       t = t.toLowerCase();
       return cols.some((c) => c.key && r[c.key] !== null && r[c.key] !== undefined && String(r[c.key]).toLowerCase().includes(t));
@@ -77,7 +78,7 @@
   }
 
   T.poll(async () => {
-    const j = await T.get("/api/runs?per_page=1000");
+    const j = await T.get("/api/runs?per_page=1000&settings=1");
     state.rows = j.runs;
     if (j.total > j.runs.length) count.dataset.more = String(j.total - j.runs.length);
     draw();

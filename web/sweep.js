@@ -68,7 +68,8 @@
     progress.dataset.finished = String(j.finished);
     progress.dataset.runs = String(j.runs);
     const pointAxes = new Map(j.members.map((m) => [m.point, m.axes]));
-    for (const [metric, fig] of Object.entries(j.figures)) {
+    for (const metric of j.order) {
+      const fig = j.figures[metric];
       // Every line of this metric, for one shared y-range.
       const sets = [];
       const finalSets = fig.finals.map((ff) => finalLines(ff.finals));

@@ -178,9 +178,11 @@ fn extras(store: &Store, ids: Option<&[i64]>) -> Result<BTreeMap<i64, Extra>, Re
     Ok(out)
 }
 
-/// `/api/runs?page=P&per_page=N`: the runs, oldest first, a page at a time.
+/// `/api/runs?page=P&per_page=N&settings=1`: the runs, oldest first, a page at a time; with
+/// `settings=1` each with its `run_settings` row (what the runs page filters by).
 pub(super) fn runs(store: &Store, req: &Request) -> Result<Json, Reply> {
-    req.only(&["page", "per_page"])?;
+    req.only(&["page", "per_page", "settings"])?;
+    let with_settings = req.int("settings", 0, 0, 1)? == 1;
     let page = req.int("page", 1, 1, MAX_PAGE)?;
     let per_page = req.int("per_page", 500, 1, MAX_PER_PAGE)?;
     let all = store.runs().map_err(store_error)?;
@@ -199,11 +201,36 @@ pub(super) fn runs(store: &Store, req: &Request) -> Result<Json, Reply> {
         "SELECT sweep, sweep_hash, runs, done, iterations_done, iterations_planned
          FROM sweep_progress ORDER BY sweep",
     )?;
+    let mut settings: BTreeMap<i64, Json> = BTreeMap::new();
+    if with_settings && !ids.is_empty() {
+        let q = query(
+            store,
+            &format!(
+                "SELECT * FROM run_settings WHERE run_id IN ({})",
+                ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+            ),
+        )?;
+        for (r, o) in q.rows.iter().zip(objects(&q)) {
+            if let crate::store::Value::Integer(id) = r[0] {
+                settings.insert(id, o);
+            }
+        }
+    }
+    let runs: Vec<Json> = rows
+        .iter()
+        .map(|r| {
+            let mut j = summary(r, extra.get(&r.id));
+            if let (Some(s), Json::Object(m)) = (settings.remove(&r.id), &mut j) {
+                m.insert("settings".into(), s);
+            }
+            j
+        })
+        .collect();
     Ok(json!({
         "page": page,
         "per_page": per_page,
         "total": total,
-        "runs": rows.iter().map(|r| summary(r, extra.get(&r.id))).collect::<Vec<_>>(),
+        "runs": runs,
         "sweeps": objects(&sweeps),
     }))
 }
@@ -491,5 +518,6 @@ pub(super) fn sweep(store: &Store, row: &crate::store::SweepRow) -> Result<Json,
         "x": x,
         "by": by,
         "figures": figures,
+        "order": crate::experiments::report::METRICS.iter().map(|m| m.0).collect::<Vec<_>>(),
     }))
 }
