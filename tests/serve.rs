@@ -73,7 +73,9 @@ fn tabula(db: &Path, args: &[&str]) -> std::process::Output {
 }
 
 fn digest(path: &Path) -> String {
-    blake3::hash(&std::fs::read(path).unwrap()).to_hex().to_string()
+    blake3::hash(&std::fs::read(path).unwrap())
+        .to_hex()
+        .to_string()
 }
 
 #[test]
@@ -118,7 +120,12 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
     let bad: &[(&str, &str, u16, &str)] = &[
         ("GET", "/runs/999", 404, "no run `999`"),
         ("GET", "/api/runs/999", 404, "no run `999`"),
-        ("GET", "/api/runs/nosuchrun/metrics", 404, "no run `nosuchrun`"),
+        (
+            "GET",
+            "/api/runs/nosuchrun/metrics",
+            404,
+            "no run `nosuchrun`",
+        ),
         ("GET", "/sweeps/nosuch", 404, "no sweep `nosuch`"),
         ("GET", "/api/sweeps/nosuch", 404, "no sweep `nosuch`"),
         ("GET", "/games/zzzz", 400, "not a game address"),
@@ -131,11 +138,26 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
         ),
         ("GET", "/api/games/0000000000000000", 404, "no game record"),
         ("GET", "/api/runs?page=99999999999999999999", 400, "page="),
-        ("GET", "/api/runs?page=1000001", 400, "allowed: an integer from 1 to 1000000"),
+        (
+            "GET",
+            "/api/runs?page=1000001",
+            400,
+            "allowed: an integer from 1 to 1000000",
+        ),
         ("GET", "/api/runs?per_page=0", 400, "per_page=0"),
-        ("GET", "/api/runs/1/games?iteration=abc", 400, "iteration=abc"),
+        (
+            "GET",
+            "/api/runs/1/games?iteration=abc",
+            400,
+            "iteration=abc",
+        ),
         ("GET", "/api/runs/1/games?page=0", 400, "page=0"),
-        ("GET", "/api/runs?color=red", 400, "unknown query parameter `color`"),
+        (
+            "GET",
+            "/api/runs?color=red",
+            400,
+            "unknown query parameter `color`",
+        ),
         ("GET", "/compare", 400, "?runs=A,B"),
         ("GET", "/compare?runs=1,999", 404, "no run `999`"),
         ("GET", "/../../etc/passwd", 400, "`..` segment"),
@@ -143,11 +165,26 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
         ("GET", "/assets/../../Cargo.toml", 400, "`..` segment"),
         ("GET", "/assets/Cargo.toml", 404, "no page or API"),
         ("GET", "/etc/passwd", 404, "no page or API"),
-        ("GET", "/api/runs/%ff", 400, "not valid percent-encoded UTF-8"),
-        ("GET", "/api/runs/%zz", 400, "not valid percent-encoded UTF-8"),
+        (
+            "GET",
+            "/api/runs/%ff",
+            400,
+            "not valid percent-encoded UTF-8",
+        ),
+        (
+            "GET",
+            "/api/runs/%zz",
+            400,
+            "not valid percent-encoded UTF-8",
+        ),
         ("POST", "/api/runs", 405, "only GET and HEAD"),
         ("DELETE", "/runs/1", 405, "only GET and HEAD"),
-        ("GET", &format!("/{}", "a".repeat(9000)), 414, "at most 8192"),
+        (
+            "GET",
+            &format!("/{}", "a".repeat(9000)),
+            414,
+            "at most 8192",
+        ),
     ];
     let mut failures = Vec::new();
     for (method, target, want, says) in bad {
@@ -214,11 +251,16 @@ fn a_port_in_use_and_a_public_bind_are_said() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains(&format!("--port {port}: 127.0.0.1:{port} is already in use")),
+        err.contains(&format!(
+            "--port {port}: 127.0.0.1:{port} is already in use"
+        )),
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");
-    let out = tabula(&db, &["serve", "--bind", "0.0.0.0", "--port", "0", "--check"]);
+    let out = tabula(
+        &db,
+        &["serve", "--bind", "0.0.0.0", "--port", "0", "--check"],
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(

@@ -59,10 +59,16 @@ fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> (u16, Valu
     let mut chunk = [0u8; 8192];
     let (head_end, head) = loop {
         let n = s.read(&mut chunk).unwrap();
-        assert!(n > 0, "{method} {path}: the connection closed before the headers");
+        assert!(
+            n > 0,
+            "{method} {path}: the connection closed before the headers"
+        );
         buf.extend_from_slice(&chunk[..n]);
         if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break (i + 4, String::from_utf8_lossy(&buf[..i]).to_ascii_lowercase());
+            break (
+                i + 4,
+                String::from_utf8_lossy(&buf[..i]).to_ascii_lowercase(),
+            );
         }
     };
     let status = head
@@ -191,10 +197,9 @@ impl Browser {
 
     /// Whether the page is the one marked (never reloaded), with one navigation entry.
     fn not_reloaded(&self) -> bool {
-        self.js(
-            "return window.__probe === 'same page' && \
-             performance.getEntriesByType('navigation').length === 1",
-        ) == Value::Bool(true)
+        self.js("return window.__probe === 'same page' && \
+             performance.getEntriesByType('navigation').length === 1")
+            == Value::Bool(true)
     }
 
     fn key(&self, key: &str) {
@@ -284,7 +289,12 @@ fn every_page_works_live_in_headless_chromium() {
     let run = Command::new(env!("CARGO_BIN_EXE_tabula"))
         .arg("--db")
         .arg(&db)
-        .args(["run", &d.join("long.toml").display().to_string(), "--threads", "1"])
+        .args([
+            "run",
+            &d.join("long.toml").display().to_string(),
+            "--threads",
+            "1",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -301,7 +311,10 @@ fn every_page_works_live_in_headless_chromium() {
     let _driver = Killed(driver);
     let start = Instant::now();
     while TcpStream::connect(("127.0.0.1", wd_port)).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(20), "chromedriver did not start");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "chromedriver did not start"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     let profile = tempfile::tempdir().unwrap();
@@ -363,8 +376,15 @@ fn every_page_works_live_in_headless_chromium() {
     b.wait(its, 60, |v| v.as_i64() > i1.as_i64());
     assert!(b.not_reloaded(), "the run page reloaded");
     let settings = b.js("return document.getElementById('info').textContent");
-    assert!(settings.as_str().unwrap().contains("simulations"), "{settings}");
-    errors.extend(b.console_errors().into_iter().map(|e| format!("/runs/{id}: {e}")));
+    assert!(
+        settings.as_str().unwrap().contains("simulations"),
+        "{settings}"
+    );
+    errors.extend(
+        b.console_errors()
+            .into_iter()
+            .map(|e| format!("/runs/{id}: {e}")),
+    );
 
     // `/sweeps/grid`: "k of N" and a final-value figure.
     b.go(&format!("{url}/sweeps/grid"));
@@ -374,7 +394,10 @@ fn every_page_works_live_in_headless_chromium() {
         |v| v.as_str().is_some_and(|s| !s.is_empty()),
     );
     assert!(
-        progress.as_str().unwrap().starts_with("4 of 4 runs finished"),
+        progress
+            .as_str()
+            .unwrap()
+            .starts_with("4 of 4 runs finished"),
         "{progress}"
     );
     let figures = b.wait(
@@ -385,7 +408,11 @@ fn every_page_works_live_in_headless_chromium() {
     assert!(figures.as_u64().unwrap() >= 4, "one per metric: {figures}");
     let pivot = b.js("return document.querySelector('table.pivot').textContent");
     assert!(pivot.as_str().unwrap().contains("n=2"), "{pivot}");
-    errors.extend(b.console_errors().into_iter().map(|e| format!("/sweeps/grid: {e}")));
+    errors.extend(
+        b.console_errors()
+            .into_iter()
+            .map(|e| format!("/sweeps/grid: {e}")),
+    );
 
     // `/compare`: the sweep's first run against the long one.
     b.go(&format!("{url}/compare?runs=1,{id}"));
@@ -403,7 +430,11 @@ fn every_page_works_live_in_headless_chromium() {
         30,
         |v| v.as_u64().is_some_and(|n| n >= 1),
     );
-    errors.extend(b.console_errors().into_iter().map(|e| format!("/compare: {e}")));
+    errors.extend(
+        b.console_errors()
+            .into_iter()
+            .map(|e| format!("/compare: {e}")),
+    );
 
     // `/games/HASH`: a game of the sweep's first run, stepped with the arrow keys.
     let (_, games) = http(
@@ -429,9 +460,8 @@ fn every_page_works_live_in_headless_chromium() {
         b.key("\u{E014}"); // ArrowRight
         let at = b.js("return document.getElementById('main').dataset.step");
         assert_eq!(at, step.to_string(), "step {step}");
-        let best = b.js(
-            "return [...document.querySelectorAll('#moves td.best')].map(t => t.textContent)",
-        );
+        let best =
+            b.js("return [...document.querySelectorAll('#moves td.best')].map(t => t.textContent)");
         if let Some(list) = best.as_array().filter(|l| !l.is_empty()) {
             moves_seen += 1;
             for v in list {
@@ -440,13 +470,20 @@ fn every_page_works_live_in_headless_chromium() {
             }
         }
     }
-    assert!(moves_seen >= 4, "exact move values shown on {moves_seen} of 8 steps");
+    assert!(
+        moves_seen >= 4,
+        "exact move values shown on {moves_seen} of 8 steps"
+    );
     b.key("\u{E012}"); // ArrowLeft
     assert_eq!(
         b.js("return document.getElementById('main').dataset.step"),
         "7"
     );
-    errors.extend(b.console_errors().into_iter().map(|e| format!("/games: {e}")));
+    errors.extend(
+        b.console_errors()
+            .into_iter()
+            .map(|e| format!("/games: {e}")),
+    );
 
     // The checks can fail: a reload is seen, and so is a console error.
     b.mark();

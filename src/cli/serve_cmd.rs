@@ -22,10 +22,7 @@ pub(crate) fn serve(db: Option<&Path>, args: &ServeArgs) -> anyhow::Result<()> {
         );
     }
     if !(1..=MAX_THREADS).contains(&args.threads) {
-        bail!(
-            "--threads {}: allowed: 1 to {MAX_THREADS}",
-            args.threads
-        );
+        bail!("--threads {}: allowed: 1 to {MAX_THREADS}", args.threads);
     }
     let settings = Settings {
         db: db.clone(),
@@ -66,10 +63,7 @@ pub(crate) fn serve(db: Option<&Path>, args: &ServeArgs) -> anyhow::Result<()> {
     } else if args.check {
         outln!("{url}: {} opens read-only and {addr} binds", db.display());
     } else {
-        outln!(
-            "serving {} read-only at {url} (Ctrl-C stops)",
-            db.display()
-        );
+        outln!("serving {} read-only at {url} (Ctrl-C stops)", db.display());
     }
     // A stdout that cannot be written (a full disk) is an error now, not after serving.
     finish(Ok(()))?;

@@ -108,10 +108,7 @@ fn extras(store: &Store, ids: Option<&[i64]>) -> Result<BTreeMap<i64, Extra>, Re
     let filter = |col: &str| match ids {
         Some(ids) => format!(
             "WHERE {col} IN ({})",
-            ids.iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
+            ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
         ),
         None => String::new(),
     };
@@ -240,7 +237,10 @@ pub(super) fn runs(store: &Store, req: &Request) -> Result<Json, Reply> {
 pub(super) fn run(store: &Store, row: &RunRow) -> Result<Json, Reply> {
     let id = row.id;
     let extra = extras(store, Some(&[id]))?;
-    let settings = query(store, &format!("SELECT * FROM run_settings WHERE run_id = {id}"))?;
+    let settings = query(
+        store,
+        &format!("SELECT * FROM run_settings WHERE run_id = {id}"),
+    )?;
     let provenance = query(
         store,
         &format!("SELECT * FROM run_provenance WHERE run_id = {id}"),
@@ -296,7 +296,10 @@ pub(super) fn metrics(store: &Store, row: &RunRow, req: &Request) -> Result<Json
     req.only(&["from"])?;
     let from = req.int("from", 0, 0, u64::from(u32::MAX))?;
     let id = row.id;
-    let names = query(store, "SELECT name FROM metric_defs ORDER BY position, name")?;
+    let names = query(
+        store,
+        "SELECT name FROM metric_defs ORDER BY position, name",
+    )?;
     let names: Vec<String> = names.rows.iter().map(|r| r[0].to_text()).collect();
     let its = query(
         store,
@@ -440,21 +443,34 @@ fn combinations(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, Json)>> {
 /// per grid point) and the final values against an axis (finished runs only; how many were
 /// left out is given).
 pub(super) fn sweep(store: &Store, row: &crate::store::SweepRow) -> Result<Json, Reply> {
-    let data = plot::load(store, &row.hash.to_hex()).map_err(|e| Reply::error(500, e.to_string()))?;
+    let data =
+        plot::load(store, &row.hash.to_hex()).map_err(|e| Reply::error(500, e.to_string()))?;
     let statuses: BTreeMap<i64, RunRow> = store
         .runs()
         .map_err(store_error)?
         .into_iter()
         .map(|r| (r.id, r))
         .collect();
-    let extra = extras(store, Some(&data.stored.members.iter().map(|m| m.run_id).collect::<Vec<_>>()))?;
+    let extra = extras(
+        store,
+        Some(
+            &data
+                .stored
+                .members
+                .iter()
+                .map(|m| m.run_id)
+                .collect::<Vec<_>>(),
+        ),
+    )?;
     let members: Vec<Json> = data
         .stored
         .members
         .iter()
         .map(|m| {
             let point: Json = serde_json::from_str(&m.point_json).unwrap_or(Json::Null);
-            let run = statuses.get(&m.run_id).map(|r| summary(r, extra.get(&r.id)));
+            let run = statuses
+                .get(&m.run_id)
+                .map(|r| summary(r, extra.get(&r.id)));
             json!({"point": m.point, "seed_index": m.seed_index, "seed": m.seed.to_string(),
                    "axes": point, "run": run})
         })

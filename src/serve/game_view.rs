@@ -98,7 +98,8 @@ fn positions<G: Game>(store: &Store, g: &G, record: &GameRecord) -> Result<Json,
         .map_err(|e| Reply::error(500, e.to_string()))?;
     let solution = solution::<G>(store, &g.variant())?;
     let sol = solution.as_deref();
-    let value_p0 = |s: &G::State| sol.and_then(|sol| crate::solver::state_value(g, sol, s, Player::P0));
+    let value_p0 =
+        |s: &G::State| sol.and_then(|sol| crate::solver::state_value(g, sol, s, Player::P0));
     let mut positions = Vec::with_capacity(states.len());
     for s in &states {
         positions.push(json!({

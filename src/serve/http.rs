@@ -37,12 +37,11 @@ impl Server {
         let addr = listener
             .local_addr()
             .map_err(|e| ServeError::Bind { addr, source: e })?;
-        let http = tiny_http::Server::from_listener(listener, None).map_err(|e| {
-            ServeError::Start {
+        let http =
+            tiny_http::Server::from_listener(listener, None).map_err(|e| ServeError::Start {
                 addr,
                 reason: e.to_string(),
-            }
-        })?;
+            })?;
         Ok(Server {
             http: Arc::new(http),
             addr,
@@ -58,6 +57,8 @@ impl Server {
 
     /// Serves until the process ends.
     pub fn run(self) {
+        let db = self.db.clone();
+        std::thread::spawn(move || routes::warm(&db));
         let mut handles = Vec::new();
         for _ in 0..self.threads {
             let http = Arc::clone(&self.http);
@@ -77,12 +78,9 @@ fn serve_loop(http: &tiny_http::Server, db: &Path) {
         };
         let reply = answer(&request, db);
         let head = *request.method() == tiny_http::Method::Head;
-        let mut response = tiny_http::Response::from_data(if head {
-            Vec::new()
-        } else {
-            reply.body
-        })
-        .with_status_code(reply.status);
+        let mut response =
+            tiny_http::Response::from_data(if head { Vec::new() } else { reply.body })
+                .with_status_code(reply.status);
         for (name, value) in [
             ("Content-Type", reply.content_type),
             ("Cache-Control", reply.cache.header()),
@@ -102,7 +100,10 @@ fn serve_loop(http: &tiny_http::Server, db: &Path) {
 fn answer(request: &tiny_http::Request, db: &Path) -> Reply {
     let method = request.method();
     if *method != tiny_http::Method::Get && *method != tiny_http::Method::Head {
-        return Reply::error(405, format!("method {method} not allowed: only GET and HEAD"));
+        return Reply::error(
+            405,
+            format!("method {method} not allowed: only GET and HEAD"),
+        );
     }
     let url = request.url();
     if url.len() > MAX_URL {
@@ -157,7 +158,9 @@ impl Request {
             if raw.is_empty() {
                 continue;
             }
-            let s = decode(raw).ok_or_else(|| format!("the path segment `{raw}` is not valid percent-encoded UTF-8"))?;
+            let s = decode(raw).ok_or_else(|| {
+                format!("the path segment `{raw}` is not valid percent-encoded UTF-8")
+            })?;
             if s == "." || s == ".." {
                 return Err(format!("the path `{path}` has a `{s}` segment"));
             }
@@ -166,8 +169,11 @@ impl Request {
         let mut pairs = Vec::new();
         for part in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = part.split_once('=').unwrap_or((part, ""));
-            let key = decode(k).ok_or_else(|| format!("the query key `{k}` is not valid percent-encoded UTF-8"))?;
-            let value = decode(v).ok_or_else(|| format!("the value of `{key}` is not valid percent-encoded UTF-8"))?;
+            let key = decode(k)
+                .ok_or_else(|| format!("the query key `{k}` is not valid percent-encoded UTF-8"))?;
+            let value = decode(v).ok_or_else(|| {
+                format!("the value of `{key}` is not valid percent-encoded UTF-8")
+            })?;
             pairs.push((key, value));
         }
         Ok(Request {

@@ -6,6 +6,7 @@
 //! `{"error": {"status": N, "message": "..."}}`.
 
 use std::path::Path;
+use std::sync::Mutex;
 
 use serde_json::json;
 
@@ -90,8 +91,7 @@ pub(super) fn route(req: &Request, db: &Path) -> Reply {
     }
     let known = matches!(
         seg.as_slice(),
-        []
-            | ["runs", _]
+        [] | ["runs", _]
             | ["sweeps", _]
             | ["compare"]
             | ["games", _]
@@ -105,49 +105,84 @@ pub(super) fn route(req: &Request, db: &Path) -> Reply {
     if !known {
         return not_found(req);
     }
-    with_store(db, |store| match answer(req, &seg, store) {
+    let games = matches!(seg.as_slice(), ["games", _] | ["api", "games", _]);
+    let f = |store: &Store| match answer(req, &seg, store) {
         Ok(r) | Err(r) => r,
-    })
+    };
+    if games {
+        with_games_store(db, f)
+    } else {
+        with_store(db, f)
+    }
 }
 
 thread_local! {
     /// This handler thread's read-only connection, kept while it reads the latest commits
-    /// ([`Store::still_current`]): its caches (the address index of packed games, recently
-    /// read packs) then serve later requests too.
+    /// ([`Store::still_current`]): its caches then serve later requests too.
     static STORE: std::cell::RefCell<Option<Store>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Drops this thread's connection (after a panic in a handler: nothing of it is trusted).
+/// The connection every game lookup uses, shared by the handler threads: its index of packed
+/// games' addresses (16 bytes a game, built on the first lookup: about a second for a
+/// million games) is built once, not once per thread.
+static GAMES: Mutex<Option<Store>> = Mutex::new(None);
+
+/// Drops this thread's connection and the games' one (after a panic in a handler: nothing of
+/// them is trusted).
 pub(super) fn reset() {
     STORE.with(|cell| {
         if let Ok(mut slot) = cell.try_borrow_mut() {
             *slot = None;
         }
     });
+    if let Ok(mut g) = GAMES.try_lock() {
+        *g = None;
+    }
 }
 
-/// Runs `f` on this thread's connection to the store at `db`, opened again when it no longer
-/// reads the latest commits (or after an error).
+/// Builds the games' address index before the first game is asked for (the server's start,
+/// in the background).
+pub(super) fn warm(db: &Path) {
+    with_games_store(db, |store| {
+        let _ = store.find_object("0000", <GameRecord as Record>::KIND);
+        Reply::json(&serde_json::Value::Null)
+    });
+}
+
 fn with_store(db: &Path, f: impl FnOnce(&Store) -> Reply) -> Reply {
-    STORE.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if !slot.as_ref().is_some_and(Store::still_current) {
-            *slot = None;
-            match Store::open_read_only(db) {
-                Ok(s) => *slot = Some(s),
-                Err(e) => return api::store_error(e),
-            }
+    STORE.with(|cell| use_store(&mut cell.borrow_mut(), db, f))
+}
+
+fn with_games_store(db: &Path, f: impl FnOnce(&Store) -> Reply) -> Reply {
+    let mut slot = GAMES.lock().unwrap_or_else(|poisoned| {
+        // A handler panicked holding it: start afresh.
+        let mut g = poisoned.into_inner();
+        *g = None;
+        g
+    });
+    GAMES.clear_poison();
+    use_store(&mut slot, db, f)
+}
+
+/// Runs `f` on the connection in `slot`, opened again when it no longer reads the latest
+/// commits (or after an error).
+fn use_store(slot: &mut Option<Store>, db: &Path, f: impl FnOnce(&Store) -> Reply) -> Reply {
+    if !slot.as_ref().is_some_and(Store::still_current) {
+        *slot = None;
+        match Store::open_read_only(db) {
+            Ok(s) => *slot = Some(s),
+            Err(e) => return api::store_error(e),
         }
-        let Some(store) = slot.as_ref() else {
-            return Reply::error(500, "no store connection");
-        };
-        let reply = f(store);
-        if reply.status >= 500 {
-            // A store error may leave the connection in doubt: the next request opens anew.
-            *slot = None;
-        }
-        reply
-    })
+    }
+    let Some(store) = slot.as_ref() else {
+        return Reply::error(500, "no store connection");
+    };
+    let reply = f(store);
+    if reply.status >= 500 {
+        // A store error may leave the connection in doubt: the next request opens anew.
+        *slot = None;
+    }
+    reply
 }
 
 fn answer(req: &Request, seg: &[&str], store: &Store) -> Result<Reply, Reply> {
@@ -257,12 +292,15 @@ fn find_run(store: &Store, text: &str) -> Result<RunRow, Reply> {
 }
 
 fn find_sweep(store: &Store, text: &str) -> Result<SweepRow, Reply> {
-    store.find_sweep(text).map_err(lookup_error)?.ok_or_else(|| {
-        Reply::error(
-            404,
-            format!("no sweep `{text}` in the store (give its name or a hash prefix)"),
-        )
-    })
+    store
+        .find_sweep(text)
+        .map_err(lookup_error)?
+        .ok_or_else(|| {
+            Reply::error(
+                404,
+                format!("no sweep `{text}` in the store (give its name or a hash prefix)"),
+            )
+        })
 }
 
 /// A game record by its address or a prefix of it: anything but 4 to 64 hex digits is a 400.
