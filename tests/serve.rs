@@ -10,11 +10,16 @@ use std::time::Duration;
 
 /// One raw HTTP/1.1 request (the target sent exactly as given): status and body.
 fn request(port: u16, method: &str, target: &str) -> (u16, String) {
+    request_for(port, method, target, &format!("127.0.0.1:{port}"))
+}
+
+/// [`request`] with a `Host` header of one's choice.
+fn request_for(port: u16, method: &str, target: &str, host: &str) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     write!(
         s,
-        "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        "{method} {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut out = Vec::new();
@@ -205,6 +210,20 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // A page elsewhere that resolves to 127.0.0.1 (DNS rebinding) reads nothing.
+    for host in ["evil.example", "evil.example:8080", "10.0.0.1"] {
+        let (status, body) = request_for(port, "GET", "/api/runs", host);
+        assert_eq!(status, 403, "{host}: {body}");
+        assert!(
+            body.contains("answers only requests for localhost"),
+            "{body}"
+        );
+    }
+    for host in ["localhost", "LOCALHOST:1", "[::1]:80", "127.0.0.1"] {
+        let (status, body) = request_for(port, "GET", "/api/sweeps", host);
+        assert_eq!(status, 200, "{host}: {body}");
+    }
 
     // Still serving, and every page and endpoint answers.
     for target in [

@@ -128,13 +128,16 @@ const T = (() => {
           if (s.kind === "hi") bands.push({ series: [i + 1, i], fill: fade(c, 0.15) });
         }
       });
+      // Without a shared range, the reference line (WR_p 0.5) is kept inside the auto range.
+      const ref = opts.reference;
+      const withRef = (lo, hi) => (ref === null || ref === undefined || lo === null || hi === null ? pad(lo, hi) : pad(Math.min(lo, ref), Math.max(hi, ref)));
       const width = opts.width || 460, height = opts.height || 260;
       const range = opts.range;
       const o = {
         width, height, series, bands,
         scales: {
           x: { time: false },
-          y: { range: (u, lo, hi) => (range && range.min !== undefined ? [range.min, range.max] : pad(lo, hi)) },
+          y: { range: (u, lo, hi) => (range && range.min !== undefined ? [range.min, range.max] : withRef(lo, hi)) },
         },
         axes: [
           { label: opts.x || "iteration", values: opts.xValues ? (u, ticks) => ticks.map((t) => (Number.isInteger(t) && opts.xValues[t] !== undefined ? opts.xValues[t] : "")) : undefined },

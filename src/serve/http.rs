@@ -21,6 +21,26 @@ pub struct Server {
     threads: usize,
 }
 
+/// Whether a request's `Host` header names this machine's loopback (`localhost`, `127.0.0.1`,
+/// `[::1]`, with any port). A server on a loopback address answers only those: a web page
+/// elsewhere whose name resolves to 127.0.0.1 (DNS rebinding) cannot read the store through
+/// the visitor's browser.
+fn loopback_host(request: &tiny_http::Request) -> bool {
+    let Some(h) = request.headers().iter().find(|h| h.field.equiv("Host")) else {
+        return false;
+    };
+    let host = h.value.as_str();
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 impl Server {
     /// Checks that the store opens read-only, then binds the address.
     pub fn bind(settings: &Settings) -> Result<Server, ServeError> {
@@ -63,7 +83,8 @@ impl Server {
         for _ in 0..self.threads {
             let http = Arc::clone(&self.http);
             let db = self.db.clone();
-            handles.push(std::thread::spawn(move || serve_loop(&http, &db)));
+            let loopback = self.addr.ip().is_loopback();
+            handles.push(std::thread::spawn(move || serve_loop(&http, &db, loopback)));
         }
         for h in handles {
             let _ = h.join();
@@ -71,12 +92,20 @@ impl Server {
     }
 }
 
-fn serve_loop(http: &tiny_http::Server, db: &Path) {
+fn serve_loop(http: &tiny_http::Server, db: &Path, loopback: bool) {
     loop {
         let Ok(request) = http.recv() else {
             continue;
         };
-        let reply = answer(&request, db);
+        let reply = if loopback && !loopback_host(&request) {
+            Reply::error(
+                403,
+                "this server answers only requests for localhost, 127.0.0.1 or [::1] (the Host \
+                 header names another machine)",
+            )
+        } else {
+            answer(&request, db)
+        };
         let head = *request.method() == tiny_http::Method::Head;
         let mut response =
             tiny_http::Response::from_data(if head { Vec::new() } else { reply.body })
