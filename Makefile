@@ -27,10 +27,11 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
 
-# The report's browser test needs Chromium: installed by the project's script when missing.
+# The browser tests need Chromium and chromedriver: installed by the project's script when
+# missing.
 chromium:
-	@command -v chromium >/dev/null 2>&1 || ./scripts/install-chromium.sh || \
-		echo '!!! chromium could not be installed: tests/report_browser.rs will SKIP !!!'
+	@(command -v chromium && command -v chromedriver) >/dev/null 2>&1 || ./scripts/install-chromium.sh || \
+		echo '!!! chromium or chromedriver could not be installed: tests/report_browser.rs and tests/serve_browser.rs will SKIP !!!'
 
 # The export test's Python checks (ONNX Runtime, NumPy) run in a venv the project's script makes
 # (target/py-venv; pinned packages from PyPI).

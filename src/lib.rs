@@ -42,6 +42,7 @@ pub mod rng;
 pub mod runs;
 pub mod search;
 pub mod selfplay;
+pub mod serve;
 pub mod solver;
 pub mod start;
 pub mod stats;

@@ -706,6 +706,9 @@ const PRINTING: &[&[&str]] = &[
     &["note", "tiny", "--json"],
     &["export", "tiny"],
     &["export", "sw", "--sweep", "--json"],
+    &["serve", "--port", "0", "--check"],
+    // Without --check it would serve for ever: an unwritable stdout ends it before serving.
+    &["serve", "--port", "0"],
 ];
 
 /// Every command whose stdout cannot be written (`> /dev/full`) exits 1 with `error: writing

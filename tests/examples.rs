@@ -21,6 +21,11 @@ const SKIPPED: &[(&str, &str)] = &[
         "tabula report ewn-3x3x3-init-q --out report/",
         "needs the sweep above; tests/experiments.rs writes reports of small sweeps",
     ),
+    (
+        "tabula serve --open",
+        "serves until stopped; tests/serve_browser.rs drives it in Chromium, and `tabula serve \
+         --port 0 --check` (its --help example) runs here",
+    ),
 ];
 
 /// Commands the issue found refused; they must run too.

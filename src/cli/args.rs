@@ -160,6 +160,13 @@ pub enum Command {
     /// whose row each is) and iteration 0. `tabula export quick --json`; to a file, `tabula
     /// export NAME --sweep > grid.csv`, then `pandas.read_csv("grid.csv")`; docs/python.md.
     Export(ExportArgs),
+    /// A live local dashboard over the store, in the browser: runs, sweeps, charts, games.
+    ///
+    /// Read-only (usable while `run` and `sweep` write the store); pages update as runs write.
+    /// Pages: / (runs), /runs/ID, /sweeps/NAME, /compare?runs=A,B, /games/HASH; their JSON is
+    /// under /api/ (docs/dashboard.md). Listens on 127.0.0.1 unless --bind says otherwise.
+    /// `tabula serve --port 0 --check` binds a free port, prints the address and exits.
+    Serve(ServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -270,6 +277,29 @@ pub struct AnnotateArgs {
     /// added to the spec's `tags`.
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The port to listen on; 0 picks a free one (printed).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// The address to listen on. Anything but a loopback address lets other machines read the
+    /// store: a warning says so.
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDRESS")]
+    pub bind: std::net::IpAddr,
+    /// Open the dashboard in the default browser (xdg-open, open) once it listens.
+    #[arg(long)]
+    pub open: bool,
+    /// Requests answered at once, 1 to 64.
+    #[arg(long, default_value_t = 4)]
+    pub threads: usize,
+    /// Check that the store opens and the address binds, print the address, and exit.
+    #[arg(long)]
+    pub check: bool,
+    /// Print the address as one JSON object ({"url", "address", "port", "db"}).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -22,6 +22,7 @@ mod replay_cmd;
 mod report_cmd;
 mod rows;
 mod run_cmd;
+mod serve_cmd;
 mod solve_cmd;
 mod store_cmd;
 mod sweep_cmd;
@@ -58,5 +59,6 @@ fn command(cli: Cli) -> anyhow::Result<()> {
         Command::Report(a) => report_cmd::report(cli.db.as_deref(), &a),
         Command::Note(a) => note_cmd::note(cli.db.as_deref(), &a),
         Command::Export(a) => export_cmd::export(cli.db.as_deref(), &a),
+        Command::Serve(a) => serve_cmd::serve(cli.db.as_deref(), &a),
     }
 }

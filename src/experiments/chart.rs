@@ -15,12 +15,12 @@ use super::plot::Stat;
 
 /// Okabe and Ito's palette (2008), distinguishable with the common colour-vision
 /// deficiencies; yellow last (faint on white).
-const COLOURS: [&str; 8] = [
+pub(crate) const COLOURS: [&str; 8] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
 ];
 
 /// Dash patterns, one per line (solid first).
-const DASHES: [&str; 6] = ["", "7 4", "2 3", "9 3 2 3", "4 2", "1 4"];
+pub(crate) const DASHES: [&str; 6] = ["", "7 4", "2 3", "9 3 2 3", "4 2", "1 4"];
 
 /// Marker shapes, one per line.
 #[derive(Clone, Copy)]

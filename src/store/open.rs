@@ -234,6 +234,22 @@ impl Store {
         }
     }
 
+    /// For a store opened read-only and kept open (a server): whether this connection still
+    /// reads the store's latest commits. One opened immutable is, while no write-ahead log has
+    /// appeared beside the file (a writer started) and the file is the one opened; one opened
+    /// through the log is, while the log is there (a writer's last close removes it). When
+    /// not, open the store again.
+    pub fn still_current(&self) -> bool {
+        if !self.read_only {
+            return true;
+        }
+        let logged = side_file(&self.path, "-wal").exists();
+        match self.stamp {
+            Some(stamp) => !logged && FileStamp::of(&self.path).is_ok_and(|now| now == stamp),
+            None => logged,
+        }
+    }
+
     /// Compares the store's schema with the one the migrations create at its schema version
     /// (every table, column, index, view and trigger; nothing more): the list of differences,
     /// empty when it matches.

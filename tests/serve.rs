@@ -1,0 +1,297 @@
+//! `tabula serve` answers bad requests with a 4xx and a JSON error, keeps serving, and leaves
+//! the store's bytes as they were (docs/dashboard.md "Errors", "Security"); a port in use and
+//! a non-loopback --bind are said clearly.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// One raw HTTP/1.1 request (the target sent exactly as given): status and body.
+fn request(port: u16, method: &str, target: &str) -> (u16, String) {
+    request_for(port, method, target, &format!("127.0.0.1:{port}"))
+}
+
+/// [`request`] with a `Host` header of one's choice.
+fn request_for(port: u16, method: &str, target: &str, host: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        s,
+        "{method} {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|x| x.1.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+struct Serving(Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `tabula serve --port 0 --json` on `db`; returns it and its port.
+fn serve(db: &Path) -> (Serving, u16) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .arg("--db")
+        .arg(db)
+        .args(["serve", "--port", "0", "--json", "--threads", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut out = child.stdout.take().unwrap();
+    let mut b = [0u8; 1];
+    while out.read(&mut b).unwrap() == 1 && b[0] != b'\n' {
+        line.push(b[0] as char);
+    }
+    let j: serde_json::Value = serde_json::from_str(&line).expect(&line);
+    let port = j["port"].as_u64().unwrap() as u16;
+    assert_eq!(j["url"], format!("http://127.0.0.1:{port}/"));
+    (Serving(child), port)
+}
+
+fn tabula(db: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn digest(path: &Path) -> String {
+    blake3::hash(&std::fs::read(path).unwrap())
+        .to_hex()
+        .to_string()
+}
+
+#[test]
+fn bad_requests_get_json_errors_and_the_store_is_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("tiny.toml"),
+        "name = \"tiny\"\nvariant = \"ewn:3x3x2\"\nseed = 1\niterations = 2\n\
+         games_per_iteration = 6\n[search]\nsimulations = 4\n[eval]\ngames = 20\n",
+    )
+    .unwrap();
+    let db = d.join("t.db");
+    let out = tabula(&db, &["run", &d.join("tiny.toml").display().to_string()]);
+    assert!(out.status.success(), "{out:?}");
+    let out = tabula(&db, &["show", "tiny", "--games", "1"]);
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    let game = listing
+        .split_whitespace()
+        .find(|w| w.len() == 64)
+        .expect(&listing)
+        .to_string();
+    let before = digest(&db);
+    let (_server, port) = serve(&db);
+
+    // Good requests first: the API answers.
+    let (status, body) = request(port, "GET", "/api/runs");
+    assert_eq!(status, 200, "{body}");
+    let j: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(j["total"], 1);
+    assert_eq!(j["runs"][0]["name"], "tiny");
+    assert_eq!(j["runs"][0]["status"], "done");
+    let (status, body) = request(port, "GET", &format!("/api/games/{game}"));
+    assert_eq!(status, 200, "{body}");
+    let g: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(g["owner"]["run"], 1);
+    assert_eq!(g["owner"]["iteration"], 1);
+    // The run solved ewn:3x3x2 into the store: the start position has an exact value.
+    assert_eq!(g["solved"], true);
+    assert!(g["positions"][0]["value_p0"].is_number(), "{body}");
+
+    let bad: &[(&str, &str, u16, &str)] = &[
+        ("GET", "/runs/999", 404, "no run `999`"),
+        ("GET", "/api/runs/999", 404, "no run `999`"),
+        (
+            "GET",
+            "/api/runs/nosuchrun/metrics",
+            404,
+            "no run `nosuchrun`",
+        ),
+        ("GET", "/sweeps/nosuch", 404, "no sweep `nosuch`"),
+        ("GET", "/api/sweeps/nosuch", 404, "no sweep `nosuch`"),
+        ("GET", "/games/zzzz", 400, "not a game address"),
+        ("GET", "/api/games/12", 400, "not a game address"),
+        (
+            "GET",
+            &format!("/api/games/{game}00"),
+            400,
+            "not a game address",
+        ),
+        ("GET", "/api/games/0000000000000000", 404, "no game record"),
+        ("GET", "/api/runs?page=99999999999999999999", 400, "page="),
+        (
+            "GET",
+            "/api/runs?page=1000001",
+            400,
+            "allowed: an integer from 1 to 1000000",
+        ),
+        ("GET", "/api/runs?per_page=0", 400, "per_page=0"),
+        (
+            "GET",
+            "/api/runs/1/games?iteration=abc",
+            400,
+            "iteration=abc",
+        ),
+        ("GET", "/api/runs/1/games?page=0", 400, "page=0"),
+        (
+            "GET",
+            "/api/runs?color=red",
+            400,
+            "unknown query parameter `color`",
+        ),
+        ("GET", "/compare", 400, "?runs=A,B"),
+        ("GET", "/compare?runs=1,999", 404, "no run `999`"),
+        ("GET", "/../../etc/passwd", 400, "`..` segment"),
+        ("GET", "/assets/%2e%2e/Cargo.toml", 400, "`..` segment"),
+        ("GET", "/assets/../../Cargo.toml", 400, "`..` segment"),
+        ("GET", "/assets/Cargo.toml", 404, "no page or API"),
+        ("GET", "/etc/passwd", 404, "no page or API"),
+        (
+            "GET",
+            "/api/runs/%ff",
+            400,
+            "not valid percent-encoded UTF-8",
+        ),
+        (
+            "GET",
+            "/api/runs/%zz",
+            400,
+            "not valid percent-encoded UTF-8",
+        ),
+        ("POST", "/api/runs", 405, "only GET and HEAD"),
+        ("DELETE", "/runs/1", 405, "only GET and HEAD"),
+        (
+            "GET",
+            &format!("/{}", "a".repeat(9000)),
+            414,
+            "at most 8192",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (method, target, want, says) in bad {
+        let (status, body) = request(port, method, target);
+        let message = serde_json::from_str::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|j| {
+                (j["error"]["status"] == *want)
+                    .then(|| j["error"]["message"].as_str().map(str::to_string))
+                    .flatten()
+            });
+        match message {
+            Some(m) if status == *want && m.contains(says) => {}
+            _ => failures.push(format!(
+                "{method} {}: {status} {body}",
+                &target[..target.len().min(80)]
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // A page elsewhere that resolves to 127.0.0.1 (DNS rebinding) reads nothing.
+    for host in ["evil.example", "evil.example:8080", "10.0.0.1"] {
+        let (status, body) = request_for(port, "GET", "/api/runs", host);
+        assert_eq!(status, 403, "{host}: {body}");
+        assert!(
+            body.contains("answers only requests for localhost"),
+            "{body}"
+        );
+    }
+    for host in ["localhost", "LOCALHOST:1", "[::1]:80", "127.0.0.1"] {
+        let (status, body) = request_for(port, "GET", "/api/sweeps", host);
+        assert_eq!(status, 200, "{host}: {body}");
+    }
+
+    // Still serving, and every page and endpoint answers.
+    for target in [
+        "/",
+        "/runs/1",
+        "/runs/tiny",
+        "/compare?runs=1,tiny",
+        &format!("/games/{}", &game[..8]),
+        "/api/runs/1",
+        "/api/runs/1/metrics",
+        "/api/runs/1/games?iteration=2&per_page=3",
+        "/api/sweeps",
+        "/assets/common.js",
+        "/assets/uPlot.iife.min.js",
+    ] {
+        let (status, body) = request(port, "GET", target);
+        assert_eq!(status, 200, "{target}: {body}");
+    }
+    let (_, body) = request(port, "GET", "/api/runs/1/metrics");
+    let m: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(m["iterations"], serde_json::json!([0, 1, 2]));
+    assert!(m["values"]["wr_p"][2].is_number(), "{body}");
+    let (_, body) = request(port, "GET", "/api/runs/1/games?iteration=2&per_page=3");
+    let gl: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(gl["total"], 6);
+    assert_eq!(gl["games"].as_array().unwrap().len(), 3);
+
+    drop(_server);
+    assert_eq!(digest(&db), before, "the store's bytes changed");
+    for side in ["t.db-wal", "t.db-shm", "t.db-journal"] {
+        assert!(!d.join(side).exists(), "{side} appeared beside the store");
+    }
+}
+
+#[test]
+fn a_port_in_use_and_a_public_bind_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let out = tabula(&db, &["solve", "ewn:3x3x2"]);
+    assert!(out.status.success(), "{out:?}");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let out = tabula(&db, &["serve", "--port", &port, "--check"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--port {port}: 127.0.0.1:{port} is already in use"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let out = tabula(
+        &db,
+        &["serve", "--bind", "0.0.0.0", "--port", "0", "--check"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning: --bind 0.0.0.0: the dashboard is reachable from other machines"),
+        "{err}"
+    );
+    let out = tabula(&db, &["serve", "--port", "0", "--check"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty());
+    let missing = dir.path().join("none.db");
+    let out = tabula(&missing, &["serve", "--port", "0", "--check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no store at"));
+    assert!(!missing.exists());
+}

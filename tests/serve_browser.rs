@@ -1,0 +1,501 @@
+//! The dashboard in a real browser while a run writes the store: headless Chromium (Debian's
+//! `chromium`), driven over WebDriver by `chromedriver` (Debian's `chromium-driver`; both
+//! installed by `scripts/install-chromium.sh`), speaking WebDriver's JSON over HTTP from here.
+//! Each page is opened once and read twice from its live DOM: the runs table lists the run
+//! and its iteration count grows, the run page's WR_p curve gains points, all without a reload
+//! (the page's navigation entries stay one); no page logs a console error; the sweep page
+//! says "k of N" and draws a final-value figure; the game viewer steps through a stored EWN
+//! game with the keyboard, showing exact values. Skipped loudly when either program is
+//! missing.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn found(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One HTTP/1.1 exchange with JSON bodies. The reply is read to its Content-Length (or its
+/// last chunk): chromedriver keeps the connection open.
+fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let data = body.map(|b| b.to_string()).unwrap_or_default();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{data}",
+        data.len()
+    )
+    .unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let (head_end, head) = loop {
+        let n = s.read(&mut chunk).unwrap();
+        assert!(
+            n > 0,
+            "{method} {path}: the connection closed before the headers"
+        );
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break (
+                i + 4,
+                String::from_utf8_lossy(&buf[..i]).to_ascii_lowercase(),
+            );
+        }
+    };
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let length = head.lines().find_map(|l| {
+        l.strip_prefix("content-length:")
+            .and_then(|v| v.trim().parse::<usize>().ok())
+    });
+    let chunked = head.contains("transfer-encoding: chunked");
+    loop {
+        let have = buf.len() - head_end;
+        let done = match length {
+            Some(n) => have >= n,
+            None if chunked => buf[head_end..].ends_with(b"0\r\n\r\n"),
+            None => false,
+        };
+        if done {
+            break;
+        }
+        let n = s.read(&mut chunk).unwrap();
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let mut body = String::from_utf8_lossy(&buf[head_end..]).into_owned();
+    if chunked {
+        body = dechunk(&body);
+    }
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+}
+
+fn dechunk(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || after.len() < n {
+            break;
+        }
+        out.push_str(&after[..n]);
+        rest = after[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// A WebDriver session.
+struct Browser {
+    port: u16,
+    session: String,
+}
+
+impl Drop for Browser {
+    /// Ends the session, which quits Chromium (killing chromedriver would leave it running).
+    fn drop(&mut self) {
+        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(20)));
+            let _ = write!(
+                s,
+                "DELETE /session/{} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n",
+                self.session
+            );
+            let _ = s.read(&mut [0u8; 1024]);
+        }
+    }
+}
+
+impl Browser {
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let (status, v) = http(
+            self.port,
+            method,
+            &format!("/session/{}{path}", self.session),
+            body.as_ref(),
+        );
+        assert_eq!(status, 200, "{method} {path}: {v}");
+        v["value"].clone()
+    }
+
+    fn go(&self, url: &str) {
+        self.call("POST", "/url", Some(json!({ "url": url })));
+    }
+
+    fn js(&self, script: &str) -> Value {
+        self.call(
+            "POST",
+            "/execute/sync",
+            Some(json!({"script": script, "args": []})),
+        )
+    }
+
+    /// Evaluates `script` until `ok` holds for its value (at most `secs` seconds).
+    fn wait(&self, script: &str, secs: u64, ok: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        loop {
+            let v = self.js(script);
+            if ok(&v) {
+                return v;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(secs),
+                "waited {secs} s for `{script}`; last: {v}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// The browser's console messages since the last call, those at level SEVERE.
+    fn console_errors(&self) -> Vec<String> {
+        let v = self.call("POST", "/se/log", Some(json!({"type": "browser"})));
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["level"] == "SEVERE")
+            .map(|e| e["message"].to_string())
+            .collect()
+    }
+
+    /// Marks the page's window: a reload makes a new one without the mark.
+    fn mark(&self) {
+        self.js("window.__probe = 'same page'; return null");
+    }
+
+    /// Whether the page is the one marked (never reloaded), with one navigation entry.
+    fn not_reloaded(&self) -> bool {
+        self.js("return window.__probe === 'same page' && \
+             performance.getEntriesByType('navigation').length === 1")
+            == Value::Bool(true)
+    }
+
+    fn key(&self, key: &str) {
+        let body = self.call(
+            "POST",
+            "/element",
+            Some(json!({"using": "css selector", "value": "body"})),
+        );
+        let id = body
+            .as_object()
+            .and_then(|o| o.values().next())
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_string();
+        self.call(
+            "POST",
+            &format!("/element/{id}/value"),
+            Some(json!({ "text": key })),
+        );
+    }
+}
+
+fn tabula(db: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn every_page_works_live_in_headless_chromium() {
+    if !found("chromium") || !found("chromedriver") {
+        eprintln!(
+            "\n!!!!!!!!\n!!! SKIPPED: chromium or chromedriver is missing (run \
+             scripts/install-chromium.sh; `make test` does it when missing)\n!!!!!!!!\n"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A finished sweep of two runs (its store holds the solution of ewn:3x3x3).
+    std::fs::write(
+        d.join("base.toml"),
+        "variant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\ngames_per_iteration = 20\n\
+         [search]\nsimulations = 8\n[eval]\ngames = 100\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("s.toml"),
+        "name = \"grid\"\nbase = \"base.toml\"\nseeds = [1, 2]\n[axes]\n\
+         \"search.simulations\" = [4, 8]\n",
+    )
+    .unwrap();
+    let db = d.join("t.db");
+    let out = tabula(&db, &["sweep", &d.join("s.toml").display().to_string()]);
+    assert!(out.status.success(), "{out:?}");
+    // The server starts on the finished store (an immutable read), then a run starts writing.
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .arg("--db")
+        .arg(&db)
+        .args(["serve", "--port", "0", "--json"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    {
+        let out = serve.stdout.as_mut().unwrap();
+        let mut b = [0u8; 1];
+        while out.read(&mut b).unwrap() == 1 && b[0] != b'\n' {
+            line.push(b[0] as char);
+        }
+    }
+    let _serve = Killed(serve);
+    let url = serde_json::from_str::<Value>(&line).expect(&line)["url"]
+        .as_str()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    std::fs::write(
+        d.join("long.toml"),
+        "name = \"long\"\nvariant = \"ewn:3x3x3\"\nseed = 3\niterations = 100000\n\
+         games_per_iteration = 40\n[search]\nsimulations = 8\n[eval]\ngames = 200\n",
+    )
+    .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "run",
+            &d.join("long.toml").display().to_string(),
+            "--threads",
+            "1",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _run = Killed(run);
+
+    let wd_port = free_port();
+    let driver = Command::new("chromedriver")
+        .arg(format!("--port={wd_port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _driver = Killed(driver);
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", wd_port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "chromedriver did not start"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let profile = tempfile::tempdir().unwrap();
+    let caps = json!({"capabilities": {"alwaysMatch": {
+        "browserName": "chrome",
+        "goog:loggingPrefs": {"browser": "ALL"},
+        // A page that does not load fails the test in bounded time, not at the read timeout.
+        "timeouts": {"pageLoad": 60000, "script": 30000},
+        "goog:chromeOptions": {
+            "binary": "/usr/bin/chromium",
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                     "--no-first-run", "--disable-background-networking",
+                     "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+                     "--window-size=1400,1000",
+                     format!("--user-data-dir={}", profile.path().display())]
+        }
+    }}});
+    let (status, v) = http(wd_port, "POST", "/session", Some(&caps));
+    assert_eq!(status, 200, "{v}");
+    let b = Browser {
+        port: wd_port,
+        session: v["value"]["sessionId"].as_str().unwrap().to_string(),
+    };
+    let mut errors = Vec::new();
+
+    // `/`: the runs table lists the running run, and its iteration count grows.
+    b.go(&format!("{url}/"));
+    let row = "const r = [...document.querySelectorAll('tr[data-run]')].find(t => \
+               t.textContent.includes('long')); return r ? Number(r.dataset.iterations) : -1";
+    let first = b.wait(row, 60, |v| v.as_i64().is_some_and(|n| n >= 1));
+    b.mark();
+    let grown = b.wait(row, 60, |v| v.as_i64() > first.as_i64());
+    assert!(grown.as_i64() > first.as_i64());
+    assert!(b.not_reloaded(), "the runs page reloaded");
+    let listed = b.js("return document.querySelectorAll('tr[data-run]').length");
+    assert_eq!(listed, 5, "the sweep's four runs and the long one");
+    let status = b.js(
+        "return [...document.querySelectorAll('tr[data-run]')].find(t => \
+         t.textContent.includes('long')).dataset.status",
+    );
+    assert_eq!(status, "running");
+    errors.extend(b.console_errors().into_iter().map(|e| format!("/: {e}")));
+
+    // `/runs/ID`: the WR_p curve gains points without a reload.
+    let id = b.js(
+        "return [...document.querySelectorAll('tr[data-run]')].find(t => \
+         t.textContent.includes('long')).dataset.run",
+    );
+    let id = id.as_str().unwrap().to_string();
+    b.go(&format!("{url}/runs/{id}"));
+    let points = "const c = document.querySelector('.chart[data-metric=wr_p]'); \
+                  return c && c.querySelector('canvas') ? Number(c.dataset.points) : -1";
+    let p1 = b.wait(points, 60, |v| v.as_i64().is_some_and(|n| n >= 2));
+    b.mark();
+    let p2 = b.wait(points, 60, |v| v.as_i64() > p1.as_i64());
+    assert!(p2.as_i64() > p1.as_i64());
+    let its = "return Number(document.getElementById('status').dataset.iterations)";
+    let i1 = b.js(its);
+    b.wait(its, 60, |v| v.as_i64() > i1.as_i64());
+    assert!(b.not_reloaded(), "the run page reloaded");
+    let settings = b.js("return document.getElementById('info').textContent");
+    assert!(
+        settings.as_str().unwrap().contains("simulations"),
+        "{settings}"
+    );
+    errors.extend(
+        b.console_errors()
+            .into_iter()
+            .map(|e| format!("/runs/{id}: {e}")),
+    );
+
+    // `/sweeps/grid`: "k of N" and a final-value figure.
+    b.go(&format!("{url}/sweeps/grid"));
+    let progress = b.wait(
+        "return document.getElementById('progress').textContent",
+        30,
+        |v| v.as_str().is_some_and(|s| !s.is_empty()),
+    );
+    assert!(
+        progress
+            .as_str()
+            .unwrap()
+            .starts_with("4 of 4 runs finished"),
+        "{progress}"
+    );
+    let figures = b.wait(
+        "return document.querySelectorAll('.final-figure canvas').length",
+        30,
+        |v| v.as_u64().is_some_and(|n| n >= 1),
+    );
+    assert!(figures.as_u64().unwrap() >= 4, "one per metric: {figures}");
+    let pivot = b.js("return document.querySelector('table.pivot').textContent");
+    assert!(pivot.as_str().unwrap().contains("n=2"), "{pivot}");
+    errors.extend(
+        b.console_errors()
+            .into_iter()
+            .map(|e| format!("/sweeps/grid: {e}")),
+    );
+
+    // `/compare`: the sweep's first run against the long one.
+    b.go(&format!("{url}/compare?runs=1,{id}"));
+    let differing = b.wait(
+        "return document.getElementById('diff').dataset.differing",
+        30,
+        |v| v.is_string(),
+    );
+    assert!(
+        differing.as_str().unwrap().parse::<u32>().unwrap() >= 3,
+        "{differing}"
+    );
+    b.wait(
+        "return document.querySelectorAll('#charts canvas').length",
+        30,
+        |v| v.as_u64().is_some_and(|n| n >= 1),
+    );
+    errors.extend(
+        b.console_errors()
+            .into_iter()
+            .map(|e| format!("/compare: {e}")),
+    );
+
+    // `/games/HASH`: a game of the sweep's first run, stepped with the arrow keys.
+    let (_, games) = http(
+        url.rsplit(':').next().unwrap().parse().unwrap(),
+        "GET",
+        "/api/runs/1/games?iteration=1&per_page=1",
+        None,
+    );
+    let hash = games["games"][0]["hash"].as_str().unwrap().to_string();
+    b.go(&format!("{url}/games/{hash}"));
+    b.wait(
+        "return document.getElementById('main').dataset.step",
+        30,
+        |v| v == "0",
+    );
+    let value = b.js("return document.getElementById('exact').dataset.value");
+    assert!(
+        value.as_str().unwrap().parse::<f64>().is_ok(),
+        "the start's exact value: {value}"
+    );
+    let mut moves_seen = 0;
+    for step in 1..=8 {
+        b.key("\u{E014}"); // ArrowRight
+        let at = b.js("return document.getElementById('main').dataset.step");
+        assert_eq!(at, step.to_string(), "step {step}");
+        let best =
+            b.js("return [...document.querySelectorAll('#moves td.best')].map(t => t.textContent)");
+        if let Some(list) = best.as_array().filter(|l| !l.is_empty()) {
+            moves_seen += 1;
+            for v in list {
+                let x: f64 = v.as_str().unwrap().parse().unwrap();
+                assert!((-1.0..=1.0).contains(&x), "{v}");
+            }
+        }
+    }
+    assert!(
+        moves_seen >= 4,
+        "exact move values shown on {moves_seen} of 8 steps"
+    );
+    b.key("\u{E012}"); // ArrowLeft
+    assert_eq!(
+        b.js("return document.getElementById('main').dataset.step"),
+        "7"
+    );
+    errors.extend(
+        b.console_errors()
+            .into_iter()
+            .map(|e| format!("/games: {e}")),
+    );
+
+    // The checks can fail: a reload is seen, and so is a console error.
+    b.mark();
+    b.js("location.reload(); return null");
+    b.wait("return document.readyState", 30, |v| v == "complete");
+    assert!(!b.not_reloaded(), "a reload went unseen");
+    b.go("data:text/html,<script>console.error('deliberate')</script>");
+    let control = b.console_errors();
+    assert!(
+        control.iter().any(|e| e.contains("deliberate")),
+        "a console error went unseen: {control:?}"
+    );
+
+    assert!(errors.is_empty(), "console errors:\n{}", errors.join("\n"));
+}
