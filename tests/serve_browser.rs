@@ -323,12 +323,17 @@ fn every_page_works_live_in_headless_chromium() {
         "goog:loggingPrefs": {"browser": "ALL"},
         // A page that does not load fails the test in bounded time, not at the read timeout.
         "timeouts": {"pageLoad": 60000, "script": 30000},
+        // Navigation returns at DOMContentLoaded; the checks below wait for what they read.
+        // (With "normal", a loaded machine sometimes timed out waiting for the renderer on
+        // the first page.)
+        "pageLoadStrategy": "eager",
         "goog:chromeOptions": {
             "binary": "/usr/bin/chromium",
             "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                      "--no-first-run", "--disable-background-networking",
                      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                     "--window-size=1400,1000",
+                     "--window-size=1400,1000", "--disable-renderer-backgrounding",
+                     "--disable-background-timer-throttling",
                      format!("--user-data-dir={}", profile.path().display())]
         }
     }}});
