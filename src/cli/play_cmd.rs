@@ -19,6 +19,8 @@ use super::common::{Layout, show_game};
 use super::output::outln;
 
 /// A player `tabula play` can seat.
+// Large only through `PlayerSpec`'s search settings; two per command (see PlayerSpec).
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 enum PlayerKind {
     /// Uniformly random moves from the game's own stream (the game `play` has always shown).
