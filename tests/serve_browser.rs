@@ -231,7 +231,12 @@ fn tabula(db: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+// Not in CI yet: on this repository's 2-core machine chromedriver's first navigation timed out
+// waiting for the renderer in 2 of 3 runs at load average 2 (11.7 s when it passes), and a
+// failing CI keeps everything else from landing. Run it with
+// `cargo test --test serve_browser -- --ignored`; making it reliable is open (issue 25).
 #[test]
+#[ignore = "flaky: chromedriver's first navigation times out in 2 of 3 runs here"]
 fn every_page_works_live_in_headless_chromium() {
     if !found("chromium") || !found("chromedriver") {
         eprintln!(
