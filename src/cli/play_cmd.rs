@@ -20,6 +20,7 @@ use super::output::outln;
 
 /// A player `tabula play` can seat.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one per seat of one game: its size does not matter
 enum PlayerKind {
     /// Uniformly random moves from the game's own stream (the game `play` has always shown).
     Random,

@@ -54,6 +54,9 @@ pub enum GreedyMode {
 }
 
 /// A validated player spec, not yet tied to a game.
+// `Mcts` holds a whole `SearchConfig` (with its simulation schedule, a fixed array): a spec is
+// made once per player and never in bulk, so its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlayerSpec {
     Random,
