@@ -49,13 +49,13 @@ pub struct Written {
 /// else the last axis), the lines (the first other axis), and facets (the rest, a figure per
 /// combination of their values).
 pub(crate) struct Layout {
-    x: Option<String>,
-    by: Option<String>,
-    facets: Vec<Vec<(String, serde_json::Value)>>,
+    pub(crate) x: Option<String>,
+    pub(crate) by: Option<String>,
+    pub(crate) facets: Vec<Vec<(String, serde_json::Value)>>,
 }
 
 impl Layout {
-    fn of(data: &SweepData) -> Layout {
+    pub(crate) fn of(data: &SweepData) -> Layout {
         let axes = &data.stored.record.axes;
         let numeric = |vs: &[String]| {
             vs.iter()

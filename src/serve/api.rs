@@ -418,26 +418,6 @@ pub(super) fn sweeps(store: &Store) -> Result<Json, Reply> {
     Ok(json!({"sweeps": objects(&q)}))
 }
 
-/// All combinations of the values of `axes` (one value per axis), in grid order.
-fn combinations(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, Json)>> {
-    let mut out: Vec<Vec<(String, Json)>> = vec![Vec::new()];
-    for (k, vs) in axes {
-        let mut next = Vec::new();
-        for combo in &out {
-            for v in vs {
-                let mut c = combo.clone();
-                c.push((
-                    k.clone(),
-                    serde_json::from_str(v).unwrap_or_else(|_| Json::String(v.clone())),
-                ));
-                next.push(c);
-            }
-        }
-        out = next;
-    }
-    out
-}
-
 /// `/api/sweeps/NAME`: the sweep's axes and seeds, its members with their status and
 /// progress, "k of N" finished, and per metric the curves (mean and 95% band over the seeds
 /// per grid point) and the final values against an axis (finished runs only; how many were
@@ -476,29 +456,9 @@ pub(super) fn sweep(store: &Store, row: &crate::store::SweepRow) -> Result<Json,
         })
         .collect();
     let axes = &data.stored.record.axes;
-    let numeric = |vs: &[String]| {
-        vs.iter()
-            .all(|v| serde_json::from_str::<Json>(v).is_ok_and(|j| j.is_number()))
-    };
-    // The final-value figures' layout (as `tabula report`'s): x the last numeric axis (else
-    // the last), a line per value of the first other axis, a figure per combination of the
-    // rest.
-    let x = axes
-        .iter()
-        .rev()
-        .find(|(_, vs)| numeric(vs))
-        .or(axes.last())
-        .map(|(k, _)| k.clone());
-    let by = axes
-        .iter()
-        .find(|(k, _)| Some(k) != x.as_ref())
-        .map(|(k, _)| k.clone());
-    let rest: Vec<(String, Vec<String>)> = axes
-        .iter()
-        .filter(|(k, _)| Some(k) != x.as_ref() && Some(k) != by.as_ref())
-        .cloned()
-        .collect();
-    let facets = combinations(&rest);
+    // The final-value figures' layout, as `tabula report`'s.
+    let crate::experiments::report::Layout { x, by, facets } =
+        crate::experiments::report::Layout::of(&data);
     let mut figures = serde_json::Map::new();
     for (metric, title, digits) in crate::experiments::report::METRICS {
         let curves = plot::curves(&data, metric, &[]);
