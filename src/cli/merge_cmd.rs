@@ -22,9 +22,11 @@ pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
     // Every source is checked before the destination is touched: a store this build can
     // merge, whose run rows agree with their chains (as fsck checks them), so a damaged row
     // ("99/6 done") is never copied into a healthy store.
+    let mut sources = Vec::with_capacity(args.sources.len());
     for s in &args.sources {
         Store::check_mergeable(s)?;
-        let problems = tabula::runs::check_run_rows(&Store::open_read_only(s)?)?;
+        let source = Store::open_read_only(s)?;
+        let problems = tabula::runs::check_run_rows(&source)?;
         if let Some(first) = problems.first() {
             bail!(
                 "merge: {}: {} run row(s) disagree with their chains (the first: {first}); \
@@ -34,8 +36,9 @@ pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
                 s.display()
             );
         }
+        sources.push(source);
     }
-    let equivalent = equivalent_solutions(&args.into, &args.sources)?;
+    let equivalent = equivalent_solutions(&args.into, sources)?;
     let existed = args.into.exists();
     let result =
         Store::open(&args.into).and_then(|mut into| into.merge_from(&args.sources, &equivalent));
@@ -88,14 +91,12 @@ pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
 /// destination's, else an earlier source's) in their address but not in their content: the
 /// solver compares them position by position ([`AnyGame::solutions_agree`]); the store, which
 /// does not know a solution's layout, keeps the first.
-fn equivalent_solutions(into: &Path, sources: &[PathBuf]) -> anyhow::Result<Equivalent> {
-    let mut stores = Vec::new();
+fn equivalent_solutions(into: &Path, sources: Vec<Store>) -> anyhow::Result<Equivalent> {
+    let mut stores = Vec::with_capacity(sources.len() + 1);
     if into.exists() {
         stores.push(Store::open_read_only(into)?);
     }
-    for s in sources {
-        stores.push(Store::open_read_only(s)?);
-    }
+    stores.extend(sources);
     let mut first: BTreeMap<String, (usize, ObjectHash)> = BTreeMap::new();
     let mut same = Equivalent::new();
     for (i, store) in stores.iter().enumerate() {

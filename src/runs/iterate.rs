@@ -236,7 +236,6 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         };
         let evaluation = model.evaluate(self.g, self.ctx(), e);
         let metrics = L::metric_values(&evaluation);
-        check_finite(iteration, &metrics)?;
         let encoded = Encoded::of(&evaluation)?;
         Ok(Evaluated {
             metrics,
@@ -352,42 +351,5 @@ fn evaluation_row(
         iteration,
         hash: Some(hash),
         values: values.clone(),
-    }
-}
-
-/// Refuses a NaN or infinite metric before anything of the iteration is committed: SQLite
-/// stores NaN as NULL, and a metric that overflowed says the model's numbers did.
-fn check_finite(iteration: u32, metrics: &MetricValues) -> Result<(), RunError> {
-    match metrics
-        .iter()
-        .find(|(_, v)| v.is_some_and(|v| !v.is_finite()))
-    {
-        Some(&(metric, value)) => Err(RunError::NonFinite {
-            iteration,
-            metric,
-            value: value.unwrap_or(f64::NAN),
-        }),
-        None => Ok(()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_non_finite_metric_is_named_with_its_iteration() {
-        let fine: MetricValues = vec![("wr_p", Some(0.5)), ("err_p", None)];
-        assert!(check_finite(3, &fine).is_ok());
-        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-            let m: MetricValues = vec![("wr_p", Some(0.5)), ("mae_v", Some(bad))];
-            let e = check_finite(3, &m).unwrap_err().to_string();
-            assert!(e.starts_with("iteration 3: metric `mae_v` is "), "{e}");
-            assert!(e.contains("not a finite number"), "{e}");
-            assert!(
-                e.contains("init_std") && e.contains("nothing of this iteration"),
-                "{e}"
-            );
-        }
     }
 }

@@ -140,21 +140,6 @@ pub enum RunError {
     /// head's chain, stored games that are not a prefix. The text says where.
     #[error("{0}")]
     Inconsistent(String),
-    /// A metric came out NaN or infinite: the model's numbers overflowed (a setting such as
-    /// `init_std`, a learning rate or `weight_decay` too large for this game). Nothing of the
-    /// iteration is committed; the run stays resumable, and resuming repeats the same numbers.
-    #[error(
-        "iteration {iteration}: metric `{metric}` is {value}, not a finite number: the model's \
-         numbers overflowed (settings that can do it: init_std, learning_rate, \
-         learner.network.lr, learner.network.weight_decay); nothing of this iteration was \
-         committed, and `resume` would compute the same numbers: branch from an earlier \
-         iteration with smaller values"
-    )]
-    NonFinite {
-        iteration: u32,
-        metric: &'static str,
-        value: f64,
-    },
     /// The store writer thread stopped taking commits: it failed, and its own error (reported
     /// instead where there is one) says why.
     #[error("the store writer stopped")]
