@@ -1135,6 +1135,22 @@ mod tests {
     /// Values flip when the chooser changes and not across chance: player 1 refutes a0, so
     /// player 0 should prefer the draw a1; and after a chance node the same player moves
     /// again and keeps its own point of view.
+    /// 0: P0 {a0 -> chance 1, a1 -> draw}; chance 1: 1/2 -> P0 node 3 {c0 loss, c1 win},
+    /// 1/2 -> win. a0 is a lottery worth 1 for P0 (P0 moves again after the chance node and
+    /// wins), a1 a draw.
+    fn lottery_below_the_root() -> TreeGame {
+        TreeGame {
+            nodes: vec![
+                TNode::Decision(P0, vec![1, 2]),
+                TNode::Chance(vec![(3, 0.5), (4, 0.5)]),
+                TNode::Terminal(Draw),
+                TNode::Decision(P0, vec![5, 4]),
+                TNode::Terminal(Win(P0)),
+                TNode::Terminal(Win(P1)),
+            ],
+        }
+    }
+
     #[test]
     fn backup_flips_with_the_chooser_only() {
         // 0: P0 {a0 -> 1, a1 -> 4}; 1: P1 {b0 -> 2 (P0 wins), b1 -> 3 (P1 wins)}; 4: draw.
@@ -1153,18 +1169,7 @@ mod tests {
             .unwrap();
         assert_eq!(r.action, 1, "{r:?}");
         assert!(r.visits[1] > 300, "{r:?}");
-        // 0: P0 {a0 -> chance 1, a1 -> draw}; chance 1: 1/2 -> P0 node 3 {c0 loss, c1 win},
-        // 1/2 -> win. a0 is worth 1 for P0 (P0 moves again after the chance node).
-        let g = TreeGame {
-            nodes: vec![
-                TNode::Decision(P0, vec![1, 2]),
-                TNode::Chance(vec![(3, 0.5), (4, 0.5)]),
-                TNode::Terminal(Draw),
-                TNode::Decision(P0, vec![5, 4]),
-                TNode::Terminal(Win(P0)),
-                TNode::Terminal(Win(P1)),
-            ],
-        };
+        let g = lottery_below_the_root();
         let mut search = Search::new(quiet(400, InitQ::Draw)).unwrap();
         let r = search
             .run(&g, &0, 0, &mut Uniform, &mut stream(1, "chance"))
@@ -1282,18 +1287,8 @@ mod tests {
             }
             checked += 1;
         }
-        // A chance node below the root: a0 is a lottery worth 1 for P0 (P0 moves again and
-        // wins), a1 a draw.
-        let g = TreeGame {
-            nodes: vec![
-                TNode::Decision(P0, vec![1, 2]),
-                TNode::Chance(vec![(3, 0.5), (4, 0.5)]),
-                TNode::Terminal(Draw),
-                TNode::Decision(P0, vec![5, 4]),
-                TNode::Terminal(Win(P0)),
-                TNode::Terminal(Win(P1)),
-            ],
-        };
+        // A chance node below the root.
+        let g = lottery_below_the_root();
         for i in 0..10 {
             let r = Search::new(gumbel(40))
                 .unwrap()
