@@ -88,16 +88,28 @@ fn nets() -> Vec<NetSpec> {
     ]
 }
 
+/// FNV-1a over the floats' bit patterns, continuing from `h`.
+fn fnv(mut h: u64, xs: &[f32]) -> u64 {
+    for x in xs {
+        for b in x.to_bits().to_le_bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
 struct Args {
     net: String,
     rounds: usize,
     seconds: f64,
     seed: u64,
     arith: Arith,
+    only: Option<String>,
 }
 
 const USAGE: &str = "usage: nn_throughput --net NAME [--rounds N] [--seconds S] [--seed N] \
-                     [--arith fused|separate] (the kernels' arithmetic, default fused as in new runs)";
+                     [--arith fused|separate] (the kernels' arithmetic, default fused as in new runs) \
+                     [--only b1|b64|train] (measure one rate, the others print 0: for profiling)";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -106,6 +118,7 @@ fn parse_args() -> Result<Args, String> {
         seconds: 1.0,
         seed: 1,
         arith: Arith::Fused,
+        only: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -133,6 +146,10 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or_else(|| bad("a positive number of seconds"))?
             }
             "--seed" => args.seed = value.parse().map_err(|_| bad("an integer"))?,
+            "--only" => match value.as_str() {
+                "b1" | "b64" | "train" => args.only = Some(value),
+                _ => return Err(bad("b1, b64 or train")),
+            },
             "--arith" => {
                 args.arith = match value.as_str() {
                     "fused" => Arith::Fused,
@@ -247,6 +264,20 @@ fn main() -> ExitCode {
         &mut values,
         &mut logits,
     );
+    // The bits a change to the kernels must keep (or change once, on purpose): the warm-up
+    // batch's outputs and the parameters after two training steps from the initial ones.
+    let mut bits = fnv(0xcbf2_9ce4_8422_2325, &values);
+    bits = fnv(bits, &logits);
+    let mut trained = init.clone();
+    throughput::train_steps(
+        &layout,
+        &mut trained,
+        &examples,
+        256,
+        2,
+        &mut Trainer::new(&layout),
+    );
+    let bits = format!("{:016x}", fnv(bits, &trained));
     for round in 0..args.rounds {
         let mut infer = |batch: usize| {
             let mut at = 0usize;
@@ -268,18 +299,24 @@ fn main() -> ExitCode {
                 batch
             })
         };
-        let b1 = infer(1);
-        let b64 = infer(64);
+        let on = |what: &str| args.only.as_deref().is_none_or(|o| o == what);
+        let b1 = if on("b1") { infer(1) } else { 0.0 };
+        let b64 = if on("b64") { infer(64) } else { 0.0 };
         let mut params = init.clone();
         let mut losses = (0.0, 0.0);
-        let train = rate(args.seconds, || {
-            losses = throughput::train_steps(&layout, &mut params, &examples, 256, 1, &mut trainer);
-            256
-        });
+        let train = if on("train") {
+            rate(args.seconds, || {
+                losses =
+                    throughput::train_steps(&layout, &mut params, &examples, 256, 1, &mut trainer);
+                256
+            })
+        } else {
+            0.0
+        };
         println!(
             "{{\"engine\":\"tabula\",\"net\":\"{}\",\"round\":{round},\"supported\":true,\
              \"params\":{},\"infer_b1\":{b1:.1},\"infer_b64\":{b64:.1},\"train_b256\":{train:.2},\
-             \"policy_loss\":{:.4},\"value_loss\":{:.4}}}",
+             \"policy_loss\":{:.4},\"value_loss\":{:.4},\"bits\":\"{bits}\"}}",
             spec.name,
             layout.params(),
             losses.0,

@@ -220,6 +220,9 @@ pub(crate) fn gemm(
     // Row tiles outer, panels inner: a tile's rows of A are read from L1/L2 once per panel.
     // (Copying each tile of A into a contiguous block first was measured 1.7-2.6x slower
     // on the convolutions of docs/network.md's table.)
+    if let Then::AddRelu(skip) = then {
+        assert!(skip.len() >= c.len(), "gemm: skip too short");
+    }
     let panels = n.div_ceil(NR);
     for p in 0..panels {
         let panel = &b[p * k * NR..(p + 1) * k * NR];
@@ -228,6 +231,29 @@ pub(crate) fn gemm(
         let mut m0 = 0;
         while m0 < m {
             let rows = MR.min(m - m0);
+            #[cfg(target_arch = "x86_64")]
+            if kernel.simd == Simd::Avx2 && rows == MR && w == NR && (out.cs == 1 || out.rs == 1) {
+                let tile = avx2::Full {
+                    k,
+                    a,
+                    m0,
+                    n0,
+                    panel,
+                    start,
+                    then,
+                    out,
+                };
+                // SAFETY: `Simd::Avx2` is only chosen where the CPU has AVX2 and FMA; the
+                // asserts above keep A, the panel, C and the skip in bounds for a full tile.
+                unsafe {
+                    match kernel.arith {
+                        Arith::Fused => avx2::full::<true>(tile, c),
+                        Arith::Separate => avx2::full::<false>(tile, c),
+                    }
+                }
+                m0 += rows;
+                continue;
+            }
             let mut acc = [[0.0f32; NR]; MR];
             load(&mut acc[..rows], m0, n0, w, start, c, out);
             run_tile(kernel, rows, k, a, m0, panel, &mut acc);
@@ -355,7 +381,7 @@ fn tile_scalar<const FUSED: bool>(
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{MR, MatA, NR, Offsets};
+    use super::{MR, MatA, NR, Offsets, Out, Start, Then};
     use std::arch::x86_64::*;
 
     /// The AVX2 tile: the scalar path's chains, eight columns to a register.
@@ -420,7 +446,27 @@ mod avx2 {
                 c0[r] = _mm256_loadu_ps(acc[r].as_ptr());
                 c1[r] = _mm256_loadu_ps(acc[r].as_ptr().add(8));
             }
-            let mut bp = panel.as_ptr();
+            chains::<R, F>(k, rp, koff, panel.as_ptr(), &mut c0, &mut c1);
+            for r in 0..R {
+                _mm256_storeu_ps(acc[r].as_mut_ptr(), c0[r]);
+                _mm256_storeu_ps(acc[r].as_mut_ptr().add(8), c1[r]);
+            }
+        }
+    }
+
+    /// Adds the `k` terms to the accumulators, in ascending k: columns 0..8 in `c0`, 8..16
+    /// in `c1`.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn chains<const R: usize, const F: bool>(
+        k: usize,
+        rp: [*const f32; R],
+        koff: impl Fn(usize) -> usize,
+        mut bp: *const f32,
+        c0: &mut [__m256; R],
+        c1: &mut [__m256; R],
+    ) {
+        unsafe {
             for kk in 0..k {
                 let o = koff(kk);
                 let b0 = _mm256_loadu_ps(bp);
@@ -437,11 +483,231 @@ mod avx2 {
                 }
                 bp = bp.add(NR);
             }
-            for r in 0..R {
-                _mm256_storeu_ps(acc[r].as_mut_ptr(), c0[r]);
-                _mm256_storeu_ps(acc[r].as_mut_ptr().add(8), c1[r]);
+        }
+    }
+
+    /// A full tile (`MR` rows, `NR` columns) whose C rows or columns are contiguous.
+    pub(super) struct Full<'a> {
+        pub k: usize,
+        pub a: MatA<'a>,
+        pub m0: usize,
+        pub n0: usize,
+        pub panel: &'a [f32],
+        pub start: Start<'a>,
+        pub then: Then<'a>,
+        pub out: Out,
+    }
+
+    /// A full tile from start value to stored result without leaving the registers: the
+    /// same chains as [`tile`] and the same finishing operations as `store`, each a vector
+    /// of the scalar path's operation (IEEE add, multiply and compare are the same in every
+    /// lane), so the bits are the scalar path's. A column-major C (a convolution's
+    /// `[channel][square]`) is written by transposing the tile in registers: a column's six
+    /// rows are contiguous there.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA; A's elements `(m0 + r, kk)`, the panel's `k * NR`
+    /// floats, C's and the skip's elements of the tile must be in bounds.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn full<const F: bool>(t: Full<'_>, c: &mut [f32]) {
+        unsafe {
+            let Full {
+                k,
+                a,
+                m0,
+                n0,
+                panel,
+                start,
+                then,
+                out,
+            } = t;
+            let mut rp = [a.data.as_ptr(); MR];
+            for (r, p) in rp.iter_mut().enumerate() {
+                *p = a.data.as_ptr().add(a.rows.at(m0 + r));
+            }
+            let cp = c.as_mut_ptr().add(m0 * out.rs + n0 * out.cs);
+            let rows_major = out.cs == 1;
+            let (mut c0, mut c1) = ([_mm256_setzero_ps(); MR], [_mm256_setzero_ps(); MR]);
+            match start {
+                Start::Zero | Start::AddSum => {}
+                Start::ColBias(b) => {
+                    let (b0, b1) = (_mm256_loadu_ps(&b[n0]), _mm256_loadu_ps(&b[n0 + 8]));
+                    c0 = [b0; MR];
+                    c1 = [b1; MR];
+                }
+                Start::Keep if rows_major => {
+                    for r in 0..MR {
+                        c0[r] = _mm256_loadu_ps(cp.add(r * out.rs));
+                        c1[r] = _mm256_loadu_ps(cp.add(r * out.rs + 8));
+                    }
+                }
+                Start::Keep => {
+                    let mut cols = [_mm256_setzero_ps(); NR];
+                    for (j, v) in cols.iter_mut().enumerate() {
+                        *v = load6(cp.add(j * out.cs));
+                    }
+                    let (lo, hi) = (transpose8(&cols[..8]), transpose8(&cols[8..]));
+                    c0.copy_from_slice(&lo[..MR]);
+                    c1.copy_from_slice(&hi[..MR]);
+                }
+            }
+            let bp = panel.as_ptr();
+            match a.ks {
+                Offsets::Stride(s) => chains::<MR, F>(k, rp, |kk| kk * s, bp, &mut c0, &mut c1),
+                Offsets::Table(tb) => {
+                    chains::<MR, F>(k, rp, |kk| *tb.get_unchecked(kk), bp, &mut c0, &mut c1)
+                }
+            }
+            // `store`'s cases: `old + x` for AddSum, else x, relu(x) or relu(x + skip).
+            let (fin, skip) = match (start, then) {
+                (Start::AddSum, _) => (Fin::AddSum, std::ptr::null()),
+                (_, Then::Nothing) => (Fin::Plain, std::ptr::null()),
+                (_, Then::Relu) => (Fin::Relu, std::ptr::null()),
+                (_, Then::AddRelu(sk)) => {
+                    (Fin::AddRelu, sk.as_ptr().add(m0 * out.rs + n0 * out.cs))
+                }
+            };
+            if rows_major {
+                for r in 0..MR {
+                    let at = r * out.rs;
+                    finish8(fin, c0[r], cp.add(at), skip.wrapping_add(at));
+                    finish8(fin, c1[r], cp.add(at + 8), skip.wrapping_add(at + 8));
+                }
+            } else {
+                let mut rows = [_mm256_setzero_ps(); 8];
+                rows[..MR].copy_from_slice(&c0);
+                let lo = transpose8(&rows);
+                rows[..MR].copy_from_slice(&c1);
+                let hi = transpose8(&rows);
+                for j in 0..NR {
+                    let x = if j < 8 { lo[j] } else { hi[j - 8] };
+                    let at = j * out.cs;
+                    finish6(fin, x, cp.add(at), skip.wrapping_add(at));
+                }
             }
         }
+    }
+
+    /// What `store` does to a finished element.
+    #[derive(Copy, Clone, PartialEq, Eq)]
+    enum Fin {
+        Plain,
+        Relu,
+        AddRelu,
+        AddSum,
+    }
+
+    /// The finished value of eight elements whose old values (and skips) are `old`, `skip`.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn finished(fin: Fin, x: __m256, old: __m256, skip: __m256) -> __m256 {
+        match fin {
+            Fin::Plain => x,
+            Fin::Relu => relu(x),
+            Fin::AddRelu => relu(_mm256_add_ps(x, skip)),
+            Fin::AddSum => _mm256_add_ps(old, x),
+        }
+    }
+
+    /// Finishes eight contiguous elements of C at `c` (their skips at `skip`).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn finish8(fin: Fin, x: __m256, c: *mut f32, skip: *const f32) {
+        unsafe {
+            let zero = _mm256_setzero_ps();
+            let old = if fin == Fin::AddSum {
+                _mm256_loadu_ps(c)
+            } else {
+                zero
+            };
+            let sk = if fin == Fin::AddRelu {
+                _mm256_loadu_ps(skip)
+            } else {
+                zero
+            };
+            _mm256_storeu_ps(c, finished(fin, x, old, sk));
+        }
+    }
+
+    /// Finishes six contiguous elements of C at `c` from lanes 0..6 of `x`.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn finish6(fin: Fin, x: __m256, c: *mut f32, skip: *const f32) {
+        unsafe {
+            let zero = _mm256_setzero_ps();
+            let old = if fin == Fin::AddSum { load6(c) } else { zero };
+            let sk = if fin == Fin::AddRelu {
+                load6(skip)
+            } else {
+                zero
+            };
+            store6(c, finished(fin, x, old, sk));
+        }
+    }
+
+    /// `if x < 0 { 0 } else { x }` in every lane (-0 and NaN kept, as the scalar `relu`).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn relu(x: __m256) -> __m256 {
+        let neg = _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_setzero_ps());
+        _mm256_andnot_ps(neg, x)
+    }
+
+    /// Six floats from `p` in lanes 0..6, zeros in 6 and 7 (reads exactly six).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn load6(p: *const f32) -> __m256 {
+        unsafe {
+            let lo = _mm_loadu_ps(p);
+            let hi = _mm_castsi128_ps(_mm_loadl_epi64(p.add(4) as *const __m128i));
+            _mm256_set_m128(hi, lo)
+        }
+    }
+
+    /// Lanes 0..6 of `v` to `p` (writes exactly six).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn store6(p: *mut f32, v: __m256) {
+        unsafe {
+            _mm_storeu_ps(p, _mm256_castps256_ps128(v));
+            _mm_storel_epi64(
+                p.add(4) as *mut __m128i,
+                _mm_castps_si128(_mm256_extractf128_ps::<1>(v)),
+            );
+        }
+    }
+
+    /// The 8 x 8 transpose of `r[..8]`: lane j of row i becomes lane i of row j.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn transpose8(r: &[__m256]) -> [__m256; 8] {
+        let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+        let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+        let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+        let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+        let t4 = _mm256_unpacklo_ps(r[4], r[5]);
+        let t5 = _mm256_unpackhi_ps(r[4], r[5]);
+        let t6 = _mm256_unpacklo_ps(r[6], r[7]);
+        let t7 = _mm256_unpackhi_ps(r[6], r[7]);
+        // s_q: columns q and q + 4 of rows 0..4 (s0..s3) or rows 4..8 (s4..s7).
+        let s0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+        let s1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+        let s2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+        let s3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+        let s4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+        let s5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+        let s6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+        let s7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+        [
+            _mm256_permute2f128_ps::<0x20>(s0, s4),
+            _mm256_permute2f128_ps::<0x20>(s1, s5),
+            _mm256_permute2f128_ps::<0x20>(s2, s6),
+            _mm256_permute2f128_ps::<0x20>(s3, s7),
+            _mm256_permute2f128_ps::<0x31>(s0, s4),
+            _mm256_permute2f128_ps::<0x31>(s1, s5),
+            _mm256_permute2f128_ps::<0x31>(s2, s6),
+            _mm256_permute2f128_ps::<0x31>(s3, s7),
+        ]
     }
 }
 
@@ -522,57 +788,121 @@ mod tests {
             (7, 33, 50),
             (9, 3, 0),
             (3, 40, 288),
+            (13, 48, 20),
         ] {
             let a = random(m * k, 1);
             let b = random(k * n, 2);
             let bias = random(m.max(n), 3);
             let c0 = random(m * n, 4);
+            let skip = random(m * n, 5);
             for start in ["zero", "keep", "addsum", "col"] {
-                let mut want = c0.clone();
-                reference(arith, (m, n, k), &a, &b, start, &bias, &mut want);
-                let mut theirs = c0.clone();
-                reference(other, (m, n, k), &a, &b, start, &bias, &mut theirs);
-                differ |= want != theirs;
-                for simd in Simd::available() {
-                    let c = c0.clone();
-                    let s = match start {
-                        "zero" => Start::Zero,
-                        "keep" => Start::Keep,
-                        "addsum" => Start::AddSum,
-                        _ => Start::ColBias(&bias),
-                    };
-                    let mut bp = vec![0.0; packed_len(k, n)];
-                    pack(k, n, &mut bp, |n0: usize, p: &mut [f32]| {
-                        for kk in 0..k {
-                            for j in 0..NR {
-                                p[kk * NR + j] = if n0 + j < n { b[kk * n + n0 + j] } else { 0.0 };
-                            }
-                        }
-                    });
-                    // The same matrix strided and through offset tables.
-                    let rows: Vec<usize> = (0..m).map(|i| i * k).collect();
-                    let ks: Vec<usize> = (0..k).collect();
-                    let strided = MatA::strided(&a, k, 1);
-                    let tables = MatA {
-                        data: &a,
-                        rows: Offsets::Table(&rows),
-                        ks: Offsets::Table(&ks),
-                    };
-                    for a in [strided, tables] {
-                        let mut c = c.clone();
-                        let out = Out::rows(n);
-                        let kernel = Kernel { simd, arith };
-                        gemm(kernel, (m, n, k), a, &bp, s, Then::Nothing, &mut c, out);
-                        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                        assert_eq!(
-                            bits(&c),
-                            bits(&want),
-                            "{simd:?} {arith:?} {start} {m}x{n}x{k}"
-                        );
+                for then in ["nothing", "relu", "addrelu"] {
+                    if start == "addsum" && then != "nothing" {
+                        continue;
                     }
+                    let mut want = c0.clone();
+                    reference(arith, (m, n, k), &a, &b, start, &bias, &mut want);
+                    let mut theirs = c0.clone();
+                    reference(other, (m, n, k), &a, &b, start, &bias, &mut theirs);
+                    differ |= want != theirs;
+                    for (x, s) in want.iter_mut().zip(&skip) {
+                        *x = match then {
+                            "relu" => relu(*x),
+                            "addrelu" => relu(*x + s),
+                            _ => *x,
+                        };
+                    }
+                    let case = Case {
+                        arith,
+                        shape: (m, n, k),
+                        start,
+                        then,
+                    };
+                    every_path_matches(case, &a, &b, &bias, &skip, &c0, &want);
                 }
             }
         }
         differ
+    }
+
+    struct Case<'a> {
+        arith: Arith,
+        shape: (usize, usize, usize),
+        start: &'a str,
+        then: &'a str,
+    }
+
+    /// Every vector path, A strided and through tables, C row- and column-major, gives
+    /// `want` (row-major) from `c0` (row-major).
+    fn every_path_matches(
+        case: Case<'_>,
+        a: &[f32],
+        b: &[f32],
+        bias: &[f32],
+        skip: &[f32],
+        c0: &[f32],
+        want: &[f32],
+    ) {
+        let Case {
+            arith,
+            shape: (m, n, k),
+            start,
+            then,
+        } = case;
+        let mut bp = vec![0.0; packed_len(k, n)];
+        pack(k, n, &mut bp, |n0: usize, p: &mut [f32]| {
+            for kk in 0..k {
+                for j in 0..NR {
+                    p[kk * NR + j] = if n0 + j < n { b[kk * n + n0 + j] } else { 0.0 };
+                }
+            }
+        });
+        // The same matrix strided and through offset tables.
+        let rows: Vec<usize> = (0..m).map(|i| i * k).collect();
+        let ks: Vec<usize> = (0..k).collect();
+        let strided = MatA::strided(a, k, 1);
+        let tables = MatA {
+            data: a,
+            rows: Offsets::Table(&rows),
+            ks: Offsets::Table(&ks),
+        };
+        // Column-major: element (i, j) at j * m + i.
+        let transpose =
+            |v: &[f32]| -> Vec<f32> { (0..m * n).map(|at| v[(at % m) * n + at / m]).collect() };
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for simd in Simd::available() {
+            for a in [strided, tables] {
+                for col_major in [false, true] {
+                    let (out, mut c, sk) = if col_major {
+                        (Out::cols(m), transpose(c0), transpose(skip))
+                    } else {
+                        (Out::rows(n), c0.to_vec(), skip.to_vec())
+                    };
+                    let s = match start {
+                        "zero" => Start::Zero,
+                        "keep" => Start::Keep,
+                        "addsum" => Start::AddSum,
+                        _ => Start::ColBias(bias),
+                    };
+                    let t = match then {
+                        "relu" => Then::Relu,
+                        "addrelu" => Then::AddRelu(&sk),
+                        _ => Then::Nothing,
+                    };
+                    let kernel = Kernel { simd, arith };
+                    gemm(kernel, (m, n, k), a, &bp, s, t, &mut c, out);
+                    let got = if col_major {
+                        (0..m * n).map(|at| c[(at % n) * m + at / n]).collect()
+                    } else {
+                        c
+                    };
+                    assert_eq!(
+                        bits(&got),
+                        bits(want),
+                        "{simd:?} {arith:?} {start} {then} col-major {col_major} {m}x{n}x{k}"
+                    );
+                }
+            }
+        }
     }
 }
