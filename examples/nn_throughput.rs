@@ -305,9 +305,10 @@ fn main() -> ExitCode {
         let mut params = init.clone();
         let mut losses = (0.0, 0.0);
         let train = if on("train") {
+            // One momentum buffer for the whole measurement, as a training loop keeps it.
+            let mut steps = throughput::Steps::new(&layout);
             rate(args.seconds, || {
-                losses =
-                    throughput::train_steps(&layout, &mut params, &examples, 256, 1, &mut trainer);
+                losses = steps.run(&layout, &mut params, &examples, 256, 1, &mut trainer);
                 256
             })
         } else {

@@ -71,6 +71,9 @@ struct NormSaved {
     xhat: Vec<f32>,
     /// The updated running mean and variance (training).
     running: Vec<(usize, f32)>,
+    /// The batch's mean per channel and the sum of squared deviations from it (training, f64).
+    sums: Vec<f64>,
+    sqs: Vec<f64>,
 }
 
 /// Per-batch buffers: every activation, their gradients (training), the outputs, and each
@@ -655,6 +658,21 @@ impl Layout {
         saved.mean.resize(ch, 0.0);
         saved.inv.resize(ch, 0.0);
         saved.running.clear();
+        if mode == Mode::Train {
+            // Sums over (position, square) in that order for each channel, in f64.
+            let (sums, sqs) = (&mut saved.sums, &mut saved.sqs);
+            sums.resize(ch, 0.0);
+            sqs.resize(ch, 0.0);
+            channel_sums(n, ch, area, sums, |_, at| f64::from(x[at]));
+            for m in sums.iter_mut() {
+                *m /= count;
+            }
+            let means: &[f64] = sums;
+            channel_sums(n, ch, area, sqs, |c, at| {
+                let d = f64::from(x[at]) - means[c];
+                d * d
+            });
+        }
         for c in 0..ch {
             let (m, inv) = match mode {
                 Mode::Infer => {
@@ -662,20 +680,7 @@ impl Layout {
                     (p[nm.mean + c], (1.0 / (var + BN_EPS).sqrt()) as f32)
                 }
                 Mode::Train => {
-                    let mut sum = 0.0f64;
-                    for s in 0..n {
-                        for &v in &x[plane(s, c)..plane(s, c) + area] {
-                            sum += f64::from(v);
-                        }
-                    }
-                    let m = sum / count;
-                    let mut sq = 0.0f64;
-                    for s in 0..n {
-                        for &v in &x[plane(s, c)..plane(s, c) + area] {
-                            let d = f64::from(v) - m;
-                            sq += d * d;
-                        }
-                    }
+                    let (m, sq) = (saved.sums[c], saved.sqs[c]);
                     let var = sq / count;
                     let unbiased = if count > 1.0 { sq / (count - 1.0) } else { var };
                     let mo = BN_MOMENTUM;
@@ -701,17 +706,31 @@ impl Layout {
                 let (m, inv, gamma, beta) =
                     (saved.mean[c], saved.inv[c], p[nm.gamma + c], p[nm.beta + c]);
                 let at = plane(s, c);
-                for q in at..at + area {
-                    let xh = (x[q] - m) * inv;
-                    if mode == Mode::Train {
-                        saved.xhat[q] = xh;
+                let (xs, ys) = (&x[at..at + area], &mut y[at..at + area]);
+                if mode == Mode::Train {
+                    for (h, &v) in saved.xhat[at..at + area].iter_mut().zip(xs) {
+                        *h = (v - m) * inv;
                     }
-                    let v = gamma * xh + beta;
-                    y[q] = match (act, skip) {
-                        (Act::AddRelu(_), Some(k)) => relu(v + k[q]),
-                        (Act::Relu, _) => relu(v),
-                        _ => v,
-                    };
+                }
+                // One plain loop per case (the compiler vectorises them; each element's
+                // operations are those of `(x - m) * inv`, `gamma xhat + beta`, the act).
+                let norm = |v: f32| gamma * ((v - m) * inv) + beta;
+                match (act, skip) {
+                    (Act::AddRelu(_), Some(k)) => {
+                        for ((o, &v), &k) in ys.iter_mut().zip(xs).zip(&k[at..at + area]) {
+                            *o = relu(norm(v) + k);
+                        }
+                    }
+                    (Act::Relu, _) => {
+                        for (o, &v) in ys.iter_mut().zip(xs) {
+                            *o = relu(norm(v));
+                        }
+                    }
+                    _ => {
+                        for (o, &v) in ys.iter_mut().zip(xs) {
+                            *o = norm(v);
+                        }
+                    }
                 }
             }
         }
@@ -735,31 +754,36 @@ impl Layout {
         let ch = nm.ch;
         let count = (n * area) as f64;
         let plane = |s: usize, c: usize| (s * ch + c) * area;
-        let mut k = vec![(0.0f32, 0.0f32); ch];
+        let (mut sd, mut sdx) = (vec![0.0f64; ch], vec![0.0f64; ch]);
+        channel_sums(n, ch, area, &mut sd, |_, at| f64::from(dy[at]));
+        let xhat = &saved.xhat;
+        channel_sums(n, ch, area, &mut sdx, |_, at| {
+            f64::from(dy[at]) * f64::from(xhat[at])
+        });
         for c in 0..ch {
-            let (mut sd, mut sdx) = (0.0f64, 0.0f64);
-            for s in 0..n {
-                let at = plane(s, c);
-                for (&d, &xh) in dy[at..at + area].iter().zip(&saved.xhat[at..at + area]) {
-                    sd += f64::from(d);
-                    sdx += f64::from(d) * f64::from(xh);
-                }
-            }
-            g[nm.gamma + c] += sdx as f32;
-            g[nm.beta + c] += sd as f32;
-            k[c] = ((sd / count) as f32, (sdx / count) as f32);
+            g[nm.gamma + c] += sdx[c] as f32;
+            g[nm.beta + c] += sd[c] as f32;
         }
         let Some(dx) = dx else { return };
         for s in 0..n {
-            for (c, &(k1, k2)) in k.iter().enumerate() {
+            for c in 0..ch {
+                let (k1, k2) = ((sd[c] / count) as f32, (sdx[c] / count) as f32);
                 let scale = saved.scale[c];
                 let at = plane(s, c);
-                for q in at..at + area {
-                    let v = scale * ((dy[q] - k1) - saved.xhat[q] * k2);
-                    dx[q] = match start {
-                        Start::Zero => v,
-                        _ => dx[q] + v,
-                    };
+                let (d, h, o) = (
+                    &dy[at..at + area],
+                    &xhat[at..at + area],
+                    &mut dx[at..at + area],
+                );
+                let v = |d: f32, h: f32| scale * ((d - k1) - h * k2);
+                if matches!(start, Start::Zero) {
+                    for ((o, &d), &h) in o.iter_mut().zip(d).zip(h) {
+                        *o = v(d, h);
+                    }
+                } else {
+                    for ((o, &d), &h) in o.iter_mut().zip(d).zip(h) {
+                        *o += v(d, h);
+                    }
                 }
             }
         }
@@ -828,6 +852,40 @@ pub(crate) fn place_packed(g: &mut Graph) -> (usize, usize) {
 }
 
 #[inline(always)]
+/// `out[c]` = the f64 sum of `term(c, at)` over positions s, then squares q, in that order,
+/// `at` the element's index in `[position][channel][square]` planes. Eight channels run side
+/// by side (their chains interleaved to hide the adds' latency); each channel's chain is
+/// the one-channel loop's.
+fn channel_sums(
+    n: usize,
+    ch: usize,
+    area: usize,
+    out: &mut [f64],
+    term: impl Fn(usize, usize) -> f64,
+) {
+    const W: usize = 8;
+    let mut c0 = 0;
+    while c0 < ch {
+        let w = W.min(ch - c0);
+        let mut acc = [0.0f64; W];
+        for s in 0..n {
+            for q in 0..area {
+                if w == W {
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        *a += term(c0 + j, (s * ch + c0 + j) * area + q);
+                    }
+                } else {
+                    for (j, a) in acc[..w].iter_mut().enumerate() {
+                        *a += term(c0 + j, (s * ch + c0 + j) * area + q);
+                    }
+                }
+            }
+        }
+        out[c0..c0 + w].copy_from_slice(&acc[..w]);
+        c0 += w;
+    }
+}
+
 fn relu(x: f32) -> f32 {
     if x < 0.0 { 0.0 } else { x }
 }

@@ -223,14 +223,22 @@ pub(crate) fn gemm(
     if let Then::AddRelu(skip) = then {
         assert!(skip.len() >= c.len(), "gemm: skip too short");
     }
+    // A last row alone (a 7 x 7 board's 49 squares are 8 tiles and one row) runs across
+    // all panels at once: one row of a panel has two chains, too few to hide the adds'
+    // latency, while a row across six panels has twelve.
+    let wide_tail = kernel.simd == Simd::Avx2 && m % MR == 1 && n > NR;
+    let m_tiles = if wide_tail { m - 1 } else { m };
+    if wide_tail {
+        wide_row(kernel, (m - 1, n, k), a, b, start, then, c, out);
+    }
     let panels = n.div_ceil(NR);
     for p in 0..panels {
         let panel = &b[p * k * NR..(p + 1) * k * NR];
         let n0 = p * NR;
         let w = NR.min(n - n0);
         let mut m0 = 0;
-        while m0 < m {
-            let rows = MR.min(m - m0);
+        while m0 < m_tiles {
+            let rows = MR.min(m_tiles - m0);
             #[cfg(target_arch = "x86_64")]
             if kernel.simd == Simd::Avx2 && rows == MR && w == NR && (out.cs == 1 || out.rs == 1) {
                 let tile = avx2::Full {
@@ -262,6 +270,48 @@ pub(crate) fn gemm(
         }
     }
 }
+
+/// Row `row` of C over all `n` columns, up to `WIDE` columns (whole panels) at a time:
+/// start values and finishing as [`load`] and [`store`] do them, the chains as the AVX2
+/// tile's (each element's terms in ascending k).
+#[allow(clippy::too_many_arguments)]
+fn wide_row(
+    kernel: Kernel,
+    (row, n, k): (usize, usize, usize),
+    a: MatA<'_>,
+    b: &[f32],
+    start: Start<'_>,
+    then: Then<'_>,
+    c: &mut [f32],
+    out: Out,
+) {
+    const PANELS: usize = WIDE / NR;
+    let mut n0 = 0;
+    while n0 < n {
+        let cols = WIDE.min(n - n0);
+        let panels = cols.div_ceil(NR);
+        let mut acc = [[[0.0f32; NR]; 1]; PANELS];
+        for (p, tile) in acc[..panels].iter_mut().enumerate() {
+            let w = NR.min(cols - p * NR);
+            load(tile, row, n0 + p * NR, w, start, c, out);
+        }
+        let b = &b[n0 / NR * k * NR..(n0 / NR + panels) * k * NR];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: only called with `Simd::Avx2` (the CPU has AVX2 and FMA); `gemm` checked
+        // A's row and B's panels.
+        unsafe {
+            avx2::wide_row(kernel.arith, k, a, row, b, panels, &mut acc)
+        };
+        for (p, tile) in acc[..panels].iter().enumerate() {
+            let w = NR.min(cols - p * NR);
+            store(tile, row, n0 + p * NR, w, start, then, c, out);
+        }
+        n0 += cols;
+    }
+}
+
+/// Columns of one [`wide_row`] pass: six panels, twelve accumulators.
+const WIDE: usize = 6 * NR;
 
 fn load(
     acc: &mut [[f32; NR]],
@@ -482,6 +532,76 @@ mod avx2 {
                     }
                 }
                 bp = bp.add(NR);
+            }
+        }
+    }
+
+    /// One row of A times `panels` panels of B (`k` terms each), continuing the sums in
+    /// `acc`: each column's chain in ascending k, as in [`tile`].
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA; A's row `row` and `panels` panels of `b` must be in
+    /// bounds.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn wide_row(
+        arith: super::Arith,
+        k: usize,
+        a: MatA<'_>,
+        row: usize,
+        b: &[f32],
+        panels: usize,
+        acc: &mut [[[f32; NR]; 1]; super::WIDE / NR],
+    ) {
+        let fused = arith == super::Arith::Fused;
+        macro_rules! go {
+            ($v:literal) => {
+                if fused {
+                    unsafe { wide::<$v, true>(k, a, row, b, acc) }
+                } else {
+                    unsafe { wide::<$v, false>(k, a, row, b, acc) }
+                }
+            };
+        }
+        match panels {
+            1 => go!(2),
+            2 => go!(4),
+            3 => go!(6),
+            4 => go!(8),
+            5 => go!(10),
+            _ => go!(12),
+        }
+    }
+
+    /// [`wide_row`] over `V` vectors (`V / 2` panels).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn wide<const V: usize, const F: bool>(
+        k: usize,
+        a: MatA<'_>,
+        row: usize,
+        b: &[f32],
+        acc: &mut [[[f32; NR]; 1]; super::WIDE / NR],
+    ) {
+        unsafe {
+            let ap = a.data.as_ptr().add(a.rows.at(row));
+            let mut c = [_mm256_setzero_ps(); V];
+            for (v, x) in c.iter_mut().enumerate() {
+                *x = _mm256_loadu_ps(acc[v / 2][0].as_ptr().add(v % 2 * 8));
+            }
+            let bp = b.as_ptr();
+            for kk in 0..k {
+                let av = _mm256_broadcast_ss(&*ap.add(a.ks.at(kk)));
+                for (v, x) in c.iter_mut().enumerate() {
+                    let bv = _mm256_loadu_ps(bp.add(v / 2 * k * NR + kk * NR + v % 2 * 8));
+                    *x = if F {
+                        _mm256_fmadd_ps(av, bv, *x)
+                    } else {
+                        _mm256_add_ps(*x, _mm256_mul_ps(av, bv))
+                    };
+                }
+            }
+            for (v, x) in c.iter().enumerate() {
+                _mm256_storeu_ps(acc[v / 2][0].as_mut_ptr().add(v % 2 * 8), *x);
             }
         }
     }
@@ -789,6 +909,7 @@ mod tests {
             (9, 3, 0),
             (3, 40, 288),
             (13, 48, 20),
+            (7, 100, 5),
         ] {
             let a = random(m * k, 1);
             let b = random(k * n, 2);

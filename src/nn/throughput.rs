@@ -50,10 +50,60 @@ pub fn infer_batch(
     logits.extend_from_slice(&scratch.logits[..n * layout.actions()]);
 }
 
-/// `steps` optimiser steps of the learner's default optimiser (SGD, momentum 0.9, Nesterov,
-/// weight decay 1e-4, learning rate 0.1: `NetworkSettings::default`) from a fresh momentum
-/// buffer, on minibatches of `batch` examples taken in order from `examples` (wrapping
-/// round), with the working memory `t` ([`Trainer::new`]). Returns the last step's mean policy and value losses.
+/// The learner's default optimiser (SGD, momentum 0.9, Nesterov, weight decay 1e-4,
+/// learning rate 0.1: `NetworkSettings::default`) with its momentum kept from step to step,
+/// as the learner and PyTorch's loop keep theirs, on minibatches taken in order from the
+/// examples (wrapping round).
+pub struct Steps {
+    opt: OptimState,
+    cfg: OptimConfig,
+    next: usize,
+}
+
+impl Steps {
+    /// A fresh momentum buffer for `layout`'s parameters.
+    pub fn new(layout: &Layout) -> Steps {
+        let cfg = OptimConfig::Sgd {
+            momentum: 0.9,
+            nesterov: true,
+            weight_decay: 1e-4,
+        };
+        Steps {
+            opt: OptimState::new(&cfg, layout.params()),
+            cfg,
+            next: 0,
+        }
+    }
+
+    /// `steps` optimiser steps on minibatches of `batch` examples, with the working memory
+    /// `t` ([`Trainer::new`]). Returns the last step's mean policy and value losses.
+    pub fn run(
+        &mut self,
+        layout: &Layout,
+        params: &mut [f32],
+        examples: &[Example],
+        batch: usize,
+        steps: usize,
+        t: &mut Trainer,
+    ) -> (f64, f64) {
+        let refs: Vec<&Example> = examples.iter().collect();
+        let n = refs.len();
+        let mut last = (0.0, 0.0);
+        if n == 0 {
+            return last;
+        }
+        for _ in 0..steps {
+            let idx: Vec<usize> = (0..batch).map(|k| (self.next + k) % n).collect();
+            self.next = (self.next + batch) % n;
+            let (opt, cfg) = (&mut self.opt, &self.cfg);
+            let l = train_step(layout, params, opt, cfg, 0.1, &refs, &idx, t);
+            last = (l.policy, l.value);
+        }
+        last
+    }
+}
+
+/// `steps` steps of [`Steps`] from a fresh momentum buffer.
 pub fn train_steps(
     layout: &Layout,
     params: &mut [f32],
@@ -62,24 +112,5 @@ pub fn train_steps(
     steps: usize,
     t: &mut Trainer,
 ) -> (f64, f64) {
-    let cfg = OptimConfig::Sgd {
-        momentum: 0.9,
-        nesterov: true,
-        weight_decay: 1e-4,
-    };
-    let mut opt = OptimState::new(&cfg, layout.params());
-    let refs: Vec<&Example> = examples.iter().collect();
-    let n = refs.len();
-    let mut last = (0.0, 0.0);
-    if n == 0 {
-        return last;
-    }
-    let mut next = 0usize;
-    for _ in 0..steps {
-        let idx: Vec<usize> = (0..batch).map(|k| (next + k) % n).collect();
-        next = (next + batch) % n;
-        let l = train_step(layout, params, &mut opt, &cfg, 0.1, &refs, &idx, t);
-        last = (l.policy, l.value);
-    }
-    last
+    Steps::new(layout).run(layout, params, examples, batch, steps, t)
 }
