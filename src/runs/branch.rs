@@ -87,6 +87,28 @@ pub struct Overridden {
     pub canonical: Vec<String>,
 }
 
+/// `json` with `key` (dotted) set to `value` where the record left the key out because it
+/// holds its default, or None when `key` is no setting: the key's tables are created as
+/// needed, and the result must read back as settings (every settings table refuses keys it
+/// does not know).
+fn with_default_key(
+    json: &serde_json::Value,
+    key: &str,
+    value: &serde_json::Value,
+) -> Option<serde_json::Value> {
+    let mut with = json.clone();
+    let mut slot = &mut with;
+    for part in key.split('.') {
+        slot = slot
+            .as_object_mut()?
+            .entry(part)
+            .or_insert_with(|| serde_json::Value::Object(Default::default()));
+    }
+    *slot = value.clone();
+    serde_json::from_value::<Settings>(with.clone()).ok()?;
+    Some(with)
+}
+
 /// Applies `key=value` overrides to `settings`. Keys are the run spec's (`window`,
 /// `search.init_q`, `eval.games`, ...); values are TOML values, bare words read as strings.
 pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Overridden, RunError> {
@@ -164,7 +186,13 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
                         .and_then(|v| v.as_object_mut())
                         .and_then(|o| o.get_mut(part));
                 }
-                let Some(slot) = slot else {
+                if let Some(slot) = slot {
+                    *slot = parsed.clone();
+                } else if let Some(with) = with_default_key(&json, key, &parsed) {
+                    // A setting the record leaves out at its default (`value_head`,
+                    // `c4_search`, ...) is written where its table is.
+                    json = with;
+                } else {
                     // A branch continues the parent's model: its fixed settings cannot change.
                     let keys: Vec<String> = setting_keys(&json)
                         .into_iter()
@@ -179,8 +207,7 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
                             keys.join(", ")
                         ),
                     ));
-                };
-                *slot = parsed.clone();
+                }
             }
         }
         pairs.push((key.to_string(), parsed));
@@ -501,6 +528,19 @@ mod tests {
             assert!(e.contains("cannot change mid-run"), "{key}: {e}");
         }
         assert!(apply_overrides(&net, &["learner.network.batch_size=8".into()]).is_ok());
+        // A key the record leaves out at its default is a setting all the same; a key no
+        // table knows is not.
+        let on = apply_overrides(&net, &["learner.network.reference.c4_search=true".into()]);
+        let json = settings_json(&on.unwrap().settings);
+        assert_eq!(json["learner"]["network"]["reference"]["c4_search"], true);
+        assert!(settings_json(&net)["learner"]["network"]["reference"]["c4_search"].is_null());
+        let e = apply_overrides(&net, &["learner.network.reference.nope=1".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no setting `learner.network.reference.nope`"),
+            "{e}"
+        );
         let e = apply_overrides(&s, &["nope=1".into()])
             .unwrap_err()
             .to_string();
