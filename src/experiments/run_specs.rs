@@ -63,6 +63,19 @@ pub(crate) fn allowed_keys(cfg: &RunConfig) -> Vec<String> {
     out
 }
 
+/// Whether `key` may be given `value` over the base `cfg`: one of its keys (`allowed`), or a
+/// setting its record leaves out at its default.
+pub(crate) fn is_setting(
+    allowed: &[String],
+    cfg: &RunConfig,
+    key: &str,
+    value: &toml::Value,
+) -> bool {
+    allowed.iter().any(|a| a == key)
+        || serde_json::to_value(value)
+            .is_ok_and(|v| crate::runs::settable_default(&cfg.settings, key, &v))
+}
+
 /// The spec `base` with `overrides` written into it: the validated config and the spec text
 /// that gives it (stored with the run). `what` names the overrides' origin in errors.
 ///
@@ -122,7 +135,7 @@ pub fn spec_with_overrides(
         )));
     }
     for (key, value) in overrides {
-        if !allowed.iter().any(|a| a == key) {
+        if !is_setting(&allowed, &base_cfg, key, value) {
             return Err(ExperimentError::Usage(format!(
                 "{what} `{key}`: no such setting; allowed: {}",
                 allowed.join(", ")
@@ -243,4 +256,31 @@ pub(crate) fn prepare_solution(store: &mut Store, cfg: &RunConfig) -> Result<(),
 /// The row of run `id`.
 pub(crate) fn find_run(store: &Store, id: i64) -> Result<RunRow, ExperimentError> {
     Ok(find(store, &id.to_string())?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A setting the base's record leaves out at its default can be set (a sweep's `[set]`
+    /// or axis, `--set`); a key no settings table knows cannot.
+    #[test]
+    fn settings_left_out_at_their_default_can_be_set() {
+        let base = "variant = \"c4:7x6\"\nseed = 1\niterations = 2\n[eval]\nwr_p = false\n\
+                    errors = false\n[learner]\nkind = \"network\"\n[learner.network]\n\
+                    hidden = [8]\n";
+        let on = [(
+            "learner.network.reference.c4_search".to_string(),
+            toml::Value::Boolean(true),
+        )];
+        let (cfg, _) = spec_with_overrides(base, &on, None, "t", "[set]").unwrap();
+        let net = cfg.settings.learner.network.as_ref().unwrap();
+        assert!(net.reference.as_ref().unwrap().c4_search);
+        let nope = [(
+            "learner.network.reference.nope".to_string(),
+            toml::Value::Boolean(true),
+        )];
+        let e = spec_with_overrides(base, &nope, None, "t", "[set]").unwrap_err();
+        assert!(e.to_string().contains("no such setting"), "{e}");
+    }
 }

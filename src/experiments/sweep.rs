@@ -188,7 +188,7 @@ impl Sweep {
         // Unknown keys are named before any run is resolved.
         let base_cfg = RunConfig::from_toml(&base, "base")
             .map_err(|e| ExperimentError::Usage(format!("`base` {}: {e}", base_path.display())))?;
-        check_keys(&run_specs::allowed_keys(&base_cfg), &set, &axes)?;
+        check_keys(&base_cfg, &set, &axes)?;
         check_grid_size(&axes, raw.seeds.len())?;
         let runs = plan_runs(&name, &base, &set, &axes, &raw.seeds)?;
         let record = SweepRecord {
@@ -358,14 +358,15 @@ fn grid_axes(
     Ok(axes)
 }
 
-/// Every key of `[set]` and `[axes]` is one of the base spec's settings (`allowed`).
-fn check_keys(allowed: &[String], set: &Overrides, axes: &Axes) -> Result<(), ExperimentError> {
-    for (k, place) in set
+/// Every key of `[set]` and `[axes]` is one of the base spec's settings.
+fn check_keys(base: &RunConfig, set: &Overrides, axes: &Axes) -> Result<(), ExperimentError> {
+    let allowed = run_specs::allowed_keys(base);
+    let given = set.iter().map(|(k, v)| (k, v, "[set]"));
+    let on_axes = axes
         .iter()
-        .map(|(k, _)| (k, "[set]"))
-        .chain(axes.iter().map(|(k, _)| (k, "axis")))
-    {
-        if !allowed.iter().any(|a| a == k) {
+        .filter_map(|(k, vs)| Some((k, vs.first()?, "axis")));
+    for (k, v, place) in given.chain(on_axes) {
+        if !run_specs::is_setting(&allowed, base, k, v) {
             return Err(ExperimentError::Usage(format!(
                 "{place} `{k}`: no such setting; allowed: {}",
                 allowed

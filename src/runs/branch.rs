@@ -87,6 +87,12 @@ pub struct Overridden {
     pub canonical: Vec<String>,
 }
 
+/// Whether `key` (dotted) is a setting of `settings` that `value` can be given to, although
+/// its record leaves it out at its default (`learner.network.reference.c4_search`, ...).
+pub(crate) fn settable_default(settings: &Settings, key: &str, value: &serde_json::Value) -> bool {
+    with_default_key(&settings_json(settings), key, value).is_some()
+}
+
 /// `json` with `key` (dotted) set to `value` where the record left the key out because it
 /// holds its default, or None when `key` is no setting: the key's tables are created as
 /// needed, and the result must read back as settings (every settings table refuses keys it

@@ -82,6 +82,7 @@ use crate::learners::LearnerError;
 use crate::search::SearchError;
 use crate::store::{ObjectHash, StoreError};
 
+pub(crate) use branch::settable_default;
 pub use branch::{
     Overridden, SELF_PLAY_KEYS, apply_overrides, branch_name, branch_seed, create_branch,
     setting_keys, settings_json,
