@@ -845,8 +845,11 @@ pub(super) fn game_owner_at(
     iteration: u32,
     game: u32,
 ) -> rusqlite::Result<Option<(i64, u32, u32)>> {
+    // CROSS JOIN keeps this order (runs outside, run_games by its key inside): with a plain
+    // JOIN SQLite scanned run_games for the address or pack (0.29 s over 1.2 million games,
+    // against 1 ms).
     conn.prepare_cached(
-        "SELECT g.run_id, g.iteration, g.game FROM runs r JOIN run_games g
+        "SELECT g.run_id, g.iteration, g.game FROM runs r CROSS JOIN run_games g
            ON g.run_id = r.id AND g.iteration = ?2 AND g.game = ?3
          WHERE g.hash = ?1 OR (g.pack = ?4 AND g.slot = ?5)
          ORDER BY r.id LIMIT 1",
