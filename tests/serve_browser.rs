@@ -486,10 +486,16 @@ fn every_page_works_live_in_headless_chromium() {
         "the start's exact value: {value}"
     );
     let mut moves_seen = 0;
+    let mut chance_seen = 0;
     for step in 1..=8 {
         b.key("\u{E014}"); // ArrowRight
         let at = b.js("return document.getElementById('main').dataset.step");
         assert_eq!(at, step.to_string(), "step {step}");
+        // EWN rolls a die before every move: the roll is shown above the board.
+        let chance = b.js("return document.getElementById('chance').textContent");
+        if chance.as_str().is_some_and(|t| t.starts_with("chance: ")) {
+            chance_seen += 1;
+        }
         let best =
             b.js("return [...document.querySelectorAll('#moves td.best')].map(t => t.textContent)");
         if let Some(list) = best.as_array().filter(|l| !l.is_empty()) {
@@ -503,6 +509,10 @@ fn every_page_works_live_in_headless_chromium() {
     assert!(
         moves_seen >= 4,
         "exact move values shown on {moves_seen} of 8 steps"
+    );
+    assert!(
+        chance_seen >= 2,
+        "a die roll shown on {chance_seen} of 8 steps"
     );
     b.key("\u{E012}"); // ArrowLeft
     assert_eq!(
