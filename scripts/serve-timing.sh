@@ -16,6 +16,7 @@ echo "load before: $(cat /proc/loadavg)"
 for u in / "/runs/$RUN" "/sweeps/$SWEEP" "/compare?runs=1,$RUN" "/games/$G" \
   "/api/runs?per_page=1000&settings=1" "/api/runs/$RUN" "/api/runs/$RUN/metrics" \
   "/api/runs/$RUN/games?iteration=$IT" /api/sweeps "/api/sweeps/$SWEEP" "/api/games/$G" \
+  "/positions?run=$RUN" "/api/positions?run=$RUN" \
   /assets/uPlot.iife.min.js /assets/common.js; do
   first=$(curl -s -o /dev/null -w "%{time_total}" "http://127.0.0.1:$PORT$u")
   ts=""

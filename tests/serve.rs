@@ -90,7 +90,8 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
     std::fs::write(
         d.join("tiny.toml"),
         "name = \"tiny\"\nvariant = \"ewn:3x3x2\"\nseed = 1\niterations = 2\n\
-         games_per_iteration = 6\n[search]\nsimulations = 4\n[eval]\ngames = 20\n",
+         games_per_iteration = 6\ncheckpoint_every = 1\n[search]\nsimulations = 4\n\
+         [eval]\ngames = 20\n",
     )
     .unwrap();
     let db = d.join("t.db");
@@ -182,6 +183,27 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
             400,
             "not valid percent-encoded UTF-8",
         ),
+        ("GET", "/positions", 400, "?run=ID"),
+        ("GET", "/api/positions?position=x", 400, "?run=ID"),
+        ("GET", "/positions?run=999", 404, "no run `999`"),
+        (
+            "GET",
+            "/api/positions?run=1&position=nonsense",
+            400,
+            "give a position of ewn:3x3x2 in its notation",
+        ),
+        (
+            "GET",
+            "/positions?run=1&position=nonsense",
+            400,
+            "e.g. position=",
+        ),
+        (
+            "GET",
+            "/api/positions?run=1&iteration=3",
+            400,
+            "`iteration`",
+        ),
         ("POST", "/api/runs", 405, "only GET and HEAD"),
         ("DELETE", "/runs/1", 405, "only GET and HEAD"),
         (
@@ -236,6 +258,8 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
         "/api/runs/1/metrics",
         "/api/runs/1/games?iteration=2&per_page=3",
         "/api/sweeps",
+        "/positions?run=1",
+        "/assets/positions.js",
         "/assets/common.js",
         "/assets/uPlot.iife.min.js",
     ] {
@@ -246,6 +270,48 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
     let m: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(m["iterations"], serde_json::json!([0, 1, 2]));
     assert!(m["values"]["wr_p"][2].is_number(), "{body}");
+    // A position across the stored checkpoints: the untrained model (iteration 0) and the
+    // full checkpoint of iteration 2 (a full one each iteration, and tabular AlphaZero keeps
+    // every other one's bytes: 1 is derived, left out), its priors a distribution over the legal moves, against the exact values.
+    let (status, body) = request(port, "GET", "/api/positions?run=tiny");
+    assert_eq!(status, 200, "{body}");
+    let p: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(p["iterations"], serde_json::json!([0, 2]), "{body}");
+    assert_eq!(p["derived"], 1, "{body}");
+    assert_eq!(p["solved"], true);
+    let first = &p["positions"][0];
+    let notation = first["notation"].as_str().unwrap().to_string();
+    assert!(first["value"].is_number(), "{body}");
+    let actions = first["actions"].as_array().unwrap();
+    assert!(actions.iter().any(|a| a["best"] == true), "{body}");
+    for k in 0..2 {
+        let sum: f64 = actions
+            .iter()
+            .map(|a| a["policy"][k].as_f64().unwrap())
+            .sum();
+        assert!(
+            (sum - 1.0).abs() < 1e-6,
+            "iteration {k}: priors sum to {sum}"
+        );
+    }
+    let one = format!(
+        "/api/positions?run=1&position={}",
+        notation
+            .bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect::<String>()
+    );
+    let (status, body) = request(port, "GET", &one);
+    assert_eq!(status, 200, "{one}: {body}");
+    let p1: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(p1["positions"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        p1["positions"][0], *first,
+        "the same position, the same outputs"
+    );
     let (_, body) = request(port, "GET", "/api/runs/1/games?iteration=2&per_page=3");
     let gl: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(gl["total"], 6);

@@ -206,6 +206,39 @@ const T = (() => {
     return { min: min - pad, max: max + pad };
   }
 
+  // The family of a metric: metrics on one scale share a y-range on a page (ERR_p and its
+  // variants over other position sets, MAE_v and its, the coverage counts, WR_p's game
+  // counts); any other metric is its own family.
+  function family(name) {
+    if (/^updated_\d+$/.test(name) || name === "seen") return "coverage";
+    if (/^wr_p_(games|wins|draws|losses)$/.test(name)) return "wr_p_counts";
+    const m = name.match(/^(err_p|mae_v)(_updated(_w)?)?$/);
+    return m ? m[1] : name;
+  }
+
+  // Shared y-ranges by family: `set(name, lines, reference)` gathers a chart's lines, then
+  // `fix()` sets every family's range (objects the charts hold) before they draw.
+  function sharedRanges() {
+    const ranges = new Map(), sets = new Map(), refs = new Map();
+    return {
+      of(name) {
+        const f = family(name);
+        if (!ranges.has(f)) ranges.set(f, {});
+        return ranges.get(f);
+      },
+      add(name, lines, reference) {
+        const f = family(name);
+        if (!sets.has(f)) sets.set(f, []);
+        sets.get(f).push(lines);
+        if (reference !== null && reference !== undefined) refs.set(f, reference);
+      },
+      fix() {
+        for (const [f, s] of sets) Object.assign(this.of(f), rangeOf(s, refs.get(f)));
+        sets.clear();
+      },
+    };
+  }
+
   // A sortable table: columns [{key, label, num, render(row) -> node|string}], rows objects.
   function sortable(cols, state) {
     const table = el("table");
@@ -258,5 +291,5 @@ const T = (() => {
 
   function crumb(...nodes) { document.getElementById("crumb").replaceChildren(...nodes); }
 
-  return { el, get, poll, fmt, hms, chart, rangeOf, sortable, statusCell, link, crumb, colour, dash, key, showError };
+  return { el, get, poll, fmt, hms, chart, rangeOf, family, sharedRanges, sortable, statusCell, link, crumb, colour, dash, key, showError };
 })();

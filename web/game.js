@@ -11,6 +11,8 @@
 
   const head = T.el("div", { id: "head" });
   const board = T.el("pre", { class: "board", id: "board" });
+  // The chance outcomes that led to the position shown (a die roll, a revealed piece).
+  const chance = T.el("p", { class: "chance", id: "chance" });
   const where = T.el("p", { id: "where" });
   const exact = T.el("p", { id: "exact" });
   const moves = T.el("div", { id: "moves" });
@@ -22,7 +24,7 @@
     T.el("button", { text: "»", title: "last (End)", on: { click: () => go(g ? g.steps.length : 0) } }),
     T.el("span", { class: "note", text: "arrow keys step; click a step to jump" }));
   main.append(head, T.el("div", { class: "game" },
-    T.el("div", {}, nav, board, where, exact, moves),
+    T.el("div", {}, nav, chance, board, where, exact, moves),
     T.el("div", {}, T.el("h2", { text: "Steps" }), steps)));
 
   const v = (x) => (x === null || x === undefined ? "–" : (x >= 0 ? "+" : "") + x.toFixed(4));
@@ -32,6 +34,10 @@
     at = Math.max(0, Math.min(g.steps.length, k));
     const p = g.positions[at];
     board.textContent = p.board;
+    const outcomes = [];
+    for (let j = at - 1; j >= 0 && g.steps[j].kind === "chance"; j--) outcomes.unshift(g.steps[j].text);
+    chance.textContent = outcomes.length ? "chance: " + outcomes.join(", ") : "";
+    chance.dataset.outcomes = String(outcomes.length);
     main.dataset.step = String(at);
     where.textContent = at === 0 ? `start: ${p.turn}` : `after step ${at} (${g.steps[at - 1].kind}: ${g.steps[at - 1].text}); next: ${p.turn}`;
     exact.textContent = g.solved

@@ -71,8 +71,11 @@
     return t;
   }
 
+  // Charts of one metric family (ERR_p and its variants, ...) share a y-range.
+  const ranges = T.sharedRanges();
   function drawMetrics(m) {
     const own = Number(id);
+    const todo = [];
     for (const name of m.metrics) {
       const ys = m.values[name];
       const lines = [];
@@ -88,14 +91,18 @@
       } else {
         lines.push({ label: name, xs: m.iterations, ys, index: 0 });
       }
+      const reference = name === "wr_p" ? 0.5 : null;
+      ranges.add(name, lines, reference);
       let c = byMetric.get(name);
       if (!c) {
-        c = T.chart(charts, { title: name, y: name, reference: name === "wr_p" ? 0.5 : null, digits: 4 });
+        c = T.chart(charts, { title: name, y: name, reference, digits: 4, range: ranges.of(name) });
         c.box.dataset.metric = name;
         byMetric.set(name, c);
       }
-      c.update(lines);
+      todo.push([c, lines]);
     }
+    ranges.fix();
+    for (const [c, lines] of todo) c.update(lines);
   }
 
   let gamesIteration = null;

@@ -40,7 +40,11 @@ pub struct SweepData {
 pub fn load(store: &Store, sweep: &str) -> Result<SweepData, ExperimentError> {
     let stored = find(store, sweep)?;
     let ids: std::collections::BTreeSet<i64> = stored.members.iter().map(|m| m.run_id).collect();
-    let q = store.query("SELECT * FROM metrics_long")?;
+    // Only the members' rows (SQLite applies the filter inside each arm of the view).
+    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let q = store.query(&format!(
+        "SELECT * FROM metrics_long WHERE run_id IN ({list})"
+    ))?;
     if q.columns.len() < 4 {
         return Err(ExperimentError::Usage(format!(
             "the view metrics_long has columns {:?}; expected (run, iteration, metric, value)",

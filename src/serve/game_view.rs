@@ -31,7 +31,13 @@ pub(super) fn game(store: &Store, hash: &ObjectHash) -> Result<Json, Reply> {
             format!("the record's variant `{}`: {e}", record.variant),
         )
     })?;
-    let owner = store.game_owner(hash).map_err(store_error)?;
+    // A self-play game's stream names its place (`self-play(I,G)`): looked up by key, not
+    // by scanning every game row.
+    let owner = match self_play_place(&record.stream) {
+        Some((iteration, game)) => store.game_owner_at(hash, iteration, game),
+        None => store.game_owner(hash),
+    }
+    .map_err(store_error)?;
     let mut out = with_game!(&any, |g| positions(store, g, &record))?;
     if let Json::Object(m) = &mut out {
         m.insert("hash".into(), json!(hash.to_hex()));
@@ -52,13 +58,23 @@ pub(super) fn game(store: &Store, hash: &ObjectHash) -> Result<Json, Reply> {
     Ok(out)
 }
 
+/// The iteration and game index a self-play game's stream names (`self-play(3,17)`).
+fn self_play_place(stream: &str) -> Option<(u32, u32)> {
+    let inner = stream.strip_prefix("self-play(")?.strip_suffix(')')?;
+    let (i, g) = inner.split_once(',')?;
+    Some((i.trim().parse().ok()?, g.trim().parse().ok()?))
+}
+
 /// Solutions read lately, by their manifest's address (shared by the handler threads): a
 /// solution is read once, not per request. At most [`SOLUTIONS_KEPT`].
 static SOLUTIONS: Mutex<Vec<(ObjectHash, Arc<dyn Any + Send + Sync>)>> = Mutex::new(Vec::new());
 const SOLUTIONS_KEPT: usize = 4;
 
 /// The stored solution of `variant`, if the store has one.
-fn solution<G: Game>(store: &Store, variant: &str) -> Result<Option<Arc<Solution<G::Key>>>, Reply> {
+pub(super) fn solution<G: Game>(
+    store: &Store,
+    variant: &str,
+) -> Result<Option<Arc<Solution<G::Key>>>, Reply> {
     let Some(row) = store.solution(variant).map_err(store_error)? else {
         return Ok(None);
     };
@@ -172,4 +188,17 @@ fn positions<G: Game>(store: &Store, g: &G, record: &GameRecord) -> Result<Json,
         "positions": positions,
         "steps": steps,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::self_play_place;
+
+    #[test]
+    fn a_self_play_stream_names_its_place() {
+        let stream = crate::selfplay::self_play_stream(3, 17);
+        assert_eq!(self_play_place(&stream), Some((3, 17)));
+        assert_eq!(self_play_place("match(0)"), None);
+        assert_eq!(self_play_place("self-play(3)"), None);
+    }
 }

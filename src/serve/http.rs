@@ -6,12 +6,16 @@ use std::net::{SocketAddr, TcpListener};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::{ServeError, Settings, routes};
 use crate::store::Store;
 
 /// The longest request target (path and query) answered; longer ones get a 414.
 const MAX_URL: usize = 8192;
+
+/// How often the server connects to itself (see [`nudge`]).
+const NUDGE_EVERY: Duration = Duration::from_millis(200);
 
 /// A bound dashboard server, not yet serving.
 pub struct Server {
@@ -79,6 +83,8 @@ impl Server {
     pub fn run(self) {
         let db = self.db.clone();
         std::thread::spawn(move || routes::warm(&db));
+        let addr = self.addr;
+        std::thread::spawn(move || nudge(addr));
         let mut handles = Vec::new();
         for _ in 0..self.threads {
             let http = Arc::clone(&self.http);
@@ -89,6 +95,40 @@ impl Server {
         for h in handles {
             let _ = h.join();
         }
+    }
+}
+
+/// Connects to the server and hangs up at once, every [`NUDGE_EVERY`], forever: the way
+/// round a lost wake-up in tiny_http 0.12's connection pool.
+///
+/// tiny_http reads each connection on a thread of a pool, for as long as the connection
+/// lives (a browser keeps its connections open between requests). When connections arrive
+/// faster than idle pool threads get the CPU, a new connection's task is queued for a thread
+/// that was already woken for another one, and no thread is woken for it (the pool counts
+/// idle threads only when they run again): it then waits until some thread's connection
+/// closes. A browser opening a page opens up to six connections at once; on a loaded machine
+/// the last one's request (a script the page needs) sat unread for minutes, and the page
+/// never finished loading (seen as chromedriver's "Timed out receiving message from
+/// renderer", in 2 of 3 runs at load 2; the request's bytes waiting in the socket, four
+/// threads reading the other connections). A connection that closes at once ends its task
+/// at once, and the thread that ran it takes the next queued task: a waiting connection is
+/// served within [`NUDGE_EVERY`].
+fn nudge(addr: SocketAddr) {
+    let to = match addr.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => {
+            SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, addr.port()))
+        }
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, addr.port()))
+        }
+        _ => addr,
+    };
+    loop {
+        std::thread::sleep(NUDGE_EVERY);
+        drop(std::net::TcpStream::connect_timeout(
+            &to,
+            Duration::from_secs(1),
+        ));
     }
 }
 

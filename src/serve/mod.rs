@@ -6,6 +6,8 @@
 //! - [`api`]: the JSON behind the pages, read through the store's SQL views.
 //! - [`game_view`]: a stored game position by position, with exact values where the variant
 //!   is solved in the store.
+//! - [`positions`]: a run's model at one position across its stored checkpoints, against the
+//!   position's exact values.
 //!
 //! The store is opened read-only ([`crate::store::Store::open_read_only`]): nothing a request
 //! does can write it. Each handler thread keeps its connection while it reads the latest
@@ -16,6 +18,7 @@
 mod api;
 mod game_view;
 mod http;
+mod positions;
 mod routes;
 
 use std::net::{IpAddr, SocketAddr};

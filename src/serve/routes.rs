@@ -13,6 +13,7 @@ use serde_json::json;
 use super::api;
 use super::game_view;
 use super::http::{Cache, Reply, Request};
+use super::positions;
 use crate::experiments::chart::{COLOURS, DASHES};
 use crate::game_record::GameRecord;
 use crate::store::{ObjectHash, Record, RunRow, Store, StoreError, SweepRow};
@@ -68,6 +69,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../web/game.js"),
     ),
     (
+        "positions.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/positions.js"),
+    ),
+    (
         "LICENSE-uPlot.txt",
         "text/plain; charset=utf-8",
         include_str!("../../web/vendor/uplot/LICENSE"),
@@ -95,12 +101,14 @@ pub(super) fn route(req: &Request, db: &Path) -> Reply {
             | ["sweeps", _]
             | ["compare"]
             | ["games", _]
+            | ["positions"]
             | ["api", "runs"]
             | ["api", "runs", _]
             | ["api", "runs", _, "metrics" | "games"]
             | ["api", "sweeps"]
             | ["api", "sweeps", _]
             | ["api", "games", _]
+            | ["api", "positions"]
     );
     if !known {
         return not_found(req);
@@ -230,6 +238,22 @@ fn answer(req: &Request, seg: &[&str], store: &Store) -> Result<Reply, Reply> {
             let h = find_game(store, hash)?;
             page(&format!("game {}", h.short()), "game", &h.to_hex())
         }
+        ["positions"] => {
+            req.only(&["run", "position"])?;
+            let row = positions_run(store, req)?;
+            if let Some(text) = req.param("position") {
+                positions::check(&row, text)?;
+            }
+            page(
+                &format!("positions of run {}", row.id),
+                "positions",
+                &row.id.to_string(),
+            )
+        }
+        ["api", "positions"] => {
+            let row = positions_run(store, req)?;
+            Reply::json(&positions::positions(store, &row, req)?)
+        }
         ["api", "runs"] => Reply::json(&api::runs(store, req)?),
         ["api", "runs", id] => {
             req.only(&[])?;
@@ -267,11 +291,24 @@ fn not_found(req: &Request) -> Reply {
         404,
         format!(
             "no page or API at {}; pages: /, /runs/ID, /sweeps/NAME, /compare?runs=A,B, \
-             /games/HASH; API: /api/runs, /api/runs/ID, /api/runs/ID/metrics, \
-             /api/runs/ID/games, /api/sweeps, /api/sweeps/NAME, /api/games/HASH",
+             /games/HASH, /positions?run=ID&position=P; API: /api/runs, /api/runs/ID, \
+             /api/runs/ID/metrics, /api/runs/ID/games, /api/sweeps, /api/sweeps/NAME, \
+             /api/games/HASH, /api/positions?run=ID&position=P",
             req.path_text
         ),
     )
+}
+
+/// The run of a positions page or reply (`run=ID`, required).
+fn positions_run(store: &Store, req: &Request) -> Result<RunRow, Reply> {
+    let Some(text) = req.param("run") else {
+        return Err(Reply::error(
+            400,
+            "positions: give the run as ?run=ID (its id, name or a hash prefix), and a position \
+             as &position=P in the game's notation (none: the default positions)",
+        ));
+    };
+    find_run(store, text)
 }
 
 /// A lookup's error: several matches are a 400 naming them; anything else a 500.

@@ -199,6 +199,25 @@ impl Store {
         runs::packed_game_owner(&self.conn, pack, slot).map_err(|e| self.err(e))
     }
 
+    /// [`Store::game_owner`] for a game whose stream names its place, `self-play(I,G)`:
+    /// game G of iteration I of some run. Looked up by the run tables' primary key, one
+    /// look-up per run, instead of scanning every game row (which has no index on the
+    /// game's address or pack); a game not found there is looked up as before.
+    pub(crate) fn game_owner_at(
+        &self,
+        hash: &ObjectHash,
+        iteration: u32,
+        game: u32,
+    ) -> Result<Option<(i64, u32, u32)>> {
+        let place = packs::place(&self.conn, &self.packs, hash).map_err(|e| self.lift(e))?;
+        if let Some(owner) = runs::game_owner_at(&self.conn, hash, place, iteration, game)
+            .map_err(|e| self.err(e))?
+        {
+            return Ok(Some(owner));
+        }
+        self.game_owner(hash)
+    }
+
     /// Every hash the run tables hold, labelled with where it sits (run, iteration, game).
     pub(crate) fn run_references(&self) -> Result<Vec<(String, ObjectHash)>> {
         runs::references(&self.conn).map_err(|e| self.err(e))

@@ -834,6 +834,39 @@ pub(super) fn game_owner(
     .optional()
 }
 
+/// The run, iteration and game index of the game with address `hash` (or, packed, at
+/// `place`), when it is game `game` of iteration `iteration` of some run (its stream says
+/// so): one primary-key look-up per run, the first run that has it. `None` when no run has
+/// it there.
+pub(super) fn game_owner_at(
+    conn: &Connection,
+    hash: &ObjectHash,
+    place: Option<(i64, u32)>,
+    iteration: u32,
+    game: u32,
+) -> rusqlite::Result<Option<(i64, u32, u32)>> {
+    // CROSS JOIN keeps this order (runs outside, run_games by its key inside): with a plain
+    // JOIN SQLite scanned run_games for the address or pack (0.29 s over 1.2 million games,
+    // against 1 ms).
+    conn.prepare_cached(
+        "SELECT g.run_id, g.iteration, g.game FROM runs r CROSS JOIN run_games g
+           ON g.run_id = r.id AND g.iteration = ?2 AND g.game = ?3
+         WHERE g.hash = ?1 OR (g.pack = ?4 AND g.slot = ?5)
+         ORDER BY r.id LIMIT 1",
+    )?
+    .query_row(
+        params![
+            &hash.0[..],
+            iteration,
+            game,
+            place.map(|p| p.0),
+            place.map(|p| p.1)
+        ],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+    .optional()
+}
+
 /// The run, iteration and game index of the packed game at (pack, slot) (the first run that
 /// has it).
 pub(super) fn packed_game_owner(
