@@ -3,7 +3,7 @@
 ERR_p, MAE_v (iteration N) per grid point, mean [95% t-interval] over the finished seeds, the
 best WR_p over the run, the self-play simulations the run spent and its cost in seconds.
 
-    python3 runs/gumbel/summarise.py STORE.db
+    python3 runs/gumbel/summarise.py STORE.db [SWEEP ...]   (default: every sweep)
 
 Reads the views sweep_runs and metrics_long and the table run_games (docs/store.md).
 """
@@ -40,7 +40,8 @@ def schedule(sims, it):
     return [n for start, n in sims if start <= it][-1]
 
 
-for sweep in [r[0] for r in db.execute("SELECT DISTINCT sweep FROM sweep_runs ORDER BY sweep")]:
+sweeps = [r[0] for r in db.execute("SELECT DISTINCT sweep FROM sweep_runs ORDER BY sweep")]
+for sweep in sys.argv[2:] or sweeps:
     points = defaultdict(list)
     for point, rid, status, done, planned in db.execute(
         "SELECT point_json, run_id, status, iterations_done, iterations_planned "
