@@ -269,14 +269,8 @@ fn main() -> ExitCode {
     let mut bits = fnv(0xcbf2_9ce4_8422_2325, &values);
     bits = fnv(bits, &logits);
     let mut trained = init.clone();
-    throughput::train_steps(
-        &layout,
-        &mut trained,
-        &examples,
-        256,
-        2,
-        &mut Trainer::new(&layout),
-    );
+    let mut t = Trainer::new(&layout);
+    throughput::Steps::new(&layout).run(&layout, &mut trained, &examples, 256, 2, &mut t);
     let bits = format!("{:016x}", fnv(bits, &trained));
     for round in 0..args.rounds {
         let mut infer = |batch: usize| {

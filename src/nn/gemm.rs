@@ -690,8 +690,8 @@ mod avx2 {
             if rows_major {
                 for r in 0..MR {
                     let at = r * out.rs;
-                    finish8(fin, c0[r], cp.add(at), skip.wrapping_add(at));
-                    finish8(fin, c1[r], cp.add(at + 8), skip.wrapping_add(at + 8));
+                    finish::<false>(fin, c0[r], cp.add(at), skip.wrapping_add(at));
+                    finish::<false>(fin, c1[r], cp.add(at + 8), skip.wrapping_add(at + 8));
                 }
             } else {
                 let mut rows = [_mm256_setzero_ps(); 8];
@@ -702,7 +702,7 @@ mod avx2 {
                 for j in 0..NR {
                     let x = if j < 8 { lo[j] } else { hi[j - 8] };
                     let at = j * out.cs;
-                    finish6(fin, x, cp.add(at), skip.wrapping_add(at));
+                    finish::<true>(fin, x, cp.add(at), skip.wrapping_add(at));
                 }
             }
         }
@@ -729,40 +729,37 @@ mod avx2 {
         }
     }
 
-    /// Finishes eight contiguous elements of C at `c` (their skips at `skip`).
+    /// Finishes eight contiguous elements of C at `c` (their skips at `skip`) from `x`, or
+    /// with `SIX` the first six from lanes 0..6.
     #[target_feature(enable = "avx2,fma")]
     #[inline]
-    unsafe fn finish8(fin: Fin, x: __m256, c: *mut f32, skip: *const f32) {
+    unsafe fn finish<const SIX: bool>(fin: Fin, x: __m256, c: *mut f32, skip: *const f32) {
         unsafe {
             let zero = _mm256_setzero_ps();
             let old = if fin == Fin::AddSum {
-                _mm256_loadu_ps(c)
+                load::<SIX>(c)
             } else {
                 zero
             };
             let sk = if fin == Fin::AddRelu {
-                _mm256_loadu_ps(skip)
+                load::<SIX>(skip)
             } else {
                 zero
             };
-            _mm256_storeu_ps(c, finished(fin, x, old, sk));
+            let y = finished(fin, x, old, sk);
+            if SIX {
+                store6(c, y)
+            } else {
+                _mm256_storeu_ps(c, y)
+            }
         }
     }
 
-    /// Finishes six contiguous elements of C at `c` from lanes 0..6 of `x`.
+    /// Eight floats from `p`, or with `SIX` six ([`load6`]).
     #[target_feature(enable = "avx2,fma")]
     #[inline]
-    unsafe fn finish6(fin: Fin, x: __m256, c: *mut f32, skip: *const f32) {
-        unsafe {
-            let zero = _mm256_setzero_ps();
-            let old = if fin == Fin::AddSum { load6(c) } else { zero };
-            let sk = if fin == Fin::AddRelu {
-                load6(skip)
-            } else {
-                zero
-            };
-            store6(c, finished(fin, x, old, sk));
-        }
+    unsafe fn load<const SIX: bool>(p: *const f32) -> __m256 {
+        unsafe { if SIX { load6(p) } else { _mm256_loadu_ps(p) } }
     }
 
     /// `if x < 0 { 0 } else { x }` in every lane (-0 and NaN kept, as the scalar `relu`).

@@ -102,15 +102,3 @@ impl Steps {
         last
     }
 }
-
-/// `steps` steps of [`Steps`] from a fresh momentum buffer.
-pub fn train_steps(
-    layout: &Layout,
-    params: &mut [f32],
-    examples: &[Example],
-    batch: usize,
-    steps: usize,
-    t: &mut Trainer,
-) -> (f64, f64) {
-    Steps::new(layout).run(layout, params, examples, batch, steps, t)
-}

@@ -103,14 +103,20 @@ fn with_default_key(
     value: &serde_json::Value,
 ) -> Option<serde_json::Value> {
     let mut with = json.clone();
+    let (tables, last) = key.rsplit_once('.').map_or(("", key), |(t, l)| (t, l));
     let mut slot = &mut with;
-    for part in key.split('.') {
+    for part in tables.split('.').filter(|p| !p.is_empty()) {
         slot = slot
             .as_object_mut()?
             .entry(part)
             .or_insert_with(|| serde_json::Value::Object(Default::default()));
     }
-    *slot = value.clone();
+    // Only a key the record leaves out: one it has (a table among them) is not replaced here.
+    let table = slot.as_object_mut()?;
+    if table.contains_key(last) {
+        return None;
+    }
+    table.insert(last.to_string(), value.clone());
     serde_json::from_value::<Settings>(with.clone()).ok()?;
     Some(with)
 }
