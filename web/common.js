@@ -239,6 +239,32 @@ const T = (() => {
     };
   }
 
+  // One chart per metric in `container`, made on first use, charts of one metric family
+  // sharing a y-range (WR_p with its reference line at 0.5): add(name, lines) per metric, then
+  // draw() once the ranges have seen every metric's lines.
+  function metricCharts(container) {
+    const byMetric = new Map(), ranges = sharedRanges();
+    let todo = [];
+    return {
+      add(name, lines) {
+        const reference = name === "wr_p" ? 0.5 : null;
+        ranges.add(name, lines, reference);
+        let c = byMetric.get(name);
+        if (!c) {
+          c = chart(container, { title: name, y: name, reference, digits: 4, range: ranges.of(name) });
+          c.box.dataset.metric = name;
+          byMetric.set(name, c);
+        }
+        todo.push([c, lines]);
+      },
+      draw() {
+        ranges.fix();
+        for (const [c, lines] of todo) c.update(lines);
+        todo = [];
+      },
+    };
+  }
+
   // A sortable table: columns [{key, label, num, render(row) -> node|string}], rows objects.
   function sortable(cols, state) {
     const table = el("table");
@@ -291,5 +317,5 @@ const T = (() => {
 
   function crumb(...nodes) { document.getElementById("crumb").replaceChildren(...nodes); }
 
-  return { el, get, poll, fmt, hms, chart, rangeOf, family, sharedRanges, sortable, statusCell, link, crumb, colour, dash, key, showError };
+  return { el, get, poll, fmt, hms, chart, rangeOf, family, sharedRanges, metricCharts, sortable, statusCell, link, crumb, colour, dash, key, showError };
 })();

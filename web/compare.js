@@ -13,9 +13,8 @@
     T.el("h2", { text: "Settings" }), T.el("label", {}, all, " show the settings that are the same too"), diff,
     T.el("h2", { text: "Metrics" }), charts);
   T.crumb("compare " + ids.join(", "));
-  const byMetric = new Map();
   // Charts of one metric family (ERR_p and its variants, ...) share a y-range.
-  const ranges = T.sharedRanges();
+  const metricCharts = T.metricCharts(charts);
   let runs = [];
 
   function drawDiff() {
@@ -44,21 +43,11 @@
       const ms = await Promise.all(ids.map((id) => T.get(`/api/runs/${id}/metrics`)));
       const names = [];
       for (const m of ms) for (const n of m.metrics) if (!names.includes(n)) names.push(n);
-      const todo = [];
       for (const name of names) {
         const lines = ms.map((m, k) => ({ label: `${runs[k].run.id} ${runs[k].run.name}`, index: k, xs: m.iterations, ys: m.values[name] || m.iterations.map(() => null) }));
-        const reference = name === "wr_p" ? 0.5 : null;
-        ranges.add(name, lines, reference);
-        let c = byMetric.get(name);
-        if (!c) {
-          c = T.chart(charts, { title: name, y: name, reference, digits: 4, range: ranges.of(name) });
-          c.box.dataset.metric = name;
-          byMetric.set(name, c);
-        }
-        todo.push([c, lines]);
+        metricCharts.add(name, lines);
       }
-      ranges.fix();
-      for (const [c, lines] of todo) c.update(lines);
+      metricCharts.draw();
     }, 2000);
   }
   start().catch(T.showError);

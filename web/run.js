@@ -16,7 +16,6 @@
   main.append(title, status, links, T.el("h2", { text: "Metrics" }),
     T.el("p", { class: "note", text: "Hover for values; click a legend entry to hide its line; drag to zoom, double-click to zoom out." }),
     charts, T.el("h2", { text: "Games" }), games, info);
-  const byMetric = new Map();
   let infoDrawn = false;
 
   function kv(obj, skip) {
@@ -72,10 +71,9 @@
   }
 
   // Charts of one metric family (ERR_p and its variants, ...) share a y-range.
-  const ranges = T.sharedRanges();
+  const metricCharts = T.metricCharts(charts);
   function drawMetrics(m) {
     const own = Number(id);
-    const todo = [];
     for (const name of m.metrics) {
       const ys = m.values[name];
       const lines = [];
@@ -91,18 +89,9 @@
       } else {
         lines.push({ label: name, xs: m.iterations, ys, index: 0 });
       }
-      const reference = name === "wr_p" ? 0.5 : null;
-      ranges.add(name, lines, reference);
-      let c = byMetric.get(name);
-      if (!c) {
-        c = T.chart(charts, { title: name, y: name, reference, digits: 4, range: ranges.of(name) });
-        c.box.dataset.metric = name;
-        byMetric.set(name, c);
-      }
-      todo.push([c, lines]);
+      metricCharts.add(name, lines);
     }
-    ranges.fix();
-    for (const [c, lines] of todo) c.update(lines);
+    metricCharts.draw();
   }
 
   let gamesIteration = null;
