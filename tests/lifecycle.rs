@@ -27,6 +27,13 @@ fn sql(db: &Path, q: &str) -> serde_json::Value {
     json(&tabula(db, &["sql", "--json", q]))
 }
 
+/// Writes `text` to `dir/NAME.toml`; returns the path.
+fn write_spec(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
 /// A small spec: EWN 3x3x3, 600 games per iteration (3 batches), 0.15 s or so an iteration.
 fn spec(dir: &Path, name: &str, seed: u64, iterations: u32) -> String {
     let text = format!(
@@ -47,9 +54,7 @@ simulations = 200
 games = 3000
 "#
     );
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
+    write_spec(dir, name, &text)
 }
 
 /// A smaller one for the tests that need several runs.
@@ -72,9 +77,7 @@ simulations = 30
 games = 300
 "#
     );
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
+    write_spec(dir, name, &text)
 }
 
 fn head(db: &Path, run: &str) -> String {
@@ -313,9 +316,7 @@ archive_prob = 0.8
 archive_size = 500
 "#
     );
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
+    write_spec(dir, name, &text)
 }
 
 /// Go-Exploit runs (a visited and a search archive): the same head at 1 and 2 threads and
@@ -868,9 +869,7 @@ batch_size = 32
 train_steps = 10
 "#
     );
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
+    write_spec(dir, name, &text)
 }
 
 /// The network learner: the same head at 1 and 2 threads and after kill -9 at random
@@ -944,9 +943,7 @@ gumbel_actions = 4
 games = 300
 {learner}"#
     );
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
+    write_spec(dir, name, &text)
 }
 
 /// Gumbel search, tabular and network learners: the same head at 1 and 2 threads and after

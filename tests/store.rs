@@ -474,6 +474,17 @@ fn created(path: &std::path::Path, spec: &str) -> i64 {
 
 /// The `run_settings` row of run `id`, column name to value (as SQLite returns it, text or
 /// number, as text).
+/// Run `id`'s settings record as stored (`runs.settings_json`).
+fn stored_settings(path: &std::path::Path, id: i64) -> serde_json::Value {
+    let c = rusqlite::Connection::open(path).unwrap();
+    let json: String = c
+        .query_row("SELECT settings_json FROM runs WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    serde_json::from_str(&json).unwrap()
+}
+
 fn settings_row(path: &std::path::Path, id: i64) -> Vec<(String, String)> {
     let c = rusqlite::Connection::open(path).unwrap();
     let mut st = c
@@ -622,15 +633,8 @@ c4_search = true
 "#;
     let id = created(&path, full);
     let row = settings_row(&path, id);
-    let json: String = {
-        let c = rusqlite::Connection::open(&path).unwrap();
-        c.query_row("SELECT settings_json FROM runs WHERE id = ?1", [id], |r| {
-            r.get(0)
-        })
-        .unwrap()
-    };
     let mut keys = Vec::new();
-    leaves(&serde_json::from_str(&json).unwrap(), "", &mut keys);
+    leaves(&stored_settings(&path, id), "", &mut keys);
     assert!(keys.len() >= 54, "{} settings", keys.len());
     for (key, value) in &keys {
         let col = column_of(key);
@@ -720,15 +724,9 @@ gumbel_eval_noise = true
 "#;
     let id = created(&path, gumbel);
     let row = settings_row(&path, id);
-    let json: String = {
-        let c = rusqlite::Connection::open(&path).unwrap();
-        c.query_row("SELECT settings_json FROM runs WHERE id = ?1", [id], |r| {
-            r.get(0)
-        })
-        .unwrap()
-    };
+    let json = stored_settings(&path, id);
     let mut keys = Vec::new();
-    leaves(&serde_json::from_str(&json).unwrap(), "", &mut keys);
+    leaves(&json, "", &mut keys);
     for key in [
         "search.algorithm",
         "search.c_visit",
