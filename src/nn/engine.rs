@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use super::Layout;
 use super::gemm::{self, MatA, NR, Offsets, Out, Start, Then, gemm, packed_len};
-use super::graph::{Act, Conv, Dense, Graph, Layer, Norm, Op};
+use super::graph::{Act, Buf, Conv, Dense, Graph, Layer, Norm, Op};
 
 /// Positions per chunk (fixed, so the order of every gradient sum is too).
 pub(crate) const CHUNK: usize = 16;
@@ -27,6 +27,12 @@ pub(crate) const CHUNK: usize = 16;
 /// docs/network.md), while small nets still get batches of up to 64 for their dense
 /// layers. Any chunking gives the same bits.
 const INFER_BYTES: usize = 1024 << 10;
+
+/// Positions whose heads run as one product in inference: the trunk goes through in chunks
+/// ([`INFER_BYTES`]), but a dense head's weights (a 9 x 64 ResNet's policy layer is 3.7 MB)
+/// would be streamed from memory once per chunk of four positions; they are read once per
+/// group of this many.
+const INFER_GROUP: usize = 64;
 
 /// Batch normalisation's epsilon and running-average momentum (PyTorch's defaults, which
 /// Liu et al. trained with).
@@ -98,8 +104,10 @@ pub struct Scratch {
     pub(crate) x: Vec<f32>,
     /// Positions per chunk of a large inference batch ([`INFER_BYTES`]).
     infer_chunk: usize,
-    /// Inference of more than `infer_chunk` positions: one scratch per worker.
+    /// Inference of more than `infer_chunk` positions: one scratch per worker for the trunk,
+    /// and one for the heads ([`Heads`]).
     subs: Vec<Scratch>,
+    heads: Vec<Scratch>,
 }
 
 impl Scratch {
@@ -118,10 +126,17 @@ impl Scratch {
             values: Vec::new(),
             x: Vec::new(),
             subs: Vec::new(),
+            heads: Vec::new(),
             infer_chunk: (INFER_BYTES / (4 * g.bufs.iter().sum::<usize>()).max(1)).clamp(1, 64),
         };
         s.ensure(1);
         s
+    }
+
+    /// Positions per inference chunk, for tests of the chunked path on small nets.
+    #[cfg(test)]
+    pub(crate) fn set_infer_chunk(&mut self, chunk: usize) {
+        self.infer_chunk = chunk;
     }
 
     /// Room for the planes and outputs of `n` positions.
@@ -154,6 +169,22 @@ impl Scratch {
             });
         }
         self.cap = n;
+    }
+
+    /// Room for `n` positions in the buffers `bufs` only (the heads' scratch: the trunk's
+    /// buffers it never touches stay empty).
+    fn ensure_some(&mut self, n: usize, bufs: &[Buf]) {
+        self.ensure(n);
+        for &b in bufs {
+            grow(&mut self.bufs[b], n * self.sizes[b]);
+        }
+        if self.locals.is_empty() {
+            self.locals.push(Local {
+                pad_x: vec![0.0; self.pad_len],
+                pad_d: vec![0.0; self.pad_len],
+                ..Local::default()
+            });
+        }
     }
 
     /// Gradient buffers for `n` positions (training only).
@@ -206,17 +237,32 @@ impl Layout {
         s.ensure_layers(n);
         let len = self.input.len();
         s.bufs[0][..n * len].copy_from_slice(&x[..n * len]);
-        for (i, op) in self.graph.ops.iter().enumerate() {
-            self.op_forward(p, w, op, n, s, i, mode);
-        }
+        self.forward_ops(p, w, 0..self.graph.ops.len(), n, s, mode);
         let g = &self.graph;
         s.logits[..n * self.actions].copy_from_slice(&s.bufs[g.logits][..n * self.actions]);
         s.values[..n].copy_from_slice(&s.bufs[g.value][..n]);
     }
 
-    /// Inference of `n` positions `chunk` at a time through the whole net: the chunks split
-    /// into one run of consecutive chunks per worker, each worker with a scratch of its own
-    /// (inference ties no position to another, so the bits are those of one position alone).
+    /// The operations `ops` (in order) over `n` positions whose inputs are in `s`.
+    fn forward_ops(
+        &self,
+        p: &[f32],
+        w: &Weights,
+        ops: std::ops::Range<usize>,
+        n: usize,
+        s: &mut Scratch,
+        mode: Mode,
+    ) {
+        for i in ops {
+            self.op_forward(p, w, &self.graph.ops[i], n, s, i, mode);
+        }
+    }
+
+    /// Inference of `n` positions: the batch splits into one run of consecutive positions
+    /// per worker, each worker with scratches of its own (inference ties no position to
+    /// another, so the bits are those of one position alone). A worker takes its positions
+    /// a group ([`INFER_GROUP`]) at a time: the trunk `chunk` positions at a time through
+    /// its layers, then the heads ([`Heads`]) over the whole group.
     fn infer_in_chunks(
         &self,
         p: &[f32],
@@ -228,26 +274,62 @@ impl Layout {
     ) {
         s.ensure(n);
         let workers = rayon::current_num_threads().min(n.div_ceil(chunk)).max(1);
-        // Positions per worker: a whole number of chunks.
+        // Positions per worker and per group: whole numbers of chunks.
         let share = n.div_ceil(chunk).div_ceil(workers) * chunk;
+        let group = INFER_GROUP.div_ceil(chunk) * chunk;
         while s.subs.len() < workers {
             s.subs.push(Scratch::new(self));
+            s.heads.push(Scratch::new(self));
         }
         let (len, na) = (self.input.len(), self.actions);
         s.subs[..workers]
             .par_iter_mut()
+            .zip(s.heads[..workers].par_iter_mut())
             .zip(x[..n * len].par_chunks(share * len))
             .zip(s.logits[..n * na].par_chunks_mut(share * na))
             .zip(s.values[..n].par_chunks_mut(share))
-            .for_each(|(((sub, x), logits), values)| {
-                for (k, v) in values.chunks_mut(chunk).enumerate() {
-                    let (at, m) = (k * chunk, v.len());
+            .for_each(|((((sub, head), x), logits), values)| {
+                for (k, v) in values.chunks_mut(group).enumerate() {
+                    let (at, m) = (k * group, v.len());
                     let x = &x[at * len..(at + m) * len];
-                    self.forward_layers(p, w, x, m, sub, Mode::Infer);
-                    logits[at * na..(at + m) * na].copy_from_slice(&sub.logits[..m * na]);
-                    v.copy_from_slice(&sub.values[..m]);
+                    self.infer_group(p, w, x, m, chunk, sub, head);
+                    logits[at * na..(at + m) * na].copy_from_slice(&head.logits[..m * na]);
+                    v.copy_from_slice(&head.values[..m]);
                 }
             });
+    }
+
+    /// One group of `m` positions: the trunk in `sub`, `chunk` positions at a time, its
+    /// outputs gathered into `head`, then the heads over all `m` in `head`.
+    #[allow(clippy::too_many_arguments)]
+    fn infer_group(
+        &self,
+        p: &[f32],
+        w: &Weights,
+        x: &[f32],
+        m: usize,
+        chunk: usize,
+        sub: &mut Scratch,
+        head: &mut Scratch,
+    ) {
+        let (len, h) = (self.input.len(), &self.heads);
+        head.ensure_some(m, &h.bufs);
+        for c0 in (0..m).step_by(chunk) {
+            let c = chunk.min(m - c0);
+            sub.ensure_layers(c);
+            sub.bufs[0][..c * len].copy_from_slice(&x[c0 * len..(c0 + c) * len]);
+            self.forward_ops(p, w, 0..h.at, c, sub, Mode::Infer);
+            for &b in &h.live {
+                let size = sub.sizes[b];
+                head.bufs[b][c0 * size..(c0 + c) * size].copy_from_slice(&sub.bufs[b][..c * size]);
+            }
+        }
+        let ops = h.at..self.graph.ops.len();
+        self.forward_ops(p, w, ops, m, head, Mode::Infer);
+        let g = &self.graph;
+        let na = self.actions;
+        head.logits[..m * na].copy_from_slice(&head.bufs[g.logits][..m * na]);
+        head.values[..m].copy_from_slice(&head.bufs[g.value][..m]);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -613,23 +695,37 @@ impl Layout {
         src: &'a [f32],
         c: Conv,
         pad: &'a mut [f32],
-        taps: &'a [usize],
+        taps: &'a Table,
     ) -> MatA<'a> {
         let area = self.area();
         if c.taps == 1 {
             return MatA::strided(src, 1, area);
         }
-        let (h, w, plane) = (self.input.height, self.input.width, self.bordered.plane);
-        for i in 0..c.cin {
-            for y in 0..h {
-                let to = i * plane + (y + 1) * (w + 2) + 1;
-                pad[to..to + w].copy_from_slice(&src[i * area + y * w..i * area + (y + 1) * w]);
+        let (w, plane) = (self.input.width, self.bordered.plane);
+        let planes = src[..c.cin * area].chunks_exact(area);
+        for (x, p) in planes.zip(pad.chunks_exact_mut(plane)) {
+            // A board's width as a constant: each row's copy is then a few moves, not a call
+            // to `memcpy` (those calls were 4-5% of a 3x3 net's inference).
+            match w {
+                3 => border_rows::<3>(x, p),
+                4 => border_rows::<4>(x, p),
+                5 => border_rows::<5>(x, p),
+                6 => border_rows::<6>(x, p),
+                7 => border_rows::<7>(x, p),
+                8 => border_rows::<8>(x, p),
+                9 => border_rows::<9>(x, p),
+                _ => {
+                    for (y, row) in x.chunks_exact(w).enumerate() {
+                        let to = (y + 1) * (w + 2) + 1;
+                        p[to..to + w].copy_from_slice(row);
+                    }
+                }
             }
         }
         MatA {
             data: pad,
-            rows: Offsets::Table(&self.bordered.corners),
-            ks: Offsets::Table(&taps[..c.cin * 9]),
+            rows: self.bordered.corners.first(area),
+            ks: taps.first(c.cin * 9),
         }
     }
 
@@ -886,6 +982,15 @@ fn channel_sums(
     }
 }
 
+/// Copies a plane's rows, `W` floats each, into the inside of its bordered plane (rows
+/// `W + 2` apart, one square of border around).
+fn border_rows<const W: usize>(plane: &[f32], bordered: &mut [f32]) {
+    for (y, row) in plane.chunks_exact(W).enumerate() {
+        let to = (y + 1) * (W + 2) + 1;
+        bordered[to..to + W].copy_from_slice(row);
+    }
+}
+
 fn relu(x: f32) -> f32 {
     if x < 0.0 { 0.0 } else { x }
 }
@@ -949,12 +1054,43 @@ pub(crate) struct Bordered {
     pub plane: usize,
     /// For each square (y, x), in order: the offset of its window's corner, square (y - 1,
     /// x - 1), in the bordered plane: y (w + 2) + x.
-    pub corners: Vec<usize>,
+    pub corners: Table,
     /// For each term (i, t) up to the widest 3x3 convolution's planes: its offset from a
     /// square's corner, plane i then tap t's row and column (a convolution over `c` planes
     /// reads the first 9c); `mirrored` reads tap 8 - t (the input gradient's).
-    pub taps: Vec<usize>,
-    pub mirrored: Vec<usize>,
+    pub taps: Table,
+    pub mirrored: Table,
+}
+
+/// An offset table and the largest entry of each of its prefixes, so that a product reading
+/// through the table's first `n` entries is bounds-checked without scanning them.
+#[derive(Clone, Debug)]
+pub(crate) struct Table {
+    offs: Vec<usize>,
+    /// `max[n - 1]`: the largest of the first `n` offsets.
+    max: Vec<usize>,
+}
+
+impl Table {
+    fn new(offs: Vec<usize>) -> Table {
+        let max = offs
+            .iter()
+            .scan(0, |m, &o| {
+                *m = o.max(*m);
+                Some(*m)
+            })
+            .collect();
+        Table { offs, max }
+    }
+
+    /// The first `n` offsets (n > 0), as a product reads them.
+    pub(crate) fn first(&self, n: usize) -> Offsets<'_> {
+        Offsets::Table(&self.offs[..n], self.max[n - 1])
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.offs.len()
+    }
 }
 
 impl Bordered {
@@ -970,19 +1106,23 @@ impl Bordered {
             .unwrap_or(0);
         let (pw, plane) = (w + 2, (h + 2) * (w + 2));
         let table = |mirror: bool| {
-            (0..widest * 9)
-                .map(|k| {
-                    let (i, t) = (k / 9, k % 9);
-                    let t = if mirror { 8 - t } else { t };
-                    i * plane + t / 3 * pw + t % 3
-                })
-                .collect()
+            Table::new(
+                (0..widest * 9)
+                    .map(|k| {
+                        let (i, t) = (k / 9, k % 9);
+                        let t = if mirror { 8 - t } else { t };
+                        i * plane + t / 3 * pw + t % 3
+                    })
+                    .collect(),
+            )
         };
         Bordered {
             plane,
-            corners: (0..h)
-                .flat_map(|y| (0..w).map(move |x| y * pw + x))
-                .collect(),
+            corners: Table::new(
+                (0..h)
+                    .flat_map(|y| (0..w).map(move |x| y * pw + x))
+                    .collect(),
+            ),
             taps: table(false),
             mirrored: table(true),
         }
@@ -991,5 +1131,49 @@ impl Bordered {
     /// Planes of the widest 3x3 convolution (input or output).
     pub(crate) fn widest(&self) -> usize {
         self.taps.len() / 9
+    }
+}
+
+/// Where inference splits a graph into its trunk and its heads: the heads are the operations
+/// from the first dense layer on (a residual net's heads; the whole of an MLP), run over a
+/// group of positions at once so that their weights are read once per group.
+#[derive(Clone, Debug)]
+pub(crate) struct Heads {
+    /// The first operation of the heads (the number of operations when there is no dense
+    /// layer).
+    pub at: usize,
+    /// The buffers the heads read that the trunk wrote (or the input), in ascending order.
+    pub live: Vec<Buf>,
+    /// Every buffer the heads read or write, in ascending order.
+    pub bufs: Vec<Buf>,
+}
+
+impl Heads {
+    pub(crate) fn new(g: &Graph) -> Heads {
+        let at = g
+            .ops
+            .iter()
+            .position(|op| matches!(op.layer, Layer::Dense(_)))
+            .unwrap_or(g.ops.len());
+        let head = &g.ops[at..];
+        // Buffers written by the heads' own operations.
+        let written: Vec<Buf> = head.iter().map(|op| op.y).collect();
+        let mut live: Vec<Buf> = head
+            .iter()
+            .flat_map(|op| {
+                let skip = match op.act {
+                    Act::AddRelu(k) => Some(k),
+                    _ => None,
+                };
+                std::iter::once(op.x).chain(skip)
+            })
+            .filter(|b| !written.contains(b))
+            .collect();
+        live.sort_unstable();
+        live.dedup();
+        let mut bufs: Vec<Buf> = live.iter().copied().chain(written).collect();
+        bufs.sort_unstable();
+        bufs.dedup();
+        Heads { at, live, bufs }
     }
 }

@@ -149,6 +149,8 @@ pub struct Layout {
     kernel: Kernel,
     /// How the 3x3 convolutions read bordered planes (offset tables, built once).
     bordered: engine::Bordered,
+    /// Where inference splits the graph into trunk and heads.
+    heads: engine::Heads,
     /// Floats of the packed weights, forward and backward.
     packed: (usize, usize),
 }
@@ -158,6 +160,7 @@ impl Layout {
         let mut graph = graph::build(arch, input, actions);
         let packed = engine::place_packed(&mut graph);
         let bordered = engine::Bordered::new(&graph, input.height, input.width);
+        let heads = engine::Heads::new(&graph);
         Layout {
             arch: arch.clone(),
             value_head: ValueHead::Tanh,
@@ -169,6 +172,7 @@ impl Layout {
                 arith: Arith::Fused,
             },
             bordered,
+            heads,
             packed,
         }
     }

@@ -251,6 +251,51 @@ fn outputs_match_the_old_engine_in_any_batch_on_every_path() {
     }
 }
 
+/// A large inference batch goes through the trunk a chunk at a time and through the heads
+/// a group of chunks at a time (`engine::Heads`): with chunks of 1, 3 and 5 positions, and
+/// batches spanning several groups, every position gets the bits it gets alone.
+#[test]
+fn chunks_and_groups_give_the_bits_of_one_position() {
+    let input = planes(2, 3, 4);
+    for arch in archs() {
+        let l = Layout::new(&arch, input, 5);
+        let mut p = l.init(&mut stream(5, "nn-test-init"));
+        for (at, len) in l.frozen() {
+            for (k, x) in p[at..at + len].iter_mut().enumerate() {
+                *x = 0.5 + 0.1 * k as f32;
+            }
+        }
+        let examples = random_examples(input, 5, 150, 3);
+        let mut s = l.scratch();
+        let want: Vec<(Vec<u32>, u32)> = examples
+            .iter()
+            .map(|e| {
+                let v = l.forward(&p, &e.x, &mut s);
+                (bits(&s.logits[..5]), v.to_bits())
+            })
+            .collect();
+        for chunk in [1, 3, 5] {
+            let mut s = l.scratch();
+            s.set_infer_chunk(chunk);
+            for (start, batch) in [(1, 2), (0, 70), (2, 148)] {
+                let x: Vec<f32> = examples[start..start + batch]
+                    .iter()
+                    .flat_map(|e| e.x.iter().copied())
+                    .collect();
+                l.forward_batch(&p, &l.weights(&p), &x, batch, &mut s);
+                for k in 0..batch {
+                    let got = (bits(&s.logits[k * 5..(k + 1) * 5]), s.values[k].to_bits());
+                    assert_eq!(
+                        got,
+                        want[start + k],
+                        "{arch:?} chunk {chunk} batch {batch} at {k}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Every architecture's inference gives a position the same bits alone, at any place of
 /// any batch, on every vector path, in either arithmetic (batch normalisation reads its
 /// running statistics).
