@@ -8,11 +8,11 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::game::Player as Seat;
+use crate::game::{Game, Player as Seat, Turn};
 use crate::game_record::{GameEnd, GameRecord};
 use crate::games::Abilities;
 use crate::players::{Agent, Player, PlayerError};
-use crate::rng::{StreamRng, stream};
+use crate::rng::{StreamRng, sample_outcome, stream, uniform_index};
 
 /// The stream name of match game `i`.
 pub(crate) fn match_stream(i: u32) -> String {
@@ -69,6 +69,10 @@ pub struct MatchGame {
     pub plies: usize,
     pub adjudicated: bool,
     pub hash: String,
+    /// The position the game started from, in the game's notation, when it did not start
+    /// from the game's start (`tabula rate --openings`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opening: Option<String>,
     #[serde(skip)]
     pub record: GameRecord,
 }
@@ -112,11 +116,11 @@ pub(crate) fn play_match_game<G: Abilities>(
     seed: u64,
     i: u32,
 ) -> Result<MatchGame, PlayerError> {
-    play_named_game(g, a, b, seed, i, match_stream(i))
+    play_named_game(g, a, b, seed, i, match_stream(i), None)
 }
 
-/// Plays game `i` of a match between A and B (A first when `i` is even), drawing everything
-/// from stream `name` of `seed`.
+/// Plays game `i` of a match between A and B (A first when `i` is even) from `start` (the
+/// game's start when `None`), drawing everything from stream `name` of `seed`.
 fn play_named_game<G: Abilities>(
     g: &G,
     a: &Player<G>,
@@ -124,6 +128,7 @@ fn play_named_game<G: Abilities>(
     seed: u64,
     i: u32,
     name: String,
+    start: Option<String>,
 ) -> Result<MatchGame, PlayerError> {
     let a_seat = if i.is_multiple_of(2) {
         Seat::P0
@@ -147,7 +152,7 @@ fn play_named_game<G: Abilities>(
         g,
         [&mut first, &mut second],
         names,
-        None,
+        start.clone(),
         seed,
         name,
         &mut rng,
@@ -159,6 +164,7 @@ fn play_named_game<G: Abilities>(
         plies: record.plies(),
         adjudicated: matches!(record.end, GameEnd::Adjudicated { .. }),
         hash: record.hash().to_hex(),
+        opening: start,
         record,
     })
 }
@@ -202,18 +208,65 @@ pub(crate) fn tournament_stream(a: &str, b: &str, i: u32) -> String {
     format!("rate({a} | {b}, {i})")
 }
 
+/// The stream name of the opening that games `2j` and `2j + 1` between `a` and `b` start
+/// from in a tournament with random openings.
+pub(crate) fn opening_stream(a: &str, b: &str, j: u32) -> String {
+    format!("rate-opening({a} | {b}, {j})")
+}
+
+/// Random openings drawn before a game ends are drawn again, at most this many times.
+const OPENING_DRAWS: u32 = 1000;
+
+/// A random opening of `plies` decisions from the game's start: each decision uniform over
+/// the legal actions, each chance step by its probabilities, then chance steps until a
+/// player is to move; all from `rng`. An opening that ends the game is drawn again from the
+/// same stream (so the opening is a function of the stream alone); `None` when
+/// [`OPENING_DRAWS`] draws all ended it.
+pub(crate) fn random_opening<G: Game>(
+    g: &G,
+    plies: u32,
+    rng: &mut StreamRng,
+) -> Option<G::State> {
+    let (mut actions, mut outcomes) = (Vec::new(), Vec::new());
+    'draw: for _ in 0..OPENING_DRAWS {
+        let (mut s, mut made) = (g.initial_state(), 0);
+        loop {
+            match g.turn(&s) {
+                Turn::Terminal(_) => continue 'draw,
+                Turn::Player(_) if made == plies => return Some(s),
+                Turn::Player(_) => {
+                    g.legal_actions(&s, &mut actions);
+                    s = g.apply(&s, actions[uniform_index(rng, actions.len())]);
+                    made += 1;
+                }
+                Turn::Chance => {
+                    g.chance_outcomes(&s, &mut outcomes);
+                    let k = sample_outcome(rng, &outcomes);
+                    s = g.apply_chance(&s, outcomes[k].outcome);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Plays `games` games between each pair of `players` on the current rayon pool: a match per
 /// pair, its A the player whose canonical spec sorts first (so a pair plays the same games
 /// whichever way round it is listed), A first in the even games, game i of the pair drawing
-/// everything from the stream [`tournament_stream`] of `seed`. All the games run as one
-/// parallel list;
-/// the reports come in pair order, their games in game order, so they are the same on any
-/// number of threads. `game_done` is called after each game (progress only).
+/// everything from the stream [`tournament_stream`] of `seed`. With `openings` > 0, games
+/// 2j and 2j + 1 of a pair (A first, then B first) start from the same random opening of that
+/// many decisions ([`random_opening`], stream [`opening_stream`]), recorded as their start:
+/// deterministic players then play different games, and replays re-play them. All the games
+/// run as one parallel list; the reports come in pair order, their games in game order, so
+/// they are the same on any number of threads. `game_done` is called after each game
+/// (progress only).
+#[allow(clippy::too_many_arguments)]
 pub fn run_tournament<G: Abilities>(
     g: &G,
     players: &[Player<G>],
     pairs: &[(usize, usize)],
     games: u32,
+    openings: u32,
     seed: u64,
     game_done: &(dyn Fn() + Sync),
 ) -> Result<Vec<MatchReport>, PlayerError> {
@@ -229,8 +282,22 @@ pub fn run_tournament<G: Abilities>(
         .into_par_iter()
         .map(|(k, i)| {
             let (a, b) = pairs[k];
-            let name = tournament_stream(&names[a], &names[b], i);
-            let r = play_named_game(g, &players[a], &players[b], seed, i, name);
+            let (na, nb) = (&names[a], &names[b]);
+            let start = if openings == 0 {
+                None
+            } else {
+                let mut rng = stream(seed, &opening_stream(na, nb, i / 2));
+                let s = random_opening(g, openings, &mut rng).ok_or_else(|| {
+                    PlayerError::NoOpening {
+                        variant: g.variant(),
+                        plies: openings,
+                        draws: OPENING_DRAWS,
+                    }
+                })?;
+                Some(g.notation(&s))
+            };
+            let name = tournament_stream(na, nb, i);
+            let r = play_named_game(g, &players[a], &players[b], seed, i, name, start);
             game_done();
             r
         })

@@ -430,6 +430,59 @@ fn rate_plays_stores_and_fits() {
     );
 }
 
+/// `tabula rate --openings N`: games 2j and 2j + 1 of a pair (one with each player first)
+/// start from one random opening, another for the next two; the report is the same on 1 and
+/// 2 threads; a game re-plays from its record (the opening is its start); an opening longer
+/// than the game, or more than 100 moves, is refused with the flag named.
+#[test]
+fn rate_from_random_openings() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let args = |openings: &'static str, threads: &'static str| {
+        vec![
+            "rate",
+            "ewn:3x3x3",
+            "--player",
+            "random",
+            "--player",
+            "mcts:sims=10",
+            "--games",
+            "8",
+            "--openings",
+            openings,
+            "--threads",
+            threads,
+            "--json",
+        ]
+    };
+    let one = rated(&db, &args("2", "1"));
+    assert_eq!(one, rated(&db, &args("2", "2")));
+    assert_eq!(one["openings"], 2);
+    let games = one["pairs"][0]["games_detail"].as_array().unwrap();
+    let opening = |i: usize| games[i]["opening"].as_str().unwrap().to_string();
+    for j in 0..4 {
+        assert_eq!(opening(2 * j), opening(2 * j + 1), "{one}");
+    }
+    let distinct: std::collections::BTreeSet<String> = (0..8).map(opening).collect();
+    assert!(distinct.len() >= 3, "{distinct:?}");
+    let h = games[5]["hash"].as_str().unwrap();
+    let out = tabula(&db, &["replay", h]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("identical, hash checked"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Without openings no game has one.
+    let plain = rated(&db, &args("0", "2"));
+    assert!(plain["pairs"][0]["games_detail"][0].get("opening").is_none());
+    for (n, want) in [("101", "--openings"), ("60", "give fewer --openings")] {
+        let out = tabula(&db, &args(n, "2"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(want), "{n}: {err}");
+    }
+}
+
 /// A run's checkpoints rate with `--run RUN --every K` (and the last), their ratings drawn
 /// against iteration with `--svg`; bad input fails naming what is allowed.
 #[test]

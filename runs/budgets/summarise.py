@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Summarise a budget sweep (docs/budgets.md) from a store, read-only.
 
-    python3 runs/budgets/summarise.py DB SWEEP_NAME
+    python3 runs/budgets/summarise.py DB SWEEP_NAME [--at 1,2,5,10,20,50,100]
 
 For each grid point (the sweep's axis values, from the run names SWEEP/key=value/seed=S),
 as mean (min..max) over seeds: games per iteration (mean over iterations), self-play moves
 per iteration, self-play seconds per iteration, WR_p at the last iteration, the mean WR_p over
 iterations 1..N (the area under the curve divided by N), ERR_p and MAE_v at the last
-iteration; then the mean WR_p by iteration.
+iteration; then the mean WR_p by iteration (every iteration, or those of `--at`).
 """
 import sqlite3
 import sys
@@ -25,7 +25,18 @@ def stat(xs, fmt):
 
 
 def main():
-    db, sweep = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    at = None
+    if "--at" in args:
+        k = args.index("--at")
+        try:
+            at = [int(x) for x in args[k + 1].split(",")]
+        except (IndexError, ValueError):
+            sys.exit("--at: expected iterations separated by commas, e.g. --at 1,10,100")
+        del args[k:k + 2]
+    if len(args) != 2:
+        sys.exit(__doc__.strip().split("\n\n")[1])
+    db, sweep = args
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     runs = con.execute(
         "SELECT id, name FROM runs WHERE name LIKE ? ORDER BY id", (sweep + "/%",)
@@ -69,6 +80,8 @@ def main():
               f"{stat(cols['wr_last'], '{:.4f}')} | {stat(cols['wr_mean'], '{:.4f}')} | "
               f"{stat(cols['err'], '{:.4f}')} | {stat(cols['mae'], '{:.4f}')} |")
     its = sorted({i for c in curves.values() for i in c})
+    if at is not None:
+        its = [i for i in at if i in its]
     if not its:
         return
     print()

@@ -408,6 +408,11 @@ pub struct RateArgs {
     /// Games per pair, 1 to 1000000 (half with each player first).
     #[arg(long, default_value_t = 20)]
     pub games: u32,
+    /// Start each pair of games (one with each player first) from a random opening of N
+    /// moves, 0 to 100 (default 0: the game's start). Deterministic players on a
+    /// deterministic game otherwise repeat the same two games.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub openings: u32,
     /// The seed of every game's stream.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,

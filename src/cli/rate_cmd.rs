@@ -21,6 +21,9 @@ use super::output::{OutputFile, outln};
 /// At most this many players (a round robin of 64 is 2016 pairs).
 const MAX_PLAYERS: usize = 64;
 
+/// At most this many random moves of an opening (`--openings`).
+const MAX_OPENING: u32 = 100;
+
 /// The validated form of `RateArgs` (the players still to expand by the run's checkpoints).
 struct RateConfig {
     game: AnyGame,
@@ -29,6 +32,7 @@ struct RateConfig {
     run: Option<(String, Option<u32>, Option<u32>)>,
     anchor: Option<PlayerSpec>,
     games: u32,
+    openings: u32,
     seed: u64,
     gauntlet: bool,
     json: bool,
@@ -85,6 +89,13 @@ fn resolve(args: &RateArgs) -> anyhow::Result<RateConfig> {
         MAX_GAMES as usize,
         "games per pair of players",
     )?;
+    super::common::check_count(
+        "--openings",
+        args.openings as usize,
+        0,
+        MAX_OPENING as usize,
+        "random moves before each pair of games",
+    )?;
     super::common::check_threads(args.threads)?;
     if args.run.is_none() {
         check_players(&players)?;
@@ -95,6 +106,7 @@ fn resolve(args: &RateArgs) -> anyhow::Result<RateConfig> {
         run: args.run.clone().map(|r| (r, args.every, args.sims)),
         anchor,
         games: args.games,
+        openings: args.openings,
         seed: args.seed,
         gauntlet: args.gauntlet,
         json: args.json,
@@ -215,6 +227,8 @@ struct RateReport<'a> {
     seed: u64,
     mode: &'static str,
     games_per_pair: u32,
+    /// Random moves before each pair of games (0: from the game's start).
+    openings: u32,
     anchor: String,
     players: Vec<PlayerRow>,
     fit: FitInfo,
@@ -258,7 +272,15 @@ fn rate<G: Abilities>(
     let t = std::time::Instant::now();
     let bar = super::progress::Delayed::new(total, "rate", !cfg.json);
     let reports =
-        pool.install(|| run_tournament(g, &players, &pairs, cfg.games, cfg.seed, &|| bar.inc(1)));
+        pool.install(|| run_tournament(
+            g,
+            &players,
+            &pairs,
+            cfg.games,
+            cfg.openings,
+            cfg.seed,
+            &|| bar.inc(1),
+        ));
     bar.finish();
     let reports = reports?;
     let seconds = t.elapsed().as_secs_f64();
@@ -294,6 +316,7 @@ fn rate<G: Abilities>(
             "round robin"
         },
         games_per_pair: cfg.games,
+        openings: cfg.openings,
         anchor: specs[anchor].to_string(),
         players: rows,
         fit: FitInfo {
@@ -420,8 +443,12 @@ fn print_report(r: &RateReport<'_>, svg: Option<&Path>) {
             .find(|p| p.player == spec)
             .map_or(spec.to_string(), |p| p.name.clone())
     };
+    let openings = match r.openings {
+        0 => String::new(),
+        n => format!(" from random {n}-move openings"),
+    };
     outln!(
-        "{}  seed {}  {}, {} games a pair  anchor {} = 0",
+        "{}  seed {}  {}, {} games a pair{openings}  anchor {} = 0",
         r.variant,
         r.seed,
         r.mode,

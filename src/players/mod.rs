@@ -29,6 +29,15 @@ pub enum PlayerError {
         variant: String,
         reason: String,
     },
+    #[error(
+        "no opening of {plies} random moves in {variant} that does not end the game ({draws} \
+         draws all ended it): give fewer --openings plies"
+    )]
+    NoOpening {
+        variant: String,
+        plies: u32,
+        draws: u32,
+    },
     #[error("the optimal player has no value for {variant} position `{position}`")]
     Unsolved { variant: String, position: String },
     #[error(transparent)]
