@@ -38,6 +38,10 @@ fn variants() -> Vec<String> {
             "checkers:7x7-6",
             "checkers:5x5-3",
             "checkers:7x7-6,win=filled,max_plies=60",
+            "go:5x5",
+            "go:7x7,komi=0,max_moves=40",
+            "go:9x9",
+            "go:13x13,komi=5.5,max_moves=120",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -223,7 +227,9 @@ fn bad_variants_are_errors_that_say_what_is_allowed() {
         "c4:7x6x2",
         "checkers:4x4-9",
         "checkers:7x7-6,win=sometimes",
-        "go:9x9",
+        "go:4x4",
+        "go:9x9,komi=0.3",
+        "go:9x9,max_moves=0",
         "",
     ] {
         let err = bad.parse::<AnyGame>().expect_err(bad).to_string();
