@@ -393,6 +393,11 @@ impl<const P: usize, const H: usize, const K: usize> Go<P, H, K> {
         }
     }
 
+    /// The side to move; after the end, the side that would move next.
+    pub fn side_to_move(&self, s: &GoState<P, H>) -> Player {
+        Player::from_index(s.to_play as usize)
+    }
+
     /// Moves played (passes included) since the start or since the state was rebuilt.
     pub fn moves_played(&self, s: &GoState<P, H>) -> usize {
         s.moves as usize
