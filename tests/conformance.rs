@@ -1,8 +1,9 @@
 //! One conformance suite for every variant (in the spirit of OpenSpiel's `basic_tests.h`):
 //! random playouts end; chance probabilities are positive and sum to 1; legal actions are
 //! inside the action space, ascending and unique; applying an action never changes the state
-//! it came from; notation and keys round-trip; the key ignores draw counters; terminal scores
-//! sum to 1; the variant name parses back to the same game.
+//! it came from, and applying it in place gives the same state; notation and keys round-trip;
+//! the key ignores draw counters; terminal scores sum to 1; the variant name parses back to the
+//! same game.
 
 use std::collections::HashSet;
 
@@ -147,6 +148,12 @@ fn check<G: Game>(g: &G, variant: &str) {
                     assert_eq!(s, before, "{variant}: apply changed its input");
                     assert_eq!(g.key(&s), key_before);
                     assert_eq!(next, g.apply(&s, a), "{variant}: apply is not pure");
+                    let mut in_place = s;
+                    g.apply_in_place(&mut in_place, a);
+                    assert_eq!(
+                        in_place, next,
+                        "{variant}: apply_in_place differs from apply"
+                    );
                     s = next;
                 }
             }

@@ -39,7 +39,7 @@ use tabula::game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Tur
 use tabula::games::cdc::{CdcState4x8, Colour};
 use tabula::games::connect4::C4State;
 use tabula::games::ewn::EwnState;
-use tabula::games::go::GoState;
+use tabula::games::go::Go9State;
 use tabula::games::{AnyGame, Cdc4x8, ConnectFour, Ewn, Go9};
 
 // ---------------------------------------------------------------------------------------------
@@ -1143,9 +1143,13 @@ fn go_game(variant: &str) -> Go9 {
 
 /// tabula's state written as OpenSpiel's `str(state)`: a header, then rows from the top
 /// (`X` black, `O` white, `+` empty) and the column letters (no I).
-fn go_string(g: &Go9, s: &GoState<121, 163>) -> String {
+fn go_string(g: &Go9, s: &Go9State) -> String {
     let n = g.board_size();
-    let side = if g.side_to_move(s) == Player::P0 { 'B' } else { 'W' };
+    let side = if g.side_to_move(s) == Player::P0 {
+        'B'
+    } else {
+        'W'
+    };
     let mut out = format!(
         "GoState(komi={}, to_play={side}, history.size()={})\n\n",
         g.komi(),

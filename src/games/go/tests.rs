@@ -11,7 +11,7 @@ fn go9(v: &str) -> Go9 {
     }
 }
 
-fn legal(g: &Go9, s: &GoState<121, 163>) -> Vec<Action> {
+fn legal(g: &Go9, s: &Go9State) -> Vec<Action> {
     let mut out = Vec::new();
     g.legal_actions(s, &mut out);
     out
@@ -26,11 +26,15 @@ fn at(g: &Go9, v: &str) -> Action {
     (r * g.n + c) as Action
 }
 
-fn play(g: &Go9, s: &GoState<121, 163>, moves: &str) -> GoState<121, 163> {
+fn play(g: &Go9, s: &Go9State, moves: &str) -> Go9State {
     let mut s = *s;
     for m in moves.split_whitespace() {
         let a = at(g, m);
-        assert!(legal(g, &s).contains(&a), "{m} is illegal in {}", g.notation(&s));
+        assert!(
+            legal(g, &s).contains(&a),
+            "{m} is illegal in {}",
+            g.notation(&s)
+        );
         s = g.apply(&s, a);
     }
     s
@@ -68,7 +72,10 @@ fn variants_parse_and_name_themselves() {
         "go:9x9,handicap=2",
     ] {
         let e = bad.parse::<AnyGame>().expect_err(bad).to_string();
-        assert!(e.contains("allowed") || e.contains("expected"), "{bad}: {e}");
+        assert!(
+            e.contains("allowed") || e.contains("expected"),
+            "{bad}: {e}"
+        );
     }
 }
 
@@ -76,28 +83,20 @@ fn variants_parse_and_name_themselves() {
 fn captures_free_points_and_suicide_is_illegal() {
     let g = go9("go:5x5");
     // White's A1 stone in atari: black captures it with B1.
-    let s = g
-        .parse_notation("...../...../...../x..../o.... x")
-        .unwrap();
+    let s = g.parse_notation("...../...../...../x..../o.... x").unwrap();
     let t = play(&g, &s, "B1");
     assert_eq!(g.notation(&t), "...../...../...../x..../.x... o");
     // White may not play back into A1 (suicide: no capture, no liberty).
     assert!(!legal(&g, &t).contains(&at(&g, "A1")));
     // Multi-stone suicide: white's A1-A2 chain has its last liberty at A3; filling it is
     // illegal, while black may play there and capture two stones.
-    let s = g
-        .parse_notation("...../x..../.x.../ox.../ox... o")
-        .unwrap();
+    let s = g.parse_notation("...../x..../.x.../ox.../ox... o").unwrap();
     assert!(!legal(&g, &s).contains(&at(&g, "A3")));
-    let s = g
-        .parse_notation("...../x..../.x.../ox.../ox... x")
-        .unwrap();
+    let s = g.parse_notation("...../x..../.x.../ox.../ox... x").unwrap();
     let t = play(&g, &s, "A3");
     assert_eq!(g.notation(&t), "...../x..../xx.../.x.../.x... o");
     // A stone with no liberty of its own is legal when it joins a chain that keeps one.
-    let s = g
-        .parse_notation("...../...../...../.x.../x.x.. x")
-        .unwrap();
+    let s = g.parse_notation("...../...../...../.x.../x.x.. x").unwrap();
     assert!(legal(&g, &s).contains(&at(&g, "B1")));
 }
 
@@ -105,9 +104,7 @@ fn captures_free_points_and_suicide_is_illegal() {
 fn simple_ko_forbids_the_immediate_recapture_only() {
     let g = go9("go:5x5");
     // Black takes the ko at C3 (capturing B3); white may not retake at B3 at once.
-    let s = g
-        .parse_notation("...../.xo../xo.o./.xo../..... x")
-        .unwrap();
+    let s = g.parse_notation("...../.xo../xo.o./.xo../..... x").unwrap();
     let t = play(&g, &s, "C3");
     assert_eq!(g.notation(&t), "...../.xo../x.xo./.xo../..... o ko=B3");
     assert!(!legal(&g, &t).contains(&at(&g, "B3")));
@@ -200,11 +197,11 @@ fn keys_and_notation_reject_impossible_positions() {
 }
 
 /// The chain data of every stone, rebuilt from the board alone: (size, pseudo-liberties,
-/// their sum, whether the chain has exactly one liberty by flood fill).
+/// their sum and squares, whether the chain has exactly one liberty by flood fill).
 fn chain_facts<const P: usize, const H: usize, const K: usize>(
     g: &Go<P, H, K>,
     s: &GoState<P, H>,
-) -> Vec<(u16, u16, u32, bool)> {
+) -> Vec<(u16, u16, u32, u32, bool)> {
     let mut out = Vec::new();
     for r in 0..g.n {
         for c in 0..g.n {
@@ -230,7 +227,7 @@ fn chain_facts<const P: usize, const H: usize, const K: usize>(
             assert_eq!(s.size[h] as usize, seen.len(), "chain size at {r},{c}");
             assert!(seen.iter().all(|&q| s.head[q] as usize == h));
             assert_eq!(g.in_atari(s, h), libs.len() == 1, "atari at {r},{c}");
-            out.push((s.size[h], s.libs[h], s.lsum[h], libs.len() == 1));
+            out.push((s.size[h], s.libs[h], s.lsum[h], s.lsq[h], libs.len() == 1));
         }
     }
     out
@@ -275,5 +272,8 @@ fn large_boards_play_to_the_end() {
         s = g.apply(&s, actions[uniform_index(&mut rng, actions.len())]);
     }
     assert!(g.moves_played(&s) <= 100);
-    assert_eq!(g.parse_notation(&g.notation(&s)).map(|t| g.key(&t)), Ok(g.key(&s)));
+    assert_eq!(
+        g.parse_notation(&g.notation(&s)).map(|t| g.key(&t)),
+        Ok(g.key(&s))
+    );
 }
