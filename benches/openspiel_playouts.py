@@ -18,6 +18,7 @@ Usage (from the repository root; CI does not run it):
 
     python3 benches/openspiel_playouts.py [--variants 9] [--rounds 3] [--seconds 3] [--core 1]
                                           [--venv .venv-openspiel] [--profile release] [--json]
+                                          [--binary PATH]
 
 `--variants` takes board sides (e.g. `5,7,9`). The first run creates the virtual environment and
 installs OpenSpiel there (`pip install -r tests/openspiel/requirements.txt`: open_spiel 2.0.2
@@ -88,16 +89,20 @@ def main():
     ap.add_argument("--venv", default=os.path.join(ROOT, ".venv-openspiel"))
     ap.add_argument("--python", default="python3")
     ap.add_argument("--profile", default="release")
+    ap.add_argument("--binary", help="a built playout_speed example (skips the cargo build)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     sides = [int(x) for x in args.variants.split(",")]
 
     py = ensure_venv(args.venv, args.python)
-    subprocess.run(["cargo", "build", "--profile", args.profile, "--quiet", "--example",
-                    "playout_speed"], cwd=ROOT, check=True)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    out_dir = "debug" if args.profile in ("dev", "test") else args.profile
-    tabula = os.path.join(target, out_dir, "examples", "playout_speed")
+    if args.binary:
+        tabula = args.binary
+    else:
+        subprocess.run(["cargo", "build", "--profile", args.profile, "--quiet", "--example",
+                        "playout_speed"], cwd=ROOT, check=True)
+        target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+        out_dir = "debug" if args.profile in ("dev", "test") else args.profile
+        tabula = os.path.join(target, out_dir, "examples", "playout_speed")
 
     rows = []
     for n in sides:

@@ -692,7 +692,7 @@ impl<const P: usize, const H: usize, const K: usize> Go<P, H, K> {
     /// A state from a board (colour codes in action order), the side to move, the ko action
     /// and the passes; move count 0 and the board as the only one seen. `Err` says why no
     /// position of this game looks so.
-    fn from_parts(
+    fn state_of_parts(
         &self,
         board: &[u8],
         to_play: u8,
@@ -946,7 +946,7 @@ impl<const P: usize, const H: usize, const K: usize> Game for Go<P, H, K> {
         let ko = bits(2 * points + 1, 9) as usize;
         let passes = bits(2 * points + 10, 2) as u8;
         let ko = (ko > 0).then(|| ko - 1);
-        self.from_parts(&board, to_play, ko, passes).map_err(bad)
+        self.state_of_parts(&board, to_play, ko, passes).map_err(bad)
     }
 
     fn action_name(&self, _: &GoState<P, H>, a: Action) -> String {
@@ -1099,7 +1099,7 @@ impl<const P: usize, const H: usize, const K: usize> Game for Go<P, H, K> {
             }
             last_field = order;
         }
-        self.from_parts(&board, to_play, ko, passes).map_err(bad)
+        self.state_of_parts(&board, to_play, ko, passes).map_err(bad)
     }
 }
 
