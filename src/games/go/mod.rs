@@ -946,7 +946,8 @@ impl<const P: usize, const H: usize, const K: usize> Game for Go<P, H, K> {
         let ko = bits(2 * points + 1, 9) as usize;
         let passes = bits(2 * points + 10, 2) as u8;
         let ko = (ko > 0).then(|| ko - 1);
-        self.state_of_parts(&board, to_play, ko, passes).map_err(bad)
+        self.state_of_parts(&board, to_play, ko, passes)
+            .map_err(bad)
     }
 
     fn action_name(&self, _: &GoState<P, H>, a: Action) -> String {
@@ -1099,7 +1100,8 @@ impl<const P: usize, const H: usize, const K: usize> Game for Go<P, H, K> {
             }
             last_field = order;
         }
-        self.state_of_parts(&board, to_play, ko, passes).map_err(bad)
+        self.state_of_parts(&board, to_play, ko, passes)
+            .map_err(bad)
     }
 }
 
