@@ -21,6 +21,7 @@ const VARIANTS: &[&str] = &[
     "c4:5x4",
     "checkers:5x5-3",
     "checkers:7x7-6",
+    "go:9x9",
 ];
 
 fn bench<G: Game>(c: &mut Criterion, g: &G) {

@@ -178,6 +178,14 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
     /// (check with [`is_legal`] first where the action comes from outside).
     fn apply(&self, s: &Self::State, a: Action) -> Self::State;
 
+    /// Applies a legal action to `s` itself: `*s = self.apply(s, a)`, which is what it does
+    /// unless a game with a large state (Go) saves the copies. Loops that only walk forward
+    /// (random playouts) use it.
+    #[inline]
+    fn apply_in_place(&self, s: &mut Self::State, a: Action) {
+        *s = self.apply(s, a);
+    }
+
     /// Clears `out` and fills it with the outcomes of a chance state (empty otherwise).
     fn chance_outcomes(&self, s: &Self::State, out: &mut Vec<ChanceOutcome>);
 

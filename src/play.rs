@@ -128,7 +128,7 @@ pub fn random_playout<G: Game>(
             Turn::Player(_) => {
                 g.legal_actions(&s, &mut scratch.actions);
                 let a = scratch.actions[uniform_index(rng, scratch.actions.len())];
-                s = g.apply(&s, a);
+                g.apply_in_place(&mut s, a);
                 plies += 1;
             }
         }

@@ -32,7 +32,7 @@ fn games_lists_every_family() {
         .iter()
         .map(|f| f["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["cdc", "ewn", "c4", "checkers"]);
+    assert_eq!(names, ["cdc", "ewn", "c4", "checkers", "go"]);
 }
 
 #[test]
@@ -45,6 +45,7 @@ fn play_is_a_pure_function_of_the_seed() {
         "c4:7x6",
         "checkers:5x5-3",
         "cdc:4x8",
+        "go:5x5",
     ] {
         let a = json(&tabula(&db, &["play", variant, "--seed", "7", "--json"]));
         let b = json(&tabula(&db, &["play", variant, "--seed", "7", "--json"]));
@@ -66,7 +67,9 @@ fn bad_input_fails_with_a_clear_message() {
     for (args, needle) in [
         (vec!["play", "ewn:2x2x9"], "allowed"),
         (vec!["play", "cdc:XYZW"], "allowed"),
-        (vec!["play", "go:9x9"], "allowed families"),
+        (vec!["play", "chess:8x8"], "allowed families"),
+        (vec!["play", "go:4x4"], "allowed: 5..=19"),
+        (vec!["solve", "go:9x9"], "cannot be solved"),
         (
             vec!["play", "c4", "--players", "random,alphazero"],
             "allowed: random, optimal",

@@ -1,8 +1,9 @@
 //! One conformance suite for every variant (in the spirit of OpenSpiel's `basic_tests.h`):
 //! random playouts end; chance probabilities are positive and sum to 1; legal actions are
 //! inside the action space, ascending and unique; applying an action never changes the state
-//! it came from; notation and keys round-trip; the key ignores draw counters; terminal scores
-//! sum to 1; the variant name parses back to the same game.
+//! it came from, and applying it in place gives the same state; notation and keys round-trip;
+//! the key ignores draw counters; terminal scores sum to 1; the variant name parses back to the
+//! same game.
 
 use std::collections::HashSet;
 
@@ -38,6 +39,10 @@ fn variants() -> Vec<String> {
             "checkers:7x7-6",
             "checkers:5x5-3",
             "checkers:7x7-6,win=filled,max_plies=60",
+            "go:5x5",
+            "go:7x7,komi=0,max_moves=40",
+            "go:9x9",
+            "go:13x13,komi=5.5,max_moves=120",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -143,6 +148,12 @@ fn check<G: Game>(g: &G, variant: &str) {
                     assert_eq!(s, before, "{variant}: apply changed its input");
                     assert_eq!(g.key(&s), key_before);
                     assert_eq!(next, g.apply(&s, a), "{variant}: apply is not pure");
+                    let mut in_place = s;
+                    g.apply_in_place(&mut in_place, a);
+                    assert_eq!(
+                        in_place, next,
+                        "{variant}: apply_in_place differs from apply"
+                    );
                     s = next;
                 }
             }
@@ -223,7 +234,9 @@ fn bad_variants_are_errors_that_say_what_is_allowed() {
         "c4:7x6x2",
         "checkers:4x4-9",
         "checkers:7x7-6,win=sometimes",
-        "go:9x9",
+        "go:4x4",
+        "go:9x9,komi=0.3",
+        "go:9x9,max_moves=0",
         "",
     ] {
         let err = bad.parse::<AnyGame>().expect_err(bad).to_string();

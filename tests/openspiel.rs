@@ -12,6 +12,9 @@
 //!   to `3*h + dir'` through the board; the two placement events (OpenSpiel: Black = tabula's
 //!   blue first, then White = red) are mapped by the board they produce.
 //! - `connect_four` vs `c4:7x6`: identical encodings.
+//! - `go` (5x5, 7x7, 9x9, komi 7.5) vs `go:NxN`: identical action ids (row * N + column from
+//!   the bottom left, pass N*N) and seats (player 0 = black); the repetition draws (superko)
+//!   of the selected games included.
 //!
 //! At every decision point: the seat to move maps, OpenSpiel's legal set mapped to tabula's
 //! encoding equals tabula's legal set (both sorted), the action strings (where recorded) name
@@ -36,7 +39,8 @@ use tabula::game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Tur
 use tabula::games::cdc::{CdcState4x8, Colour};
 use tabula::games::connect4::C4State;
 use tabula::games::ewn::EwnState;
-use tabula::games::{AnyGame, Cdc4x8, ConnectFour, Ewn};
+use tabula::games::go::Go9State;
+use tabula::games::{AnyGame, Cdc4x8, ConnectFour, Ewn, Go9};
 
 // ---------------------------------------------------------------------------------------------
 // Transcript reading
@@ -1125,4 +1129,157 @@ fn connect_four_transcripts_replay_in_c4_7x6() {
     assert_eq!(counts.decisions, 6_390);
     assert_eq!(counts.results[2], 2);
     assert_eq!(counts.snapshots, 300);
+}
+
+// ---------------------------------------------------------------------------------------------
+// go (board_size N, komi 7.5) vs go:NxN
+
+fn go_game(variant: &str) -> Go9 {
+    match variant.parse::<AnyGame>() {
+        Ok(AnyGame::Go(g)) => g,
+        other => panic!("{variant} variant: {other:?}"),
+    }
+}
+
+/// tabula's state written as OpenSpiel's `str(state)`: a header, then rows from the top
+/// (`X` black, `O` white, `+` empty) and the column letters (no I).
+fn go_string(g: &Go9, s: &Go9State) -> String {
+    let n = g.board_size();
+    let side = if g.side_to_move(s) == Player::P0 {
+        'B'
+    } else {
+        'W'
+    };
+    let mut out = format!(
+        "GoState(komi={}, to_play={side}, history.size()={})\n\n",
+        g.komi(),
+        g.moves_played(s)
+    );
+    for r in (0..n).rev() {
+        out += &format!("{:>2} ", r + 1);
+        for c in 0..n {
+            out.push(match g.stone(s, r, c) {
+                Some(Player::P0) => 'X',
+                Some(Player::P1) => 'O',
+                None => '+',
+            });
+        }
+        out.push('\n');
+    }
+    out += &format!("   {}\n", &"ABCDEFGHJKLMNOPQRST"[..n]);
+    out
+}
+
+#[derive(Default, Debug)]
+struct GoExtra {
+    passes: usize,
+    repetition_draws: usize,
+    move_limit_ends: usize,
+}
+
+fn replay_go(g: &Go9, tr: &Transcript) -> (Counts, GoExtra) {
+    let mut counts = Counts::default();
+    let mut extra = GoExtra::default();
+    let mut legal = Vec::new();
+    for rec in &tr.games {
+        counts.games += 1;
+        let mut s = g.initial_state();
+        let mut ply = 0;
+        for l in &rec.events {
+            let at = At {
+                file: &tr.file,
+                game: rec.index,
+                ply,
+                line: l.line,
+            };
+            match &l.event {
+                Event::Decision {
+                    player,
+                    action,
+                    legal: os,
+                    strings,
+                } => {
+                    ply += 1;
+                    counts.decisions += 1;
+                    assert_eq!(
+                        g.turn(&s),
+                        Turn::Player(seat(*player)),
+                        "{at}: OpenSpiel player {player} to move; tabula: {}",
+                        g.notation(&s)
+                    );
+                    g.legal_actions(&s, &mut legal);
+                    let mapped: Vec<Action> = os.iter().map(|&a| a as Action).collect();
+                    assert_same_legal(at, &legal, &mapped, os);
+                    if let Some(strings) = strings {
+                        let colour = if *player == 0 { 'B' } else { 'W' };
+                        for (&a, t) in os.iter().zip(strings) {
+                            let name = g.action_name(&s, a as Action);
+                            let name = if name == "pass" {
+                                "PASS".to_string()
+                            } else {
+                                name.to_lowercase()
+                            };
+                            assert_eq!(*t, format!("{colour} {name}"), "{at}: action string");
+                            counts.strings += 1;
+                        }
+                    }
+                    extra.passes += (*action as Action == g.pass_action()) as usize;
+                    s = g.apply(&s, *action as Action);
+                }
+                Event::Chance { .. } => panic!("{at}: Go has no chance nodes"),
+                Event::Snapshot(text) => {
+                    counts.snapshots += 1;
+                    assert_eq!(
+                        *text,
+                        go_string(g, &s),
+                        "{at}: snapshot (OpenSpiel, tabula)"
+                    );
+                }
+                Event::End { returns, decisions } => {
+                    assert_eq!(*decisions, ply, "{at}: decision count");
+                    let want = result_of(at, [score(returns[0]), score(returns[1])]);
+                    assert_eq!(
+                        g.turn(&s),
+                        Turn::Terminal(want),
+                        "{at}: OpenSpiel's result {want:?}; tabula: {}",
+                        g.notation(&s)
+                    );
+                    // With komi 7.5 only a repeated board draws.
+                    assert_eq!(
+                        g.ended_by_repetition(&s),
+                        want == GameResult::Draw,
+                        "{at}: repetition"
+                    );
+                    extra.repetition_draws += g.ended_by_repetition(&s) as usize;
+                    extra.move_limit_ends += (g.moves_played(&s) == g.max_moves()) as usize;
+                    counts.result(want);
+                }
+            }
+        }
+    }
+    (counts, extra)
+}
+
+#[test]
+fn go_transcripts_replay_in_go_5x5_7x7_9x9() {
+    // (file, variant, games, decision points, repetition draws, games ended by the move limit)
+    // as recorded (README).
+    let expected = [
+        ("go_5x5.jsonl", "go:5x5", 104, 3_625, 4, 12),
+        ("go_7x7.jsonl", "go:7x7", 62, 4_239, 2, 11),
+        ("go_9x9.jsonl", "go:9x9", 41, 4_817, 1, 7),
+    ];
+    for (file, variant, games, decisions, draws, limit) in expected {
+        let t0 = Instant::now();
+        let g = go_game(variant);
+        let tr = read_transcript(file, "go");
+        let (counts, extra) = replay_go(&g, &tr);
+        eprintln!("{file}: {counts:?} {extra:?} in {:?}", t0.elapsed());
+        assert_eq!(counts.games, games, "{file}");
+        assert_eq!(counts.decisions, decisions, "{file}");
+        assert_eq!(extra.repetition_draws, draws, "{file}");
+        assert_eq!(extra.move_limit_ends, limit, "{file}");
+        assert_eq!(counts.results[2], draws, "{file}");
+        assert!(counts.strings > 0 && counts.snapshots >= games, "{file}");
+    }
 }

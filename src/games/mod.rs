@@ -6,13 +6,15 @@
 //! it holds.
 //!
 //! Variant names are `family:params[,option=value...]`, e.g. `cdc:KPPP`,
-//! `cdc:4x8,no_progress=50,repetition=off`, `ewn:3x3x3`, `c4:5x4`, `checkers:5x5-3,win=filled`.
+//! `cdc:4x8,no_progress=50,repetition=off`, `ewn:3x3x3`, `c4:5x4`, `checkers:5x5-3,win=filled`,
+//! `go:9x9,komi=6.5`.
 
 pub(crate) mod abilities;
 pub mod cdc;
 pub mod checkers;
 pub mod connect4;
 pub mod ewn;
+pub mod go;
 
 use std::fmt;
 use std::str::FromStr;
@@ -25,6 +27,7 @@ pub use cdc::{Cdc, Cdc4x8};
 pub use checkers::Checkers;
 pub use connect4::ConnectFour;
 pub use ewn::Ewn;
+pub use go::{Go9, Go19};
 
 /// Any game of the registry.
 #[derive(Clone, Debug)]
@@ -36,6 +39,10 @@ pub enum AnyGame {
     Ewn(Ewn),
     ConnectFour(ConnectFour),
     Checkers(Checkers),
+    /// Go on boards up to 9x9.
+    Go(Go9),
+    /// Go on boards from 10x10 to 19x19 (a larger state per position).
+    GoLarge(Go19),
 }
 
 /// Runs `$body` with `$g` bound to the concrete game inside an [`AnyGame`].
@@ -48,6 +55,8 @@ macro_rules! with_game {
             $crate::games::AnyGame::Ewn($g) => $body,
             $crate::games::AnyGame::ConnectFour($g) => $body,
             $crate::games::AnyGame::Checkers($g) => $body,
+            $crate::games::AnyGame::Go($g) => $body,
+            $crate::games::AnyGame::GoLarge($g) => $body,
         }
     };
 }
@@ -62,7 +71,9 @@ macro_rules! with_solvable_game {
             $crate::games::AnyGame::Ewn($g) => $body,
             $crate::games::AnyGame::ConnectFour($g) => $body,
             $crate::games::AnyGame::Checkers($g) => $body,
-            $other @ $crate::games::AnyGame::Cdc4x8(_) => $unsolvable,
+            $other @ ($crate::games::AnyGame::Cdc4x8(_)
+            | $crate::games::AnyGame::Go(_)
+            | $crate::games::AnyGame::GoLarge(_)) => $unsolvable,
         }
     };
 }
@@ -107,6 +118,14 @@ impl FromStr for AnyGame {
             "ewn" => Ok(AnyGame::Ewn(Ewn::from_spec(&spec)?)),
             "c4" => Ok(AnyGame::ConnectFour(ConnectFour::from_spec(&spec)?)),
             "checkers" => Ok(AnyGame::Checkers(Checkers::from_spec(&spec)?)),
+            "go" => {
+                let params = go::GoParams::from_spec(&spec)?;
+                Ok(if params.small() {
+                    AnyGame::Go(Go9::new(&params))
+                } else {
+                    AnyGame::GoLarge(Go19::new(&params))
+                })
+            }
             other => Err(GameError::UnknownFamily {
                 family: other.to_string(),
                 allowed: FAMILIES
@@ -140,7 +159,13 @@ pub struct FamilyInfo {
 }
 
 /// Every family, in the order `tabula games` lists them.
-pub const FAMILIES: &[FamilyInfo] = &[cdc::FAMILY, ewn::FAMILY, connect4::FAMILY, checkers::FAMILY];
+pub const FAMILIES: &[FamilyInfo] = &[
+    cdc::FAMILY,
+    ewn::FAMILY,
+    connect4::FAMILY,
+    checkers::FAMILY,
+    go::FAMILY,
+];
 
 /// A variant name split into family, parameters and `key=value` options.
 ///
@@ -168,7 +193,7 @@ impl VariantSpec {
         if family.is_empty() {
             return Err(GameError::bad_variant(
                 text,
-                "expected `family:params`, e.g. cdc:PPPP, ewn:3x3x3, c4:7x6, checkers:5x5-3",
+                "expected `family:params`, e.g. cdc:PPPP, ewn:3x3x3, c4:7x6, checkers:5x5-3, go:9x9",
             ));
         }
         let mut options = Vec::new();
@@ -325,6 +350,7 @@ mod tests {
         distinct.len()
     }
 
+    /// Every game with input planes (Go has none yet: they come with its network).
     #[test]
     fn every_game_encodes_its_decision_states() {
         for v in [
@@ -335,9 +361,23 @@ mod tests {
             "checkers:5x5-3",
             "cdc:4x8",
         ] {
-            let any: AnyGame = v.parse().unwrap();
-            let distinct = crate::with_game!(&any, |g| check_encoding(g, 20));
+            let distinct = match v.parse::<AnyGame>().unwrap() {
+                AnyGame::Cdc(g) => check_encoding(&g, 20),
+                AnyGame::Cdc4x8(g) => check_encoding(&g, 20),
+                AnyGame::Ewn(g) => check_encoding(&g, 20),
+                AnyGame::ConnectFour(g) => check_encoding(&g, 20),
+                AnyGame::Checkers(g) => check_encoding(&g, 20),
+                AnyGame::Go(_) | AnyGame::GoLarge(_) => unreachable!("{v} has no planes"),
+            };
             assert!(distinct > 5, "{v}: only {distinct} distinct encodings");
+        }
+    }
+
+    #[test]
+    fn go_has_no_planes_yet() {
+        for v in ["go:9x9", "go:19x19"] {
+            let any: AnyGame = v.parse().unwrap();
+            assert!(crate::with_game!(&any, |g| g.encoder().is_none()), "{v}");
         }
     }
 

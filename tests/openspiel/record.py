@@ -10,8 +10,8 @@ Run from the repository root (needs network access to PyPI once, for the venv):
 (`.venv-openspiel/bin/pip install -r tests/openspiel/requirements.txt` installs the exact
 versions the committed transcripts were made with.)
 
-It writes tests/data/openspiel/{banqi,einstein_wurfelt_nicht,connect_four}.jsonl, replacing
-them. Nothing else is created or changed. The run is deterministic: every game is played
+It writes tests/data/openspiel/{banqi,einstein_wurfelt_nicht,connect_four,go_5x5,go_7x7,
+go_9x9}.jsonl, replacing them. Nothing else is created or changed. The run is deterministic: every game is played
 with its own `random.Random(seed)` (seed = "<game>:<index>"), actions are drawn uniformly
 from OpenSpiel's legal list by index and chance outcomes by exact integer weights (OpenSpiel's
 probabilities are count/total fractions; the script asserts that they are), so the same
@@ -35,13 +35,27 @@ import pyspiel
 FORMAT = 1
 OUT_DIR = os.path.join("tests", "data", "openspiel")
 
-# name -> (OpenSpiel parameters, number of games, number of leading games whose decision lines
-# carry the strings of every legal action, legal sets as deltas (see README))
+# file name -> (OpenSpiel parameters, number of games, number of leading games whose decision
+# lines carry the strings of every legal action, legal sets as deltas (see README)). The file
+# name is the OpenSpiel game's name, or for Go `go_<N>x<N>` (game `go`, see GAME_OF).
 GAMES = {
     "banqi": ({"max_no_progress": 50}, 300, 3, True),
     "einstein_wurfelt_nicht": ({}, 300, 100, False),
     "connect_four": ({}, 300, 50, False),
+    "go_5x5": ({"board_size": 5, "komi": 7.5}, 100, 2, True),
+    "go_7x7": ({"board_size": 7, "komi": 7.5}, 60, 2, True),
+    "go_9x9": ({"board_size": 9, "komi": 7.5}, 40, 2, True),
 }
+
+# The OpenSpiel game a file records, where it is not the file's name.
+GAME_OF = {"go_5x5": "go", "go_7x7": "go", "go_9x9": "go"}
+
+# Go: snapshot str(state) every this many decision points, besides the end.
+GO_SNAPSHOT_EVERY = 25
+# Go: after the random games, also record this many uniform games that end drawn on a repeated
+# board (superko; with komi 7.5 nothing else draws), from the seeds "<file>:superko:<j>",
+# j = 0, 1, ..., keeping the first ones that end so (about 1 game in 140 on 5x5).
+GO_SUPERKO_GAMES = {"go_5x5": 4, "go_7x7": 2, "go_9x9": 1}
 
 # Banqi: after the random games, also record this many games that end with the side to move
 # having pieces but no legal action (about 1 random game in 1000), from the seeds
@@ -120,6 +134,8 @@ def snapshot_due(name, state, decisions, after_chance, chance_count):
         if after_chance:
             return chance_count == 1
         return decisions % BANQI_SNAPSHOT_EVERY == 0
+    if name.startswith("go_"):
+        return decisions % GO_SNAPSHOT_EVERY == 0
     return False
 
 
@@ -217,10 +233,10 @@ def banqi_stalemate(state):
 
 def record(name):
     params, num_games, full_strings, delta = GAMES[name]
-    game = pyspiel.load_game(name, params)
+    game = pyspiel.load_game(GAME_OF.get(name, name), params)
     meta = {
         "format": FORMAT,
-        "game": name,
+        "game": GAME_OF.get(name, name),
         "params": game.get_parameters(),
         "open_spiel": _open_spiel_version(),
         "games": num_games,
@@ -263,6 +279,21 @@ def record(name):
             f"{BANQI_WIPEOUT_GAMES} captures-first games with seeds banqi:wipeout:<j> that reach "
             "a decision point where the side to move has no piece left (face up or down) but "
             "can flip; in each case the first such seeds in j order"
+        )
+    if name in GO_SUPERKO_GAMES:
+        j = 0
+        while selected < GO_SUPERKO_GAMES[name]:
+            index = num_games + selected
+            seed = f"{name}:superko:{j}"
+            game_lines, final, _ = record_game(name, game, index, seed, full_strings, delta)
+            if final.returns()[0] == 0:
+                body.extend(game_lines)
+                selected += 1
+            j += 1
+        meta["selected_games"] = selected
+        meta["selected_games_are"] = (
+            f"uniform games with seeds {name}:superko:<j> that end drawn on a repeated board "
+            "(superko), the first such seeds in j order"
         )
     meta["games"] = num_games + selected
     meta["random_games"] = num_games
