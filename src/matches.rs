@@ -222,11 +222,7 @@ const OPENING_DRAWS: u32 = 1000;
 /// player is to move; all from `rng`. An opening that ends the game is drawn again from the
 /// same stream (so the opening is a function of the stream alone); `None` when
 /// [`OPENING_DRAWS`] draws all ended it.
-pub(crate) fn random_opening<G: Game>(
-    g: &G,
-    plies: u32,
-    rng: &mut StreamRng,
-) -> Option<G::State> {
+pub(crate) fn random_opening<G: Game>(g: &G, plies: u32, rng: &mut StreamRng) -> Option<G::State> {
     let (mut actions, mut outcomes) = (Vec::new(), Vec::new());
     'draw: for _ in 0..OPENING_DRAWS {
         let (mut s, mut made) = (g.initial_state(), 0);

@@ -475,7 +475,11 @@ fn rate_from_random_openings() {
     );
     // Without openings no game has one.
     let plain = rated(&db, &args("0", "2"));
-    assert!(plain["pairs"][0]["games_detail"][0].get("opening").is_none());
+    assert!(
+        plain["pairs"][0]["games_detail"][0]
+            .get("opening")
+            .is_none()
+    );
     for (n, want) in [("101", "--openings"), ("60", "give fewer --openings")] {
         let out = tabula(&db, &args(n, "2"));
         let err = String::from_utf8_lossy(&out.stderr);

@@ -271,8 +271,8 @@ fn rate<G: Abilities>(
     let pool = super::common::pool(cfg.threads)?;
     let t = std::time::Instant::now();
     let bar = super::progress::Delayed::new(total, "rate", !cfg.json);
-    let reports =
-        pool.install(|| run_tournament(
+    let reports = pool.install(|| {
+        run_tournament(
             g,
             &players,
             &pairs,
@@ -280,7 +280,8 @@ fn rate<G: Abilities>(
             cfg.openings,
             cfg.seed,
             &|| bar.inc(1),
-        ));
+        )
+    });
     bar.finish();
     let reports = reports?;
     let seconds = t.elapsed().as_secs_f64();
