@@ -343,6 +343,17 @@ fn rated(db: &std::path::Path, args: &[&str]) -> serde_json::Value {
     v
 }
 
+/// `tabula replay HASH` re-plays the stored game bit for bit.
+fn assert_replays(db: &std::path::Path, hash: &str) {
+    let out = tabula(db, &["replay", hash]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("identical, hash checked"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A pair's game hashes in a `tabula rate --json` report, by its two canonical specs.
 fn pair_hashes(v: &serde_json::Value, a: &str, b: &str) -> Vec<String> {
     let pair = v["pairs"]
@@ -402,14 +413,7 @@ fn rate_plays_stores_and_fits() {
     );
     // Every game is stored; one of each pair re-plays from its inputs.
     for (a, b) in [("random", mcts), (mcts, "optimal")] {
-        let h = &pair_hashes(&one, a, b)[3];
-        let out = tabula(&db, &["replay", h]);
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && text.contains("identical, hash checked"),
-            "{text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_replays(&db, &pair_hashes(&one, a, b)[3]);
     }
     // A gauntlet: the anchor's pairs only.
     let mut g = args(&three, "2");
@@ -465,14 +469,7 @@ fn rate_from_random_openings() {
     }
     let distinct: std::collections::BTreeSet<String> = (0..8).map(opening).collect();
     assert!(distinct.len() >= 3, "{distinct:?}");
-    let h = games[5]["hash"].as_str().unwrap();
-    let out = tabula(&db, &["replay", h]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && text.contains("identical, hash checked"),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_replays(&db, games[5]["hash"].as_str().unwrap());
     // Without openings no game has one.
     let plain = rated(&db, &args("0", "2"));
     assert!(

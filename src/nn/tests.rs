@@ -251,6 +251,54 @@ fn outputs_match_the_old_engine_in_any_batch_on_every_path() {
     }
 }
 
+/// Parameters of `l` from `seed`, the running statistics moved away from (0, 1) so that
+/// they matter.
+fn params_with_statistics(l: &Layout, seed: u64) -> Vec<f32> {
+    let mut p = l.init(&mut stream(seed, "nn-test-init"));
+    for (at, len) in l.frozen() {
+        for (k, x) in p[at..at + len].iter_mut().enumerate() {
+            *x = 0.5 + 0.1 * k as f32;
+        }
+    }
+    p
+}
+
+/// Each example's logits (5 actions) and value bits, evaluated alone.
+fn alone_bits(l: &Layout, p: &[f32], examples: &[Example]) -> Vec<(Vec<u32>, u32)> {
+    let mut s = l.scratch();
+    examples
+        .iter()
+        .map(|e| {
+            let v = l.forward(p, &e.x, &mut s);
+            (bits(&s.logits[..5]), v.to_bits())
+        })
+        .collect()
+}
+
+/// Evaluates each `(start, batch)` slice of `examples` as one batch and checks every
+/// position's bits against `want` (alone).
+fn assert_batches_match(
+    l: &Layout,
+    p: &[f32],
+    examples: &[Example],
+    want: &[(Vec<u32>, u32)],
+    s: &mut Scratch,
+    cases: &[(usize, usize)],
+    what: &str,
+) {
+    for &(start, batch) in cases {
+        let x: Vec<f32> = examples[start..start + batch]
+            .iter()
+            .flat_map(|e| e.x.iter().copied())
+            .collect();
+        l.forward_batch(p, &l.weights(p), &x, batch, s);
+        for k in 0..batch {
+            let got = (bits(&s.logits[k * 5..(k + 1) * 5]), s.values[k].to_bits());
+            assert_eq!(got, want[start + k], "{what} batch {batch} at {k}");
+        }
+    }
+}
+
 /// A large inference batch goes through the trunk a chunk at a time and through the heads
 /// a group of chunks at a time (`engine::Heads`): with chunks of 1, 3 and 5 positions, and
 /// batches spanning several groups, every position gets the bits it gets alone.
@@ -259,39 +307,15 @@ fn chunks_and_groups_give_the_bits_of_one_position() {
     let input = planes(2, 3, 4);
     for arch in archs() {
         let l = Layout::new(&arch, input, 5);
-        let mut p = l.init(&mut stream(5, "nn-test-init"));
-        for (at, len) in l.frozen() {
-            for (k, x) in p[at..at + len].iter_mut().enumerate() {
-                *x = 0.5 + 0.1 * k as f32;
-            }
-        }
+        let p = params_with_statistics(&l, 5);
         let examples = random_examples(input, 5, 150, 3);
-        let mut s = l.scratch();
-        let want: Vec<(Vec<u32>, u32)> = examples
-            .iter()
-            .map(|e| {
-                let v = l.forward(&p, &e.x, &mut s);
-                (bits(&s.logits[..5]), v.to_bits())
-            })
-            .collect();
+        let want = alone_bits(&l, &p, &examples);
         for chunk in [1, 3, 5] {
             let mut s = l.scratch();
             s.set_infer_chunk(chunk);
-            for (start, batch) in [(1, 2), (0, 70), (2, 148)] {
-                let x: Vec<f32> = examples[start..start + batch]
-                    .iter()
-                    .flat_map(|e| e.x.iter().copied())
-                    .collect();
-                l.forward_batch(&p, &l.weights(&p), &x, batch, &mut s);
-                for k in 0..batch {
-                    let got = (bits(&s.logits[k * 5..(k + 1) * 5]), s.values[k].to_bits());
-                    assert_eq!(
-                        got,
-                        want[start + k],
-                        "{arch:?} chunk {chunk} batch {batch} at {k}"
-                    );
-                }
-            }
+            let cases = [(1, 2), (0, 70), (2, 148)];
+            let what = format!("{arch:?} chunk {chunk}");
+            assert_batches_match(&l, &p, &examples, &want, &mut s, &cases, &what);
         }
     }
 }
@@ -307,39 +331,15 @@ fn outputs_do_not_depend_on_the_batch_or_the_path() {
         .flat_map(|a| [(a.clone(), Arith::Separate), (a, Arith::Fused)])
     {
         let base = Layout::new(&arch, input, 5).with_arith(arith);
-        let mut p = base.init(&mut stream(4, "nn-test-init"));
-        // Running statistics away from (0, 1), so that they matter.
-        for (at, len) in base.frozen() {
-            for (k, x) in p[at..at + len].iter_mut().enumerate() {
-                *x = 0.5 + 0.1 * k as f32;
-            }
-        }
+        let p = params_with_statistics(&base, 4);
         let examples = random_examples(input, 5, 40, 2);
+        let want = alone_bits(&base, &p, &examples);
         let mut s = base.scratch();
-        let want: Vec<(Vec<u32>, u32)> = examples
-            .iter()
-            .map(|e| {
-                let v = base.forward(&p, &e.x, &mut s);
-                (bits(&s.logits[..5]), v.to_bits())
-            })
-            .collect();
         for simd in Simd::available() {
             let l = base.clone().with_simd(simd);
-            for (start, batch) in [(0, 1), (3, 7), (0, 33), (1, 39)] {
-                let x: Vec<f32> = examples[start..start + batch]
-                    .iter()
-                    .flat_map(|e| e.x.iter().copied())
-                    .collect();
-                l.forward_batch(&p, &l.weights(&p), &x, batch, &mut s);
-                for k in 0..batch {
-                    let got = (bits(&s.logits[k * 5..(k + 1) * 5]), s.values[k].to_bits());
-                    assert_eq!(
-                        got,
-                        want[start + k],
-                        "{arch:?} {arith:?} {simd:?} batch {batch} at {k}"
-                    );
-                }
-            }
+            let cases = [(0, 1), (3, 7), (0, 33), (1, 39)];
+            let what = format!("{arch:?} {arith:?} {simd:?}");
+            assert_batches_match(&l, &p, &examples, &want, &mut s, &cases, &what);
         }
     }
 }
