@@ -1050,7 +1050,21 @@ fn c4_string(g: &ConnectFour, s: &C4State) -> String {
     out
 }
 
-fn replay_c4(g: &ConnectFour, tr: &Transcript) -> Counts {
+/// What a replay of a game without chance checks beyond the common steps: an action's string
+/// as OpenSpiel writes it, a snapshot as OpenSpiel prints the board, and hooks at each
+/// decision (before it is applied) and at the end.
+struct NoChance<'a, G: Game> {
+    name: &'a str,
+    action_string: &'a dyn Fn(&G::State, usize, Action) -> String,
+    snapshot: &'a dyn Fn(&G::State) -> String,
+    on_decision: &'a mut dyn FnMut(&G::State, Action),
+    on_end: &'a mut dyn FnMut(At, &G::State, GameResult),
+}
+
+/// Replays the transcripts of a game without chance nodes: at every decision the same player
+/// to move, the same legal set and action strings; the same snapshots; the same result at the
+/// same decision count.
+fn replay_no_chance<G: Game>(g: &G, tr: &Transcript, h: NoChance<'_, G>) -> Counts {
     let mut counts = Counts::default();
     let mut legal = Vec::new();
     for rec in &tr.games {
@@ -1082,23 +1096,19 @@ fn replay_c4(g: &ConnectFour, tr: &Transcript) -> Counts {
                     g.legal_actions(&s, &mut legal);
                     let mapped: Vec<Action> = os.iter().map(|&a| a as Action).collect();
                     assert_same_legal(at, &legal, &mapped, os);
-                    if let Some(strings) = strings {
-                        for (&a, t) in os.iter().zip(strings) {
-                            let want = format!("{}{a}", if *player == 0 { 'x' } else { 'o' });
-                            assert_eq!(*t, want, "{at}: action string");
-                            counts.strings += 1;
-                        }
+                    for (&a, t) in os.iter().zip(strings.iter().flatten()) {
+                        let want = (h.action_string)(&s, *player, a as Action);
+                        assert_eq!(*t, want, "{at}: action string");
+                        counts.strings += 1;
                     }
+                    (h.on_decision)(&s, *action as Action);
                     s = g.apply(&s, *action as Action);
                 }
-                Event::Chance { .. } => panic!("{at}: Connect Four has no chance nodes"),
+                Event::Chance { .. } => panic!("{at}: {} has no chance nodes", h.name),
                 Event::Snapshot(text) => {
                     counts.snapshots += 1;
-                    assert_eq!(
-                        *text,
-                        c4_string(g, &s),
-                        "{at}: snapshot (OpenSpiel, tabula)"
-                    );
+                    let ours = (h.snapshot)(&s);
+                    assert_eq!(*text, ours, "{at}: snapshot (OpenSpiel, tabula)");
                 }
                 Event::End { returns, decisions } => {
                     assert_eq!(*decisions, ply, "{at}: decision count");
@@ -1109,12 +1119,24 @@ fn replay_c4(g: &ConnectFour, tr: &Transcript) -> Counts {
                         "{at}: OpenSpiel's result {want:?}; tabula: {}",
                         g.notation(&s)
                     );
+                    (h.on_end)(at, &s, want);
                     counts.result(want);
                 }
             }
         }
     }
     counts
+}
+
+fn replay_c4(g: &ConnectFour, tr: &Transcript) -> Counts {
+    let hooks = NoChance {
+        name: "Connect Four",
+        action_string: &|_, player, a| format!("{}{a}", if player == 0 { 'x' } else { 'o' }),
+        snapshot: &|s| c4_string(g, s),
+        on_decision: &mut |_, _| {},
+        on_end: &mut |_, _, _| {},
+    };
+    replay_no_chance(g, tr, hooks)
 }
 
 #[test]
@@ -1178,85 +1200,35 @@ struct GoExtra {
 }
 
 fn replay_go(g: &Go9, tr: &Transcript) -> (Counts, GoExtra) {
-    let mut counts = Counts::default();
     let mut extra = GoExtra::default();
-    let mut legal = Vec::new();
-    for rec in &tr.games {
-        counts.games += 1;
-        let mut s = g.initial_state();
-        let mut ply = 0;
-        for l in &rec.events {
-            let at = At {
-                file: &tr.file,
-                game: rec.index,
-                ply,
-                line: l.line,
+    let mut passes = 0;
+    let hooks = NoChance {
+        name: "Go",
+        action_string: &|s, player, a| {
+            let colour = if player == 0 { 'B' } else { 'W' };
+            let name = g.action_name(s, a);
+            let name = if name == "pass" {
+                "PASS".to_string()
+            } else {
+                name.to_lowercase()
             };
-            match &l.event {
-                Event::Decision {
-                    player,
-                    action,
-                    legal: os,
-                    strings,
-                } => {
-                    ply += 1;
-                    counts.decisions += 1;
-                    assert_eq!(
-                        g.turn(&s),
-                        Turn::Player(seat(*player)),
-                        "{at}: OpenSpiel player {player} to move; tabula: {}",
-                        g.notation(&s)
-                    );
-                    g.legal_actions(&s, &mut legal);
-                    let mapped: Vec<Action> = os.iter().map(|&a| a as Action).collect();
-                    assert_same_legal(at, &legal, &mapped, os);
-                    if let Some(strings) = strings {
-                        let colour = if *player == 0 { 'B' } else { 'W' };
-                        for (&a, t) in os.iter().zip(strings) {
-                            let name = g.action_name(&s, a as Action);
-                            let name = if name == "pass" {
-                                "PASS".to_string()
-                            } else {
-                                name.to_lowercase()
-                            };
-                            assert_eq!(*t, format!("{colour} {name}"), "{at}: action string");
-                            counts.strings += 1;
-                        }
-                    }
-                    extra.passes += (*action as Action == g.pass_action()) as usize;
-                    s = g.apply(&s, *action as Action);
-                }
-                Event::Chance { .. } => panic!("{at}: Go has no chance nodes"),
-                Event::Snapshot(text) => {
-                    counts.snapshots += 1;
-                    assert_eq!(
-                        *text,
-                        go_string(g, &s),
-                        "{at}: snapshot (OpenSpiel, tabula)"
-                    );
-                }
-                Event::End { returns, decisions } => {
-                    assert_eq!(*decisions, ply, "{at}: decision count");
-                    let want = result_of(at, [score(returns[0]), score(returns[1])]);
-                    assert_eq!(
-                        g.turn(&s),
-                        Turn::Terminal(want),
-                        "{at}: OpenSpiel's result {want:?}; tabula: {}",
-                        g.notation(&s)
-                    );
-                    // With komi 7.5 only a repeated board draws.
-                    assert_eq!(
-                        g.ended_by_repetition(&s),
-                        want == GameResult::Draw,
-                        "{at}: repetition"
-                    );
-                    extra.repetition_draws += g.ended_by_repetition(&s) as usize;
-                    extra.move_limit_ends += (g.moves_played(&s) == g.max_moves()) as usize;
-                    counts.result(want);
-                }
-            }
-        }
-    }
+            format!("{colour} {name}")
+        },
+        snapshot: &|s| go_string(g, s),
+        on_decision: &mut |_, a| passes += (a == g.pass_action()) as usize,
+        on_end: &mut |at, s, want| {
+            // With komi 7.5 only a repeated board draws.
+            assert_eq!(
+                g.ended_by_repetition(s),
+                want == GameResult::Draw,
+                "{at}: repetition"
+            );
+            extra.repetition_draws += g.ended_by_repetition(s) as usize;
+            extra.move_limit_ends += (g.moves_played(s) == g.max_moves()) as usize;
+        },
+    };
+    let counts = replay_no_chance(g, tr, hooks);
+    extra.passes = passes;
     (counts, extra)
 }
 
