@@ -26,12 +26,11 @@ version. It builds tabula's example with `cargo build --release --example search
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from openspiel_common import ROOT, ensure_venv, pinned, run_json
 
 CASES = [
     # (tabula variant, OpenSpiel game)
@@ -62,26 +61,6 @@ print(json.dumps({"engine": "openspiel", "search": "MCTSBot+RandomRolloutEvaluat
                   "variant": game_name, "simulations_per_search": sims, "simulations": done,
                   "seconds": secs, "sims_per_second": done / secs}))
 """
-
-
-def pinned(cmd, core):
-    if core is not None and shutil.which("taskset"):
-        return ["taskset", "-c", str(core)] + cmd
-    return cmd
-
-
-def ensure_venv(venv, python):
-    py = os.path.join(venv, "bin", "python")
-    if not os.path.exists(py):
-        subprocess.run([python, "-m", "venv", venv], check=True)
-        req = os.path.join(ROOT, "tests", "openspiel", "requirements.txt")
-        subprocess.run([py, "-m", "pip", "install", "-q", "-r", req], check=True)
-    return py
-
-
-def run_json(cmd):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
 
 
 def main():

@@ -30,13 +30,12 @@ build: opt-level 2 instead of release's 3).
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from openspiel_common import ROOT, ensure_venv, pinned, run_json
 
 OPENSPIEL_BENCH = r"""
 import json, sys, time
@@ -58,26 +57,6 @@ print(json.dumps({"engine": "openspiel", "variant": f"go board_size={n} komi=7.5
                   "playouts": games, "moves": moves, "seconds": secs,
                   "playouts_per_second": games / secs, "moves_per_second": moves / secs}))
 """
-
-
-def pinned(cmd, core):
-    if core is not None and shutil.which("taskset"):
-        return ["taskset", "-c", str(core)] + cmd
-    return cmd
-
-
-def ensure_venv(venv, python):
-    py = os.path.join(venv, "bin", "python")
-    if not os.path.exists(py):
-        subprocess.run([python, "-m", "venv", venv], check=True)
-        req = os.path.join(ROOT, "tests", "openspiel", "requirements.txt")
-        subprocess.run([py, "-m", "pip", "install", "-q", "-r", req], check=True)
-    return py
-
-
-def run_json(cmd):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
 
 
 def main():
