@@ -45,10 +45,10 @@
 //! neighbour: their count, the sum of their points and of their squares), updated
 //! incrementally as stones are placed, chains merged (the smaller into the larger) and
 //! captured. A chain has a single liberty exactly when count * squares = sum^2, which is all
-//! the legal-move test needs (OpenSpiel's test, in 64 bits). Nothing is allocated per move. The board hash is
-//! a Zobrist key (one 64-bit word per point and colour, drawn once from the named stream
-//! `go-zobrist` under seed 0); the boards seen so far are kept as their hashes, as OpenSpiel
-//! keeps them.
+//! the legal-move test needs (OpenSpiel's test, in 64 bits). Nothing is allocated per move.
+//! The board hash is a Zobrist key (one 64-bit word per point and colour, drawn once from the
+//! named stream `go-zobrist` under seed 0); the boards seen so far are kept as their hashes,
+//! as OpenSpiel keeps them.
 //!
 //! A state is a `Copy` value whose arrays are sized for the largest board of its class: the
 //! registry holds boards up to 9x9 as [`Go9`] (about 3.6 KB a state) and larger ones as
