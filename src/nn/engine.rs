@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use super::Layout;
-use super::gemm::{self, MR, MatA, NR, Offsets, Out, Start, Then, gemm, packed_len};
+use super::gemm::{self, MatA, NR, Offsets, Out, Start, Then, gemm, packed_len};
 use super::graph::{Act, Buf, Conv, Dense, Graph, Layer, Norm, Op};
 
 /// Positions per chunk (fixed, so the order of every gradient sum is too).
@@ -62,8 +62,6 @@ struct Local {
     pad_x: Vec<f32>,
     pad_d: Vec<f32>,
     panel: Vec<f32>,
-    /// Six positions' bordered planes ([`Layout::conv_six`]).
-    pads: Vec<f32>,
 }
 
 /// A normalisation's per-channel working buffers, and what it keeps from the forward pass
@@ -588,13 +586,7 @@ impl Layout {
         let (sin, sout) = (c.cin * area, c.cout * area);
         let bias =
             c.b.map_or(Start::Zero, |b| Start::ColBias(&p[b..b + c.cout]));
-        // A board of 6q + 1 squares: six positions at a time, their lone last rows as one
-        // tile (`gemm::gemm_rows`).
-        let grouped = if self.lone_rows() { n - n % MR } else { 0 };
-        for s0 in (0..grouped).step_by(MR) {
-            self.conv_six(w, c, s0, input, out, bias, then, local);
-        }
-        for s in grouped..n {
+        for s in 0..n {
             let x = &input[s * sin..(s + 1) * sin];
             let a = self.conv_input(x, c, &mut local.pad_x, &self.bordered.taps);
             let then = match then {
@@ -614,74 +606,6 @@ impl Layout {
                 Out::cols(area),
             );
         }
-    }
-
-    /// Whether convolutions take six positions at a time: the AVX2 path, on a board of 6q + 1
-    /// squares (q >= 1), whose last row would otherwise run alone.
-    fn lone_rows(&self) -> bool {
-        let area = self.area();
-        cfg!(target_arch = "x86_64")
-            && self.kernel.simd == gemm::Simd::Avx2
-            && area % MR == 1
-            && area > MR
-    }
-
-    /// [`Layout::conv_forward`] of positions `s0..s0 + 6`: each one's first `area - 1` rows
-    /// as its own product, then their last rows as one tile. Every element has the bits of
-    /// the one-position product.
-    #[allow(clippy::too_many_arguments)]
-    fn conv_six(
-        &self,
-        w: &Weights,
-        c: Conv,
-        s0: usize,
-        input: &[f32],
-        out: &mut [f32],
-        bias: Start<'_>,
-        then: Then<'_>,
-        local: &mut Local,
-    ) {
-        let area = self.area();
-        let (sin, sout, k) = (c.cin * area, c.cout * area, c.cin * c.taps);
-        grow(&mut local.pads, MR * local.pad_x.len());
-        let mut pads = local.pads.chunks_mut(local.pad_x.len());
-        let taps = &self.bordered.taps;
-        let mats: [MatA<'_>; MR] = std::array::from_fn(|j| {
-            let x = &input[(s0 + j) * sin..(s0 + j + 1) * sin];
-            let pad = pads.next().expect("six pads");
-            self.conv_input(x, c, pad, taps)
-        });
-        let thens: [Then<'_>; MR] = std::array::from_fn(|j| match then {
-            Then::AddRelu(sk) => Then::AddRelu(&sk[(s0 + j) * sout..(s0 + j + 1) * sout]),
-            t => t,
-        });
-        let mut outs = out[s0 * sout..(s0 + MR) * sout].chunks_mut(sout);
-        let mut cs: [&mut [f32]; MR] = std::array::from_fn(|_| outs.next().expect("six outputs"));
-        let b = &w.fwd[c.fp..];
-        for j in 0..MR {
-            let (a, o) = (mats[j], &mut *cs[j]);
-            gemm(
-                self.kernel,
-                (area - 1, c.cout, k),
-                a,
-                b,
-                bias,
-                thens[j],
-                o,
-                Out::cols(area),
-            );
-        }
-        #[cfg(target_arch = "x86_64")]
-        gemm::gemm_rows(
-            self.kernel,
-            (c.cout, k),
-            std::array::from_fn(|j| (mats[j], area - 1)),
-            b,
-            bias,
-            thens,
-            &mut cs,
-            Out::cols(area),
-        );
     }
 
     /// Adds the convolution's weight and bias gradients to `g` (per position: a sum over its
@@ -706,7 +630,6 @@ impl Layout {
             pad_x,
             pad_d,
             panel,
-            ..
         } = local;
         let taps = &self.bordered.taps;
         for s in 0..n {

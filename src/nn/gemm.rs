@@ -19,7 +19,7 @@
 pub(crate) const NR: usize = 16;
 /// Rows per register tile (6 x 16: twelve AVX2 accumulators, the shape of BLIS's Haswell
 /// kernel).
-pub(crate) const MR: usize = 6;
+const MR: usize = 6;
 
 /// The vector path that runs the kernel.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -94,15 +94,6 @@ impl<'a> Offsets<'a> {
         match *self {
             Offsets::Stride(s) => i * s,
             Offsets::Table(t, _) => t[i],
-        }
-    }
-
-    /// Whether two views read the same offsets (the same stride, or the same table).
-    fn same(&self, other: &Offsets<'_>) -> bool {
-        match (*self, *other) {
-            (Offsets::Stride(a), Offsets::Stride(b)) => a == b,
-            (Offsets::Table(a, _), Offsets::Table(b, _)) => std::ptr::eq(a, b),
-            _ => false,
         }
     }
 
@@ -286,65 +277,6 @@ pub(crate) fn gemm(
             run_tile(kernel, rows, k, a, m0, panel, &mut acc);
             store(&acc[..rows], m0, n0, w, start, then, c, out);
             m0 += rows;
-        }
-    }
-}
-
-/// One row of each of [`MR`] products that share B, `k`, the terms' offsets and the start:
-/// row `rows[j].1` of A `rows[j].0` into C `cs[j]`, finished by `thens[j]`. Each element's
-/// chain is the one [`gemm`] gives it (start value, terms in ascending k, the same finish),
-/// so each row has `gemm`'s bits; the rows fill one tile where alone each would be a single
-/// latency-bound row (the lone 49th square of six positions' 7 x 7 convolutions). AVX2 only.
-#[cfg(target_arch = "x86_64")]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn gemm_rows(
-    kernel: Kernel,
-    (n, k): (usize, usize),
-    rows: [(MatA<'_>, usize); MR],
-    b: &[f32],
-    start: Start<'_>,
-    thens: [Then<'_>; MR],
-    cs: &mut [&mut [f32]; MR],
-    out: Out,
-) {
-    assert!(kernel.simd == Simd::Avx2, "gemm_rows: AVX2 only");
-    let ks = rows[0].0.ks;
-    for (j, (a, row)) in rows.iter().enumerate() {
-        assert!(a.ks.same(&ks), "gemm_rows: the rows' terms differ");
-        if k > 0 {
-            assert!(
-                a.rows.at(*row) + ks.last(k) < a.data.len(),
-                "gemm_rows: A too short"
-            );
-        }
-        assert!(
-            row * out.rs + (n - 1) * out.cs < cs[j].len(),
-            "gemm_rows: C too short"
-        );
-        if let Then::AddRelu(skip) = thens[j] {
-            assert!(skip.len() >= cs[j].len(), "gemm_rows: skip too short");
-        }
-    }
-    assert!(b.len() >= packed_len(k, n), "gemm_rows: B too short");
-    let rp: [*const f32; MR] =
-        std::array::from_fn(|j| rows[j].0.data[rows[j].0.rows.at(rows[j].1)..].as_ptr());
-    for p in 0..n.div_ceil(NR) {
-        let panel = &b[p * k * NR..(p + 1) * k * NR];
-        let (n0, w) = (p * NR, NR.min(n - p * NR));
-        let mut acc = [[0.0f32; NR]; MR];
-        for (j, (_, row)) in rows.iter().enumerate() {
-            load(&mut acc[j..j + 1], *row, n0, w, start, cs[j], out);
-        }
-        // SAFETY: asserted above: the CPU has AVX2 and FMA (`Simd::Avx2`), each row's terms
-        // and the panel are in bounds.
-        unsafe {
-            match kernel.arith {
-                Arith::Fused => avx2::rows::<true>(k, rp, ks, panel, &mut acc),
-                Arith::Separate => avx2::rows::<false>(k, rp, ks, panel, &mut acc),
-            }
-        }
-        for (j, (_, row)) in rows.iter().enumerate() {
-            store(&acc[j..j + 1], *row, n0, w, start, thens[j], cs[j], out);
         }
     }
 }
@@ -533,28 +465,6 @@ mod avx2 {
             3 => unsafe { tile_n::<3, F>(k, a, m0, panel, acc) },
             2 => unsafe { tile_n::<2, F>(k, a, m0, panel, acc) },
             _ => unsafe { tile_n::<1, F>(k, a, m0, panel, acc) },
-        }
-    }
-
-    /// A tile whose rows are read from `rp` (one row of each of six matrices), the terms at
-    /// the offsets `ks`: the AVX2 tile's chains.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2 and FMA; each `rp[r] + ks(kk)`, kk < k, and the panel's first
-    /// `k * NR` elements must be in bounds.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn rows<const F: bool>(
-        k: usize,
-        rp: [*const f32; MR],
-        ks: Offsets<'_>,
-        panel: &[f32],
-        acc: &mut [[f32; NR]; MR],
-    ) {
-        unsafe {
-            match ks {
-                Offsets::Stride(s) => run::<MR, F>(k, rp, |kk| kk * s, panel, acc),
-                Offsets::Table(t, _) => run::<MR, F>(k, rp, |kk| *t.get_unchecked(kk), panel, acc),
-            }
         }
     }
 
