@@ -197,6 +197,8 @@ fn wide_cases() -> Vec<(Arch, Planes, usize)> {
         (res(1, 5), planes(3, 1, 7), 9),
         (res(2, 17), planes(2, 6, 7), 7),
         (res(1, 3), planes(1, 2, 2), 3),
+        // 25 squares: four tiles and a lone row, run across the panels (`gemm::wide_row`).
+        (res(1, 17), planes(2, 5, 5), 7),
     ]
 }
 
