@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use super::Layout;
-use super::gemm::{self, MatA, NR, Offsets, Out, Start, Then, gemm, packed_len};
+use super::gemm::{self, MatA, NR, Out, Start, Table, Then, gemm, packed_len};
 use super::graph::{Act, Buf, Conv, Dense, Graph, Layer, Norm, Op};
 
 /// Positions per chunk (fixed, so the order of every gradient sum is too).
@@ -162,11 +162,7 @@ impl Scratch {
         }
         let chunks = n.div_ceil(CHUNK);
         while self.locals.len() < chunks {
-            self.locals.push(Local {
-                pad_x: vec![0.0; self.pad_len],
-                pad_d: vec![0.0; self.pad_len],
-                ..Local::default()
-            });
+            self.locals.push(self.new_local());
         }
         self.cap = n;
     }
@@ -179,11 +175,16 @@ impl Scratch {
             grow(&mut self.bufs[b], n * self.sizes[b]);
         }
         if self.locals.is_empty() {
-            self.locals.push(Local {
-                pad_x: vec![0.0; self.pad_len],
-                pad_d: vec![0.0; self.pad_len],
-                ..Local::default()
-            });
+            self.locals.push(self.new_local());
+        }
+    }
+
+    /// A chunk's working buffers, its bordered planes zeroed (their borders stay zero).
+    fn new_local(&self) -> Local {
+        Local {
+            pad_x: vec![0.0; self.pad_len],
+            pad_d: vec![0.0; self.pad_len],
+            ..Local::default()
         }
     }
 
@@ -238,8 +239,13 @@ impl Layout {
         let len = self.input.len();
         s.bufs[0][..n * len].copy_from_slice(&x[..n * len]);
         self.forward_ops(p, w, 0..self.graph.ops.len(), n, s, mode);
-        let g = &self.graph;
-        s.logits[..n * self.actions].copy_from_slice(&s.bufs[g.logits][..n * self.actions]);
+        self.take_outputs(n, s);
+    }
+
+    /// Copies the logits and the values of `n` positions out of their buffers in `s`.
+    fn take_outputs(&self, n: usize, s: &mut Scratch) {
+        let (g, na) = (&self.graph, self.actions);
+        s.logits[..n * na].copy_from_slice(&s.bufs[g.logits][..n * na]);
         s.values[..n].copy_from_slice(&s.bufs[g.value][..n]);
     }
 
@@ -326,10 +332,7 @@ impl Layout {
         }
         let ops = h.at..self.graph.ops.len();
         self.forward_ops(p, w, ops, m, head, Mode::Infer);
-        let g = &self.graph;
-        let na = self.actions;
-        head.logits[..m * na].copy_from_slice(&head.bufs[g.logits][..m * na]);
-        head.values[..m].copy_from_slice(&head.bufs[g.value][..m]);
+        self.take_outputs(m, head);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1060,37 +1063,6 @@ pub(crate) struct Bordered {
     /// reads the first 9c); `mirrored` reads tap 8 - t (the input gradient's).
     pub taps: Table,
     pub mirrored: Table,
-}
-
-/// An offset table and the largest entry of each of its prefixes, so that a product reading
-/// through the table's first `n` entries is bounds-checked without scanning them.
-#[derive(Clone, Debug)]
-pub(crate) struct Table {
-    offs: Vec<usize>,
-    /// `max[n - 1]`: the largest of the first `n` offsets.
-    max: Vec<usize>,
-}
-
-impl Table {
-    fn new(offs: Vec<usize>) -> Table {
-        let max = offs
-            .iter()
-            .scan(0, |m, &o| {
-                *m = o.max(*m);
-                Some(*m)
-            })
-            .collect();
-        Table { offs, max }
-    }
-
-    /// The first `n` offsets (n > 0), as a product reads them.
-    pub(crate) fn first(&self, n: usize) -> Offsets<'_> {
-        Offsets::Table(&self.offs[..n], self.max[n - 1])
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.offs.len()
-    }
 }
 
 impl Bordered {

@@ -73,27 +73,35 @@ pub struct Kernel {
 }
 
 /// Offsets along one axis of A: `i * stride`, or a table's `i`-th entry. A table carries
-/// its largest entry ([`Offsets::table`]), so that `gemm`'s bounds check does not scan it on
-/// every call (the scan was 1-2% of a 3x3 net's inference).
+/// its largest entry, so that `gemm`'s bounds check does not scan it on every call (the scan
+/// was 1-2% of a 3x3 net's inference); only [`Table::first`] (and tests' `Offsets::table`)
+/// build one, from the entries themselves, so the kernels' bounds rest on no caller's word.
 #[derive(Copy, Clone, Debug)]
 pub(crate) enum Offsets<'a> {
     Stride(usize),
-    Table(&'a [usize], usize),
+    Table(TableRef<'a>),
+}
+
+/// A table's entries and the largest of them (fields private to this module).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct TableRef<'a> {
+    offs: &'a [usize],
+    max: usize,
 }
 
 impl<'a> Offsets<'a> {
-    /// A table and its largest entry, found here (the engine keeps its tables' largest
-    /// entries: `engine::Table`).
+    /// A table and its largest entry, found here.
     #[cfg(test)]
     pub(crate) fn table(t: &'a [usize]) -> Offsets<'a> {
-        Offsets::Table(t, t.iter().copied().max().unwrap_or(0))
+        let max = t.iter().copied().max().unwrap_or(0);
+        Offsets::Table(TableRef { offs: t, max })
     }
 
     #[inline(always)]
     fn at(&self, i: usize) -> usize {
         match *self {
             Offsets::Stride(s) => i * s,
-            Offsets::Table(t, _) => t[i],
+            Offsets::Table(t) => t.offs[i],
         }
     }
 
@@ -101,9 +109,44 @@ impl<'a> Offsets<'a> {
     fn last(&self, n: usize) -> usize {
         match *self {
             Offsets::Stride(s) => (n - 1) * s,
-            Offsets::Table(t, max) if n == t.len() => max,
-            Offsets::Table(t, _) => t[..n].iter().copied().max().unwrap_or(0),
+            Offsets::Table(t) if n == t.offs.len() => t.max,
+            Offsets::Table(t) => t.offs[..n].iter().copied().max().unwrap_or(0),
         }
+    }
+}
+
+/// An offset table kept with the largest entry of each of its prefixes, so that a product
+/// reading through its first `n` entries is bounds-checked without scanning them (the
+/// convolutions' square and term tables, `engine::Bordered`).
+#[derive(Clone, Debug)]
+pub(crate) struct Table {
+    offs: Vec<usize>,
+    /// `max[n - 1]`: the largest of the first `n` offsets.
+    max: Vec<usize>,
+}
+
+impl Table {
+    pub(crate) fn new(offs: Vec<usize>) -> Table {
+        let max = offs
+            .iter()
+            .scan(0, |m, &o| {
+                *m = o.max(*m);
+                Some(*m)
+            })
+            .collect();
+        Table { offs, max }
+    }
+
+    /// The first `n` offsets (n > 0), as a product reads them.
+    pub(crate) fn first(&self, n: usize) -> Offsets<'_> {
+        Offsets::Table(TableRef {
+            offs: &self.offs[..n],
+            max: self.max[n - 1],
+        })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.offs.len()
     }
 }
 
@@ -484,7 +527,7 @@ mod avx2 {
             }
             match a.ks {
                 Offsets::Stride(s) => run::<R, F>(k, rp, |kk| kk * s, panel, acc),
-                Offsets::Table(t, _) => run::<R, F>(k, rp, |kk| *t.get_unchecked(kk), panel, acc),
+                Offsets::Table(t) => run::<R, F>(k, rp, |kk| *t.offs.get_unchecked(kk), panel, acc),
             }
         }
     }
@@ -684,8 +727,8 @@ mod avx2 {
             let bp = panel.as_ptr();
             match a.ks {
                 Offsets::Stride(s) => chains::<MR, F>(k, rp, |kk| kk * s, bp, &mut c0, &mut c1),
-                Offsets::Table(tb, _) => {
-                    chains::<MR, F>(k, rp, |kk| *tb.get_unchecked(kk), bp, &mut c0, &mut c1)
+                Offsets::Table(tb) => {
+                    chains::<MR, F>(k, rp, |kk| *tb.offs.get_unchecked(kk), bp, &mut c0, &mut c1)
                 }
             }
             // `store`'s cases: `old + x` for AddSum, else x, relu(x) or relu(x + skip).
