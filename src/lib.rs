@@ -22,7 +22,10 @@
 //! - [`start`]: start policies (the game's start, Go-Exploit);
 //! - [`learners`]: the `Learner` trait, its registry, tabular AlphaZero, the network learner;
 //! - [`runs`]: run specs, the one driver, resume / branch / verify / checkout / replay;
+//! - [`gtp`]: the Go Text Protocol (commands, responses, vertices) and a client for any GTP
+//!   engine;
 //! - [`players`]: player specs (`mcts:sims=800`, `optimal`, `model:RUN@I`, ...) and agents;
+//! - [`gtp_engine`]: `tabula gtp`, any player of Go as a GTP engine;
 //! - [`matches`](mod@matches): matches between two players, in parallel, reproducible;
 //! - [`experiments`]: sweeps, shards, plots and reports.
 
@@ -32,6 +35,8 @@ pub mod experiments;
 pub mod game;
 pub mod game_record;
 pub mod games;
+pub mod gtp;
+pub mod gtp_engine;
 pub mod learners;
 pub mod matches;
 pub mod nn;

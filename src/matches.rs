@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::game::{Game, Player as Seat, Turn};
 use crate::game_record::{GameEnd, GameRecord};
 use crate::games::Abilities;
-use crate::players::{Agent, Player, PlayerError};
+use crate::players::{Agent, Player, PlayerError, ScoreCheck};
 use crate::rng::{StreamRng, sample_outcome, stream, uniform_index};
 
 /// The stream name of match game `i`.
@@ -73,6 +73,10 @@ pub struct MatchGame {
     /// from the game's start (`tabula rate --openings`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub opening: Option<String>,
+    /// A GTP engine's own `final_score` beside tabula's score, for each engine that played
+    /// (the `gtp:` player; docs/gtp.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub score_checks: Vec<ScoreCheck>,
     #[serde(skip)]
     pub record: GameRecord,
 }
@@ -94,8 +98,19 @@ pub struct MatchReport {
     /// Games a player was declared the winner of before the end.
     pub adjudicated: u32,
     pub mean_plies: f64,
+    /// Games whose score a GTP engine's `final_score` was checked against, and how many of
+    /// them disagree with tabula's (absent when no GTP engine played).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score_checks: Option<ScoreChecks>,
     #[serde(rename = "games_detail")]
     pub game_list: Vec<MatchGame>,
+}
+
+/// The count of a match's score checks ([`MatchGame::score_checks`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScoreChecks {
+    pub checked: u32,
+    pub disagree: u32,
 }
 
 impl MatchReport {
@@ -157,6 +172,18 @@ fn play_named_game<G: Abilities>(
         name,
         &mut rng,
     )?;
+    let mut score_checks = Vec::new();
+    if first.wants_final_position() || second.wants_final_position() {
+        let states = record.states(g).map_err(|e| PlayerError::BadSpec {
+            spec: record.stream.clone(),
+            reason: e.to_string(),
+        })?;
+        if let Some(last) = states.last() {
+            for agent in [&mut first, &mut second] {
+                score_checks.extend(agent.finish(g, last)?);
+            }
+        }
+    }
     Ok(MatchGame {
         index: i,
         a_seat: a_seat.index(),
@@ -165,6 +192,7 @@ fn play_named_game<G: Abilities>(
         adjudicated: matches!(record.end, GameEnd::Adjudicated { .. }),
         hash: record.hash().to_hex(),
         opening: start,
+        score_checks,
         record,
     })
 }
@@ -321,6 +349,11 @@ fn summarise<G: Abilities>(
     let mean = if n == 0 { 0.0 } else { total / f64::from(n) };
     let ci95 = crate::stats::score_interval95(count(1.0), count(0.5), count(0.0));
     let plies: usize = game_list.iter().map(|m| m.plies).sum();
+    let checks = || game_list.iter().flat_map(|m| &m.score_checks);
+    let score_checks = (checks().count() > 0).then(|| ScoreChecks {
+        checked: checks().count() as u32,
+        disagree: checks().filter(|c| !c.agree).count() as u32,
+    });
     MatchReport {
         variant,
         a: a.spec().to_string(),
@@ -338,6 +371,7 @@ fn summarise<G: Abilities>(
         } else {
             plies as f64 / f64::from(n)
         },
+        score_checks,
         game_list,
     }
 }

@@ -60,6 +60,21 @@ pub enum Command {
     /// mcts-solver[:sims=N,c=X], e.g. `mcts:sims=800,c=1,init=draw`. Game i draws all its
     /// randomness from the stream `match(i)` of --seed, so the match is reproducible.
     Match(MatchArgs),
+    /// Serve a player of Go as a GTP (Go Text Protocol, version 2) engine on stdin and stdout.
+    ///
+    /// For GTP programs: GNU Go's twogtp, GoGui, Sabaki, Go servers' clients. PLAYER is any
+    /// player spec that plays Go: random, mcts:..., mcts-solver:..., model:RUN@I[,sims=N] (a
+    /// run's checkpoint, from --db). Commands: protocol_version, name, version,
+    /// known_command, list_commands, quit, boardsize, clear_board, komi, play, genmove,
+    /// final_score, showboard, undo; a bad one is a GTP failure (`? illegal move`, ...) and the
+    /// engine goes on. tabula's rules are the variant's (go:NxN, Tromp-Taylor); its games
+    /// alternate, so a move for the colour not to move is refused. Every genmove draws from the
+    /// stream `gtp` of --seed, so the same commands give the same answers. docs/gtp.md.
+    ///
+    /// Example: `tabula gtp mcts:sims=50 --variant go:5x5 --command "play b c3" --command
+    /// "genmove w" --command showboard`; in GoGui or Sabaki register `tabula gtp
+    /// mcts:sims=800` as the engine's command line.
+    Gtp(GtpArgs),
     /// Rate players: a round robin (or a gauntlet) of matches, Bradley-Terry (Elo) ratings.
     ///
     /// Every pair plays --games games, half with each first; game i of the pair (A, B) draws
@@ -363,7 +378,9 @@ pub struct ShowArgs {
 pub struct MatchArgs {
     /// The variant, e.g. cdc:PPPP, ewn:3x3x3, c4:7x6, checkers:5x5-3.
     pub variant: String,
-    /// Player A, e.g. `mcts:sims=800,c=1,init=draw`, `mcts-solver:sims=8000`, `optimal`.
+    /// Player A, e.g. `mcts:sims=800,c=1,init=draw`, `mcts-solver:sims=8000`, `optimal`, or on
+    /// Go any GTP engine, `gtp:"gnugo --mode gtp --level 1"` (its final_score is checked
+    /// against tabula's score).
     #[arg(long)]
     pub a: String,
     /// Player B.
@@ -384,6 +401,24 @@ pub struct MatchArgs {
     /// Worker threads, 1 to 256 (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct GtpArgs {
+    /// The player: random, mcts[:key=value,...], mcts-solver[:sims=N,c=X],
+    /// model:RUN@I[,sims=N].
+    pub player: String,
+    /// The variant it starts on, go:NxN[,komi=K][,max_moves=M]; GTP's boardsize and komi
+    /// change it.
+    #[arg(long, default_value = "go:9x9")]
+    pub variant: String,
+    /// The seed of the stream `gtp` every genmove draws from.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// A GTP command run before stdin is read (once per command, in order); after a `quit`
+    /// stdin is not read.
+    #[arg(long = "command", value_name = "GTP")]
+    pub commands: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -119,6 +119,26 @@ fn print_report(r: &MatchReport, recorded: bool, seconds: f64) {
             r.adjudicated
         );
     }
+    if let Some(c) = &r.score_checks {
+        outln!(
+            "GTP final_score checked in {} games: {} disagree with tabula's Tromp-Taylor score",
+            c.checked,
+            c.disagree
+        );
+        let disagreements = r.game_list.iter().flat_map(|m| {
+            m.score_checks
+                .iter()
+                .filter(|c| !c.agree)
+                .map(move |c| (m.index, c))
+        });
+        for (i, c) in disagreements.take(4) {
+            outln!(
+                "  game {i}: engine {}, tabula {}",
+                c.engine_score,
+                c.tabula_score
+            );
+        }
+    }
     outln!("{seconds:.2} s");
     if recorded {
         outln!(

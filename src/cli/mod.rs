@@ -9,6 +9,7 @@ pub(crate) mod args;
 mod common;
 mod export_cmd;
 mod games_cmd;
+mod gtp_cmd;
 mod lifecycle_cmd;
 mod match_cmd;
 mod merge_cmd;
@@ -45,6 +46,7 @@ fn command(cli: Cli) -> anyhow::Result<()> {
         Command::Migrate(a) => store_cmd::migrate(cli.db.as_deref(), &a),
         Command::Match(a) => match_cmd::run(cli.db.as_deref(), &a),
         Command::Rate(a) => rate_cmd::run(cli.db.as_deref(), &a),
+        Command::Gtp(a) => gtp_cmd::run(cli.db.as_deref(), &a),
         Command::Replay(a) => replay_cmd::run(cli.db.as_deref(), &a),
         Command::Run(a) => run_cmd::run(cli.db.as_deref(), &a),
         Command::Ls(a) => run_cmd::ls(cli.db.as_deref(), &a),

@@ -504,13 +504,20 @@ fn print_report(r: &RateReport<'_>, svg: Option<&Path>) {
     outln!("pairs (score of the first):");
     for m in r.pairs {
         outln!(
-            "  {} vs {}: {:.3}  (+{} ={} -{})",
+            "  {} vs {}: {:.3}  (+{} ={} -{}){}",
             name(&m.a),
             name(&m.b),
             m.score_a,
             m.wins_a,
             m.draws,
-            m.losses_a
+            m.losses_a,
+            m.score_checks
+                .as_ref()
+                .map(|c| format!(
+                    "  GTP final_score: {} of {} disagree with tabula's",
+                    c.disagree, c.checked
+                ))
+                .unwrap_or_default()
         );
     }
     outln!(

@@ -14,8 +14,10 @@ use crate::search::{Evaluator, MctsSolver, Rollout, Search, SearchConfig, Search
 use crate::solver::{LoadError, Solution, SolveError};
 use crate::store::{Store, StoreError};
 
+mod gtp;
 mod spec;
 
+pub use gtp::ScoreCheck;
 pub use spec::{EvalSpec, GreedyMode, PLAYER_NAMES, PlayerSpec};
 
 /// Errors of player specs, resolution and play.
@@ -46,6 +48,8 @@ pub enum PlayerError {
     Solve(#[from] SolveError),
     #[error(transparent)]
     Search(#[from] SearchError),
+    #[error(transparent)]
+    Gtp(#[from] crate::gtp::GtpError),
 }
 
 impl From<LoadError> for PlayerError {
@@ -122,6 +126,10 @@ impl<G: Abilities> Player<G> {
                 config.validate().map_err(|e| unsupported(&e.to_string()))?;
                 None
             }
+            PlayerSpec::Gtp { command } => {
+                gtp::probe(g, command)?;
+                None
+            }
             PlayerSpec::Greedy(_) => {
                 let s = g.initial_state();
                 let mut probe = Vec::new();
@@ -188,6 +196,7 @@ impl<G: Abilities> Player<G> {
                 ),
                 None => AgentKind::Random,
             },
+            PlayerSpec::Gtp { command } => AgentKind::Gtp(Box::new(gtp::GtpAgent::new(command))),
         };
         Agent {
             kind,
@@ -234,6 +243,8 @@ enum AgentKind<G: Abilities> {
     MctsSolver(Box<MctsSolver<G>>),
     /// A trained model: its greedy policy, or the search it guides.
     Model(Arc<dyn crate::learners::Model<G>>, Option<Box<Search<G>>>),
+    /// A GTP engine (a child process).
+    Gtp(Box<gtp::GtpAgent<G>>),
 }
 
 /// One game's instance of a player: owns its search arenas and buffers.
@@ -306,6 +317,7 @@ impl<G: Abilities> Agent<G> {
             AgentKind::Model(model, Some(search)) => {
                 Ok(Decision::searched(model.search(g, search, s, ply, rng)?))
             }
+            AgentKind::Gtp(engine) => engine.decide(g, s),
             AgentKind::MctsSolver(m) => {
                 let r = m.run(g, s, rng)?;
                 Ok(Decision::Play {
@@ -317,6 +329,22 @@ impl<G: Abilities> Agent<G> {
                     }),
                 })
             }
+        }
+    }
+}
+
+impl<G: Abilities> Agent<G> {
+    /// Whether [`Agent::finish`] wants the game's final position (a GTP engine does).
+    pub fn wants_final_position(&self) -> bool {
+        matches!(self.kind, AgentKind::Gtp(_))
+    }
+
+    /// At the end of a game (final position `s`): a GTP engine is told the last move and its
+    /// `final_score` is set beside tabula's ([`ScoreCheck`]); `None` for every other player.
+    pub fn finish(&mut self, g: &G, s: &G::State) -> Result<Option<ScoreCheck>, PlayerError> {
+        match &mut self.kind {
+            AgentKind::Gtp(engine) => engine.finish(g, s),
+            _ => Ok(None),
         }
     }
 }

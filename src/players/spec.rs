@@ -22,6 +22,9 @@
 //!   `c` 1.
 //! - `model:RUN@I[,sims=N]`: a trained model from the store (a run's id, name or hash prefix
 //!   and an iteration): its greedy policy, or the PUCT search of `sims` simulations it guides.
+//! - `gtp:COMMAND` (Go only): any GTP engine, started as `sh -c "exec COMMAND"` for each game
+//!   (e.g. `gtp:gnugo --mode gtp --level 1`); everything after `gtp:` is the command, commas
+//!   and `=` included ([`crate::players::gtp`], docs/gtp.md).
 //!
 //! The canonical text of a spec ([`PlayerSpec`]'s `Display`) spells out every key, so a
 //! recorded game re-plays with the same settings even if defaults change.
@@ -35,8 +38,8 @@ use crate::search::{
 };
 
 /// Every player name, for error messages.
-pub const PLAYER_NAMES: &str =
-    "random, optimal, greedy, greedy-stochastic, mcts, mcts-solver, model:RUN@I[,sims=N]";
+pub const PLAYER_NAMES: &str = "random, optimal, greedy, greedy-stochastic, mcts, mcts-solver, \
+     model:RUN@I[,sims=N], gtp:COMMAND";
 
 /// The leaf evaluator of an MCTS player.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -75,6 +78,8 @@ pub enum PlayerSpec {
         iteration: u32,
         sims: Option<u32>,
     },
+    /// A GTP engine, started by this command line for each game (Go only).
+    Gtp { command: String },
 }
 
 impl PlayerSpec {
@@ -498,6 +503,17 @@ impl FromStr for PlayerSpec {
         if name == "model" {
             return parse_model(text, rest);
         }
+        if name == "gtp" {
+            if rest.is_empty() {
+                return Err(bad(
+                    text,
+                    "give gtp:COMMAND, the engine's command line, e.g. gtp:gnugo --mode gtp",
+                ));
+            }
+            return Ok(PlayerSpec::Gtp {
+                command: rest.to_string(),
+            });
+        }
         let pairs = key_value_pairs(text, rest)?;
         let name = name.as_str();
         let no_keys = || read_keys(text, name, NO_KEYS, &mut (), &pairs);
@@ -607,6 +623,7 @@ impl fmt::Display for PlayerSpec {
                 }
                 Ok(())
             }
+            PlayerSpec::Gtp { command } => write!(f, "gtp:{command}"),
         }
     }
 }
@@ -626,6 +643,7 @@ mod tests {
             "greedy",
             "greedy:mode=stochastic",
             "mcts-solver:sims=8000,c=1",
+            "gtp:gnugo --mode gtp --level 1,x=2",
             "mcts:sims=800,c=1,init=loss,alpha=1.5,eps=0,tau=0,sample_moves=all,eval=rollout,rollouts=1",
             "mcts:sims=50,c=0.5,init=first,alpha=0.3,eps=0.25,tau=1,sample_moves=4,eval=uniform,p_full=0.25,n_fast=10,forced=2,prune=true",
         ] {
@@ -849,6 +867,8 @@ mod tests {
                     sims
                 }),
             mcts_spec(),
+            // A command line: anything without outer spaces.
+            "[a-z][a-z0-9 ,=:./-]{0,20}[a-z0-9]".prop_map(|command| PlayerSpec::Gtp { command }),
         ]
     }
 
