@@ -488,7 +488,7 @@ mod tests {
             "random",
             "go:5x5",
             "play b c3\nfinal_score\nkomi 0\nfinal_score\nplay w pass\nplay b a1\nundo\nundo\n\
-             genmove b\nundo\nfinal_score\nkomi 30\nshowboard\n",
+             genmove w\nundo\nfinal_score\nkomi 30\nshowboard\n",
         );
         let answers: Vec<&str> = out.split("\n\n").filter(|a| !a.is_empty()).collect();
         // One black stone owns the whole empty board: 25 - 7.5.

@@ -156,7 +156,9 @@ impl Vertex {
             return None;
         }
         let row: usize = digits.parse().ok()?;
-        (1..=n).contains(&row).then_some(Vertex::Point { row: row - 1, col })
+        (1..=n)
+            .contains(&row)
+            .then(|| Vertex::Point { row: row - 1, col })
     }
 
     /// The vertex of tabula action `a` on an `n` x `n` board (N*N and beyond: pass).
