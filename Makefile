@@ -3,7 +3,7 @@
 #   make test  — format check, clippy with warnings as errors, then every test
 CARGO ?= cargo
 
-.PHONY: run test bench build lint chromium python-venv slurm-check
+.PHONY: run test bench build lint chromium gnugo python-venv slurm-check
 
 # The example query `make run` ends with (README: "Asking the store questions").
 QUERY = SELECT s.name, s.simulations, m.iteration, round(m.wr_p, 3) AS wr_p, round(m.err_p, 4) AS err_p, round(m.mae_v, 4) AS mae_v, m.updated_1 FROM metrics_wide m JOIN run_settings s USING (run_id) WHERE m.iteration % 5 = 0 ORDER BY m.run_id, m.iteration
@@ -33,13 +33,19 @@ chromium:
 	@(command -v chromium && command -v chromedriver) >/dev/null 2>&1 || ./scripts/install-chromium.sh || \
 		echo '!!! chromium or chromedriver could not be installed: tests/report_browser.rs and tests/serve_browser.rs will SKIP !!!'
 
+# tests/gtp.rs plays whole games against GNU Go (Debian's gnugo, in /usr/games): installed by
+# the project's script when missing.
+gnugo:
+	@(command -v gnugo || test -x /usr/games/gnugo) >/dev/null 2>&1 || ./scripts/install-gnugo.sh || \
+		echo '!!! gnugo could not be installed: tests/gtp.rs will SKIP its games against GNU Go !!!'
+
 # The export test's Python checks (ONNX Runtime, NumPy) run in a venv the project's script makes
 # (target/py-venv; pinned packages from PyPI).
 python-venv:
 	@./scripts/python-venv.sh || \
 		echo '!!! the Python venv could not be made: tests/onnx_export.rs will SKIP its ONNX Runtime check !!!'
 
-test: lint chromium python-venv
+test: lint chromium gnugo python-venv
 	$(CARGO) test --all-targets
 
 # A single-node Slurm cluster on this machine runs a small sweep as a job array, merges the

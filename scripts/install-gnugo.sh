@@ -4,8 +4,9 @@
 # Called by `make test` only when it is missing. Needs root (or sudo) and the Debian package
 # mirrors; exits non-zero if the install fails.
 set -eu
-if command -v gnugo >/dev/null 2>&1; then
-    echo "gnugo already installed: $(command -v gnugo)"
+# Debian installs it as /usr/games/gnugo, which is not on every PATH.
+if command -v gnugo >/dev/null 2>&1 || [ -x /usr/games/gnugo ]; then
+    echo "gnugo already installed: $(command -v gnugo || echo /usr/games/gnugo)"
     exit 0
 fi
 SUDO=""
@@ -15,4 +16,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends gnugo
-command -v gnugo
+command -v gnugo || test -x /usr/games/gnugo

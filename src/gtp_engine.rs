@@ -333,7 +333,10 @@ impl<'s> Engine<'s> {
                     return Err("unacceptable size".into());
                 }
                 if self.komi2.unsigned_abs() as usize > 2 * n * n {
-                    return Err(format!("unacceptable size (komi {} is larger than {n}*{n})", f64::from(self.komi2) / 2.0));
+                    return Err(format!(
+                        "unacceptable size (komi {} is larger than {n}*{n})",
+                        f64::from(self.komi2) / 2.0
+                    ));
                 }
                 self.rebuild(n, self.komi2, false)
                     .map_err(|e| format!("unacceptable size ({e})"))
@@ -361,7 +364,9 @@ impl<'s> Engine<'s> {
                 let color = Color::parse(c).ok_or("invalid color")?;
                 let n = self.board.n();
                 let vertex = Vertex::parse(v, n).ok_or("invalid coordinate")?;
-                self.board.play(color, vertex.action(n)).map(|_| String::new())
+                self.board
+                    .play(color, vertex.action(n))
+                    .map(|_| String::new())
             }
             "genmove" => {
                 let color = Color::parse(arg(0).ok_or_else(syntax)?).ok_or("invalid color")?;
@@ -379,8 +384,15 @@ impl<'s> Engine<'s> {
     /// empty. On a failure the old board stays.
     fn rebuild(&mut self, n: usize, komi2: i32, keep: bool) -> Result<String, String> {
         let moves = if keep { self.board.moves() } else { Vec::new() };
-        let board = build(&self.spec, self.store.as_deref_mut(), n, komi2, self.max_moves, &moves)
-            .map_err(|e| e.to_string())?;
+        let board = build(
+            &self.spec,
+            self.store.as_deref_mut(),
+            n,
+            komi2,
+            self.max_moves,
+            &moves,
+        )
+        .map_err(|e| e.to_string())?;
         self.board = board;
         self.komi2 = komi2;
         Ok(String::new())
@@ -397,12 +409,13 @@ fn build(
     moves: &[Action],
 ) -> Result<Box<dyn Board>, PlayerError> {
     let variant = variant_text(n, komi2, max_moves);
-    let game: AnyGame = variant.parse().map_err(|e: crate::error::GameError| {
-        PlayerError::BadSpec {
-            spec: variant.clone(),
-            reason: e.to_string(),
-        }
-    })?;
+    let game: AnyGame =
+        variant
+            .parse()
+            .map_err(|e: crate::error::GameError| PlayerError::BadSpec {
+                spec: variant.clone(),
+                reason: e.to_string(),
+            })?;
     let mut board: Box<dyn Board> = match game {
         AnyGame::Go(g) => Box::new(GoBoard::new(g, spec, store)?),
         AnyGame::GoLarge(g) => Box::new(GoBoard::new(g, spec, store)?),
@@ -413,10 +426,12 @@ fn build(
             0 => Color::Black,
             _ => Color::White,
         };
-        board.play(color, a).map_err(|reason| PlayerError::BadSpec {
-            spec: variant.clone(),
-            reason,
-        })?;
+        board
+            .play(color, a)
+            .map_err(|reason| PlayerError::BadSpec {
+                spec: variant.clone(),
+                reason,
+            })?;
     }
     Ok(board)
 }
@@ -441,7 +456,10 @@ mod tests {
             "1 protocol_version\n2 name\n3 known_command genmove\n4 known_command fly\n\
              # a comment\n\n5 list_commands\n6 quit\n7 name\n",
         );
-        assert!(out.starts_with("=1 2\n\n=2 tabula\n\n=3 true\n\n=4 false\n\n=5 protocol_version\n"), "{out}");
+        assert!(
+            out.starts_with("=1 2\n\n=2 tabula\n\n=3 true\n\n=4 false\n\n=5 protocol_version\n"),
+            "{out}"
+        );
         assert!(out.contains("\nundo\n\n=6\n\n"), "{out}");
         assert!(!out.contains("=7"), "quit stops the engine: {out}");
     }
@@ -473,10 +491,27 @@ mod tests {
         assert_eq!(&answers[..expected.len()], expected, "{out}");
         let rest = &answers[expected.len()..];
         assert!(rest[0].starts_with("= "), "genmove b: {}", rest[0]);
-        assert!(rest[1].starts_with("? syntax error (komi 6.25"), "{}", rest[1]);
-        assert_eq!(&rest[2..7], ["=", "? syntax error", "? syntax error", "? syntax error", "="]);
+        assert!(
+            rest[1].starts_with("? syntax error (komi 6.25"),
+            "{}",
+            rest[1]
+        );
+        assert_eq!(
+            &rest[2..7],
+            [
+                "=",
+                "? syntax error",
+                "? syntax error",
+                "? syntax error",
+                "="
+            ]
+        );
         assert_eq!(&rest[7..9], ["=", "="]);
-        assert!(rest[9].starts_with("? illegal move (the game is over"), "{}", rest[9]);
+        assert!(
+            rest[9].starts_with("? illegal move (the game is over"),
+            "{}",
+            rest[9]
+        );
         assert!(rest[10].starts_with("? the game is over"), "{}", rest[10]);
         assert_eq!(rest[11], "= tabula");
     }
@@ -496,7 +531,11 @@ mod tests {
         assert_eq!(answers[3], "= B+25");
         assert_eq!(answers[10], "= B+25");
         assert!(answers[11].starts_with("? syntax error"), "{}", answers[11]);
-        assert!(answers[12].starts_with("=\n    A B C D E\n 5 "), "{}", answers[12]);
+        assert!(
+            answers[12].starts_with("=\n    A B C D E\n 5 "),
+            "{}",
+            answers[12]
+        );
         assert!(answers[12].contains(" 3  . . X . .  3"), "{}", answers[12]);
         assert!(answers[12].contains("O (white) to move"), "{}", answers[12]);
     }
@@ -520,7 +559,9 @@ mod tests {
 
     #[test]
     fn other_games_are_refused() {
-        let e = Engine::new(PlayerSpec::Random, "c4:7x6", 0, None).err().unwrap();
+        let e = Engine::new(PlayerSpec::Random, "c4:7x6", 0, None)
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("plays Go"), "{e}");
     }
 }

@@ -675,6 +675,14 @@ const PRINTING: &[&[&str]] = &[
     ],
     &["replay", "{game}"],
     &[
+        "gtp",
+        "random",
+        "--variant",
+        "go:5x5",
+        "--command",
+        "genmove b",
+    ],
+    &[
         "run",
         "{dir}/tiny.toml",
         "--set",

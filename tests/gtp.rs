@@ -29,7 +29,11 @@ fn session(args: &[&str], commands: &[&str]) -> Vec<String> {
         let mut answer = String::new();
         loop {
             let mut line = String::new();
-            assert_ne!(stdout.read_line(&mut line).unwrap(), 0, "`{c}`: the engine exited");
+            assert_ne!(
+                stdout.read_line(&mut line).unwrap(),
+                0,
+                "`{c}`: the engine exited"
+            );
             if line == "\n" && !answer.is_empty() {
                 break;
             }
@@ -82,7 +86,11 @@ fn a_scripted_session_over_a_pipe() {
     assert_eq!(a[13], "=");
     assert!(a[14].starts_with("= "), "{}", a[14]);
     // Black and white each have two stones; with komi 0.5 the area margin decides.
-    assert!(a[15].starts_with("= B+") || a[15].starts_with("= W+"), "{}", a[15]);
+    assert!(
+        a[15].starts_with("= B+") || a[15].starts_with("= W+"),
+        "{}",
+        a[15]
+    );
     assert_eq!(a[16], "? unknown command");
     assert!(a[17].starts_with("=\n    A B C D E F G\n 7 "), "{}", a[17]);
     assert_eq!(a[17].matches('X').count() - 1, 2, "{}", a[17]);
@@ -99,13 +107,23 @@ fn a_scripted_session_over_a_pipe() {
 #[test]
 fn commands_on_the_command_line_and_refusals() {
     let out = Command::new(TABULA)
-        .args(["gtp", "random", "--variant", "go:5x5", "--command", "play b c3"])
+        .args([
+            "gtp",
+            "random",
+            "--variant",
+            "go:5x5",
+            "--command",
+            "play b c3",
+        ])
         .args(["--command", "final_score", "--command", "quit"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "=\n\n= B+17.5\n\n=\n\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "=\n\n= B+17.5\n\n=\n\n"
+    );
     for (args, needle) in [
         (&["gtp", "random", "--variant", "c4:7x6"][..], "plays Go"),
         (&["gtp", "mcts:sims=0"], "sims"),
@@ -138,7 +156,15 @@ fn match_json(args: &[&str]) -> serde_json::Value {
 #[test]
 fn tabula_gtp_as_a_gtp_player() {
     let engine = format!("gtp:{TABULA} gtp random --seed 5");
-    let r = match_json(&["go:5x5", "--a", "mcts:sims=8", "--b", &engine, "--games", "2"]);
+    let r = match_json(&[
+        "go:5x5",
+        "--a",
+        "mcts:sims=8",
+        "--b",
+        &engine,
+        "--games",
+        "2",
+    ]);
     assert_eq!(r["games"], 2);
     assert_eq!(r["score_checks"]["checked"], 2);
     assert_eq!(r["score_checks"]["disagree"], 0);
@@ -148,7 +174,15 @@ fn tabula_gtp_as_a_gtp_player() {
         assert!(g["plies"].as_u64().unwrap() > 2, "{g}");
     }
     // The same match again: the same games (both sides draw from named streams).
-    let again = match_json(&["go:5x5", "--a", "mcts:sims=8", "--b", &engine, "--games", "2"]);
+    let again = match_json(&[
+        "go:5x5",
+        "--a",
+        "mcts:sims=8",
+        "--b",
+        &engine,
+        "--games",
+        "2",
+    ]);
     assert_eq!(again["games_detail"], r["games_detail"]);
 }
 
@@ -176,7 +210,9 @@ fn broken_engines_are_clear_errors() {
         ),
     ] {
         let out = Command::new(TABULA)
-            .args(["match", "go:5x5", "--a", "random", "--b", engine, "--games", "2"])
+            .args([
+                "match", "go:5x5", "--a", "random", "--b", engine, "--games", "2",
+            ])
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -187,7 +223,14 @@ fn broken_engines_are_clear_errors() {
         }
     }
     let out = Command::new(TABULA)
-        .args(["match", "c4:5x4", "--a", "random", "--b", "gtp:gnugo --mode gtp"])
+        .args([
+            "match",
+            "c4:5x4",
+            "--a",
+            "random",
+            "--b",
+            "gtp:gnugo --mode gtp",
+        ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -78,18 +78,18 @@ impl GtpClient {
                 command: command.to_string(),
                 reason: e.to_string(),
             })?;
-        let (stdin, stdout, err) = match (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        {
-            (Some(i), Some(o), Some(e)) => (i, o, e),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(GtpError::Spawn {
-                    command: command.to_string(),
-                    reason: "its pipes could not be opened".into(),
-                });
-            }
-        };
+        let (stdin, stdout, err) =
+            match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+                (Some(i), Some(o), Some(e)) => (i, o, e),
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(GtpError::Spawn {
+                        command: command.to_string(),
+                        reason: "its pipes could not be opened".into(),
+                    });
+                }
+            };
         let (tx, lines) = channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -162,7 +162,10 @@ impl GtpClient {
             None => Err(std::io::Error::other("the engine was stopped")),
         };
         if let Err(e) = written {
-            return Err(self.failure(cmd, format!("could not be sent ({e}): the engine has exited")));
+            return Err(self.failure(
+                cmd,
+                format!("could not be sent ({e}): the engine has exited"),
+            ));
         }
         let deadline = Instant::now() + self.timeout;
         let mut text: Vec<String> = Vec::new();
@@ -197,8 +200,7 @@ impl GtpClient {
                         return Err(self.failure(cmd, problem));
                     }
                     if !answer_id.is_empty() && answer_id != id.to_string() {
-                        let problem =
-                            format!("(id {id}) got the answer `{line}` of another id");
+                        let problem = format!("(id {id}) got the answer `{line}` of another id");
                         return Err(self.failure(cmd, problem));
                     }
                     success = Some(mark == Some('='));
@@ -266,7 +268,10 @@ mod tests {
 
         let mut c = engine(r#"read x; echo "hello"; echo >&2 "oops, bad day""#, 5000);
         let e = c.send("name").unwrap_err().to_string();
-        assert!(e.contains("`name` got `hello`, which is not a GTP response"), "{e}");
+        assert!(
+            e.contains("`name` got `hello`, which is not a GTP response"),
+            "{e}"
+        );
         assert!(e.contains("oops, bad day"), "{e}");
     }
 

@@ -307,7 +307,9 @@ mod tests {
             assert_eq!(v.action(n), action, "{text}");
             assert_eq!(Vertex::of_action(action, n), v);
         }
-        for bad in ["I5", "K1", "A10", "A0", "A", "5", "", "A-1", "A+1", "resign"] {
+        for bad in [
+            "I5", "K1", "A10", "A0", "A", "5", "", "A-1", "A+1", "resign",
+        ] {
             assert_eq!(Vertex::parse(bad, n), None, "{bad}");
         }
         assert_eq!(Vertex::of_action(80, 9).name(), "J9");
@@ -321,7 +323,10 @@ mod tests {
         for a in 0..=81u16 {
             let name = g.action_name(&s, a);
             assert_eq!(Vertex::parse(&name, 9).unwrap().action(9), a, "{name}");
-            assert_eq!(Vertex::of_action(a, 9).name().to_uppercase(), name.to_uppercase());
+            assert_eq!(
+                Vertex::of_action(a, 9).name().to_uppercase(),
+                name.to_uppercase()
+            );
         }
     }
 

@@ -158,7 +158,11 @@ impl<G: Game> GtpAgent<G> {
 
     /// At the end of the game (final position `s`): the engine's `final_score` beside
     /// tabula's; `None` when the engine never played.
-    pub(crate) fn finish(&mut self, g: &G, s: &G::State) -> Result<Option<ScoreCheck>, PlayerError> {
+    pub(crate) fn finish(
+        &mut self,
+        g: &G,
+        s: &G::State,
+    ) -> Result<Option<ScoreCheck>, PlayerError> {
         if self.client.is_none() {
             return Ok(None);
         }

@@ -79,7 +79,9 @@ pub enum PlayerSpec {
         sims: Option<u32>,
     },
     /// A GTP engine, started by this command line for each game (Go only).
-    Gtp { command: String },
+    Gtp {
+        command: String,
+    },
 }
 
 impl PlayerSpec {
