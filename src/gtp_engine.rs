@@ -46,7 +46,7 @@ use crate::rng::{StreamRng, stream};
 use crate::store::Store;
 
 /// The commands this engine knows, in `list_commands` order.
-pub const COMMANDS: &[&str] = &[
+pub(crate) const COMMANDS: &[&str] = &[
     "protocol_version",
     "name",
     "version",
@@ -64,7 +64,7 @@ pub const COMMANDS: &[&str] = &[
 ];
 
 /// The stream every `genmove` draws from.
-pub const STREAM: &str = "gtp";
+pub(crate) const STREAM: &str = "gtp";
 
 /// Errors that stop the engine before or while serving.
 #[derive(Debug, thiserror::Error)]
@@ -314,7 +314,7 @@ impl<'s> Engine<'s> {
     }
 
     /// The result of one command.
-    pub fn execute(&mut self, cmd: &Command) -> Result<String, String> {
+    pub(crate) fn execute(&mut self, cmd: &Command) -> Result<String, String> {
         let arg = |i: usize| cmd.args.get(i).map(String::as_str);
         let syntax = || "syntax error".to_string();
         match cmd.name.as_str() {

@@ -148,6 +148,11 @@ const CASES: &[Case] = &[
     case(&["--db", "{db}", "plot", "{game4}"], 1, "give its name or at least 4 hex digits"),
     // --- every count has a range (docs/limits.md) --------------------------------------------
     case(&["match", "ewn:3x3x2", "--a", "mcts:sims=4294967295", "--b", "random"], 1, "sims=4294967295 is not allowed; allowed: an integer from 1 to 1000000"),
+    case(&["gtp", "random", "--variant", "c4:7x6"], 1, "`tabula gtp` plays Go: `c4:7x6` is not a Go variant (give go:NxN[,komi=K])"),
+    case(&["gtp", "random", "--variant", "go:4x4"], 1, "go:4x4"),
+    case(&["gtp", "gtp:"], 1, "give gtp:COMMAND, the engine's command line"),
+    case(&["--db", "{db}", "gtp", "model:tiny@99"], 1, "tiny"),
+    case(&["match", "ewn:3x3x2", "--a", "gtp:gnugo --mode gtp", "--b", "random"], 1, "player `gtp:gnugo --mode gtp` cannot play ewn:3x3x2: a GTP engine plays Go only"),
     case(&["match", "ewn:3x3x2", "--a", "mcts:sims=8,rollouts=4294967295", "--b", "random"], 1, "rollouts=4294967295 is not allowed; allowed: an integer from 1 to 1000000"),
     case(&["match", "ewn:3x3x2", "--a", "mcts-solver:sims=4294967295", "--b", "random"], 1, "sims=4294967295 is not allowed; allowed: an integer from 1 to 1000000"),
     case(&["--db", "{db}", "match", "ewn:3x3x2", "--a", "model:tiny@1,sims=4294967295", "--b", "random"], 1, "sims=4294967295 is not allowed; allowed: an integer from 1 to 1000000"),

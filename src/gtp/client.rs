@@ -45,7 +45,7 @@ fn stderr_tail(lines: &[String]) -> String {
 }
 
 /// A running GTP engine.
-pub struct GtpClient {
+pub(crate) struct GtpClient {
     command: String,
     child: Child,
     stdin: Option<ChildStdin>,
@@ -66,7 +66,7 @@ impl std::fmt::Debug for GtpClient {
 impl GtpClient {
     /// Starts `command` (through `sh -c`, so it is looked up on PATH and may carry quoted
     /// arguments); each answer is awaited at most `timeout`.
-    pub fn spawn(command: &str, timeout: Duration) -> Result<GtpClient, GtpError> {
+    pub(crate) fn spawn(command: &str, timeout: Duration) -> Result<GtpClient, GtpError> {
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(format!("exec {command}"))
@@ -123,11 +123,6 @@ impl GtpClient {
         })
     }
 
-    /// The command line the engine was started with.
-    pub fn command(&self) -> &str {
-        &self.command
-    }
-
     /// The last lines the engine wrote to stderr.
     fn stderr_lines(&self) -> Vec<String> {
         // A dying engine's last words may still be on their way.
@@ -140,7 +135,7 @@ impl GtpClient {
 
     /// The error of an engine that misbehaved answering `sent` (the caller found its answer
     /// wrong): `problem` says how. The engine is killed.
-    pub fn failure(&mut self, sent: &str, problem: String) -> GtpError {
+    pub(crate) fn failure(&mut self, sent: &str, problem: String) -> GtpError {
         let _ = self.child.kill();
         let _ = self.child.wait();
         self.stdin = None;
@@ -154,7 +149,7 @@ impl GtpClient {
 
     /// Sends `cmd` and returns the text of its success answer; a failure answer is
     /// [`GtpError::Refused`] (the engine keeps running), anything else kills the engine.
-    pub fn send(&mut self, cmd: &str) -> Result<String, GtpError> {
+    pub(crate) fn send(&mut self, cmd: &str) -> Result<String, GtpError> {
         let id = self.next_id;
         self.next_id += 1;
         let written = match self.stdin.as_mut() {

@@ -26,7 +26,8 @@
 
 mod client;
 
-pub use client::{GtpClient, GtpError};
+pub(crate) use client::GtpClient;
+pub use client::GtpError;
 
 use crate::game::{Action, Game};
 use crate::games::go::{Go, GoState};
@@ -36,15 +37,15 @@ pub(crate) const COLUMNS: &[u8] = b"ABCDEFGHJKLMNOPQRST";
 
 /// One command: its id if it had one, its name, its arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Command {
-    pub id: Option<u64>,
-    pub name: String,
-    pub args: Vec<String>,
+pub(crate) struct Command {
+    pub(crate) id: Option<u64>,
+    pub(crate) name: String,
+    pub(crate) args: Vec<String>,
 }
 
 /// A line as the specification's preprocessing leaves it, trimmed: `None` when nothing is
 /// left (an empty line or a comment), which is no command and gets no response.
-pub fn preprocess(line: &str) -> Option<String> {
+pub(crate) fn preprocess(line: &str) -> Option<String> {
     let line = line.split('#').next().unwrap_or("");
     let kept: String = line
         .chars()
@@ -56,7 +57,7 @@ pub fn preprocess(line: &str) -> Option<String> {
 }
 
 /// Parses one line: `None` when it holds no command (see [`preprocess`]).
-pub fn parse_command(line: &str) -> Option<Command> {
+pub(crate) fn parse_command(line: &str) -> Option<Command> {
     let line = preprocess(line)?;
     let mut words = line.split_whitespace();
     let first = words.next()?;
@@ -74,7 +75,7 @@ pub fn parse_command(line: &str) -> Option<Command> {
 /// A whole response: `=id text` or `?id text`, then the empty line that ends it. A multi-line
 /// text keeps its lines (none of them empty: empty lines are dropped, since one would end
 /// the response early).
-pub fn response(id: Option<u64>, result: &Result<String, String>) -> String {
+pub(crate) fn response(id: Option<u64>, result: &Result<String, String>) -> String {
     let (mark, text) = match result {
         Ok(t) => ('=', t),
         Err(t) => ('?', t),
@@ -95,14 +96,14 @@ pub fn response(id: Option<u64>, result: &Result<String, String>) -> String {
 
 /// A colour: black moves first (tabula's player 0), white second (player 1).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Color {
+pub(crate) enum Color {
     Black,
     White,
 }
 
 impl Color {
     /// `b`, `black`, `w`, `white`, any case.
-    pub fn parse(text: &str) -> Option<Color> {
+    pub(crate) fn parse(text: &str) -> Option<Color> {
         match text.to_ascii_lowercase().as_str() {
             "b" | "black" => Some(Color::Black),
             "w" | "white" => Some(Color::White),
@@ -111,7 +112,7 @@ impl Color {
     }
 
     /// The colour of tabula's player `p` (player 0 is black).
-    pub fn of_player(p: crate::game::Player) -> Color {
+    pub(crate) fn of_player(p: crate::game::Player) -> Color {
         match p.index() {
             0 => Color::Black,
             _ => Color::White,
@@ -119,7 +120,7 @@ impl Color {
     }
 
     /// `black` or `white`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Color::Black => "black",
             Color::White => "white",
@@ -127,7 +128,7 @@ impl Color {
     }
 
     /// `b` or `w`, as a GTP argument.
-    pub fn letter(self) -> &'static str {
+    pub(crate) fn letter(self) -> &'static str {
         match self {
             Color::Black => "b",
             Color::White => "w",
@@ -137,14 +138,14 @@ impl Color {
 
 /// A move: a pass or a point (row 0 = the bottom row, col 0 = the left column).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Vertex {
+pub(crate) enum Vertex {
     Pass,
     Point { row: usize, col: usize },
 }
 
 impl Vertex {
     /// Parses `text` (either case) on an `n` x `n` board; `None` when it is no vertex of it.
-    pub fn parse(text: &str, n: usize) -> Option<Vertex> {
+    pub(crate) fn parse(text: &str, n: usize) -> Option<Vertex> {
         if text.eq_ignore_ascii_case("pass") {
             return Some(Vertex::Pass);
         }
@@ -162,7 +163,7 @@ impl Vertex {
     }
 
     /// The vertex of tabula action `a` on an `n` x `n` board (N*N and beyond: pass).
-    pub fn of_action(a: Action, n: usize) -> Vertex {
+    pub(crate) fn of_action(a: Action, n: usize) -> Vertex {
         let a = a as usize;
         if a >= n * n {
             Vertex::Pass
@@ -175,7 +176,7 @@ impl Vertex {
     }
 
     /// tabula's action for this vertex on an `n` x `n` board: row * n + col, pass n * n.
-    pub fn action(self, n: usize) -> Action {
+    pub(crate) fn action(self, n: usize) -> Action {
         match self {
             Vertex::Pass => (n * n) as Action,
             Vertex::Point { row, col } => (row * n + col) as Action,
@@ -183,7 +184,7 @@ impl Vertex {
     }
 
     /// The GTP text: `pass`, or the column letter and row number (`J9`).
-    pub fn name(self) -> String {
+    pub(crate) fn name(self) -> String {
         match self {
             Vertex::Pass => "pass".to_string(),
             Vertex::Point { row, col } => format!("{}{}", COLUMNS[col] as char, row + 1),
@@ -192,7 +193,7 @@ impl Vertex {
 }
 
 /// `final_score`'s text of a black-positive margin: `B+3.5`, `W+7`, `0`.
-pub fn score_text(margin: f64) -> String {
+pub(crate) fn score_text(margin: f64) -> String {
     if margin > 0.0 {
         format!("B+{margin}")
     } else if margin < 0.0 {
@@ -204,7 +205,7 @@ pub fn score_text(margin: f64) -> String {
 
 /// The black-positive margin of a `final_score` text (`B+3.5`, `W+7`, `0`, any case); `None`
 /// for anything else (a resignation `B+R`, a time win, an unknown score).
-pub fn parse_score(text: &str) -> Option<f64> {
+pub(crate) fn parse_score(text: &str) -> Option<f64> {
     let text = text.trim();
     if text == "0" {
         return Some(0.0);
@@ -220,7 +221,7 @@ pub fn parse_score(text: &str) -> Option<f64> {
 
 /// The board side and komi of a Go game, or `None` for another game (the `gtp:` player and
 /// the score check serve Go only).
-pub fn go_params<G: Game>(g: &G) -> Option<(usize, f64)> {
+pub(crate) fn go_params<G: Game>(g: &G) -> Option<(usize, f64)> {
     use std::any::Any;
     let any = g as &dyn Any;
     if let Some(g) = any.downcast_ref::<crate::games::Go9>() {
@@ -232,7 +233,7 @@ pub fn go_params<G: Game>(g: &G) -> Option<(usize, f64)> {
 
 /// tabula's own score of a finished Go game as `final_score` text: the Tromp-Taylor margin
 /// ([`go_margin`]), or `0` for a game drawn on a repeated board; `None` for another game.
-pub fn go_score<G: Game>(g: &G, s: &G::State) -> Option<String> {
+pub(crate) fn go_score<G: Game>(g: &G, s: &G::State) -> Option<String> {
     use std::any::Any;
     fn of<const P: usize, const H: usize, const K: usize>(
         g: &dyn Any,
@@ -251,7 +252,7 @@ pub fn go_score<G: Game>(g: &G, s: &G::State) -> Option<String> {
 
 /// Black's Tromp-Taylor area minus white's minus the komi, on the board as it stands (nothing
 /// removed as dead).
-pub fn go_margin<const P: usize, const H: usize, const K: usize>(
+pub(crate) fn go_margin<const P: usize, const H: usize, const K: usize>(
     g: &Go<P, H, K>,
     s: &GoState<P, H>,
 ) -> f64 {

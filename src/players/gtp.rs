@@ -9,7 +9,7 @@
 //! `final_score` asked and set beside tabula's Tromp-Taylor score: a [`ScoreCheck`].
 //!
 //! The engine draws its own randomness (tabula's streams cannot reach it): a game against an
-//! engine replays only as far as the engine is deterministic (GNU Go is, for a fixed level).
+//! engine replays only as far as the engine is deterministic (GNU Go is, given `--seed`).
 
 use std::time::Duration;
 
