@@ -193,7 +193,7 @@ fn broken_engines_are_clear_errors() {
     for (engine, needles) in [
         (
             "gtp:sh -c 'echo >&2 engine is broken; exit 3'",
-            &["gtp engine `sh -c", "the engine exited", "engine is broken"][..],
+            &["gtp engine `sh -c", "exited", "engine is broken"][..],
         ),
         (
             "gtp:no-such-gtp-engine --mode gtp",

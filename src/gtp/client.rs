@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -48,9 +48,14 @@ fn stderr_tail(lines: &[String]) -> String {
 pub(crate) struct GtpClient {
     command: String,
     child: Child,
-    stdin: Option<ChildStdin>,
+    /// Text for the engine's stdin, written by the writer thread ([`writer`]); `None` once
+    /// the engine is stopped.
+    stdin: Option<Sender<String>>,
+    /// The result of each write.
+    written: Receiver<std::io::Result<()>>,
     lines: Receiver<String>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr_reader: std::thread::JoinHandle<()>,
     timeout: Duration,
     next_id: u64,
 }
@@ -90,6 +95,9 @@ impl GtpClient {
                     });
                 }
             };
+        let (to_engine, texts) = channel();
+        let (done, written) = channel();
+        std::thread::spawn(move || writer(stdin, texts, done));
         let (tx, lines) = channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -101,7 +109,7 @@ impl GtpClient {
         });
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let kept = stderr.clone();
-        std::thread::spawn(move || {
+        let stderr_reader = std::thread::spawn(move || {
             for line in BufReader::new(err).lines() {
                 let Ok(line) = line else { break };
                 if let Ok(mut k) = kept.lock() {
@@ -115,18 +123,24 @@ impl GtpClient {
         Ok(GtpClient {
             command: command.to_string(),
             child,
-            stdin: Some(stdin),
+            stdin: Some(to_engine),
+            written,
             lines,
             stderr,
+            stderr_reader,
             timeout,
             next_id: 1,
         })
     }
 
-    /// The last lines the engine wrote to stderr.
+    /// The last lines the engine wrote to stderr: once the engine is gone, what the reader
+    /// thread read up to the end of the pipe (waited for at most two seconds: a grandchild
+    /// of the engine may hold the pipe open).
     fn stderr_lines(&self) -> Vec<String> {
-        // A dying engine's last words may still be on their way.
-        std::thread::sleep(Duration::from_millis(50));
+        let until = Instant::now() + Duration::from_secs(2);
+        while !self.stderr_reader.is_finished() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         self.stderr
             .lock()
             .map(|k| k.iter().cloned().collect())
@@ -152,9 +166,13 @@ impl GtpClient {
     pub(crate) fn send(&mut self, cmd: &str) -> Result<String, GtpError> {
         let id = self.next_id;
         self.next_id += 1;
-        let written = match self.stdin.as_mut() {
-            Some(stdin) => writeln!(stdin, "{id} {cmd}").and_then(|_| stdin.flush()),
-            None => Err(std::io::Error::other("the engine was stopped")),
+        let stopped = || std::io::Error::other("the engine was stopped");
+        let written = match &self.stdin {
+            Some(stdin) if stdin.send(format!("{id} {cmd}\n")).is_ok() => self
+                .written
+                .recv_timeout(self.timeout)
+                .unwrap_or_else(|_| Err(stopped())),
+            _ => Err(stopped()),
         };
         if let Err(e) = written {
             return Err(self.failure(
@@ -218,11 +236,36 @@ impl GtpClient {
     }
 }
 
+/// Writes each text to the engine's stdin and reports how it went, until the client drops
+/// its sender or a write fails. SIGPIPE is blocked in this thread: the binary restores its
+/// default action (so `tabula ... | head` stops quietly), which would otherwise kill tabula
+/// when it writes to an engine that has died; blocked, the write fails with EPIPE instead and
+/// the signal stays pending on this thread, which is discarded when the thread ends.
+fn writer(mut stdin: ChildStdin, texts: Receiver<String>, done: Sender<std::io::Result<()>>) {
+    #[cfg(unix)]
+    // SAFETY: `set` is a local signal set initialised by sigemptyset before use, and
+    // pthread_sigmask changes the mask of this thread only.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+    for text in texts {
+        let r = stdin.write_all(text.as_bytes()).and_then(|_| stdin.flush());
+        let failed = r.is_err();
+        if done.send(r).is_err() || failed {
+            return;
+        }
+    }
+}
+
 impl Drop for GtpClient {
     /// Asks the engine to quit, gives it a moment, then kills it.
     fn drop(&mut self) {
-        if let Some(mut stdin) = self.stdin.take() {
-            let _ = writeln!(stdin, "quit").and_then(|_| stdin.flush());
+        if let Some(stdin) = self.stdin.take() {
+            // Dropping the sender then ends the writer, which closes the engine's stdin.
+            let _ = stdin.send("quit\n".to_string());
         }
         let until = Instant::now() + Duration::from_millis(500);
         while Instant::now() < until {
@@ -274,12 +317,12 @@ mod tests {
     fn a_dead_or_hung_engine_is_an_error_not_a_hang() {
         let mut c = engine(r#"echo >&2 "no such board"; exit 3"#, 5000);
         let e = c.send("boardsize 9").unwrap_err().to_string();
-        assert!(e.contains("the engine exited"), "{e}");
+        assert!(e.contains("exited"), "{e}");
         assert!(e.contains("no such board"), "{e}");
         // A second command to a dead engine is an error too.
         assert!(c.send("name").is_err());
 
-        let mut c = engine("sleep 30", 300);
+        let mut c = engine("exec sleep 30", 300);
         let e = c.send("name").unwrap_err().to_string();
         assert!(e.contains("no complete answer within 0.3 s"), "{e}");
 
