@@ -135,6 +135,81 @@ fn commands_on_the_command_line_and_refusals() {
     }
 }
 
+/// A trained model (a tiny tabular run on go:5x5) served over GTP: it moves, and a board or
+/// komi its run was not trained on is refused while the engine goes on.
+#[test]
+fn a_model_as_a_gtp_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("go-tiny.toml");
+    std::fs::write(
+        &spec,
+        "name = \"go-tiny\"\nvariant = \"go:5x5\"\nseed = 1\niterations = 2\n\
+         games_per_iteration = 4\nwindow = 2\nlearning_rate = [[1, 1.0]]\ninit_std = 0.01\n\
+         checkpoint_every = 1\n[search]\nsimulations = 8\n[eval]\nwr_p = false\n\
+         errors = false\n",
+    )
+    .unwrap();
+    let db = dir.path().join("t.db");
+    let db = db.to_str().unwrap();
+    let out = Command::new(TABULA)
+        .args(["--db", db, "run", spec.to_str().unwrap(), "--threads", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = [
+        "genmove b",
+        "genmove w",
+        "boardsize 7",
+        "komi 6.5",
+        "genmove b",
+        "name",
+    ];
+    let args = [
+        "--db",
+        db,
+        "gtp",
+        "model:go-tiny@2,sims=8",
+        "--variant",
+        "go:5x5",
+    ];
+    let mut child = Command::new(TABULA)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.map(|c| format!("{c}\n")).concat().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let out = String::from_utf8_lossy(&out.stdout);
+    let answers: Vec<&str> = out.split("\n\n").filter(|a| !a.is_empty()).collect();
+    assert_eq!(answers.len(), 6, "{out}");
+    for (i, move_answer) in [0, 1, 4].map(|i| (i, answers[i])) {
+        let v = move_answer
+            .strip_prefix("= ")
+            .unwrap_or_else(|| panic!("{i}: {out}"));
+        assert!(v == "pass" || v.len() == 2, "{out}");
+    }
+    assert!(
+        answers[2].starts_with("? unacceptable size (") && answers[2].contains("go:7x7"),
+        "{out}"
+    );
+    assert!(
+        answers[3].starts_with("? ") && answers[3].contains("komi=6.5"),
+        "{out}"
+    );
+    assert_eq!(answers[5], "= tabula");
+}
+
 /// Runs `tabula match` with `--json` and returns its report.
 fn match_json(args: &[&str]) -> serde_json::Value {
     let out = Command::new(TABULA)
