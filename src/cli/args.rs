@@ -59,6 +59,11 @@ pub enum Command {
     /// Players: random, optimal, greedy, greedy-stochastic, mcts[:key=value,...],
     /// mcts-solver[:sims=N,c=X], e.g. `mcts:sims=800,c=1,init=draw`. Game i draws all its
     /// randomness from the stream `match(i)` of --seed, so the match is reproducible.
+    ///
+    /// On Go, gtp:COMMAND is any GTP engine, started for each game, e.g.
+    /// gtp:"gnugo --mode gtp --level 1 --chinese-rules --capture-all-dead --seed 1"; tabula
+    /// scores the game and sets the engine's own final_score beside its score (--json:
+    /// score_checks). docs/gtp.md.
     Match(MatchArgs),
     /// Serve a player of Go as a GTP (Go Text Protocol, version 2) engine on stdin and stdout.
     ///
@@ -426,7 +431,8 @@ pub struct RateArgs {
     /// The variant, e.g. ewn:3x3x3, c4:7x6, checkers:7x7-6.
     pub variant: String,
     /// A player (give it once per player), as for `tabula match`: random, optimal, greedy,
-    /// mcts:..., mcts-solver:..., model:RUN@I[,sims=N].
+    /// mcts:..., mcts-solver:..., model:RUN@I[,sims=N], on Go gtp:COMMAND (not with
+    /// --openings).
     #[arg(long = "player", value_name = "SPEC")]
     pub players: Vec<String>,
     /// Add the checkpoints of run RUN as players model:RUN@I, I = 0, K, 2K, ... and its last
