@@ -22,7 +22,8 @@
 //!
 //! tabula's positions have a side to move and its games alternate, while GTP lets `play` give
 //! one colour several moves in a row (setup stones, handicap). tabula refuses those: `play`
-//! and `genmove` for the colour not to move are `? illegal move (white is to move ...)`; a
+//! for the colour not to move is `? illegal move (white is to move ...)`, `genmove` for it
+//! `? white is to move, not black ...`; a
 //! controller that wants consecutive moves of one colour plays a pass for the other colour in
 //! between, which is what the position would be in tabula's rules anyway (and two passes in
 //! a row end the game, so that is left to the controller, not done behind its back).
