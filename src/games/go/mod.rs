@@ -70,6 +70,7 @@
 //! to move. Example (5x5 after C3, pass): `...../...../..x../...../..... x passes=1`.
 
 mod abilities;
+mod encode;
 
 use std::fmt;
 use std::sync::OnceLock;
