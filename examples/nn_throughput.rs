@@ -79,6 +79,20 @@ fn nets() -> Vec<NetSpec> {
             planes: (3, 7, 7),
             actions: 294,
         },
+        // 9x9 Go: OpenSpiel's four planes, 82 actions (runs/go9-az.toml's net).
+        NetSpec {
+            name: "go9-res3x32",
+            arch: Some(Arch::ResNet(ResNet {
+                head: Head::Conv {
+                    policy_channels: 2,
+                    value_channels: 1,
+                    value_hidden: 256,
+                },
+                ..ResNet::basic(3, 32)
+            })),
+            planes: (4, 9, 9),
+            actions: 82,
+        },
         NetSpec {
             name: "liu",
             arch: liu,

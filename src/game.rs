@@ -174,6 +174,22 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
     /// buffer so the hot loop does not allocate.
     fn legal_actions(&self, s: &Self::State, out: &mut Vec<Action>);
 
+    /// A uniformly random legal action of decision state `s`, drawn through `index` (which
+    /// returns a uniform index in `0..n`, n > 0). The default lists the legal actions into
+    /// `scratch` and draws one index among them; a game may draw otherwise (Go draws
+    /// actions and rejects illegal ones) as long as every legal action has the same
+    /// probability. Random playouts use it.
+    #[inline]
+    fn random_action(
+        &self,
+        s: &Self::State,
+        scratch: &mut Vec<Action>,
+        index: &mut dyn FnMut(usize) -> usize,
+    ) -> Action {
+        self.legal_actions(s, scratch);
+        scratch[index(scratch.len())]
+    }
+
     /// The state after a legal action of a decision state. Illegal actions are a caller bug
     /// (check with [`is_legal`] first where the action comes from outside).
     fn apply(&self, s: &Self::State, a: Action) -> Self::State;

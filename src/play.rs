@@ -126,8 +126,7 @@ pub fn random_playout<G: Game>(
             Turn::Terminal(r) => return (r, plies),
             Turn::Chance => s = step_chance(g, &s, rng, scratch),
             Turn::Player(_) => {
-                g.legal_actions(&s, &mut scratch.actions);
-                let a = scratch.actions[uniform_index(rng, scratch.actions.len())];
+                let a = g.random_action(&s, &mut scratch.actions, &mut |n| uniform_index(rng, n));
                 g.apply_in_place(&mut s, a);
                 plies += 1;
             }

@@ -350,7 +350,7 @@ mod tests {
         distinct.len()
     }
 
-    /// Every game with input planes (Go has none yet: they come with its network).
+    /// Every game's input planes.
     #[test]
     fn every_game_encodes_its_decision_states() {
         for v in [
@@ -360,6 +360,8 @@ mod tests {
             "c4:5x4",
             "checkers:5x5-3",
             "cdc:4x8",
+            "go:5x5",
+            "go:11x11",
         ] {
             let distinct = match v.parse::<AnyGame>().unwrap() {
                 AnyGame::Cdc(g) => check_encoding(&g, 20),
@@ -367,17 +369,10 @@ mod tests {
                 AnyGame::Ewn(g) => check_encoding(&g, 20),
                 AnyGame::ConnectFour(g) => check_encoding(&g, 20),
                 AnyGame::Checkers(g) => check_encoding(&g, 20),
-                AnyGame::Go(_) | AnyGame::GoLarge(_) => unreachable!("{v} has no planes"),
+                AnyGame::Go(g) => check_encoding(&g, 3),
+                AnyGame::GoLarge(g) => check_encoding(&g, 1),
             };
             assert!(distinct > 5, "{v}: only {distinct} distinct encodings");
-        }
-    }
-
-    #[test]
-    fn go_has_no_planes_yet() {
-        for v in ["go:9x9", "go:19x19"] {
-            let any: AnyGame = v.parse().unwrap();
-            assert!(crate::with_game!(&any, |g| g.encoder().is_none()), "{v}");
         }
     }
 

@@ -157,9 +157,10 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         let mut samples = Vec::new();
         for (k, (record, d)) in derived.into_iter().enumerate() {
             let (g, seed) = (self.g, self.cfg.seed);
+            let mut eval = start.model.evaluator();
             start
                 .start
-                .observe(g, seed, i, k as u32, &record, &d.states, &d.tree);
+                .observe(g, seed, i, k as u32, &record, &d.states, &d.tree, &mut eval);
             start.seen.extend(d.positions);
             samples.extend(d.samples);
         }

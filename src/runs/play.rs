@@ -171,15 +171,18 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
         let wants_tree = policy.wants_tree_states();
         let games: Vec<LaneGame<G::State>> = ids
             .into_par_iter()
-            .map(|game| {
-                let from = policy.start(g, seed, i, game);
-                let tree = wants_tree && from.is_none();
-                LaneGame {
-                    game,
-                    start: from,
-                    tree,
-                }
-            })
+            .map_init(
+                || model.evaluator(),
+                |eval, game| {
+                    let from = policy.start(g, seed, i, game, eval);
+                    let tree = wants_tree && from.is_none();
+                    LaneGame {
+                        game,
+                        start: from,
+                        tree,
+                    }
+                },
+            )
             .collect();
         let search = self.cfg.settings.search.at_iteration(i);
         let evaluator = || model.evaluator();

@@ -71,8 +71,10 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
             .iter()
             .map(|h| store.get::<GameRecord>(h))
             .collect::<Result<_, _>>()?;
-        // The model the games were played with: for search-state archives only.
-        let replay_model = if start.wants_tree_states() {
+        // The model the games were played with: for search-state archives and KataGo's
+        // search control only.
+        let wants_tree = start.wants_tree_states();
+        let replay_model = if wants_tree || start.wants_model() {
             Some(restore_at::<G, L>(
                 g,
                 store,
@@ -89,7 +91,7 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
             .enumerate()
             .map(|(k, rec)| {
                 let tree = match &replay_model {
-                    Some(m) if rec.start.is_none() => {
+                    Some(m) if wants_tree && rec.start.is_none() => {
                         replay_tree(g, m, cfg, rec, r.iteration, k as u32)?
                     }
                     _ => Vec::new(),
@@ -100,7 +102,18 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
         let mut iteration_samples = Vec::new();
         for (k, (d, rec)) in derived.into_iter().zip(&games).enumerate() {
             seen.extend(d.positions);
-            start.observe(g, cfg.seed, r.iteration, k as u32, rec, &d.states, &d.tree);
+            let (seed, i) = (cfg.seed, r.iteration);
+            match &replay_model {
+                Some(m) => {
+                    let mut eval = m.evaluator();
+                    start.observe(g, seed, i, k as u32, rec, &d.states, &d.tree, &mut eval);
+                }
+                // The policy asks no model (`wants_model` is false).
+                None => {
+                    let eval = &mut crate::search::Uniform;
+                    start.observe(g, seed, i, k as u32, rec, &d.states, &d.tree, eval);
+                }
+            }
             if r.iteration >= first_in_window {
                 iteration_samples.extend(d.samples);
             }

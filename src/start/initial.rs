@@ -3,13 +3,14 @@
 use super::StartPolicy;
 use crate::game::Game;
 use crate::game_record::GameRecord;
+use crate::search::Evaluator;
 
 /// Every game starts at the game's start state.
 #[derive(Copy, Clone, Debug, Default)]
 pub(crate) struct Initial;
 
 impl<G: Game> StartPolicy<G> for Initial {
-    fn start(&self, _: &G, _: u64, _: u32, _: u32) -> Option<G::State> {
+    fn start(&self, _: &G, _: u64, _: u32, _: u32, _: &mut dyn Evaluator<G>) -> Option<G::State> {
         None
     }
 
@@ -22,6 +23,7 @@ impl<G: Game> StartPolicy<G> for Initial {
         _: &GameRecord,
         _: &[G::State],
         _: &[G::State],
+        _: &mut dyn Evaluator<G>,
     ) {
     }
 }

@@ -7,6 +7,10 @@
 //!   for Effective Policy Improvement*, AAMAS 2023): with probability `archive_prob` a game
 //!   starts from a state drawn uniformly from an archive of states of interest, else from the
 //!   game's start.
+//! - [`KataGo`]: KataGo's search control (Wu, *Accelerating Self-Play Learning in Go*, 2019,
+//!   and KataGo's self-play code) around either of them: opening moves sampled from the
+//!   network's policy (trajectory initialisation), and branches (forks and side positions)
+//!   queued as starts of the next iteration's games (`[start.katago]`, docs/go-exploit.md).
 //!
 //! Determinism: a start policy's state is a pure function of the stored games it has been
 //! shown (in iteration and game order) and of named streams of the run seed; during an
@@ -16,21 +20,41 @@
 
 pub mod go_exploit;
 pub mod initial;
+pub mod katago;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::SettingError;
 use crate::game::Game;
 use crate::game_record::GameRecord;
+use crate::search::Evaluator;
 
 pub(crate) use go_exploit::GoExploit;
 pub(crate) use initial::Initial;
+pub(crate) use katago::KataGo;
+pub use katago::KataGoSettings;
 
 /// A start policy (see the module docs).
 pub trait StartPolicy<G: Game>: Send + Sync {
     /// The start of self-play game `game` of iteration `iteration`: `None` for the game's
-    /// start state. Draws come from named streams of `seed` (the run's seed).
-    fn start(&self, g: &G, seed: u64, iteration: u32, game: u32) -> Option<G::State>;
+    /// start state. Draws come from named streams of `seed` (the run's seed). `eval` is the
+    /// model that will play the iteration (asked only by policies that
+    /// [`StartPolicy::wants_model`]).
+    fn start(
+        &self,
+        g: &G,
+        seed: u64,
+        iteration: u32,
+        game: u32,
+        eval: &mut dyn Evaluator<G>,
+    ) -> Option<G::State>;
+
+    /// Whether [`StartPolicy::start`] and [`StartPolicy::observe`] ask `eval` (KataGo's
+    /// search control). The driver then rebuilds the policy with the model each stored game
+    /// was played with; otherwise it may pass an evaluator that knows nothing.
+    fn wants_model(&self) -> bool {
+        false
+    }
 
     /// Whether [`StartPolicy::observe`] needs the decision states of the game's search trees
     /// (Go-Exploit's search-state archives). The driver then collects them while playing, and
@@ -43,7 +67,8 @@ pub trait StartPolicy<G: Game>: Send + Sync {
     /// Takes in stored self-play game `game` of iteration `iteration`: its record, its
     /// states (start first) and, when [`StartPolicy::wants_tree_states`], the decision states
     /// of its search trees in search order (else empty). Called for every game of an
-    /// iteration, in game order, after all of them are played.
+    /// iteration, in game order, after all of them are played; `eval` is the model that
+    /// played them.
     #[allow(clippy::too_many_arguments)]
     fn observe(
         &mut self,
@@ -54,6 +79,7 @@ pub trait StartPolicy<G: Game>: Send + Sync {
         record: &GameRecord,
         states: &[G::State],
         tree: &[G::State],
+        eval: &mut dyn Evaluator<G>,
     );
 }
 
@@ -108,6 +134,10 @@ pub struct StartSettings {
     pub archive_prob: f64,
     /// Capacity of circular and reservoir archives.
     pub archive_size: u32,
+    /// KataGo's search control around the policy (`[start.katago]`; absent: none). Left out
+    /// of the stored settings when absent, so runs stored before it keep their hashes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub katago: Option<KataGoSettings>,
 }
 
 impl Default for StartSettings {
@@ -117,6 +147,7 @@ impl Default for StartSettings {
             archive: ArchiveKind::VisitedExpanding,
             archive_prob: 0.9,
             archive_size: 1_000_000,
+            katago: None,
         }
     }
 }
@@ -138,14 +169,21 @@ impl StartSettings {
                 "an integer >= 1",
             ));
         }
+        if let Some(k) = &self.katago {
+            k.validate()?;
+        }
         Ok(())
     }
 
     /// The policy these settings describe, empty (before any game).
     pub fn policy<G: Game>(&self, g: &G) -> Box<dyn StartPolicy<G>> {
-        match self.policy {
+        let inner: Box<dyn StartPolicy<G>> = match self.policy {
             StartKind::Initial => Box::new(Initial),
             StartKind::GoExploit => Box::new(GoExploit::new(g, *self)),
+        };
+        match self.katago {
+            Some(k) => Box::new(KataGo::new(k, inner)),
+            None => inner,
         }
     }
 }

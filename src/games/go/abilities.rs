@@ -1,9 +1,8 @@
-//! What Go can do beyond the rules (`games::Abilities`): nothing yet. No board is solved
-//! exactly (even 5x5 is far beyond the enumerating solver), and the input planes come with the
-//! Go network (issue 29, part 2).
+//! What Go can do beyond the rules (`games::Abilities`): input planes for the network learner.
+//! No board is solved exactly (even 5x5 is far beyond the enumerating solver).
 
 use super::Go;
-use crate::games::abilities::{Abilities, AbilitySet};
+use crate::games::abilities::{Abilities, AbilitySet, encoded};
 
 impl<const P: usize, const H: usize, const K: usize> Abilities for Go<P, H, K> {
     const ABILITIES: AbilitySet<Go<P, H, K>> = AbilitySet {
@@ -11,7 +10,7 @@ impl<const P: usize, const H: usize, const K: usize> Abilities for Go<P, H, K> {
         test_positions: None,
         exact_search: None,
         greedy_features: None,
-        encoder: None,
+        encoder: Some(encoded),
         reference_set: None,
     };
 }

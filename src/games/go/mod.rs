@@ -70,6 +70,7 @@
 //! to move. Example (5x5 after C3, pass): `...../...../..x../...../..... x passes=1`.
 
 mod abilities;
+mod encode;
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -846,6 +847,27 @@ impl<const P: usize, const H: usize, const K: usize> Game for Go<P, H, K> {
         }
         out[len] = nn as Action;
         out.truncate(len + 1);
+    }
+
+    /// By rejection: an action drawn uniformly among all N*N + 1, again while it is not
+    /// legal. Pass is always legal, so the draws end, and every legal action is equally
+    /// likely (the accepted draw is uniform over the legal set). A point's test is a few
+    /// loads where listing the legal moves is a scan of the board (docs/games.md, "Go").
+    fn random_action(
+        &self,
+        s: &GoState<P, H>,
+        _: &mut Vec<Action>,
+        index: &mut dyn FnMut(usize) -> usize,
+    ) -> Action {
+        debug_assert!(s.result == ONGOING, "random_action on a finished game");
+        let nn = self.n * self.n;
+        let c = BLACK + s.to_play;
+        loop {
+            let a = index(nn + 1);
+            if a == nn || self.legal_point(s, self.point_of(a), c) {
+                return a as Action;
+            }
+        }
     }
 
     #[inline]

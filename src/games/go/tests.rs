@@ -277,3 +277,52 @@ fn large_boards_play_to_the_end() {
         Ok(g.key(&s))
     );
 }
+
+/// `random_action` draws only legal actions, each about equally often: from positions along
+/// random games on 5x5 (late ones have few legal moves, many surrounded points and a ko
+/// point), 200 draws per legal action, every count within 5 standard deviations of the
+/// mean; the counts' total chi-square is near its degrees of freedom.
+#[test]
+fn random_actions_are_uniform_over_the_legal_ones() {
+    let g = go9("go:5x5");
+    let mut rng = stream(3, "go-random-action-test");
+    let mut scratch = Vec::new();
+    let (mut chi2, mut dof) = (0.0, 0usize);
+    for game in 0..6 {
+        let mut s = g.initial_state();
+        let mut ply = 0;
+        while matches!(g.turn(&s), Turn::Player(_)) {
+            if ply % 7 == game % 7 {
+                let legal = legal(&g, &s);
+                let draws = 200 * legal.len();
+                let mut counts = vec![0u32; g.num_actions()];
+                for _ in 0..draws {
+                    let a = g.random_action(&s, &mut scratch, &mut |n| uniform_index(&mut rng, n));
+                    assert!(legal.binary_search(&a).is_ok(), "{a} is not legal");
+                    counts[a as usize] += 1;
+                }
+                // Each count is Binomial(draws, 1/L): mean 200.
+                let var = 200.0 * (1.0 - 1.0 / legal.len() as f64);
+                for &a in &legal {
+                    let d = f64::from(counts[a as usize]) - 200.0;
+                    assert!(
+                        d.abs() <= 5.0 * var.sqrt(),
+                        "action {a}: {}",
+                        counts[a as usize]
+                    );
+                    chi2 += d * d / 200.0;
+                }
+                dof += legal.len() - 1;
+            }
+            let a = g.random_action(&s, &mut scratch, &mut |n| uniform_index(&mut rng, n));
+            s = g.apply(&s, a);
+            ply += 1;
+        }
+    }
+    // chi-square with dof degrees of freedom: mean dof, standard deviation sqrt(2 dof).
+    let z = (chi2 - dof as f64) / (2.0 * dof as f64).sqrt();
+    assert!(
+        dof > 100 && z.abs() < 5.0,
+        "chi2 {chi2:.1} over {dof} degrees of freedom"
+    );
+}
