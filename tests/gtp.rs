@@ -281,7 +281,8 @@ fn broken_engines_are_clear_errors() {
         // Answers the setup, then a move off the 5x5 board.
         (
             r#"gtp:sh -c 'while read id rest; do case "$rest" in genmove*) printf "=$id Z9\n\n";; *) printf "=$id\n\n";; esac; done'"#,
-            &["`genmove w` answered `Z9`, not a vertex of the 5x5 board"],
+            // Either game's failure may surface first (they play in parallel): no colour.
+            &["answered `Z9`, not a vertex of the 5x5 board"],
         ),
     ] {
         let out = Command::new(TABULA)
