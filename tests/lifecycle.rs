@@ -841,6 +841,21 @@ fn verify_and_fsck_name_a_changed_record_and_checkout_is_exact() {
     );
 }
 
+/// Runs `spec` into `TAG1.db` on one thread and `TAG2.db` on two (in `dir`); asserts the
+/// heads are equal and returns it.
+fn same_head_at_1_and_2_threads(dir: &Path, spec: &str, tag: &str) -> String {
+    let heads: Vec<String> = ["1", "2"]
+        .iter()
+        .map(|t| {
+            let db = dir.join(format!("{tag}{t}.db"));
+            ok(&tabula(&db, &["run", spec, "--threads", t]));
+            head(&db, "1")
+        })
+        .collect();
+    assert_eq!(heads[0], heads[1], "{tag}: 1 and 2 threads");
+    heads[0].clone()
+}
+
 /// A network spec (docs/network.md): EWN 3x3x3, 300 games per iteration, a tiny MLP (SGD)
 /// or residual net (Adam).
 fn network(dir: &Path, name: &str, arch: &str, iterations: u32) -> String {
@@ -916,15 +931,7 @@ fn network_runs_are_deterministic_resume_and_play() {
     }
     // The residual net with Adam: the same head on 1 and 2 threads.
     let r = network(dir.path(), "res", "resnet", 3);
-    let heads: Vec<String> = ["1", "2"]
-        .iter()
-        .map(|t| {
-            let db = dir.path().join(format!("res{t}.db"));
-            ok(&tabula(&db, &["run", &r, "--threads", t]));
-            head(&db, "1")
-        })
-        .collect();
-    assert_eq!(heads[0], heads[1]);
+    same_head_at_1_and_2_threads(dir.path(), &r, "res");
 }
 
 /// A tiny network on 5x5 Go (docs/network.md, "Go"): OpenSpiel's observation planes, a
@@ -1062,16 +1069,8 @@ fn katago_search_control_is_deterministic_and_resumes() {
     assert_eq!(head(&one, "1"), h, "1 thread");
     ok(&tabula(&one, &["verify", "1"]));
     let ge = katago(dir.path(), "gesckb", "go-exploit");
-    let heads: Vec<String> = ["1", "2"]
-        .iter()
-        .map(|t| {
-            let db = dir.path().join(format!("ge{t}.db"));
-            ok(&tabula(&db, &["run", &ge, "--threads", t]));
-            head(&db, "1")
-        })
-        .collect();
-    assert_eq!(heads[0], heads[1]);
-    assert_ne!(heads[0], h);
+    let around_go_exploit = same_head_at_1_and_2_threads(dir.path(), &ge, "ge");
+    assert_ne!(around_go_exploit, h);
 }
 
 /// A Gumbel spec (docs/search.md, "Gumbel AlphaZero"): EWN 3x3x3, 200 games per
@@ -1138,15 +1137,7 @@ fn gumbel_runs_are_deterministic_and_resume() {
 fn network_reference_metrics_on_connect_four() {
     let dir = tempfile::tempdir().unwrap();
     let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/runs/network-c4-tiny.toml");
-    let heads: Vec<String> = ["1", "2"]
-        .iter()
-        .map(|t| {
-            let db = dir.path().join(format!("c4-{t}.db"));
-            ok(&tabula(&db, &["run", spec, "--threads", t]));
-            head(&db, "1")
-        })
-        .collect();
-    assert_eq!(heads[0], heads[1]);
+    let plain = same_head_at_1_and_2_threads(dir.path(), spec, "c4-");
     let db = dir.path().join("c4-2.db");
     ok(&tabula(&db, &["verify", "1", "--iterations", "3"]));
     let rows = sql(
@@ -1206,7 +1197,7 @@ fn network_reference_metrics_on_connect_four() {
         let v = r["value"].as_f64().unwrap();
         assert!(v > 0.2 && v <= 1.0, "{r}");
     }
-    assert!(head(&db, "1") != heads[0]);
+    assert!(head(&db, "1") != plain);
 }
 
 /// Derived snapshots (docs/store.md): a delta checkpoint keeps only its snapshot record; its
