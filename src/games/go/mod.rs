@@ -346,20 +346,22 @@ impl GoParams {
 }
 
 /// A vertex name: column letter (no I) and row number, e.g. `E5`.
-fn vertex_name(row: usize, col: usize) -> String {
-    const COLS: &[u8] = b"ABCDEFGHJKLMNOPQRST";
+pub(crate) fn vertex_name(row: usize, col: usize) -> String {
     format!("{}{}", COLS[col] as char, row + 1)
 }
 
+/// The column letters of vertex names (GTP's): no I.
+const COLS: &[u8] = b"ABCDEFGHJKLMNOPQRST";
+
 /// Parses a vertex name (either case) into (row, column), within an `n` board.
-fn parse_vertex(text: &str, n: usize) -> Option<(usize, usize)> {
-    const COLS: &[u8] = b"ABCDEFGHJKLMNOPQRST";
+pub(crate) fn parse_vertex(text: &str, n: usize) -> Option<(usize, usize)> {
     let text = text.trim();
     let mut chars = text.chars();
     let letter = chars.next()?.to_ascii_uppercase();
     let col = COLS.iter().position(|&c| c as char == letter)?;
     let row: usize = chars.as_str().parse().ok()?;
-    (col < n && (1..=n).contains(&row)).then_some((row - 1, col))
+    // `then`, not `then_some`: row 0 must not be subtracted from.
+    (col < n && (1..=n).contains(&row)).then(|| (row - 1, col))
 }
 
 impl<const P: usize, const H: usize, const K: usize> Go<P, H, K> {

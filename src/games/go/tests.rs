@@ -179,6 +179,7 @@ fn keys_and_notation_reject_impossible_positions() {
         "...../...../...../...../..... x passes=3",
         "...../...../...../...../..... x passes=1 ko=A1",
         "...../...../...../...../..... x ko=Z9",
+        "...../...../...../...../..... x ko=A0", // row 0: no vertex (and no underflow)
     ] {
         assert!(g.parse_notation(bad).is_err(), "{bad}");
     }
