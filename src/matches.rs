@@ -11,8 +11,9 @@ use serde::Serialize;
 use crate::game::{Game, Player as Seat, Turn};
 use crate::game_record::{GameEnd, GameRecord};
 use crate::games::Abilities;
+use crate::play::{Scratch, step_chance};
 use crate::players::{Agent, Player, PlayerError, ScoreCheck};
-use crate::rng::{StreamRng, sample_outcome, stream, uniform_index};
+use crate::rng::{StreamRng, stream, uniform_index};
 
 /// The stream name of match game `i`.
 pub(crate) fn match_stream(i: u32) -> String {
@@ -251,7 +252,7 @@ const OPENING_DRAWS: u32 = 1000;
 /// same stream (so the opening is a function of the stream alone); `None` when
 /// [`OPENING_DRAWS`] draws all ended it.
 pub(crate) fn random_opening<G: Game>(g: &G, plies: u32, rng: &mut StreamRng) -> Option<G::State> {
-    let (mut actions, mut outcomes) = (Vec::new(), Vec::new());
+    let mut scratch = Scratch::new();
     'draw: for _ in 0..OPENING_DRAWS {
         let (mut s, mut made) = (g.initial_state(), 0);
         loop {
@@ -259,15 +260,12 @@ pub(crate) fn random_opening<G: Game>(g: &G, plies: u32, rng: &mut StreamRng) ->
                 Turn::Terminal(_) => continue 'draw,
                 Turn::Player(_) if made == plies => return Some(s),
                 Turn::Player(_) => {
-                    g.legal_actions(&s, &mut actions);
+                    let actions = &mut scratch.actions;
+                    g.legal_actions(&s, actions);
                     s = g.apply(&s, actions[uniform_index(rng, actions.len())]);
                     made += 1;
                 }
-                Turn::Chance => {
-                    g.chance_outcomes(&s, &mut outcomes);
-                    let k = sample_outcome(rng, &outcomes);
-                    s = g.apply_chance(&s, outcomes[k].outcome);
-                }
+                Turn::Chance => s = step_chance(g, &s, rng, &mut scratch),
             }
         }
     }

@@ -44,7 +44,8 @@ use super::StartPolicy;
 use crate::error::SettingError;
 use crate::game::{Action, Game, Player, Turn};
 use crate::game_record::{GameRecord, Step};
-use crate::rng::{StreamRng, sample_outcome, stream_fmt, uniform_index};
+use crate::play::{Scratch, step_chance};
+use crate::rng::{StreamRng, stream_fmt, uniform_index};
 use crate::search::Evaluator;
 
 /// KataGo's probability of a uniform move among the initialisation moves
@@ -191,22 +192,18 @@ fn weighted_index(rng: &mut StreamRng, weights: &[f64]) -> usize {
     weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
 }
 
-/// Scratch for choosing moves from the model's priors.
+/// Scratch for choosing moves from the model's priors: the legal moves of the state last
+/// asked (`play.actions`), their priors and weights.
+#[derive(Default)]
 struct Chooser {
-    legal: Vec<Action>,
+    play: Scratch,
     priors: Vec<f64>,
     weights: Vec<f64>,
-    outcomes: Vec<crate::game::ChanceOutcome>,
 }
 
 impl Chooser {
-    fn new() -> Chooser {
-        Chooser {
-            legal: Vec::new(),
-            priors: Vec::new(),
-            weights: Vec::new(),
-            outcomes: Vec::new(),
-        }
+    fn legal(&self) -> &[Action] {
+        &self.play.actions
     }
 
     /// The model's priors over the legal moves of decision state `s` (into `self`); returns
@@ -218,10 +215,10 @@ impl Chooser {
         eval: &mut dyn Evaluator<G>,
         rng: &mut StreamRng,
     ) -> f64 {
-        g.legal_actions(s, &mut self.legal);
+        g.legal_actions(s, &mut self.play.actions);
         self.priors.clear();
-        self.priors.resize(self.legal.len(), 0.0);
-        eval.evaluate(g, s, &self.legal, &mut self.priors, rng)
+        self.priors.resize(self.play.actions.len(), 0.0);
+        eval.evaluate(g, s, &self.play.actions, &mut self.priors, rng)
     }
 
     /// A legal move (other than `ban`) drawn from the priors at `temperature` (weights
@@ -234,7 +231,7 @@ impl Chooser {
         rng: &mut StreamRng,
     ) -> Option<Action> {
         self.weights.clear();
-        for (a, &p) in self.legal.iter().zip(&self.priors) {
+        for (a, &p) in self.play.actions.iter().zip(&self.priors) {
             let w = if Some(*a) == ban || p <= 0.0 {
                 0.0
             } else {
@@ -245,17 +242,17 @@ impl Chooser {
         if !self.weights.iter().any(|&w| w > 0.0) {
             return None;
         }
-        Some(self.legal[weighted_index(rng, &self.weights)])
+        Some(self.legal()[weighted_index(rng, &self.weights)])
     }
 
     /// A uniform legal move other than `ban` (`None` when there is none).
     fn uniform_move(&self, ban: Option<Action>, rng: &mut StreamRng) -> Option<Action> {
-        let n = self.legal.iter().filter(|&&a| Some(a) != ban).count();
+        let n = self.legal().iter().filter(|&&a| Some(a) != ban).count();
         if n == 0 {
             return None;
         }
         let k = uniform_index(rng, n);
-        self.legal
+        self.legal()
             .iter()
             .copied()
             .filter(|&a| Some(a) != ban)
@@ -265,9 +262,7 @@ impl Chooser {
     /// Resolves chance from `s` by its probabilities until a decision or terminal state.
     fn settle<G: Game>(&mut self, g: &G, mut s: G::State, rng: &mut StreamRng) -> G::State {
         while matches!(g.turn(&s), Turn::Chance) {
-            g.chance_outcomes(&s, &mut self.outcomes);
-            let o = self.outcomes[sample_outcome(rng, &self.outcomes)].outcome;
-            s = g.apply_chance(&s, o);
+            s = step_chance(g, &s, rng, &mut self.play);
         }
         s
     }
@@ -325,7 +320,7 @@ impl<G: Game> KataGo<G> {
         eval: &mut dyn Evaluator<G>,
     ) -> Option<G::State> {
         let k = (exponential(rng) * self.settings.init_moves).floor() as u64;
-        let mut c = Chooser::new();
+        let mut c = Chooser::default();
         let mut s = g.initial_state();
         let mut played = 0;
         while played < k {
@@ -422,8 +417,8 @@ impl<G: Game> KataGo<G> {
         let Turn::Player(mover) = g.turn(s) else {
             return;
         };
-        g.legal_actions(s, &mut c.legal);
-        let legal = c.legal.clone();
+        g.legal_actions(s, &mut c.play.actions);
+        let legal = c.legal();
         let choices: Vec<Action> = (0..n)
             .map(|_| legal[uniform_index(rng, legal.len())])
             .collect();
@@ -494,7 +489,7 @@ impl<G: Game> StartPolicy<G> for KataGo<G> {
             self.branches.clear();
         }
         let mut rng = stream_fmt(seed, format_args!("katago-branch({iteration},{game})"));
-        let mut c = Chooser::new();
+        let mut c = Chooser::default();
         if self.settings.side_position_prob > 0.0 {
             self.side_positions(g, record, states, &mut c, eval, &mut rng);
         }
