@@ -155,9 +155,10 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         derived: Vec<(GameRecord, GameYield<G, L>)>,
     ) -> Vec<L::Sample> {
         let mut samples = Vec::new();
+        let (g, seed) = (self.g, self.cfg.seed);
+        // The model that played the iteration, one evaluator for all its games.
+        let mut eval = start.model.evaluator();
         for (k, (record, d)) in derived.into_iter().enumerate() {
-            let (g, seed) = (self.g, self.cfg.seed);
-            let mut eval = start.model.evaluator();
             start
                 .start
                 .observe(g, seed, i, k as u32, &record, &d.states, &d.tree, &mut eval);

@@ -14,6 +14,7 @@ use crate::eval::MetricValues;
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::{Learner, LearnerContext};
+use crate::search::{Evaluator, Uniform};
 use crate::solver::fasthash::FastSet;
 use crate::start::StartPolicy;
 use crate::store::{ObjectHash, Store, StoreError};
@@ -100,20 +101,17 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
             })
             .collect::<Result<_, _>>()?;
         let mut iteration_samples = Vec::new();
+        // The model the games were played with; a policy without `wants_model` is handed
+        // one that knows nothing.
+        let mut played_by = replay_model.as_ref().map(|m| m.evaluator());
+        let eval: &mut dyn Evaluator<G> = match &mut played_by {
+            Some(e) => e,
+            None => &mut Uniform,
+        };
         for (k, (d, rec)) in derived.into_iter().zip(&games).enumerate() {
             seen.extend(d.positions);
             let (seed, i) = (cfg.seed, r.iteration);
-            match &replay_model {
-                Some(m) => {
-                    let mut eval = m.evaluator();
-                    start.observe(g, seed, i, k as u32, rec, &d.states, &d.tree, &mut eval);
-                }
-                // The policy asks no model (`wants_model` is false).
-                None => {
-                    let eval = &mut crate::search::Uniform;
-                    start.observe(g, seed, i, k as u32, rec, &d.states, &d.tree, eval);
-                }
-            }
+            start.observe(g, seed, i, k as u32, rec, &d.states, &d.tree, eval);
             if r.iteration >= first_in_window {
                 iteration_samples.extend(d.samples);
             }
