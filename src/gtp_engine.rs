@@ -38,10 +38,10 @@
 
 use std::io::{BufRead, Write};
 
-use crate::game::{Action, Game, Turn};
+use crate::game::{Action, Game, Turn, is_legal};
 use crate::games::AnyGame;
 use crate::games::go::{Go, GoState};
-use crate::gtp::{Color, Command, Vertex, go_margin, parse_command, response, score_text};
+use crate::gtp::{Color, Command, Vertex, final_score, parse_command, response};
 use crate::players::{Agent, Decision, Player, PlayerError, PlayerSpec};
 use crate::rng::{StreamRng, stream};
 use crate::store::Store;
@@ -170,8 +170,7 @@ where
             ));
         }
         let s = *self.now();
-        self.g.legal_actions(&s, &mut self.scratch);
-        if !self.scratch.contains(&a) {
+        if !is_legal(&self.g, &s, a, &mut self.scratch) {
             return Err("illegal move".into());
         }
         self.push(a);
@@ -214,11 +213,7 @@ where
     }
 
     fn final_score(&self) -> String {
-        if self.g.ended_by_repetition(self.now()) {
-            "0".to_string()
-        } else {
-            score_text(go_margin(&self.g, self.now()))
-        }
+        final_score(&self.g, self.now())
     }
 
     fn showboard(&self) -> String {

@@ -30,10 +30,7 @@ pub(crate) use client::GtpClient;
 pub use client::GtpError;
 
 use crate::game::{Action, Game};
-use crate::games::go::{Go, GoState};
-
-/// The column letters of GTP vertices: no I.
-pub(crate) const COLUMNS: &[u8] = b"ABCDEFGHJKLMNOPQRST";
+use crate::games::go::{Go, GoState, parse_vertex, vertex_name};
 
 /// One command: its id if it had one, its name, its arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -149,17 +146,12 @@ impl Vertex {
         if text.eq_ignore_ascii_case("pass") {
             return Some(Vertex::Pass);
         }
-        let mut chars = text.chars();
-        let letter = chars.next()?.to_ascii_uppercase();
-        let col = COLUMNS.iter().take(n).position(|&c| c as char == letter)?;
-        let digits = chars.as_str();
+        // The row is digits only (Rust's integer parse would also take a sign).
+        let digits = text.get(1..)?;
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
-        let row: usize = digits.parse().ok()?;
-        (1..=n)
-            .contains(&row)
-            .then(|| Vertex::Point { row: row - 1, col })
+        parse_vertex(text, n).map(|(row, col)| Vertex::Point { row, col })
     }
 
     /// The vertex of tabula action `a` on an `n` x `n` board (N*N and beyond: pass).
@@ -187,7 +179,7 @@ impl Vertex {
     pub(crate) fn name(self) -> String {
         match self {
             Vertex::Pass => "pass".to_string(),
-            Vertex::Point { row, col } => format!("{}{}", COLUMNS[col] as char, row + 1),
+            Vertex::Point { row, col } => vertex_name(row, col),
         }
     }
 }
@@ -231,8 +223,8 @@ pub(crate) fn go_params<G: Game>(g: &G) -> Option<(usize, f64)> {
         .map(|g| (g.board_size(), g.komi()))
 }
 
-/// tabula's own score of a finished Go game as `final_score` text: the Tromp-Taylor margin
-/// ([`go_margin`]), or `0` for a game drawn on a repeated board; `None` for another game.
+/// tabula's own score of a finished Go game as `final_score` text ([`final_score`]); `None`
+/// for another game.
 pub(crate) fn go_score<G: Game>(g: &G, s: &G::State) -> Option<String> {
     use std::any::Any;
     fn of<const P: usize, const H: usize, const K: usize>(
@@ -241,13 +233,22 @@ pub(crate) fn go_score<G: Game>(g: &G, s: &G::State) -> Option<String> {
     ) -> Option<String> {
         let g = g.downcast_ref::<Go<P, H, K>>()?;
         let s = s.downcast_ref::<GoState<P, H>>()?;
-        Some(if g.ended_by_repetition(s) {
-            "0".to_string()
-        } else {
-            score_text(go_margin(g, s))
-        })
+        Some(final_score(g, s))
     }
     of::<137, 163, 3>(g, s).or_else(|| of::<457, 723, 12>(g, s))
+}
+
+/// `final_score`'s text for position `s`: the Tromp-Taylor margin ([`go_margin`]), or `0`
+/// for a game drawn on a repeated board.
+pub(crate) fn final_score<const P: usize, const H: usize, const K: usize>(
+    g: &Go<P, H, K>,
+    s: &GoState<P, H>,
+) -> String {
+    if g.ended_by_repetition(s) {
+        "0".to_string()
+    } else {
+        score_text(go_margin(g, s))
+    }
 }
 
 /// Black's Tromp-Taylor area minus white's minus the komi, on the board as it stands (nothing

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::PlayerError;
-use crate::game::{Action, Game, Turn};
+use crate::game::{Action, Game, Turn, is_legal};
 use crate::gtp::{Color, GtpClient, GtpError, Vertex, go_params, go_score, parse_score};
 use crate::play::Decision;
 
@@ -36,14 +36,20 @@ pub struct ScoreCheck {
     pub agree: bool,
 }
 
-/// Starts the engine once to see that it runs and speaks GTP on this board size (a clear
-/// error before any game otherwise).
-pub(crate) fn probe<G: Game>(g: &G, command: &str) -> Result<(), PlayerError> {
-    let (n, _) = go_params(g).ok_or_else(|| PlayerError::Unsupported {
+/// The board side and komi of Go game `g`; for another game, the error that a `gtp:` player
+/// (engine `command`) cannot play it.
+fn go_board<G: Game>(g: &G, command: &str) -> Result<(usize, f64), PlayerError> {
+    go_params(g).ok_or_else(|| PlayerError::Unsupported {
         player: format!("gtp:{command}"),
         variant: g.variant(),
         reason: "a GTP engine plays Go only".into(),
-    })?;
+    })
+}
+
+/// Starts the engine once to see that it runs and speaks GTP on this board size (a clear
+/// error before any game otherwise).
+pub(crate) fn probe<G: Game>(g: &G, command: &str) -> Result<(), PlayerError> {
+    let (n, _) = go_board(g, command)?;
     let mut client = GtpClient::spawn(command, ANSWER_TIMEOUT)?;
     client.send("protocol_version")?;
     client.send(&format!("boardsize {n}"))?;
@@ -72,11 +78,7 @@ impl<G: Game> GtpAgent<G> {
 
     /// The board side, or the refusal of a game that is not Go.
     fn board(&self, g: &G) -> Result<(usize, f64), PlayerError> {
-        go_params(g).ok_or_else(|| PlayerError::Unsupported {
-            player: format!("gtp:{}", self.command),
-            variant: g.variant(),
-            reason: "a GTP engine plays Go only".into(),
-        })
+        go_board(g, &self.command)
     }
 
     /// Starts the engine if needed and brings it to position `s`: the engine's last position
@@ -140,8 +142,7 @@ impl<G: Game> GtpAgent<G> {
                 }
             }
         };
-        g.legal_actions(s, &mut self.actions);
-        if !self.actions.contains(&action) {
+        if !is_legal(g, s, action, &mut self.actions) {
             let client = self.client.as_mut().expect("synced");
             let problem = format!(
                 "answered `{answer}`, an illegal move in position `{}`",
@@ -173,8 +174,8 @@ impl<G: Game> GtpAgent<G> {
             Err(e) => return Err(e.into()),
         };
         let tabula_score = go_score(g, s).unwrap_or_default();
-        let agree = parse_score(&engine_score).is_some()
-            && parse_score(&engine_score) == parse_score(&tabula_score);
+        let engine = parse_score(&engine_score);
+        let agree = engine.is_some() && engine == parse_score(&tabula_score);
         Ok(Some(ScoreCheck {
             engine: self.command.clone(),
             engine_score,
