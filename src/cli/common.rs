@@ -227,6 +227,14 @@ impl Observer for Console {
         ));
     }
 
+    fn stage(&mut self, index: usize, name: &str, first: u32, last: u32) {
+        let last = last.min(self.iterations);
+        self.line(format!(
+            "stage {} `{name}`: iterations {first}..={last}",
+            index + 1
+        ));
+    }
+
     fn resumed(&mut self, done: u32, reused: u32, restart_seconds: f64) {
         if done > 0 || reused > 0 {
             self.line(format!(

@@ -228,6 +228,23 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
     outln!("settings   {settings}");
     if let Ok((cfg, _)) = tabula::runs::load_config(&store, &run) {
         outln!("self-play  {}", self_play_in_words(&cfg.settings));
+        let mut first = 1u32;
+        for (k, st) in cfg.settings.stages.iter().enumerate() {
+            let last = match k + 1 == cfg.settings.stages.len() {
+                true => cfg.iterations,
+                false => first + st.iterations - 1,
+            };
+            let set = match st.set.is_empty() {
+                true => "the run's settings".to_string(),
+                false => st.set.join(" "),
+            };
+            outln!(
+                "stage {}    `{}`, iterations {first}..={last}: {set}",
+                k + 1,
+                st.name
+            );
+            first = last + 1;
+        }
     }
     if let Some(line) = schedule_in_words(&settings, run.iterations_planned) {
         outln!("learning   {line}");

@@ -15,6 +15,7 @@ pub mod checkers;
 pub mod connect4;
 pub mod ewn;
 pub mod go;
+pub(crate) mod greedy;
 
 use std::fmt;
 use std::str::FromStr;
@@ -28,6 +29,7 @@ pub use checkers::Checkers;
 pub use connect4::ConnectFour;
 pub use ewn::Ewn;
 pub use go::{Go9, Go19};
+pub use greedy::GreedyMode;
 
 /// Any game of the registry.
 #[derive(Clone, Debug)]

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::game::{Action, Turn};
 use crate::game_record::SearchStats;
 use crate::games::Abilities;
+use crate::games::greedy::greedy_choice;
 use crate::rng::{StreamRng, uniform_index};
 use crate::search::{Evaluator, MctsSolver, Rollout, Search, SearchConfig, SearchError, Uniform};
 use crate::solver::{LoadError, Solution, SolveError};
@@ -345,92 +346,6 @@ impl<G: Abilities> Agent<G> {
         match &mut self.kind {
             AgentKind::Gtp(engine) => engine.finish(g, s),
             _ => Ok(None),
-        }
-    }
-}
-
-/// The greedy choice over (Psi, rear) features (see the module docs).
-pub(crate) fn greedy_choice(
-    mode: GreedyMode,
-    features: &[(i32, i32)],
-    rng: &mut StreamRng,
-) -> usize {
-    let uniform_among = |pred: &dyn Fn(&(i32, i32)) -> bool, rng: &mut StreamRng| {
-        let n = features.iter().filter(|f| pred(f)).count();
-        let k = uniform_index(rng, n);
-        features
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| pred(f))
-            .nth(k)
-            .map_or(0, |(i, _)| i)
-    };
-    let max_psi = features.iter().map(|f| f.0).max().unwrap_or(0);
-    if max_psi <= 0 {
-        let least = features.iter().map(|f| f.0.abs()).min().unwrap_or(0);
-        return uniform_among(&|f| f.0.abs() == least, rng);
-    }
-    match mode {
-        GreedyMode::Deterministic => {
-            let rear = features
-                .iter()
-                .filter(|f| f.0 == max_psi)
-                .map(|f| f.1)
-                .max()
-                .unwrap_or(0);
-            uniform_among(&|f| f.0 == max_psi && f.1 == rear, rng)
-        }
-        GreedyMode::Stochastic => {
-            let total: i64 = features
-                .iter()
-                .filter(|f| f.0 > 0)
-                .map(|f| i64::from(f.0))
-                .sum();
-            let mut u = uniform_index(rng, total as usize) as i64;
-            for (i, f) in features.iter().enumerate() {
-                if f.0 > 0 {
-                    if u < i64::from(f.0) {
-                        return i;
-                    }
-                    u -= i64::from(f.0);
-                }
-            }
-            0
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rng::stream;
-
-    #[test]
-    fn greedy_choices_follow_the_rules() {
-        let mut rng = stream(1, "greedy");
-        // Largest Psi 2 twice; the rearmost (rear 5) wins the tie.
-        let f = [(1, 9), (2, 3), (2, 5), (-1, 9)];
-        for _ in 0..20 {
-            assert_eq!(greedy_choice(GreedyMode::Deterministic, &f, &mut rng), 2);
-        }
-        // Equal Psi and rear: uniformly random among them.
-        let f = [(2, 5), (2, 5), (0, 0)];
-        let firsts = (0..1000)
-            .filter(|_| greedy_choice(GreedyMode::Deterministic, &f, &mut rng) == 0)
-            .count();
-        assert!((420..580).contains(&firsts), "{firsts}");
-        // Stochastic: proportional to Psi over Psi > 0: P = 1/4, 3/4, 0.
-        let f = [(1, 0), (3, 0), (-2, 0)];
-        let mut counts = [0; 3];
-        for _ in 0..4000 {
-            counts[greedy_choice(GreedyMode::Stochastic, &f, &mut rng)] += 1;
-        }
-        assert_eq!(counts[2], 0);
-        assert!((900..1100).contains(&counts[0]), "{counts:?}");
-        // No forward move: the smallest |Psi|.
-        let f = [(-2, 0), (0, 0), (-1, 0)];
-        for mode in [GreedyMode::Deterministic, GreedyMode::Stochastic] {
-            assert_eq!(greedy_choice(mode, &f, &mut rng), 1);
         }
     }
 }

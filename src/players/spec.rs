@@ -50,11 +50,7 @@ pub enum EvalSpec {
 }
 
 /// Greedy player flavours (Chinese Checkers).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum GreedyMode {
-    Deterministic,
-    Stochastic,
-}
+pub use crate::games::GreedyMode;
 
 /// A validated player spec, not yet tied to a game.
 // The search variants carry a whole `SearchConfig` (a progressive simulations schedule makes

@@ -243,6 +243,15 @@ pub fn apply_overrides(settings: &Settings, overrides: &[String]) -> Result<Over
         }
     };
     check(&settings)?;
+    // An override holds for every later iteration: no stage's own value of the key
+    // (runs/stages.rs) overrides it again.
+    let mut settings = settings;
+    for stage in &mut settings.stages {
+        stage.set.retain(|t| {
+            let key = t.split_once('=').map_or(t.as_str(), |(k, _)| k);
+            !pairs.iter().any(|(k, _)| k == key)
+        });
+    }
     pairs.sort_by(|a, b| a.0.cmp(&b.0));
     let canonical = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
     Ok(Overridden {

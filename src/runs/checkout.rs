@@ -52,6 +52,8 @@ fn run_at<'s>(
     }
     let seed = model_seed_of(store, &record)?;
     let records = chain_to(store, &row, &record, i)?;
+    // The settings the model was trained under: its stage's (runs/stages.rs).
+    let cfg = cfg.in_force(i)?;
     Ok(RunAt {
         row,
         cfg,

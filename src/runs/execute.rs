@@ -80,6 +80,7 @@ pub fn start(
 }
 
 /// What a process works on: a run (locked) from its last committed iteration.
+#[derive(Clone)]
 pub(crate) struct LockedRun {
     pub run_id: i64,
     pub run_hash: ObjectHash,
@@ -131,7 +132,9 @@ pub(crate) fn run_locked(
     out
 }
 
-/// [`execute`] with the run's learner and its truth.
+/// [`execute`] with the run's learner and its truth, one stage after another
+/// (runs/stages.rs): each stage's iterations run with the settings in force in it, and the
+/// next stage starts from the store as a resumed run does.
 fn execute_any<G: Abilities>(
     g: &G,
     cfg: &RunConfig,
@@ -140,19 +143,88 @@ fn execute_any<G: Abilities>(
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let truth = super::truth(g, store, cfg)?;
-    crate::with_learner!(cfg.settings.learner.kind, L => {
-        execute::<G, L<G>>(g, cfg, truth.as_ref(), store, work, observer)
-    })
+    let (mut done, mut head, mut baseline) = (work.done, work.head, work.baseline);
+    let mut first: Option<RunOutcome> = None;
+    loop {
+        let stage = cfg.in_force(done + 1)?;
+        let last = cfg.stage_end(done + 1);
+        if let Some((k, _)) = cfg.settings.stage_of(done + 1) {
+            observer.stage(k, &cfg.settings.stages[k].name, done + 1, last);
+        }
+        let part = LockedRun {
+            done,
+            head,
+            baseline,
+            ..work.clone()
+        };
+        // Crossing into a stage rebuilds from the store, but it is no resumption to report.
+        let mut crossing = Crossing(&mut *observer);
+        let observer: &mut dyn Observer = match first {
+            Some(_) => &mut crossing,
+            None => observer,
+        };
+        let out = crate::with_learner!(stage.settings.learner.kind, L => {
+            execute::<G, L<G>>(g, &stage, truth.as_ref(), store, &part, last, observer)
+        })?;
+        (done, head, baseline) = (last.max(done), out.head, false);
+        let out = match first.take() {
+            None => out,
+            Some(f) => joined(f, out),
+        };
+        if done >= cfg.iterations {
+            return Ok(out);
+        }
+        first = Some(out);
+    }
 }
 
-/// Runs iterations `work.done + 1 ..= N` of a locked run (see the module docs), reusing the
-/// self-play games of iteration `done + 1` already committed.
+/// An observer at a stage boundary crossed in the same process: everything but the
+/// resumption is reported.
+struct Crossing<'o>(&'o mut dyn Observer);
+
+impl Observer for Crossing<'_> {
+    fn created(&mut self, run_id: i64, run_hash: &ObjectHash, seed: u64) {
+        self.0.created(run_id, run_hash, seed);
+    }
+    fn stage(&mut self, index: usize, name: &str, first: u32, last: u32) {
+        self.0.stage(index, name, first, last);
+    }
+    fn games_done(&mut self, iteration: u32, done: u32, of: u32) {
+        self.0.games_done(iteration, done, of);
+    }
+    fn baseline(&mut self, metrics: &crate::eval::MetricValues) {
+        self.0.baseline(metrics);
+    }
+    fn iteration_done(&mut self, summary: &super::IterationSummary) {
+        self.0.iteration_done(summary);
+    }
+}
+
+/// The outcome of two consecutive stages' work as one.
+fn joined(a: RunOutcome, b: RunOutcome) -> RunOutcome {
+    RunOutcome {
+        resumed_from: a.resumed_from,
+        baseline: a.baseline,
+        last: b.last.or(a.last),
+        seconds: a.seconds + b.seconds,
+        store_seconds: a.store_seconds + b.store_seconds,
+        store_cpu_seconds: a.store_cpu_seconds + b.store_cpu_seconds,
+        store_wait_seconds: a.store_wait_seconds + b.store_wait_seconds,
+        restart_seconds: a.restart_seconds,
+        ..b
+    }
+}
+
+/// Runs iterations `work.done + 1 ..= last` of a locked run (see the module docs), reusing the
+/// self-play games of iteration `done + 1` already committed; `cfg` holds the settings in
+/// force in them (one stage's).
 pub(crate) fn execute<G: Abilities, L: Learner<G>>(
     g: &G,
     cfg: &RunConfig,
     truth: Option<&Truth<G>>,
     store: &mut Store,
     work: &LockedRun,
+    last: u32,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
     let started = Instant::now();
@@ -191,7 +263,7 @@ pub(crate) fn execute<G: Abilities, L: Learner<G>>(
             run_id,
             line: work.line,
             run_hash: work.run_hash,
-            last: cfg.iterations,
+            last,
             baseline: work.baseline,
             model_seed: work.model_seed,
             recorded: None,

@@ -70,6 +70,7 @@ mod restore;
 mod resume;
 mod settings_codec;
 pub mod spec;
+mod stages;
 mod stored_run;
 mod truth;
 mod verify;
@@ -100,6 +101,7 @@ pub use replay::{SelfPlayReplay, replay_self_play};
 pub use resume::{Resumed, resume};
 pub(crate) use settings_codec::{load_settings, settings_hash, settings_record};
 pub use spec::{EvalSettings, LearnerSettings, RunConfig, Settings, SpecError};
+pub use stages::Stage;
 pub use stored_run::{find, line_of, load_config, model_seed_of};
 pub use verify::{Verified, verify};
 
@@ -180,6 +182,11 @@ pub trait Observer {
     /// working on the run.
     fn resumed(&mut self, done: u32, reused: u32, restart_seconds: f64) {
         let _ = (done, reused, restart_seconds);
+    }
+    /// Called when a run with stages (runs/stages.rs) starts working in stage `index`
+    /// (0-based) named `name`, at iteration `first`, the stage's last being `last`.
+    fn stage(&mut self, index: usize, name: &str, first: u32, last: u32) {
+        let _ = (index, name, first, last);
     }
     /// Called after each committed batch of self-play games.
     fn games_done(&mut self, iteration: u32, done: u32, of: u32) {

@@ -18,7 +18,7 @@ use crate::game::Player;
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::{Learner, LearnerContext};
-use crate::selfplay::{LaneGame, play_games};
+use crate::selfplay::{LaneGame, play_games_by};
 use crate::store::Encoded;
 use crate::store::{ObjectHash, RunGameRow, address};
 
@@ -156,9 +156,9 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
         Ok(games)
     }
 
-    /// Plays games `ids` of iteration `i` from where the start policy says, in parallel:
-    /// batched or one at a time as the learner asks ([`play_games`] chooses), each derived
-    /// and encoded for the writer. With `until`, the games not finished by then are `None`.
+    /// Plays games `ids` of iteration `i` from where the start policy says, in parallel, by
+    /// the run's mover (searches batched or one at a time as the learner asks, or greedy
+    /// games: [`play_games_by`] chooses), each derived and encoded for the writer. With `until`, the games not finished by then are `None`.
     fn play_batch(
         &self,
         start: &StartPoint<G, L>,
@@ -185,9 +185,10 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
             )
             .collect();
         let search = self.cfg.settings.search.at_iteration(i);
+        let mover = self.cfg.settings.selfplay.mover;
         let evaluator = || model.evaluator();
         let lanes = L::SELF_PLAY_LANES;
-        let played = play_games(g, search, &evaluator, seed, i, &games, lanes, until)?;
+        let played = play_games_by(g, mover, search, &evaluator, seed, i, &games, lanes, until)?;
         played
             .into_par_iter()
             .map(|p| {

@@ -39,6 +39,8 @@ pub fn replay_self_play(
         )));
     }
     let stored: GameRecord = store.get(hash)?;
+    // The settings the game was played under: its iteration's stage's (runs/stages.rs).
+    let cfg = cfg.in_force(iteration)?;
     let again = crate::with_game!(&cfg.game, |g| replay_any(
         g, store, &cfg, seed, &records, &stored, iteration, game
     ))?;
@@ -92,8 +94,9 @@ fn replay_game<G: Abilities, L: Learner<G>>(
     let mut search = crate::search::Search::new(cfg.settings.search.at_iteration(iteration))
         .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
     let mut eval = model.evaluator();
-    let r = crate::selfplay::self_play_game(
+    let r = crate::selfplay::self_play_game_by(
         g,
+        cfg.settings.selfplay.mover,
         &mut search,
         &mut eval,
         cfg.seed,

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::spec::{EvalSettings, LearnerSettings, Settings};
 use crate::search::{Algorithm, ForcedPlayouts, InitQ, PlayoutCap, SearchConfig};
+use crate::selfplay::SelfPlaySettings;
 use crate::start::StartSettings;
 use crate::store::Encoded;
 use crate::store::{ObjectHash, Record, Store, StoreError};
@@ -149,6 +150,8 @@ impl SettingsV1 {
             learner: LearnerSettings::default(),
             start: StartSettings::default(),
             budget: None,
+            selfplay: SelfPlaySettings::default(),
+            stages: Vec::new(),
         }
     }
 }
@@ -192,6 +195,8 @@ pub(crate) fn legacy_baseline() -> Settings {
         learner: LearnerSettings::default(),
         start: StartSettings::default(),
         budget: None,
+        selfplay: SelfPlaySettings::default(),
+        stages: Vec::new(),
     })
     .into_current()
 }

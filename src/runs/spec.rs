@@ -34,11 +34,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::budget::{BUDGET_PROGRESS_UNITS, Budget, BudgetKind};
+use super::stages::{RawStage, Stage, stage_label, stages_of};
 use crate::error::{GameError, SettingError};
 use crate::games::AnyGame;
 pub use crate::learners::LearnerSettings;
 use crate::learners::{LearnerContext, SettingsCheck};
 use crate::search::{SearchConfig, SearchConfigError};
+use crate::selfplay::{Mover, SelfPlaySettings};
 use crate::start::StartSettings;
 use crate::store::{Annotations, check_note, check_tag};
 
@@ -131,6 +133,14 @@ pub struct Settings {
     /// hash changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// Who plays self-play's moves (`[selfplay]`; the search unless told otherwise). Left out
+    /// of the record at its defaults.
+    #[serde(default, skip_serializing_if = "SelfPlaySettings::is_default")]
+    pub selfplay: SelfPlaySettings,
+    /// The run's stages (`[[stage]]`, runs/stages.rs): none unless given, and then left out of
+    /// the record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
 }
 
 impl Settings {
@@ -346,7 +356,8 @@ struct RawSpec {
     name: Option<String>,
     variant: String,
     seed: Option<u64>,
-    iterations: u32,
+    /// N; with stages, the sum of their iterations when absent.
+    iterations: Option<u32>,
     games_per_iteration: Option<u32>,
     window: Option<u32>,
     learning_rate: Option<Vec<(u32, f64)>>,
@@ -361,6 +372,10 @@ struct RawSpec {
     #[serde(default)]
     start: StartSettings,
     budget: Option<Budget>,
+    #[serde(default)]
+    selfplay: SelfPlaySettings,
+    #[serde(default, rename = "stage")]
+    stages: Vec<RawStage>,
     /// Not hashed: a note and tags on the run (docs/store.md, "Provenance").
     note: Option<String>,
     #[serde(default)]
@@ -380,7 +395,12 @@ impl RunConfig {
         let game: AnyGame = raw.variant.parse().map_err(SpecError::Variant)?;
         let name = raw.name.unwrap_or_else(|| default_name.to_string());
         check_name(&name)?;
-        let n = raw.iterations;
+        let planned: u32 = raw.stages.iter().map(|s| s.iterations()).sum();
+        let n = match (raw.iterations, raw.stages.is_empty()) {
+            (Some(n), _) => n,
+            (None, false) => planned,
+            (None, true) => return Err(SpecError::Toml("missing field `iterations`".into())),
+        };
         if n == 0 {
             return Err(range("iterations", 0, "an integer >= 1"));
         }
@@ -428,6 +448,8 @@ impl RunConfig {
                 learner: raw.learner.for_new_run(),
                 start: raw.start,
                 budget: raw.budget,
+                selfplay: raw.selfplay,
+                stages: Vec::new(),
             },
         };
         if let (Some(t), Ok(toml::Value::Table(read))) =
@@ -440,6 +462,11 @@ impl RunConfig {
             )?;
         }
         cfg.validate()?;
+        let mut cfg = cfg;
+        if !raw.stages.is_empty() {
+            cfg.settings.stages = stages_of(raw.stages, &cfg.settings).map_err(SpecError::Toml)?;
+            cfg.validate()?;
+        }
         Ok(cfg)
     }
 
@@ -450,6 +477,9 @@ impl RunConfig {
             return Err(range("iterations", 0, "an integer >= 1"));
         }
         validate_self_play_amount(s)?;
+        if !s.stages.is_empty() {
+            return validate_stages(self);
+        }
         if let Some(n) = &self.annotations.note {
             check_note(n).map_err(|why| range("note", format!("{n:?}"), &why))?;
         }
@@ -492,6 +522,7 @@ impl RunConfig {
         }
         s.start.validate()?;
         crate::with_game!(&self.game, |g| validate_learner(g, s))?;
+        crate::with_game!(&self.game, |g| validate_mover(g, s))?;
         if s.eval.wr_p && s.eval.games == 0 {
             return Err(range(
                 "eval.games",
@@ -525,6 +556,72 @@ impl RunConfig {
         }
         Ok(())
     }
+}
+
+/// Every stage gets at least one iteration: N exceeds the iterations of the stages before
+/// the last.
+fn validate_stages(cfg: &RunConfig) -> Result<(), SpecError> {
+    let stages = &cfg.settings.stages;
+    let Some((_, before_last)) = stages.split_last() else {
+        return Ok(());
+    };
+    // Each stage's settings in force are valid settings of the run.
+    let each = cfg
+        .settings
+        .each_in_force()
+        .map_err(|e| SpecError::Toml(e.to_string()))?;
+    for (k, settings) in each.into_iter().enumerate() {
+        let stage = RunConfig {
+            settings,
+            ..cfg.clone()
+        };
+        stage.validate().map_err(|e| {
+            let text = e.to_string();
+            let why = text.strip_prefix("run spec: ").unwrap_or(&text);
+            SpecError::Toml(format!("{}: {why}", stage_label(k, &stages[k])))
+        })?;
+    }
+    let before: u64 = before_last.iter().map(|s| u64::from(s.iterations)).sum();
+    if u64::from(cfg.iterations) <= before {
+        return Err(range(
+            "iterations",
+            cfg.iterations,
+            &format!(
+                "more than {before}, the iterations of the stages before the last (each stage \
+                 runs at least one)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The greedy mover needs a game with a greedy heuristic, and plays no search whose tree
+/// states a start policy could archive.
+fn validate_mover<G: crate::games::Abilities>(g: &G, s: &Settings) -> Result<(), SpecError> {
+    if s.selfplay.mover != Mover::Greedy {
+        return Ok(());
+    }
+    let state = g.initial_state();
+    if !g.greedy_features(&state, &[], &mut Vec::new()) {
+        return Err(range(
+            "selfplay.mover",
+            "\"greedy\"",
+            &format!(
+                "\"search\" for {}: only games with a greedy heuristic (Chinese Checkers) have \
+                 greedy self-play",
+                g.variant()
+            ),
+        ));
+    }
+    if s.start.policy(g).wants_tree_states() {
+        return Err(range(
+            "selfplay.mover",
+            "\"greedy\"",
+            "\"search\" with a start policy that archives search-tree states (greedy self-play \
+             searches nothing)",
+        ));
+    }
+    Ok(())
 }
 
 /// Exactly one of `games_per_iteration` (in range) and `[budget]` (exactly one of its keys,

@@ -9,14 +9,16 @@ use crate::games::Abilities;
 use crate::store::Store;
 
 /// The exact solution and test positions the metrics of `cfg` measure against, loaded (or
-/// solved and stored first); `None` when the run measures nothing against them or the game
-/// has no exact solver.
+/// solved and stored first); `None` when no stage of the run measures anything against them
+/// or the game has no exact solver.
 pub fn truth<G: Abilities>(
     g: &G,
     store: &mut Store,
     cfg: &RunConfig,
 ) -> Result<Option<Truth<G>>, RunError> {
-    if !(cfg.settings.eval.wr_p || cfg.settings.eval.errors) {
+    // Any stage's metrics (runs/stages.rs): the truth is loaded once for the whole run.
+    let wanted = cfg.settings.each_in_force()?;
+    if !wanted.iter().any(|s| s.eval.wr_p || s.eval.errors) {
         return Ok(None);
     }
     let Some(solution) = g.solution(store) else {

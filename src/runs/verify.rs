@@ -111,18 +111,12 @@ fn verify_game<G: Abilities, L: Learner<G>>(
             row.iterations_done
         )));
     }
-    let head_before = if a >= 2 {
-        Some(address(&all[a as usize - 2])?.0)
-    } else {
-        None
-    };
     let mut result = Verified {
         run_id: row.id,
         first: a,
         last: b,
         ..Verified::default()
     };
-    let start = start_point::<G, L>(g, store, cfg, model_seed, head_before, a - 1)?;
     // Iterations before a branch point belong to (and are verified with) the ancestor's
     // settings and line; verify only what this run's settings produced.
     if let Some(first) = all.get(a as usize - 1)
@@ -135,23 +129,39 @@ fn verify_game<G: Abilities, L: Learner<G>>(
         )));
     }
     let mut records = 0u64;
-    let mut sink = |commit: Commit, _wait: &mut f64| -> Result<(), RunError> {
-        compare::<G, L>(store, &all, commit, &mut records)
+    // One stage at a time (runs/stages.rs), each from the stored state before its first
+    // iteration, as the run crossed it.
+    let mut x = a;
+    let outcome = loop {
+        let stage = cfg.in_force(x)?;
+        let last = cfg.stage_end(x).min(b);
+        let head_before = match x {
+            1 => None,
+            _ => Some(address(&all[x as usize - 2])?.0),
+        };
+        let start = start_point::<G, L>(g, store, &stage, model_seed, head_before, x - 1)?;
+        let mut sink = |commit: Commit, _wait: &mut f64| -> Result<(), RunError> {
+            compare::<G, L>(store, &all, commit, &mut records)
+        };
+        let lp = Loop {
+            g,
+            cfg: &stage,
+            truth,
+            run_id: row.id,
+            run_hash: row.hash,
+            line,
+            last,
+            baseline: false,
+            model_seed,
+            recorded: Some(&all),
+            learner: std::marker::PhantomData::<L>,
+        };
+        let out = lp.iterate(start, Vec::new(), &mut sink, observer, Instant::now());
+        if out.is_err() || last >= b {
+            break out;
+        }
+        x = last + 1;
     };
-    let lp = Loop {
-        g,
-        cfg,
-        truth,
-        run_id: row.id,
-        run_hash: row.hash,
-        line,
-        last: b,
-        baseline: false,
-        model_seed,
-        recorded: Some(&all),
-        learner: std::marker::PhantomData::<L>,
-    };
-    let outcome = lp.iterate(start, Vec::new(), &mut sink, observer, Instant::now());
     result.records = records;
     match outcome {
         Ok(_) => Ok(result),

@@ -8,19 +8,28 @@
 //!   between the two. Given a deadline (a timed self-play budget, runs/budget.rs), it starts
 //!   no game after it and drops the games that finish after it.
 //!
+//! - [`Mover`] says who plays the moves (`[selfplay] mover`): the search (AlphaZero), or the
+//!   game's greedy heuristic in both seats (greedy.rs, Liu et al.'s heuristic pre-training).
+//!
 //! Game g of iteration i draws everything (chance, root noise, move sampling) from the stream
 //! `self-play(i,g)` of the run seed, and an evaluator gives a position the same bits in any
 //! batch, so a game's record is the same bits whichever way, thread or batch plays it.
 
 mod batched;
 mod game;
+mod greedy;
 
 use std::time::Instant;
 
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use crate::game::Game;
+use crate::game_record::GameRecord;
+use crate::games::Abilities;
 use crate::search::{Evaluator, Search, SearchConfig, SearchError};
+
+use greedy::greedy_self_play_game;
 
 use batched::self_play_lanes_until;
 pub use batched::{LaneGame, Played, self_play_lanes};
@@ -85,4 +94,85 @@ pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
             },
         )
         .collect()
+}
+
+/// Who plays the moves of self-play games (`[selfplay] mover`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mover {
+    /// The run's search, guided by the model (AlphaZero): the default.
+    #[default]
+    #[serde(rename = "search")]
+    Search,
+    /// The game's deterministic greedy heuristic in both seats, its tied best moves recorded
+    /// as the training target (Liu et al.'s heuristic pre-training; greedy.rs).
+    #[serde(rename = "greedy")]
+    Greedy,
+}
+
+/// `[selfplay]`: how self-play games are played. Left out of the settings record at its
+/// defaults, so the settings of runs made before it existed hash as they did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SelfPlaySettings {
+    pub mover: Mover,
+}
+
+impl SelfPlaySettings {
+    /// Whether these are the defaults (the record leaves them out).
+    pub fn is_default(&self) -> bool {
+        *self == SelfPlaySettings::default()
+    }
+}
+
+/// [`play_games`] by `mover`: the search's games, or greedy games (played one per worker:
+/// they ask no model). The records are the same bits whichever thread plays them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn play_games_by<G: Abilities, E: Evaluator<G> + Send>(
+    g: &G,
+    mover: Mover,
+    config: SearchConfig,
+    evaluator: &(impl Fn() -> E + Sync),
+    seed: u64,
+    iteration: u32,
+    games: &[LaneGame<G::State>],
+    lanes: usize,
+    until: Option<Instant>,
+) -> Result<Vec<Option<Played<G::State>>>, SearchError> {
+    if mover == Mover::Search {
+        return play_games(g, config, evaluator, seed, iteration, games, lanes, until);
+    }
+    let late = || until.is_some_and(|d| Instant::now() >= d);
+    games
+        .par_iter()
+        .map(|lg| {
+            if late() {
+                return Ok(None);
+            }
+            let record = greedy_self_play_game(g, seed, iteration, lg.game, lg.start.as_ref())?;
+            Ok((!late()).then_some(Played {
+                record,
+                tree: Vec::new(),
+            }))
+        })
+        .collect()
+}
+
+/// One self-play game by `mover` (for re-playing a stored one): [`self_play_game`] with
+/// `search` and `eval`, or a greedy game (no tree states: it searches nothing).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn self_play_game_by<G: Abilities, E: Evaluator<G>>(
+    g: &G,
+    mover: Mover,
+    search: &mut Search<G>,
+    eval: &mut E,
+    seed: u64,
+    iteration: u32,
+    game: u32,
+    start: Option<&G::State>,
+    tree: Option<&mut Vec<G::State>>,
+) -> Result<GameRecord, SearchError> {
+    match mover {
+        Mover::Search => self_play_game(g, search, eval, seed, iteration, game, start, tree),
+        Mover::Greedy => greedy_self_play_game(g, seed, iteration, game, start),
+    }
 }

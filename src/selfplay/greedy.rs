@@ -1,0 +1,123 @@
+//! Greedy self-play (`[selfplay] mover = "greedy"`): the game's deterministic greedy
+//! heuristic in both seats, the first stage of Liu et al.'s pipeline (heuristic-guided
+//! pre-training; docs/checkers.md).
+//!
+//! Each decision plays one of the heuristic's tied best moves ([`crate::games::greedy`]),
+//! uniformly at random from the game's stream, and records them as the search statistics a
+//! learner trains on: a count of 1 on every tied best move, 0 elsewhere. So the policy target
+//! is the paper's "greedy move(s), uniform among ties" and the value target the outcome, with
+//! no change to any learner. Game g of iteration i draws from the stream `self-play(i,g)`, as
+//! search self-play does.
+
+use crate::game_record::{GameRecord, SearchStats};
+use crate::games::Abilities;
+use crate::games::greedy::best_moves;
+use crate::play::{Decision, play_loop};
+use crate::rng::{stream_fmt, uniform_index};
+use crate::search::SearchError;
+
+use super::{SELF_PLAY, self_play_stream};
+
+/// Plays greedy self-play game `game` of iteration `iteration` (run seed `seed`) from the
+/// game's start (`start` = `None`) or from `start`.
+pub(crate) fn greedy_self_play_game<G: Abilities>(
+    g: &G,
+    seed: u64,
+    iteration: u32,
+    game: u32,
+    start: Option<&G::State>,
+) -> Result<GameRecord, SearchError> {
+    let mut rng = stream_fmt(seed, format_args!("self-play({iteration},{game})"));
+    let notation = start.map(|s| g.notation(s));
+    let s = match &notation {
+        None => g.initial_state(),
+        Some(text) => g
+            .parse_notation(text)
+            .map_err(|e| SearchError::Start(e.to_string()))?,
+    };
+    let (mut legal, mut features, mut best) = (Vec::new(), Vec::new(), Vec::new());
+    let mut steps = Vec::new();
+    let mut outcomes = Vec::new();
+    let end = play_loop(
+        g,
+        s,
+        &mut rng,
+        &mut outcomes,
+        Some(&mut steps),
+        |s, _, _, rng| {
+            g.legal_actions(s, &mut legal);
+            // The visit counts are listed ascending by action (game_record.rs).
+            legal.sort_unstable();
+            if !g.greedy_features(s, &legal, &mut features) || features.len() != legal.len() {
+                return Err(SearchError::Start(format!(
+                    "{} has no greedy heuristic (selfplay.mover = \"greedy\")",
+                    g.variant()
+                )));
+            }
+            best_moves(&features, &mut best);
+            let mut visits = vec![0u32; legal.len()];
+            for &k in &best {
+                visits[k] = 1;
+            }
+            let k = best[uniform_index(rng, best.len())];
+            Ok(Decision::Play {
+                action: legal[k],
+                search: Some(SearchStats {
+                    visits,
+                    target: None,
+                    full: true,
+                }),
+            })
+        },
+    )?;
+    Ok(GameRecord {
+        variant: g.variant(),
+        seed,
+        stream: self_play_stream(iteration, game),
+        players: [SELF_PLAY.to_string(), SELF_PLAY.to_string()],
+        start: notation,
+        steps,
+        end,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Game;
+    use crate::games::Checkers;
+    use crate::games::greedy::{GreedyMode, greedy_choice};
+
+    /// Every move of a greedy self-play game is one of the deterministic greedy player's tied
+    /// best moves, and the counts mark exactly those; the game re-plays and is the same bits
+    /// when played again.
+    #[test]
+    fn greedy_games_play_and_record_the_heuristics_best_moves() {
+        let g = Checkers::new(5, 3, crate::games::checkers::WinRule::AllOwn, 200).unwrap();
+        let record = greedy_self_play_game(&g, 7, 1, 3, None).unwrap();
+        assert_eq!(record, greedy_self_play_game(&g, 7, 1, 3, None).unwrap());
+        assert_ne!(record, greedy_self_play_game(&g, 7, 1, 4, None).unwrap());
+        let states = record.states(&g).unwrap();
+        let (mut legal, mut features, mut best) = (Vec::new(), Vec::new(), Vec::new());
+        let mut moves = 0;
+        for (s, step) in states.iter().zip(&record.steps) {
+            let crate::game_record::Step::Move { action, search } = step else {
+                continue;
+            };
+            g.legal_actions(s, &mut legal);
+            legal.sort_unstable();
+            assert!(g.greedy_features(s, &legal, &mut features));
+            best_moves(&features, &mut best);
+            let visits = &search.as_ref().unwrap().visits;
+            let marked: Vec<usize> = (0..legal.len()).filter(|&k| visits[k] == 1).collect();
+            assert_eq!(marked, best);
+            assert!(best.iter().any(|&k| legal[k] == *action));
+            // The deterministic greedy player would choose among the same moves.
+            let mut rng = crate::rng::stream(1, "t");
+            let k = greedy_choice(GreedyMode::Deterministic, &features, &mut rng);
+            assert!(best.contains(&k));
+            moves += 1;
+        }
+        assert!(moves > 4, "{moves}");
+    }
+}
