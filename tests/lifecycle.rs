@@ -1468,6 +1468,12 @@ fn staged_runs_are_deterministic_resume_branch_and_verify() {
         shown.contains("stage 1    `heuristic`, iterations 1..=2: selfplay.mover=\"greedy\""),
         "{shown}"
     );
+    // Every iteration is scored against the greedy player; stage 2's are gated.
+    let count = |name: &str| {
+        let q = format!("SELECT count(*) AS n FROM metrics WHERE name = '{name}' AND run_id = 1");
+        sql(&one, &q)[0]["n"].as_u64().unwrap()
+    };
+    assert_eq!((count("wr_greedy"), count("gate_score")), (5, 2));
     for at in ["1", "2", "3"] {
         let b = ok(&tabula(&one, &["branch", "1", "--at", at, "--seed", "1"]));
         assert!(b.contains(&format!("head {h}")), "branch at {at}: {b}");
@@ -1487,6 +1493,27 @@ fn staged_runs_are_deterministic_resume_branch_and_verify() {
     ));
     assert!(!b.contains(&format!("head {h}")), "{b}");
     let id = runs(&one).len().to_string();
+    ok(&tabula(&one, &["verify", &id]));
+    // A gate every model passes: M* is replaced, so self-play and the head change.
+    let b = ok(&tabula(
+        &one,
+        &[
+            "branch",
+            "1",
+            "--at",
+            "3",
+            "--seed",
+            "1",
+            "--set",
+            "learner.network.gate.threshold=0",
+        ],
+    ));
+    assert!(!b.contains(&format!("head {h}")), "{b}");
+    let id = runs(&one).len().to_string();
+    let q = format!(
+        "SELECT value FROM metrics WHERE name = 'gate_promoted' AND run_id = {id} AND iteration = 4"
+    );
+    assert_eq!(sql(&one, &q)[0]["value"].as_f64(), Some(1.0));
     ok(&tabula(&one, &["verify", &id]));
     for it in ["1", "3"] {
         let games = ok(&tabula(&one, &["show", "1", "--games", it]));

@@ -9,6 +9,12 @@
 //!   `n` against k at iteration i draws everything (both searches' draws) from the stream
 //!   `solver-eval(i,k,n)` of the model seed. The area under the curve is the paper's: the sum
 //!   of the win rates over iterations 1..i.
+//! - **Against the deterministic greedy player** (Chinese Checkers), as Liu et al. measure
+//!   their networks: the learner's search (evaluation play, at `greedy_simulations`, the
+//!   paper's 180, or the run's simulations) against the greedy player (`games::greedy`),
+//!   `greedy_games` games (the paper's 300), the learner first in even games; game `n` at
+//!   iteration i draws from the stream `greedy-eval(i,n)` of the model seed. Wins, draws and
+//!   the score (draws half), with its 95% interval.
 //! - **Connect Four 7x6 test positions** (`tests/data/connect4/Test_L*_R*`, exact scores):
 //!   value error mean |v_hat - v*| (v* 1, 0.5 or 0 by the sign of the score) and best-move
 //!   accuracy (the policy's greedy move is value-preserving: its exact value equals the
@@ -26,6 +32,7 @@ use crate::error::SettingError;
 use crate::game::{Action, Game, Player};
 use crate::games::Abilities;
 use crate::games::connect4::test_sets::C4_SETS;
+use crate::games::greedy::{GreedyMode, greedy_choice};
 use crate::play::{Decision, play_loop};
 use crate::rng::stream_fmt;
 use crate::search::{Evaluator, MctsSolver, Search, SearchConfig, SearchError, SolverConfig};
@@ -51,10 +58,21 @@ pub struct ReferenceSettings {
     /// settings of earlier runs hash as before.
     #[serde(skip_serializing_if = "is_false")]
     pub(crate) c4_search: bool,
+    /// Games against the deterministic greedy player (0: none; Liu et al. play 300). Left
+    /// out of the record at 0, as is `greedy_simulations` when absent.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) greedy_games: u32,
+    /// The learner's simulations in those games (absent: the run's; Liu et al.: 180).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) greedy_simulations: Option<u32>,
 }
 
 fn is_false(x: &bool) -> bool {
     !*x
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 impl Default for ReferenceSettings {
@@ -65,6 +83,8 @@ impl Default for ReferenceSettings {
             c4_sets: vec!["L3_R1".into(), "L2_R1".into()],
             c4_positions: 1000,
             c4_search: false,
+            greedy_games: 0,
+            greedy_simulations: None,
         }
     }
 }
@@ -101,6 +121,23 @@ impl ReferenceSettings {
                     "distinct names among L3_R1, L2_R1, L2_R2, L1_R1, L1_R2, L1_R3",
                 ));
             }
+        }
+        // The run's own bound on simulations (docs/limits.md).
+        if self.greedy_games > 100_000 {
+            return Err(bad(
+                "greedy_games",
+                self.greedy_games,
+                "an integer from 0 to 100000",
+            ));
+        }
+        if let Some(n) = self.greedy_simulations
+            && !(1..=1_000_000).contains(&n)
+        {
+            return Err(bad(
+                "greedy_simulations",
+                n,
+                "an integer from 1 to 1000000 (absent: the run's simulations)",
+            ));
         }
         if self.c4_positions == 0 || self.c4_positions > 1000 {
             return Err(bad(
@@ -147,6 +184,17 @@ pub struct C4SearchScore {
     pub(crate) best_moves: u32,
 }
 
+/// The score against the deterministic greedy player.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GreedyScore {
+    pub games: u32,
+    pub wins: u32,
+    pub draws: u32,
+    /// Mean score (win 1, draw 0.5, loss 0) and the half-width of its 95% interval.
+    pub score: f64,
+    pub ci95: f64,
+}
+
 /// The reference metrics of one evaluation.
 ///
 /// Stored as its fields in order, `c4_search` only when measured (as the last field of the
@@ -158,16 +206,24 @@ pub struct ReferenceEval {
     pub solver: Vec<SolverScore>,
     pub c4: Vec<C4SetScore>,
     pub c4_search: Vec<C4SearchScore>,
+    /// Against the greedy player: the fourth field, written only when measured (the third
+    /// then written even when empty).
+    pub greedy: Option<GreedyScore>,
 }
 
 impl Serialize for ReferenceEval {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(2 + usize::from(!self.c4_search.is_empty()))?;
+        let greedy = usize::from(self.greedy.is_some());
+        let third = usize::from(!self.c4_search.is_empty()).max(greedy);
+        let mut t = s.serialize_tuple(2 + third + greedy)?;
         t.serialize_element(&self.solver)?;
         t.serialize_element(&self.c4)?;
-        if !self.c4_search.is_empty() {
+        if third == 1 {
             t.serialize_element(&self.c4_search)?;
+        }
+        if let Some(g) = &self.greedy {
+            t.serialize_element(g)?;
         }
         t.end()
     }
@@ -185,17 +241,18 @@ impl<'de> Deserialize<'de> for ReferenceEval {
                 self,
                 mut seq: A,
             ) -> Result<ReferenceEval, A::Error> {
-                let missing = |i| serde::de::Error::invalid_length(i, &"2 or 3 fields");
+                let missing = |i| serde::de::Error::invalid_length(i, &"2 to 4 fields");
                 Ok(ReferenceEval {
                     solver: seq.next_element()?.ok_or_else(|| missing(0))?,
                     c4: seq.next_element()?.ok_or_else(|| missing(1))?,
                     // The bytes end here without the search player's scores: postcard
                     // reports the end of its input, read as "not measured".
                     c4_search: seq.next_element().ok().flatten().unwrap_or_default(),
+                    greedy: seq.next_element().ok().flatten(),
                 })
             }
         }
-        d.deserialize_tuple(3, V)
+        d.deserialize_tuple(4, V)
     }
 }
 
@@ -264,14 +321,37 @@ const C4_DEFS: [MetricDef; 12] = c4_defs!("l3_r1", "l2_r1", "l2_r2", "l1_r1", "l
 const C4_SEARCH_DEFS: [MetricDef; 6] =
     c4_search_defs!("l3_r1", "l2_r1", "l2_r2", "l1_r1", "l1_r2", "l1_r3");
 
+/// The metrics against the greedy player.
+const GREEDY_DEFS: [MetricDef; 4] = [
+    MetricDef {
+        name: "wr_greedy",
+        description: "mean score (draws half) of the learner's search (no noise, most visited \
+                      move) against the deterministic greedy player; Chinese Checkers",
+    },
+    MetricDef {
+        name: "wr_greedy_ci95",
+        description: "half-width of the 95% interval of wr_greedy",
+    },
+    MetricDef {
+        name: "greedy_win_share",
+        description: "share of the games against the greedy player the learner won",
+    },
+    MetricDef {
+        name: "greedy_draw_share",
+        description: "share of the games against the greedy player drawn (the move limit, \
+                      the cycle rule)",
+    },
+];
+
 /// The reference metrics in declaration order: per multiplier (1, 10, 100, 1000) the win
 /// rate, its interval and its AUC; the Connect Four errors over every chosen set's positions;
-/// then per set; then the search player's best moves over every chosen set and per set.
-pub(crate) const REFERENCE_METRICS: [MetricDef; 33] = {
+/// then per set; then the search player's best moves over every chosen set and per set; then
+/// the games against the greedy player.
+pub(crate) const REFERENCE_METRICS: [MetricDef; 37] = {
     let mut out = [MetricDef {
         name: "",
         description: "",
-    }; 33];
+    }; 37];
     let mut i = 0;
     while i < 12 {
         out[i] = SOLVER_DEFS[i];
@@ -299,6 +379,10 @@ pub(crate) const REFERENCE_METRICS: [MetricDef; 33] = {
     };
     while i < 30 {
         out[i + 3] = C4_SEARCH_DEFS[i - 24];
+        i += 1;
+    }
+    while i < 34 {
+        out[i + 3] = GREEDY_DEFS[i - 30];
         i += 1;
     }
     out
@@ -342,6 +426,15 @@ impl ReferenceEval {
             let c = searched.iter().find(|c| c.set == set);
             out.push(c.map(|c| f64::from(c.best_moves) / f64::from(c.positions.max(1))));
         }
+        let g = r.and_then(|r| r.greedy.as_ref());
+        let share =
+            |n: fn(&GreedyScore) -> u32| g.map(|g| f64::from(n(g)) / f64::from(g.games.max(1)));
+        out.extend([
+            g.map(|g| g.score),
+            g.map(|g| g.ci95),
+            share(|g| g.wins),
+            share(|g| g.draws),
+        ]);
         out
     }
 }
@@ -508,6 +601,85 @@ pub(crate) fn solver_scores<G: Game, E: Evaluator<G>>(
     out
 }
 
+/// The score against the deterministic greedy player after iteration `iteration` (`None`
+/// when `greedy_games` is 0 or the game has no greedy heuristic); `make_eval` makes the
+/// learner's leaf evaluator (one per worker). Scores are reduced in game order.
+pub(crate) fn greedy_scores<G: Abilities, E: Evaluator<G>>(
+    g: &G,
+    settings: &ReferenceSettings,
+    search: &SearchConfig,
+    seed: u64,
+    iteration: u32,
+    make_eval: impl Fn() -> E + Sync + Send,
+) -> Option<GreedyScore> {
+    let state = g.initial_state();
+    if settings.greedy_games == 0 || !g.greedy_features(&state, &[], &mut Vec::new()) {
+        return None;
+    }
+    let mut cfg = evaluation_search(&search.at_iteration(iteration));
+    if let Some(n) = settings.greedy_simulations {
+        cfg.simulations = n.into();
+    }
+    let scores: Vec<f64> = (0..settings.greedy_games)
+        .into_par_iter()
+        .map_init(
+            || (Search::<G>::new(cfg).ok(), make_eval()),
+            |(search, eval), n| match search {
+                Some(search) => greedy_game(g, search, eval, seed, iteration, n),
+                None => 0.0,
+            },
+        )
+        .collect();
+    let w = super::WinRate::of_scores(&scores);
+    Some(GreedyScore {
+        games: w.games,
+        wins: w.wins,
+        draws: w.draws,
+        score: w.score,
+        ci95: w.ci95,
+    })
+}
+
+/// One game of the learner's search against the deterministic greedy player; returns the
+/// learner's score (a search error, impossible from a decision state, scores 0).
+fn greedy_game<G: Abilities, E: Evaluator<G>>(
+    g: &G,
+    search: &mut Search<G>,
+    eval: &mut E,
+    seed: u64,
+    iteration: u32,
+    n: u32,
+) -> f64 {
+    let mut rng = stream_fmt(seed, format_args!("greedy-eval({iteration},{n})"));
+    let seat = if n.is_multiple_of(2) {
+        Player::P0
+    } else {
+        Player::P1
+    };
+    let (mut outcomes, mut legal, mut features) = (Vec::new(), Vec::new(), Vec::new());
+    let end = play_loop(
+        g,
+        g.initial_state(),
+        &mut rng,
+        &mut outcomes,
+        None,
+        |s, p, ply, rng| -> Result<Decision, SearchError> {
+            let action = if p == seat {
+                search.run(g, s, ply, eval, rng)?.action
+            } else {
+                g.legal_actions(s, &mut legal);
+                g.greedy_features(s, &legal, &mut features);
+                legal[greedy_choice(GreedyMode::Deterministic, &features, rng)]
+            };
+            Ok(Decision::Play {
+                action,
+                search: None,
+            })
+        },
+    );
+    end.map_or(0.0, |e| e.result().score(seat))
+}
+
 /// One game of the learner's search against MCTS-Solver; returns the learner's score (a
 /// search error, impossible from a decision state, scores 0).
 #[allow(clippy::too_many_arguments)]
@@ -568,6 +740,7 @@ mod tests {
         assert_eq!(REFERENCE_METRICS[26].name, "c4_search_best_move");
         assert_eq!(REFERENCE_METRICS[27].name, "c4_search_best_move_l3_r1");
         assert_eq!(REFERENCE_METRICS[32].name, "c4_search_best_move_l1_r3");
+        assert_eq!(REFERENCE_METRICS[33].name, "wr_greedy");
     }
 
     /// The search player's benchmark: off by default (and then out of the settings record);
@@ -654,6 +827,64 @@ mod tests {
         let prev: MetricValues = vec![("auc_solver_1x", Some(2.0))];
         let later = solver_scores(&g, &settings, &search, 3, 2, Some(&prev), || Uniform);
         assert_eq!(later[0].auc, Some(2.0 + later[0].score));
+    }
+
+    /// Games against the greedy player: off at 0 (and out of the settings record), nothing on
+    /// a game without a greedy player, the same on 1 and 2 threads, values in place, and the
+    /// record's fourth field read back as written while records without it keep their bytes.
+    #[test]
+    fn greedy_scores_play_the_greedy_player() {
+        use crate::games::checkers::{Checkers, WinRule};
+        let g = Checkers::new(5, 3, WinRule::AllOwn, 60).unwrap();
+        let off = ReferenceSettings::default();
+        let json = serde_json::to_string(&off).unwrap();
+        assert!(!json.contains("greedy"), "{json}");
+        let search = SearchConfig {
+            simulations: 8.into(),
+            ..SearchConfig::default()
+        };
+        let rollout = || crate::search::Rollout::new(1);
+        assert_eq!(greedy_scores(&g, &off, &search, 1, 2, rollout), None);
+        let on = ReferenceSettings {
+            greedy_games: 6,
+            greedy_simulations: Some(16),
+            ..off
+        };
+        let c4 = crate::games::ConnectFour::new(5, 4).unwrap();
+        assert_eq!(greedy_scores(&c4, &on, &search, 1, 2, rollout), None);
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| greedy_scores(&g, &on, &search, 1, 2, rollout))
+        };
+        let one = run(1).unwrap();
+        assert_eq!(Some(one.clone()), run(2));
+        assert_eq!(one.games, 6);
+        assert!(one.wins + one.draws <= 6 && (0.0..=1.0).contains(&one.score));
+        let r = ReferenceEval {
+            greedy: Some(one.clone()),
+            ..ReferenceEval::default()
+        };
+        let values = ReferenceEval::values(Some(&r));
+        let at = |name| {
+            REFERENCE_METRICS
+                .iter()
+                .position(|d| d.name == name)
+                .unwrap()
+        };
+        assert_eq!(values[at("wr_greedy")], Some(one.score));
+        assert_eq!(
+            values[at("greedy_draw_share")],
+            Some(f64::from(one.draws) / 6.0)
+        );
+        let bytes = postcard::to_stdvec(&r).unwrap();
+        assert_eq!(postcard::from_bytes::<ReferenceEval>(&bytes).unwrap(), r);
+        let none = ReferenceEval::default();
+        let two = postcard::to_stdvec(&(&none.solver, &none.c4)).unwrap();
+        assert_eq!(postcard::to_stdvec(&none).unwrap(), two);
+        assert!(bytes.starts_with(&two));
     }
 
     #[test]

@@ -26,6 +26,7 @@
 //!
 //! How to add a learner: docs/learners.md.
 
+mod gate;
 pub mod network;
 pub mod tabular;
 

@@ -16,6 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::gate::{GateResult, GateSettings, gate_score};
 use super::tabular::TABULAR_METRICS as SHARED;
 use super::{
     Checkpoint, CheckpointRefs, EvalContext, Learner, LearnerContext, LearnerError,
@@ -23,7 +24,8 @@ use super::{
 };
 use crate::error::SettingError;
 use crate::eval::reference::{
-    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, c4_search_scores, solver_scores,
+    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, c4_search_scores,
+    evaluation_search, greedy_scores, solver_scores,
 };
 use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
 use crate::game::{Action, Game};
@@ -179,6 +181,10 @@ pub struct NetworkSettings {
     /// earlier runs hash as before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<ReferenceSettings>,
+    /// `[learner.network.gate]`: gating against the best model M* (learners/gate.rs; absent:
+    /// none, self-play uses the trained model). Left out of the record when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateSettings>,
 }
 
 impl Default for NetworkSettings {
@@ -208,6 +214,7 @@ impl Default for NetworkSettings {
             batch_size: 256,
             train_steps: 100,
             reference: None,
+            gate: None,
         }
     }
 }
@@ -322,6 +329,9 @@ impl NetworkSettings {
         }
         if let Some(r) = &self.reference {
             r.validate()?;
+        }
+        if let Some(gate) = &self.gate {
+            gate.validate()?;
         }
         let most = u64::from(check.window) * u64::from(check.games_per_iteration);
         if let Some(r) = self.replay_games
@@ -471,8 +481,10 @@ impl Record for OptimizerRecord {
     const KIND: &'static str = "network-optimizer/v1";
 }
 
-/// `network-checkpoint/v1`: the root of a checkpoint.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// `network-checkpoint/v1`: the root of a checkpoint. `best`, the weights of the best model
+/// M* under gating (learners/gate.rs), is written last and only when present, so a
+/// checkpoint without it has the bytes it had before gating existed.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct CheckpointRecord {
     pub iteration: u32,
     /// Parameters in all (a check against the run's architecture).
@@ -484,6 +496,62 @@ pub(crate) struct CheckpointRecord {
     pub(crate) loss_value: f64,
     /// Samples in the replay buffer at the last training.
     pub buffer: u64,
+    /// M*'s `network-params/v1` (gating only).
+    pub(crate) best: Option<ObjectHash>,
+}
+
+impl Serialize for CheckpointRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        let mut t = s.serialize_tuple(7 + usize::from(self.best.is_some()))?;
+        t.serialize_element(&self.iteration)?;
+        t.serialize_element(&self.parameters)?;
+        t.serialize_element(&self.params)?;
+        t.serialize_element(&self.optimizer)?;
+        t.serialize_element(&self.loss_policy)?;
+        t.serialize_element(&self.loss_value)?;
+        t.serialize_element(&self.buffer)?;
+        if let Some(b) = &self.best {
+            t.serialize_element(b)?;
+        }
+        t.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for CheckpointRecord {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CheckpointRecord, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = CheckpointRecord;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a network checkpoint")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<CheckpointRecord, A::Error> {
+                fn next<'de, T: Deserialize<'de>, A: serde::de::SeqAccess<'de>>(
+                    seq: &mut A,
+                    i: usize,
+                ) -> Result<T, A::Error> {
+                    seq.next_element()?
+                        .ok_or_else(|| serde::de::Error::invalid_length(i, &"7 or 8 fields"))
+                }
+                Ok(CheckpointRecord {
+                    iteration: next(&mut seq, 0)?,
+                    parameters: next(&mut seq, 1)?,
+                    params: next(&mut seq, 2)?,
+                    optimizer: next(&mut seq, 3)?,
+                    loss_policy: next(&mut seq, 4)?,
+                    loss_value: next(&mut seq, 5)?,
+                    buffer: next(&mut seq, 6)?,
+                    // The bytes end here without gating: read as "no M*".
+                    best: seq.next_element().ok().flatten(),
+                })
+            }
+        }
+        d.deserialize_tuple(8, V)
+    }
 }
 
 impl Record for CheckpointRecord {
@@ -506,12 +574,17 @@ pub struct NetworkEvaluation {
     pub(crate) loss_value: f64,
     pub buffer: u64,
     pub reference: Option<ReferenceEval>,
+    /// The iteration's gating match (learners/gate.rs): written after the reference metrics
+    /// (empty ones standing in when there are none), only under gating.
+    pub gate: Option<GateResult>,
 }
 
 impl Serialize for NetworkEvaluation {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(8 + usize::from(self.reference.is_some()))?;
+        let reference = self.reference.is_some() || self.gate.is_some();
+        let fields = 8 + usize::from(reference) + usize::from(self.gate.is_some());
+        let mut t = s.serialize_tuple(fields)?;
         t.serialize_element(&self.iteration)?;
         t.serialize_element(&self.wr_p)?;
         t.serialize_element(&self.err_p)?;
@@ -520,8 +593,11 @@ impl Serialize for NetworkEvaluation {
         t.serialize_element(&self.loss_policy)?;
         t.serialize_element(&self.loss_value)?;
         t.serialize_element(&self.buffer)?;
-        if let Some(r) = &self.reference {
-            t.serialize_element(r)?;
+        if reference {
+            t.serialize_element(&self.reference.clone().unwrap_or_default())?;
+        }
+        if let Some(gate) = &self.gate {
+            t.serialize_element(gate)?;
         }
         t.end()
     }
@@ -544,7 +620,7 @@ impl<'de> Deserialize<'de> for NetworkEvaluation {
                     i: usize,
                 ) -> Result<T, A::Error> {
                     seq.next_element()?
-                        .ok_or_else(|| serde::de::Error::invalid_length(i, &"8 or 9 fields"))
+                        .ok_or_else(|| serde::de::Error::invalid_length(i, &"8 to 10 fields"))
                 }
                 Ok(NetworkEvaluation {
                     iteration: next(&mut seq, 0)?,
@@ -557,11 +633,16 @@ impl<'de> Deserialize<'de> for NetworkEvaluation {
                     buffer: next(&mut seq, 7)?,
                     // The bytes end here in an evaluation without reference metrics: postcard
                     // reports the end of its input, read as "not measured".
-                    reference: seq.next_element().ok().flatten(),
+                    reference: seq
+                        .next_element::<ReferenceEval>()
+                        .ok()
+                        .flatten()
+                        .filter(|r| *r != ReferenceEval::default()),
+                    gate: seq.next_element().ok().flatten(),
                 })
             }
         }
-        d.deserialize_tuple(9, V)
+        d.deserialize_tuple(10, V)
     }
 }
 
@@ -594,14 +675,29 @@ const OWN_METRICS: [MetricDef; 12] = [
     },
 ];
 
-const ALL_METRICS: [MetricDef; 12 + REFERENCE_METRICS.len()] = {
-    let mut out = [OWN_METRICS[0]; 12 + REFERENCE_METRICS.len()];
+/// The gating match's metrics (learners/gate.rs).
+const GATE_METRICS: [MetricDef; 2] = [
+    MetricDef {
+        name: "gate_score",
+        description: "network with gating: the trained model's score against the best model \
+                      M* in the iteration's gating games",
+    },
+    MetricDef {
+        name: "gate_promoted",
+        description: "network with gating: 1 when the trained model replaced M*, else 0",
+    },
+];
+
+const ALL_METRICS: [MetricDef; 14 + REFERENCE_METRICS.len()] = {
+    let mut out = [OWN_METRICS[0]; 14 + REFERENCE_METRICS.len()];
     let mut i = 0;
     while i < out.len() {
         out[i] = if i < 12 {
             OWN_METRICS[i]
-        } else {
+        } else if i < 12 + REFERENCE_METRICS.len() {
             REFERENCE_METRICS[i - 12]
+        } else {
+            GATE_METRICS[i - 12 - REFERENCE_METRICS.len()]
         };
         i += 1;
     }
@@ -609,8 +705,8 @@ const ALL_METRICS: [MetricDef; 12 + REFERENCE_METRICS.len()] = {
 };
 
 /// The network learner's metrics: the shared WR_p, ERR_p, MAE_v and coverage definitions,
-/// its training losses, then the reference metrics of unsolved variants
-/// ([`crate::eval::reference`]).
+/// its training losses, the reference metrics of unsolved variants
+/// ([`crate::eval::reference`]), then the gating match's.
 pub(crate) const NETWORK_METRICS: &[MetricDef] = &ALL_METRICS;
 
 /// Self-play games a worker plays at once (docs/network.md, "Throughput").
@@ -635,6 +731,13 @@ pub struct Network<G: Game> {
     encoder: Encoder<G>,
     losses: Losses,
     buffer: u64,
+    /// The game (the gating match plays it).
+    game: G,
+    /// Under gating, the best model M*: what self-play, evaluation and `model:RUN@I` use
+    /// (learners/gate.rs). `None` without gating.
+    best: Option<Box<Network<G>>>,
+    /// The last gating match.
+    gate: Option<GateResult>,
 }
 
 impl<G: Game> std::fmt::Debug for Network<G> {
@@ -662,7 +765,7 @@ impl<G: Abilities> Network<G> {
         let optim = settings.optim();
         let opt = OptimState::new(&optim, layout.params());
         let weights = layout.weights(&params);
-        Ok(Network {
+        let mut net = Network {
             settings,
             layout,
             weights,
@@ -672,7 +775,58 @@ impl<G: Abilities> Network<G> {
             encoder,
             losses: Losses::default(),
             buffer: 0,
-        })
+            game: g.clone(),
+            best: None,
+            gate: None,
+        };
+        net.best = net.settings.gate.is_some().then(|| Box::new(net.copy()));
+        Ok(net)
+    }
+
+    /// A copy of the model (weights, settings, optimiser state) without M*.
+    fn copy(&self) -> Network<G> {
+        Network {
+            settings: self.settings.clone(),
+            layout: self.layout.clone(),
+            weights: self.weights.clone(),
+            params: self.params.clone(),
+            optim: self.optim,
+            opt: self.opt.clone(),
+            encoder: self.encoder.clone(),
+            losses: self.losses,
+            buffer: self.buffer,
+            game: self.game.clone(),
+            best: None,
+            gate: None,
+        }
+    }
+
+    /// The model that plays: M* under gating, else the trained model.
+    fn playing(&self) -> &Network<G> {
+        self.best.as_deref().unwrap_or(self)
+    }
+
+    /// Under gating, the trained model plays M* after iteration `iteration`'s training and
+    /// replaces it when its score is above the threshold (learners/gate.rs).
+    fn gate(&mut self, ctx: LearnerContext<'_>, iteration: u32) {
+        let (Some(gate), Some(best)) = (&self.settings.gate, &self.best) else {
+            return;
+        };
+        let search = evaluation_search(&ctx.search.at_iteration(iteration));
+        let score = gate_score(
+            &self.game,
+            gate,
+            search,
+            ctx.model_seed,
+            iteration,
+            || self.eval(),
+            || best.eval(),
+        );
+        let promoted = score > gate.threshold;
+        if promoted {
+            self.best = Some(Box::new(self.copy()));
+        }
+        self.gate = Some(GateResult { score, promoted });
     }
 
     /// Parameters in all.
@@ -815,7 +969,16 @@ impl<G: Abilities> Learner<G> for Network<G> {
     type Evaluation = NetworkEvaluation;
 
     fn validate(check: SettingsCheck<'_>) -> Result<(), SettingError> {
-        settings_of(check.learner).validate(check)
+        let settings = settings_of(check.learner);
+        let greedy = settings.reference.as_ref().map_or(0, |r| r.greedy_games);
+        if greedy > 0 && G::ABILITIES.greedy_features.is_none() {
+            return Err(SettingError::new(
+                "learner.network.reference.greedy_games",
+                greedy,
+                "0 for a game without a greedy player (Chinese Checkers has one)",
+            ));
+        }
+        settings.validate(check)
     }
 
     fn new(g: &G, ctx: LearnerContext<'_>) -> Result<Self, LearnerError> {
@@ -857,14 +1020,32 @@ impl<G: Abilities> Learner<G> for Network<G> {
             value: c.loss_value,
         };
         net.buffer = c.buffer;
+        if net.settings.gate.is_some() {
+            // M* as stored; a checkpoint from before gating was on starts it at the model.
+            let mut best = net.copy();
+            if let Some(h) = &c.best {
+                let p: ParamsRecord = store.get(h)?;
+                if p.values.len() != n {
+                    return Err(LearnerError::Usage(format!(
+                        "network checkpoint {root}: M* has {} parameters, the run's network {n}",
+                        p.values.len()
+                    )));
+                }
+                best.params = p.values;
+                best.weights = best.layout.weights(&best.params);
+            }
+            net.best = Some(Box::new(best));
+        }
         Ok(net)
     }
 
     fn references(store: &Store, root: &ObjectHash) -> Result<CheckpointRefs, LearnerError> {
         // A network checkpoint root names its weights and optimiser state (docs/network.md).
         let c: CheckpointRecord = store.get(root)?;
+        let best = c.best.map(|h| ("best", h));
         let references = [("params", c.params), ("optimizer", c.optimizer)]
             .into_iter()
+            .chain(best)
             .map(|(what, hash)| Reference {
                 what: what.into(),
                 hash,
@@ -906,11 +1087,11 @@ impl<G: Abilities> Learner<G> for Network<G> {
     }
 
     fn evaluator(&self) -> NetEval<'_, G> {
-        self.eval()
+        self.playing().eval()
     }
 
     fn greedy_action(&self, _: &G, s: &G::State, legal: &[Action]) -> Action {
-        self.eval().greedy(s, legal)
+        self.playing().eval().greedy(s, legal)
     }
 
     fn samples(
@@ -991,6 +1172,7 @@ impl<G: Abilities> Learner<G> for Network<G> {
         if steps > 0 {
             self.weights = self.layout.weights(&self.params);
         }
+        self.gate(ctx, iteration);
         TrainReport {
             samples: u64::from(steps) * b as u64,
             units: self.buffer,
@@ -1011,6 +1193,12 @@ impl<G: Abilities> Learner<G> for Network<G> {
         let optimizer = Encoded::of(&OptimizerRecord {
             state: self.opt.clone(),
         })?;
+        let best = match &self.best {
+            Some(b) => Some(Encoded::of(&ParamsRecord {
+                values: b.params.clone(),
+            })?),
+            None => None,
+        };
         let root = Encoded::of(&CheckpointRecord {
             iteration,
             parameters: self.params.len() as u64,
@@ -1019,11 +1207,18 @@ impl<G: Abilities> Learner<G> for Network<G> {
             loss_policy: self.losses.policy,
             loss_value: self.losses.value,
             buffer: self.buffer,
+            best: best.as_ref().map(|b| b.hash),
         })?;
-        let bytes = (params.bytes.len() + optimizer.bytes.len() + root.bytes.len()) as u64;
+        // M* equal to the trained model is the same object, stored once.
+        let best = best.filter(|b| b.hash != params.hash);
+        let root_hash = root.hash;
+        let mut objects = vec![params, optimizer];
+        objects.extend(best);
+        objects.push(root);
+        let bytes = objects.iter().map(|o| o.bytes.len() as u64).sum();
         Ok(Checkpoint {
-            root: root.hash,
-            objects: vec![params, optimizer, root],
+            root: root_hash,
+            objects,
             full: true,
             bytes,
         })
@@ -1040,9 +1235,12 @@ impl<G: Abilities> Learner<G> for Network<G> {
             loss_value: self.losses.value,
             buffer: self.buffer,
             reference: None,
+            gate: self.gate,
         };
+        // The model that plays (M* under gating) is the one measured.
+        let net = self.playing();
         let reference = self.settings.reference.clone().unwrap_or_default();
-        let mut ev = self.eval();
+        let mut ev = net.eval();
         let c4 = c4_scores(g, &reference, |s, legal| ev.greedy_value(s, legal));
         let Some(truth) = e.truth else {
             // An unsolved variant: the reference metrics.
@@ -1053,7 +1251,7 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 ctx.model_seed,
                 e.iteration,
                 e.previous,
-                || self.eval(),
+                || net.eval(),
             );
             let c4_search = c4_search_scores(
                 g,
@@ -1061,13 +1259,22 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 ctx.search,
                 ctx.model_seed,
                 e.iteration,
-                || self.eval(),
+                || net.eval(),
             );
-            if !solver.is_empty() || c4.is_some() || !c4_search.is_empty() {
+            let greedy = greedy_scores(
+                g,
+                &reference,
+                ctx.search,
+                ctx.model_seed,
+                e.iteration,
+                || net.eval(),
+            );
+            if !solver.is_empty() || c4.is_some() || !c4_search.is_empty() || greedy.is_some() {
                 out.reference = Some(ReferenceEval {
                     solver,
                     c4: c4.unwrap_or_default(),
                     c4_search,
+                    greedy,
                 });
             }
             return out;
@@ -1079,12 +1286,12 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 ctx.model_seed,
                 e.iteration,
                 e.plan.wr_p_games,
-                || self.eval(),
+                || net.eval(),
                 |ev, s, legal| ev.greedy(s, legal),
             ));
         }
         if e.plan.errors {
-            let mut ev = self.eval();
+            let mut ev = net.eval();
             let (err, mae) =
                 truth.test_errors(g, |s, legal, priors| ev.priors_value(s, legal, priors));
             out.err_p = Some(err);
@@ -1105,7 +1312,11 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 Some(e.loss_value),
                 Some(e.buffer as f64),
             ])
-            .chain(ReferenceEval::values(e.reference.as_ref()));
+            .chain(ReferenceEval::values(e.reference.as_ref()))
+            .chain([
+                e.gate.map(|g| g.score),
+                e.gate.map(|g| f64::from(u8::from(g.promoted))),
+            ]);
         NETWORK_METRICS
             .iter()
             .zip(values)
@@ -1231,6 +1442,7 @@ mod tests {
             loss_value: 0.25,
             buffer: 7,
             reference: None,
+            gate: None,
         };
         // The layout before them: the eight fields one after another (postcard writes a
         // struct as a tuple).
@@ -1268,6 +1480,7 @@ mod tests {
                     best_moves: 7,
                 }],
                 c4_search: Vec::new(),
+                greedy: None,
             }),
             ..e.clone()
         };
