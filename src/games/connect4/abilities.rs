@@ -21,6 +21,8 @@ impl Abilities for ConnectFour {
         greedy_features: None,
         encoder: Some(encoded),
         reference_set: Some(reference_set),
+        mirror: None,
+        random_placement: None,
     };
 }
 
