@@ -1361,20 +1361,28 @@ mod tests {
         RunConfig::from_toml(&format!("{CHECKERS}[learner.network]\n{extra}\n"), "x").unwrap()
     }
 
-    /// A random game of `g` as a self-play record: every move "searched", one visit on the
-    /// move played (as the greedy mover's records), ending as the rules end it.
+    /// A game of `g` as a self-play record: every move "searched", one visit on the move
+    /// played (as the greedy mover's records), ending as the rules end it.
     fn random_record(g: &crate::games::Checkers, i: u32) -> GameRecord {
         use crate::game::Turn;
         use crate::game_record::{SearchStats, Step};
 
         let mut rng = stream_fmt(11, format_args!("record({i})"));
         let (mut s, mut legal, mut steps) = (g.initial_state(), Vec::new(), Vec::new());
+        let mut features = Vec::new();
         let result = loop {
             match g.turn(&s) {
                 Turn::Terminal(r) => break r,
                 Turn::Player(_) => {
                     g.legal_actions(&s, &mut legal);
-                    let k = uniform_index(&mut rng, legal.len());
+                    // In even games mostly the greedy move of largest forward gain (they
+                    // end), else a uniform one (odd games run into the move limit).
+                    g.greedy_features(&s, &legal, &mut features);
+                    let k = if i % 2 == 0 && rng.random::<f64>() < 0.7 {
+                        (0..legal.len()).max_by_key(|&k| features[k].0).unwrap()
+                    } else {
+                        uniform_index(&mut rng, legal.len())
+                    };
                     let mut visits = vec![0; legal.len()];
                     visits[k] = 1;
                     steps.push(Step::Move {
