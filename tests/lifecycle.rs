@@ -941,14 +941,14 @@ fn checkers_data(dir: &Path, name: &str) -> String {
     let text = format!(
         r#"
 name = "{name}"
-variant = "checkers:5x5-3,max_plies=40"
+variant = "checkers:4x4-3,max_plies=60"
 seed = 7
-iterations = 3
-games_per_iteration = 24
+iterations = 4
+games_per_iteration = 64
 window = 2
 
 [search]
-simulations = 8
+simulations = 16
 
 [eval]
 wr_p = false
@@ -983,7 +983,7 @@ solver_games = 0
 fn checkers_data_pipeline_runs_are_deterministic_and_resume() {
     let dir = tempfile::tempdir().unwrap();
     let s = checkers_data(dir.path(), "ccdata");
-    let h = kill_and_resume(dir.path(), &s, 3, Some(24), 2, 31, 0.0);
+    let h = kill_and_resume(dir.path(), &s, 4, Some(64), 3, 31, 0.3);
     assert_eq!(same_head_at_1_and_2_threads(dir.path(), &s, "cc"), h);
     let one = dir.path().join("cc1.db");
     let buffer = sql(
@@ -991,6 +991,15 @@ fn checkers_data_pipeline_runs_are_deterministic_and_resume() {
         "SELECT min(value) AS n FROM metrics WHERE name = 'replay_samples' AND iteration > 0",
     );
     assert!(buffer[0]["n"].as_f64().unwrap() > 0.0, "{buffer}");
+    // Both kinds of game were played: drawn ones (skipped) and decided ones (trained on).
+    let games = sql(
+        &one,
+        "SELECT sum(score_p0 = 0.5) AS drawn, sum(score_p0 <> 0.5) AS decided FROM run_games",
+    );
+    assert!(
+        games[0]["drawn"].as_i64() > Some(0) && games[0]["decided"].as_i64() > Some(0),
+        "{games}"
+    );
 }
 
 /// A tiny network on 5x5 Go (docs/network.md, "Go"): OpenSpiel's observation planes, a
