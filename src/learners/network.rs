@@ -1112,7 +1112,12 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 image.sort_unstable_by_key(|x| x.0);
                 let ms = (m.state)(g, s);
                 push(s, legal.to_vec(), target, z);
-                push(&ms, image.iter().map(|x| x.0).collect(), image.iter().map(|x| x.1).collect(), z);
+                push(
+                    &ms,
+                    image.iter().map(|x| x.0).collect(),
+                    image.iter().map(|x| x.1).collect(),
+                    z,
+                );
             } else {
                 push(s, legal.to_vec(), target, z);
             }
@@ -1378,7 +1383,7 @@ mod tests {
                     // In even games mostly the greedy move of largest forward gain (they
                     // end), else a uniform one (odd games run into the move limit).
                     g.greedy_features(&s, &legal, &mut features);
-                    let k = if i % 2 == 0 && rng.random::<f64>() < 0.7 {
+                    let k = if i.is_multiple_of(2) && rng.random::<f64>() < 0.7 {
                         (0..legal.len()).max_by_key(|&k| features[k].0).unwrap()
                     } else {
                         uniform_index(&mut rng, legal.len())
@@ -1418,7 +1423,10 @@ mod tests {
         out
     }
 
-    fn bits(v: &[NetSample]) -> Vec<(Vec<u32>, Vec<u16>, Vec<u32>, u32, bool)> {
+    /// A sample's bits: planes, legal actions, target, outcome, whether first.
+    type SampleBits = (Vec<u32>, Vec<u16>, Vec<u32>, u32, bool);
+
+    fn bits(v: &[NetSample]) -> Vec<SampleBits> {
         v.iter()
             .map(|s| {
                 let e = &s.example;
@@ -1509,7 +1517,9 @@ mod tests {
                 let nn = (n * n) as u16;
                 // (Chinese Checkers' action image does not depend on the state.)
                 for (&act, &t) in a.legal.iter().zip(&a.target) {
-                    let j = b.legal.binary_search(&(m.action)(&g, &g.initial_state(), act));
+                    let j = b
+                        .legal
+                        .binary_search(&(m.action)(&g, &g.initial_state(), act));
                     assert_eq!(b.target[j.unwrap()], t);
                     assert_eq!(act / nn, b.legal[j.unwrap()] / nn, "same checker");
                 }
@@ -1517,7 +1527,10 @@ mod tests {
         }
         // Refused on a game without a mirror image, naming the game.
         let e = parse("[learner.network]\naugment = \"mirror\"\n").unwrap_err();
-        assert!(e.contains("learner.network.augment") && e.contains("Ewn"), "{e}");
+        assert!(
+            e.contains("learner.network.augment") && e.contains("Ewn"),
+            "{e}"
+        );
         let e = parse("[learner.network]\naugment = \"rotate\"\n").unwrap_err();
         assert!(e.contains("augment") && e.contains("mirror"), "{e}");
     }
@@ -1558,21 +1571,34 @@ mod tests {
         let train = |iteration: u32| {
             let mut net = <Net as Learner<_>>::new(&g, cfg.learner_context(4)).unwrap();
             let r = net.train(cfg.learner_context(4), iteration, &refs);
-            (r.samples, net.params.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+            (
+                r.samples,
+                net.params.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            )
         };
         let (samples, a) = train(1);
         assert_eq!(samples, 2 * window.len() as u64);
         assert_eq!(train(1).1, a);
         assert_ne!(train(2).1, a);
         let untrained = <Net as Learner<_>>::new(&g, cfg.learner_context(4)).unwrap();
-        assert_ne!(untrained.params.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), a);
+        assert_ne!(
+            untrained
+                .params
+                .iter()
+                .map(|x| x.to_bits())
+                .collect::<Vec<_>>(),
+            a
+        );
         let e = RunConfig::from_toml(
             &format!("{CHECKERS}[learner.network]\ntrain_epochs = 2\ntrain_steps = 10\n"),
             "x",
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("train_steps") && e.contains("train_epochs"), "{e}");
+        assert!(
+            e.contains("train_steps") && e.contains("train_epochs"),
+            "{e}"
+        );
     }
 
     /// The new keys are left out of the settings record at their defaults (earlier runs

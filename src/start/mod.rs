@@ -230,7 +230,7 @@ impl StartSettings {
             return Err(SettingError::new(
                 "start.weights",
                 format!("{:?}", self.weights),
-                &format!(
+                format!(
                     "a first weight (random placements) of 0 for {}: the game has no random \
                      placements (Chinese Checkers has them)",
                     g.variant()
@@ -277,7 +277,10 @@ mod tests {
         assert!(mixed([5.0, 3.0, 2.0]).validate().is_ok());
         for w in [[0.0, 0.0, 0.0], [-1.0, 3.0, 2.0], [f64::NAN, 1.0, 1.0]] {
             let e = mixed(w).validate().unwrap_err().to_string();
-            assert!(e.contains("start.weights") && e.contains("[5, 3, 2]"), "{e}");
+            assert!(
+                e.contains("start.weights") && e.contains("[5, 3, 2]"),
+                "{e}"
+            );
         }
         let e = StartSettings {
             opening_moves: 5000,
@@ -292,7 +295,10 @@ mod tests {
             .validate_game(&ewn)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("start.weights") && e.contains("ewn:3x3x3"), "{e}");
+        assert!(
+            e.contains("start.weights") && e.contains("ewn:3x3x3"),
+            "{e}"
+        );
         assert!(mixed([0.0, 3.0, 2.0]).validate_game(&ewn).is_ok());
         let checkers: crate::games::AnyGame = "checkers:5x5-3".parse().unwrap();
         let crate::games::AnyGame::Checkers(checkers) = checkers else {

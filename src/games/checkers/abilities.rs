@@ -20,9 +20,7 @@
 
 use super::{CYCLE_WINDOW, Checkers, CheckersState, MAX_CHECKERS, Square};
 use crate::game::{Action, Game, Player, Turn};
-use crate::games::abilities::{
-    Abilities, AbilitySet, Mirror, encoded, solvable_test_positions,
-};
+use crate::games::abilities::{Abilities, AbilitySet, Mirror, encoded, solvable_test_positions};
 use crate::rng::{StreamRng, uniform_index};
 use crate::solver::load_or_solve;
 
@@ -198,7 +196,12 @@ mod tests {
                     continue;
                 };
                 let image = g.key(&(m.state)(&g, &s));
-                assert_eq!(sol.value_of_key(&image), Some(value), "{v}: {}", g.notation(&s));
+                assert_eq!(
+                    sol.value_of_key(&image),
+                    Some(value),
+                    "{v}: {}",
+                    g.notation(&s)
+                );
                 compared += 1;
                 decided += usize::from(value != 0.0);
             }
