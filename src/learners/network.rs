@@ -943,7 +943,7 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 "augment",
                 "mirror",
                 &format!(
-                    "\"none\" for {}: the game has no mirror image (Chinese Checkers has one)",
+                    "\"none\" for {}: the game has no mirror image (Chinese Checkers and Connect Four have one)",
                     game_name::<G>()
                 ),
             ));
