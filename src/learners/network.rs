@@ -257,10 +257,12 @@ impl Default for NetworkSettings {
     }
 }
 
-/// The game's type name (`Ewn`, `Checkers`), for errors raised where only its type is known.
+/// The game's type name (`Ewn`, `Checkers`, `Go`), for errors raised where only its type is
+/// known.
 fn game_name<G>() -> &'static str {
     let full = std::any::type_name::<G>();
-    full.rsplit("::").next().unwrap_or(full)
+    let path = full.split('<').next().unwrap_or(full);
+    path.rsplit("::").next().unwrap_or(path)
 }
 
 /// A range error naming `learner.network.KEY`.
@@ -1531,6 +1533,7 @@ mod tests {
             e.contains("learner.network.augment") && e.contains("Ewn"),
             "{e}"
         );
+        assert_eq!(game_name::<crate::games::Go9>(), "Go");
         let e = parse("[learner.network]\naugment = \"rotate\"\n").unwrap_err();
         assert!(e.contains("augment") && e.contains("mirror"), "{e}");
     }
