@@ -1458,6 +1458,7 @@ mod tests {
         let g = checkers();
         let all_cfg = checkers_config("");
         let cfg = checkers_config("retain = 0.25");
+        let half = checkers_config("retain = 0.5");
         let (mut total, mut kept) = (0usize, 0usize);
         for i in 0..60 {
             let r = random_record(&g, i);
@@ -1465,6 +1466,14 @@ mod tests {
             assert_eq!(all.len(), r.steps.len());
             let some = samples_of(&cfg, &g, &r);
             assert_eq!(bits(&some), bits(&samples_of(&cfg, &g, &r)), "game {i}");
+            // A smaller fraction keeps a subset of a larger one's samples (same draws).
+            let more: Vec<_> = bits(&samples_of(&half, &g, &r))
+                .into_iter()
+                .map(|b| (b.0, b.1, b.2, b.3))
+                .collect();
+            for b in bits(&some) {
+                assert!(more.contains(&(b.0, b.1, b.2, b.3)), "game {i}");
+            }
             // The kept samples are a subsequence of all, the first of them marked first.
             let all_bits = bits(&all);
             let mut at = 0;
