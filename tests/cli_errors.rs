@@ -177,6 +177,12 @@ const CASES: &[Case] = &[
     case(&["--db", "{db}", "run", "{dir}/net-eps.toml"], 1, "`learner.network.adam_eps` = 5e-324 is out of range"),
     case(&["--db", "{db}", "run", "{dir}/net-lr.toml"], 1, "`learner.network.lr[0][1]` = 1e300 is out of range"),
     case(&["--db", "{db}", "run", "{dir}/net-wd.toml"], 1, "`learner.network.weight_decay` = 1e300 is out of range"),
+    case(&["--db", "{db}", "run", "{dir}/net-retain.toml"], 1, "`learner.network.retain` = 0 is out of range; allowed: a number in (0, 1]"),
+    case(&["--db", "{db}", "run", "{dir}/net-mirror.toml"], 1, "`learner.network.augment` = mirror is out of range; allowed: \"none\" for Ewn: the game has no mirror image"),
+    case(&["--db", "{db}", "run", "{dir}/net-epochs.toml"], 1, "`learner.network.train_steps` = 10 is out of range; allowed: absent when learner.network.train_epochs is given"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "start.policy=\"mixed\"", "--set", "start.weights=[0, 0, 0]"], 1, "`start.weights` = [0.0, 0.0, 0.0] is out of range; allowed: three finite numbers >= 0, not all 0"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "start.policy=\"mixed\"", "--set", "start.weights=[5, 3, 2]"], 1, "a first weight (random placements) of 0 for ewn:3x3x2"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "selfplay.mover=\"greedy\""], 1, "`selfplay.mover` = \"greedy\" is out of range; allowed: \"search\" for ewn:3x3x2: only games with a greedy heuristic"),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"a\\u001b[2Jb\""], 1, "without spaces at either end or control characters"),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"a\\nb\""], 1, "control characters"),
     case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "name=\"a\\u0000b\""], 1, "control characters"),
@@ -310,6 +316,9 @@ games = 20
             ("net-eps.toml", "adam_eps = 5e-324"),
             ("net-lr.toml", "lr = [[1, 1e300]]"),
             ("net-wd.toml", "weight_decay = 1e300"),
+            ("net-retain.toml", "retain = 0.0"),
+            ("net-mirror.toml", "augment = \"mirror\""),
+            ("net-epochs.toml", "train_epochs = 2\ntrain_steps = 10"),
         ] {
             std::fs::write(
                 dir.join(file),

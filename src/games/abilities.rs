@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::game::{Action, Game};
 use crate::nn::encode::{Encode, Encoder};
+use crate::rng::StreamRng;
 use crate::solver::{LoadError, Solution, Solvable};
 use crate::store::Store;
 
@@ -38,6 +39,8 @@ pub type ReferenceFn<G> =
     fn(&G, &str, usize) -> Option<Result<ReferenceSet<<G as Game>::State>, String>>;
 /// The exact values of the legal actions of a state.
 pub type ActionValuesFn<G> = fn(&G, &<G as Game>::State) -> Option<Vec<(Action, f64)>>;
+/// A random start position drawn from a stream.
+pub type PlacementFn<G> = fn(&G, &mut StreamRng) -> <G as Game>::State;
 
 /// What a game can do beyond its rules, as data (like OpenSpiel's `GameType`): each field is
 /// the ability's implementation, or `None` where the game does not have it. A game fills every
@@ -61,6 +64,24 @@ pub struct AbilitySet<G: Game> {
     /// The first `n` positions of a named reference set with their exact values and best
     /// moves (Connect Four 7x6's test sets).
     pub reference_set: Option<ReferenceFn<G>>,
+    /// The board's mirror image, a symmetry of the rules that keeps the side to move: the
+    /// network learner's `augment = "mirror"` adds each sample's image (docs/network.md,
+    /// "Liu et al.'s data pipeline").
+    pub mirror: Option<Mirror<G>>,
+    /// A random placement of every piece: a legal, undecided decision state drawn from the
+    /// stream (the mixed start policy's random placements, docs/learners.md).
+    pub random_placement: Option<PlacementFn<G>>,
+}
+
+/// A symmetry of a game (see [`AbilitySet::mirror`]). `state` is an involution (applied
+/// twice it gives the state back, draw counters included) that keeps the side to move and
+/// commutes with the rules: `state(apply(s, a)) == apply(state(s), action(s, a))` for every
+/// legal `a`, so legal actions map onto legal actions and values are equal.
+pub struct Mirror<G: Game> {
+    /// The image of a state.
+    pub state: fn(&G, &<G as Game>::State) -> <G as Game>::State,
+    /// The image of action `a` of state `s` (an action of the image of `s`).
+    pub action: fn(&G, &<G as Game>::State, Action) -> Action,
 }
 
 /// An exact search per position (see [`AbilitySet::exact_search`]).
@@ -139,6 +160,16 @@ pub trait Abilities: Game {
     ) -> Option<Result<ReferenceSet<Self::State>, String>> {
         Self::ABILITIES.reference_set.and_then(|f| f(self, name, n))
     }
+
+    /// The game's mirror image (`None`: the game has none).
+    fn mirror(&self) -> Option<Mirror<Self>> {
+        Self::ABILITIES.mirror
+    }
+
+    /// A random placement drawn from `rng` (`None`: the game has no such ability).
+    fn random_placement(&self, rng: &mut StreamRng) -> Option<Self::State> {
+        Self::ABILITIES.random_placement.map(|f| f(self, rng))
+    }
 }
 
 impl<G: Game> Clone for ExactSearch<G> {
@@ -148,3 +179,11 @@ impl<G: Game> Clone for ExactSearch<G> {
 }
 
 impl<G: Game> Copy for ExactSearch<G> {}
+
+impl<G: Game> Clone for Mirror<G> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<G: Game> Copy for Mirror<G> {}

@@ -14,6 +14,7 @@
 //! - **Evaluation** (`network-evaluation/v1`): WR_p, ERR_p and MAE_v on solved variants (the
 //!   greedy policy, and the value (tanh + 1) / 2), coverage `seen`, and the training losses.
 
+use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use super::gate::{GateResult, GateSettings, gate_score};
@@ -28,8 +29,8 @@ use crate::eval::reference::{
     evaluation_search, greedy_scores, solver_scores,
 };
 use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
-use crate::game::{Action, Game};
-use crate::game_record::{GameRecord, ReplayError};
+use crate::game::{Action, Game, GameResult};
+use crate::game_record::{GameEnd, GameRecord, ReplayError};
 use crate::games::Abilities;
 use crate::nn::encode::Encoder;
 use crate::nn::{
@@ -108,6 +109,30 @@ fn is_tanh(x: &ValueHeadKind) -> bool {
     *x == ValueHeadKind::Tanh
 }
 
+/// Data augmentation of the samples (`augment`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AugmentKind {
+    /// The samples as played.
+    #[default]
+    #[serde(rename = "none")]
+    None,
+    /// Each kept sample and its mirror image (the game's `mirror` ability; Liu et al.'s
+    /// two-fold augmentation of Chinese Checkers).
+    #[serde(rename = "mirror")]
+    Mirror,
+}
+
+fn is_no_augment(x: &AugmentKind) -> bool {
+    *x == AugmentKind::None
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
+
+/// `train_steps`' default (a spec that gives `train_epochs` leaves it there).
+const DEFAULT_TRAIN_STEPS: u32 = 100;
+
 /// The optimiser's name in the spec.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum OptimizerKind {
@@ -174,8 +199,24 @@ pub struct NetworkSettings {
     /// Games in the replay buffer (absent: every game of the window).
     pub replay_games: Option<u32>,
     pub batch_size: u32,
-    /// Optimiser steps per iteration.
+    /// Optimiser steps per iteration (minibatches drawn with replacement).
     pub train_steps: u32,
+    /// Instead of `train_steps`: passes over the replay buffer per iteration, each a
+    /// permutation in minibatches of `batch_size` (Liu et al.: 2 in stage 1, 5 in stage 2).
+    /// The four keys below are left out of the settings record at their defaults, so earlier
+    /// runs' settings hash as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub train_epochs: Option<u32>,
+    /// Each sample of a stored game is kept with this probability, in (0, 1] (default 1:
+    /// every sample; Liu et al. keep 3-5%), drawn from a stream of the game record.
+    #[serde(skip_serializing_if = "is_one")]
+    pub retain: f64,
+    /// `none` or `mirror` (each kept sample's mirror image too).
+    #[serde(skip_serializing_if = "is_no_augment")]
+    pub augment: AugmentKind,
+    /// No samples from drawn games (Liu et al. discard games over the move limit).
+    #[serde(skip_serializing_if = "is_false")]
+    pub skip_draws: bool,
     /// `[learner.network.reference]`: the reference metrics of unsolved variants (absent:
     /// their defaults). Left out of the settings record when absent, so the settings of
     /// earlier runs hash as before.
@@ -212,11 +253,23 @@ impl Default for NetworkSettings {
             adam_eps: 1e-8,
             replay_games: None,
             batch_size: 256,
-            train_steps: 100,
+            train_steps: DEFAULT_TRAIN_STEPS,
+            train_epochs: None,
+            retain: 1.0,
+            augment: AugmentKind::None,
+            skip_draws: false,
             reference: None,
             gate: None,
         }
     }
+}
+
+/// The game's type name (`Ewn`, `Checkers`, `Go`), for errors raised where only its type is
+/// known.
+fn game_name<G>() -> &'static str {
+    let full = std::any::type_name::<G>();
+    let path = full.split('<').next().unwrap_or(full);
+    path.rsplit("::").next().unwrap_or(path)
 }
 
 /// A range error naming `learner.network.KEY`.
@@ -325,6 +378,31 @@ impl NetworkSettings {
                 "train_steps",
                 self.train_steps,
                 "an integer from 0 to 1000000",
+            ));
+        }
+        if let Some(e) = self.train_epochs {
+            if !(1..=1000).contains(&e) {
+                return Err(bad(
+                    "train_epochs",
+                    e,
+                    "an integer from 1 to 1000 (passes over the replay buffer; Liu et al. \
+                     use 2 and 5)",
+                ));
+            }
+            if self.train_steps != DEFAULT_TRAIN_STEPS {
+                return Err(bad(
+                    "train_steps",
+                    self.train_steps,
+                    "absent when learner.network.train_epochs is given (give one of \
+                     train_steps and train_epochs)",
+                ));
+            }
+        }
+        if !(self.retain > 0.0 && self.retain <= 1.0) {
+            return Err(bad(
+                "retain",
+                self.retain,
+                "a number in (0, 1]: the fraction of samples kept (Liu et al. keep 0.03 to 0.05)",
             ));
         }
         if let Some(r) = &self.reference {
@@ -829,6 +907,51 @@ impl<G: Abilities> Network<G> {
         self.gate = Some(GateResult { score, promoted });
     }
 
+    /// `train_epochs` passes over `buffer`: pass k takes the buffer in the order of a
+    /// permutation (Fisher-Yates, from the identity, drawn from the stream
+    /// `network-epochs(i)` of the model seed, passes one after another), in minibatches of
+    /// `batch_size` (the last one shorter), one optimiser step each.
+    fn train_epochs(
+        &mut self,
+        ctx: LearnerContext<'_>,
+        iteration: u32,
+        lr: f64,
+        epochs: u32,
+        buffer: &[&Example],
+    ) -> TrainReport {
+        let mut rng = stream_fmt(ctx.model_seed, format_args!("network-epochs({iteration})"));
+        let b = self.settings.batch_size as usize;
+        let mut order: Vec<usize> = Vec::with_capacity(buffer.len());
+        let mut trainer = Trainer::new(&self.layout);
+        for _ in 0..epochs {
+            order.clear();
+            order.extend(0..buffer.len());
+            for i in (1..order.len()).rev() {
+                order.swap(i, uniform_index(&mut rng, i + 1));
+            }
+            for batch in order.chunks(b) {
+                self.losses = train_step(
+                    &self.layout,
+                    &mut self.params,
+                    &mut self.opt,
+                    &self.optim,
+                    lr,
+                    buffer,
+                    batch,
+                    &mut trainer,
+                );
+            }
+        }
+        if !buffer.is_empty() {
+            self.weights = self.layout.weights(&self.params);
+        }
+        TrainReport {
+            samples: u64::from(epochs) * buffer.len() as u64,
+            units: self.buffer,
+            beta: lr,
+        }
+    }
+
     /// Parameters in all.
     pub fn parameters(&self) -> usize {
         self.params.len()
@@ -969,16 +1092,30 @@ impl<G: Abilities> Learner<G> for Network<G> {
     type Evaluation = NetworkEvaluation;
 
     fn validate(check: SettingsCheck<'_>) -> Result<(), SettingError> {
-        let settings = settings_of(check.learner);
-        let greedy = settings.reference.as_ref().map_or(0, |r| r.greedy_games);
+        let n = settings_of(check.learner);
+        n.validate(check)?;
+        if n.augment == AugmentKind::Mirror && G::ABILITIES.mirror.is_none() {
+            return Err(bad(
+                "augment",
+                "mirror",
+                &format!(
+                    "\"none\" for {}: the game has no mirror image (Chinese Checkers and Connect Four have one)",
+                    game_name::<G>()
+                ),
+            ));
+        }
+        let greedy = n.reference.as_ref().map_or(0, |r| r.greedy_games);
         if greedy > 0 && G::ABILITIES.greedy_features.is_none() {
             return Err(SettingError::new(
                 "learner.network.reference.greedy_games",
                 greedy,
-                "0 for a game without a greedy player (Chinese Checkers has one)",
+                format!(
+                    "0 for {}: the game has no greedy player (Chinese Checkers has one)",
+                    game_name::<G>()
+                ),
             ));
         }
-        settings.validate(check)
+        Ok(())
     }
 
     fn new(g: &G, ctx: LearnerContext<'_>) -> Result<Self, LearnerError> {
@@ -1096,7 +1233,7 @@ impl<G: Abilities> Learner<G> for Network<G> {
 
     fn samples(
         g: &G,
-        _: LearnerContext<'_>,
+        ctx: LearnerContext<'_>,
         record: &GameRecord,
         states: &[G::State],
         out: &mut Vec<NetSample>,
@@ -1104,25 +1241,71 @@ impl<G: Abilities> Learner<G> for Network<G> {
         let Some(enc) = g.encoder() else {
             return Ok(());
         };
+        let (retain, augment, skip_draws) = ctx
+            .learner
+            .network
+            .as_ref()
+            .map_or((1.0, AugmentKind::None, false), |n| {
+                (n.retain, n.augment, n.skip_draws)
+            });
+        if skip_draws && record.end == GameEnd::Finished(GameResult::Draw) {
+            return Ok(());
+        }
+        let mirror = g.mirror().filter(|_| augment == AugmentKind::Mirror);
+        // Which samples are kept: one uniform draw per sample, in order, from a stream named
+        // by the record's own seed and stream, so the kept set is a function of the record.
+        let mut keep = (retain < 1.0).then(|| {
+            stream_fmt(
+                record.seed,
+                format_args!("network-retain({})", record.stream),
+            )
+        });
         let mut first = true;
-        super::searched_decisions(g, record, states, |s, legal, counts, z| {
-            let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
-            let target = counts
-                .iter()
-                .map(|&c| (f64::from(c) / total.max(1) as f64) as f32)
-                .collect();
+        let mut push = |s: &G::State, legal: Vec<Action>, target: Vec<f32>, z: f64| {
             let mut x = vec![0.0; enc.planes().len()];
             enc.encode(s, &mut x);
             out.push(NetSample {
                 example: Example {
                     x,
-                    legal: legal.to_vec(),
+                    legal,
                     target,
                     z: z as f32,
                 },
                 first,
             });
             first = false;
+        };
+        super::searched_decisions(g, record, states, |s, legal, counts, z| {
+            if let Some(rng) = keep.as_mut()
+                && rng.random::<f64>() >= retain
+            {
+                return;
+            }
+            let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+            let target: Vec<f32> = counts
+                .iter()
+                .map(|&c| (f64::from(c) / total.max(1) as f64) as f32)
+                .collect();
+            if let Some(m) = mirror {
+                // The image: its legal actions are the images of `legal`, ascending, each
+                // with its preimage's target; the side to move, so z, is the same.
+                let mut image: Vec<(Action, f32)> = legal
+                    .iter()
+                    .zip(&target)
+                    .map(|(&a, &t)| ((m.action)(g, s, a), t))
+                    .collect();
+                image.sort_unstable_by_key(|x| x.0);
+                let ms = (m.state)(g, s);
+                push(s, legal.to_vec(), target, z);
+                push(
+                    &ms,
+                    image.iter().map(|x| x.0).collect(),
+                    image.iter().map(|x| x.1).collect(),
+                    z,
+                );
+            } else {
+                push(s, legal.to_vec(), target, z);
+            }
         });
         Ok(())
     }
@@ -1145,6 +1328,11 @@ impl<G: Abilities> Learner<G> for Network<G> {
         }
         let buffer: Vec<&Example> = window[start..].iter().map(|s| &s.example).collect();
         self.buffer = buffer.len() as u64;
+        if let Some(epochs) = self.settings.train_epochs {
+            let report = self.train_epochs(ctx, iteration, lr, epochs, &buffer);
+            self.gate(ctx, iteration);
+            return report;
+        }
         let steps = if buffer.is_empty() {
             0
         } else {
@@ -1379,12 +1567,297 @@ mod tests {
     }
 
     /// The example spec is a tiny MLP on EWN 3x3x3 (docs/network.md).
+    /// The literature spec of Liu et al.'s pipeline (`runs/checkers-liu.toml`) is valid, and
+    /// its network's size is what docs/checkers.md reports.
+    #[test]
+    fn the_liu_spec_parses_and_its_network_has_the_reported_size() {
+        let text = include_str!("../../runs/checkers-liu.toml");
+        let cfg = RunConfig::from_toml(text, "t").unwrap();
+        assert_eq!(cfg.iterations, 200);
+        let crate::games::AnyGame::Checkers(g) = &cfg.game else {
+            panic!("{:?}", cfg.game)
+        };
+        let net = Network::build(g, cfg.learner_context(1)).unwrap();
+        assert_eq!(net.parameters(), 168_767);
+    }
+
     #[test]
     fn the_tiny_spec_parses() {
         let c = RunConfig::from_toml(include_str!("../../runs/network-tiny.toml"), "x").unwrap();
         assert_eq!(c.game.variant(), "ewn:3x3x3");
         let n = settings_of(&c.settings.learner);
         assert_eq!((n.arch, n.hidden.clone()), (ArchKind::Mlp, vec![32]));
+    }
+
+    const CHECKERS: &str = "variant = \"checkers:5x5-3\"\nseed = 1\niterations = 2\n\
+                            games_per_iteration = 10\nwindow = 2\neval.wr_p = false\n\
+                            eval.errors = false\n[learner]\nkind = \"network\"\n";
+
+    fn checkers_config(extra: &str) -> RunConfig {
+        RunConfig::from_toml(&format!("{CHECKERS}[learner.network]\n{extra}\n"), "x").unwrap()
+    }
+
+    /// A game of `g` as a self-play record: every move "searched", one visit on the move
+    /// played (as the greedy mover's records), ending as the rules end it.
+    fn random_record(g: &crate::games::Checkers, i: u32) -> GameRecord {
+        use crate::game::Turn;
+        use crate::game_record::{SearchStats, Step};
+
+        let mut rng = stream_fmt(11, format_args!("record({i})"));
+        let (mut s, mut legal, mut steps) = (g.initial_state(), Vec::new(), Vec::new());
+        let mut features = Vec::new();
+        let result = loop {
+            match g.turn(&s) {
+                Turn::Terminal(r) => break r,
+                Turn::Player(_) => {
+                    g.legal_actions(&s, &mut legal);
+                    // In even games mostly the greedy move of largest forward gain (they
+                    // end), else a uniform one (odd games run into the move limit).
+                    g.greedy_features(&s, &legal, &mut features);
+                    let k = if i.is_multiple_of(2) && rng.random::<f64>() < 0.7 {
+                        (0..legal.len()).max_by_key(|&k| features[k].0).unwrap()
+                    } else {
+                        uniform_index(&mut rng, legal.len())
+                    };
+                    let mut visits = vec![0; legal.len()];
+                    visits[k] = 1;
+                    steps.push(Step::Move {
+                        action: legal[k],
+                        search: Some(SearchStats {
+                            visits,
+                            target: None,
+                            full: true,
+                        }),
+                    });
+                    s = g.apply(&s, legal[k]);
+                }
+                Turn::Chance => unreachable!("Chinese Checkers has no chance"),
+            }
+        };
+        GameRecord {
+            variant: g.variant(),
+            seed: 5,
+            stream: format!("self-play(1,{i})"),
+            players: ["self-play".into(), "self-play".into()],
+            start: None,
+            steps,
+            end: GameEnd::Finished(result),
+        }
+    }
+
+    type Net = Network<crate::games::Checkers>;
+
+    fn samples_of(c: &RunConfig, g: &crate::games::Checkers, r: &GameRecord) -> Vec<NetSample> {
+        let mut out = Vec::new();
+        let states = r.states(g).unwrap();
+        <Net as Learner<_>>::samples(g, c.learner_context(1), r, &states, &mut out).unwrap();
+        out
+    }
+
+    /// A sample's bits: planes, legal actions, target, outcome, whether first.
+    type SampleBits = (Vec<u32>, Vec<u16>, Vec<u32>, u32, bool);
+
+    fn bits(v: &[NetSample]) -> Vec<SampleBits> {
+        v.iter()
+            .map(|s| {
+                let e = &s.example;
+                (
+                    e.x.iter().map(|x| x.to_bits()).collect(),
+                    e.legal.clone(),
+                    e.target.iter().map(|x| x.to_bits()).collect(),
+                    e.z.to_bits(),
+                    s.first,
+                )
+            })
+            .collect()
+    }
+
+    fn checkers() -> crate::games::Checkers {
+        match "checkers:5x5-3,max_plies=60".parse().unwrap() {
+            crate::games::AnyGame::Checkers(g) => g,
+            _ => unreachable!(),
+        }
+    }
+
+    /// `retain = F`: a sample is kept by a draw from the record's own stream, so the kept set
+    /// is the same every time; F = 1 keeps every sample; over many samples the kept fraction
+    /// is near F; the first kept sample of a game is marked first.
+    #[test]
+    fn retained_samples_are_a_function_of_the_record() {
+        let g = checkers();
+        let all_cfg = checkers_config("");
+        let cfg = checkers_config("retain = 0.25");
+        let half = checkers_config("retain = 0.5");
+        let (mut total, mut kept) = (0usize, 0usize);
+        for i in 0..60 {
+            let r = random_record(&g, i);
+            let all = samples_of(&all_cfg, &g, &r);
+            assert_eq!(all.len(), r.steps.len());
+            let some = samples_of(&cfg, &g, &r);
+            assert_eq!(bits(&some), bits(&samples_of(&cfg, &g, &r)), "game {i}");
+            // A smaller fraction keeps a subset of a larger one's samples (same draws).
+            let more: Vec<_> = bits(&samples_of(&half, &g, &r))
+                .into_iter()
+                .map(|b| (b.0, b.1, b.2, b.3))
+                .collect();
+            for b in bits(&some) {
+                assert!(more.contains(&(b.0, b.1, b.2, b.3)), "game {i}");
+            }
+            // The kept samples are a subsequence of all, the first of them marked first.
+            let all_bits = bits(&all);
+            let mut at = 0;
+            for (k, b) in bits(&some).into_iter().enumerate() {
+                let (x, legal, target, z, first) = b;
+                assert_eq!(first, k == 0);
+                let pos = all_bits[at..]
+                    .iter()
+                    .position(|a| (&a.0, &a.1, &a.2, a.3) == (&x, &legal, &target, z))
+                    .expect("a kept sample is one of the game's samples");
+                at += pos + 1;
+            }
+            total += all.len();
+            kept += some.len();
+        }
+        let f = kept as f64 / total as f64;
+        assert!(total > 2000 && (0.2..0.3).contains(&f), "{kept} of {total}");
+    }
+
+    /// `augment = "mirror"`: each kept sample is followed by its image: the planes of the
+    /// mirrored state (each plane reflected), its legal actions ascending with their
+    /// preimages' targets, the same outcome.
+    #[test]
+    fn mirror_augmentation_adds_each_samples_image() {
+        let g = checkers();
+        let plain = checkers_config("");
+        let cfg = checkers_config("augment = \"mirror\"\nretain = 0.5");
+        let half = checkers_config("retain = 0.5");
+        let m = g.mirror().unwrap();
+        let n = g.side();
+        for i in 0..5 {
+            let r = random_record(&g, i);
+            let kept = samples_of(&half, &g, &r);
+            let both = samples_of(&cfg, &g, &r);
+            assert_eq!(both.len(), 2 * kept.len());
+            assert!(samples_of(&plain, &g, &r).len() > kept.len());
+            for (k, pair) in both.chunks(2).enumerate() {
+                let (a, b) = (&pair[0].example, &pair[1].example);
+                assert_eq!(bits(&[pair[0].clone()]), bits(&[kept[k].clone()]));
+                assert!(!pair[1].first);
+                assert_eq!(a.z, b.z);
+                assert!(b.legal.is_sorted());
+                // Planes: square (r, c) of the image is square (n-1-c, n-1-r) of the sample.
+                for ch in 0..3 {
+                    for r in 0..n {
+                        for c in 0..n {
+                            let at = |r: usize, c: usize| ch * n * n + r * n + c;
+                            assert_eq!(b.x[at(n - 1 - c, n - 1 - r)], a.x[at(r, c)]);
+                        }
+                    }
+                }
+                let nn = (n * n) as u16;
+                // (Chinese Checkers' action image does not depend on the state.)
+                for (&act, &t) in a.legal.iter().zip(&a.target) {
+                    let j = b
+                        .legal
+                        .binary_search(&(m.action)(&g, &g.initial_state(), act));
+                    assert_eq!(b.target[j.unwrap()], t);
+                    assert_eq!(act / nn, b.legal[j.unwrap()] / nn, "same checker");
+                }
+            }
+        }
+        // Refused on a game without a mirror image, naming the game.
+        let e = parse("[learner.network]\naugment = \"mirror\"\n").unwrap_err();
+        assert!(
+            e.contains("learner.network.augment") && e.contains("Ewn"),
+            "{e}"
+        );
+        assert_eq!(game_name::<crate::games::Go9>(), "Go");
+        let e = parse("[learner.network]\naugment = \"rotate\"\n").unwrap_err();
+        assert!(e.contains("augment") && e.contains("mirror"), "{e}");
+    }
+
+    /// `skip_draws`: a drawn game gives no samples; a decided one all of them.
+    #[test]
+    fn drawn_games_can_be_skipped() {
+        let g = checkers();
+        let skip = checkers_config("skip_draws = true");
+        let keep = checkers_config("");
+        let (mut draws, mut wins) = (0, 0);
+        for i in 0..40 {
+            let r = random_record(&g, i);
+            let n = samples_of(&skip, &g, &r).len();
+            if r.end.result() == GameResult::Draw {
+                draws += 1;
+                assert_eq!(n, 0);
+                assert!(!samples_of(&keep, &g, &r).is_empty());
+            } else {
+                wins += 1;
+                assert_eq!(n, r.steps.len());
+            }
+        }
+        assert!(draws > 0 && wins > 0, "{draws} draws, {wins} wins");
+    }
+
+    /// `train_epochs = E`: E passes over the buffer, each sample once a pass; the same bits
+    /// twice; another iteration's permutation gives other weights. Both keys at once are
+    /// refused, naming both.
+    #[test]
+    fn training_passes_are_deterministic() {
+        let g = checkers();
+        let cfg = checkers_config("train_epochs = 2\nbatch_size = 7\nhidden = [8]");
+        let window: Vec<NetSample> = (0..3)
+            .flat_map(|i| samples_of(&cfg, &g, &random_record(&g, i)))
+            .collect();
+        let refs: Vec<&NetSample> = window.iter().collect();
+        let train = |iteration: u32| {
+            let mut net = <Net as Learner<_>>::new(&g, cfg.learner_context(4)).unwrap();
+            let r = net.train(cfg.learner_context(4), iteration, &refs);
+            (
+                r.samples,
+                net.params.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            )
+        };
+        let (samples, a) = train(1);
+        assert_eq!(samples, 2 * window.len() as u64);
+        assert_eq!(train(1).1, a);
+        assert_ne!(train(2).1, a);
+        let untrained = <Net as Learner<_>>::new(&g, cfg.learner_context(4)).unwrap();
+        assert_ne!(
+            untrained
+                .params
+                .iter()
+                .map(|x| x.to_bits())
+                .collect::<Vec<_>>(),
+            a
+        );
+        let e = RunConfig::from_toml(
+            &format!("{CHECKERS}[learner.network]\ntrain_epochs = 2\ntrain_steps = 10\n"),
+            "x",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("train_steps") && e.contains("train_epochs"),
+            "{e}"
+        );
+    }
+
+    /// The new keys are left out of the settings record at their defaults (earlier runs
+    /// keep their hashes) and written when set.
+    #[test]
+    fn data_settings_are_left_out_at_their_defaults() {
+        let json = serde_json::to_value(NetworkSettings::default()).unwrap();
+        for key in ["retain", "augment", "skip_draws", "train_epochs"] {
+            assert!(json.get(key).is_none(), "{key}: {json}");
+        }
+        let c = checkers_config(
+            "retain = 0.04\naugment = \"mirror\"\nskip_draws = true\ntrain_epochs = 2",
+        );
+        let json = serde_json::to_value(settings_of(&c.settings.learner)).unwrap();
+        assert_eq!(json["retain"], 0.04);
+        assert_eq!(json["augment"], "mirror");
+        assert_eq!(json["skip_draws"], true);
+        assert_eq!(json["train_epochs"], 2);
     }
 
     #[test]
@@ -1411,6 +1884,11 @@ mod tests {
             ("weight_decay = -1.0", "learner.network.weight_decay"),
             ("batch_size = 0", "learner.network.batch_size"),
             ("train_steps = 2000000", "learner.network.train_steps"),
+            ("train_epochs = 0", "learner.network.train_epochs"),
+            ("train_epochs = 1001", "learner.network.train_epochs"),
+            ("retain = 0.0", "learner.network.retain"),
+            ("retain = 1.5", "learner.network.retain"),
+            ("retain = nan", "learner.network.retain"),
             ("replay_games = 0", "learner.network.replay_games"),
             ("replay_games = 21", "learner.network.replay_games"),
             ("bogus = 1", "bogus"),

@@ -521,6 +521,7 @@ impl RunConfig {
             ));
         }
         s.start.validate()?;
+        crate::with_game!(&self.game, |g| s.start.validate_game(g))?;
         crate::with_game!(&self.game, |g| validate_learner(g, s))?;
         crate::with_game!(&self.game, |g| validate_mover(g, s))?;
         if s.eval.wr_p && s.eval.games == 0 {

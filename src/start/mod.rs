@@ -21,18 +21,21 @@
 pub mod go_exploit;
 pub mod initial;
 pub mod katago;
+pub mod mixed;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::SettingError;
 use crate::game::Game;
 use crate::game_record::GameRecord;
+use crate::games::Abilities;
 use crate::search::Evaluator;
 
 pub(crate) use go_exploit::GoExploit;
 pub(crate) use initial::Initial;
 pub(crate) use katago::KataGo;
 pub use katago::KataGoSettings;
+pub(crate) use mixed::Mixed;
 
 /// A start policy (see the module docs).
 pub trait StartPolicy<G: Game>: Send + Sync {
@@ -92,6 +95,8 @@ pub enum StartKind {
     Initial,
     /// Go-Exploit.
     GoExploit,
+    /// Liu et al.'s mix of random placements, random openings and the game's start.
+    Mixed,
 }
 
 /// Go-Exploit's archive (`[start] archive = ...`).
@@ -123,8 +128,22 @@ impl ArchiveKind {
     }
 }
 
+/// The mixed policy's default weights (Liu et al.'s 5:3:2).
+const MIXED_WEIGHTS: [f64; 3] = [5.0, 3.0, 2.0];
+/// The mixed policy's default random moves per player (Liu et al.'s 3).
+const OPENING_MOVES: u32 = 3;
+
+fn is_mixed_weights(w: &[f64; 3]) -> bool {
+    *w == MIXED_WEIGHTS
+}
+
+fn is_opening_moves(m: &u32) -> bool {
+    *m == OPENING_MOVES
+}
+
 /// The `[start]` table of a run spec. Defaults: the game's start; for Go-Exploit the paper's
-/// best Connect Four values (lambda = 0.1, so `archive_prob` = 0.9; |A| = 10^6).
+/// best Connect Four values (lambda = 0.1, so `archive_prob` = 0.9; |A| = 10^6); for the
+/// mixed policy Liu et al.'s (5:3:2, 3 moves per player).
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StartSettings {
@@ -138,6 +157,14 @@ pub struct StartSettings {
     /// of the stored settings when absent, so runs stored before it keep their hashes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub katago: Option<KataGoSettings>,
+    /// Mixed: the weights of random placements, random openings and the game's start. This
+    /// key and the next are left out of the stored settings at their defaults, so runs
+    /// stored before them keep their hashes.
+    #[serde(skip_serializing_if = "is_mixed_weights")]
+    pub weights: [f64; 3],
+    /// Mixed: uniform random moves per player of a random opening.
+    #[serde(skip_serializing_if = "is_opening_moves")]
+    pub opening_moves: u32,
 }
 
 impl Default for StartSettings {
@@ -148,6 +175,8 @@ impl Default for StartSettings {
             archive_prob: 0.9,
             archive_size: 1_000_000,
             katago: None,
+            weights: MIXED_WEIGHTS,
+            opening_moves: OPENING_MOVES,
         }
     }
 }
@@ -172,18 +201,114 @@ impl StartSettings {
         if let Some(k) = &self.katago {
             k.validate()?;
         }
+        let w = self.weights;
+        if w.iter().any(|x| !(x.is_finite() && *x >= 0.0)) || w.iter().all(|&x| x == 0.0) {
+            return Err(SettingError::new(
+                "start.weights",
+                format!("{w:?}"),
+                "three finite numbers >= 0, not all 0: random placements, random openings, \
+                 the game's start (Liu et al.: [5, 3, 2])",
+            ));
+        }
+        if self.opening_moves > 1000 {
+            return Err(SettingError::new(
+                "start.opening_moves",
+                self.opening_moves,
+                "an integer from 0 to 1000 (random moves per player; Liu et al.: 3)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks what depends on the game: the mixed policy's random placements need the
+    /// game's `random_placement` ability (errors name the game).
+    pub fn validate_game<G: Abilities>(&self, g: &G) -> Result<(), SettingError> {
+        if self.policy == StartKind::Mixed
+            && self.weights[0] > 0.0
+            && G::ABILITIES.random_placement.is_none()
+        {
+            return Err(SettingError::new(
+                "start.weights",
+                format!("{:?}", self.weights),
+                format!(
+                    "a first weight (random placements) of 0 for {}: the game has no random \
+                     placements (Chinese Checkers has them)",
+                    g.variant()
+                ),
+            ));
+        }
         Ok(())
     }
 
     /// The policy these settings describe, empty (before any game).
-    pub fn policy<G: Game>(&self, g: &G) -> Box<dyn StartPolicy<G>> {
+    pub fn policy<G: Abilities>(&self, g: &G) -> Box<dyn StartPolicy<G>> {
         let inner: Box<dyn StartPolicy<G>> = match self.policy {
             StartKind::Initial => Box::new(Initial),
             StartKind::GoExploit => Box::new(GoExploit::new(g, *self)),
+            StartKind::Mixed => Box::new(Mixed {
+                weights: self.weights,
+                opening_moves: self.opening_moves,
+            }),
         };
         match self.katago {
             Some(k) => Box::new(KataGo::new(k, inner)),
             None => inner,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mixed(weights: [f64; 3]) -> StartSettings {
+        StartSettings {
+            policy: StartKind::Mixed,
+            weights,
+            ..StartSettings::default()
+        }
+    }
+
+    /// The mixed policy's keys: ranges checked with the key named; placements refused on a
+    /// game without them, naming the game; left out of the stored settings at their
+    /// defaults (earlier runs keep their hashes).
+    #[test]
+    fn mixed_settings_are_checked_and_left_out_at_their_defaults() {
+        assert!(mixed([5.0, 3.0, 2.0]).validate().is_ok());
+        for w in [[0.0, 0.0, 0.0], [-1.0, 3.0, 2.0], [f64::NAN, 1.0, 1.0]] {
+            let e = mixed(w).validate().unwrap_err().to_string();
+            assert!(
+                e.contains("start.weights") && e.contains("[5, 3, 2]"),
+                "{e}"
+            );
+        }
+        let e = StartSettings {
+            opening_moves: 5000,
+            ..mixed([1.0, 1.0, 1.0])
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("start.opening_moves"), "{e}");
+        let ewn = crate::games::Ewn::new(3, 3, 3).unwrap();
+        let e = mixed([5.0, 3.0, 2.0])
+            .validate_game(&ewn)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("start.weights") && e.contains("ewn:3x3x3"),
+            "{e}"
+        );
+        assert!(mixed([0.0, 3.0, 2.0]).validate_game(&ewn).is_ok());
+        let checkers: crate::games::AnyGame = "checkers:5x5-3".parse().unwrap();
+        let crate::games::AnyGame::Checkers(checkers) = checkers else {
+            unreachable!()
+        };
+        assert!(mixed([5.0, 3.0, 2.0]).validate_game(&checkers).is_ok());
+        let json = serde_json::to_value(mixed([5.0, 3.0, 2.0])).unwrap();
+        assert_eq!(json["policy"], "mixed");
+        assert!(json.get("weights").is_none() && json.get("opening_moves").is_none());
+        let json = serde_json::to_value(mixed([1.0, 0.0, 1.0])).unwrap();
+        assert_eq!(json["weights"], serde_json::json!([1.0, 0.0, 1.0]));
     }
 }

@@ -14,6 +14,8 @@ impl Abilities for Cdc {
         greedy_features: None,
         encoder: Some(encoded),
         reference_set: None,
+        mirror: None,
+        random_placement: None,
     };
 }
 
@@ -26,5 +28,7 @@ impl Abilities for Cdc4x8 {
         greedy_features: None,
         encoder: Some(encoded),
         reference_set: None,
+        mirror: None,
+        random_placement: None,
     };
 }

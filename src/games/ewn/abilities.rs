@@ -13,5 +13,7 @@ impl Abilities for Ewn {
         greedy_features: None,
         encoder: Some(encoded),
         reference_set: None,
+        mirror: None,
+        random_placement: None,
     };
 }

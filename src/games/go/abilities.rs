@@ -12,5 +12,7 @@ impl<const P: usize, const H: usize, const K: usize> Abilities for Go<P, H, K> {
         greedy_features: None,
         encoder: Some(encoded),
         reference_set: None,
+        mirror: None,
+        random_placement: None,
     };
 }
