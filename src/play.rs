@@ -21,6 +21,33 @@ pub enum Decision {
     ClaimWin,
 }
 
+/// A game from the start between `seat` and its opponent, neither recorded: `choose(state,
+/// player, ply, rng)` picks each move; returns `seat`'s score (win 1, draw 0.5), 0 when a
+/// choice fails (impossible from a decision state for the searches that use this). The
+/// evaluation matches (against MCTS-Solver, the greedy player, gating) play through it.
+pub(crate) fn seat_score<G: Game, E>(
+    g: &G,
+    rng: &mut StreamRng,
+    seat: Player,
+    mut choose: impl FnMut(&G::State, Player, u32, &mut StreamRng) -> Result<Action, E>,
+) -> f64 {
+    let mut outcomes = Vec::new();
+    let end = play_loop(
+        g,
+        g.initial_state(),
+        rng,
+        &mut outcomes,
+        None,
+        |s, p, ply, rng| {
+            Ok::<_, E>(Decision::Play {
+                action: choose(s, p, ply, rng)?,
+                search: None,
+            })
+        },
+    );
+    end.map_or(0.0, |e| e.result().score(seat))
+}
+
 /// The one game loop. From `s` to the end: chance outcomes drawn from `rng` by their
 /// probabilities, decisions from `decide(state, player to move, ply, rng)` (`ply`: decisions
 /// made so far in this game). Every step is appended to `steps` when given. A claimed win ends

@@ -33,7 +33,7 @@ use crate::game::{Action, Game, Player};
 use crate::games::Abilities;
 use crate::games::connect4::test_sets::C4_SETS;
 use crate::games::greedy::{GreedyMode, greedy_choice};
-use crate::play::{Decision, play_loop};
+use crate::play::seat_score;
 use crate::rng::stream_fmt;
 use crate::search::{Evaluator, MctsSolver, Search, SearchConfig, SearchError, SolverConfig};
 
@@ -656,28 +656,15 @@ fn greedy_game<G: Abilities, E: Evaluator<G>>(
     } else {
         Player::P1
     };
-    let (mut outcomes, mut legal, mut features) = (Vec::new(), Vec::new(), Vec::new());
-    let end = play_loop(
-        g,
-        g.initial_state(),
-        &mut rng,
-        &mut outcomes,
-        None,
-        |s, p, ply, rng| -> Result<Decision, SearchError> {
-            let action = if p == seat {
-                search.run(g, s, ply, eval, rng)?.action
-            } else {
-                g.legal_actions(s, &mut legal);
-                g.greedy_features(s, &legal, &mut features);
-                legal[greedy_choice(GreedyMode::Deterministic, &features, rng)]
-            };
-            Ok(Decision::Play {
-                action,
-                search: None,
-            })
-        },
-    );
-    end.map_or(0.0, |e| e.result().score(seat))
+    let (mut legal, mut features) = (Vec::new(), Vec::new());
+    seat_score(g, &mut rng, seat, |s, p, ply, rng| {
+        if p == seat {
+            return Ok::<_, SearchError>(search.run(g, s, ply, eval, rng)?.action);
+        }
+        g.legal_actions(s, &mut legal);
+        g.greedy_features(s, &legal, &mut features);
+        Ok(legal[greedy_choice(GreedyMode::Deterministic, &features, rng)])
+    })
 }
 
 /// One game of the learner's search against MCTS-Solver; returns the learner's score (a
@@ -699,26 +686,12 @@ fn solver_game<G: Game, E: Evaluator<G>>(
     } else {
         Player::P1
     };
-    let mut outcomes = Vec::new();
-    let end = play_loop(
-        g,
-        g.initial_state(),
-        &mut rng,
-        &mut outcomes,
-        None,
-        |s, p, ply, rng| -> Result<Decision, SearchError> {
-            let action = if p == seat {
-                search.run(g, s, ply, eval, rng)?.action
-            } else {
-                mcts.run(g, s, rng)?.action
-            };
-            Ok(Decision::Play {
-                action,
-                search: None,
-            })
-        },
-    );
-    end.map_or(0.0, |e| e.result().score(seat))
+    seat_score(g, &mut rng, seat, |s, p, ply, rng| {
+        Ok::<_, SearchError>(match p == seat {
+            true => search.run(g, s, ply, eval, rng)?.action,
+            false => mcts.run(g, s, rng)?.action,
+        })
+    })
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SettingError;
 use crate::game::{Game, Player};
-use crate::play::{Decision, play_loop};
+use crate::play::seat_score;
 use crate::rng::{stream_fmt, uniform_index};
 use crate::search::{Evaluator, Search, SearchConfig, SearchError};
 
@@ -136,30 +136,17 @@ fn gate_game<G: Game, E: Evaluator<G>, F: Evaluator<G>>(
         true => Player::P0,
         false => Player::P1,
     };
-    let mut outcomes = Vec::new();
     let mut legal = Vec::new();
-    let end = play_loop(
-        g,
-        g.initial_state(),
-        &mut rng,
-        &mut outcomes,
-        None,
-        |s, p, ply, rng| -> Result<Decision, SearchError> {
-            let action = if ply < settings.opening_moves {
-                g.legal_actions(s, &mut legal);
-                legal[uniform_index(rng, legal.len())]
-            } else if p == seat {
-                search.run(g, s, ply, m, rng)?.action
-            } else {
-                search.run(g, s, ply, best, rng)?.action
-            };
-            Ok(Decision::Play {
-                action,
-                search: None,
-            })
-        },
-    );
-    end.map_or(0.0, |e| e.result().score(seat))
+    seat_score(g, &mut rng, seat, |s, p, ply, rng| {
+        if ply < settings.opening_moves {
+            g.legal_actions(s, &mut legal);
+            return Ok::<_, SearchError>(legal[uniform_index(rng, legal.len())]);
+        }
+        Ok(match p == seat {
+            true => search.run(g, s, ply, m, rng)?.action,
+            false => search.run(g, s, ply, best, rng)?.action,
+        })
+    })
 }
 
 #[cfg(test)]

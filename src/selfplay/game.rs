@@ -22,6 +22,22 @@ pub fn self_play_stream(iteration: u32, game: u32) -> String {
 /// iteration records).
 pub const SELF_PLAY: &str = "self-play";
 
+/// A self-play game's start: the game's (`None`) or `start` read back from its notation, so
+/// the record, which holds the notation, re-plays exactly.
+pub(crate) fn start_of<G: Game>(
+    g: &G,
+    start: Option<&G::State>,
+) -> Result<(Option<String>, G::State), SearchError> {
+    let notation = start.map(|s| g.notation(s));
+    let s = match &notation {
+        None => g.initial_state(),
+        Some(text) => g
+            .parse_notation(text)
+            .map_err(|e| SearchError::Start(e.to_string()))?,
+    };
+    Ok((notation, s))
+}
+
 /// Plays self-play game `game` of iteration `iteration` from the game's start (`start` =
 /// `None`) or from `start` (a start policy's choice; the game starts from its notation, so
 /// the record re-plays exactly). When `tree` is given, the decision states of every search
@@ -38,13 +54,7 @@ pub fn self_play_game<G: Game, E: Evaluator<G>>(
     mut tree: Option<&mut Vec<G::State>>,
 ) -> Result<GameRecord, SearchError> {
     let mut rng = stream_fmt(seed, format_args!("self-play({iteration},{game})"));
-    let notation = start.map(|s| g.notation(s));
-    let s = match &notation {
-        None => g.initial_state(),
-        Some(text) => g
-            .parse_notation(text)
-            .map_err(|e| SearchError::Start(e.to_string()))?,
-    };
+    let (notation, s) = start_of(g, start)?;
     let mut steps = Vec::new();
     let mut outcomes = Vec::new();
     let end = play_loop(

@@ -16,6 +16,7 @@ use crate::play::{Decision, play_loop};
 use crate::rng::{stream_fmt, uniform_index};
 use crate::search::SearchError;
 
+use super::game::start_of;
 use super::{SELF_PLAY, self_play_stream};
 
 /// Plays greedy self-play game `game` of iteration `iteration` (run seed `seed`) from the
@@ -28,13 +29,7 @@ pub(crate) fn greedy_self_play_game<G: Abilities>(
     start: Option<&G::State>,
 ) -> Result<GameRecord, SearchError> {
     let mut rng = stream_fmt(seed, format_args!("self-play({iteration},{game})"));
-    let notation = start.map(|s| g.notation(s));
-    let s = match &notation {
-        None => g.initial_state(),
-        Some(text) => g
-            .parse_notation(text)
-            .map_err(|e| SearchError::Start(e.to_string()))?,
-    };
+    let (notation, s) = start_of(g, start)?;
     let (mut legal, mut features, mut best) = (Vec::new(), Vec::new(), Vec::new());
     let mut steps = Vec::new();
     let mut outcomes = Vec::new();
