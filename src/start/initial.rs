@@ -2,7 +2,6 @@
 
 use super::StartPolicy;
 use crate::game::Game;
-use crate::game_record::GameRecord;
 use crate::search::Evaluator;
 
 /// Every game starts at the game's start state.
@@ -12,18 +11,5 @@ pub(crate) struct Initial;
 impl<G: Game> StartPolicy<G> for Initial {
     fn start(&self, _: &G, _: u64, _: u32, _: u32, _: &mut dyn Evaluator<G>) -> Option<G::State> {
         None
-    }
-
-    fn observe(
-        &mut self,
-        _: &G,
-        _: u64,
-        _: u32,
-        _: u32,
-        _: &GameRecord,
-        _: &[G::State],
-        _: &[G::State],
-        _: &mut dyn Evaluator<G>,
-    ) {
     }
 }

@@ -20,7 +20,6 @@ use rand::RngExt;
 
 use super::StartPolicy;
 use crate::game::{Game, Turn};
-use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::play::{Scratch, step_chance};
 use crate::rng::{StreamRng, stream_fmt, uniform_index};
@@ -126,19 +125,6 @@ impl<G: Abilities> StartPolicy<G> for Mixed {
         _: &mut dyn Evaluator<G>,
     ) -> Option<G::State> {
         self.start_of(g, seed, iteration, game).1
-    }
-
-    fn observe(
-        &mut self,
-        _: &G,
-        _: u64,
-        _: u32,
-        _: u32,
-        _: &GameRecord,
-        _: &[G::State],
-        _: &[G::State],
-        _: &mut dyn Evaluator<G>,
-    ) {
     }
 }
 

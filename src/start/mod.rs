@@ -71,7 +71,8 @@ pub trait StartPolicy<G: Game>: Send + Sync {
     /// states (start first) and, when [`StartPolicy::wants_tree_states`], the decision states
     /// of its search trees in search order (else empty). Called for every game of an
     /// iteration, in game order, after all of them are played; `eval` is the model that
-    /// played them.
+    /// played them. By default nothing is taken in: a policy whose starts do not depend on
+    /// the games played (the game's start, the mixed starts) keeps no state.
     #[allow(clippy::too_many_arguments)]
     fn observe(
         &mut self,
@@ -83,7 +84,9 @@ pub trait StartPolicy<G: Game>: Send + Sync {
         states: &[G::State],
         tree: &[G::State],
         eval: &mut dyn Evaluator<G>,
-    );
+    ) {
+        let _ = (g, seed, iteration, game, record, states, tree, eval);
+    }
 }
 
 /// Which start policy (`[start] policy = ...`).
