@@ -651,11 +651,8 @@ fn greedy_game<G: Abilities, E: Evaluator<G>>(
     n: u32,
 ) -> f64 {
     let mut rng = stream_fmt(seed, format_args!("greedy-eval({iteration},{n})"));
-    let seat = if n.is_multiple_of(2) {
-        Player::P0
-    } else {
-        Player::P1
-    };
+    // First in even games.
+    let seat = Player::from_index(n as usize % 2);
     let (mut legal, mut features) = (Vec::new(), Vec::new());
     seat_score(g, &mut rng, seat, |s, p, ply, rng| {
         if p == seat {
@@ -681,11 +678,8 @@ fn solver_game<G: Game, E: Evaluator<G>>(
     n: u32,
 ) -> f64 {
     let mut rng = stream_fmt(seed, format_args!("solver-eval({iteration},{k},{n})"));
-    let seat = if n.is_multiple_of(2) {
-        Player::P0
-    } else {
-        Player::P1
-    };
+    // First in even games.
+    let seat = Player::from_index(n as usize % 2);
     seat_score(g, &mut rng, seat, |s, p, ply, rng| {
         Ok::<_, SearchError>(match p == seat {
             true => search.run(g, s, ply, eval, rng)?.action,

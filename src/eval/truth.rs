@@ -237,11 +237,8 @@ fn eval_game<G: Game>(
     outcomes: &mut Vec<ChanceOutcome>,
 ) -> f64 {
     let mut rng = stream_fmt(seed, format_args!("eval({iteration},{index})"));
-    let table_seat = if index.is_multiple_of(2) {
-        Player::P0
-    } else {
-        Player::P1
-    };
+    // First in even games.
+    let table_seat = Player::from_index(index as usize % 2);
     let end = crate::play::play_loop(
         g,
         g.initial_state(),

@@ -132,10 +132,8 @@ fn gate_game<G: Game, E: Evaluator<G>, F: Evaluator<G>>(
     n: u32,
 ) -> f64 {
     let mut rng = stream_fmt(seed, format_args!("gate({iteration},{n})"));
-    let seat = match n.is_multiple_of(2) {
-        true => Player::P0,
-        false => Player::P1,
-    };
+    // First in even games.
+    let seat = Player::from_index(n as usize % 2);
     let mut legal = Vec::new();
     seat_score(g, &mut rng, seat, |s, p, ply, rng| {
         if ply < settings.opening_moves {

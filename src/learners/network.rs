@@ -559,6 +559,17 @@ impl Record for OptimizerRecord {
     const KIND: &'static str = "network-optimizer/v1";
 }
 
+/// Field `i` of a record read as a tuple (`expecting`: how many fields it may have), for the
+/// records whose last fields are written only when present.
+fn field<'de, T: Deserialize<'de>, A: serde::de::SeqAccess<'de>>(
+    seq: &mut A,
+    i: usize,
+    expecting: &'static str,
+) -> Result<T, A::Error> {
+    seq.next_element()?
+        .ok_or_else(|| serde::de::Error::invalid_length(i, &expecting))
+}
+
 /// `network-checkpoint/v1`: the root of a checkpoint. `best`, the weights of the best model
 /// M* under gating (learners/gate.rs), is written last and only when present, so a
 /// checkpoint without it has the bytes it had before gating existed.
@@ -608,21 +619,15 @@ impl<'de> Deserialize<'de> for CheckpointRecord {
                 self,
                 mut seq: A,
             ) -> Result<CheckpointRecord, A::Error> {
-                fn next<'de, T: Deserialize<'de>, A: serde::de::SeqAccess<'de>>(
-                    seq: &mut A,
-                    i: usize,
-                ) -> Result<T, A::Error> {
-                    seq.next_element()?
-                        .ok_or_else(|| serde::de::Error::invalid_length(i, &"7 or 8 fields"))
-                }
+                const E: &str = "7 or 8 fields";
                 Ok(CheckpointRecord {
-                    iteration: next(&mut seq, 0)?,
-                    parameters: next(&mut seq, 1)?,
-                    params: next(&mut seq, 2)?,
-                    optimizer: next(&mut seq, 3)?,
-                    loss_policy: next(&mut seq, 4)?,
-                    loss_value: next(&mut seq, 5)?,
-                    buffer: next(&mut seq, 6)?,
+                    iteration: field(&mut seq, 0, E)?,
+                    parameters: field(&mut seq, 1, E)?,
+                    params: field(&mut seq, 2, E)?,
+                    optimizer: field(&mut seq, 3, E)?,
+                    loss_policy: field(&mut seq, 4, E)?,
+                    loss_value: field(&mut seq, 5, E)?,
+                    buffer: field(&mut seq, 6, E)?,
                     // The bytes end here without gating: read as "no M*".
                     best: seq.next_element().ok().flatten(),
                 })
@@ -693,22 +698,16 @@ impl<'de> Deserialize<'de> for NetworkEvaluation {
                 self,
                 mut seq: A,
             ) -> Result<NetworkEvaluation, A::Error> {
-                fn next<'de, T: Deserialize<'de>, A: serde::de::SeqAccess<'de>>(
-                    seq: &mut A,
-                    i: usize,
-                ) -> Result<T, A::Error> {
-                    seq.next_element()?
-                        .ok_or_else(|| serde::de::Error::invalid_length(i, &"8 to 10 fields"))
-                }
+                const E: &str = "8 to 10 fields";
                 Ok(NetworkEvaluation {
-                    iteration: next(&mut seq, 0)?,
-                    wr_p: next(&mut seq, 1)?,
-                    err_p: next(&mut seq, 2)?,
-                    mae_v: next(&mut seq, 3)?,
-                    seen: next(&mut seq, 4)?,
-                    loss_policy: next(&mut seq, 5)?,
-                    loss_value: next(&mut seq, 6)?,
-                    buffer: next(&mut seq, 7)?,
+                    iteration: field(&mut seq, 0, E)?,
+                    wr_p: field(&mut seq, 1, E)?,
+                    err_p: field(&mut seq, 2, E)?,
+                    mae_v: field(&mut seq, 3, E)?,
+                    seen: field(&mut seq, 4, E)?,
+                    loss_policy: field(&mut seq, 5, E)?,
+                    loss_value: field(&mut seq, 6, E)?,
+                    buffer: field(&mut seq, 7, E)?,
                     // The bytes end here in an evaluation without reference metrics: postcard
                     // reports the end of its input, read as "not measured".
                     reference: seq
@@ -1381,12 +1380,15 @@ impl<G: Abilities> Learner<G> for Network<G> {
         let optimizer = Encoded::of(&OptimizerRecord {
             state: self.opt.clone(),
         })?;
+        // M* equal to the trained model (just promoted) is the same object: named, not
+        // encoded again.
         let best = match &self.best {
-            Some(b) => Some(Encoded::of(&ParamsRecord {
+            Some(b) if b.params != self.params => Some(Encoded::of(&ParamsRecord {
                 values: b.params.clone(),
             })?),
-            None => None,
+            _ => None,
         };
+        let best_hash = (self.best.as_ref()).map(|_| best.as_ref().map_or(params.hash, |b| b.hash));
         let root = Encoded::of(&CheckpointRecord {
             iteration,
             parameters: self.params.len() as u64,
@@ -1395,10 +1397,8 @@ impl<G: Abilities> Learner<G> for Network<G> {
             loss_policy: self.losses.policy,
             loss_value: self.losses.value,
             buffer: self.buffer,
-            best: best.as_ref().map(|b| b.hash),
+            best: best_hash,
         })?;
-        // M* equal to the trained model is the same object, stored once.
-        let best = best.filter(|b| b.hash != params.hash);
         let root_hash = root.hash;
         let mut objects = vec![params, optimizer];
         objects.extend(best);

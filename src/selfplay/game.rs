@@ -7,10 +7,10 @@
 //! learner, `Learner::samples`), so a resumed run trains on exactly what an uninterrupted one
 //! would.
 
-use crate::game::Game;
+use crate::game::{Game, Player};
 use crate::game_record::GameRecord;
 use crate::play::{Decision, play_loop};
-use crate::rng::stream_fmt;
+use crate::rng::{StreamRng, stream_fmt};
 use crate::search::{Evaluator, Search, SearchError};
 
 /// The stream name of self-play game `game` of iteration `iteration`.
@@ -22,12 +22,19 @@ pub fn self_play_stream(iteration: u32, game: u32) -> String {
 /// iteration records).
 pub const SELF_PLAY: &str = "self-play";
 
-/// A self-play game's start: the game's (`None`) or `start` read back from its notation, so
-/// the record, which holds the notation, re-plays exactly.
-pub(crate) fn start_of<G: Game>(
+/// Self-play game `game` of iteration `iteration` (run seed `seed`), every decision by
+/// `decide`, recorded: from the game's start (`start` = `None`) or from `start`, read back
+/// from its notation so the record, which holds the notation, re-plays exactly. Every draw
+/// comes from the game's stream `self-play(i,g)`. Both movers play through it.
+pub(crate) fn recorded_game<G: Game>(
     g: &G,
+    seed: u64,
+    iteration: u32,
+    game: u32,
     start: Option<&G::State>,
-) -> Result<(Option<String>, G::State), SearchError> {
+    decide: impl FnMut(&G::State, Player, u32, &mut StreamRng) -> Result<Decision, SearchError>,
+) -> Result<GameRecord, SearchError> {
+    let mut rng = stream_fmt(seed, format_args!("self-play({iteration},{game})"));
     let notation = start.map(|s| g.notation(s));
     let s = match &notation {
         None => g.initial_state(),
@@ -35,7 +42,18 @@ pub(crate) fn start_of<G: Game>(
             .parse_notation(text)
             .map_err(|e| SearchError::Start(e.to_string()))?,
     };
-    Ok((notation, s))
+    let mut steps = Vec::new();
+    let mut outcomes = Vec::new();
+    let end = play_loop(g, s, &mut rng, &mut outcomes, Some(&mut steps), decide)?;
+    Ok(GameRecord {
+        variant: g.variant(),
+        seed,
+        stream: self_play_stream(iteration, game),
+        players: [SELF_PLAY.to_string(), SELF_PLAY.to_string()],
+        start: notation,
+        steps,
+        end,
+    })
 }
 
 /// Plays self-play game `game` of iteration `iteration` from the game's start (`start` =
@@ -53,31 +71,11 @@ pub fn self_play_game<G: Game, E: Evaluator<G>>(
     start: Option<&G::State>,
     mut tree: Option<&mut Vec<G::State>>,
 ) -> Result<GameRecord, SearchError> {
-    let mut rng = stream_fmt(seed, format_args!("self-play({iteration},{game})"));
-    let (notation, s) = start_of(g, start)?;
-    let mut steps = Vec::new();
-    let mut outcomes = Vec::new();
-    let end = play_loop(
-        g,
-        s,
-        &mut rng,
-        &mut outcomes,
-        Some(&mut steps),
-        |s, _, ply, rng| {
-            let r = search.run(g, s, ply, eval, rng)?;
-            if let Some(t) = tree.as_deref_mut() {
-                search.tree_states(t);
-            }
-            Ok::<_, SearchError>(Decision::searched(r))
-        },
-    )?;
-    Ok(GameRecord {
-        variant: g.variant(),
-        seed,
-        stream: self_play_stream(iteration, game),
-        players: [SELF_PLAY.to_string(), SELF_PLAY.to_string()],
-        start: notation,
-        steps,
-        end,
+    recorded_game(g, seed, iteration, game, start, |s, _, ply, rng| {
+        let r = search.run(g, s, ply, eval, rng)?;
+        if let Some(t) = tree.as_deref_mut() {
+            search.tree_states(t);
+        }
+        Ok(Decision::searched(r))
     })
 }

@@ -12,12 +12,11 @@
 use crate::game_record::{GameRecord, SearchStats};
 use crate::games::Abilities;
 use crate::games::greedy::best_moves;
-use crate::play::{Decision, play_loop};
-use crate::rng::{stream_fmt, uniform_index};
+use crate::play::Decision;
+use crate::rng::uniform_index;
 use crate::search::SearchError;
 
-use super::game::start_of;
-use super::{SELF_PLAY, self_play_stream};
+use super::game::recorded_game;
 
 /// Plays greedy self-play game `game` of iteration `iteration` (run seed `seed`) from the
 /// game's start (`start` = `None`) or from `start`.
@@ -28,51 +27,31 @@ pub(crate) fn greedy_self_play_game<G: Abilities>(
     game: u32,
     start: Option<&G::State>,
 ) -> Result<GameRecord, SearchError> {
-    let mut rng = stream_fmt(seed, format_args!("self-play({iteration},{game})"));
-    let (notation, s) = start_of(g, start)?;
     let (mut legal, mut features, mut best) = (Vec::new(), Vec::new(), Vec::new());
-    let mut steps = Vec::new();
-    let mut outcomes = Vec::new();
-    let end = play_loop(
-        g,
-        s,
-        &mut rng,
-        &mut outcomes,
-        Some(&mut steps),
-        |s, _, _, rng| {
-            g.legal_actions(s, &mut legal);
-            // The visit counts are listed ascending by action (game_record.rs).
-            legal.sort_unstable();
-            if !g.greedy_features(s, &legal, &mut features) || features.len() != legal.len() {
-                return Err(SearchError::Start(format!(
-                    "{} has no greedy heuristic (selfplay.mover = \"greedy\")",
-                    g.variant()
-                )));
-            }
-            best_moves(&features, &mut best);
-            let mut visits = vec![0u32; legal.len()];
-            for &k in &best {
-                visits[k] = 1;
-            }
-            let k = best[uniform_index(rng, best.len())];
-            Ok(Decision::Play {
-                action: legal[k],
-                search: Some(SearchStats {
-                    visits,
-                    target: None,
-                    full: true,
-                }),
-            })
-        },
-    )?;
-    Ok(GameRecord {
-        variant: g.variant(),
-        seed,
-        stream: self_play_stream(iteration, game),
-        players: [SELF_PLAY.to_string(), SELF_PLAY.to_string()],
-        start: notation,
-        steps,
-        end,
+    recorded_game(g, seed, iteration, game, start, |s, _, _, rng| {
+        g.legal_actions(s, &mut legal);
+        // The visit counts are listed ascending by action (game_record.rs).
+        legal.sort_unstable();
+        if !g.greedy_features(s, &legal, &mut features) || features.len() != legal.len() {
+            return Err(SearchError::Start(format!(
+                "{} has no greedy heuristic (selfplay.mover = \"greedy\")",
+                g.variant()
+            )));
+        }
+        best_moves(&features, &mut best);
+        let mut visits = vec![0u32; legal.len()];
+        for &k in &best {
+            visits[k] = 1;
+        }
+        let k = best[uniform_index(rng, best.len())];
+        Ok(Decision::Play {
+            action: legal[k],
+            search: Some(SearchStats {
+                visits,
+                target: None,
+                full: true,
+            }),
+        })
     })
 }
 
