@@ -989,3 +989,52 @@ fn python_example_reads_the_store() {
         assert_eq!(r["inherited"][run], inherited, "run {run}: {stdout}");
     }
 }
+
+/// --dry-run of a sweep over a staged spec (`[[stage]]`, docs/learners.md) calibrates one
+/// iteration of each stage, each in force with its own overrides, and weights them by the
+/// stage's iterations; nothing is written to the store.
+#[test]
+fn a_staged_sweep_is_calibrated_stage_by_stage() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("staged.toml"),
+        "variant = \"ewn:3x3x3\"\nseed = 1\ngames_per_iteration = 20\n[search]\n\
+         simulations = 10\n[eval]\ngames = 100\n\
+         [[stage]]\nname = \"few\"\niterations = 3\n\
+         [[stage]]\nname = \"many\"\niterations = 2\nset = { games_per_iteration = 400 }\n",
+    )
+    .unwrap();
+    let file = dir.path().join("sw.toml");
+    std::fs::write(
+        &file,
+        "name = \"staged\"\nbase = \"staged.toml\"\nseeds = [1, 2]\n",
+    )
+    .unwrap();
+    let db = dir.path().join("staged.db");
+    let dry = ok(&tabula(
+        &db,
+        &[
+            "sweep",
+            file.to_str().unwrap(),
+            "--dry-run",
+            "--threads",
+            "1",
+        ],
+    ));
+    let per = |range: &str| -> f64 {
+        let line = dry
+            .lines()
+            .find(|l| l.contains(range))
+            .unwrap_or_else(|| panic!("{dry}"));
+        let s = line.rsplit(": ").next().unwrap();
+        s.trim_end_matches(" s per iteration").parse().unwrap()
+    };
+    // Twenty times the games: the second stage costs more an iteration.
+    let (few, many) = (
+        per("point 0, iterations 1-3"),
+        per("point 0, iterations 4-5"),
+    );
+    assert!(many > few, "{dry}");
+    assert!(dry.contains("estimated cost: 0:"), "{dry}");
+    assert!(!db.exists(), "a dry run wrote the store");
+}

@@ -266,17 +266,23 @@ fn dry_run(
     if !unmeasured.is_empty() {
         if !args.json {
             outln!(
-                "calibrating: iteration 1 of the first run of {} grid points not measured in the \
-                 store, on {per_run} threads, in a temporary store",
+                "calibrating: iteration 1 (of each stage, in a staged run) of the first run of {} \
+                 grid points not measured in the store, on {per_run} threads, in a temporary store",
                 unmeasured.len()
             );
         }
         let json = args.json;
-        calibrate(sweep, &unmeasured, per_run, &mut costs, &mut |p, s| {
-            if !json {
-                outln!("  point {p}: {s:.2} s per iteration");
-            }
-        })?;
+        calibrate(
+            sweep,
+            &unmeasured,
+            per_run,
+            &mut costs,
+            &mut |p, (a, b), s| {
+                if !json {
+                    outln!("  point {p}, iterations {a}-{b}: {s:.2} s per iteration");
+                }
+            },
+        )?;
     }
     let calibration = calibration.elapsed().as_secs_f64();
     let estimate = costs.estimate(&left);

@@ -49,7 +49,8 @@ pub struct ReferenceSettings {
     /// MCTS-Solver's simulations as multiples of the run's (each of 1, 10, 100, 1000).
     pub(crate) solver_multipliers: Vec<u32>,
     /// Connect Four 7x6 test sets (names `L3_R1`, `L2_R1`, `L2_R2`, `L1_R1`, `L1_R2`,
-    /// `L1_R3`).
+    /// `L1_R3`), each optionally `NAME:N`: that set's first N positions instead of
+    /// `c4_positions` (begin-hard's optimal moves are booked only so far).
     pub(crate) c4_sets: Vec<String>,
     /// The first this many positions of each set (of 1000).
     pub c4_positions: u32,
@@ -89,6 +90,25 @@ impl Default for ReferenceSettings {
     }
 }
 
+/// A `c4_sets` entry's set name and its own count of positions (`NAME:N`; `None`: none given,
+/// or not a number, which `validate` refuses).
+fn split_set(entry: &str) -> (&str, Option<u32>) {
+    match entry.split_once(':') {
+        Some((name, n)) => (name, Some(n.parse().unwrap_or(0))),
+        None => (entry, None),
+    }
+}
+
+impl ReferenceSettings {
+    /// The test sets to measure: each set's name and how many of its first positions.
+    pub(crate) fn c4_sets(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.c4_sets.iter().map(|e| {
+            let (name, n) = split_set(e);
+            (name, n.unwrap_or(self.c4_positions) as usize)
+        })
+    }
+}
+
 /// A range error naming `learner.network.reference.KEY` (the table these settings are read
 /// from).
 fn bad(key: &str, value: impl ToString, allowed: &str) -> SettingError {
@@ -113,12 +133,22 @@ impl ReferenceSettings {
                 "ascending distinct values among 1, 10, 100, 1000",
             ));
         }
-        for (i, name) in self.c4_sets.iter().enumerate() {
-            if !C4_SETS.iter().any(|(n, _)| n == name) || self.c4_sets[..i].contains(name) {
+        for (i, entry) in self.c4_sets.iter().enumerate() {
+            let (name, n) = split_set(entry);
+            let seen = || self.c4_sets[..i].iter().any(|e| split_set(e).0 == name);
+            if !C4_SETS.iter().any(|(s, _)| *s == name) || seen() {
                 return Err(bad(
                     &format!("c4_sets[{i}]"),
-                    name,
-                    "distinct names among L3_R1, L2_R1, L2_R2, L1_R1, L1_R2, L1_R3",
+                    entry,
+                    "distinct names among L3_R1, L2_R1, L2_R2, L1_R1, L1_R2, L1_R3, each \
+                     optionally NAME:N with N from 1 to 1000",
+                ));
+            }
+            if n.is_some_and(|n| !(1..=1000).contains(&n)) || entry.ends_with(':') {
+                return Err(bad(
+                    &format!("c4_sets[{i}]"),
+                    entry,
+                    "NAME:N with N an integer from 1 to 1000",
                 ));
             }
         }
@@ -452,10 +482,10 @@ pub(crate) fn c4_scores<G: Abilities>(
     }
     let mut legal = Vec::new();
     let mut out = Vec::new();
-    for name in &settings.c4_sets {
+    for (name, positions) in settings.c4_sets() {
         // Validated names and a fixed file: an error here is a broken build, so the set is
         // skipped (its metrics stay empty) rather than failing the run.
-        let Ok(tests) = g.reference_set(name, settings.c4_positions as usize)? else {
+        let Ok(tests) = g.reference_set(name, positions)? else {
             continue;
         };
         let (mut err, mut best) = (0.0, 0u32);
@@ -467,7 +497,7 @@ pub(crate) fn c4_scores<G: Abilities>(
         }
         let n = tests.len() as u32;
         out.push(C4SetScore {
-            set: name.clone(),
+            set: name.to_string(),
             positions: n,
             value_error: err / f64::from(n.max(1)),
             best_moves: best,
@@ -496,9 +526,9 @@ pub(crate) fn c4_search_scores<G: Abilities, E: Evaluator<G>>(
     if !settings.c4_search {
         return out;
     }
-    for name in &settings.c4_sets {
+    for (name, positions) in settings.c4_sets() {
         // As in `c4_scores`: a set that fails to load is skipped.
-        let Some(Ok(tests)) = g.reference_set(name, settings.c4_positions as usize) else {
+        let Some(Ok(tests)) = g.reference_set(name, positions) else {
             continue;
         };
         let best: Vec<bool> = tests
@@ -521,7 +551,7 @@ pub(crate) fn c4_search_scores<G: Abilities, E: Evaluator<G>>(
             )
             .collect();
         out.push(C4SearchScore {
-            set: name.clone(),
+            set: name.to_string(),
             positions: best.len() as u32,
             best_moves: best.iter().filter(|b| **b).count() as u32,
         });
@@ -710,6 +740,25 @@ mod tests {
         assert_eq!(REFERENCE_METRICS[33].name, "wr_greedy");
     }
 
+    /// A set's own count (`NAME:N`) takes that many of its positions, the others
+    /// `c4_positions`; the scores name the set alone.
+    #[test]
+    fn a_set_may_name_its_own_count() {
+        let g = crate::games::ConnectFour::new(7, 6).unwrap();
+        let s = ReferenceSettings {
+            c4_sets: vec!["L3_R1".into(), "L2_R1:7".into()],
+            c4_positions: 12,
+            ..ReferenceSettings::default()
+        };
+        assert!(s.validate().is_ok());
+        let scores = c4_scores(&g, &s, |_, legal| (legal[0], 0.5)).unwrap();
+        let got: Vec<(&str, u32)> = scores
+            .iter()
+            .map(|c| (c.set.as_str(), c.positions))
+            .collect();
+        assert_eq!(got, [("L3_R1", 12), ("L2_R1", 7)]);
+    }
+
     /// The search player's benchmark: off by default (and then out of the settings record);
     /// on, a strong search finds the optimal move in the end-game set's positions, a
     /// one-simulation search far less often; the same on 1 and 2 threads.
@@ -872,6 +921,34 @@ mod tests {
                     ..ok.clone()
                 },
                 "c4_sets[1]",
+            ),
+            (
+                ReferenceSettings {
+                    c4_sets: vec!["L1_R1:20".into(), "L1_R1".into()],
+                    ..ok.clone()
+                },
+                "c4_sets[1]",
+            ),
+            (
+                ReferenceSettings {
+                    c4_sets: vec!["L1_R3:0".into()],
+                    ..ok.clone()
+                },
+                "c4_sets[0]",
+            ),
+            (
+                ReferenceSettings {
+                    c4_sets: vec!["L1_R3:x".into()],
+                    ..ok.clone()
+                },
+                "c4_sets[0]",
+            ),
+            (
+                ReferenceSettings {
+                    c4_sets: vec!["L1_R3:1001".into()],
+                    ..ok.clone()
+                },
+                "c4_sets[0]",
             ),
             (
                 ReferenceSettings {

@@ -131,7 +131,7 @@ pub fn calibrate(
     points: &[u32],
     threads: usize,
     costs: &mut Costs,
-    each: &mut dyn FnMut(u32, f64),
+    each: &mut dyn FnMut(u32, (u32, u32), f64),
 ) -> Result<(), ExperimentError> {
     let dir = std::env::temp_dir().join(format!(
         "tabula-calibrate-{}-{}",
@@ -149,16 +149,26 @@ pub fn calibrate(
             let Some(r) = sweep.runs.iter().find(|r| r.point == p) else {
                 continue;
             };
-            let mut cfg = r.cfg.clone();
-            cfg.iterations = 1;
-            let t = threads.max(1) as u32;
-            let run = pool.install(|| {
-                crate::runs::start(&mut store, &cfg, &r.spec, t, &mut crate::runs::Quiet)
-            })?;
-            if let Some(s) = run.last {
-                let secs = s.self_play_seconds + s.training_seconds + s.evaluation_seconds;
-                costs.add(p, secs, 1);
-                each(p, secs);
+            // One iteration of each stage (the run's own settings without stages), weighted
+            // by the stage's iterations: a staged run's stages can cost very differently.
+            let mut first = 1;
+            while first <= r.cfg.iterations {
+                let last = r.cfg.stage_end(first);
+                let mut cfg = r.cfg.in_force(first)?;
+                cfg.iterations = 1;
+                // A run of its own in the temporary store (a name holds one run's settings).
+                cfg.name = format!("{}@{first}", cfg.name);
+                let t = threads.max(1) as u32;
+                let run = pool.install(|| {
+                    crate::runs::start(&mut store, &cfg, &r.spec, t, &mut crate::runs::Quiet)
+                })?;
+                if let Some(s) = run.last {
+                    let secs = s.self_play_seconds + s.training_seconds + s.evaluation_seconds;
+                    let n = last + 1 - first;
+                    costs.add(p, secs * f64::from(n), n);
+                    each(p, (first, last), secs);
+                }
+                first = last + 1;
             }
         }
         Ok::<(), ExperimentError>(())

@@ -166,6 +166,7 @@ trait Searcher: Send {
     fn score(&mut self, key: u64) -> i32;
     fn move_scores(&mut self, key: u64) -> Vec<(usize, i32)>;
     fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)>;
+    fn moves_reaching(&mut self, key: u64, sign: i32) -> Vec<usize>;
     fn nodes(&self) -> u64;
 }
 
@@ -237,8 +238,16 @@ impl C4Solver {
     /// Every legal column (0-based, ascending) of the non-terminal position with game key
     /// `key`, with the sign of its exact score for the side to move (1 win, 0 draw, -1 loss):
     /// a weak solve of each child.
-    pub(crate) fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)> {
+    pub fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)> {
         self.search.move_signs(key)
+    }
+
+    /// The legal columns (0-based, ascending) of the non-terminal position with game key `key`
+    /// whose exact value for the side to move is at least `sign` (1 win, 0 draw, -1 loss):
+    /// given the position's own sign, its optimal moves, at one null-window search per child
+    /// (where [`C4Solver::move_signs`] takes up to two).
+    pub fn moves_reaching(&mut self, key: u64, sign: i32) -> Vec<usize> {
+        self.search.moves_reaching(key, sign.clamp(-1, 1))
     }
 }
 
@@ -540,7 +549,38 @@ impl<const H: usize, E: Entry> Search<H, E> {
     }
 }
 
+impl<const H: usize, E: Entry> Search<H, E> {
+    /// The legal columns (ascending) of the position with game key `key` whose exact value
+    /// for the side to move is at least `sign` (-1, 0 or 1): one null-window search per
+    /// child, where telling win, draw and loss apart takes up to two.
+    fn moves_reaching_within(&mut self, key: u64, sign: i32) -> Vec<usize> {
+        let p = self.position_of_key(key);
+        let possible = self.possible(&p);
+        let wins = self.winning_squares(p.current, p.mask);
+        let mut out = Vec::new();
+        for c in 0..self.w {
+            let mv = possible & self.columns[c];
+            if mv == 0 {
+                continue;
+            }
+            // The mover's value >= sign <=> the child's value for the opponent <= -sign.
+            let reaches = wins & mv != 0 || sign < 0 || {
+                let child = Self::play(&p, mv);
+                !self.can_win_next(&child) && self.negamax(&child, -sign, 1 - sign) <= -sign
+            };
+            if reaches {
+                out.push(c);
+            }
+        }
+        out
+    }
+}
+
 impl<const H: usize, E: Entry> Searcher for Search<H, E> {
+    fn moves_reaching(&mut self, key: u64, sign: i32) -> Vec<usize> {
+        self.moves_reaching_within(key, sign)
+    }
+
     fn score(&mut self, key: u64) -> i32 {
         let p = self.position_of_key(key);
         self.solve_position(&p)
