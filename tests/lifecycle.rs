@@ -1616,3 +1616,39 @@ fn staged_runs_are_deterministic_resume_branch_and_verify() {
     ));
     assert_eq!(m["games"], 4);
 }
+
+/// On a Chinese Checkers board the run solves, the network learner reports the exact metrics
+/// and, asked for, its games against the greedy player (docs/metrics.md); the other
+/// reference metrics are not played there; the same head at 1 and 2 threads.
+#[test]
+fn solved_checkers_runs_report_exact_and_greedy_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        dir.path(),
+        "cc3",
+        "name = \"cc3\"\nvariant = \"checkers:3x3-1,max_plies=40\"\nseed = 2\niterations = 2\n\
+         games_per_iteration = 8\n[search]\nsimulations = 4\n[eval]\ngames = 20\n\
+         [learner]\nkind = \"network\"\n[learner.network]\nhidden = [8]\nbatch_size = 8\n\
+         [learner.network.reference]\ngreedy_games = 6\n",
+    );
+    same_head_at_1_and_2_threads(dir.path(), &spec, "cc3-");
+    let db = dir.path().join("cc3-1.db");
+    let rows = sql(
+        &db,
+        "SELECT name, count(*) AS n FROM metrics WHERE name IN ('wr_p', 'mae_v', 'wr_greedy', \
+         'greedy_win_share', 'wr_solver_1x', 'c4_best_move') GROUP BY name ORDER BY name",
+    );
+    let got: Vec<(String, i64)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_string(),
+                r["n"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let want = ["greedy_win_share", "mae_v", "wr_greedy", "wr_p"].map(|n| (n.to_string(), 3));
+    assert_eq!(got, want);
+}

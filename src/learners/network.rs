@@ -1485,6 +1485,23 @@ impl<G: Abilities> Learner<G> for Network<G> {
             out.err_p = Some(err);
             out.mae_v = Some(mae);
         }
+        // On a solved variant too, the games against the greedy player when asked for (Liu et
+        // al.'s measure beside the exact ones); the other reference metrics stand in for an
+        // exact truth, so they are not played here. Off (0 games) nothing changes.
+        let greedy = greedy_scores(
+            g,
+            &reference,
+            ctx.search,
+            ctx.model_seed,
+            e.iteration,
+            || net.eval(),
+        );
+        if greedy.is_some() {
+            out.reference = Some(ReferenceEval {
+                greedy,
+                ..ReferenceEval::default()
+            });
+        }
         out
     }
 
