@@ -39,6 +39,9 @@ pub type ReferenceFn<G> =
     fn(&G, &str, usize) -> Option<Result<ReferenceSet<<G as Game>::State>, String>>;
 /// The exact values of the legal actions of a state.
 pub type ActionValuesFn<G> = fn(&G, &<G as Game>::State) -> Option<Vec<(Action, f64)>>;
+/// The rows a legal action of a decision state advances the mover's piece toward its goal
+/// (negative: backward).
+pub type ForwardFn<G> = fn(&G, &<G as Game>::State, Action) -> i32;
 /// A random start position drawn from a stream.
 pub type PlacementFn<G> = fn(&G, &mut StreamRng) -> <G as Game>::State;
 
@@ -71,6 +74,10 @@ pub struct AbilitySet<G: Game> {
     /// A random placement of every piece: a legal, undecided decision state drawn from the
     /// stream (the mixed start policy's random placements, docs/learners.md).
     pub random_placement: Option<PlacementFn<G>>,
+    /// The rows a move advances its piece toward the goal, negative backward (Chinese
+    /// Checkers' forward gain Psi): the shaped reward of Q-learning (Liu et al.: +0.01 a row
+    /// forward, -0.01 a row backward; learners/q).
+    pub forward_gain: Option<ForwardFn<G>>,
 }
 
 /// A symmetry of a game (see [`AbilitySet::mirror`]). `state` is an involution (applied
@@ -164,6 +171,17 @@ pub trait Abilities: Game {
     /// The game's mirror image (`None`: the game has none).
     fn mirror(&self) -> Option<Mirror<Self>> {
         Self::ABILITIES.mirror
+    }
+
+    /// The rows legal action `a` of decision state `s` advances its piece toward the goal
+    /// (negative: backward); `None`: the game has no such measure.
+    fn forward_gain(&self, s: &Self::State, a: Action) -> Option<i32> {
+        Self::ABILITIES.forward_gain.map(|f| f(self, s, a))
+    }
+
+    /// Whether the game measures how far a move advances ([`Abilities::forward_gain`]).
+    fn has_forward_gain() -> bool {
+        Self::ABILITIES.forward_gain.is_some()
     }
 
     /// A random placement drawn from `rng` (`None`: the game has no such ability).

@@ -40,7 +40,7 @@ use crate::games::AnyGame;
 pub use crate::learners::LearnerSettings;
 use crate::learners::{LearnerContext, SettingsCheck};
 use crate::search::{SearchConfig, SearchConfigError};
-use crate::selfplay::{Mover, SelfPlaySettings};
+use crate::selfplay::{Mover, Opponent, SelfPlaySettings};
 use crate::start::StartSettings;
 use crate::store::{Annotations, check_note, check_tag};
 
@@ -599,11 +599,23 @@ fn validate_stages(cfg: &RunConfig) -> Result<(), SpecError> {
 /// The greedy mover needs a game with a greedy heuristic, and plays no search whose tree
 /// states a start policy could archive.
 fn validate_mover<G: crate::games::Abilities>(g: &G, s: &Settings) -> Result<(), SpecError> {
+    let state = g.initial_state();
+    let greedy = g.greedy_features(&state, &[], &mut Vec::new());
+    if s.selfplay.opponent == Opponent::Greedy && !greedy {
+        return Err(range(
+            "selfplay.opponent",
+            "\"greedy\"",
+            &format!(
+                "\"none\" for {}: only games with a greedy heuristic (Chinese Checkers) have \
+                 a greedy opponent",
+                g.variant()
+            ),
+        ));
+    }
     if s.selfplay.mover != Mover::Greedy {
         return Ok(());
     }
-    let state = g.initial_state();
-    if !g.greedy_features(&state, &[], &mut Vec::new()) {
+    if !greedy {
         return Err(range(
             "selfplay.mover",
             "\"greedy\"",
@@ -699,6 +711,7 @@ fn validate_learner<G: crate::games::Abilities>(_: &G, s: &Settings) -> Result<(
         window: s.window,
         // With a budget the count is open: checked against the most an iteration may keep.
         games_per_iteration: s.games_per_iteration.unwrap_or(MAX_GAMES),
+        selfplay: &s.selfplay,
     };
     Ok(crate::learners::validate::<G>(check)?)
 }

@@ -292,6 +292,17 @@ iterations = 1
             e.contains("`iterations` = 2") && e.contains("more than 2"),
             "{e}"
         );
+        // The greedy opponent needs a greedy heuristic.
+        let e = RunConfig::from_toml(
+            "variant = \"ewn:3x3x3\"\niterations = 1\n[selfplay]\nopponent = \"greedy\"\n",
+            "t",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("`selfplay.opponent`") && e.contains("ewn:3x3x3") && e.contains("greedy"),
+            "{e}"
+        );
         // The greedy mover needs a greedy heuristic.
         let e = RunConfig::from_toml(
             "variant = \"ewn:3x3x3\"\niterations = 1\n[selfplay]\nmover = \"greedy\"\n",

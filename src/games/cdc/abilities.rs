@@ -16,6 +16,7 @@ impl Abilities for Cdc {
         reference_set: None,
         mirror: None,
         random_placement: None,
+        forward_gain: None,
     };
 }
 
@@ -30,5 +31,6 @@ impl Abilities for Cdc4x8 {
         reference_set: None,
         mirror: None,
         random_placement: None,
+        forward_gain: None,
     };
 }

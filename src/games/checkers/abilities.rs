@@ -37,6 +37,7 @@ impl Abilities for Checkers {
             action: mirror_action,
         }),
         random_placement: Some(random_placement),
+        forward_gain: Some(move_gain),
     };
 }
 
@@ -89,6 +90,14 @@ fn random_placement(g: &Checkers, rng: &mut StreamRng) -> CheckersState {
             return s;
         }
     }
+}
+
+/// The forward gain Psi of legal action `a` of decision state `s` for its mover: rows
+/// advanced along the diagonal between the start triangles (Liu et al.'s "rows it jumps
+/// across in the forward direction"), negative backward.
+fn move_gain(g: &Checkers, s: &CheckersState, a: Action) -> i32 {
+    let (from, to) = g.move_squares(s, a);
+    g.forward_gain(s.to_move, from, to)
 }
 
 /// The greedy heuristic (Liu et al.): for each legal action of `s`, its forward gain Psi and
