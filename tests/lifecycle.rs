@@ -1616,3 +1616,44 @@ fn staged_runs_are_deterministic_resume_branch_and_verify() {
     ));
     assert_eq!(m["games"], 4);
 }
+
+/// The tiny Q-learning runs (a lookup table and a network, against the greedy player in the
+/// opponent seat): the same head at 1 and 2 threads and after kill -9 + `resume`; `verify`
+/// re-executes them; a branch with no overrides ends at the parent's head; a self-play game
+/// replays; the trained model plays the greedy player; the table's greedy policy really
+/// learns to beat the greedy player.
+#[test]
+fn q_learning_runs_are_deterministic_resume_branch_and_verify() {
+    for (spec, iterations) in [("checkers-tiny-tabular-q", 30), ("checkers-tiny-dqn", 6)] {
+        let dir = tempfile::tempdir().unwrap();
+        let s = format!("{}/runs/{spec}.toml", env!("CARGO_MANIFEST_DIR"));
+        let h = kill_and_resume(dir.path(), &s, iterations, Some(32), 3, 41, 0.0);
+        let one = dir.path().join("one.db");
+        ok(&tabula(&one, &["run", &s, "--threads", "1"]));
+        assert_eq!(head(&one, "1"), h, "{spec}: 1 thread");
+        ok(&tabula(&one, &["verify", "1"]));
+        let b = ok(&tabula(&one, &["branch", "1", "--at", "3", "--seed", "1"]));
+        assert!(b.contains(&format!("head {h}")), "{spec}: branch: {b}");
+        let games = ok(&tabula(&one, &["show", "1", "--games", "2"]));
+        let game = games.lines().nth(2).unwrap().split_whitespace().nth(1);
+        let r = ok(&tabula(&one, &["replay", game.unwrap()]));
+        assert!(r.contains("identical, hash checked"), "{spec}: {r}");
+        let at = format!("model:1@{iterations}");
+        let m = json(&tabula(
+            &one,
+            &["match", "checkers:4x4-1", "--a", &at, "--b", "greedy", "--games", "4", "--json"],
+        ));
+        assert_eq!(m["games"], 4, "{spec}");
+        if spec == "checkers-tiny-tabular-q" {
+            let score = |i: u64| {
+                let q = format!(
+                    "SELECT value FROM metrics WHERE name = 'wr_greedy' AND run_id = 1 \
+                     AND iteration = {i}"
+                );
+                sql(&one, &q)[0]["value"].as_f64().unwrap()
+            };
+            let (first, last) = (score(1), score(iterations));
+            assert!(first < 0.3 && last > 0.6, "wr_greedy {first} -> {last}");
+        }
+    }
+}
