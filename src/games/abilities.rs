@@ -175,11 +175,11 @@ pub trait Abilities: Game {
 
     /// The rows legal action `a` of decision state `s` advances its piece toward the goal
     /// (negative: backward); `None`: the game has no such measure.
-    fn forward_gain(&self, s: &Self::State, a: Action) -> Option<i32> {
+    fn rows_advanced(&self, s: &Self::State, a: Action) -> Option<i32> {
         Self::ABILITIES.forward_gain.map(|f| f(self, s, a))
     }
 
-    /// Whether the game measures how far a move advances ([`Abilities::forward_gain`]).
+    /// Whether the game measures how far a move advances ([`Abilities::rows_advanced`]).
     fn has_forward_gain() -> bool {
         Self::ABILITIES.forward_gain.is_some()
     }

@@ -172,12 +172,11 @@ impl QSettings {
     /// iteration 1 to `epsilon_end` at iteration `epsilon_iterations + 1`, then constant.
     pub fn epsilon(&self, i: u32) -> f64 {
         let d = f64::from(self.epsilon_iterations);
-        let done = if d == 0.0 {
-            1.0
-        } else {
-            (f64::from(i.saturating_sub(1)) / d).min(1.0)
-        };
-        self.epsilon_start + (self.epsilon_end - self.epsilon_start) * done
+        let done = f64::from(i.saturating_sub(1));
+        if done >= d {
+            return self.epsilon_end;
+        }
+        self.epsilon_start + (self.epsilon_end - self.epsilon_start) * (done / d)
     }
 }
 
@@ -617,3 +616,6 @@ fn greedy_err_p<G: Abilities>(
     }
     err / truth.tests().len().max(1) as f64
 }
+
+#[cfg(test)]
+mod tests;

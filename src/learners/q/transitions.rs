@@ -8,7 +8,7 @@
 //! - S_{t+1} is the learner's next decision state (after the opponent's reply), or none when
 //!   the game ended first (a terminal transition: no bootstrap).
 //! - R_t: with the shaped reward (the paper's), `row_reward` times the rows the move
-//!   advances (negative backward, [`crate::games::Abilities::forward_gain`]); a terminal
+//!   advances (negative backward, [`crate::games::Abilities::rows_advanced`]); a terminal
 //!   transition adds `win_reward` or `loss_reward` by the game's result for the learner (0
 //!   for a draw, the move limit's end included). With the outcome reward only the terminal
 //!   term.
@@ -64,7 +64,7 @@ pub(crate) fn transitions<G: Abilities>(
         let mut reward = match q.reward {
             // The game's forward gain is checked at validation (a game without it refuses
             // the shaped reward).
-            RewardKind::Shaped => q.row_reward * f64::from(g.forward_gain(s, action).unwrap_or(0)),
+            RewardKind::Shaped => q.row_reward * f64::from(g.rows_advanced(s, action).unwrap_or(0)),
             RewardKind::Outcome => 0.0,
         };
         let next = moves[j + 1..].iter().find(|m| m.1 == p).map(|&(k, _, _)| {
