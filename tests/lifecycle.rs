@@ -1641,7 +1641,17 @@ fn q_learning_runs_are_deterministic_resume_branch_and_verify() {
         let at = format!("model:1@{iterations}");
         let m = json(&tabula(
             &one,
-            &["match", "checkers:4x4-1", "--a", &at, "--b", "greedy", "--games", "4", "--json"],
+            &[
+                "match",
+                "checkers:4x4-1",
+                "--a",
+                &at,
+                "--b",
+                "greedy",
+                "--games",
+                "4",
+                "--json",
+            ],
         ));
         assert_eq!(m["games"], 4, "{spec}");
         if spec == "checkers-tiny-tabular-q" {

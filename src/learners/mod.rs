@@ -449,7 +449,9 @@ impl LearnerSettings {
 /// Checks the `[learner]` table and the named learner's settings (errors name the key).
 pub(crate) fn validate<G: Abilities>(check: SettingsCheck<'_>) -> Result<(), SettingError> {
     let kind = check.learner.kind;
-    if check.learner.network.is_some() && !matches!(kind, LearnerKind::Network | LearnerKind::QLearning) {
+    if check.learner.network.is_some()
+        && !matches!(kind, LearnerKind::Network | LearnerKind::QLearning)
+    {
         return Err(SettingError::new(
             "learner.network",
             "a table",

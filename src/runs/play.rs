@@ -9,12 +9,12 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::Settings;
 use super::budget::{Quota, Tally};
 use super::iterate::{Loop, Outbox};
 use super::writer::{GAMES_FLUSH, GameBatch};
 use super::{Commit, GAME_BATCH, GameYield, Observer, RunError, StartPoint};
 use super::{game_yield, replay_tree};
-use super::Settings;
 use crate::game::{Action, Player};
 use crate::game_record::GameRecord;
 use crate::games::Abilities;

@@ -146,24 +146,70 @@ fn within(key: &str, x: f64, lo: f64, hi: f64, allowed: &str) -> Result<(), Sett
 impl QSettings {
     /// Checks every key (errors name `learner.q.KEY`).
     fn validate(&self) -> Result<(), SettingError> {
-        within("row_reward", self.row_reward, -1e6, 1e6, "a number from -1e6 to 1e6")?;
-        within("win_reward", self.win_reward, -1e6, 1e6, "a number from -1e6 to 1e6")?;
-        within("loss_reward", self.loss_reward, -1e6, 1e6, "a number from -1e6 to 1e6")?;
+        within(
+            "row_reward",
+            self.row_reward,
+            -1e6,
+            1e6,
+            "a number from -1e6 to 1e6",
+        )?;
+        within(
+            "win_reward",
+            self.win_reward,
+            -1e6,
+            1e6,
+            "a number from -1e6 to 1e6",
+        )?;
+        within(
+            "loss_reward",
+            self.loss_reward,
+            -1e6,
+            1e6,
+            "a number from -1e6 to 1e6",
+        )?;
         within("gamma", self.gamma, 0.0, 1.0, "a number from 0 to 1")?;
         within("alpha", self.alpha, 0.0, 1.0, "a number from 0 to 1")?;
-        within("epsilon_start", self.epsilon_start, 0.0, 1.0, "a number from 0 to 1")?;
-        within("epsilon_end", self.epsilon_end, 0.0, 1.0, "a number from 0 to 1")?;
+        within(
+            "epsilon_start",
+            self.epsilon_start,
+            0.0,
+            1.0,
+            "a number from 0 to 1",
+        )?;
+        within(
+            "epsilon_end",
+            self.epsilon_end,
+            0.0,
+            1.0,
+            "a number from 0 to 1",
+        )?;
         if self.batch_size == 0 || self.batch_size > 65_536 {
-            return Err(bad("batch_size", self.batch_size, "an integer from 1 to 65536"));
+            return Err(bad(
+                "batch_size",
+                self.batch_size,
+                "an integer from 1 to 65536",
+            ));
         }
         if self.minibatches > 1_000_000 {
-            return Err(bad("minibatches", self.minibatches, "an integer from 0 to 1000000"));
+            return Err(bad(
+                "minibatches",
+                self.minibatches,
+                "an integer from 0 to 1000000",
+            ));
         }
         if self.huber_delta.is_nan() || self.huber_delta <= 0.0 || self.huber_delta > 1e6 {
-            return Err(bad("huber_delta", self.huber_delta, "a number > 0 and <= 1e6"));
+            return Err(bad(
+                "huber_delta",
+                self.huber_delta,
+                "a number > 0 and <= 1e6",
+            ));
         }
         if self.greedy_games > 100_000 {
-            return Err(bad("greedy_games", self.greedy_games, "an integer from 0 to 100000"));
+            return Err(bad(
+                "greedy_games",
+                self.greedy_games,
+                "an integer from 0 to 100000",
+            ));
         }
         Ok(())
     }
@@ -276,9 +322,13 @@ impl<G: Abilities> Evaluator<G> for QEval<'_, G> {
         priors: &mut [f64],
         _: &mut StreamRng,
     ) -> f64 {
-        let q: Vec<f32> = self.model.q_values(g, s).iter().map(|&v| v as f32).collect();
-        let legal16: Vec<u16> = legal.iter().map(|&a| a as u16).collect();
-        crate::nn::legal_softmax(&q, &legal16, priors);
+        let q: Vec<f32> = self
+            .model
+            .q_values(g, s)
+            .iter()
+            .map(|&v| v as f32)
+            .collect();
+        crate::nn::legal_softmax(&q, legal, priors);
         0.5
     }
 }
@@ -344,14 +394,14 @@ impl<G: Abilities> Learner<G> for QLearning<G> {
             return Err(SettingError::new(
                 "selfplay.opponent",
                 "\"none\"",
-                &format!("\"greedy\" with {kind} (its agent plays the greedy player)"),
+                format!("\"greedy\" with {kind} (its agent plays the greedy player)"),
             ));
         }
         if check.selfplay.mover != Mover::Search {
             return Err(SettingError::new(
                 "selfplay.mover",
                 "\"greedy\"",
-                &format!("\"search\" (the default) with {kind}: it plays its own moves"),
+                format!("\"search\" (the default) with {kind}: it plays its own moves"),
             ));
         }
         if q.reward == RewardKind::Shaped && !G::has_forward_gain() {
@@ -396,7 +446,13 @@ impl<G: Abilities> Learner<G> for QLearning<G> {
             )));
         }
         for ((k, row), &updates) in c.keys.iter().zip(c.rows.chunks_exact(na)).zip(&c.updates) {
-            m.table.insert(*k, QRow { q: row.to_vec(), updates });
+            m.table.insert(
+                *k,
+                QRow {
+                    q: row.to_vec(),
+                    updates,
+                },
+            );
         }
         if let (Some(h), Some(_)) = (&c.network, &m.net) {
             m.net = Some(<Network<G> as Learner<G>>::restore(g, ctx, store, Some(h))?);
@@ -530,7 +586,11 @@ impl<G: Abilities> Learner<G> for QLearning<G> {
             iteration,
             num_actions: self.num_actions as u32,
             keys: self.table.keys().copied().collect(),
-            rows: self.table.values().flat_map(|r| r.q.iter().copied()).collect(),
+            rows: self
+                .table
+                .values()
+                .flat_map(|r| r.q.iter().copied())
+                .collect(),
             updates: self.table.values().map(|r| r.updates).collect(),
             network,
             stats: self.stats,
@@ -592,7 +652,11 @@ impl<G: Abilities> Learner<G> for QLearning<G> {
             Some(e.stats.minibatches as f64),
             Some(e.rows as f64),
         ]);
-        Q_METRICS.iter().zip(values).map(|(d, v)| (d.name, v)).collect()
+        Q_METRICS
+            .iter()
+            .zip(values)
+            .map(|(d, v)| (d.name, v))
+            .collect()
     }
 }
 

@@ -25,7 +25,14 @@ fn spec(name: &str) -> RunConfig {
 }
 
 /// The start, a legal action of it, the state after it and a legal action of that.
-fn two_states(g: &Checkers) -> (<Checkers as Game>::State, Action, <Checkers as Game>::State, Vec<Action>) {
+fn two_states(
+    g: &Checkers,
+) -> (
+    <Checkers as Game>::State,
+    Action,
+    <Checkers as Game>::State,
+    Vec<Action>,
+) {
     let s0 = g.initial_state();
     let mut legal = Vec::new();
     g.legal_actions(&s0, &mut legal);
@@ -137,7 +144,15 @@ fn transitions_of_a_game_against_the_greedy_player() {
     let mut checked = 0;
     for game in 0..6 {
         let r = crate::selfplay::self_play_game_by(
-            &g, seats, &mut search, &mut Uniform, 9, 1, game, None, None,
+            &g,
+            seats,
+            &mut search,
+            &mut Uniform,
+            9,
+            1,
+            game,
+            None,
+            None,
         )
         .unwrap();
         let states = r.states(&g).unwrap();
@@ -244,7 +259,11 @@ fn a_table_checkpoint_reads_back() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("t.db")).unwrap();
     store
-        .write(|w| c.objects.iter().try_for_each(|o| w.put_encoded(o).map(drop)))
+        .write(|w| {
+            c.objects
+                .iter()
+                .try_for_each(|o| w.put_encoded(o).map(drop))
+        })
         .unwrap();
     let back: QCheckpoint<<Checkers as Game>::Key> = store.get(&c.root).unwrap();
     assert_eq!((back.iteration, back.keys.len()), (3, 1));
@@ -267,10 +286,22 @@ fn bad_settings_name_the_key() {
             format!("{base}[selfplay]\nopponent = \"greedy\"\nmover = \"greedy\"\n{q}"),
             "`selfplay.mover`",
         ),
-        (format!("{base}{opp}{q}[learner.q]\ngamma = 1.5\n"), "`learner.q.gamma`"),
-        (format!("{base}{opp}{q}[learner.q]\nbatch_size = 0\n"), "`learner.q.batch_size`"),
-        (format!("{base}{opp}{q}[learner.q]\nhuber_delta = 0\n"), "`learner.q.huber_delta`"),
-        (format!("{base}{opp}{q}[learner.network]\nhidden = [8]\n"), "`learner.network`"),
+        (
+            format!("{base}{opp}{q}[learner.q]\ngamma = 1.5\n"),
+            "`learner.q.gamma`",
+        ),
+        (
+            format!("{base}{opp}{q}[learner.q]\nbatch_size = 0\n"),
+            "`learner.q.batch_size`",
+        ),
+        (
+            format!("{base}{opp}{q}[learner.q]\nhuber_delta = 0\n"),
+            "`learner.q.huber_delta`",
+        ),
+        (
+            format!("{base}{opp}{q}[learner.network]\nhidden = [8]\n"),
+            "`learner.network`",
+        ),
         (
             format!("{base}[learner]\nkind = \"network\"\n[learner.q]\ngamma = 0.5\n"),
             "`learner.q`",
@@ -285,7 +316,9 @@ fn bad_settings_name_the_key() {
         assert!(e.contains(wanted), "{text}: {e}");
     }
     // The outcome reward needs no forward gain; the greedy opponent still needs the heuristic.
-    let text = format!("variant = \"ewn:3x3x3\"\niterations = 1\n{opp}{q}[learner.q]\nreward = \"outcome\"\n");
+    let text = format!(
+        "variant = \"ewn:3x3x3\"\niterations = 1\n{opp}{q}[learner.q]\nreward = \"outcome\"\n"
+    );
     let e = RunConfig::from_toml(&text, "t").unwrap_err().to_string();
     assert!(e.contains("`selfplay.opponent`"), "{e}");
 }

@@ -27,7 +27,12 @@ use crate::rng::{StreamRng, stream_fmt, uniform_index};
 
 /// The minibatches of iteration `iteration`'s training, as indices into the window (empty
 /// below `prefill`).
-pub(crate) fn minibatches(q: &QSettings, seed: u64, iteration: u32, window: usize) -> Vec<Vec<usize>> {
+pub(crate) fn minibatches(
+    q: &QSettings,
+    seed: u64,
+    iteration: u32,
+    window: usize,
+) -> Vec<Vec<usize>> {
     if window == 0 || window < q.prefill as usize {
         return Vec::new();
     }
@@ -76,9 +81,7 @@ pub(crate) fn train_table<G: Game>(
         for &k in batch {
             let t = window[k];
             let next = t.next.as_ref().map_or(0.0, |(s, legal)| {
-                table
-                    .get(&g.key(s))
-                    .map_or(0.0, |r| max_over(&r.q, legal))
+                table.get(&g.key(s)).map_or(0.0, |r| max_over(&r.q, legal))
             });
             ys.push(target(q, t, next));
         }
