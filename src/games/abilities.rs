@@ -42,6 +42,8 @@ pub type ActionValuesFn<G> = fn(&G, &<G as Game>::State) -> Option<Vec<(Action, 
 /// The rows a legal action of a decision state advances the mover's piece toward its goal
 /// (negative: backward).
 pub type ForwardFn<G> = fn(&G, &<G as Game>::State, Action) -> i32;
+/// Each player's standing in the race to the opposite base (see [`Race`]).
+pub type RaceFn<G> = fn(&G, &<G as Game>::State) -> [Race; 2];
 /// A random start position drawn from a stream.
 pub type PlacementFn<G> = fn(&G, &mut StreamRng) -> <G as Game>::State;
 
@@ -78,6 +80,19 @@ pub struct AbilitySet<G: Game> {
     /// Checkers' forward gain Psi): the shaped reward of Q-learning (Liu et al.: +0.01 a row
     /// forward, -0.01 a row backward; learners/q).
     pub forward_gain: Option<ForwardFn<G>>,
+    /// Each player's checkers in the opponent's base and forward distance: tabula rasa's soft
+    /// move limit and its outcome (Liu et al.; `[selfplay] soft_limit`).
+    pub race: Option<RaceFn<G>>,
+}
+
+/// A player's standing in a race to the opposite base (Chinese Checkers).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Race {
+    /// Its checkers in the opponent's base (its goal).
+    pub home: u32,
+    /// The rows its checkers have advanced from the game's start, summed (Liu et al.'s
+    /// "total forward distance").
+    pub distance: i32,
 }
 
 /// A symmetry of a game (see [`AbilitySet::mirror`]). `state` is an involution (applied
@@ -182,6 +197,11 @@ pub trait Abilities: Game {
     /// Whether the game measures how far a move advances ([`Abilities::rows_advanced`]).
     fn has_forward_gain() -> bool {
         Self::ABILITIES.forward_gain.is_some()
+    }
+
+    /// Each player's standing in the race at `s` (`None`: the game is no race).
+    fn race(&self, s: &Self::State) -> Option<[Race; 2]> {
+        Self::ABILITIES.race.map(|f| f(self, s))
     }
 
     /// A random placement drawn from `rng` (`None`: the game has no such ability).

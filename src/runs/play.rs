@@ -249,6 +249,7 @@ pub(super) fn seats_of<'a, G: Abilities, L: Learner<G>>(
     Seats {
         moves,
         opponent: settings.selfplay.opponent,
+        soft: settings.selfplay.soft(),
     }
 }
 

@@ -612,6 +612,7 @@ fn validate_mover<G: crate::games::Abilities>(g: &G, s: &Settings) -> Result<(),
             ),
         ));
     }
+    validate_soft_limit(g, s)?;
     if s.selfplay.mover != Mover::Greedy {
         return Ok(());
     }
@@ -635,6 +636,46 @@ fn validate_mover<G: crate::games::Abilities>(g: &G, s: &Settings) -> Result<(),
         ));
     }
     Ok(())
+}
+
+/// Tabula rasa's soft limit: in range, on a game that is a race (Chinese Checkers); its
+/// margin only with it.
+fn validate_soft_limit<G: crate::games::Abilities>(g: &G, s: &Settings) -> Result<(), SpecError> {
+    let (limit, margin) = (s.selfplay.soft_limit, s.selfplay.distance_margin);
+    match limit {
+        Some(t) if t == 0 || t > 100_000 => {
+            return Err(range(
+                "selfplay.soft_limit",
+                t,
+                "an integer from 1 to 100000 (plies without progress; Liu et al.: 100)",
+            ));
+        }
+        Some(_) if g.race(&g.initial_state()).is_none() => {
+            return Err(range(
+                "selfplay.soft_limit",
+                limit.unwrap_or(0),
+                &format!(
+                    "no soft limit for {}: only a race to the opposite base (Chinese Checkers) \
+                     has one",
+                    g.variant()
+                ),
+            ));
+        }
+        _ => {}
+    }
+    match margin {
+        Some(m) if limit.is_none() => Err(range(
+            "selfplay.distance_margin",
+            m,
+            "only with selfplay.soft_limit",
+        )),
+        Some(m) if m > 10_000 => Err(range(
+            "selfplay.distance_margin",
+            m,
+            "an integer from 0 to 10000 (Liu et al.'s D_t: 3)",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Exactly one of `games_per_iteration` (in range) and `[budget]` (exactly one of its keys,

@@ -35,7 +35,10 @@ use crate::search::{Evaluator, Search, SearchConfig, SearchError};
 
 use greedy::greedy_self_play_game;
 use seats::seated_game;
-pub use seats::{GREEDY, GreedyPolicy, Moves, Seats, epsilon_greedy, learner_seat, learner_seats};
+pub use seats::{
+    DEFAULT_MARGIN, GREEDY, GreedyPolicy, Moves, Seats, SoftLimit, epsilon_greedy, learner_seat,
+    learner_seats,
+};
 
 use batched::self_play_lanes_until;
 pub use batched::{LaneGame, Played, self_play_lanes};
@@ -141,12 +144,26 @@ pub struct SelfPlaySettings {
     pub mover: Mover,
     #[serde(skip_serializing_if = "is_no_opponent")]
     pub opponent: Opponent,
+    /// Tabula rasa's soft move limit T in plies (Liu et al.: 100; absent: none; seats.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soft_limit: Option<u32>,
+    /// Its forward-distance margin D_t (absent: Liu et al.'s 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance_margin: Option<u32>,
 }
 
 impl SelfPlaySettings {
     /// Whether these are the defaults (the record leaves them out).
     pub fn is_default(&self) -> bool {
         *self == SelfPlaySettings::default()
+    }
+
+    /// The soft move limit in force (`soft_limit` set).
+    pub fn soft(&self) -> Option<SoftLimit> {
+        self.soft_limit.map(|plies| SoftLimit {
+            plies,
+            margin: self.distance_margin.unwrap_or(DEFAULT_MARGIN),
+        })
     }
 }
 
@@ -165,7 +182,7 @@ pub(crate) fn play_games_by<G: Abilities, E: Evaluator<G> + Send>(
     lanes: usize,
     until: Option<Instant>,
 ) -> Result<Vec<Option<Played<G::State>>>, SearchError> {
-    let plain = seats.opponent == Opponent::None;
+    let plain = seats.opponent == Opponent::None && seats.soft.is_none();
     if plain && matches!(seats.moves, Moves::Mover(Mover::Search)) {
         return play_games(g, config, evaluator, seed, iteration, games, lanes, until);
     }
@@ -209,6 +226,9 @@ pub(crate) fn self_play_game_by<G: Abilities, E: Evaluator<G>>(
     tree: Option<&mut Vec<G::State>>,
 ) -> Result<GameRecord, SearchError> {
     match (seats.opponent, seats.moves) {
+        _ if seats.soft.is_some() => {
+            seated_game(g, seats, search, eval, seed, iteration, game, start, tree)
+        }
         (Opponent::None, Moves::Mover(Mover::Search)) => {
             self_play_game(g, search, eval, seed, iteration, game, start, tree)
         }

@@ -12,10 +12,20 @@
 //!   draws come from the stream `explore(i,g)` of the run seed (one uniform number a move,
 //!   then the random move's index), so the game's own stream `self-play(i,g)` draws what it
 //!   draws in any other game (chance, the opponent's tie-breaks).
+//! - Tabula rasa's soft move limit (`[selfplay] soft_limit` T, `distance_margin` D_t; Liu et
+//!   al., "Tabula rasa"): a game ends when neither player has made progress, a net increase
+//!   of its checkers in the opponent's base, for the limit's plies; the limit starts at T and
+//!   grows by T at each progress. The stopped game's result is decided by the players' total
+//!   forward distances: the larger wins when the difference D_p is at least D_t, else a draw
+//!   (the paper: "greater than a pre-set threshold D_t" wins, "D_p < D_t" draws; at D_p =
+//!   D_t tabula counts a win). Recorded as `GameEnd::Stopped`, so every learner's value
+//!   target is that result. Checked at each decision, before the mover decides.
 
-use crate::game::{Action, Game, Player};
+use crate::game::{Action, Game, GameResult, Player};
+use crate::game_record::Adjudication;
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
+use crate::games::abilities::Race;
 use crate::play::Decision;
 use crate::rng::{StreamRng, stream_fmt, uniform_index};
 use crate::search::{Evaluator, Search, SearchError};
@@ -42,10 +52,70 @@ pub enum Moves<'a, G: Game> {
 }
 
 /// Who plays the moves of an iteration's self-play games: the learner's seat and the
-/// opponent's.
+/// opponent's; and when a game stops early.
 pub struct Seats<'a, G: Game> {
     pub moves: Moves<'a, G>,
     pub opponent: Opponent,
+    pub soft: Option<SoftLimit>,
+}
+
+/// Liu et al.'s D_t.
+pub const DEFAULT_MARGIN: u32 = 3;
+
+/// Tabula rasa's soft move limit (see the module docs).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SoftLimit {
+    /// T: plies without progress before a game stops.
+    pub plies: u32,
+    /// D_t: the forward-distance difference that decides a stopped game.
+    pub margin: u32,
+}
+
+impl SoftLimit {
+    /// The result of a game stopped with the players at `race`.
+    pub fn result(self, race: [Race; 2]) -> GameResult {
+        let d = race[0].distance - race[1].distance;
+        if d.unsigned_abs() < self.margin || d == 0 {
+            return GameResult::Draw;
+        }
+        GameResult::Win(if d > 0 { Player::P0 } else { Player::P1 })
+    }
+}
+
+/// A game's soft limit as it goes: the plies allowed so far and each player's most checkers
+/// in the opponent's base.
+struct SoftClock {
+    soft: SoftLimit,
+    limit: u32,
+    best: Option<[u32; 2]>,
+}
+
+impl SoftClock {
+    fn new(soft: SoftLimit) -> SoftClock {
+        SoftClock {
+            soft,
+            limit: soft.plies,
+            best: None,
+        }
+    }
+
+    /// At the decision after `ply` plies with the players at `race`: the limit grows by T at
+    /// a player's new most checkers home; the game's stop when `ply` reached the limit.
+    fn check(&mut self, race: [Race; 2], ply: u32) -> Option<Decision> {
+        let homes = race.map(|r| r.home);
+        if let Some(best) = &mut self.best {
+            if homes[0] > best[0] || homes[1] > best[1] {
+                self.limit = self.limit.saturating_add(self.soft.plies);
+            }
+            *best = [best[0].max(homes[0]), best[1].max(homes[1])];
+        } else {
+            self.best = Some(homes);
+        }
+        (ply >= self.limit).then(|| Decision::Stop {
+            result: self.soft.result(race),
+            reason: Adjudication::SoftLimit,
+        })
+    }
 }
 
 impl<G: Game> Clone for Moves<'_, G> {
@@ -70,6 +140,7 @@ impl<G: Game> Seats<'_, G> {
         Seats {
             moves: Moves::Mover(mover),
             opponent: Opponent::None,
+            soft: None,
         }
     }
 }
@@ -104,7 +175,13 @@ pub(crate) fn seated_game<G: Abilities, E: Evaluator<G>>(
     let mut explore = stream_fmt(seed, format_args!("explore({iteration},{game})"));
     let mut scratch = GreedyScratch::default();
     let mut legal = Vec::new();
+    let mut clock = seats.soft.map(SoftClock::new);
     let mut record = recorded_game(g, seed, iteration, game, start, |s, p, ply, rng| {
+        if let (Some(c), Some(race)) = (clock.as_mut(), g.race(s))
+            && let Some(stop) = c.check(race, ply)
+        {
+            return Ok(stop);
+        }
         if seat.is_some_and(|l| l != p) {
             return opponent_move(g, s, rng, &mut scratch);
         }
@@ -154,6 +231,7 @@ mod tests {
     use super::*;
     use crate::game::Turn;
     use crate::game_record::Step;
+    use crate::games::Abilities;
     use crate::games::Checkers;
     use crate::games::greedy::best_moves;
     use crate::search::{SearchConfig, Uniform};
@@ -167,6 +245,7 @@ mod tests {
         let seats = Seats {
             moves,
             opponent: Opponent::Greedy,
+            soft: None,
         };
         let mut search = Search::new(SearchConfig {
             simulations: 8.into(),
@@ -270,5 +349,95 @@ mod tests {
             .filter(|_| epsilon_greedy(&mut rng, 0.25, &legal, |_| 100) != 100)
             .count();
         assert!((400..600).contains(&explored), "{explored}");
+    }
+
+    fn race(home: [u32; 2], distance: [i32; 2]) -> [Race; 2] {
+        [0, 1].map(|i| Race {
+            home: home[i],
+            distance: distance[i],
+        })
+    }
+
+    /// The larger forward distance wins from a difference of D_t; below it, a draw.
+    #[test]
+    fn a_stopped_games_result_by_hand() {
+        let soft = SoftLimit {
+            plies: 10,
+            margin: 3,
+        };
+        assert_eq!(
+            soft.result(race([0, 0], [7, 4])),
+            GameResult::Win(Player::P0)
+        );
+        assert_eq!(
+            soft.result(race([0, 0], [4, 7])),
+            GameResult::Win(Player::P1)
+        );
+        assert_eq!(soft.result(race([0, 0], [6, 4])), GameResult::Draw);
+        assert_eq!(soft.result(race([2, 0], [0, 0])), GameResult::Draw);
+        let zero = SoftLimit { margin: 0, ..soft };
+        assert_eq!(zero.result(race([0, 0], [5, 5])), GameResult::Draw);
+        assert_eq!(
+            zero.result(race([0, 0], [5, 6])),
+            GameResult::Win(Player::P1)
+        );
+    }
+
+    /// The limit starts at T and grows by T at each new most checkers home of a player (a
+    /// checker leaving the base and coming back is no new progress).
+    #[test]
+    fn the_soft_limit_grows_with_progress() {
+        let soft = SoftLimit {
+            plies: 10,
+            margin: 3,
+        };
+        let mut c = SoftClock::new(soft);
+        let r = |h0, h1| race([h0, h1], [0, 0]);
+        assert!(c.check(r(0, 0), 0).is_none());
+        assert!(c.check(r(1, 0), 5).is_none());
+        assert!(c.check(r(0, 0), 12).is_none());
+        assert!(c.check(r(1, 0), 15).is_none());
+        assert!(c.check(r(1, 1), 19).is_none());
+        assert!(c.check(r(1, 1), 29).is_none());
+        let stop = c.check(r(1, 1), 30).unwrap();
+        assert_eq!(
+            stop,
+            Decision::Stop {
+                result: GameResult::Draw,
+                reason: Adjudication::SoftLimit,
+            }
+        );
+    }
+
+    /// A self-play game under the soft limit stops at a decision state after a multiple of T
+    /// plies, recorded as stopped with the result of its last position's race.
+    #[test]
+    fn games_stop_at_the_soft_limit() {
+        let g = Checkers::new(5, 3, crate::games::checkers::WinRule::AllOwn, 200).unwrap();
+        let soft = SoftLimit {
+            plies: 6,
+            margin: 1,
+        };
+        let seats = Seats {
+            moves: Moves::Mover(Mover::Greedy),
+            opponent: Opponent::None,
+            soft: Some(soft),
+        };
+        let mut search = Search::new(SearchConfig::default()).unwrap();
+        let mut stopped = 0;
+        for game in 0..8 {
+            let r =
+                seated_game(&g, seats, &mut search, &mut Uniform, 5, 1, game, None, None).unwrap();
+            let states = r.states(&g).unwrap();
+            let last = states.last().unwrap();
+            if let crate::game_record::GameEnd::Stopped { result, reason } = r.end {
+                assert_eq!(reason, Adjudication::SoftLimit);
+                assert!(matches!(g.turn(last), Turn::Player(_)));
+                assert_eq!(r.steps.len() % 6, 0, "{}", r.steps.len());
+                assert_eq!(result, soft.result(g.race(last).unwrap()));
+                stopped += 1;
+            }
+        }
+        assert!(stopped > 0);
     }
 }

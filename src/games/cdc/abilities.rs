@@ -17,6 +17,7 @@ impl Abilities for Cdc {
         mirror: None,
         random_placement: None,
         forward_gain: None,
+        race: None,
     };
 }
 
@@ -32,5 +33,6 @@ impl Abilities for Cdc4x8 {
         mirror: None,
         random_placement: None,
         forward_gain: None,
+        race: None,
     };
 }

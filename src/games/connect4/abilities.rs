@@ -28,6 +28,7 @@ impl Abilities for ConnectFour {
         }),
         random_placement: None,
         forward_gain: None,
+        race: None,
     };
 }
 

@@ -16,5 +16,6 @@ impl Abilities for Ewn {
         mirror: None,
         random_placement: None,
         forward_gain: None,
+        race: None,
     };
 }

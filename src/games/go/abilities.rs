@@ -15,5 +15,6 @@ impl<const P: usize, const H: usize, const K: usize> Abilities for Go<P, H, K> {
         mirror: None,
         random_placement: None,
         forward_gain: None,
+        race: None,
     };
 }

@@ -139,6 +139,7 @@ fn transitions_of_a_game_against_the_greedy_player() {
             greedy: &first,
         },
         opponent: crate::selfplay::Opponent::Greedy,
+        soft: None,
     };
     let mut search = Search::new(SearchConfig::default()).unwrap();
     let mut checked = 0;
