@@ -74,6 +74,13 @@ pub enum GameEnd {
         winner: Player,
         reason: Adjudication,
     },
+    /// Stopped before the end by a self-play rule, its result decided by it (the last state
+    /// is a decision state). Written last, so the encodings of the variants above are as
+    /// before it existed.
+    Stopped {
+        result: GameResult,
+        reason: Adjudication,
+    },
 }
 
 /// Why a game was adjudicated.
@@ -82,6 +89,9 @@ pub enum Adjudication {
     /// The optimal player stood in a position of value 1 (a certain win) and was declared
     /// the winner at once (docs/solver.md).
     CertainWin,
+    /// Tabula rasa's soft move limit (Liu et al.): no progress into the opponent's base for
+    /// the limit's plies; the result by the forward-distance difference.
+    SoftLimit,
 }
 
 /// For people: `player 0 wins`, `draw`, or `player 1 declared the winner (a certain win)`.
@@ -92,6 +102,7 @@ impl std::fmt::Display for GameEnd {
             GameEnd::Adjudicated { winner, reason } => {
                 write!(f, "{winner} declared the winner ({reason})")
             }
+            GameEnd::Stopped { result, reason } => write!(f, "{result} ({reason})"),
         }
     }
 }
@@ -100,6 +111,7 @@ impl std::fmt::Display for Adjudication {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Adjudication::CertainWin => f.write_str("the optimal player's certain win"),
+            Adjudication::SoftLimit => f.write_str("the soft move limit, by forward distance"),
         }
     }
 }
@@ -109,6 +121,7 @@ impl GameEnd {
         match *self {
             GameEnd::Finished(r) => r,
             GameEnd::Adjudicated { winner, .. } => GameResult::Win(winner),
+            GameEnd::Stopped { result, .. } => result,
         }
     }
 }
@@ -204,6 +217,7 @@ impl GameRecord {
         match (self.end, g.turn(&s)) {
             (GameEnd::Finished(r), Turn::Terminal(t)) if r == t => Ok(states),
             (GameEnd::Adjudicated { winner, .. }, Turn::Player(p)) if p == winner => Ok(states),
+            (GameEnd::Stopped { .. }, Turn::Player(_)) => Ok(states),
             (end, turn) => Err(self.error(
                 self.steps.len(),
                 format!("the record ends `{end}` but in its last state it is {turn}"),

@@ -194,6 +194,9 @@ where
                 Ok(action)
             }
             Ok(Decision::ClaimWin) => Err("the player claimed a win; GTP has no such move".into()),
+            Ok(Decision::Stop { .. }) => {
+                Err("the player stopped the game; GTP has no such move".into())
+            }
             Err(e) => Err(e.to_string()),
         }
     }

@@ -19,6 +19,11 @@ pub enum Decision {
     },
     /// Declared the winner at once (the optimal player in a position of value 1).
     ClaimWin,
+    /// The game stops here with this result (a self-play rule: tabula rasa's soft limit).
+    Stop {
+        result: GameResult,
+        reason: Adjudication,
+    },
 }
 
 /// A game from the start between `seat` and its opponent, neither recorded: `choose(state,
@@ -79,6 +84,9 @@ pub fn play_loop<G: Game, E>(
                         winner: p,
                         reason: Adjudication::CertainWin,
                     });
+                }
+                Decision::Stop { result, reason } => {
+                    return Ok(GameEnd::Stopped { result, reason });
                 }
                 Decision::Play { action, search } => {
                     if let Some(st) = steps.as_deref_mut() {

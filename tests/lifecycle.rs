@@ -1652,3 +1652,57 @@ fn solved_checkers_runs_report_exact_and_greedy_metrics() {
     let want = ["greedy_win_share", "mae_v", "wr_greedy", "wr_p"].map(|n| (n.to_string(), 3));
     assert_eq!(got, want);
 }
+
+/// The tiny Q-learning runs (a lookup table and a network, against the greedy player in the
+/// opponent seat) and the tiny tabula rasa run (the soft move limit): the same head at 1 and
+/// 2 threads and after kill -9 + `resume`; `verify` re-executes them; a branch with no
+/// overrides ends at the parent's head; a self-play game replays; the trained model plays
+/// the greedy player; the table's greedy policy really learns to beat the greedy player.
+#[test]
+fn q_learning_and_rasa_runs_are_deterministic_resume_branch_and_verify() {
+    let specs = [
+        ("checkers-tiny-tabular-q", 40, 128, "checkers:4x4-1"),
+        ("checkers-tiny-dqn", 10, 128, "checkers:4x4-1"),
+        ("checkers-tiny-rasa", 4, 16, "checkers:5x5-3,max_plies=200"),
+    ];
+    for (spec, iterations, games, variant) in specs {
+        let dir = tempfile::tempdir().unwrap();
+        let s = format!("{}/runs/{spec}.toml", env!("CARGO_MANIFEST_DIR"));
+        let h = kill_and_resume(dir.path(), &s, iterations, Some(games), 3, 41, 0.0);
+        let one = dir.path().join("one.db");
+        ok(&tabula(&one, &["run", &s, "--threads", "1"]));
+        assert_eq!(head(&one, "1"), h, "{spec}: 1 thread");
+        ok(&tabula(&one, &["verify", "1"]));
+        let b = ok(&tabula(&one, &["branch", "1", "--at", "3", "--seed", "1"]));
+        assert!(b.contains(&format!("head {h}")), "{spec}: branch: {b}");
+        let games = ok(&tabula(&one, &["show", "1", "--games", "2"]));
+        let game = games.lines().nth(2).unwrap().split_whitespace().nth(1);
+        let r = ok(&tabula(&one, &["replay", game.unwrap()]));
+        assert!(r.contains("identical, hash checked"), "{spec}: {r}");
+        if spec == "checkers-tiny-rasa" {
+            assert!(
+                r.contains("(the soft move limit, by forward distance)"),
+                "{r}"
+            );
+        }
+        let at = format!("model:1@{iterations}");
+        let m = json(&tabula(
+            &one,
+            &[
+                "match", variant, "--a", &at, "--b", "greedy", "--games", "4", "--json",
+            ],
+        ));
+        assert_eq!(m["games"], 4, "{spec}");
+        if spec == "checkers-tiny-tabular-q" {
+            let score = |i: u64| {
+                let q = format!(
+                    "SELECT value FROM metrics WHERE name = 'wr_greedy' AND run_id = 1 \
+                     AND iteration = {i}"
+                );
+                sql(&one, &q)[0]["value"].as_f64().unwrap()
+            };
+            let (first, last) = (score(1), score(iterations));
+            assert!(first < 0.45 && last > 0.75, "wr_greedy {first} -> {last}");
+        }
+    }
+}

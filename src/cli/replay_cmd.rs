@@ -61,7 +61,13 @@ fn replay<G: Abilities>(
             }
             "re-played from its inputs (players, seed, stream): identical, hash checked"
         }
-        Err(_) if record.players[0] == tabula::selfplay::SELF_PLAY => {
+        // A self-play game: both seats the learner's, or one against the opponent seat.
+        Err(_)
+            if record
+                .players
+                .iter()
+                .any(|p| p == tabula::selfplay::SELF_PLAY) =>
+        {
             match tabula::runs::replay_self_play(store, hash)? {
                 Some(r) if r.hash == *hash => {
                     outln!(

@@ -352,7 +352,7 @@ const C4_SEARCH_DEFS: [MetricDef; 6] =
     c4_search_defs!("l3_r1", "l2_r1", "l2_r2", "l1_r1", "l1_r2", "l1_r3");
 
 /// The metrics against the greedy player.
-const GREEDY_DEFS: [MetricDef; 4] = [
+pub(crate) const GREEDY_DEFS: [MetricDef; 4] = [
     MetricDef {
         name: "wr_greedy",
         description: "mean score (draws half) of the learner's search (no noise, most visited \
@@ -659,6 +659,46 @@ pub(crate) fn greedy_scores<G: Abilities, E: Evaluator<G>>(
                 None => 0.0,
             },
         )
+        .collect();
+    let w = super::WinRate::of_scores(&scores);
+    Some(GreedyScore {
+        games: w.games,
+        wins: w.wins,
+        draws: w.draws,
+        score: w.score,
+        ci95: w.ci95,
+    })
+}
+
+/// A model's greedy policy (no search: `choose(state, legal)`) against the deterministic
+/// greedy player, `games` games, the model first in even games; game `n` at iteration i
+/// draws from the stream `greedy-eval(i,n)` of `seed`, as [`greedy_scores`] (Q-learning's
+/// reference metric). `None` for no games or a game without the greedy player.
+pub(crate) fn greedy_policy_score<G: Abilities>(
+    g: &G,
+    games: u32,
+    seed: u64,
+    iteration: u32,
+    choose: impl Fn(&G::State, &[Action]) -> Action + Sync,
+) -> Option<GreedyScore> {
+    if games == 0 || !g.greedy_features(&g.initial_state(), &[], &mut Vec::new()) {
+        return None;
+    }
+    let scores: Vec<f64> = (0..games)
+        .into_par_iter()
+        .map(|n| {
+            let mut rng = stream_fmt(seed, format_args!("greedy-eval({iteration},{n})"));
+            let seat = Player::from_index(n as usize % 2);
+            let (mut legal, mut features) = (Vec::new(), Vec::new());
+            seat_score(g, &mut rng, seat, |s, p, _, rng| {
+                g.legal_actions(s, &mut legal);
+                if p == seat {
+                    return Ok::<_, SearchError>(choose(s, &legal));
+                }
+                g.greedy_features(s, &legal, &mut features);
+                Ok(legal[greedy_choice(GreedyMode::Deterministic, &features, rng)])
+            })
+        })
         .collect();
     let w = super::WinRate::of_scores(&scores);
     Some(GreedyScore {

@@ -39,6 +39,11 @@ pub type ReferenceFn<G> =
     fn(&G, &str, usize) -> Option<Result<ReferenceSet<<G as Game>::State>, String>>;
 /// The exact values of the legal actions of a state.
 pub type ActionValuesFn<G> = fn(&G, &<G as Game>::State) -> Option<Vec<(Action, f64)>>;
+/// The rows a legal action of a decision state advances the mover's piece toward its goal
+/// (negative: backward).
+pub type ForwardFn<G> = fn(&G, &<G as Game>::State, Action) -> i32;
+/// Each player's standing in the race to the opposite base (see [`Race`]).
+pub type RaceFn<G> = fn(&G, &<G as Game>::State) -> [Race; 2];
 /// A random start position drawn from a stream.
 pub type PlacementFn<G> = fn(&G, &mut StreamRng) -> <G as Game>::State;
 
@@ -71,6 +76,23 @@ pub struct AbilitySet<G: Game> {
     /// A random placement of every piece: a legal, undecided decision state drawn from the
     /// stream (the mixed start policy's random placements, docs/learners.md).
     pub random_placement: Option<PlacementFn<G>>,
+    /// The rows a move advances its piece toward the goal, negative backward (Chinese
+    /// Checkers' forward gain Psi): the shaped reward of Q-learning (Liu et al.: +0.01 a row
+    /// forward, -0.01 a row backward; learners/q).
+    pub forward_gain: Option<ForwardFn<G>>,
+    /// Each player's checkers in the opponent's base and forward distance: tabula rasa's soft
+    /// move limit and its outcome (Liu et al.; `[selfplay] soft_limit`).
+    pub race: Option<RaceFn<G>>,
+}
+
+/// A player's standing in a race to the opposite base (Chinese Checkers).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Race {
+    /// Its checkers in the opponent's base (its goal).
+    pub home: u32,
+    /// The rows its checkers have advanced from the game's start, summed (Liu et al.'s
+    /// "total forward distance").
+    pub distance: i32,
 }
 
 /// A symmetry of a game (see [`AbilitySet::mirror`]). `state` is an involution (applied
@@ -164,6 +186,22 @@ pub trait Abilities: Game {
     /// The game's mirror image (`None`: the game has none).
     fn mirror(&self) -> Option<Mirror<Self>> {
         Self::ABILITIES.mirror
+    }
+
+    /// The rows legal action `a` of decision state `s` advances its piece toward the goal
+    /// (negative: backward); `None`: the game has no such measure.
+    fn rows_advanced(&self, s: &Self::State, a: Action) -> Option<i32> {
+        Self::ABILITIES.forward_gain.map(|f| f(self, s, a))
+    }
+
+    /// Whether the game measures how far a move advances ([`Abilities::rows_advanced`]).
+    fn has_forward_gain() -> bool {
+        Self::ABILITIES.forward_gain.is_some()
+    }
+
+    /// Each player's standing in the race at `s` (`None`: the game is no race).
+    fn race(&self, s: &Self::State) -> Option<[Race; 2]> {
+        Self::ABILITIES.race.map(|f| f(self, s))
     }
 
     /// A random placement drawn from `rng` (`None`: the game has no such ability).

@@ -28,6 +28,7 @@
 
 mod gate;
 pub mod network;
+pub mod q;
 pub mod tabular;
 
 use serde::{Deserialize, Serialize};
@@ -42,6 +43,7 @@ use crate::search::SearchConfig;
 use crate::store::{Encoded, ObjectHash, Record, Store, StoreError};
 
 pub use network::Network;
+pub use q::QLearning;
 pub use tabular::TabularAz;
 
 /// A model checkpoint: the objects to store (in write order) and its root, the object an
@@ -163,6 +165,9 @@ pub struct SettingsCheck<'a> {
     pub window: u32,
     /// M: self-play games per iteration.
     pub games_per_iteration: u32,
+    /// `[selfplay]`: who moves in self-play (a learner that plays its own moves needs an
+    /// opponent seat).
+    pub selfplay: &'a crate::selfplay::SelfPlaySettings,
 }
 
 /// A learner's failure: reading or writing its records, or a request it cannot meet.
@@ -264,6 +269,14 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
     /// The model's move without search (its policy's most probable legal action, ties to the
     /// lowest action): the `model:RUN@I` player and the WR_p player.
     fn greedy_action(&self, g: &G, s: &G::State, legal: &[Action]) -> Action;
+
+    /// The exploration rate epsilon of a learner that plays its own self-play moves without
+    /// search in iteration `iteration` (Q-learning: epsilon-greedy on
+    /// [`Learner::greedy_action`], [`crate::selfplay::Moves::EpsilonGreedy`]); `None`, the
+    /// default: the run's mover plays.
+    fn exploration(_ctx: LearnerContext<'_>, _iteration: u32) -> Option<f64> {
+        None
+    }
 
     /// Appends the training samples of a stored self-play game, given its states
     /// (`record.states(g)`, start first). A pure function of the record: the value target of
@@ -373,25 +386,31 @@ pub enum LearnerKind {
     /// AlphaZero with a neural network ([`Network`], docs/network.md).
     #[serde(rename = "network")]
     Network,
+    /// Q-learning against the opponent seat, with a table or a network ([`QLearning`],
+    /// Liu et al.'s baseline).
+    #[serde(rename = "q-learning")]
+    QLearning,
 }
 
 impl LearnerKind {
     /// Every learner's name, for error messages.
-    pub const NAMES: &'static str = "tabular-az, network";
+    pub const NAMES: &'static str = "tabular-az, network, q-learning";
 
     pub fn name(self) -> &'static str {
         match self {
             LearnerKind::TabularAz => "tabular-az",
             LearnerKind::Network => "network",
+            LearnerKind::QLearning => "q-learning",
         }
     }
 
     /// The settings a branch of a run of this learner cannot change, with the reason (the
     /// model it continues depends on them); `tabula branch --set` refuses them.
-    pub(crate) fn fixed_settings(self) -> &'static [(&'static str, &'static str)] {
+    pub(crate) fn fixed_settings(self) -> Vec<(&'static str, &'static str)> {
         match self {
-            LearnerKind::TabularAz => tabular::FIXED_SETTINGS,
-            LearnerKind::Network => network::FIXED_SETTINGS,
+            LearnerKind::TabularAz => tabular::FIXED_SETTINGS.to_vec(),
+            LearnerKind::Network => network::FIXED_SETTINGS.to_vec(),
+            LearnerKind::QLearning => q::fixed_settings(),
         }
     }
 }
@@ -406,13 +425,19 @@ pub struct LearnerSettings {
     /// hash as before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<network::NetworkSettings>,
+    /// `[learner.q]`: the Q-learning learner's settings; absent: its defaults. Left out of
+    /// the settings record when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q: Option<q::QSettings>,
 }
 
 impl LearnerSettings {
     /// A spec's learner settings as a new run stores them: the defaults of new runs filled in
     /// where a stored record's absent key means a legacy value (the network's `arithmetic`).
     pub(crate) fn for_new_run(mut self) -> LearnerSettings {
-        if self.kind == LearnerKind::Network {
+        let q_net = self.kind == LearnerKind::QLearning
+            && q::settings_of(&self).approximator == q::Approximator::Network;
+        if self.kind == LearnerKind::Network || q_net {
             self.network
                 .get_or_insert_with(Default::default)
                 .for_new_run();
@@ -424,11 +449,20 @@ impl LearnerSettings {
 /// Checks the `[learner]` table and the named learner's settings (errors name the key).
 pub(crate) fn validate<G: Abilities>(check: SettingsCheck<'_>) -> Result<(), SettingError> {
     let kind = check.learner.kind;
-    if check.learner.network.is_some() && kind != LearnerKind::Network {
+    if check.learner.network.is_some()
+        && !matches!(kind, LearnerKind::Network | LearnerKind::QLearning)
+    {
         return Err(SettingError::new(
             "learner.network",
             "a table",
-            "only with learner.kind = \"network\"",
+            "only with learner.kind = \"network\" (or \"q-learning\" with a network)",
+        ));
+    }
+    if check.learner.q.is_some() && kind != LearnerKind::QLearning {
+        return Err(SettingError::new(
+            "learner.q",
+            "a table",
+            "only with learner.kind = \"q-learning\"",
         ));
     }
     crate::with_learner!(kind, L => <L<G> as Learner<G>>::validate(check))
@@ -449,6 +483,11 @@ macro_rules! with_learner {
             $crate::learners::LearnerKind::Network => {
                 #[allow(dead_code)]
                 type $l<GG> = $crate::learners::Network<GG>;
+                $body
+            }
+            $crate::learners::LearnerKind::QLearning => {
+                #[allow(dead_code)]
+                type $l<GG> = $crate::learners::QLearning<GG>;
                 $body
             }
         }

@@ -951,6 +951,39 @@ impl<G: Abilities> Network<G> {
         }
     }
 
+    /// The input planes of `s` into `x` (the layout's input length).
+    pub(crate) fn encode(&self, s: &G::State, x: &mut [f32]) {
+        self.encoder.encode(s, x);
+    }
+
+    /// The learning rate of iteration `i` (`lr`).
+    pub(crate) fn lr_at(&self, i: u32) -> f64 {
+        self.settings.lr_at(i)
+    }
+
+    /// One Deep Q-Learning step ([`crate::nn::q_train_step`]); the inference weights follow.
+    /// Returns the mean Huber loss and mean |TD error| before the step.
+    pub(crate) fn q_step(
+        &mut self,
+        lr: f64,
+        delta: f64,
+        examples: &[crate::nn::QExample<'_>],
+        trainer: &mut Trainer,
+    ) -> (f64, f64) {
+        let out = crate::nn::q_train_step(
+            &self.layout,
+            &mut self.params,
+            &mut self.opt,
+            &self.optim,
+            lr,
+            delta,
+            examples,
+            trainer,
+        );
+        self.weights = self.layout.weights(&self.params);
+        out
+    }
+
     /// Parameters in all.
     pub fn parameters(&self) -> usize {
         self.params.len()

@@ -358,7 +358,47 @@ impl Trainer {
 /// in order). Returns the chunks' summed losses (each in example order). `t.w` must hold
 /// `p` packed for training.
 fn batch_grad(l: &Layout, p: &[f32], examples: &[&Example], t: &mut Trainer) -> Vec<(f64, f64)> {
-    let (n, len, na) = (examples.len(), l.input.len(), l.actions);
+    let xs: Vec<&[f32]> = examples.iter().map(|e| e.x.as_slice()).collect();
+    let vh = l.value_head;
+    grad_with(l, p, &xs, t, |k, out| {
+        let e = examples[k];
+        out.probs.clear();
+        out.probs.resize(e.legal.len(), 0.0f64);
+        legal_softmax(out.logits, &e.legal, out.probs);
+        let mut lpk = 0.0;
+        for ((&a, &pa), &t) in e.legal.iter().zip(out.probs.iter()).zip(&e.target) {
+            out.dlogits[a as usize] = (pa - f64::from(t)) as f32;
+            if t > 0.0 {
+                lpk -= f64::from(t) * pa.max(1e-30).ln();
+            }
+        }
+        let (loss, d) = vh.loss(out.value, e.z);
+        *out.dvalue = d as f32;
+        (lpk, loss)
+    })
+}
+
+/// One example's outputs and the gradients to fill, for [`grad_with`]'s loss.
+struct ExampleGrad<'a> {
+    logits: &'a [f32],
+    value: f32,
+    dlogits: &'a mut [f32],
+    dvalue: &'a mut f32,
+    probs: &'a mut Vec<f64>,
+}
+
+/// The forward pass over the inputs `xs` (training mode), then `loss(k, outputs)` of each
+/// example in order (it fills the example's output gradients, zero where it leaves them, and
+/// returns its two loss terms), then the backward pass into `t.gs` (see [`batch_grad`]).
+/// Returns the chunks' summed loss terms.
+fn grad_with(
+    l: &Layout,
+    p: &[f32],
+    xs: &[&[f32]],
+    t: &mut Trainer,
+    mut loss: impl FnMut(usize, ExampleGrad<'_>) -> (f64, f64),
+) -> Vec<(f64, f64)> {
+    let (n, len, na) = (xs.len(), l.input.len(), l.actions);
     let Trainer {
         s,
         w,
@@ -368,8 +408,8 @@ fn batch_grad(l: &Layout, p: &[f32], examples: &[&Example], t: &mut Trainer) -> 
         ..
     } = t;
     s.ensure(n);
-    for (row, e) in s.x.chunks_exact_mut(len).zip(examples) {
-        row.copy_from_slice(&e.x);
+    for (row, e) in s.x.chunks_exact_mut(len).zip(xs) {
+        row.copy_from_slice(e);
     }
     let x = std::mem::take(&mut s.x);
     l.run_forward(p, w, &x, n, s, Mode::Train);
@@ -378,25 +418,21 @@ fn batch_grad(l: &Layout, p: &[f32], examples: &[&Example], t: &mut Trainer) -> 
     dl.resize(n * na + n, 0.0);
     let (dlogits, dvalues) = dl.split_at_mut(n * na);
     let mut losses = Vec::with_capacity(n.div_ceil(CHUNK));
-    for (c, chunk) in examples.chunks(CHUNK).enumerate() {
+    for c in 0..n.div_ceil(CHUNK) {
         let (mut lp, mut lv) = (0.0, 0.0);
-        for (j, e) in chunk.iter().enumerate() {
-            let k = c * CHUNK + j;
-            probs.clear();
-            probs.resize(e.legal.len(), 0.0f64);
-            legal_softmax(&s.logits[k * na..(k + 1) * na], &e.legal, probs);
-            let row = &mut dlogits[k * na..(k + 1) * na];
-            let mut lpk = 0.0;
-            for ((&a, &pa), &t) in e.legal.iter().zip(probs.iter()).zip(&e.target) {
-                row[a as usize] = (pa - f64::from(t)) as f32;
-                if t > 0.0 {
-                    lpk -= f64::from(t) * pa.max(1e-30).ln();
-                }
-            }
-            lp += lpk;
-            let (loss, d) = l.value_head.loss(s.values[k], e.z);
-            dvalues[k] = d as f32;
-            lv += loss;
+        for k in c * CHUNK..((c + 1) * CHUNK).min(n) {
+            let (a, b) = loss(
+                k,
+                ExampleGrad {
+                    logits: &s.logits[k * na..(k + 1) * na],
+                    value: s.values[k],
+                    dlogits: &mut dlogits[k * na..(k + 1) * na],
+                    dvalue: &mut dvalues[k],
+                    probs,
+                },
+            );
+            lp += a;
+            lv += b;
         }
         losses.push((lp, lv));
     }
@@ -429,17 +465,38 @@ pub(crate) fn train_step(
     l.pack(params, true, &mut t.w);
     let chosen: Vec<&Example> = batch.iter().map(|&i| examples[i]).collect();
     let parts = batch_grad(l, params, &chosen, t);
+    let (lp, lv) = apply_gradient(l, params, opt, cfg, lr, batch.len(), &parts, t);
+    Losses {
+        policy: lp,
+        value: lv,
+    }
+}
+
+/// The mean of the chunk gradients in `t.gs` over `n` examples (chunks added in order), one
+/// optimiser step with it, and batch normalisation's running statistics; returns the mean
+/// loss terms of `parts`.
+#[allow(clippy::too_many_arguments)]
+fn apply_gradient(
+    l: &Layout,
+    params: &mut [f32],
+    opt: &mut OptimState,
+    cfg: &OptimConfig,
+    lr: f64,
+    n: usize,
+    parts: &[(f64, f64)],
+    t: &mut Trainer,
+) -> (f64, f64) {
     t.grad.clear();
     t.grad.resize(l.params(), 0.0);
     let (mut lp, mut lv) = (0.0, 0.0);
-    for (g, (a, b)) in t.gs.iter().zip(&parts) {
+    for (g, (a, b)) in t.gs.iter().zip(parts) {
         for (x, &y) in t.grad.iter_mut().zip(g) {
             *x += y;
         }
         lp += a;
         lv += b;
     }
-    let scale = 1.0 / batch.len().max(1) as f32;
+    let scale = 1.0 / n.max(1) as f32;
     for x in &mut t.grad {
         *x *= scale;
     }
@@ -447,11 +504,55 @@ pub(crate) fn train_step(
     for (at, v) in t.s.running() {
         params[at] = v;
     }
-    let n = batch.len().max(1) as f64;
-    Losses {
-        policy: lp / n,
-        value: lv / n,
+    let m = n.max(1) as f64;
+    (lp / m, lv / m)
+}
+
+/// The Huber loss of error `e` with threshold `delta` (Liu et al.'s eq. 9 at delta 1) and
+/// its derivative: e^2 / 2 and e within |e| <= delta, delta (|e| - delta / 2) and
+/// delta sign(e) beyond.
+pub(crate) fn huber(e: f64, delta: f64) -> (f64, f64) {
+    if e.abs() <= delta {
+        (0.5 * e * e, e)
+    } else {
+        (delta * (e.abs() - 0.5 * delta), delta * e.signum())
     }
+}
+
+/// A Deep Q-Learning example (Liu et al. after Mnih et al. 2015): planes, the action taken,
+/// and its target y = R + gamma max_a' Q(S', a').
+#[derive(Clone, Debug)]
+pub(crate) struct QExample<'a> {
+    pub x: &'a [f32],
+    pub action: u16,
+    pub y: f32,
+}
+
+/// One optimiser step of Deep Q-Learning on `examples`: the policy logits are the Q-values,
+/// and the Huber loss (threshold `delta`) of Q(S, a) - y is taken on the chosen action's
+/// output only (the paper's masked output), the value head getting no gradient. Returns the
+/// mean Huber loss and the mean |Q(S, a) - y| before the update.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn q_train_step(
+    l: &Layout,
+    params: &mut [f32],
+    opt: &mut OptimState,
+    cfg: &OptimConfig,
+    lr: f64,
+    delta: f64,
+    examples: &[QExample<'_>],
+    t: &mut Trainer,
+) -> (f64, f64) {
+    l.pack(params, true, &mut t.w);
+    let xs: Vec<&[f32]> = examples.iter().map(|e| e.x).collect();
+    let parts = grad_with(l, params, &xs, t, |k, out| {
+        let e = &examples[k];
+        let err = f64::from(out.logits[e.action as usize]) - f64::from(e.y);
+        let (loss, d) = huber(err, delta);
+        out.dlogits[e.action as usize] = d as f32;
+        (loss, err.abs())
+    });
+    apply_gradient(l, params, opt, cfg, lr, examples.len(), &parts, t)
 }
 
 #[cfg(test)]

@@ -9,16 +9,17 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::Settings;
 use super::budget::{Quota, Tally};
 use super::iterate::{Loop, Outbox};
 use super::writer::{GAMES_FLUSH, GameBatch};
 use super::{Commit, GAME_BATCH, GameYield, Observer, RunError, StartPoint};
 use super::{game_yield, replay_tree};
-use crate::game::Player;
+use crate::game::{Action, Player};
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::{Learner, LearnerContext};
-use crate::selfplay::{LaneGame, play_games_by};
+use crate::selfplay::{GreedyPolicy, LaneGame, Moves, Seats, play_games_by};
 use crate::store::Encoded;
 use crate::store::{ObjectHash, RunGameRow, address};
 
@@ -185,10 +186,11 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
             )
             .collect();
         let search = self.cfg.settings.search.at_iteration(i);
-        let mover = self.cfg.settings.selfplay.mover;
+        let greedy = |s: &G::State, legal: &[Action]| model.greedy_action(g, s, legal);
+        let seats = seats_of::<G, L>(&self.cfg.settings, ctx, i, &greedy);
         let evaluator = || model.evaluator();
         let lanes = L::SELF_PLAY_LANES;
-        let played = play_games_by(g, mover, search, &evaluator, seed, i, &games, lanes, until)?;
+        let played = play_games_by(g, seats, search, &evaluator, seed, i, &games, lanes, until)?;
         played
             .into_par_iter()
             .map(|p| {
@@ -228,6 +230,26 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
                 })
             })
             .collect()
+    }
+}
+
+/// Who moves in iteration `i`'s self-play games: the learner's own epsilon-greedy moves
+/// where it plays without search ([`Learner::exploration`]), else the run's mover; the
+/// opponent seat as `[selfplay] opponent` says.
+pub(super) fn seats_of<'a, G: Abilities, L: Learner<G>>(
+    settings: &Settings,
+    ctx: LearnerContext<'_>,
+    i: u32,
+    greedy: GreedyPolicy<'a, G>,
+) -> Seats<'a, G> {
+    let moves = match L::exploration(ctx, i) {
+        Some(epsilon) => Moves::EpsilonGreedy { epsilon, greedy },
+        None => Moves::Mover(settings.selfplay.mover),
+    };
+    Seats {
+        moves,
+        opponent: settings.selfplay.opponent,
+        soft: settings.selfplay.soft(),
     }
 }
 

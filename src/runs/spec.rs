@@ -40,7 +40,7 @@ use crate::games::AnyGame;
 pub use crate::learners::LearnerSettings;
 use crate::learners::{LearnerContext, SettingsCheck};
 use crate::search::{SearchConfig, SearchConfigError};
-use crate::selfplay::{Mover, SelfPlaySettings};
+use crate::selfplay::{Mover, Opponent, SelfPlaySettings};
 use crate::start::StartSettings;
 use crate::store::{Annotations, check_note, check_tag};
 
@@ -599,11 +599,24 @@ fn validate_stages(cfg: &RunConfig) -> Result<(), SpecError> {
 /// The greedy mover needs a game with a greedy heuristic, and plays no search whose tree
 /// states a start policy could archive.
 fn validate_mover<G: crate::games::Abilities>(g: &G, s: &Settings) -> Result<(), SpecError> {
+    let state = g.initial_state();
+    let greedy = g.greedy_features(&state, &[], &mut Vec::new());
+    if s.selfplay.opponent == Opponent::Greedy && !greedy {
+        return Err(range(
+            "selfplay.opponent",
+            "\"greedy\"",
+            &format!(
+                "\"none\" for {}: only games with a greedy heuristic (Chinese Checkers) have \
+                 a greedy opponent",
+                g.variant()
+            ),
+        ));
+    }
+    validate_soft_limit(g, s)?;
     if s.selfplay.mover != Mover::Greedy {
         return Ok(());
     }
-    let state = g.initial_state();
-    if !g.greedy_features(&state, &[], &mut Vec::new()) {
+    if !greedy {
         return Err(range(
             "selfplay.mover",
             "\"greedy\"",
@@ -623,6 +636,46 @@ fn validate_mover<G: crate::games::Abilities>(g: &G, s: &Settings) -> Result<(),
         ));
     }
     Ok(())
+}
+
+/// Tabula rasa's soft limit: in range, on a game that is a race (Chinese Checkers); its
+/// margin only with it.
+fn validate_soft_limit<G: crate::games::Abilities>(g: &G, s: &Settings) -> Result<(), SpecError> {
+    let (limit, margin) = (s.selfplay.soft_limit, s.selfplay.distance_margin);
+    match limit {
+        Some(t) if t == 0 || t > 100_000 => {
+            return Err(range(
+                "selfplay.soft_limit",
+                t,
+                "an integer from 1 to 100000 (plies without progress; Liu et al.: 100)",
+            ));
+        }
+        Some(_) if g.race(&g.initial_state()).is_none() => {
+            return Err(range(
+                "selfplay.soft_limit",
+                limit.unwrap_or(0),
+                &format!(
+                    "no soft limit for {}: only a race to the opposite base (Chinese Checkers) \
+                     has one",
+                    g.variant()
+                ),
+            ));
+        }
+        _ => {}
+    }
+    match margin {
+        Some(m) if limit.is_none() => Err(range(
+            "selfplay.distance_margin",
+            m,
+            "only with selfplay.soft_limit",
+        )),
+        Some(m) if m > 10_000 => Err(range(
+            "selfplay.distance_margin",
+            m,
+            "an integer from 0 to 10000 (Liu et al.'s D_t: 3)",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Exactly one of `games_per_iteration` (in range) and `[budget]` (exactly one of its keys,
@@ -699,6 +752,7 @@ fn validate_learner<G: crate::games::Abilities>(_: &G, s: &Settings) -> Result<(
         window: s.window,
         // With a budget the count is open: checked against the most an iteration may keep.
         games_per_iteration: s.games_per_iteration.unwrap_or(MAX_GAMES),
+        selfplay: &s.selfplay,
     };
     Ok(crate::learners::validate::<G>(check)?)
 }

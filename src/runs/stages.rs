@@ -292,6 +292,27 @@ iterations = 1
             e.contains("`iterations` = 2") && e.contains("more than 2"),
             "{e}"
         );
+        // The greedy opponent needs a greedy heuristic.
+        let e = RunConfig::from_toml(
+            "variant = \"ewn:3x3x3\"\niterations = 1\n[selfplay]\nopponent = \"greedy\"\n",
+            "t",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("`selfplay.opponent`") && e.contains("ewn:3x3x3") && e.contains("greedy"),
+            "{e}"
+        );
+        // The soft limit needs a race; its margin needs it.
+        for (extra, wanted) in [
+            ("soft_limit = 100\n", "`selfplay.soft_limit`"),
+            ("soft_limit = 0\n", "`selfplay.soft_limit`"),
+            ("distance_margin = 3\n", "`selfplay.distance_margin`"),
+        ] {
+            let text = format!("variant = \"ewn:3x3x3\"\niterations = 1\n[selfplay]\n{extra}");
+            let e = RunConfig::from_toml(&text, "t").unwrap_err().to_string();
+            assert!(e.contains(wanted), "{extra}: {e}");
+        }
         // The greedy mover needs a greedy heuristic.
         let e = RunConfig::from_toml(
             "variant = \"ewn:3x3x3\"\niterations = 1\n[selfplay]\nmover = \"greedy\"\n",

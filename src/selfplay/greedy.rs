@@ -11,7 +11,7 @@
 
 use crate::game_record::{GameRecord, SearchStats};
 use crate::games::Abilities;
-use crate::games::greedy::best_moves;
+use crate::games::greedy::{GreedyMode, best_moves, greedy_choice};
 use crate::play::Decision;
 use crate::rng::uniform_index;
 use crate::search::SearchError;
@@ -27,31 +27,79 @@ pub(crate) fn greedy_self_play_game<G: Abilities>(
     game: u32,
     start: Option<&G::State>,
 ) -> Result<GameRecord, SearchError> {
-    let (mut legal, mut features, mut best) = (Vec::new(), Vec::new(), Vec::new());
+    let mut scratch = GreedyScratch::default();
     recorded_game(g, seed, iteration, game, start, |s, _, _, rng| {
-        g.legal_actions(s, &mut legal);
-        // The visit counts are listed ascending by action (game_record.rs).
-        legal.sort_unstable();
-        if !g.greedy_features(s, &legal, &mut features) || features.len() != legal.len() {
-            return Err(SearchError::Start(format!(
-                "{} has no greedy heuristic (selfplay.mover = \"greedy\")",
-                g.variant()
-            )));
-        }
-        best_moves(&features, &mut best);
-        let mut visits = vec![0u32; legal.len()];
-        for &k in &best {
-            visits[k] = 1;
-        }
-        let k = best[uniform_index(rng, best.len())];
-        Ok(Decision::Play {
-            action: legal[k],
-            search: Some(SearchStats {
-                visits,
-                target: None,
-                full: true,
-            }),
-        })
+        greedy_decision(g, s, rng, &mut scratch)
+    })
+}
+
+/// Buffers of [`greedy_decision`] and [`opponent_move`], kept across a game's moves.
+#[derive(Default)]
+pub(crate) struct GreedyScratch {
+    legal: Vec<crate::game::Action>,
+    features: Vec<(i32, i32)>,
+    best: Vec<usize>,
+}
+
+/// The error of a game without a greedy heuristic asked to play one (`key`: the setting).
+fn no_heuristic<G: Abilities>(g: &G, key: &str) -> SearchError {
+    SearchError::Start(format!("{} has no greedy heuristic ({key})", g.variant()))
+}
+
+/// One of the heuristic's tied best moves at `s`, uniformly from `rng`, recorded with a
+/// count of 1 on every tied best move (the greedy mover's training target).
+pub(crate) fn greedy_decision<G: Abilities>(
+    g: &G,
+    s: &G::State,
+    rng: &mut crate::rng::StreamRng,
+    scratch: &mut GreedyScratch,
+) -> Result<Decision, SearchError> {
+    let GreedyScratch {
+        legal,
+        features,
+        best,
+    } = scratch;
+    g.legal_actions(s, legal);
+    // The visit counts are listed ascending by action (game_record.rs).
+    legal.sort_unstable();
+    if !g.greedy_features(s, legal, features) || features.len() != legal.len() {
+        return Err(no_heuristic(g, "selfplay.mover = \"greedy\""));
+    }
+    best_moves(features, best);
+    let mut visits = vec![0u32; legal.len()];
+    for &k in best.iter() {
+        visits[k] = 1;
+    }
+    let k = best[uniform_index(rng, best.len())];
+    Ok(Decision::Play {
+        action: legal[k],
+        search: Some(SearchStats {
+            visits,
+            target: None,
+            full: true,
+        }),
+    })
+}
+
+/// The opponent seat's move (`selfplay.opponent = "greedy"`): the deterministic greedy
+/// player's ([`greedy_choice`], ties uniformly from `rng`), as the evaluation against the
+/// greedy player plays it, recorded with no search statistics, so no learner trains on it.
+pub(crate) fn opponent_move<G: Abilities>(
+    g: &G,
+    s: &G::State,
+    rng: &mut crate::rng::StreamRng,
+    scratch: &mut GreedyScratch,
+) -> Result<Decision, SearchError> {
+    g.legal_actions(s, &mut scratch.legal);
+    if !g.greedy_features(s, &scratch.legal, &mut scratch.features)
+        || scratch.features.len() != scratch.legal.len()
+    {
+        return Err(no_heuristic(g, "selfplay.opponent = \"greedy\""));
+    }
+    let k = greedy_choice(GreedyMode::Deterministic, &scratch.features, rng);
+    Ok(Decision::Play {
+        action: scratch.legal[k],
+        search: None,
     })
 }
 
@@ -60,7 +108,6 @@ mod tests {
     use super::*;
     use crate::game::Game;
     use crate::games::Checkers;
-    use crate::games::greedy::{GreedyMode, greedy_choice};
 
     /// Every move of a greedy self-play game is one of the deterministic greedy player's tied
     /// best moves, and the counts mark exactly those; the game re-plays and is the same bits

@@ -10,6 +10,9 @@
 //!
 //! - [`Mover`] says who plays the moves (`[selfplay] mover`): the search (AlphaZero), or the
 //!   game's greedy heuristic in both seats (greedy.rs, Liu et al.'s heuristic pre-training).
+//! - [`Opponent`] (`[selfplay] opponent`) puts the game's deterministic greedy player in one
+//!   seat, colours alternating, and a learner that plays without search (Q-learning) moves
+//!   epsilon-greedily on its model ([`Moves`]; seats.rs).
 //!
 //! Game g of iteration i draws everything (chance, root noise, move sampling) from the stream
 //! `self-play(i,g)` of the run seed, and an evaluator gives a position the same bits in any
@@ -18,6 +21,7 @@
 mod batched;
 mod game;
 mod greedy;
+mod seats;
 
 use std::time::Instant;
 
@@ -30,6 +34,11 @@ use crate::games::Abilities;
 use crate::search::{Evaluator, Search, SearchConfig, SearchError};
 
 use greedy::greedy_self_play_game;
+use seats::seated_game;
+pub use seats::{
+    DEFAULT_MARGIN, GREEDY, GreedyPolicy, Moves, Seats, SoftLimit, epsilon_greedy, learner_seat,
+    learner_seats,
+};
 
 use batched::self_play_lanes_until;
 pub use batched::{LaneGame, Played, self_play_lanes};
@@ -109,12 +118,38 @@ pub enum Mover {
     Greedy,
 }
 
+/// Who sits in the other seat of self-play games (`[selfplay] opponent`; seats.rs).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Opponent {
+    /// The learner in both seats (self-play proper): the default.
+    #[default]
+    #[serde(rename = "none")]
+    None,
+    /// The game's deterministic greedy player in the seat of `Player::from_index(1 - g % 2)`
+    /// of game g.
+    #[serde(rename = "greedy")]
+    Greedy,
+}
+
+fn is_no_opponent(o: &Opponent) -> bool {
+    *o == Opponent::None
+}
+
 /// `[selfplay]`: how self-play games are played. Left out of the settings record at its
-/// defaults, so the settings of runs made before it existed hash as they did.
+/// defaults, so the settings of runs made before it existed hash as they did; `opponent` is
+/// left out at its default too, so the settings of greedy-mover runs hash as they did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SelfPlaySettings {
     pub mover: Mover,
+    #[serde(skip_serializing_if = "is_no_opponent")]
+    pub opponent: Opponent,
+    /// Tabula rasa's soft move limit T in plies (Liu et al.: 100; absent: none; seats.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soft_limit: Option<u32>,
+    /// Its forward-distance margin D_t (absent: Liu et al.'s 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance_margin: Option<u32>,
 }
 
 impl SelfPlaySettings {
@@ -122,14 +157,23 @@ impl SelfPlaySettings {
     pub fn is_default(&self) -> bool {
         *self == SelfPlaySettings::default()
     }
+
+    /// The soft move limit in force (`soft_limit` set).
+    pub fn soft(&self) -> Option<SoftLimit> {
+        self.soft_limit.map(|plies| SoftLimit {
+            plies,
+            margin: self.distance_margin.unwrap_or(DEFAULT_MARGIN),
+        })
+    }
 }
 
-/// [`play_games`] by `mover`: the search's games, or greedy games (played one per worker:
-/// they ask no model). The records are the same bits whichever thread plays them.
+/// [`play_games`] by `seats`: the search's games in both seats, or greedy games, or games
+/// against an opponent or by a learner's own moves (played one per worker: seats.rs). The
+/// records are the same bits whichever thread plays them.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn play_games_by<G: Abilities, E: Evaluator<G> + Send>(
     g: &G,
-    mover: Mover,
+    seats: Seats<'_, G>,
     config: SearchConfig,
     evaluator: &(impl Fn() -> E + Sync),
     seed: u64,
@@ -138,31 +182,41 @@ pub(crate) fn play_games_by<G: Abilities, E: Evaluator<G> + Send>(
     lanes: usize,
     until: Option<Instant>,
 ) -> Result<Vec<Option<Played<G::State>>>, SearchError> {
-    if mover == Mover::Search {
+    let plain = seats.opponent == Opponent::None && seats.soft.is_none();
+    if plain && matches!(seats.moves, Moves::Mover(Mover::Search)) {
         return play_games(g, config, evaluator, seed, iteration, games, lanes, until);
     }
     let late = || until.is_some_and(|d| Instant::now() >= d);
+    Search::<G>::new(config).map_err(|e| SearchError::Start(e.to_string()))?;
     games
         .par_iter()
-        .map(|lg| {
-            if late() {
-                return Ok(None);
-            }
-            let record = greedy_self_play_game(g, seed, iteration, lg.game, lg.start.as_ref())?;
-            Ok((!late()).then_some(Played {
-                record,
-                tree: Vec::new(),
-            }))
-        })
+        .map_init(
+            || {
+                let search = Search::<G>::new(config).expect("search settings checked above");
+                (search, evaluator())
+            },
+            |(search, eval), lg| {
+                if late() {
+                    return Ok(None);
+                }
+                let mut tree = Vec::new();
+                let (start, wants) = (lg.start.as_ref(), lg.tree.then_some(&mut tree));
+                let record = self_play_game_by(
+                    g, seats, search, eval, seed, iteration, lg.game, start, wants,
+                )?;
+                Ok((!late()).then_some(Played { record, tree }))
+            },
+        )
         .collect()
 }
 
-/// One self-play game by `mover` (for re-playing a stored one): [`self_play_game`] with
-/// `search` and `eval`, or a greedy game (no tree states: it searches nothing).
+/// One self-play game by `seats` (also for re-playing a stored one): [`self_play_game`] with
+/// `search` and `eval`, a greedy game (no tree states: it searches nothing), or a seated game
+/// (seats.rs).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn self_play_game_by<G: Abilities, E: Evaluator<G>>(
     g: &G,
-    mover: Mover,
+    seats: Seats<'_, G>,
     search: &mut Search<G>,
     eval: &mut E,
     seed: u64,
@@ -171,8 +225,16 @@ pub(crate) fn self_play_game_by<G: Abilities, E: Evaluator<G>>(
     start: Option<&G::State>,
     tree: Option<&mut Vec<G::State>>,
 ) -> Result<GameRecord, SearchError> {
-    match mover {
-        Mover::Search => self_play_game(g, search, eval, seed, iteration, game, start, tree),
-        Mover::Greedy => greedy_self_play_game(g, seed, iteration, game, start),
+    match (seats.opponent, seats.moves) {
+        _ if seats.soft.is_some() => {
+            seated_game(g, seats, search, eval, seed, iteration, game, start, tree)
+        }
+        (Opponent::None, Moves::Mover(Mover::Search)) => {
+            self_play_game(g, search, eval, seed, iteration, game, start, tree)
+        }
+        (Opponent::None, Moves::Mover(Mover::Greedy)) => {
+            greedy_self_play_game(g, seed, iteration, game, start)
+        }
+        _ => seated_game(g, seats, search, eval, seed, iteration, game, start, tree),
     }
 }

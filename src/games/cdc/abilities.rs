@@ -16,6 +16,8 @@ impl Abilities for Cdc {
         reference_set: None,
         mirror: None,
         random_placement: None,
+        forward_gain: None,
+        race: None,
     };
 }
 
@@ -30,5 +32,7 @@ impl Abilities for Cdc4x8 {
         reference_set: None,
         mirror: None,
         random_placement: None,
+        forward_gain: None,
+        race: None,
     };
 }

@@ -20,7 +20,9 @@
 
 use super::{CYCLE_WINDOW, Checkers, CheckersState, MAX_CHECKERS, Square};
 use crate::game::{Action, Game, Player, Turn};
-use crate::games::abilities::{Abilities, AbilitySet, Mirror, encoded, solvable_test_positions};
+use crate::games::abilities::{
+    Abilities, AbilitySet, Mirror, Race, encoded, solvable_test_positions,
+};
 use crate::rng::{StreamRng, uniform_index};
 use crate::solver::load_or_solve;
 
@@ -37,6 +39,8 @@ impl Abilities for Checkers {
             action: mirror_action,
         }),
         random_placement: Some(random_placement),
+        forward_gain: Some(move_gain),
+        race: Some(race),
     };
 }
 
@@ -89,6 +93,38 @@ fn random_placement(g: &Checkers, rng: &mut StreamRng) -> CheckersState {
             return s;
         }
     }
+}
+
+/// The forward gain Psi of legal action `a` of decision state `s` for its mover: rows
+/// advanced along the diagonal between the start triangles (Liu et al.'s "rows it jumps
+/// across in the forward direction"), negative backward.
+fn move_gain(g: &Checkers, s: &CheckersState, a: Action) -> i32 {
+    let (from, to) = g.move_squares(s, a);
+    g.forward_gain(s.to_move, from, to)
+}
+
+/// Each player's checkers in its goal triangle and the rows its checkers have advanced from
+/// their squares at the game's start (checkers keep their ids), summed: Liu et al.'s "total
+/// forward distance ... the sum of the number of rows that a player's checkers have
+/// advanced".
+fn race(g: &Checkers, s: &CheckersState) -> [Race; 2] {
+    let start = g.initial_state();
+    Player::BOTH.map(|p| {
+        let goal = g.goal_triangle(p);
+        let mine = &s.pos[p.index()][..g.p];
+        let from = &start.pos[p.index()][..g.p];
+        Race {
+            home: mine
+                .iter()
+                .filter(|&&sq| goal & super::bit(sq) != 0)
+                .count() as u32,
+            distance: mine
+                .iter()
+                .zip(from)
+                .map(|(&to, &at)| g.forward_gain(p, at, to))
+                .sum(),
+        }
+    })
 }
 
 /// The greedy heuristic (Liu et al.): for each legal action of `s`, its forward gain Psi and
@@ -232,6 +268,26 @@ mod tests {
         for i in 0..50 {
             let s = random_placement(&g, &mut stream(2, &format!("small({i})")));
             assert!(matches!(g.turn(&s), Turn::Player(_)));
+        }
+    }
+
+    /// At the start nobody is home and nobody has advanced; a move adds its forward gain to
+    /// its player's distance.
+    #[test]
+    fn the_race_counts_forward_distance_and_checkers_home() {
+        let g = game("checkers:5x5-3");
+        let s = g.initial_state();
+        let zero = Race {
+            home: 0,
+            distance: 0,
+        };
+        assert_eq!(race(&g, &s), [zero, zero]);
+        let mut legal = Vec::new();
+        g.legal_actions(&s, &mut legal);
+        for &a in &legal {
+            let gain = move_gain(&g, &s, a);
+            let r = race(&g, &g.apply(&s, a));
+            assert_eq!((r[0].distance, r[1]), (gain, zero));
         }
     }
 }

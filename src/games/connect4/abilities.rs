@@ -27,6 +27,8 @@ impl Abilities for ConnectFour {
             action: mirror_action,
         }),
         random_placement: None,
+        forward_gain: None,
+        race: None,
     };
 }
 

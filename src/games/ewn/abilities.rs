@@ -15,5 +15,7 @@ impl Abilities for Ewn {
         reference_set: None,
         mirror: None,
         random_placement: None,
+        forward_gain: None,
+        race: None,
     };
 }

@@ -14,5 +14,7 @@ impl<const P: usize, const H: usize, const K: usize> Abilities for Go<P, H, K> {
         reference_set: None,
         mirror: None,
         random_placement: None,
+        forward_gain: None,
+        race: None,
     };
 }

@@ -1,0 +1,93 @@
+//! Q-learning's training samples: the transitions (S_t, a_t, R_t, S_{t+1}) of the learner's
+//! own moves in a stored self-play game (Liu et al., "Q-Learning": "for every move the
+//! training agent made, a tuple of (S_t, a_t, R_t, S_{t+1}) is collected"), a pure function
+//! of the record.
+//!
+//! - The learner's seats are the record's seats tagged `self-play`
+//!   ([`crate::selfplay::learner_seats`]); the opponent's moves are the environment.
+//! - S_{t+1} is the learner's next decision state (after the opponent's reply), or none when
+//!   the game ended first (a terminal transition: no bootstrap).
+//! - R_t: with the shaped reward (the paper's), `row_reward` times the rows the move
+//!   advances (negative backward, [`crate::games::Abilities::rows_advanced`]); a terminal
+//!   transition adds `win_reward` or `loss_reward` by the game's result for the learner (0
+//!   for a draw, the move limit's end included). With the outcome reward only the terminal
+//!   term.
+
+use super::{QSettings, RewardKind};
+use crate::game::{Action, Game, Turn};
+use crate::game_record::{GameRecord, Step};
+use crate::games::Abilities;
+use crate::selfplay::learner_seats;
+
+/// One transition of the learner's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transition<S> {
+    pub state: S,
+    pub action: Action,
+    pub reward: f64,
+    /// The learner's next decision state and its legal actions, ascending (`None`: the game
+    /// ended before it).
+    pub next: Option<(S, Vec<Action>)>,
+}
+
+/// The learner's decisions in `record`: (index into `states`, action), in move order.
+fn learner_moves<G: Game>(
+    g: &G,
+    record: &GameRecord,
+    states: &[G::State],
+) -> Vec<(usize, crate::game::Player, Action)> {
+    let seats = learner_seats(record);
+    let mut out = Vec::new();
+    for (i, (s, step)) in states.iter().zip(&record.steps).enumerate() {
+        if let (Turn::Player(p), Step::Move { action, .. }) = (g.turn(s), step)
+            && seats[p.index()]
+        {
+            out.push((i, p, *action));
+        }
+    }
+    out
+}
+
+/// Appends the learner's transitions of `record` (states: `record.states(g)`) to `out`, in
+/// move order.
+pub(crate) fn transitions<G: Abilities>(
+    g: &G,
+    q: &QSettings,
+    record: &GameRecord,
+    states: &[G::State],
+    out: &mut Vec<Transition<G::State>>,
+) {
+    let moves = learner_moves(g, record, states);
+    let result = record.end.result();
+    for (j, &(i, p, action)) in moves.iter().enumerate() {
+        let s = &states[i];
+        let mut reward = match q.reward {
+            // The game's forward gain is checked at validation (a game without it refuses
+            // the shaped reward).
+            RewardKind::Shaped => q.row_reward * f64::from(g.rows_advanced(s, action).unwrap_or(0)),
+            RewardKind::Outcome => 0.0,
+        };
+        let next = moves[j + 1..].iter().find(|m| m.1 == p).map(|&(k, _, _)| {
+            let mut legal = Vec::new();
+            g.legal_actions(&states[k], &mut legal);
+            legal.sort_unstable();
+            (states[k], legal)
+        });
+        if next.is_none() {
+            let score = result.score(p);
+            reward += if score > 0.5 {
+                q.win_reward
+            } else if score < 0.5 {
+                q.loss_reward
+            } else {
+                0.0
+            };
+        }
+        out.push(Transition {
+            state: *s,
+            action,
+            reward,
+            next,
+        });
+    }
+}
