@@ -660,14 +660,19 @@ pub(crate) fn greedy_scores<G: Abilities, E: Evaluator<G>>(
             },
         )
         .collect();
-    let w = super::WinRate::of_scores(&scores);
-    Some(GreedyScore {
+    Some(greedy_score(&scores))
+}
+
+/// The score of games against the greedy player, from each game's score in game order.
+fn greedy_score(scores: &[f64]) -> GreedyScore {
+    let w = super::WinRate::of_scores(scores);
+    GreedyScore {
         games: w.games,
         wins: w.wins,
         draws: w.draws,
         score: w.score,
         ci95: w.ci95,
-    })
+    }
 }
 
 /// A model's greedy policy (no search: `choose(state, legal)`) against the deterministic
@@ -700,14 +705,7 @@ pub(crate) fn greedy_policy_score<G: Abilities>(
             })
         })
         .collect();
-    let w = super::WinRate::of_scores(&scores);
-    Some(GreedyScore {
-        games: w.games,
-        wins: w.wins,
-        draws: w.draws,
-        score: w.score,
-        ci95: w.ci95,
-    })
+    Some(greedy_score(&scores))
 }
 
 /// One game of the learner's search against the deterministic greedy player; returns the
