@@ -614,13 +614,13 @@ thread_local! {
     static SOLVER: RefCell<Option<((usize, usize), C4Solver)>> = const { RefCell::new(None) };
 }
 
-/// Every legal action of decision state `s` with its exact value in [-1, 1] for the mover
-/// (win 1, draw 0, loss -1), ascending; `None` for a terminal state or a board the search
-/// does not take. Uses this thread's solver (made on first use, 2^24 table entries).
-pub fn action_values(g: &ConnectFour, s: &C4State) -> Option<Vec<(Action, f64)>> {
-    if !matches!(g.turn(s), crate::game::Turn::Player(_)) {
-        return None;
-    }
+/// Runs `f` on this thread's solver for `g`'s board (made on first use, 2^24 table entries,
+/// kept between calls so its table keeps helping); `None` for a board the search does not
+/// take.
+pub(crate) fn with_thread_solver<R>(
+    g: &ConnectFour,
+    f: impl FnOnce(&mut C4Solver) -> R,
+) -> Option<R> {
     let dims = (g.width(), g.height());
     SOLVER.with(|cell| {
         let mut slot = cell.borrow_mut();
@@ -628,12 +628,22 @@ pub fn action_values(g: &ConnectFour, s: &C4State) -> Option<Vec<(Action, f64)>>
             *slot = Some((dims, C4Solver::new(g, DEFAULT_TABLE_BITS).ok()?));
         }
         let (_, solver) = slot.as_mut()?;
-        Some(
-            solver
-                .move_scores(g.key(s))
-                .into_iter()
-                .map(|(c, score)| (c as Action, score_to_value(score)))
-                .collect(),
-        )
+        Some(f(solver))
+    })
+}
+
+/// Every legal action of decision state `s` with its exact value in [-1, 1] for the mover
+/// (win 1, draw 0, loss -1), ascending; `None` for a terminal state or a board the search
+/// does not take. Uses this thread's solver ([`with_thread_solver`]).
+pub fn action_values(g: &ConnectFour, s: &C4State) -> Option<Vec<(Action, f64)>> {
+    if !matches!(g.turn(s), crate::game::Turn::Player(_)) {
+        return None;
+    }
+    with_thread_solver(g, |solver| {
+        solver
+            .move_scores(g.key(s))
+            .into_iter()
+            .map(|(c, score)| (c as Action, score_to_value(score)))
+            .collect()
     })
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
-use super::solver::{C4Solver, DEFAULT_TABLE_BITS};
+use super::solver::with_thread_solver;
 use super::{C4State, ConnectFour};
 use crate::game::{Action, Game};
 use crate::games::abilities::{ReferencePosition, ReferenceSet};
@@ -160,32 +160,23 @@ fn book_moves(entry: &str, moves: &str) -> Option<Vec<Action>> {
         .collect()
 }
 
-thread_local! {
-    /// One exact solver per thread, kept between positions so its table keeps helping.
-    static SOLVER: std::cell::RefCell<Option<C4Solver>> = const { std::cell::RefCell::new(None) };
-}
-
 /// The legal moves of a 7x6 position whose exact value for the mover is at least `sign`
 /// (one null-window search per move on this thread's solver).
 fn moves_reaching(g: &ConnectFour, s: &C4State, sign: i32) -> Vec<Action> {
-    SOLVER.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = C4Solver::new(g, DEFAULT_TABLE_BITS).ok();
-        }
-        slot.as_mut().map_or_else(Vec::new, |solver| {
-            solver
-                .moves_reaching(g.key(s), sign)
-                .into_iter()
-                .map(|c| c as Action)
-                .collect()
-        })
+    with_thread_solver(g, |solver| {
+        solver
+            .moves_reaching(g.key(s), sign)
+            .into_iter()
+            .map(|c| c as Action)
+            .collect()
     })
+    .unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::connect4::solver::C4Solver;
 
     #[test]
     fn test_sets_agree_with_the_exact_solver() {
