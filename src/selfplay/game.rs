@@ -72,10 +72,24 @@ pub fn self_play_game<G: Game, E: Evaluator<G>>(
     mut tree: Option<&mut Vec<G::State>>,
 ) -> Result<GameRecord, SearchError> {
     recorded_game(g, seed, iteration, game, start, |s, _, ply, rng| {
-        let r = search.run(g, s, ply, eval, rng)?;
-        if let Some(t) = tree.as_deref_mut() {
-            search.tree_states(t);
-        }
-        Ok(Decision::searched(r))
+        searched_move(g, search, eval, s, ply, rng, tree.as_deref_mut())
     })
+}
+
+/// The search's move at `s`, recorded with its statistics; with `tree`, the search tree's
+/// decision states appended to it (Go-Exploit's archives).
+pub(crate) fn searched_move<G: Game, E: Evaluator<G>>(
+    g: &G,
+    search: &mut Search<G>,
+    eval: &mut E,
+    s: &G::State,
+    ply: u32,
+    rng: &mut StreamRng,
+    tree: Option<&mut Vec<G::State>>,
+) -> Result<Decision, SearchError> {
+    let r = search.run(g, s, ply, eval, rng)?;
+    if let Some(t) = tree {
+        search.tree_states(t);
+    }
+    Ok(Decision::searched(r))
 }

@@ -30,7 +30,7 @@ use crate::play::Decision;
 use crate::rng::{StreamRng, stream_fmt, uniform_index};
 use crate::search::{Evaluator, Search, SearchError};
 
-use super::game::{SELF_PLAY, recorded_game};
+use super::game::{SELF_PLAY, recorded_game, searched_move};
 use super::greedy::{GreedyScratch, greedy_decision, opponent_move};
 use super::{Mover, Opponent};
 
@@ -188,11 +188,7 @@ pub(crate) fn seated_game<G: Abilities, E: Evaluator<G>>(
         match seats.moves {
             Moves::Mover(Mover::Greedy) => greedy_decision(g, s, rng, &mut scratch),
             Moves::Mover(Mover::Search) => {
-                let r = search.run(g, s, ply, eval, rng)?;
-                if let Some(t) = tree.as_deref_mut() {
-                    search.tree_states(t);
-                }
-                Ok(Decision::searched(r))
+                searched_move(g, search, eval, s, ply, rng, tree.as_deref_mut())
             }
             Moves::EpsilonGreedy { epsilon, greedy } => {
                 g.legal_actions(s, &mut legal);
