@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use tabula::nn::throughput::{self, Planes};
-use tabula::nn::{Arch, Arith, Example, Head, Layout, ResNet, Trainer};
+use tabula::nn::{Arch, Arith, Example, Head, Layout, ResNet, Simd, Trainer};
 use tabula::rng::{StreamRng, stream, uniform_index};
 
 /// The nets of the comparison: name, architecture (None: not expressible), input planes
@@ -118,12 +118,15 @@ struct Args {
     seconds: f64,
     seed: u64,
     arith: Arith,
+    simd: Simd,
     only: Option<String>,
 }
 
 const USAGE: &str = "usage: nn_throughput --net NAME [--rounds N] [--seconds S] [--seed N] \
                      [--arith fused|separate] (the kernels' arithmetic, default fused as in new runs) \
-                     [--only b1|b64|train] (measure one rate, the others print 0: for profiling)";
+                     [--only b1|b64|train] (measure one rate, the others print 0: for profiling) \
+                     [--simd scalar|avx2|avx512] (the kernels' vector path, default the fastest \
+                     this CPU has: the paths side by side in one binary)";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -132,6 +135,7 @@ fn parse_args() -> Result<Args, String> {
         seconds: 1.0,
         seed: 1,
         arith: Arith::Fused,
+        simd: Simd::detect(),
         only: None,
     };
     let mut it = std::env::args().skip(1);
@@ -170,6 +174,10 @@ fn parse_args() -> Result<Args, String> {
                     "separate" => Arith::Separate,
                     _ => return Err(bad("fused or separate")),
                 }
+            }
+            "--simd" => {
+                args.simd = Simd::named(&value)
+                    .ok_or_else(|| bad("a vector path this CPU has (scalar, avx2, avx512)"))?
             }
             _ => return Err(format!("unknown argument `{flag}`\n{USAGE}")),
         }
@@ -256,7 +264,9 @@ fn main() -> ExitCode {
     };
     let (c, h, w) = spec.planes;
     let planes = throughput::planes(c, h, w);
-    let layout = Layout::new(arch, planes, spec.actions).with_arith(args.arith);
+    let layout = Layout::new(arch, planes, spec.actions)
+        .with_arith(args.arith)
+        .with_simd(args.simd);
     let mut rng = stream(args.seed, "nn-throughput");
     let init = layout.init(&mut rng);
     let positions = 256usize;

@@ -30,13 +30,21 @@ pub enum Simd {
     Scalar,
     /// 256-bit AVX2 vectors with FMA3, chosen at run time where the CPU has both.
     Avx2,
+    /// 512-bit AVX-512 vectors (F, VL and DQ) with FMA3: 32 registers, so a tile of up to
+    /// 8 rows by 32 columns, and masked loads and stores, so every tile (a 7 x 7 board's
+    /// 49 squares are 7 tiles of 7 rows) is finished in registers.
+    Avx512,
 }
 
 impl Simd {
     /// The fastest path this CPU offers.
     pub fn detect() -> Simd {
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        if Simd::has_avx512() {
+            return Simd::Avx512;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if Simd::has_avx2() {
             return Simd::Avx2;
         }
         Simd::Scalar
@@ -45,10 +53,41 @@ impl Simd {
     /// Every path this CPU can run (tests compare them).
     pub fn available() -> Vec<Simd> {
         let mut v = vec![Simd::Scalar];
-        if Simd::detect() == Simd::Avx2 {
-            v.push(Simd::Avx2);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if Simd::has_avx2() {
+                v.push(Simd::Avx2);
+            }
+            if Simd::has_avx512() {
+                v.push(Simd::Avx512);
+            }
         }
         v
+    }
+
+    /// The path named `name` (`scalar`, `avx2`, `avx512`), if this CPU has it: benches
+    /// measure the paths side by side in one binary.
+    pub fn named(name: &str) -> Option<Simd> {
+        let simd = match name {
+            "scalar" => Simd::Scalar,
+            "avx2" => Simd::Avx2,
+            "avx512" => Simd::Avx512,
+            _ => return None,
+        };
+        Simd::available().contains(&simd).then_some(simd)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn has_avx2() -> bool {
+        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn has_avx512() -> bool {
+        Simd::has_avx2()
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512dq")
     }
 }
 
@@ -276,6 +315,33 @@ pub(crate) fn gemm(
     if let Then::AddRelu(skip) = then {
         assert!(skip.len() >= c.len(), "gemm: skip too short");
     }
+    #[cfg(target_arch = "x86_64")]
+    if kernel.simd == Simd::Avx512 && (out.cs == 1 || out.rs == 1) {
+        if let Start::ColBias(bias) = start {
+            assert!(bias.len() >= n, "gemm: bias too short");
+        }
+        let product = avx512::Product {
+            shape: (m, n, k),
+            a,
+            b,
+            start,
+            then,
+            out,
+        };
+        // SAFETY: `Simd::Avx512` is only chosen where the CPU has AVX-512 F, VL and DQ, AVX2
+        // and FMA (`Simd::available`); the asserts above keep A, B, C, the skip and the bias
+        // in bounds for every element of the product.
+        unsafe { avx512::product(kernel.arith, product, c) };
+        return;
+    }
+    // The AVX-512 path's products of another layout run the AVX2 path (the same bits).
+    let kernel = match kernel.simd {
+        Simd::Avx512 => Kernel {
+            simd: Simd::Avx2,
+            ..kernel
+        },
+        _ => kernel,
+    };
     // A last row alone (a 7 x 7 board's 49 squares are 8 tiles and one row) runs across
     // all panels at once: one row of a panel has two chains, too few to hide the adds'
     // latency, while a row across six panels has twelve.
@@ -763,7 +829,7 @@ mod avx2 {
 
     /// What `store` does to a finished element.
     #[derive(Copy, Clone, PartialEq, Eq)]
-    enum Fin {
+    pub(super) enum Fin {
         Plain,
         Relu,
         AddRelu,
@@ -773,7 +839,7 @@ mod avx2 {
     /// The finished value of eight elements whose old values (and skips) are `old`, `skip`.
     #[target_feature(enable = "avx2,fma")]
     #[inline]
-    fn finished(fin: Fin, x: __m256, old: __m256, skip: __m256) -> __m256 {
+    pub(super) fn finished(fin: Fin, x: __m256, old: __m256, skip: __m256) -> __m256 {
         match fin {
             Fin::Plain => x,
             Fin::Relu => relu(x),
@@ -850,7 +916,7 @@ mod avx2 {
     /// The 8 x 8 transpose of `r[..8]`: lane j of row i becomes lane i of row j.
     #[target_feature(enable = "avx2,fma")]
     #[inline]
-    unsafe fn transpose8(r: &[__m256]) -> [__m256; 8] {
+    pub(super) unsafe fn transpose8(r: &[__m256]) -> [__m256; 8] {
         let t0 = _mm256_unpacklo_ps(r[0], r[1]);
         let t1 = _mm256_unpackhi_ps(r[0], r[1]);
         let t2 = _mm256_unpacklo_ps(r[2], r[3]);
@@ -878,6 +944,291 @@ mod avx2 {
             _mm256_permute2f128_ps::<0x31>(s2, s6),
             _mm256_permute2f128_ps::<0x31>(s3, s7),
         ]
+    }
+}
+
+/// The AVX-512 path: the scalar path's chains, sixteen columns to a register, in tiles of up
+/// to 8 rows by two panels (32 columns: sixteen of the 32 registers accumulate), every tile
+/// finished in registers. The rows of a tile are the first of 8, 7 and 6 that divides the
+/// product's rows (a 7 x 7 board's 49 squares are 7 tiles of 7, a 3x3 convolution's 288
+/// weight-gradient rows 36 tiles of 8), so no product ends in a lone row; partial tiles (rows
+/// or columns) use masked loads and stores, which touch no element outside the product.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::avx2::{Fin, finished, transpose8};
+    use super::{Arith, MatA, NR, Offsets, Out, Start, Then};
+    use std::arch::x86_64::*;
+
+    /// One product, as `gemm` was given it.
+    #[derive(Copy, Clone)]
+    pub(super) struct Product<'a> {
+        pub shape: (usize, usize, usize),
+        pub a: MatA<'a>,
+        pub b: &'a [f32],
+        pub start: Start<'a>,
+        pub then: Then<'a>,
+        pub out: Out,
+    }
+
+    /// Rows per tile for a product of `m` rows.
+    fn tile_rows(m: usize) -> usize {
+        [8, 7, 6].into_iter().find(|r| m % r == 0).unwrap_or(8)
+    }
+
+    /// `C = start + A B` (then finished) for the whole product: panel pairs outer, row tiles
+    /// inner, as `gemm`'s AVX2 loop (a pair of panels is read from L1 or L2 by each tile).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, VL and DQ, AVX2 and FMA; A's elements of the product,
+    /// B's packed panels, C's and the skip's elements, and the bias's first `n` must be in
+    /// bounds, and C must be row-major (`out.cs == 1`) or column-major (`out.rs == 1`).
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+    pub(super) unsafe fn product(arith: Arith, p: Product<'_>, c: &mut [f32]) {
+        unsafe {
+            match arith {
+                Arith::Fused => product_of::<true>(p, c),
+                Arith::Separate => product_of::<false>(p, c),
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+    unsafe fn product_of<const F: bool>(p: Product<'_>, c: &mut [f32]) {
+        let (m, n, _) = p.shape;
+        let rows = tile_rows(m);
+        let panels = n.div_ceil(NR);
+        let cp = c.as_mut_ptr();
+        let mut q = 0;
+        while q < panels {
+            let two = panels - q >= 2;
+            let mut m0 = 0;
+            while m0 < m {
+                let r = rows.min(m - m0);
+                macro_rules! go {
+                    ($($r:literal)*) => {
+                        match (r, two) {
+                            $(($r, true) => unsafe { tile::<$r, 2, F>(&p, m0, q, cp) },)*
+                            $(($r, false) => unsafe { tile::<$r, 1, F>(&p, m0, q, cp) },)*
+                            _ => unreachable!("tiles have 1 to 8 rows"),
+                        }
+                    };
+                }
+                go!(1 2 3 4 5 6 7 8);
+                m0 += r;
+            }
+            q += if two { 2 } else { 1 };
+        }
+    }
+
+    /// The mask of the first `w` (<= 16) lanes.
+    fn lanes(w: usize) -> u16 {
+        if w >= 16 { u16::MAX } else { (1u16 << w) - 1 }
+    }
+
+    /// The tile of `R` rows from `m0` and `P` panels from panel `q`.
+    ///
+    /// # Safety
+    /// As [`product`]; `m0 + R <= m`, and the tile's last panel holds at least one column.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+    #[inline]
+    unsafe fn tile<const R: usize, const P: usize, const F: bool>(
+        p: &Product<'_>,
+        m0: usize,
+        q: usize,
+        c: *mut f32,
+    ) {
+        unsafe {
+            let (_, n, k) = p.shape;
+            let n0 = q * NR;
+            let widths: [usize; P] = std::array::from_fn(|j| NR.min(n - n0 - j * NR));
+            let out = p.out;
+            let cp = c.add(m0 * out.rs + n0 * out.cs);
+            let mut acc = [[_mm512_setzero_ps(); P]; R];
+            start::<R, P>(p, n0, widths, cp, &mut acc);
+            let rp: [*const f32; R] =
+                std::array::from_fn(|r| p.a.data.as_ptr().wrapping_add(p.a.rows.at(m0 + r)));
+            let bp = p.b.as_ptr().add(q * k * NR);
+            match p.a.ks {
+                Offsets::Stride(s) => chains::<R, P, F>(k, rp, |kk| kk * s, bp, &mut acc),
+                Offsets::Table(t) => {
+                    chains::<R, P, F>(k, rp, |kk| *t.offs.get_unchecked(kk), bp, &mut acc)
+                }
+            }
+            let (fin, skip) = match (p.start, p.then) {
+                (Start::AddSum, _) => (Fin::AddSum, std::ptr::null()),
+                (_, Then::Nothing) => (Fin::Plain, std::ptr::null()),
+                (_, Then::Relu) => (Fin::Relu, std::ptr::null()),
+                (_, Then::AddRelu(sk)) => {
+                    (Fin::AddRelu, sk.as_ptr().add(m0 * out.rs + n0 * out.cs))
+                }
+            };
+            if out.cs == 1 {
+                finish_rows::<R, P>(fin, &acc, widths, out.rs, cp, skip);
+            } else {
+                finish_cols::<R, P>(fin, &acc, widths, out.cs, cp, skip);
+            }
+        }
+    }
+
+    /// The tile's start values: zero, the bias, or C's elements.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+    #[inline]
+    unsafe fn start<const R: usize, const P: usize>(
+        p: &Product<'_>,
+        n0: usize,
+        widths: [usize; P],
+        cp: *const f32,
+        acc: &mut [[__m512; P]; R],
+    ) {
+        unsafe {
+            let out = p.out;
+            match p.start {
+                Start::Zero | Start::AddSum => {}
+                Start::ColBias(b) => {
+                    for j in 0..P {
+                        let v =
+                            _mm512_maskz_loadu_ps(lanes(widths[j]), b.as_ptr().add(n0 + j * NR));
+                        for row in acc.iter_mut() {
+                            row[j] = v;
+                        }
+                    }
+                }
+                Start::Keep if out.cs == 1 => {
+                    for (r, row) in acc.iter_mut().enumerate() {
+                        for j in 0..P {
+                            let at = cp.add(r * out.rs + j * NR);
+                            row[j] = _mm512_maskz_loadu_ps(lanes(widths[j]), at);
+                        }
+                    }
+                }
+                Start::Keep => {
+                    // Column-major: each column's R rows are contiguous; transposed into rows.
+                    let rmask = lanes(R) as u8;
+                    for j in 0..P {
+                        let mut cols = [_mm256_setzero_ps(); NR];
+                        for (x, v) in cols.iter_mut().enumerate().take(widths[j]) {
+                            *v = _mm256_maskz_loadu_ps(rmask, cp.add((j * NR + x) * out.cs));
+                        }
+                        let (lo, hi) = (transpose8(&cols[..8]), transpose8(&cols[8..]));
+                        for (r, row) in acc.iter_mut().enumerate() {
+                            row[j] = _mm512_insertf32x8::<1>(_mm512_castps256_ps512(lo[r]), hi[r]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds the `k` terms to the accumulators in ascending k: row r's term k reads
+    /// `rp[r] + koff(k)`, panel j's row k is at `bp + j k NR + k NR`.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+    #[inline]
+    unsafe fn chains<const R: usize, const P: usize, const F: bool>(
+        k: usize,
+        rp: [*const f32; R],
+        koff: impl Fn(usize) -> usize,
+        bp: *const f32,
+        acc: &mut [[__m512; P]; R],
+    ) {
+        unsafe {
+            let stride = k * NR;
+            for kk in 0..k {
+                let o = koff(kk);
+                let b: [__m512; P] =
+                    std::array::from_fn(|j| _mm512_loadu_ps(bp.add(j * stride + kk * NR)));
+                for r in 0..R {
+                    let av = _mm512_set1_ps(*rp[r].add(o));
+                    for j in 0..P {
+                        acc[r][j] = if F {
+                            _mm512_fmadd_ps(av, b[j], acc[r][j])
+                        } else {
+                            _mm512_add_ps(acc[r][j], _mm512_mul_ps(av, b[j]))
+                        };
+                    }
+                }
+            }
+        }
+    }
+
+    /// `if x < 0 { 0 } else { x }` in every lane (-0 and NaN kept, as the scalar `relu`).
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+    #[inline]
+    fn relu(x: __m512) -> __m512 {
+        let zero = _mm512_setzero_ps();
+        _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, zero), zero)
+    }
+
+    /// A row-major tile's finish: `store`'s operations on sixteen columns at a time.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+    #[inline]
+    unsafe fn finish_rows<const R: usize, const P: usize>(
+        fin: Fin,
+        acc: &[[__m512; P]; R],
+        widths: [usize; P],
+        rs: usize,
+        cp: *mut f32,
+        skip: *const f32,
+    ) {
+        unsafe {
+            for (r, row) in acc.iter().enumerate() {
+                for j in 0..P {
+                    let mask = lanes(widths[j]);
+                    let at = r * rs + j * NR;
+                    let x = row[j];
+                    let y = match fin {
+                        Fin::Plain => x,
+                        Fin::Relu => relu(x),
+                        Fin::AddRelu => {
+                            relu(_mm512_add_ps(x, _mm512_maskz_loadu_ps(mask, skip.add(at))))
+                        }
+                        Fin::AddSum => _mm512_add_ps(_mm512_maskz_loadu_ps(mask, cp.add(at)), x),
+                    };
+                    _mm512_mask_storeu_ps(cp.add(at), mask, y);
+                }
+            }
+        }
+    }
+
+    /// A column-major tile's finish: the tile transposed in registers (eight columns of a
+    /// panel at a time), each column's `R` contiguous rows finished and stored together.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+    #[inline]
+    unsafe fn finish_cols<const R: usize, const P: usize>(
+        fin: Fin,
+        acc: &[[__m512; P]; R],
+        widths: [usize; P],
+        cs: usize,
+        cp: *mut f32,
+        skip: *const f32,
+    ) {
+        unsafe {
+            let rmask = lanes(R) as u8;
+            let zero = _mm256_setzero_ps();
+            for j in 0..P {
+                let mut lo = [zero; 8];
+                let mut hi = [zero; 8];
+                for r in 0..R {
+                    lo[r] = _mm512_castps512_ps256(acc[r][j]);
+                    hi[r] = _mm512_extractf32x8_ps::<1>(acc[r][j]);
+                }
+                let (lo, hi) = (transpose8(&lo), transpose8(&hi));
+                for x in 0..widths[j] {
+                    let v = if x < 8 { lo[x] } else { hi[x - 8] };
+                    let at = (j * NR + x) * cs;
+                    let old = if fin == Fin::AddSum {
+                        _mm256_maskz_loadu_ps(rmask, cp.add(at))
+                    } else {
+                        zero
+                    };
+                    let sk = if fin == Fin::AddRelu {
+                        _mm256_maskz_loadu_ps(rmask, skip.add(at))
+                    } else {
+                        zero
+                    };
+                    _mm256_mask_storeu_ps(cp.add(at), rmask, finished(fin, v, old, sk));
+                }
+            }
+        }
     }
 }
 
@@ -960,6 +1311,11 @@ mod tests {
             (3, 40, 288),
             (13, 48, 20),
             (7, 100, 5),
+            // The AVX-512 path's tile rows (8, 7, 6) and its partial tiles.
+            (49, 32, 27),
+            (42, 64, 7),
+            (16, 20, 3),
+            (15, 50, 4),
         ] {
             let a = random(m * k, 1);
             let b = random(k * n, 2);
