@@ -972,7 +972,7 @@ mod avx512 {
 
     /// Rows per tile for a product of `m` rows.
     fn tile_rows(m: usize) -> usize {
-        [8, 7, 6].into_iter().find(|r| m % r == 0).unwrap_or(8)
+        [8, 7, 6].into_iter().find(|&r| m.is_multiple_of(r)).unwrap_or(8)
     }
 
     /// `C = start + A B` (then finished) for the whole product: panel pairs outer, row tiles
