@@ -119,6 +119,7 @@ struct Args {
     seed: u64,
     arith: Arith,
     simd: Simd,
+    fuse_norm: bool,
     only: Option<String>,
 }
 
@@ -126,7 +127,9 @@ const USAGE: &str = "usage: nn_throughput --net NAME [--rounds N] [--seconds S] 
                      [--arith fused|separate] (the kernels' arithmetic, default fused as in new runs) \
                      [--only b1|b64|train] (measure one rate, the others print 0: for profiling) \
                      [--simd scalar|avx2|avx512] (the kernels' vector path, default the fastest \
-                     this CPU has: the paths side by side in one binary)";
+                     this CPU has: the paths side by side in one binary) \
+                     [--fuse-norm on|off] (inference runs a convolution and its batch \
+                     normalisation as one product; default on)";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -136,6 +139,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 1,
         arith: Arith::Fused,
         simd: Simd::detect(),
+        fuse_norm: true,
         only: None,
     };
     let mut it = std::env::args().skip(1);
@@ -178,6 +182,13 @@ fn parse_args() -> Result<Args, String> {
             "--simd" => {
                 args.simd = Simd::named(&value)
                     .ok_or_else(|| bad("a vector path this CPU has (scalar, avx2, avx512)"))?
+            }
+            "--fuse-norm" => {
+                args.fuse_norm = match value.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(bad("on or off")),
+                }
             }
             _ => return Err(format!("unknown argument `{flag}`\n{USAGE}")),
         }
@@ -266,7 +277,8 @@ fn main() -> ExitCode {
     let planes = throughput::planes(c, h, w);
     let layout = Layout::new(arch, planes, spec.actions)
         .with_arith(args.arith)
-        .with_simd(args.simd);
+        .with_simd(args.simd)
+        .with_fused_norm(args.fuse_norm);
     let mut rng = stream(args.seed, "nn-throughput");
     let init = layout.init(&mut rng);
     let positions = 256usize;

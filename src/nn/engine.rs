@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use super::Layout;
-use super::gemm::{self, MatA, NR, Out, Start, Table, Then, gemm, packed_len};
+use super::gemm::{self, ColNorm, MatA, NR, Out, Start, Table, Then, gemm, packed_len};
 use super::graph::{Act, Buf, Conv, Dense, Graph, Layer, Norm, Op};
 
 /// Positions per chunk (fixed, so the order of every gradient sum is too).
@@ -102,6 +102,8 @@ pub struct Scratch {
     pub(crate) values: Vec<f32>,
     /// A batch's planes, gathered by callers.
     pub(crate) x: Vec<f32>,
+    /// 1 / sqrt(var + eps) per channel of the normalisation being run at inference.
+    norm_inv: Vec<f32>,
     /// Positions per chunk of a large inference batch ([`INFER_BYTES`]).
     infer_chunk: usize,
     /// Inference of more than `infer_chunk` positions: one scratch per worker for the trunk,
@@ -125,6 +127,7 @@ impl Scratch {
             logits: Vec::new(),
             values: Vec::new(),
             x: Vec::new(),
+            norm_inv: Vec::new(),
             subs: Vec::new(),
             heads: Vec::new(),
             infer_chunk: (INFER_BYTES / (4 * g.bufs.iter().sum::<usize>()).max(1)).clamp(1, 64),
@@ -259,9 +262,56 @@ impl Layout {
         s: &mut Scratch,
         mode: Mode,
     ) {
-        for i in ops {
-            self.op_forward(p, w, &self.graph.ops[i], n, s, i, mode);
+        let mut i = ops.start;
+        while i < ops.end {
+            let op = &self.graph.ops[i];
+            if mode == Mode::Infer && self.fuse_norm && i + 1 < ops.end {
+                if let Some((cv, nm)) = self.graph.conv_then_norm(i) {
+                    self.conv_norm_infer(p, w, (cv, nm), (op, &self.graph.ops[i + 1]), n, s);
+                    i += 2;
+                    continue;
+                }
+            }
+            self.op_forward(p, w, op, n, s, i, mode);
+            i += 1;
         }
+    }
+
+    /// A convolution and the batch normalisation after it, at inference, as one product per
+    /// position whose finish normalises ([`Then::Norm`]): the bits of the two operations run
+    /// one after the other, without writing the convolution's output (a pass over memory
+    /// per layer, measured in docs/network.md, "Kernels").
+    fn conv_norm_infer(
+        &self,
+        p: &[f32],
+        w: &Weights,
+        (cv, nm): (Conv, Norm),
+        (conv, norm): (&Op, &Op),
+        n: usize,
+        s: &mut Scratch,
+    ) {
+        let inv = &mut s.norm_inv;
+        inv.clear();
+        inv.extend((0..nm.ch).map(|c| {
+            let var = f64::from(p[nm.var + c]);
+            (1.0 / (var + BN_EPS).sqrt()) as f32
+        }));
+        let (lo, hi) = s.bufs.split_at_mut(norm.y);
+        let x = &lo[conv.x][..n * s.sizes[conv.x]];
+        let y = &mut hi[0][..n * s.sizes[norm.y]];
+        let after = match norm.act {
+            Act::AddRelu(k) => Then::AddRelu(&lo[k][..]),
+            Act::Relu => Then::Relu,
+            Act::Identity => Then::Nothing,
+        };
+        let cn = ColNorm {
+            mean: &p[nm.mean..nm.mean + nm.ch],
+            inv,
+            gamma: &p[nm.gamma..nm.gamma + nm.ch],
+            beta: &p[nm.beta..nm.beta + nm.ch],
+            after,
+        };
+        self.conv_forward(p, w, cv, n, x, y, Then::Norm(&cn), &mut s.locals[0]);
     }
 
     /// Inference of `n` positions: the batch splits into one run of consecutive positions
@@ -574,7 +624,7 @@ impl Layout {
     /// rows its squares, columns the output channels, A the im2col of the input read in
     /// place from its planes between zero borders ([`Layout::conv_input`]).
     #[allow(clippy::too_many_arguments)]
-    fn conv_forward(
+    fn conv_forward<'a>(
         &self,
         p: &[f32],
         w: &Weights,
@@ -582,7 +632,7 @@ impl Layout {
         n: usize,
         input: &[f32],
         out: &mut [f32],
-        then: Then<'_>,
+        then: Then<'a>,
         local: &mut Local,
     ) {
         let area = self.area();
@@ -592,9 +642,20 @@ impl Layout {
         for s in 0..n {
             let x = &input[s * sin..(s + 1) * sin];
             let a = self.conv_input(x, c, &mut local.pad_x, &self.bordered.taps);
-            let then = match then {
+            let at = |t: Then<'a>| match t {
                 Then::AddRelu(k) => Then::AddRelu(&k[s * sout..(s + 1) * sout]),
                 t => t,
+            };
+            let cn;
+            let then = match then {
+                Then::Norm(c) => {
+                    cn = ColNorm {
+                        after: at(c.after),
+                        ..*c
+                    };
+                    Then::Norm(&cn)
+                }
+                t => at(t),
             };
             let o = &mut out[s * sout..(s + 1) * sout];
             let shape = (area, c.cout, c.cin * c.taps);

@@ -278,6 +278,29 @@ pub(crate) enum Then<'a> {
     Relu,
     /// `relu(x + skip[i])` with `i` the element's index in C.
     AddRelu(&'a [f32]),
+    /// Batch normalisation at inference, then its `after` (not itself a `Norm`): the
+    /// convolution and its normalisation as one product, whose elements are those of the
+    /// two run one after the other (the same operations in the same order).
+    Norm(&'a ColNorm<'a>),
+}
+
+/// Batch normalisation at inference over the columns (channels): column n's element x
+/// becomes `gamma[n] * ((x - mean[n]) * inv[n]) + beta[n]` (`engine::norm_forward`'s
+/// operations), then `after`.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct ColNorm<'a> {
+    pub mean: &'a [f32],
+    pub inv: &'a [f32],
+    pub gamma: &'a [f32],
+    pub beta: &'a [f32],
+    pub after: Then<'a>,
+}
+
+impl ColNorm<'_> {
+    #[inline(always)]
+    fn apply(&self, n: usize, x: f32) -> f32 {
+        self.gamma[n] * ((x - self.mean[n]) * self.inv[n]) + self.beta[n]
+    }
 }
 
 #[inline(always)]
@@ -312,8 +335,22 @@ pub(crate) fn gemm(
     // Row tiles outer, panels inner: a tile's rows of A are read from L1/L2 once per panel.
     // (Copying each tile of A into a contiguous block first was measured 1.7-2.6x slower
     // on the convolutions of docs/network.md's table.)
-    if let Then::AddRelu(skip) = then {
-        assert!(skip.len() >= c.len(), "gemm: skip too short");
+    match then {
+        Then::AddRelu(skip) => assert!(skip.len() >= c.len(), "gemm: skip too short"),
+        Then::Norm(cn) => {
+            let cols = [cn.mean, cn.inv, cn.gamma, cn.beta];
+            assert!(cols.iter().all(|v| v.len() >= n), "gemm: norm too short");
+            match cn.after {
+                Then::AddRelu(skip) => assert!(skip.len() >= c.len(), "gemm: skip too short"),
+                Then::Norm(_) => panic!("gemm: a norm after a norm"),
+                _ => {}
+            }
+            assert!(
+                !matches!(start, Start::AddSum),
+                "gemm: a norm after a separate sum"
+            );
+        }
+        _ => {}
     }
     #[cfg(target_arch = "x86_64")]
     if kernel.simd == Simd::Avx512 && (out.cs == 1 || out.rs == 1) {
@@ -359,7 +396,13 @@ pub(crate) fn gemm(
         while m0 < m_tiles {
             let rows = MR.min(m_tiles - m0);
             #[cfg(target_arch = "x86_64")]
-            if kernel.simd == Simd::Avx2 && rows == MR && w == NR && (out.cs == 1 || out.rs == 1) {
+            let normed = matches!(then, Then::Norm(_));
+            if kernel.simd == Simd::Avx2
+                && rows == MR
+                && w == NR
+                && (out.cs == 1 || out.rs == 1)
+                && !normed
+            {
                 let tile = avx2::Full {
                     k,
                     a,
@@ -474,6 +517,26 @@ fn store(
         (_, Then::Nothing) => store_each(tile, c, |_, _, x| x),
         (_, Then::Relu) => store_each(tile, c, |_, _, x| relu(x)),
         (_, Then::AddRelu(skip)) => store_each(tile, c, |_, at, x| relu(x + skip[at])),
+        (_, Then::Norm(cn)) => store_norm(tile, cn, c),
+    }
+}
+
+/// `store` with a normalisation: column n's element normalised, then `cn.after`.
+fn store_norm(
+    (acc, m0, n0, w, out): (&[[f32; NR]], usize, usize, usize, Out),
+    cn: &ColNorm<'_>,
+    c: &mut [f32],
+) {
+    for (r, row) in acc.iter().enumerate() {
+        for (j, &x) in row[..w].iter().enumerate() {
+            let at = (m0 + r) * out.rs + (n0 + j) * out.cs;
+            let y = cn.apply(n0 + j, x);
+            c[at] = match cn.after {
+                Then::Nothing | Then::Norm(_) => y,
+                Then::Relu => relu(y),
+                Then::AddRelu(skip) => relu(y + skip[at]),
+            };
+        }
     }
 }
 
@@ -805,6 +868,7 @@ mod avx2 {
                 (_, Then::AddRelu(sk)) => {
                     (Fin::AddRelu, sk.as_ptr().add(m0 * out.rs + n0 * out.cs))
                 }
+                (_, Then::Norm(_)) => unreachable!("`gemm` runs no full AVX2 tile with a norm"),
             };
             if rows_major {
                 for r in 0..MR {
@@ -956,7 +1020,7 @@ mod avx2 {
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use super::avx2::{Fin, finished, transpose8};
-    use super::{Arith, MatA, NR, Offsets, Out, Start, Then};
+    use super::{Arith, ColNorm, MatA, NR, Offsets, Out, Start, Then};
     use std::arch::x86_64::*;
 
     /// One product, as `gemm` was given it.
@@ -972,7 +1036,10 @@ mod avx512 {
 
     /// Rows per tile for a product of `m` rows.
     fn tile_rows(m: usize) -> usize {
-        [8, 7, 6].into_iter().find(|&r| m.is_multiple_of(r)).unwrap_or(8)
+        [8, 7, 6]
+            .into_iter()
+            .find(|&r| m.is_multiple_of(r))
+            .unwrap_or(8)
     }
 
     /// `C = start + A B` (then finished) for the whole product: panel pairs outer, row tiles
@@ -1054,9 +1121,16 @@ mod avx512 {
                     chains::<R, P, F>(k, rp, |kk| *t.offs.get_unchecked(kk), bp, &mut acc)
                 }
             }
-            let (fin, skip) = match (p.start, p.then) {
+            let then = match p.then {
+                Then::Norm(cn) => {
+                    norm::<R, P>(cn, n0, widths, &mut acc);
+                    cn.after
+                }
+                t => t,
+            };
+            let (fin, skip) = match (p.start, then) {
                 (Start::AddSum, _) => (Fin::AddSum, std::ptr::null()),
-                (_, Then::Nothing) => (Fin::Plain, std::ptr::null()),
+                (_, Then::Nothing | Then::Norm(_)) => (Fin::Plain, std::ptr::null()),
                 (_, Then::Relu) => (Fin::Relu, std::ptr::null()),
                 (_, Then::AddRelu(sk)) => {
                     (Fin::AddRelu, sk.as_ptr().add(m0 * out.rs + n0 * out.cs))
@@ -1145,6 +1219,30 @@ mod avx512 {
                             _mm512_add_ps(acc[r][j], _mm512_mul_ps(av, b[j]))
                         };
                     }
+                }
+            }
+        }
+    }
+
+    /// The normalisation of every row of the tile, lane by lane: `ColNorm::apply`'s
+    /// operations, each column's constants in its lane.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+    #[inline]
+    unsafe fn norm<const R: usize, const P: usize>(
+        cn: &ColNorm<'_>,
+        n0: usize,
+        widths: [usize; P],
+        acc: &mut [[__m512; P]; R],
+    ) {
+        unsafe {
+            for j in 0..P {
+                let mask = lanes(widths[j]);
+                let col = |v: &[f32]| _mm512_maskz_loadu_ps(mask, v.as_ptr().add(n0 + j * NR));
+                let (mean, inv) = (col(cn.mean), col(cn.inv));
+                let (gamma, beta) = (col(cn.gamma), col(cn.beta));
+                for row in acc.iter_mut() {
+                    let t = _mm512_mul_ps(_mm512_sub_ps(row[j], mean), inv);
+                    row[j] = _mm512_add_ps(_mm512_mul_ps(gamma, t), beta);
                 }
             }
         }
@@ -1323,7 +1421,11 @@ mod tests {
             let c0 = random(m * n, 4);
             let skip = random(m * n, 5);
             for start in ["zero", "keep", "addsum", "col"] {
-                for then in ["nothing", "relu", "addrelu"] {
+                let thens = ["nothing", "relu", "addrelu"];
+                for then in thens
+                    .into_iter()
+                    .chain(["norm-nothing", "norm-relu", "norm-addrelu"])
+                {
                     if start == "addsum" && then != "nothing" {
                         continue;
                     }
@@ -1332,12 +1434,14 @@ mod tests {
                     let mut theirs = c0.clone();
                     reference(other, (m, n, k), &a, &b, start, &bias, &mut theirs);
                     differ |= want != theirs;
-                    for (x, s) in want.iter_mut().zip(&skip) {
-                        *x = match then {
-                            "relu" => relu(*x),
-                            "addrelu" => relu(*x + s),
-                            _ => *x,
-                        };
+                    let norm = norm_columns(n);
+                    for (at, (x, s)) in want.iter_mut().zip(&skip).enumerate() {
+                        if let Some(after) = then.strip_prefix("norm-") {
+                            *x = norm.apply(at % n, *x);
+                            *x = finished(after, *x, *s);
+                        } else {
+                            *x = finished(then, *x, *s);
+                        }
                     }
                     let case = Case {
                         arith,
@@ -1350,6 +1454,28 @@ mod tests {
             }
         }
         differ
+    }
+
+    /// The finishing operation `then` of an element `x` whose skip is `s`.
+    fn finished(then: &str, x: f32, s: f32) -> f32 {
+        match then {
+            "relu" => relu(x),
+            "addrelu" => relu(x + s),
+            _ => x,
+        }
+    }
+
+    /// Normalisation constants for `n` columns (variances as `inv`, some of them tiny).
+    fn norm_columns(n: usize) -> ColNorm<'static> {
+        let leak = |v: Vec<f32>| -> &'static [f32] { Vec::leak(v) };
+        let inv = random(n, 8).iter().map(|v| v.abs() + 0.01).collect();
+        ColNorm {
+            mean: leak(random(n, 6)),
+            inv: leak(inv),
+            gamma: leak(random(n, 7)),
+            beta: leak(random(n, 9)),
+            after: Then::Nothing,
+        }
     }
 
     struct Case<'a> {
@@ -1411,10 +1537,18 @@ mod tests {
                         "addsum" => Start::AddSum,
                         _ => Start::ColBias(bias),
                     };
-                    let t = match then {
+                    let after = |then: &str| match then {
                         "relu" => Then::Relu,
                         "addrelu" => Then::AddRelu(&sk),
                         _ => Then::Nothing,
+                    };
+                    let norm = then.strip_prefix("norm-").map(|t| ColNorm {
+                        after: after(t),
+                        ..norm_columns(n)
+                    });
+                    let t = match &norm {
+                        Some(cn) => Then::Norm(cn),
+                        None => after(then),
                     };
                     let kernel = Kernel { simd, arith };
                     gemm(kernel, (m, n, k), a, &bp, s, t, &mut c, out);

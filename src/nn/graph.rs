@@ -116,6 +116,27 @@ pub(crate) struct Graph {
     pub params: usize,
 }
 
+impl Graph {
+    /// Whether operation `i` is a convolution with no activation whose output only the
+    /// batch normalisation at `i + 1` reads: inference may then run the two as one
+    /// (`engine`'s `conv_norm_infer`), the convolution's output never written.
+    pub(crate) fn conv_then_norm(&self, i: usize) -> Option<(Conv, Norm)> {
+        let (op, next) = (self.ops.get(i)?, self.ops.get(i + 1)?);
+        let (Layer::Conv(cv), Layer::Norm(nm), Act::Identity) = (op.layer, next.layer, op.act)
+        else {
+            return None;
+        };
+        let reads = |o: &Op| o.x == op.y || matches!(o.act, Act::AddRelu(k) if k == op.y);
+        let only_next = self
+            .ops
+            .iter()
+            .enumerate()
+            .all(|(j, o)| j == i + 1 || !reads(o));
+        (next.x == op.y && only_next && op.y != self.logits && op.y != self.value)
+            .then_some((cv, nm))
+    }
+}
+
 /// Builds a graph, allocating parameters in call order.
 pub(crate) struct Builder {
     area: usize,

@@ -153,6 +153,9 @@ pub struct Layout {
     heads: engine::Heads,
     /// Floats of the packed weights, forward and backward.
     packed: (usize, usize),
+    /// Whether inference runs a convolution and its batch normalisation as one product
+    /// (the same bits; off only to measure or test it).
+    fuse_norm: bool,
 }
 
 impl Layout {
@@ -174,7 +177,15 @@ impl Layout {
             bordered,
             heads,
             packed,
+            fuse_norm: true,
         }
+    }
+
+    /// The same network with inference's convolution-and-normalisation fusion on or off
+    /// (the same bits either way: `nn::tests`; benches measure the difference).
+    pub fn with_fused_norm(mut self, fuse: bool) -> Layout {
+        self.fuse_norm = fuse;
+        self
     }
 
     /// The same network on another vector path (the bits are the same on every path).
