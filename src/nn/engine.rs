@@ -265,12 +265,13 @@ impl Layout {
         let mut i = ops.start;
         while i < ops.end {
             let op = &self.graph.ops[i];
-            if mode == Mode::Infer && self.fuse_norm && i + 1 < ops.end {
-                if let Some((cv, nm)) = self.graph.conv_then_norm(i) {
-                    self.conv_norm_infer(p, w, (cv, nm), (op, &self.graph.ops[i + 1]), n, s);
-                    i += 2;
-                    continue;
-                }
+            let fused = (mode == Mode::Infer && self.fuse_norm && i + 1 < ops.end)
+                .then(|| self.graph.conv_then_norm(i))
+                .flatten();
+            if let Some(layers) = fused {
+                self.conv_norm_infer(p, w, layers, (op, &self.graph.ops[i + 1]), n, s);
+                i += 2;
+                continue;
             }
             self.op_forward(p, w, op, n, s, i, mode);
             i += 1;
