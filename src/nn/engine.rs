@@ -265,7 +265,10 @@ impl Layout {
         let mut i = ops.start;
         while i < ops.end {
             let op = &self.graph.ops[i];
-            let fused = (mode == Mode::Infer && self.fuse_norm && i + 1 < ops.end)
+            // Only the AVX-512 path finishes a normalised tile in registers; the AVX2 path
+            // would finish it element by element, slower than the two passes.
+            let fusing = self.fuse_norm && self.kernel.simd == gemm::Simd::Avx512;
+            let fused = (mode == Mode::Infer && fusing && i + 1 < ops.end)
                 .then(|| self.graph.conv_then_norm(i))
                 .flatten();
             if let Some(layers) = fused {

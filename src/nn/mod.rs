@@ -154,7 +154,7 @@ pub struct Layout {
     /// Floats of the packed weights, forward and backward.
     packed: (usize, usize),
     /// Whether inference runs a convolution and its batch normalisation as one product
-    /// (the same bits; off only to measure or test it).
+    /// on the AVX-512 path (the same bits; off only to measure or test it).
     fuse_norm: bool,
 }
 
