@@ -8,7 +8,7 @@
 //! float arithmetic on its own. The kernel vectorises *across* outputs (a tile of `MR` rows
 //! by `NR` columns held in registers), never along a sum, so the vector width, the tile, the
 //! batch the columns belong to and the thread count do not change any element's chain. The
-//! scalar path and the AVX2 path run the same chains for either arithmetic; `tests` compares
+//! scalar, AVX2 and AVX-512 paths run the same chains for either arithmetic; `tests` compares
 //! their bits.
 //!
 //! The B operand comes packed ([`pack`]): panels of `NR` columns, each `[k][NR]`, zero beyond
