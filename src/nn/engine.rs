@@ -294,6 +294,10 @@ impl Layout {
         n: usize,
         s: &mut Scratch,
     ) {
+        // No positions, no chunk's working buffers (`Scratch::ensure` made none).
+        if n == 0 {
+            return;
+        }
         let inv = &mut s.norm_inv;
         inv.clear();
         inv.extend((0..nm.ch).map(|c| {

@@ -65,7 +65,6 @@ pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
     lanes: usize,
     until: Option<Instant>,
 ) -> Result<Vec<Option<Played<G::State>>>, SearchError> {
-    let late = || until.is_some_and(|d| Instant::now() >= d);
     if lanes > 1 {
         let chunks: Vec<Vec<Option<Played<G::State>>>> = games
             .par_chunks(lanes)
@@ -76,6 +75,29 @@ pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
             .collect::<Result<_, _>>()?;
         return Ok(chunks.into_iter().flatten().collect());
     }
+    one_by_one(config, evaluator, games, until, |search, eval, lg, tree| {
+        let start = lg.start.as_ref();
+        self_play_game(g, search, eval, seed, iteration, lg.game, start, tree)
+    })
+}
+
+/// Games one after another on each worker, the worker keeping its search and evaluator;
+/// `play` plays one game (its tree states into the given vector when the game wants them).
+/// Slots as in [`play_games`].
+fn one_by_one<G: Game, E: Evaluator<G> + Send>(
+    config: SearchConfig,
+    evaluator: &(impl Fn() -> E + Sync),
+    games: &[LaneGame<G::State>],
+    until: Option<Instant>,
+    play: impl Fn(
+        &mut Search<G>,
+        &mut E,
+        &LaneGame<G::State>,
+        Option<&mut Vec<G::State>>,
+    ) -> Result<GameRecord, SearchError>
+    + Sync,
+) -> Result<Vec<Option<Played<G::State>>>, SearchError> {
+    let late = || until.is_some_and(|d| Instant::now() >= d);
     Search::<G>::new(config).map_err(|e| SearchError::Start(e.to_string()))?;
     games
         .par_iter()
@@ -89,16 +111,7 @@ pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
                     return Ok(None);
                 }
                 let mut tree = Vec::new();
-                let record = self_play_game(
-                    g,
-                    search,
-                    eval,
-                    seed,
-                    iteration,
-                    lg.game,
-                    lg.start.as_ref(),
-                    lg.tree.then_some(&mut tree),
-                )?;
+                let record = play(search, eval, lg, lg.tree.then_some(&mut tree))?;
                 Ok((!late()).then_some(Played { record, tree }))
             },
         )
@@ -186,28 +199,12 @@ pub(crate) fn play_games_by<G: Abilities, E: Evaluator<G> + Send>(
     if plain && matches!(seats.moves, Moves::Mover(Mover::Search)) {
         return play_games(g, config, evaluator, seed, iteration, games, lanes, until);
     }
-    let late = || until.is_some_and(|d| Instant::now() >= d);
-    Search::<G>::new(config).map_err(|e| SearchError::Start(e.to_string()))?;
-    games
-        .par_iter()
-        .map_init(
-            || {
-                let search = Search::<G>::new(config).expect("search settings checked above");
-                (search, evaluator())
-            },
-            |(search, eval), lg| {
-                if late() {
-                    return Ok(None);
-                }
-                let mut tree = Vec::new();
-                let (start, wants) = (lg.start.as_ref(), lg.tree.then_some(&mut tree));
-                let record = self_play_game_by(
-                    g, seats, search, eval, seed, iteration, lg.game, start, wants,
-                )?;
-                Ok((!late()).then_some(Played { record, tree }))
-            },
+    one_by_one(config, evaluator, games, until, |search, eval, lg, tree| {
+        let start = lg.start.as_ref();
+        self_play_game_by(
+            g, seats, search, eval, seed, iteration, lg.game, start, tree,
         )
-        .collect()
+    })
 }
 
 /// One self-play game by `seats` (also for re-playing a stored one): [`self_play_game`] with
