@@ -1289,10 +1289,48 @@ mod avx512 {
 
     /// A column-major tile's finish: the tile transposed in registers (eight columns of a
     /// panel at a time), each column's `R` contiguous rows finished and stored together.
-    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
-    #[inline]
+    /// The finish is a constant of each instance ([`cols`]), so a full panel's sixteen
+    /// columns are stored by straight-line code; a ReLU alone runs on the sixteen-lane rows
+    /// before the transpose (the same operation on each element, fewer instructions).
+    // Without target features, so that it may be inlined always (into `tile`, which
+    // has them; the intrinsics are then inlined there).
+    #[inline(always)]
     unsafe fn finish_cols<const R: usize, const P: usize>(
         fin: Fin,
+        acc: &[[__m512; P]; R],
+        widths: [usize; P],
+        cs: usize,
+        cp: *mut f32,
+        skip: *const f32,
+    ) {
+        unsafe {
+            match fin {
+                Fin::Plain => cols::<R, P, PLAIN>(acc, widths, cs, cp, skip),
+                Fin::Relu => {
+                    let mut relued = *acc;
+                    for row in relued.iter_mut() {
+                        for x in row.iter_mut() {
+                            *x = relu(*x);
+                        }
+                    }
+                    cols::<R, P, PLAIN>(&relued, widths, cs, cp, skip)
+                }
+                Fin::AddRelu => cols::<R, P, ADD_RELU>(acc, widths, cs, cp, skip),
+                Fin::AddSum => cols::<R, P, ADD_SUM>(acc, widths, cs, cp, skip),
+            }
+        }
+    }
+
+    /// [`cols`]' finishes: store, add the skip then ReLU, add to C's old value.
+    const PLAIN: u8 = 0;
+    const ADD_RELU: u8 = 1;
+    const ADD_SUM: u8 = 2;
+
+    /// [`finish_cols`] with the finish `F` ([`PLAIN`], [`ADD_RELU`], [`ADD_SUM`]).
+    // Without target features, so that it may be inlined always (into `tile`, which
+    // has them; the intrinsics are then inlined there).
+    #[inline(always)]
+    unsafe fn cols<const R: usize, const P: usize, const F: u8>(
         acc: &[[__m512; P]; R],
         widths: [usize; P],
         cs: usize,
@@ -1310,22 +1348,45 @@ mod avx512 {
                     hi[r] = _mm512_extractf32x8_ps::<1>(acc[r][j]);
                 }
                 let (lo, hi) = (transpose8(&lo), transpose8(&hi));
-                for x in 0..widths[j] {
-                    let v = if x < 8 { lo[x] } else { hi[x - 8] };
-                    let at = (j * NR + x) * cs;
-                    let old = if fin == Fin::AddSum {
-                        _mm256_maskz_loadu_ps(rmask, cp.add(at))
-                    } else {
-                        zero
-                    };
-                    let sk = if fin == Fin::AddRelu {
-                        _mm256_maskz_loadu_ps(rmask, skip.add(at))
-                    } else {
-                        zero
-                    };
-                    _mm256_mask_storeu_ps(cp.add(at), rmask, finished(fin, v, old, sk));
+                let at = j * NR * cs;
+                if widths[j] == NR {
+                    for (x, &v) in lo.iter().enumerate() {
+                        let o = at + x * cs;
+                        column::<F>(v, rmask, cp.add(o), skip.wrapping_add(o));
+                    }
+                    for (x, &v) in hi.iter().enumerate() {
+                        let o = at + (x + 8) * cs;
+                        column::<F>(v, rmask, cp.add(o), skip.wrapping_add(o));
+                    }
+                } else {
+                    for x in 0..widths[j] {
+                        let v = if x < 8 { lo[x] } else { hi[x - 8] };
+                        let o = at + x * cs;
+                        column::<F>(v, rmask, cp.add(o), skip.wrapping_add(o));
+                    }
                 }
             }
+        }
+    }
+
+    /// One column's `R` rows (the mask's lanes) of `v`, finished by `F`, stored at `c`.
+    // Without target features, so that it may be inlined always (into `tile`, which
+    // has them; the intrinsics are then inlined there).
+    #[inline(always)]
+    unsafe fn column<const F: u8>(v: __m256, rmask: u8, c: *mut f32, skip: *const f32) {
+        unsafe {
+            let y = match F {
+                ADD_RELU => {
+                    let sk = _mm256_maskz_loadu_ps(rmask, skip);
+                    finished(Fin::AddRelu, v, v, sk)
+                }
+                ADD_SUM => {
+                    let old = _mm256_maskz_loadu_ps(rmask, c);
+                    finished(Fin::AddSum, v, old, v)
+                }
+                _ => v,
+            };
+            _mm256_mask_storeu_ps(c, rmask, y);
         }
     }
 }
