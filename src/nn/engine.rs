@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use super::Layout;
-use super::gemm::{self, ColNorm, MatA, NR, Out, Start, Table, Then, gemm, packed_len};
+use super::gemm::{self, ColNorm, MatA, NR, Out, Panels, Start, Table, Then, gemm, packed_len};
 use super::graph::{Act, Buf, Conv, Dense, Graph, Layer, Norm, Op};
 
 /// Positions per chunk (fixed, so the order of every gradient sum is too).
@@ -50,8 +50,8 @@ pub(crate) enum Mode {
 /// rebuilt when they change.
 #[derive(Clone, Debug, Default)]
 pub struct Weights {
-    pub(crate) fwd: Vec<f32>,
-    pub(crate) bwd: Vec<f32>,
+    pub(crate) fwd: Panels,
+    pub(crate) bwd: Panels,
 }
 
 /// One chunk's working buffers.
@@ -61,7 +61,7 @@ struct Local {
     /// one square wide (the borders are never written).
     pad_x: Vec<f32>,
     pad_d: Vec<f32>,
-    panel: Vec<f32>,
+    panel: Panels,
 }
 
 /// A normalisation's per-channel working buffers, and what it keeps from the forward pass
@@ -587,7 +587,7 @@ impl Layout {
         g: &mut [f32],
         din: Option<&mut [f32]>,
         start: Start<'_>,
-        panel: &mut Vec<f32>,
+        panel: &mut Panels,
     ) {
         for row in dout[..n * d.n_out].chunks_exact(d.n_out) {
             for (gb, &dy) in g[d.b..d.b + d.n_out].iter_mut().zip(row) {
@@ -595,7 +595,7 @@ impl Layout {
             }
         }
         let xt = MatA::strided(x, 1, d.n_in);
-        grow(panel, packed_len(n, d.n_out));
+        panel.grow(packed_len(n, d.n_out));
         gemm::pack(n, d.n_out, panel, |n0, pn| {
             pack_rows(dout, d.n_out, n0, n, pn)
         });
@@ -716,7 +716,7 @@ impl Layout {
                 }
             }
             // dW[o][(i, t)] += sum_q im2col[(i, t)][q] dout[o][q]: A the transposed im2col.
-            grow(panel, packed_len(area, c.cout));
+            panel.grow(packed_len(area, c.cout));
             gemm::pack(area, c.cout, panel, |n0, pn| {
                 pack_cols(dplane, area, n0, c.cout, pn)
             });
@@ -960,8 +960,8 @@ impl Layout {
     /// Packs `p`'s weights for the forward products, and for the backward ones when
     /// `backward` (training). Pure copies: the bits of `p` are unchanged.
     pub fn pack(&self, p: &[f32], backward: bool, w: &mut Weights) {
-        w.fwd.resize(self.packed.0, 0.0);
-        w.bwd.resize(if backward { self.packed.1 } else { 0 }, 0.0);
+        w.fwd.set_len(self.packed.0);
+        w.bwd.set_len(if backward { self.packed.1 } else { 0 });
         for op in &self.graph.ops {
             match op.layer {
                 Layer::Conv(c) => {

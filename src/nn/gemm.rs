@@ -244,6 +244,62 @@ impl Out {
     }
 }
 
+/// Packed panels whose first element sits on a 64-byte boundary (a cache line). Every
+/// panel row is `NR` floats (64 bytes) and every product's panels start a whole number of
+/// rows in, so no vector load of B spans two lines. (A `Vec<f32>` of this size is 16-byte
+/// aligned: every 64-byte load of a panel then touched two lines.)
+#[derive(Debug, Default)]
+pub(crate) struct Panels {
+    buf: Vec<f32>,
+    at: usize,
+    len: usize,
+}
+
+impl Panels {
+    /// Makes room for `len` floats (at least), zero where new.
+    pub(crate) fn grow(&mut self, len: usize) {
+        if len > self.len {
+            self.set_len(len);
+        }
+    }
+
+    /// Exactly `len` floats, the first `len.min(old)` kept, the rest zero.
+    pub(crate) fn set_len(&mut self, len: usize) {
+        if len == self.len {
+            return;
+        }
+        const LINE: usize = 64 / std::mem::size_of::<f32>();
+        let mut buf = vec![0.0f32; len + LINE - 1];
+        let at = buf.as_ptr().align_offset(64).min(LINE - 1);
+        let keep = len.min(self.len);
+        buf[at..at + keep].copy_from_slice(&self[..keep]);
+        *self = Panels { buf, at, len };
+    }
+}
+
+impl Clone for Panels {
+    /// A copy aligned in its own allocation (a cloned `Vec` may sit elsewhere mod 64).
+    fn clone(&self) -> Panels {
+        let mut c = Panels::default();
+        c.set_len(self.len);
+        c.copy_from_slice(self);
+        c
+    }
+}
+
+impl std::ops::Deref for Panels {
+    type Target = [f32];
+    fn deref(&self) -> &[f32] {
+        &self.buf[self.at..self.at + self.len]
+    }
+}
+
+impl std::ops::DerefMut for Panels {
+    fn deref_mut(&mut self) -> &mut [f32] {
+        &mut self.buf[self.at..self.at + self.len]
+    }
+}
+
 /// Floats of the packed panels of a `k x n` matrix.
 pub(crate) fn packed_len(k: usize, n: usize) -> usize {
     n.div_ceil(NR) * k * NR
