@@ -1171,9 +1171,19 @@ mod avx512 {
             let rp: [*const f32; R] =
                 std::array::from_fn(|r| p.a.data.as_ptr().wrapping_add(p.a.rows.at(m0 + r)));
             let bp = p.b.as_ptr().add(q * k * NR);
-            match p.a.ks {
-                Offsets::Stride(s) => chains::<R, P, F>(k, rp, |kk| kk * s, bp, &mut acc),
-                Offsets::Table(t) => {
+            // Rows at consecutive offsets (a board row's squares, or a 1x1 convolution's):
+            // one pointer with constant displacements instead of R pointers, which leaves
+            // the loop registers enough not to reload its own state from the stack.
+            let consecutive = (1..R).all(|r| rp[r] == rp[0].wrapping_add(r));
+            let base = rp[0];
+            let next: [*const f32; R] = std::array::from_fn(|r| base.wrapping_add(r));
+            match (p.a.ks, consecutive) {
+                (Offsets::Stride(s), true) => chains::<R, P, F>(k, next, |kk| kk * s, bp, &mut acc),
+                (Offsets::Stride(s), false) => chains::<R, P, F>(k, rp, |kk| kk * s, bp, &mut acc),
+                (Offsets::Table(t), true) => {
+                    chains::<R, P, F>(k, next, |kk| *t.offs.get_unchecked(kk), bp, &mut acc)
+                }
+                (Offsets::Table(t), false) => {
                     chains::<R, P, F>(k, rp, |kk| *t.offs.get_unchecked(kk), bp, &mut acc)
                 }
             }
