@@ -304,9 +304,11 @@ fn main() -> ExitCode {
     // batch's outputs and the parameters after two training steps from the initial ones.
     let mut bits = fnv(0xcbf2_9ce4_8422_2325, &values);
     bits = fnv(bits, &logits);
+    // The two steps also warm up `trainer`, whose buffers grow on its first step (page
+    // faults over about a hundred MB, a fifth of a one-second measurement on the 64-channel
+    // nets), as the anchors warm up theirs.
     let mut trained = init.clone();
-    let mut t = Trainer::new(&layout);
-    throughput::Steps::new(&layout).run(&layout, &mut trained, &examples, 256, 2, &mut t);
+    throughput::Steps::new(&layout).run(&layout, &mut trained, &examples, 256, 2, &mut trainer);
     let bits = format!("{:016x}", fnv(bits, &trained));
     for round in 0..args.rounds {
         let mut infer = |batch: usize| {

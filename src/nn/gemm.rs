@@ -1637,7 +1637,8 @@ mod tests {
                 }
             }
         });
-        // The same matrix strided and through offset tables.
+        // The same matrix strided and through offset tables, row- and column-major (rows at
+        // consecutive offsets: the AVX-512 tile's one-pointer case).
         let rows: Vec<usize> = (0..m).map(|i| i * k).collect();
         let ks: Vec<usize> = (0..k).collect();
         let strided = MatA::strided(a, k, 1);
@@ -1646,12 +1647,21 @@ mod tests {
             rows: Offsets::table(&rows),
             ks: Offsets::table(&ks),
         };
+        let at: Vec<f32> = (0..m * k).map(|x| a[(x % m) * k + x / m]).collect();
+        let (rows_t, ks_t): (Vec<usize>, Vec<usize>) =
+            ((0..m).collect(), (0..k).map(|kk| kk * m).collect());
+        let strided_t = MatA::strided(&at, 1, m);
+        let tables_t = MatA {
+            data: &at,
+            rows: Offsets::table(&rows_t),
+            ks: Offsets::table(&ks_t),
+        };
         // Column-major: element (i, j) at j * m + i.
         let transpose =
             |v: &[f32]| -> Vec<f32> { (0..m * n).map(|at| v[(at % m) * n + at / m]).collect() };
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         for simd in Simd::available() {
-            for a in [strided, tables] {
+            for a in [strided, tables, strided_t, tables_t] {
                 for col_major in [false, true] {
                     let (out, mut c, sk) = if col_major {
                         (Out::cols(m), transpose(c0), transpose(skip))
