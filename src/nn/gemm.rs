@@ -1541,6 +1541,9 @@ mod tests {
             (42, 64, 7),
             (16, 20, 3),
             (15, 50, 4),
+            // One row across many panels (a dense head at batch 1).
+            (1, 300, 37),
+            (1, 70, 5),
         ] {
             let a = random(m * k, 1);
             let b = random(k * n, 2);
