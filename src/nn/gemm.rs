@@ -1358,6 +1358,9 @@ mod avx512 {
     /// The finish is a constant of each instance ([`cols`]), so a full panel's sixteen
     /// columns are stored by straight-line code; a ReLU alone runs on the sixteen-lane rows
     /// before the transpose (the same operation on each element, fewer instructions).
+    ///
+    /// # Safety
+    /// Called only from [`tile`], whose CPU has the path's features, with its bounds.
     // Without target features, so that it may be inlined always (into `tile`, which
     // has them; the intrinsics are then inlined there).
     #[inline(always)]
@@ -1393,6 +1396,9 @@ mod avx512 {
     const ADD_SUM: u8 = 2;
 
     /// [`finish_cols`] with the finish `F` ([`PLAIN`], [`ADD_RELU`], [`ADD_SUM`]).
+    ///
+    /// # Safety
+    /// Called only from [`tile`], whose CPU has the path's features, with its bounds.
     // Without target features, so that it may be inlined always (into `tile`, which
     // has them; the intrinsics are then inlined there).
     #[inline(always)]
@@ -1436,6 +1442,9 @@ mod avx512 {
     }
 
     /// One column's `R` rows (the mask's lanes) of `v`, finished by `F`, stored at `c`.
+    ///
+    /// # Safety
+    /// Called only from [`tile`], whose CPU has the path's features, with its bounds.
     // Without target features, so that it may be inlined always (into `tile`, which
     // has them; the intrinsics are then inlined there).
     #[inline(always)]
