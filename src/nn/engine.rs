@@ -144,11 +144,6 @@ impl Scratch {
 
     /// Room for the planes and outputs of `n` positions.
     pub(crate) fn ensure(&mut self, n: usize) {
-        let grow = |v: &mut Vec<f32>, len: usize| {
-            if v.len() < len {
-                v.resize(len, 0.0);
-            }
-        };
         grow(&mut self.x, n * self.sizes[0]);
         grow(&mut self.logits, n * self.actions);
         grow(&mut self.values, n);
@@ -262,15 +257,14 @@ impl Layout {
         s: &mut Scratch,
         mode: Mode,
     ) {
+        // Only the AVX-512 path finishes a normalised tile in registers; the AVX2 path
+        // would finish it element by element, slower than the two passes.
+        let fusing =
+            mode == Mode::Infer && self.fuse_norm && self.kernel.simd == gemm::Simd::Avx512;
         let mut i = ops.start;
         while i < ops.end {
             let op = &self.graph.ops[i];
-            // Only the AVX-512 path finishes a normalised tile in registers; the AVX2 path
-            // would finish it element by element, slower than the two passes.
-            let fusing = self.fuse_norm && self.kernel.simd == gemm::Simd::Avx512;
-            let fused = (mode == Mode::Infer && fusing && i + 1 < ops.end)
-                .then(|| self.graph.conv_then_norm(i))
-                .flatten();
+            let fused = self.conv_norm[i].filter(|_| fusing && i + 1 < ops.end);
             if let Some(layers) = fused {
                 self.conv_norm_infer(p, w, layers, (op, &self.graph.ops[i + 1]), n, s);
                 i += 2;

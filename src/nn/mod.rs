@@ -156,6 +156,9 @@ pub struct Layout {
     /// Whether inference runs a convolution and its batch normalisation as one product
     /// on the AVX-512 path (the same bits; off only to measure or test it).
     fuse_norm: bool,
+    /// Per operation, the convolution and normalisation it starts that inference may run
+    /// as one ([`Graph::conv_then_norm`], found once: the graph does not change).
+    conv_norm: Vec<Option<(graph::Conv, graph::Norm)>>,
 }
 
 impl Layout {
@@ -164,6 +167,9 @@ impl Layout {
         let packed = engine::place_packed(&mut graph);
         let bordered = engine::Bordered::new(&graph, input.height, input.width);
         let heads = engine::Heads::new(&graph);
+        let conv_norm = (0..graph.ops.len())
+            .map(|i| graph.conv_then_norm(i))
+            .collect();
         Layout {
             arch: arch.clone(),
             value_head: ValueHead::Tanh,
@@ -178,6 +184,7 @@ impl Layout {
             heads,
             packed,
             fuse_norm: true,
+            conv_norm,
         }
     }
 
