@@ -192,7 +192,8 @@ fn a_seconds_budget_records_its_games_and_verifies_from_the_store() {
 fn overrides_switch_between_m_and_a_budget() {
     let base = "variant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\ngames_per_iteration = 50\n";
     let set = |k: &str, v: toml::Value| vec![(k.to_string(), v)];
-    let (cfg, text) = tabula::experiments::run_specs::spec_with_overrides(
+    let (cfg, text) = tabula::runs::overrides::spec_with_overrides(
+        tabula::runs::overrides::Place::Run,
         base,
         &set("budget.moves", toml::Value::Integer(300)),
         None,
@@ -206,7 +207,8 @@ fn overrides_switch_between_m_and_a_budget() {
         Some(tabula::runs::BudgetKind::Moves(300))
     );
     assert!(!text.contains("games_per_iteration"), "{text}");
-    let (back, _) = tabula::experiments::run_specs::spec_with_overrides(
+    let (back, _) = tabula::runs::overrides::spec_with_overrides(
+        tabula::runs::overrides::Place::Run,
         &text,
         &set("games_per_iteration", toml::Value::Integer(7)),
         None,
@@ -222,9 +224,16 @@ fn overrides_switch_between_m_and_a_budget() {
         ("budget.moves".to_string(), toml::Value::Integer(3)),
         ("budget.seconds".to_string(), toml::Value::Float(1.0)),
     ];
-    let e = tabula::experiments::run_specs::spec_with_overrides(base, &both, None, "x", "--set")
-        .unwrap_err()
-        .to_string();
+    let e = tabula::runs::overrides::spec_with_overrides(
+        tabula::runs::overrides::Place::Run,
+        base,
+        &both,
+        None,
+        "x",
+        "--set",
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("are alternatives"), "{e}");
 }
 

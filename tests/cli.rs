@@ -346,9 +346,14 @@ fn the_main_run_step_succeeds_again_on_the_same_store() {
             .filter(|a| **a != "--set")
             .map(|a| a.to_string())
             .collect();
-        let sets = tabula::experiments::run_specs::parse_sets(&sets).unwrap();
-        let (cfg, text) = tabula::experiments::run_specs::spec_with_overrides(
-            &text, &sets, None, "quick", "--set",
+        let sets = tabula::runs::overrides::parse_sets(&sets).unwrap();
+        let (cfg, text) = tabula::runs::overrides::spec_with_overrides(
+            tabula::runs::overrides::Place::Run,
+            &text,
+            &sets,
+            None,
+            "quick",
+            "--set",
         )
         .unwrap();
         let mut store = tabula::store::Store::open(&other).unwrap();

@@ -168,8 +168,8 @@ const CASES: &[Case] = &[
     // --- lenient input: what serde would read some way is refused, naming the key ------------
     case(&["--db", "{db}", "run", "{dir}/list-search.toml"], 1, "`search` = [1] is out of range; allowed: a table (`[search]` or `search = { ... }`), not a list"),
     case(&["--db", "{db}", "run", "{dir}/list-eval.toml"], 1, "`eval` = [1] is out of range; allowed: a table"),
-    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "search=[1]"], 1, "--set `search`: no such setting"),
-    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "eval=[1]"], 1, "`eval` = [1] is out of range; allowed: a table"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "search=[1]"], 1, "--set search=[1]: no setting `search`; allowed: "),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "eval=[1]"], 1, "--set eval=[1]: no setting `eval`; allowed: "),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "learning_rate=[[1, 1.0, 5]]"], 1, "`learning_rate[0]` = [1, 1.0, 5] is out of range; allowed: a list of 2 items"),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "search.c_puct=nan"], 1, "`search.c_puct` = nan is out of range; allowed: a finite number"),
     case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "search.c_puct=nan"], 1, "`search.c_puct` = nan is out of range; allowed: a finite number"),

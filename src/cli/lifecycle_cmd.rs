@@ -294,16 +294,10 @@ fn write_rows(w: &mut dyn Write, c: &CheckedOut, with_header: bool) -> std::io::
 /// does (stream `branch(0,O)`), so it replays.
 fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyhow::Result<()> {
     use tabula::experiments::run_specs;
+    use tabula::runs::overrides::{self, Place};
     let (row, spec) = run_specs::spec_of_run(&store, &args.run)?;
-    let mut sets = run_specs::parse_sets(&args.set)?;
-    if sets.iter().any(|(k, _)| k == "seed") {
-        bail!("--set seed=...: give the new run's seed with --seed");
-    }
-    let mut canonical: Vec<String> = sets
-        .iter()
-        .map(|(k, v)| format!("{k}={}", serde_json::to_value(v).unwrap_or_default()))
-        .collect();
-    canonical.sort();
+    let mut sets = overrides::parse_sets(&args.set)?;
+    let canonical = overrides::canonical(&sets);
     let parent_seed: u64 = row.seed.parse().unwrap_or(0);
     let seed = args
         .seed
@@ -316,8 +310,14 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
             ))?),
         ));
     }
-    let (mut cfg, text) =
-        run_specs::spec_with_overrides(&spec, &sets, Some(seed), &row.name, "--set")?;
+    let (mut cfg, text) = overrides::spec_with_overrides(
+        Place::FreshBranch,
+        &spec,
+        &sets,
+        Some(seed),
+        &row.name,
+        "--set",
+    )?;
     annotate_config(&mut cfg, &args.annotate)?;
     let text = format!(
         "# fresh branch of run {} ({}) at iteration 0; overrides: {}; seed {seed}\n{text}",

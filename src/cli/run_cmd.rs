@@ -20,21 +20,16 @@ pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "run".to_string());
     // `--set key=value` is written into the spec before it is read, so defaults that
-    // depend on other keys follow the overridden values (experiments::run_specs).
+    // depend on other keys follow the overridden values (runs::overrides).
     let (cfg, text) = if args.set.is_empty() {
         let cfg = RunConfig::from_toml(&text, &default_name)
             .with_context(|| format!("{}", args.spec.display()))?;
         (cfg, text)
     } else {
-        let sets = tabula::experiments::run_specs::parse_sets(&args.set)?;
-        tabula::experiments::run_specs::spec_with_overrides(
-            &text,
-            &sets,
-            None,
-            &default_name,
-            "--set",
-        )
-        .with_context(|| format!("{}", args.spec.display()))?
+        use tabula::runs::overrides::{Place, parse_sets, spec_with_overrides};
+        let sets = parse_sets(&args.set)?;
+        spec_with_overrides(Place::Run, &text, &sets, None, &default_name, "--set")
+            .with_context(|| format!("{}", args.spec.display()))?
     };
     let mut cfg = cfg;
     annotate_config(&mut cfg, &args.annotate)?;

@@ -48,6 +48,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::{ExperimentError, run_specs};
+use crate::runs::overrides::{Place, judge, spec_with_overrides};
 use crate::runs::{IterationSummary, Observer, RunConfig};
 use crate::store::{ObjectHash, Record, Store, SweepMember, SweepRow};
 
@@ -287,19 +288,6 @@ fn check_seeds(seeds: &[u64]) -> Result<(), ExperimentError> {
     Ok(())
 }
 
-/// Refuses `seed` and `name` as a setting: the sweep gives every run both.
-fn not_reserved(key: &str, place: &str) -> Result<(), ExperimentError> {
-    match key {
-        "seed" => Err(ExperimentError::Usage(format!(
-            "{place} `seed`: seeds are the sweep's `seeds` list, not a setting"
-        ))),
-        "name" => Err(ExperimentError::Usage(format!(
-            "{place} `name`: runs are named from their grid point"
-        ))),
-        _ => Ok(()),
-    }
-}
-
 /// Whether two axis values are one setting: equal, or an integer and a float of equal value.
 fn same_value(a: &toml::Value, b: &toml::Value) -> bool {
     match (a, b) {
@@ -313,7 +301,6 @@ fn same_value(a: &toml::Value, b: &toml::Value) -> bool {
 fn fixed_overrides(raw: &toml::Table) -> Result<Vec<(String, toml::Value)>, ExperimentError> {
     let mut set: Vec<(String, toml::Value)> = Vec::new();
     for (k, v) in raw {
-        not_reserved(k, "[set]")?;
         set.push((k.clone(), v.clone()));
     }
     set.sort_by(|a, b| a.0.cmp(&b.0));
@@ -328,7 +315,6 @@ fn grid_axes(
 ) -> Result<Vec<(String, Vec<toml::Value>)>, ExperimentError> {
     let mut axes: Vec<(String, Vec<toml::Value>)> = Vec::new();
     for (k, v) in raw {
-        not_reserved(k, "axis")?;
         if set.iter().any(|(s, _)| s == k) {
             return Err(ExperimentError::Usage(format!(
                 "axis `{k}` is also in [set]: give it in one place"
@@ -358,25 +344,15 @@ fn grid_axes(
     Ok(axes)
 }
 
-/// Every key of `[set]` and `[axes]` is one of the base spec's settings.
+/// Every key of `[set]` and every value of `[axes]` is judged by the overrides' refusal
+/// table at [`Place::Sweep`] (`seed` and `name` are the sweep's to give).
 fn check_keys(base: &RunConfig, set: &Overrides, axes: &Axes) -> Result<(), ExperimentError> {
-    let allowed = run_specs::allowed_keys(base);
     let given = set.iter().map(|(k, v)| (k, v, "[set]"));
     let on_axes = axes
         .iter()
-        .filter_map(|(k, vs)| Some((k, vs.first()?, "axis")));
+        .flat_map(|(k, vs)| vs.iter().map(move |v| (k, v, "axis")));
     for (k, v, place) in given.chain(on_axes) {
-        if !run_specs::is_setting(&allowed, base, k, v) {
-            return Err(ExperimentError::Usage(format!(
-                "{place} `{k}`: no such setting; allowed: {}",
-                allowed
-                    .iter()
-                    .filter(|a| *a != "seed" && *a != "name")
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
+        judge(Place::Sweep, &base.settings, k, v).map_err(|r| r.usage(place))?;
     }
     Ok(())
 }
@@ -443,7 +419,10 @@ fn plan_runs(
             let mut overrides = set.to_vec();
             overrides.extend(axes.iter().map(|(k, _)| k.clone()).zip(values.clone()));
             overrides.push(("name".into(), toml::Value::String(run_name.clone())));
-            let (cfg, spec) = run_specs::spec_with_overrides(
+            // Each point's run is created as `run --set` creates one, its name and seed
+            // the sweep's.
+            let (cfg, spec) = spec_with_overrides(
+                Place::Run,
                 base,
                 &overrides,
                 Some(seed),

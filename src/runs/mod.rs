@@ -62,6 +62,7 @@ mod checkpoint;
 mod execute;
 mod game_yield;
 mod iterate;
+pub mod overrides;
 mod play;
 pub mod records;
 mod references;
@@ -83,11 +84,7 @@ use crate::learners::LearnerError;
 use crate::search::SearchError;
 use crate::store::{ObjectHash, StoreError};
 
-pub(crate) use branch::settable_default;
-pub use branch::{
-    Overridden, SELF_PLAY_KEYS, apply_overrides, branch_name, branch_seed, create_branch,
-    setting_keys, settings_json,
-};
+pub use branch::{branch_name, branch_seed, create_branch};
 pub use budget::{Budget, BudgetKind};
 pub use chain::chain;
 pub use checkout::{
@@ -95,6 +92,7 @@ pub use checkout::{
     model_errors, visited_positions,
 };
 pub use execute::{create_run, start};
+pub use overrides::{Overridden, SELF_PLAY_KEYS, apply_overrides, setting_keys, settings_json};
 pub use records::{IterationRecord, RunRecord};
 pub use references::{Dangling, References, check_references, check_run_rows};
 pub use replay::{SelfPlayReplay, replay_self_play};

@@ -16,11 +16,12 @@
 //!
 //! - Stage k covers the `iterations` after the earlier stages'; the last stage also every
 //!   iteration beyond (so a longer run, or a branch that plans more, extends it).
-//! - A stage's settings are the run's with its `set` applied exactly as `tabula branch --set`
-//!   applies overrides ([`apply_overrides`]): the same keys, values and refusals (the variant,
-//!   the learner and the settings it declares fixed cannot change mid-run). They are stored in
-//!   canonical form (`key=<JSON>`, sorted by key), so the settings hash is the same however
-//!   the spec wrote them.
+//! - A stage's settings are the run's with its `set` applied by the one overrides engine
+//!   (runs/overrides.rs, at [`Place::Stage`]), as `tabula branch --set` applies overrides:
+//!   the same reader, values and refusal table (the variant, the learner and the settings it
+//!   declares fixed cannot change mid-run; nor, in a stage, `iterations`, `name` or `seed`).
+//!   They are stored in the overrides' canonical form (`key=<JSON>`, sorted by key), so the
+//!   settings hash is the same however the spec wrote them.
 //! - Each iteration record names the settings *in force*, the stage's own (with no stages),
 //!   as a branch's iterations name the branch's: restore, verify, checkout and replay read
 //!   them from there.
@@ -30,7 +31,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{RunConfig, RunError, Settings, apply_overrides};
+use super::overrides::{Place, apply_at};
+use super::{RunConfig, RunError, Settings};
 
 /// One stage of a run (see the module docs).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -75,7 +77,7 @@ fn override_texts(prefix: &str, table: &toml::Table, out: &mut Vec<String>) {
 }
 
 /// The stages of a spec in canonical form against the run's settings `base` (with no
-/// stages), each stage's overrides checked as `branch --set` checks them (the settings in
+/// stages), each stage's overrides judged at [`Place::Stage`] (the settings in
 /// force are validated with the run: `RunConfig::validate`).
 pub(crate) fn stages_of(raw: Vec<RawStage>, base: &Settings) -> Result<Vec<Stage>, String> {
     let mut stages = Vec::with_capacity(raw.len());
@@ -87,16 +89,7 @@ pub(crate) fn stages_of(raw: Vec<RawStage>, base: &Settings) -> Result<Vec<Stage
         }
         let mut texts = Vec::new();
         override_texts("", &r.set, &mut texts);
-        if let Some(t) = texts
-            .iter()
-            .find(|t| t.starts_with("iterations=") || t.starts_with("name="))
-        {
-            return Err(format!(
-                "{at}: set {t}: a stage's length is its own `iterations`, and the run has one \
-                 name; set run settings only"
-            ));
-        }
-        let o = apply_overrides(base, &texts).map_err(|e| format!("{at}: {}", plain(e)))?;
+        let o = apply_at(Place::Stage, base, &texts).map_err(|e| format!("{at}: {}", plain(e)))?;
         stages.push(Stage {
             name,
             iterations: r.iterations,
@@ -143,7 +136,7 @@ impl Settings {
         };
         let mut base = self.clone();
         base.stages.clear();
-        Ok(apply_overrides(&base, &self.stages[k].set)?.settings)
+        Ok(apply_at(Place::Stage, &base, &self.stages[k].set)?.settings)
     }
 }
 
