@@ -63,7 +63,7 @@ fn every_path_judges_a_key_as_the_refusal_table_does() {
         ("variant", "\"ewn:3x3x4\"", [true, true, false, false, true]),
         (
             "learner.kind",
-            "\"q-learning\"",
+            "\"network\"",
             [true, true, false, false, true],
         ),
         // Tabular AlphaZero's fixed setting: a new run may set it, a continued model not.
@@ -71,9 +71,9 @@ fn every_path_judges_a_key_as_the_refusal_table_does() {
         ("window", "3", [true; 5]),
         ("search.init_q", "\"draw\"", [true; 5]),
         ("budget.moves", "500", [true; 5]),
-        ("start.policy", "\"random\"", [true; 5]),
-        // A setting the record leaves out at its default.
-        ("search.tie_break", "\"first\"", [true; 5]),
+        ("start.policy", "\"initial\"", [true; 5]),
+        // A search key a settings record may leave out at its default.
+        ("search.tie_break", "\"lowest\"", [true; 5]),
         // Where the two engines disagreed before: a whole table of settings was written over
         // at a branch point (and read back with defaults), refused by `run --set`; now no
         // setting anywhere. Likewise `stages`.
