@@ -5,6 +5,9 @@
 use tabula::runs::overrides::{self, Place, parse_value};
 use tabula::runs::{RunConfig, apply_overrides};
 
+/// One path an override takes: the key and value in, the path's answer out.
+type Path = fn(&str, &str) -> Result<(), String>;
+
 const BASE: &str = "variant = \"ewn:3x3x3\"\nseed = 1\niterations = 10\ngames_per_iteration = 4\n";
 
 /// `run BASE --set key=value`.
@@ -83,7 +86,7 @@ fn every_path_judges_a_key_as_the_refusal_table_does() {
         ("search.nope", "1", [false; 5]),
     ];
     let base = RunConfig::from_toml(BASE, "t").unwrap().settings;
-    let paths: [(&str, fn(&str, &str) -> Result<(), String>, &str); 5] = [
+    let paths: [(&str, Path, &str); 5] = [
         ("run --set", by_run, "--set "),
         ("branch --at 0", by_fresh_branch, "--set "),
         ("branch --at I", by_branch, "--set "),

@@ -445,7 +445,7 @@ pub(crate) fn apply_at(
             "name" => {
                 let n = parsed
                     .as_str()
-                    .map_or_else(|| text.split_once('=').map_or("", |p| p.1).trim(), |s| s);
+                    .unwrap_or_else(|| text.split_once('=').map_or("", |p| p.1).trim());
                 check_name(n).map_err(|e| bad(e.to_string()))?;
                 name = Some(n.to_string());
             }
