@@ -1,4 +1,5 @@
-//! Branch a run at an iteration with changed settings (docs/store.md, "Branch").
+//! Branch a run at an iteration with changed settings (its overrides: docs/experiments.md,
+//! "Overrides").
 //!
 //! `branch RUN --at I --set key=value ... [--seed S]` makes a run whose record names its
 //! parent (run, I, the parent's iteration record at I, the canonical overrides). Its runs row
