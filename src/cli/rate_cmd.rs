@@ -441,36 +441,25 @@ impl Report for RateReport<'_> {
     const SORTED_KEYS: bool = false;
 }
 
-impl std::fmt::Display for RateReport<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (r, svg) = (self, self.svg.as_deref());
-        let name = |spec: &str| {
-            r.players
-                .iter()
-                .find(|p| p.player == spec)
-                .map_or(spec.to_string(), |p| p.name.clone())
-        };
-        let openings = match r.openings {
-            0 => String::new(),
-            n => format!(" from random {n}-move openings"),
-        };
-        writeln!(
-            f,
-            "{}  seed {}  {}, {} games a pair{openings}  anchor {} = 0",
-            r.variant,
-            r.seed,
-            r.mode,
-            r.games_per_pair,
-            name(&r.anchor)
-        )?;
-        let mut order: Vec<usize> = (0..r.players.len()).collect();
+impl RateReport<'_> {
+    /// The name a player was given on the command line (its spec if none).
+    fn name(&self, spec: &str) -> String {
+        self.players
+            .iter()
+            .find(|p| p.player == spec)
+            .map_or(spec.to_string(), |p| p.name.clone())
+    }
+
+    /// The ratings, best first, as a table; a note under it for a separated player.
+    fn ranking(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut order: Vec<usize> = (0..self.players.len()).collect();
         order.sort_by(|&a, &b| {
-            r.players[b]
+            self.players[b]
                 .elo
-                .total_cmp(&r.players[a].elo)
+                .total_cmp(&self.players[a].elo)
                 .then(a.cmp(&b))
         });
-        let width = r
+        let width = self
             .players
             .iter()
             .map(|p| p.name.chars().count())
@@ -483,7 +472,7 @@ impl std::fmt::Display for RateReport<'_> {
             "rank", "player", "Elo", "95% interval", "score", "games"
         )?;
         for (rank, &i) in order.iter().enumerate() {
-            let p = &r.players[i];
+            let p = &self.players[i];
             let ci = format!("[{:.0}, {:.0}]", p.ci95[0], p.ci95[1]);
             writeln!(
                 f,
@@ -497,48 +486,71 @@ impl std::fmt::Display for RateReport<'_> {
                 if p.separated { "  *" } else { "" }
             )?;
         }
-        if r.players.iter().any(|p| p.separated) {
+        if self.players.iter().any(|p| p.separated) {
             writeln!(
                 f,
                 "* never scored against the anchor's group, or never lost to it: no finite \
-             maximum-likelihood rating; the one shown is set by the prior ({} virtual draws \
-             a pair), only its side of the others is measured",
-                r.fit.prior_draws_per_pair
+                 maximum-likelihood rating; the one shown is set by the prior ({} virtual draws \
+                 a pair), only its side of the others is measured",
+                self.fit.prior_draws_per_pair
             )?;
         }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for RateReport<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let openings = match self.openings {
+            0 => String::new(),
+            n => format!(" from random {n}-move openings"),
+        };
+        writeln!(
+            f,
+            "{}  seed {}  {}, {} games a pair{openings}  anchor {} = 0",
+            self.variant,
+            self.seed,
+            self.mode,
+            self.games_per_pair,
+            self.name(&self.anchor)
+        )?;
+        self.ranking(f)?;
         writeln!(f, "pairs (score of the first):")?;
-        for m in r.pairs {
+        for m in self.pairs {
+            let checks = m
+                .score_checks
+                .as_ref()
+                .map(|c| {
+                    format!(
+                        "  GTP final_score: {} of {} disagree with tabula's",
+                        c.disagree, c.checked
+                    )
+                })
+                .unwrap_or_default();
             writeln!(
                 f,
-                "  {} vs {}: {:.3}  (+{} ={} -{}){}",
-                name(&m.a),
-                name(&m.b),
+                "  {} vs {}: {:.3}  (+{} ={} -{}){checks}",
+                self.name(&m.a),
+                self.name(&m.b),
                 m.score_a,
                 m.wins_a,
                 m.draws,
                 m.losses_a,
-                m.score_checks
-                    .as_ref()
-                    .map(|c| format!(
-                        "  GTP final_score: {} of {} disagree with tabula's",
-                        c.disagree, c.checked
-                    ))
-                    .unwrap_or_default()
             )?;
         }
+        let example = self
+            .pairs
+            .first()
+            .and_then(|m| m.game_list.first())
+            .map(|g| format!(", e.g. {}", &g.hash[..12]))
+            .unwrap_or_default();
         writeln!(
             f,
             "{:.2} s; recorded {} games (all hashes with --json); replay one with `tabula replay \
-         HASH`{}",
-            r.seconds,
-            r.recorded,
-            r.pairs
-                .first()
-                .and_then(|m| m.game_list.first())
-                .map(|g| format!(", e.g. {}", &g.hash[..12]))
-                .unwrap_or_default()
+             HASH`{example}",
+            self.seconds, self.recorded,
         )?;
-        if let Some(svg) = svg {
+        if let Some(svg) = &self.svg {
             writeln!(f, "wrote {}", svg.display())?;
         }
         Ok(())

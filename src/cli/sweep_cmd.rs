@@ -418,10 +418,12 @@ impl std::fmt::Display for DryRun {
             self.runs_in_all,
             self.standing
         )?;
+        // The index unpadded: the text this replaced formatted a JSON value, whose `Display`
+        // ignores the width it was given (`{:>4}`); the bytes are kept.
         for r in &self.runs {
             writeln!(
                 f,
-                "{:>4}  {}  {} iterations  run {}  {}",
+                "{}  {}  {} iterations  run {}  {}",
                 r.index,
                 r.name,
                 r.iterations,
