@@ -452,7 +452,7 @@ impl Chart {
         };
         let m = MARKERS[k % MARKERS.len()];
         for (i, (x, st)) in s.points.iter().enumerate() {
-            if categorical || (i + k) % every == 0 {
+            if categorical || (i + k).is_multiple_of(every) {
                 marker(o, m, f.sx(*x + nudge), f.sy(st.mean), colour);
             }
         }
