@@ -4,11 +4,10 @@
 use std::path::Path;
 
 use anyhow::bail;
+use serde::Serialize;
 use tabula::store::{Store, Subject};
 
 use super::args::NoteArgs;
-use serde::Serialize;
-
 use super::output::{JsonLayout, Report, emit};
 
 pub(crate) fn note(db: Option<&Path>, args: &NoteArgs) -> anyhow::Result<()> {

@@ -4,12 +4,11 @@
 use std::path::Path;
 
 use anyhow::bail;
+use serde::Serialize;
 use tabula::serve::{Server, Settings};
 use tabula::store::Store;
 
 use super::args::ServeArgs;
-use serde::Serialize;
-
 use super::output::{JsonLayout, Report, emit, finish};
 
 /// The most handler threads `--threads` takes.
