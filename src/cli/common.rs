@@ -1,10 +1,12 @@
 //! What the commands share: worker threads, a run's progress and outcome on the terminal,
 //! a game shown board by board. Commands import this module, never each other.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;
+use serde::Serialize;
 use tabula::eval::MetricValues;
 use tabula::game::{Game, Outcome, Turn};
 use tabula::game_record::{GameEnd, GameRecord, SearchStats, Step};
@@ -13,7 +15,7 @@ use tabula::store::{ObjectHash, Store, Subject};
 
 use super::args::AnnotateArgs;
 
-use super::output::outln;
+use super::output::{JsonLayout, Report, emit, out, outln};
 
 /// The most worker threads a command starts: far more than the cores of any machine these
 /// games need, few enough that a typo (`--threads 100000`) is refused instead of starting
@@ -71,7 +73,6 @@ pub(crate) fn print_outcome(
     threads: u32,
     json: bool,
 ) -> anyhow::Result<()> {
-    let head = out.head.map(|h| h.to_hex());
     let share = |x: f64| {
         if out.seconds > 0.0 {
             x / out.seconds
@@ -79,61 +80,122 @@ pub(crate) fn print_outcome(
             0.0
         }
     };
-    if json {
-        let v = serde_json::json!({
-            "run": out.run_id,
-            "name": name,
-            "variant": variant,
-            "seed": seed,
-            "run_hash": out.run_hash.to_hex(),
-            "head": head,
-            "iterations": out.iterations,
-            "iterations_run": out.iterations - out.resumed_from,
-            "resumed_from": out.resumed_from,
-            "threads": threads,
-            "seconds": out.seconds,
-            "store_seconds": out.store_seconds,
-            "store_share": share(out.store_seconds),
-            "store_cpu_seconds": out.store_cpu_seconds,
-            "store_cpu_share": share(out.store_cpu_seconds),
-            "store_wait_seconds": out.store_wait_seconds,
-            "store_wait_share": share(out.store_wait_seconds),
-            "restart_seconds": out.restart_seconds,
-            "baseline": out.baseline,
-            "metrics": out.last.as_ref().map(|s| &s.metrics),
-        });
-        outln!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
+    let report = RunEnd {
+        run: out.run_id,
+        name: name.to_string(),
+        variant: variant.to_string(),
+        seed,
+        run_hash: out.run_hash.to_hex(),
+        head: out.head.map(|h| h.to_hex()),
+        iterations: out.iterations,
+        iterations_run: out.iterations - out.resumed_from,
+        resumed_from: out.resumed_from,
+        threads,
+        seconds: out.seconds,
+        store_seconds: out.store_seconds,
+        store_share: share(out.store_seconds),
+        store_cpu_seconds: out.store_cpu_seconds,
+        store_cpu_share: share(out.store_cpu_seconds),
+        store_wait_seconds: out.store_wait_seconds,
+        store_wait_share: share(out.store_wait_seconds),
+        restart_seconds: out.restart_seconds,
+        baseline: serde_json::to_value(&out.baseline)?,
+        metrics: serde_json::to_value(out.last.as_ref().map(|s| &s.metrics))?,
+    };
+    emit(&report, json)
+}
+
+/// The end of a run (or of the part a `resume` or `branch` ran): what ran, how long, the
+/// store writer's share, the head.
+#[derive(Serialize)]
+struct RunEnd {
+    run: i64,
+    name: String,
+    variant: String,
+    seed: u64,
+    run_hash: String,
+    head: Option<String>,
+    iterations: u32,
+    iterations_run: u32,
+    resumed_from: u32,
+    threads: u32,
+    seconds: f64,
+    store_seconds: f64,
+    store_share: f64,
+    store_cpu_seconds: f64,
+    store_cpu_share: f64,
+    store_wait_seconds: f64,
+    store_wait_share: f64,
+    restart_seconds: f64,
+    /// The untrained model's metrics, and the last iteration's.
+    baseline: serde_json::Value,
+    metrics: serde_json::Value,
+}
+
+impl Report for RunEnd {
+    const JSON: JsonLayout = JsonLayout::Pretty;
+}
+
+impl std::fmt::Display for RunEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The iterations this process ran, not the run's length: a resumed run or a branch
         // ran only the ones after those committed before.
-        let ran = out.iterations.saturating_sub(out.resumed_from);
-        let which = match (ran, out.resumed_from) {
+        let ran = self.iterations.saturating_sub(self.resumed_from);
+        let which = match (ran, self.resumed_from) {
             (0, _) => "no iterations".to_string(),
             (_, 0) => format!("{ran} iterations"),
-            (1, from) => format!("1 iteration ({} of {})", from + 1, out.iterations),
+            (1, from) => format!("1 iteration ({} of {})", from + 1, self.iterations),
             (_, from) => format!(
                 "{ran} iterations ({}..{} of {}; 1..{from} were committed before)",
                 from + 1,
-                out.iterations,
-                out.iterations
+                self.iterations,
+                self.iterations
             ),
         };
-        outln!(
+        writeln!(
+            f,
             "run {} ({}) done: {which} in {:.1} s on {} threads; store writer busy {:.2} s \
              ({:.2}%; {:.2} s of CPU), waited on {:.2} s ({:.2}%)",
-            out.run_id,
-            name,
-            out.seconds,
-            threads,
-            out.store_seconds,
-            100.0 * share(out.store_seconds),
-            out.store_cpu_seconds,
-            out.store_wait_seconds,
-            100.0 * share(out.store_wait_seconds)
-        );
-        outln!("head {}", head.unwrap_or_default());
+            self.run,
+            self.name,
+            self.seconds,
+            self.threads,
+            self.store_seconds,
+            100.0 * self.store_share,
+            self.store_cpu_seconds,
+            self.store_wait_seconds,
+            100.0 * self.store_wait_share
+        )?;
+        writeln!(f, "head {}", self.head.as_deref().unwrap_or_default())
     }
-    Ok(())
+}
+
+/// `resume` of a run that has finished: nothing ran.
+#[derive(Serialize)]
+struct AlreadyFinished {
+    run: i64,
+    name: String,
+    finished: bool,
+    iterations: u32,
+    iterations_run: u32,
+    head: Option<String>,
+    seconds: f64,
+}
+
+impl Report for AlreadyFinished {
+    const JSON: JsonLayout = JsonLayout::Line;
+}
+
+impl std::fmt::Display for AlreadyFinished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "run {} ({}) has already finished: {} iterations; nothing to do (`tabula show {}` \
+             prints its settings and metrics)",
+            self.run, self.name, self.iterations, self.name
+        )?;
+        writeln!(f, "head {}", self.head.as_deref().unwrap_or_default())
+    }
 }
 
 /// Progress on the terminal: a bar over all self-play games, one line per iteration.
@@ -339,24 +401,16 @@ pub(crate) fn resume_and_report(
             iterations,
             head,
         } => {
-            let head = head.map(|h| h.to_hex());
-            if json {
-                let v = serde_json::json!({
-                    "run": run_id, "name": row.name, "finished": true, "iterations": iterations,
-                    "iterations_run": 0, "head": head,
-                    "seconds": t.elapsed().as_secs_f64(),
-                });
-                outln!("{v}");
-            } else {
-                outln!(
-                    "run {run_id} ({}) has already finished: {iterations} iterations; nothing to do \
-                     (`tabula show {}` prints its settings and metrics)",
-                    row.name,
-                    row.name
-                );
-                outln!("head {}", head.unwrap_or_default());
-            }
-            Ok(())
+            let report = AlreadyFinished {
+                run: run_id,
+                name: row.name,
+                finished: true,
+                iterations,
+                iterations_run: 0,
+                head: head.map(|h| h.to_hex()),
+                seconds: t.elapsed().as_secs_f64(),
+            };
+            emit(&report, json)
         }
         Resumed::Ran(out) => print_outcome(
             &out,
@@ -380,10 +434,21 @@ pub(crate) enum Layout {
     Indexed,
 }
 
-/// Prints a game board by board: each move names who just played it, then the position after.
+/// Prints a game board by board ([`game_text`]).
 pub(crate) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State], layout: Layout) {
+    out!("{}", game_text(g, record, states, layout));
+}
+
+/// A game board by board: each move names who just played it, then the position after.
+pub(crate) fn game_text<G: Game>(
+    g: &G,
+    record: &GameRecord,
+    states: &[G::State],
+    layout: Layout,
+) -> String {
+    let mut o = String::new();
     let gap = if layout == Layout::Spaced { "\n" } else { "" };
-    outln!("{}{gap}", g.render(&states[0]));
+    let _ = writeln!(o, "{}{gap}", g.render(&states[0]));
     let mut ply = 0;
     for (step, pair) in record.steps.iter().zip(states.windows(2)) {
         let (before, after) = (&pair[0], &pair[1]);
@@ -391,10 +456,12 @@ pub(crate) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]
             Step::Chance { outcome } => {
                 let name = g.outcome_name(before, *outcome);
                 match layout {
-                    Layout::Spaced => outln!("chance: {name}"),
+                    Layout::Spaced => {
+                        let _ = writeln!(o, "chance: {name}");
+                    }
                     Layout::Indexed => {
                         let p = probability(g, before, *outcome);
-                        outln!("chance: {name}  (p = {p:.4})");
+                        let _ = writeln!(o, "chance: {name}  (p = {p:.4})");
                     }
                 }
             }
@@ -409,17 +476,21 @@ pub(crate) fn show_game<G: Game>(g: &G, record: &GameRecord, states: &[G::State]
                     Layout::Spaced => String::new(),
                     Layout::Indexed => format!("  [action {action}]"),
                 };
-                outln!("ply {ply}: player {who} played {name}{index}; the position after it:");
+                let _ = writeln!(
+                    o,
+                    "ply {ply}: player {who} played {name}{index}; the position after it:"
+                );
                 if let Some(st) = search {
-                    show_search(g, before, st);
+                    show_search(&mut o, g, before, st);
                 }
-                outln!("{}{gap}", g.render(after));
+                let _ = writeln!(o, "{}{gap}", g.render(after));
             }
         }
     }
     if let GameEnd::Adjudicated { winner, reason } = record.end {
-        outln!("{winner} declared the winner: {reason}");
+        let _ = writeln!(o, "{winner} declared the winner: {reason}");
     }
+    o
 }
 
 /// The probability of chance outcome `outcome` at `s`.
@@ -433,7 +504,7 @@ fn probability<G: Game>(g: &G, s: &G::State, outcome: Outcome) -> f64 {
 }
 
 /// A searched move's root: its visits in all and the five most visited actions.
-fn show_search<G: Game>(g: &G, before: &G::State, st: &SearchStats) {
+fn show_search<G: Game>(o: &mut String, g: &G, before: &G::State, st: &SearchStats) {
     let mut legal = Vec::new();
     g.legal_actions(before, &mut legal);
     let total: u32 = st.visits.iter().sum();
@@ -444,7 +515,8 @@ fn show_search<G: Game>(g: &G, before: &G::State, st: &SearchStats) {
         .take(5)
         .map(|&i| format!("{} {}", g.action_name(before, legal[i]), st.visits[i]))
         .collect();
-    outln!(
+    let _ = writeln!(
+        o,
         "  search: {total} visits{}: {}",
         if st.full { "" } else { " (fast)" },
         top.join(", ")
@@ -462,7 +534,7 @@ fn show_search<G: Game>(g: &G, before: &G::State, st: &SearchStats) {
                 format!("{} {share:.3}", g.action_name(before, legal[i]))
             })
             .collect();
-        outln!("  target pi: {}", top.join(", "));
+        let _ = writeln!(o, "  target pi: {}", top.join(", "));
     }
 }
 

@@ -1,28 +1,38 @@
 //! `tabula games`: the registry, for people and for scripts.
 
-use tabula::games::FAMILIES;
+use serde::Serialize;
+use tabula::games::{FAMILIES, FamilyInfo};
 
 use super::args::GamesArgs;
-use super::output::outln;
+use super::output::{JsonLayout, Report, emit};
 
 pub(crate) fn run(args: &GamesArgs) -> anyhow::Result<()> {
-    if args.json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "families": FAMILIES }))?
-        );
-        return Ok(());
-    }
-    for f in FAMILIES {
-        outln!("{}  —  {}", f.syntax, f.title);
-        outln!("    action space |A|: {}", f.action_space);
-        for (name, what) in f.parameters {
-            outln!("    {name:<14} {what}");
+    emit(&Registry { families: FAMILIES }, args.json)
+}
+
+/// `games`: every game family, its syntax, parameters and examples.
+#[derive(Serialize)]
+struct Registry {
+    families: &'static [FamilyInfo],
+}
+
+impl Report for Registry {
+    const JSON: JsonLayout = JsonLayout::Pretty;
+}
+
+impl std::fmt::Display for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for family in self.families {
+            writeln!(f, "{}  —  {}", family.syntax, family.title)?;
+            writeln!(f, "    action space |A|: {}", family.action_space)?;
+            for (name, what) in family.parameters {
+                writeln!(f, "    {name:<14} {what}")?;
+            }
+            if !family.examples.is_empty() {
+                writeln!(f, "    examples: {}", family.examples.join("  "))?;
+            }
+            writeln!(f)?;
         }
-        if !f.examples.is_empty() {
-            outln!("    examples: {}", f.examples.join("  "));
-        }
-        outln!();
+        Ok(())
     }
-    Ok(())
 }

@@ -4,8 +4,10 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::bail;
+use serde::Serialize;
 use tabula::runs::{
-    CheckedOut, ExportFormat, checkout_at, create_branch, export_model_at, verify as verify_run,
+    CheckedOut, ExportFormat, ExportedModel, checkout_at, create_branch, export_model_at,
+    verify as verify_run,
 };
 use tabula::store::{Store, Subject};
 
@@ -13,7 +15,7 @@ use super::args::{BranchArgs, CheckoutArgs, ResumeArgs, VerifyArgs};
 use super::common::{
     annotate, annotate_config, check_annotations, pool, resume_and_report, start_and_report,
 };
-use super::output::{OutputFile, outln};
+use super::output::{JsonLayout, OutputFile, Report, emit};
 
 fn open(db: Option<&Path>) -> anyhow::Result<Store> {
     let path = Store::resolve_path(db);
@@ -51,26 +53,53 @@ pub(crate) fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()>
     )?;
     annotate(&mut store, &Subject::Run(id), &args.annotate)?;
     if !args.json || args.no_run {
-        let name = tabula::runs::find(&store, &id.to_string())?.name;
-        let line = format!(
-            "branch: run {id} {name} (run record {}, seed {seed}) from run {} at iteration {}",
-            hash.short(),
-            args.run,
-            args.at
-        );
-        if args.json {
-            outln!(
-                "{}",
-                serde_json::json!({"run": id, "name": name, "run_hash": hash.to_hex(), "seed": seed})
-            );
-        } else {
-            outln!("{line}");
-        }
+        let report = BranchMade {
+            run: id,
+            name: tabula::runs::find(&store, &id.to_string())?.name,
+            run_hash: hash.to_hex(),
+            seed,
+            parent: &args.run,
+            at: args.at,
+        };
+        emit(&report, args.json)?;
     }
     if args.no_run {
         return Ok(());
     }
     resume_and_report(&mut store, &id.to_string(), args.threads, args.json)
+}
+
+/// `branch --at I` (I > 0): the branch made; with `--json`, printed only with `--no-run`
+/// (else the run's end says it).
+#[derive(Serialize)]
+struct BranchMade<'a> {
+    run: i64,
+    name: String,
+    run_hash: String,
+    seed: u64,
+    #[serde(skip)]
+    parent: &'a str,
+    #[serde(skip)]
+    at: u32,
+}
+
+impl Report for BranchMade<'_> {
+    const JSON: JsonLayout = JsonLayout::Line;
+}
+
+impl std::fmt::Display for BranchMade<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "branch: run {} {} (run record {}, seed {}) from run {} at iteration {}",
+            self.run,
+            self.name,
+            &self.run_hash[..12],
+            self.seed,
+            self.parent,
+            self.at
+        )
+    }
 }
 
 /// `a..b` (inclusive) or `a`.
@@ -133,22 +162,16 @@ pub(crate) fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()>
     progress.bar.finish();
     let v = v?;
     store.check_unchanged()?;
-    if args.json {
-        let o = serde_json::json!({
-            "run": v.run_id, "first": v.first, "last": v.last, "records": v.records,
-            "identical": v.differs.is_none(), "differs": v.differs, "seconds": v.seconds,
-        });
-        outln!("{o}");
-    } else if v.differs.is_none() {
-        outln!(
-            "run {} iterations {}..{}: {} records re-executed, every hash identical ({:.2} s)",
-            v.run_id,
-            v.first,
-            v.last,
-            v.records,
-            v.seconds
-        );
-    }
+    let report = VerifyReport {
+        run: v.run_id,
+        first: v.first,
+        last: v.last,
+        records: v.records,
+        identical: v.differs.is_none(),
+        differs: v.differs.clone(),
+        seconds: v.seconds,
+    };
+    emit(&report, args.json)?;
     if let Some(d) = v.differs {
         bail!(
             "run {} differs at {d} (re-executed {} records of iterations {}..{} first)",
@@ -159,6 +182,36 @@ pub(crate) fn verify(db: Option<&Path>, args: &VerifyArgs) -> anyhow::Result<()>
         );
     }
     Ok(())
+}
+
+/// `verify`: which iterations were re-executed and whether every hash came out the same (the
+/// text says only that; a difference is the command's error).
+#[derive(Serialize)]
+struct VerifyReport {
+    run: i64,
+    first: u32,
+    last: u32,
+    records: u64,
+    identical: bool,
+    differs: Option<String>,
+    seconds: f64,
+}
+
+impl Report for VerifyReport {
+    const JSON: JsonLayout = JsonLayout::Line;
+}
+
+impl std::fmt::Display for VerifyReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.identical {
+            return Ok(());
+        }
+        writeln!(
+            f,
+            "run {} iterations {}..{}: {} records re-executed, every hash identical ({:.2} s)",
+            self.run, self.first, self.last, self.records, self.seconds
+        )
+    }
 }
 
 pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result<()> {
@@ -206,64 +259,98 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
             None => write_rows(w, &c, !args.no_header),
         })?;
     }
-    if args.json {
-        let o = serde_json::json!({
-            "run": c.run_id, "iteration": c.iteration,
-            "snapshot": c.snapshot.map(|h| h.to_hex()),
-            "learner": c.learner,
-            // `model_hash`/`units`; `table_hash`/`entries` are their first names, kept.
-            "model_hash": c.model.identity.to_hex(), "units": c.model.units,
-            "unit": c.model.unit,
-            "table_hash": c.model.identity.to_hex(), "entries": c.model.units,
-            "bytes": c.model.bytes, "num_actions": c.model.num_actions, "seconds": c.seconds,
-            "export": args.export.as_ref().map(|p| p.display().to_string()),
-            "format": format.map(ExportFormat::name),
-            "opset": model.as_ref().and_then(|m| m.opset),
-            "export_bytes": model.as_ref().map(|m| m.bytes.len()),
-        });
-        outln!("{o}");
-    } else {
-        outln!(
+    let report = CheckoutReport {
+        run: c.run_id,
+        iteration: c.iteration,
+        snapshot: c.snapshot.map(|h| h.to_hex()),
+        learner: c.learner,
+        model_hash: c.model.identity.to_hex(),
+        units: c.model.units,
+        unit: c.model.unit,
+        table_hash: c.model.identity.to_hex(),
+        entries: c.model.units,
+        bytes: c.model.bytes,
+        num_actions: c.model.num_actions,
+        seconds: c.seconds,
+        export: args.export.as_ref().map(|p| p.display().to_string()),
+        format: format.map(ExportFormat::name),
+        opset: model.as_ref().and_then(|m| m.opset),
+        export_bytes: model.as_ref().map(|m| m.bytes.len()),
+        model: model.as_ref(),
+    };
+    emit(&report, args.json)
+}
+
+/// `checkout RUN@I`: the model after an iteration, and what `--export` wrote.
+#[derive(Serialize)]
+struct CheckoutReport<'a> {
+    run: i64,
+    iteration: u32,
+    snapshot: Option<String>,
+    learner: &'static str,
+    model_hash: String,
+    units: u64,
+    unit: &'static str,
+    /// `table_hash` and `entries` are the first names of `model_hash` and `units`, kept.
+    table_hash: String,
+    entries: u64,
+    bytes: u64,
+    num_actions: usize,
+    seconds: f64,
+    export: Option<String>,
+    format: Option<&'static str>,
+    opset: Option<i64>,
+    export_bytes: Option<usize>,
+    /// The network written by `--export` as ONNX or safetensors, for the text.
+    #[serde(skip)]
+    model: Option<&'a ExportedModel>,
+}
+
+impl Report for CheckoutReport<'_> {
+    const JSON: JsonLayout = JsonLayout::Line;
+}
+
+impl std::fmt::Display for CheckoutReport<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
             "run {} iteration {}: {} model {}  {} {}, {} bytes as a full checkpoint ({:.3} s)",
-            c.run_id,
-            c.iteration,
-            c.learner,
-            c.model.identity,
-            c.model.units,
-            c.model.unit,
-            c.model.bytes,
-            c.seconds
-        );
-        if let Some(s) = c.snapshot {
-            outln!("snapshot {s}");
+            self.run,
+            self.iteration,
+            self.learner,
+            self.model_hash,
+            self.units,
+            self.unit,
+            self.bytes,
+            self.seconds
+        )?;
+        if let Some(s) = &self.snapshot {
+            writeln!(f, "snapshot {s}")?;
         }
-        if let Some(p) = &args.export {
-            match &model {
-                None => outln!("rows written to {}", p.display()),
-                Some(m) => {
-                    let [ch, h, w] = m.input;
-                    let what = match (m.ir_version, m.opset) {
-                        (Some(ir), Some(opset)) => format!(
-                            "ONNX model (IR version {ir}, opset {opset}: graph and weights)"
-                        ),
-                        _ => "weights (safetensors)".to_string(),
-                    };
-                    outln!(
-                        "{what} of the {} network written to {} ({} bytes, {} tensors): input \
-                         planes [N, {ch}, {h}, {w}], outputs policy_logits [N, {}] and value \
-                         [N, 1] ({})",
-                        m.arch,
-                        p.display(),
-                        m.bytes.len(),
-                        m.tensors,
-                        m.actions,
-                        m.value
-                    );
-                }
+        let Some(p) = &self.export else {
+            return Ok(());
+        };
+        let Some(m) = self.model else {
+            return writeln!(f, "rows written to {p}");
+        };
+        let [ch, h, w] = m.input;
+        let what = match (m.ir_version, m.opset) {
+            (Some(ir), Some(opset)) => {
+                format!("ONNX model (IR version {ir}, opset {opset}: graph and weights)")
             }
-        }
+            _ => "weights (safetensors)".to_string(),
+        };
+        writeln!(
+            f,
+            "{what} of the {} network written to {p} ({} bytes, {} tensors): input planes [N, \
+             {ch}, {h}, {w}], outputs policy_logits [N, {}] and value [N, 1] ({})",
+            m.arch,
+            m.bytes.len(),
+            m.tensors,
+            m.actions,
+            m.value
+        )
     }
-    Ok(())
 }
 
 /// A table's rows as JSON lines: a header naming the columns, then one row a line.
@@ -331,16 +418,36 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
     );
     if args.no_run {
         let id = run_specs::create(&mut store, &cfg, &text)?;
-        if args.json {
-            outln!("{}", serde_json::json!({"run": id, "seed": seed}));
-        } else {
-            outln!(
-                "branch: run {id} (seed {seed}), a fresh run from run {} at iteration 0",
-                row.id
-            );
-        }
-        return Ok(());
+        let report = FreshBranch {
+            run: id,
+            seed,
+            parent: row.id,
+        };
+        return emit(&report, args.json);
     }
     drop(store);
     start_and_report(db, &cfg, &text, args.threads, args.json)
+}
+
+/// `branch RUN --at 0 --no-run`: the fresh run made.
+#[derive(Serialize)]
+struct FreshBranch {
+    run: i64,
+    seed: u64,
+    #[serde(skip)]
+    parent: i64,
+}
+
+impl Report for FreshBranch {
+    const JSON: JsonLayout = JsonLayout::Line;
+}
+
+impl std::fmt::Display for FreshBranch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "branch: run {} (seed {}), a fresh run from run {} at iteration 0",
+            self.run, self.seed, self.parent
+        )
+    }
 }

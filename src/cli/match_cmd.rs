@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use anyhow::Context;
+use serde::Serialize;
 use tabula::games::Abilities;
 use tabula::games::AnyGame;
 use tabula::matches::{MatchReport, run_match_observed};
@@ -12,7 +13,7 @@ use tabula::store::Store;
 use tabula::with_game;
 
 use super::args::MatchArgs;
-use super::output::outln;
+use super::output::{JsonLayout, Report, emit};
 
 /// The validated form of `MatchArgs`.
 struct MatchConfig {
@@ -85,71 +86,84 @@ fn play<G: Abilities>(
             Ok(())
         })?;
     }
-    if cfg.json {
-        let mut v = serde_json::to_value(&report)?;
-        v["recorded"] = serde_json::Value::Bool(cfg.record);
-        v["seconds"] = serde_json::json!(seconds);
-        outln!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print_report(&report, cfg.record, seconds);
-    }
-    Ok(())
+    let done = MatchDone {
+        report: &report,
+        recorded: cfg.record,
+        seconds,
+    };
+    emit(&done, cfg.json)
 }
 
-fn print_report(r: &MatchReport, recorded: bool, seconds: f64) {
-    outln!("{}  seed {}  {} games", r.variant, r.seed, r.games);
-    outln!("  A: {}", r.a);
-    outln!("  B: {}", r.b);
-    outln!(
-        "score of A: {:.4}  (95% CI {:.4} .. {:.4})",
-        r.score_a,
-        r.ci95[0],
-        r.ci95[1]
-    );
-    outln!(
-        "A wins {}  draws {}  A losses {}  mean length {:.1} plies",
-        r.wins_a,
-        r.draws,
-        r.losses_a,
-        r.mean_plies
-    );
-    if r.adjudicated > 0 {
-        outln!(
-            "{} games adjudicated (the optimal player's certain win)",
-            r.adjudicated
-        );
-    }
-    if let Some(c) = &r.score_checks {
-        outln!(
-            "GTP final_score checked in {} games: {} disagree with tabula's Tromp-Taylor score",
-            c.checked,
-            c.disagree
-        );
-        let disagreements = r.game_list.iter().flat_map(|m| {
-            m.score_checks
-                .iter()
-                .filter(|c| !c.agree)
-                .map(move |c| (m.index, c))
-        });
-        for (i, c) in disagreements.take(4) {
-            outln!(
-                "  game {i}: engine {}, tabula {}",
-                c.engine_score,
-                c.tabula_score
-            );
+/// `match`: the library's report of the games, whether they were recorded, and the time.
+#[derive(Serialize)]
+struct MatchDone<'a> {
+    #[serde(flatten)]
+    report: &'a MatchReport,
+    recorded: bool,
+    seconds: f64,
+}
+
+impl Report for MatchDone<'_> {
+    const JSON: JsonLayout = JsonLayout::Pretty;
+}
+
+impl std::fmt::Display for MatchDone<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = self.report;
+        writeln!(f, "{}  seed {}  {} games", r.variant, r.seed, r.games)?;
+        writeln!(f, "  A: {}", r.a)?;
+        writeln!(f, "  B: {}", r.b)?;
+        writeln!(
+            f,
+            "score of A: {:.4}  (95% CI {:.4} .. {:.4})",
+            r.score_a, r.ci95[0], r.ci95[1]
+        )?;
+        writeln!(
+            f,
+            "A wins {}  draws {}  A losses {}  mean length {:.1} plies",
+            r.wins_a, r.draws, r.losses_a, r.mean_plies
+        )?;
+        if r.adjudicated > 0 {
+            writeln!(
+                f,
+                "{} games adjudicated (the optimal player's certain win)",
+                r.adjudicated
+            )?;
         }
-    }
-    outln!("{seconds:.2} s");
-    if recorded {
-        outln!(
-            "recorded {} games; replay one with `tabula replay HASH --show`:",
-            r.games
-        );
-        for h in r.hashes().iter().take(4) {
-            outln!("  {h}");
+        if let Some(c) = &r.score_checks {
+            writeln!(
+                f,
+                "GTP final_score checked in {} games: {} disagree with tabula's Tromp-Taylor score",
+                c.checked, c.disagree
+            )?;
+            let disagreements = r.game_list.iter().flat_map(|m| {
+                m.score_checks
+                    .iter()
+                    .filter(|c| !c.agree)
+                    .map(move |c| (m.index, c))
+            });
+            for (i, c) in disagreements.take(4) {
+                writeln!(
+                    f,
+                    "  game {i}: engine {}, tabula {}",
+                    c.engine_score, c.tabula_score
+                )?;
+            }
         }
-        if r.games > 4 {
-            outln!("  ... (all hashes with --json)");
+        writeln!(f, "{:.2} s", self.seconds)?;
+        if self.recorded {
+            writeln!(
+                f,
+                "recorded {} games; replay one with `tabula replay HASH --show`:",
+                r.games
+            )?;
+            for h in r.hashes().iter().take(4) {
+                writeln!(f, "  {h}")?;
+            }
+            if r.games > 4 {
+                writeln!(f, "  ... (all hashes with --json)")?;
+            }
         }
+        Ok(())
     }
 }

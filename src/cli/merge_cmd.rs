@@ -4,11 +4,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
+use serde::Serialize;
 use tabula::games::AnyGame;
-use tabula::store::{Equivalent, ObjectHash, Store};
+use tabula::store::{Equivalent, MergedSource, ObjectHash, Store};
 
 use super::args::MergeArgs;
-use super::output::outln;
+use super::output::{JsonLayout, Report, emit};
 
 fn remove_store_files(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {
@@ -52,39 +53,56 @@ pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
             bail!("{e}");
         }
     };
-    if args.json {
-        outln!("{}", serde_json::to_string_pretty(&merged)?);
-        return Ok(());
-    }
-    for m in &merged {
-        outln!(
-            "{}: {} objects new ({} present), runs: {} new, {} extended, {} present; {} sweeps \
-             new; {} rows new",
-            m.path,
-            m.objects_new,
-            m.objects_present,
-            m.runs_new,
-            m.runs_extended,
-            m.runs_present,
-            m.sweeps_new,
-            m.rows_new
-        );
-        for variant in &m.solutions_equivalent {
-            outln!(
-                "  the solution of {variant} has the destination's values in other bytes (another \
-                 solver version); the destination's is kept"
-            );
+    let report = MergeReport {
+        merged,
+        into: args.into.display().to_string(),
+    };
+    emit(&report, args.json)
+}
+
+/// `merge`: per source what it brought (the library's records as they are), and where to.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct MergeReport {
+    merged: Vec<MergedSource>,
+    #[serde(skip)]
+    into: String,
+}
+
+impl Report for MergeReport {
+    const JSON: JsonLayout = JsonLayout::Pretty;
+    const SORTED_KEYS: bool = false;
+}
+
+impl std::fmt::Display for MergeReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for m in &self.merged {
+            writeln!(
+                f,
+                "{}: {} objects new ({} present), runs: {} new, {} extended, {} present; {} \
+                 sweeps new; {} rows new",
+                m.path,
+                m.objects_new,
+                m.objects_present,
+                m.runs_new,
+                m.runs_extended,
+                m.runs_present,
+                m.sweeps_new,
+                m.rows_new
+            )?;
+            for variant in &m.solutions_equivalent {
+                writeln!(
+                    f,
+                    "  the solution of {variant} has the destination's values in other bytes \
+                     (another solver version); the destination's is kept"
+                )?;
+            }
+            for (from, to) in &m.renumbered {
+                writeln!(f, "  run {from} is run {to} in {}", self.into)?;
+            }
         }
-        for (from, to) in &m.renumbered {
-            outln!("  run {from} is run {to} in {}", args.into.display());
-        }
+        writeln!(f, "merged {} stores into {}", self.merged.len(), self.into)
     }
-    outln!(
-        "merged {} stores into {}",
-        merged.len(),
-        args.into.display()
-    );
-    Ok(())
 }
 
 /// The solutions of the sources that differ from the first one stored of their variant (the

@@ -4,10 +4,11 @@
 use std::path::Path;
 
 use anyhow::bail;
+use serde::Serialize;
 use tabula::store::{Store, Subject};
 
 use super::args::NoteArgs;
-use super::output::outln;
+use super::output::{JsonLayout, Report, emit};
 
 pub(crate) fn note(db: Option<&Path>, args: &NoteArgs) -> anyhow::Result<()> {
     let path = Store::resolve_path(db);
@@ -39,24 +40,37 @@ pub(crate) fn note(db: Option<&Path>, args: &NoteArgs) -> anyhow::Result<()> {
         store.set_tags(&on, &args.untags, false)?;
     }
     let a = store.annotations(&on)?;
-    if args.json {
-        outln!(
-            "{}",
-            serde_json::json!({"target": what, "note": a.note, "tags": a.tags})
-        );
-        return Ok(());
-    }
-    outln!("{what}");
-    outln!("note  {}", a.note.as_deref().unwrap_or("(none)"));
-    outln!(
-        "tags  {}",
-        if a.tags.is_empty() {
+    let report = NoteReport {
+        target: what,
+        note: a.note,
+        tags: a.tags,
+    };
+    emit(&report, args.json)
+}
+
+/// `note`: a run's or sweep's note and tags (after the changes asked for).
+#[derive(Serialize)]
+struct NoteReport {
+    target: String,
+    note: Option<String>,
+    tags: Vec<String>,
+}
+
+impl Report for NoteReport {
+    const JSON: JsonLayout = JsonLayout::Line;
+}
+
+impl std::fmt::Display for NoteReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "{}", self.target)?;
+        writeln!(f, "note  {}", self.note.as_deref().unwrap_or("(none)"))?;
+        let tags = if self.tags.is_empty() {
             "(none)".to_string()
         } else {
-            a.tags.join(", ")
-        }
-    );
-    Ok(())
+            self.tags.join(", ")
+        };
+        writeln!(f, "tags  {tags}")
+    }
 }
 
 /// The run or sweep `target` names, and how to say it.

@@ -1,6 +1,11 @@
 //! Everything a command writes outside the store goes through here: stdout ([`outln!`],
-//! [`Stdout`]) and output files ([`OutputFile`]).
+//! [`Stdout`]), a command's report ([`emit`]) and output files ([`OutputFile`]).
 //!
+//! - **reports**: a command builds its result as data, a [`Report`] (`Serialize` for
+//!   `--json`, `Display` for the text), and prints it once with [`emit`]; no command
+//!   formats its result twice in an `if json` branch. The JSON keys come out sorted at every
+//!   level, as `serde_json::json!` objects always had them (serde_json's maps are sorted:
+//!   the crate does not enable `preserve_order`), whatever the order of a report's fields.
 //! - **stdout**: a write that fails (a full disk, `> /dev/full`) is remembered, never a
 //!   panic; the command finishes its work (a run still commits its iterations and ends `done`),
 //!   later writes are skipped, and [`finish`] turns the first failure into `error: writing the
@@ -70,6 +75,41 @@ macro_rules! out {
 }
 
 pub(crate) use {out, outln};
+
+/// How `--json` lays a report out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum JsonLayout {
+    /// Indented over several lines (`show`, `sweep --dry-run`, a run's end).
+    Pretty,
+    /// On one line (`fsck`, `checkout`, `verify`: one line a script can read).
+    Line,
+}
+
+/// A command's result as data: `--json` prints it serialized, else its `Display` text (whole
+/// lines, each ended by a newline).
+pub(crate) trait Report: serde::Serialize + std::fmt::Display {
+    /// The layout of `--json`.
+    const JSON: JsonLayout;
+    /// Whether the JSON keys are sorted (the default; see the module's notes); `false` keeps
+    /// the fields' order, for a library struct printed as it is (`sweep`'s outcome).
+    const SORTED_KEYS: bool = true;
+}
+
+/// Prints `report` once: as JSON with `json`, else as its text.
+pub(crate) fn emit<R: Report>(report: &R, json: bool) -> anyhow::Result<()> {
+    if !json {
+        print(format_args!("{report}"));
+        return Ok(());
+    }
+    let text = match (R::SORTED_KEYS, R::JSON) {
+        (true, JsonLayout::Pretty) => serde_json::to_string_pretty(&serde_json::to_value(report)?)?,
+        (true, JsonLayout::Line) => serde_json::to_value(report)?.to_string(),
+        (false, JsonLayout::Pretty) => serde_json::to_string_pretty(report)?,
+        (false, JsonLayout::Line) => serde_json::to_string(report)?,
+    };
+    print_line(format_args!("{text}"));
+    Ok(())
+}
 
 /// Stdout as a writer: its errors are returned and remembered for [`finish`]; once one
 /// failed, every later write fails at once.

@@ -15,8 +15,8 @@ use tabula::store::Store;
 use tabula::with_game;
 
 use super::args::PlayArgs;
-use super::common::{Layout, show_game};
-use super::output::outln;
+use super::common::{Layout, game_text};
+use super::output::{JsonLayout, Report, emit};
 
 /// A player `tabula play` can seat.
 // Large only through `PlayerSpec`'s search settings; two per command (see PlayerSpec).
@@ -173,46 +173,65 @@ fn print_game<G: Game>(
 ) -> anyhow::Result<()> {
     let states = record.states(g)?;
     let result = record.end.result();
-    if cfg.json {
-        let last = states.last().context("a game has a first state")?;
-        let mut out = serde_json::Map::new();
-        out.insert("variant".into(), g.variant().into());
-        out.insert("seed".into(), cfg.seed.into());
-        if matches!(layout, Layout::Spaced) {
-            let players = [specs[0].to_string(), specs[1].to_string()];
-            out.insert("players".into(), serde_json::json!(players));
+    let last = states.last().context("a game has a first state")?;
+    let report = PlayedGame {
+        variant: g.variant(),
+        seed: cfg.seed,
+        players: matches!(layout, Layout::Spaced)
+            .then(|| [specs[0].to_string(), specs[1].to_string()]),
+        events: events(g, record, &states),
+        plies: record.plies(),
+        result: format!("{result:?}"),
+        result_text: record.end.to_string(),
+        scores: result.scores(),
+        final_position: g.notation(last),
+        shown: (!cfg.quiet && !cfg.json).then(|| {
+            let head = format!(
+                "{}  seed {}  player 0 (first mover): {}  player 1: {}\n",
+                g.variant(),
+                cfg.seed,
+                specs[0],
+                specs[1]
+            );
+            format!("{head}\n{}", game_text(g, record, &states, layout))
+        }),
+    };
+    emit(&report, cfg.json)
+}
+
+/// `play`: a played game; `--json` names the players unless both are random (`Indexed`).
+#[derive(serde::Serialize)]
+struct PlayedGame {
+    variant: String,
+    seed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    players: Option<[String; 2]>,
+    events: Vec<Event>,
+    plies: usize,
+    result: String,
+    result_text: String,
+    scores: [f64; 2],
+    final_position: String,
+    /// The text's header and boards (none with `--quiet`).
+    #[serde(skip)]
+    shown: Option<String>,
+}
+
+impl Report for PlayedGame {
+    const JSON: JsonLayout = JsonLayout::Line;
+}
+
+impl std::fmt::Display for PlayedGame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(shown) = &self.shown {
+            write!(f, "{shown}")?;
         }
-        out.insert(
-            "events".into(),
-            serde_json::json!(events(g, record, &states)),
-        );
-        out.insert("plies".into(), record.plies().into());
-        out.insert("result".into(), format!("{result:?}").into());
-        out.insert("result_text".into(), record.end.to_string().into());
-        out.insert("scores".into(), serde_json::json!(result.scores()));
-        out.insert("final_position".into(), g.notation(last).into());
-        let out = serde_json::Value::Object(out);
-        outln!("{}", serde_json::to_string(&out).context("writing JSON")?);
-        return Ok(());
+        writeln!(
+            f,
+            "result after {} plies: {}  scores: player 0 {}, player 1 {}",
+            self.plies, self.result_text, self.scores[0], self.scores[1]
+        )
     }
-    if !cfg.quiet {
-        outln!(
-            "{}  seed {}  player 0 (first mover): {}  player 1: {}\n",
-            g.variant(),
-            cfg.seed,
-            specs[0],
-            specs[1]
-        );
-        show_game(g, record, &states, layout);
-    }
-    outln!(
-        "result after {} plies: {}  scores: player 0 {}, player 1 {}",
-        record.plies(),
-        record.end,
-        result.scores()[0],
-        result.scores()[1]
-    );
-    Ok(())
 }
 
 /// One event of a played game, for `--json`: what happened, and the position it happened

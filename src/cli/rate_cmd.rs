@@ -16,7 +16,7 @@ use tabula::store::Store;
 use tabula::with_game;
 
 use super::args::RateArgs;
-use super::output::{OutputFile, outln};
+use super::output::{JsonLayout, OutputFile, Report, emit};
 
 /// At most this many players (a round robin of 64 is 2016 pairs).
 const MAX_PLAYERS: usize = 64;
@@ -235,6 +235,9 @@ struct RateReport<'a> {
     pairs: &'a [MatchReport],
     recorded: usize,
     seconds: f64,
+    /// Where `--svg` wrote the chart, for the text.
+    #[serde(skip)]
+    svg: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -329,6 +332,7 @@ fn rate<G: Abilities>(
         pairs: &reports,
         recorded: reports.iter().map(|r| r.game_list.len()).sum(),
         seconds,
+        svg: cfg.svg.clone(),
     };
     if let Some(svg) = &cfg.svg {
         let chart = chart(&report, specs);
@@ -338,12 +342,7 @@ fn rate<G: Abilities>(
         }
         .write(db, |w| w.write_all(chart.svg().as_bytes()))?;
     }
-    if cfg.json {
-        outln!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_report(&report, cfg.svg.as_deref());
-    }
-    Ok(())
+    emit(&report, cfg.json)
 }
 
 fn player_rows(
@@ -437,101 +436,123 @@ fn chart(report: &RateReport<'_>, specs: &[PlayerSpec]) -> Chart {
     }
 }
 
-fn print_report(r: &RateReport<'_>, svg: Option<&Path>) {
-    let name = |spec: &str| {
-        r.players
+impl Report for RateReport<'_> {
+    const JSON: JsonLayout = JsonLayout::Pretty;
+    const SORTED_KEYS: bool = false;
+}
+
+impl RateReport<'_> {
+    /// The name a player was given on the command line (its spec if none).
+    fn name(&self, spec: &str) -> String {
+        self.players
             .iter()
             .find(|p| p.player == spec)
             .map_or(spec.to_string(), |p| p.name.clone())
-    };
-    let openings = match r.openings {
-        0 => String::new(),
-        n => format!(" from random {n}-move openings"),
-    };
-    outln!(
-        "{}  seed {}  {}, {} games a pair{openings}  anchor {} = 0",
-        r.variant,
-        r.seed,
-        r.mode,
-        r.games_per_pair,
-        name(&r.anchor)
-    );
-    let mut order: Vec<usize> = (0..r.players.len()).collect();
-    order.sort_by(|&a, &b| {
-        r.players[b]
-            .elo
-            .total_cmp(&r.players[a].elo)
-            .then(a.cmp(&b))
-    });
-    let width = r
-        .players
-        .iter()
-        .map(|p| p.name.chars().count())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    outln!(
-        "{:>4}  {:<width$}  {:>8}  {:>20}  {:>6}  {:>6}",
-        "rank",
-        "player",
-        "Elo",
-        "95% interval",
-        "score",
-        "games"
-    );
-    for (rank, &i) in order.iter().enumerate() {
-        let p = &r.players[i];
-        let ci = format!("[{:.0}, {:.0}]", p.ci95[0], p.ci95[1]);
-        outln!(
-            "{:>4}  {:<width$}  {:>8.1}  {:>20}  {:>6.3}  {:>6}{}",
-            rank + 1,
-            p.name,
-            p.elo,
-            ci,
-            p.score,
-            p.games,
-            if p.separated { "  *" } else { "" }
-        );
     }
-    if r.players.iter().any(|p| p.separated) {
-        outln!(
-            "* never scored against the anchor's group, or never lost to it: no finite \
-             maximum-likelihood rating; the one shown is set by the prior ({} virtual draws \
-             a pair), only its side of the others is measured",
-            r.fit.prior_draws_per_pair
-        );
+
+    /// The ratings, best first, as a table; a note under it for a separated player.
+    fn ranking(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut order: Vec<usize> = (0..self.players.len()).collect();
+        order.sort_by(|&a, &b| {
+            self.players[b]
+                .elo
+                .total_cmp(&self.players[a].elo)
+                .then(a.cmp(&b))
+        });
+        let width = self
+            .players
+            .iter()
+            .map(|p| p.name.chars().count())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        writeln!(
+            f,
+            "{:>4}  {:<width$}  {:>8}  {:>20}  {:>6}  {:>6}",
+            "rank", "player", "Elo", "95% interval", "score", "games"
+        )?;
+        for (rank, &i) in order.iter().enumerate() {
+            let p = &self.players[i];
+            let ci = format!("[{:.0}, {:.0}]", p.ci95[0], p.ci95[1]);
+            writeln!(
+                f,
+                "{:>4}  {:<width$}  {:>8.1}  {:>20}  {:>6.3}  {:>6}{}",
+                rank + 1,
+                p.name,
+                p.elo,
+                ci,
+                p.score,
+                p.games,
+                if p.separated { "  *" } else { "" }
+            )?;
+        }
+        if self.players.iter().any(|p| p.separated) {
+            writeln!(
+                f,
+                "* never scored against the anchor's group, or never lost to it: no finite \
+                 maximum-likelihood rating; the one shown is set by the prior ({} virtual draws \
+                 a pair), only its side of the others is measured",
+                self.fit.prior_draws_per_pair
+            )?;
+        }
+        Ok(())
     }
-    outln!("pairs (score of the first):");
-    for m in r.pairs {
-        outln!(
-            "  {} vs {}: {:.3}  (+{} ={} -{}){}",
-            name(&m.a),
-            name(&m.b),
-            m.score_a,
-            m.wins_a,
-            m.draws,
-            m.losses_a,
-            m.score_checks
+}
+
+impl std::fmt::Display for RateReport<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let openings = match self.openings {
+            0 => String::new(),
+            n => format!(" from random {n}-move openings"),
+        };
+        writeln!(
+            f,
+            "{}  seed {}  {}, {} games a pair{openings}  anchor {} = 0",
+            self.variant,
+            self.seed,
+            self.mode,
+            self.games_per_pair,
+            self.name(&self.anchor)
+        )?;
+        self.ranking(f)?;
+        writeln!(f, "pairs (score of the first):")?;
+        for m in self.pairs {
+            let checks = m
+                .score_checks
                 .as_ref()
-                .map(|c| format!(
-                    "  GTP final_score: {} of {} disagree with tabula's",
-                    c.disagree, c.checked
-                ))
-                .unwrap_or_default()
-        );
-    }
-    outln!(
-        "{:.2} s; recorded {} games (all hashes with --json); replay one with `tabula replay \
-         HASH`{}",
-        r.seconds,
-        r.recorded,
-        r.pairs
+                .map(|c| {
+                    format!(
+                        "  GTP final_score: {} of {} disagree with tabula's",
+                        c.disagree, c.checked
+                    )
+                })
+                .unwrap_or_default();
+            writeln!(
+                f,
+                "  {} vs {}: {:.3}  (+{} ={} -{}){checks}",
+                self.name(&m.a),
+                self.name(&m.b),
+                m.score_a,
+                m.wins_a,
+                m.draws,
+                m.losses_a,
+            )?;
+        }
+        let example = self
+            .pairs
             .first()
             .and_then(|m| m.game_list.first())
             .map(|g| format!(", e.g. {}", &g.hash[..12]))
-            .unwrap_or_default()
-    );
-    if let Some(svg) = svg {
-        outln!("wrote {}", svg.display());
+            .unwrap_or_default();
+        writeln!(
+            f,
+            "{:.2} s; recorded {} games (all hashes with --json); replay one with `tabula replay \
+             HASH`{example}",
+            self.seconds, self.recorded,
+        )?;
+        if let Some(svg) = &self.svg {
+            writeln!(f, "wrote {}", svg.display())?;
+        }
+        Ok(())
     }
 }

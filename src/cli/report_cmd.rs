@@ -3,11 +3,12 @@
 use std::path::Path;
 
 use anyhow::Context;
+use serde::Serialize;
 use tabula::experiments::report::{Written, page};
 use tabula::store::Store;
 
 use super::args::ReportArgs;
-use super::output::{OutputFile, outln};
+use super::output::{JsonLayout, OutputFile, Report, emit};
 
 pub(crate) fn report(db: Option<&Path>, args: &ReportArgs) -> anyhow::Result<()> {
     let db = Store::resolve_path(db);
@@ -32,15 +33,28 @@ pub(crate) fn report(db: Option<&Path>, args: &ReportArgs) -> anyhow::Result<()>
         figures: p.figures,
         runs: p.runs,
     };
-    if args.json {
-        outln!("{}", serde_json::to_string(&w)?);
-    } else {
-        outln!(
+    emit(&PageWritten(w), args.json)
+}
+
+/// `report`: the page written, the library's record of it as it is.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct PageWritten(Written);
+
+impl Report for PageWritten {
+    const JSON: JsonLayout = JsonLayout::Line;
+    const SORTED_KEYS: bool = false;
+}
+
+impl std::fmt::Display for PageWritten {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let w = &self.0;
+        writeln!(
+            f,
             "{}: {} figures over {} runs",
             w.page.display(),
             w.figures,
             w.runs
-        );
+        )
     }
-    Ok(())
 }

@@ -3,12 +3,13 @@
 use std::path::Path;
 
 use anyhow::Context;
+use serde::Serialize;
 use tabula::runs::RunConfig;
-use tabula::store::{SessionRow, Store, Subject};
+use tabula::store::{QueryResult, RunRow, SessionRow, Store, Subject};
 
 use super::args::{LsArgs, RunArgs, ShowArgs};
 use super::common::{annotate_config, resume_and_report, start_and_report};
-use super::output::{out, outln};
+use super::output::{JsonLayout, Report, emit, outln};
 use super::rows::to_table;
 
 pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
@@ -82,53 +83,81 @@ fn again(db: Option<&Path>, cfg: &RunConfig, args: &RunArgs) -> anyhow::Result<b
 
 pub(crate) fn ls(db: Option<&Path>, args: &LsArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&Store::resolve_path(db))?;
-    let runs = store.runs()?;
-    if args.json {
-        let rows: Vec<serde_json::Value> = runs
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "id": r.id,
-                    "name": r.name,
-                    "variant": r.variant,
-                    "seed": r.seed,
-                    "iterations_done": r.iterations_done,
-                    "iterations_planned": r.iterations_planned,
-                    "status": r.status,
-                    "head": r.head.map(|h| h.to_hex()),
-                    "run_hash": r.hash.to_hex(),
-                    "created_at": r.created_at,
-                })
-            })
-            .collect();
-        outln!("{}", serde_json::Value::Array(rows));
-        return Ok(());
+    let runs = store.runs()?.into_iter().map(LsRow::of).collect();
+    emit(&LsReport { runs }, args.json)
+}
+
+/// `ls`: the runs of the store; a JSON array of them.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct LsReport {
+    runs: Vec<LsRow>,
+}
+
+/// A run in `ls`.
+#[derive(Serialize)]
+struct LsRow {
+    id: i64,
+    name: String,
+    variant: String,
+    seed: String,
+    iterations_done: u32,
+    iterations_planned: u32,
+    status: tabula::store::RunStatus,
+    head: Option<String>,
+    run_hash: String,
+    created_at: String,
+}
+
+impl LsRow {
+    fn of(r: RunRow) -> LsRow {
+        LsRow {
+            id: r.id,
+            name: r.name,
+            variant: r.variant,
+            seed: r.seed,
+            iterations_done: r.iterations_done,
+            iterations_planned: r.iterations_planned,
+            status: r.status,
+            head: r.head.map(|h| h.to_hex()),
+            run_hash: r.hash.to_hex(),
+            created_at: r.created_at,
+        }
     }
-    if runs.is_empty() {
-        outln!("no runs yet (start one with `tabula run runs/quick.toml`)");
-        return Ok(());
+}
+
+impl Report for LsReport {
+    const JSON: JsonLayout = JsonLayout::Line;
+}
+
+impl std::fmt::Display for LsReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.runs.is_empty() {
+            return writeln!(
+                f,
+                "no runs yet (start one with `tabula run runs/quick.toml`)"
+            );
+        }
+        writeln!(
+            f,
+            "{:>4}  {:<16} {:<12} {:>11}  {:<11} head",
+            "id", "name", "variant", "iterations", "status"
+        )?;
+        for r in &self.runs {
+            writeln!(
+                f,
+                "{:>4}  {:<16} {:<12} {:>5}/{:<5}  {:<11} {}",
+                r.id,
+                r.name,
+                r.variant,
+                r.iterations_done,
+                r.iterations_planned,
+                r.status.as_str(),
+                r.head.as_deref().unwrap_or("-")
+            )?;
+        }
+        Ok(())
     }
-    outln!(
-        "{:>4}  {:<16} {:<12} {:>11}  {:<11} head",
-        "id",
-        "name",
-        "variant",
-        "iterations",
-        "status"
-    );
-    for r in &runs {
-        outln!(
-            "{:>4}  {:<16} {:<12} {:>5}/{:<5}  {:<11} {}",
-            r.id,
-            r.name,
-            r.variant,
-            r.iterations_done,
-            r.iterations_planned,
-            r.status.as_str(),
-            r.head.map_or_else(|| "-".to_string(), |h| h.to_hex())
-        );
-    }
-    Ok(())
 }
 
 pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
@@ -137,33 +166,74 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
     if let Some(i) = args.games {
         return show_games(&store, &run, i, args.json);
     }
-    let metrics = store.run_metrics(run.id)?;
-    let notes = store.annotations(&Subject::Run(run.id))?;
-    let sessions = store.run_sessions(run.id)?;
-    let settings: serde_json::Value =
-        serde_json::from_str(&run.settings_json).unwrap_or(serde_json::Value::Null);
-    // A branch: its parent, branch point and overrides (from its run record).
-    let parent = match run.parent {
-        Some((pid, at)) => {
-            let record: tabula::runs::RunRecord = store.get(&run.hash)?;
-            let overrides = record.parent.map(|p| p.overrides).unwrap_or_default();
-            let name = store
-                .runs()?
-                .into_iter()
-                .find(|r| r.id == pid)
-                .map(|r| r.name)
-                .unwrap_or_default();
-            Some((pid, name, at, overrides))
-        }
-        None => None,
-    };
-    if args.json {
-        let rows: Vec<serde_json::Value> = metrics
+    emit(&ShowReport::of(&store, run)?, args.json)
+}
+
+/// `show RUN`: the run's row, settings, provenance and metrics table.
+#[derive(Serialize)]
+struct ShowReport {
+    run: i64,
+    name: String,
+    variant: String,
+    seed: String,
+    status: tabula::store::RunStatus,
+    iterations_done: u32,
+    iterations_planned: u32,
+    run_hash: String,
+    head: Option<String>,
+    settings: serde_json::Value,
+    parent: Option<ParentOf>,
+    note: Option<String>,
+    tags: Vec<String>,
+    sessions: Vec<SessionRow>,
+    /// The metrics table, a JSON object per row.
+    metrics: Vec<serde_json::Value>,
+    /// The text's lines from the run's settings: how self-play plays, one per stage.
+    #[serde(skip)]
+    plan: Vec<String>,
+    #[serde(skip)]
+    table: QueryResult,
+}
+
+/// A branch's parent, branch point and overrides (from its run record).
+#[derive(Serialize)]
+struct ParentOf {
+    run: i64,
+    name: String,
+    iteration: u32,
+    overrides: Vec<String>,
+}
+
+impl ShowReport {
+    fn of(store: &Store, run: RunRow) -> anyhow::Result<ShowReport> {
+        let table = store.run_metrics(run.id)?;
+        let notes = store.annotations(&Subject::Run(run.id))?;
+        let settings: serde_json::Value =
+            serde_json::from_str(&run.settings_json).unwrap_or(serde_json::Value::Null);
+        let parent = match run.parent {
+            Some((pid, at)) => {
+                let record: tabula::runs::RunRecord = store.get(&run.hash)?;
+                let name = store
+                    .runs()?
+                    .into_iter()
+                    .find(|r| r.id == pid)
+                    .map(|r| r.name)
+                    .unwrap_or_default();
+                Some(ParentOf {
+                    run: pid,
+                    name,
+                    iteration: at,
+                    overrides: record.parent.map(|p| p.overrides).unwrap_or_default(),
+                })
+            }
+            None => None,
+        };
+        let metrics = table
             .rows
             .iter()
             .map(|row| {
                 serde_json::Value::Object(
-                    metrics
+                    table
                         .columns
                         .iter()
                         .cloned()
@@ -172,90 +242,108 @@ pub(crate) fn show(db: Option<&Path>, args: &ShowArgs) -> anyhow::Result<()> {
                 )
             })
             .collect();
-        let v = serde_json::json!({
-            "run": run.id,
-            "name": run.name,
-            "variant": run.variant,
-            "seed": run.seed,
-            "status": run.status,
-            "iterations_done": run.iterations_done,
-            "iterations_planned": run.iterations_planned,
-            "run_hash": run.hash.to_hex(),
-            "head": run.head.map(|h| h.to_hex()),
-            "settings": settings,
-            "parent": parent.as_ref().map(|(id, name, at, overrides)| serde_json::json!({
-                "run": id, "name": name, "iteration": at, "overrides": overrides,
-            })),
-            "note": notes.note,
-            "tags": notes.tags,
-            "sessions": sessions,
-            "metrics": rows,
-        });
-        outln!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
+        Ok(ShowReport {
+            sessions: store.run_sessions(run.id)?,
+            plan: plan_in_words(store, &run),
+            run: run.id,
+            name: run.name,
+            variant: run.variant,
+            seed: run.seed,
+            status: run.status,
+            iterations_done: run.iterations_done,
+            iterations_planned: run.iterations_planned,
+            run_hash: run.hash.to_hex(),
+            head: run.head.map(|h| h.to_hex()),
+            settings,
+            parent,
+            note: notes.note,
+            tags: notes.tags,
+            metrics,
+            table,
+        })
     }
-    outln!(
-        "run {}  {}  {}  seed {}  {}/{} iterations  {}",
-        run.id,
-        run.name,
-        run.variant,
-        run.seed,
-        run.iterations_done,
-        run.iterations_planned,
-        run.status.as_str()
-    );
-    outln!("run record {}", run.hash.to_hex());
-    outln!(
-        "head       {}",
-        run.head.map_or_else(|| "-".to_string(), |h| h.to_hex())
-    );
-    if let Some((id, name, at, overrides)) = &parent {
-        outln!(
-            "branch of  run {id} ({name}) at iteration {at}; overrides: {}; iterations 0..{at} \
-             below are inherited (from_run names whose row each is)",
-            if overrides.is_empty() {
-                "none".to_string()
-            } else {
-                overrides.join(" ")
-            }
-        );
+}
+
+/// The `self-play` and `stage` lines of `show`: how an iteration plays, and each stage's
+/// iterations and overrides; none when the run's config cannot be read back.
+fn plan_in_words(store: &Store, run: &RunRow) -> Vec<String> {
+    let Ok((cfg, _)) = tabula::runs::load_config(store, run) else {
+        return Vec::new();
+    };
+    let mut lines = vec![format!("self-play  {}", self_play_in_words(&cfg.settings))];
+    let mut first = 1u32;
+    for (k, st) in cfg.settings.stages.iter().enumerate() {
+        let last = match k + 1 == cfg.settings.stages.len() {
+            true => cfg.iterations,
+            false => first + st.iterations - 1,
+        };
+        let set = match st.set.is_empty() {
+            true => "the run's settings".to_string(),
+            false => st.set.join(" "),
+        };
+        lines.push(format!(
+            "stage {}    `{}`, iterations {first}..={last}: {set}",
+            k + 1,
+            st.name
+        ));
+        first = last + 1;
     }
-    outln!("settings   {settings}");
-    if let Ok((cfg, _)) = tabula::runs::load_config(&store, &run) {
-        outln!("self-play  {}", self_play_in_words(&cfg.settings));
-        let mut first = 1u32;
-        for (k, st) in cfg.settings.stages.iter().enumerate() {
-            let last = match k + 1 == cfg.settings.stages.len() {
-                true => cfg.iterations,
-                false => first + st.iterations - 1,
-            };
-            let set = match st.set.is_empty() {
-                true => "the run's settings".to_string(),
-                false => st.set.join(" "),
-            };
-            outln!(
-                "stage {}    `{}`, iterations {first}..={last}: {set}",
-                k + 1,
-                st.name
-            );
-            first = last + 1;
+    lines
+}
+
+impl Report for ShowReport {
+    const JSON: JsonLayout = JsonLayout::Pretty;
+}
+
+impl std::fmt::Display for ShowReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "run {}  {}  {}  seed {}  {}/{} iterations  {}",
+            self.run,
+            self.name,
+            self.variant,
+            self.seed,
+            self.iterations_done,
+            self.iterations_planned,
+            self.status.as_str()
+        )?;
+        writeln!(f, "run record {}", self.run_hash)?;
+        writeln!(f, "head       {}", self.head.as_deref().unwrap_or("-"))?;
+        if let Some(p) = &self.parent {
+            writeln!(
+                f,
+                "branch of  run {} ({}) at iteration {at}; overrides: {}; iterations 0..{at} \
+                 below are inherited (from_run names whose row each is)",
+                p.run,
+                p.name,
+                if p.overrides.is_empty() {
+                    "none".to_string()
+                } else {
+                    p.overrides.join(" ")
+                },
+                at = p.iteration,
+            )?;
         }
+        writeln!(f, "settings   {}", self.settings)?;
+        for line in &self.plan {
+            writeln!(f, "{line}")?;
+        }
+        if let Some(line) = schedule_in_words(&self.settings, self.iterations_planned) {
+            writeln!(f, "learning   {line}")?;
+        }
+        if let Some(n) = &self.note {
+            writeln!(f, "note       {}", n.replace('\n', "\n           "))?;
+        }
+        if !self.tags.is_empty() {
+            writeln!(f, "tags       {}", self.tags.join(", "))?;
+        }
+        for s in &self.sessions {
+            writeln!(f, "session    {}", session_in_words(s))?;
+        }
+        writeln!(f)?;
+        write!(f, "{}", to_table(&self.table))
     }
-    if let Some(line) = schedule_in_words(&settings, run.iterations_planned) {
-        outln!("learning   {line}");
-    }
-    if let Some(n) = &notes.note {
-        outln!("note       {}", n.replace('\n', "\n           "));
-    }
-    if !notes.tags.is_empty() {
-        outln!("tags       {}", notes.tags.join(", "));
-    }
-    for s in &sessions {
-        outln!("session    {}", session_in_words(s));
-    }
-    outln!();
-    out!("{}", to_table(&metrics));
-    Ok(())
 }
 
 /// `show RUN --games I`: the games of iteration `i` of `run` (a branch's inherited iterations
@@ -304,24 +392,54 @@ fn show_games(
             run.iterations_done
         );
     }
-    if json {
-        let v: Vec<serde_json::Value> = games
-            .iter()
-            .map(|(g, h)| serde_json::json!({"game": g, "hash": h.to_hex()}))
-            .collect();
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "run": run.id, "iteration": i, "stored_in_run": owner.id, "games": v,
-            }))?
-        );
-        return Ok(());
+    let report = GamesReport {
+        run: run.id,
+        iteration: i,
+        stored_in_run: owner.id,
+        games: games
+            .into_iter()
+            .map(|(game, h)| GameRef {
+                game,
+                hash: h.to_hex(),
+            })
+            .collect(),
+    };
+    emit(&report, json)
+}
+
+/// `show RUN --games I`: the games of an iteration, and the run whose rows hold them.
+#[derive(Serialize)]
+struct GamesReport {
+    run: i64,
+    iteration: u32,
+    stored_in_run: i64,
+    games: Vec<GameRef>,
+}
+
+#[derive(Serialize)]
+struct GameRef {
+    game: u32,
+    hash: String,
+}
+
+impl Report for GamesReport {
+    const JSON: JsonLayout = JsonLayout::Pretty;
+}
+
+impl std::fmt::Display for GamesReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "run {} iteration {}: {} games stored",
+            self.run,
+            self.iteration,
+            self.games.len()
+        )?;
+        for g in &self.games {
+            writeln!(f, "{:>6}  {}", g.game, g.hash)?;
+        }
+        Ok(())
     }
-    outln!("run {} iteration {i}: {} games stored", run.id, games.len());
-    for (g, h) in games {
-        outln!("{g:>6}  {h}");
-    }
-    Ok(())
 }
 
 /// How much an iteration of a run plays, in words; for a timed budget, what that means for

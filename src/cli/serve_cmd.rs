@@ -4,11 +4,12 @@
 use std::path::Path;
 
 use anyhow::bail;
+use serde::Serialize;
 use tabula::serve::{Server, Settings};
 use tabula::store::Store;
 
 use super::args::ServeArgs;
-use super::output::{finish, outln};
+use super::output::{JsonLayout, Report, emit, finish};
 
 /// The most handler threads `--threads` takes.
 const MAX_THREADS: usize = 64;
@@ -49,22 +50,14 @@ pub(crate) fn serve(db: Option<&Path>, args: &ServeArgs) -> anyhow::Result<()> {
         }
     };
     let url = format!("http://{host}:{}/", addr.port());
-    if args.json {
-        outln!(
-            "{}",
-            serde_json::json!({
-                "url": url,
-                "address": addr.to_string(),
-                "port": addr.port(),
-                "db": db.display().to_string(),
-                "check": args.check,
-            })
-        );
-    } else if args.check {
-        outln!("{url}: {} opens read-only and {addr} binds", db.display());
-    } else {
-        outln!("serving {} read-only at {url} (Ctrl-C stops)", db.display());
-    }
+    let report = Serving {
+        url: url.clone(),
+        address: addr.to_string(),
+        port: addr.port(),
+        db: db.display().to_string(),
+        check: args.check,
+    };
+    emit(&report, args.json)?;
     // A stdout that cannot be written (a full disk) is an error now, not after serving.
     finish(Ok(()))?;
     if args.check {
@@ -93,5 +86,37 @@ fn open_browser(url: &str) {
     {
         Ok(_) => {}
         Err(e) => eprintln!("warning: --open: could not run {opener} ({e}); open {url} yourself"),
+    }
+}
+
+/// `serve`: where the store is served (with `--check`: that it opens and the address binds).
+#[derive(Serialize)]
+struct Serving {
+    url: String,
+    address: String,
+    port: u16,
+    db: String,
+    check: bool,
+}
+
+impl Report for Serving {
+    const JSON: JsonLayout = JsonLayout::Line;
+}
+
+impl std::fmt::Display for Serving {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.check {
+            writeln!(
+                f,
+                "{}: {} opens read-only and {} binds",
+                self.url, self.db, self.address
+            )
+        } else {
+            writeln!(
+                f,
+                "serving {} read-only at {} (Ctrl-C stops)",
+                self.db, self.url
+            )
+        }
     }
 }

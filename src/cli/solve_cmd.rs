@@ -15,7 +15,7 @@ use tabula::store::{ObjectHash, Store};
 use tabula::with_solvable_game;
 
 use super::args::{SolveArgs, ValueArgs};
-use super::output::outln;
+use super::output::{JsonLayout, Report, emit};
 
 /// The variants `solve --all` solves: the six of the literature.
 const ALL: &[&str] = &[
@@ -29,7 +29,7 @@ const ALL: &[&str] = &[
 
 /// What `solve` reports about one variant.
 #[derive(serde::Serialize)]
-struct Report {
+struct Solved {
     variant: String,
     positions: u64,
     /// Start value for the first player on [0, 1] (mean over start positions by probability).
@@ -113,7 +113,7 @@ fn report<G: Solvable>(
     g: &G,
     store: &mut StoreSlot,
     show_progress: bool,
-) -> anyhow::Result<Report> {
+) -> anyhow::Result<Solved> {
     let start = Instant::now();
     let (sol, hash, solve_seconds, cached) = obtain(g, store, show_progress)?;
     let value = to_unit(start_value(g, &sol).context("the start position has no value")?);
@@ -133,7 +133,7 @@ fn report<G: Solvable>(
             to_move,
         });
     }
-    Ok(Report {
+    Ok(Solved {
         variant: g.variant(),
         positions: sol.len() as u64,
         value,
@@ -145,7 +145,7 @@ fn report<G: Solvable>(
     })
 }
 
-fn solve_variant(name: &str, store: &mut StoreSlot, show_progress: bool) -> anyhow::Result<Report> {
+fn solve_variant(name: &str, store: &mut StoreSlot, show_progress: bool) -> anyhow::Result<Solved> {
     let game: AnyGame = name.parse()?;
     with_solvable_game!(&game, |g| report(g, store, show_progress), |other| bail!(
         "{other} cannot be solved: the solver handles cdc (2x4), ewn, c4 and checkers variants \
@@ -180,40 +180,12 @@ pub(crate) fn solve_cmd(db: Option<&Path>, args: &SolveArgs) -> anyhow::Result<(
         };
         let mut reports = Vec::new();
         for v in &variants {
-            let r = solve_variant(v, &mut store, !args.json)?;
-            if !args.json && !args.all {
-                print_report(&r);
-            }
-            reports.push(r);
+            reports.push(solve_variant(v, &mut store, !args.json)?);
         }
-        if args.json {
-            if args.all {
-                outln!("{}", serde_json::to_string(&reports)?);
-            } else {
-                outln!("{}", serde_json::to_string(&reports[0])?);
-            }
-        } else if args.all {
-            outln!(
-                "{:<12} {:>10} {:>10} {:>8} {:>9} {:>7}  hash",
-                "variant",
-                "positions",
-                "value",
-                "S_test",
-                "seconds",
-                "cached"
-            );
-            for r in &reports {
-                outln!(
-                    "{:<12} {:>10} {:>10.6} {:>8} {:>9.2} {:>7}  {}",
-                    r.variant,
-                    r.positions,
-                    r.value,
-                    r.test_positions.len(),
-                    r.solve_seconds,
-                    r.cached,
-                    &r.hash[..12]
-                );
-            }
+        if args.all {
+            emit(&AllSolved(&reports), args.json)?;
+        } else {
+            emit(&reports[0], args.json)?;
         }
         // A solution written last: its small log need not be copied into the file before the
         // command ends (docs/solver.md, "The store around a solve"). A command that wrote
@@ -228,30 +200,74 @@ pub(crate) fn solve_cmd(db: Option<&Path>, args: &SolveArgs) -> anyhow::Result<(
     })
 }
 
-fn print_report(r: &Report) {
-    outln!("variant     {}", r.variant);
-    outln!("positions   {}", r.positions);
-    outln!("value       {:.6}  (first player, [0, 1] scale)", r.value);
-    outln!(
-        "seconds     {:.2}{}",
-        r.seconds,
-        if r.cached {
-            format!("  (stored solution; solved in {:.2} s)", r.solve_seconds)
+impl Report for Solved {
+    const JSON: JsonLayout = JsonLayout::Line;
+    const SORTED_KEYS: bool = false;
+}
+
+impl std::fmt::Display for Solved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "variant     {}", self.variant)?;
+        writeln!(f, "positions   {}", self.positions)?;
+        writeln!(
+            f,
+            "value       {:.6}  (first player, [0, 1] scale)",
+            self.value
+        )?;
+        let stored = if self.cached {
+            format!("  (stored solution; solved in {:.2} s)", self.solve_seconds)
         } else {
             String::new()
+        };
+        writeln!(f, "seconds     {:.2}{stored}", self.seconds)?;
+        writeln!(f, "hash        {}", self.hash)?;
+        const SHOWN: usize = 40;
+        writeln!(f, "test positions ({}):", self.test_positions.len())?;
+        for t in self.test_positions.iter().take(SHOWN) {
+            writeln!(f, "  {:.6}  {:<3} {}", t.value, t.to_move, t.position)?;
         }
-    );
-    outln!("hash        {}", r.hash);
-    const SHOWN: usize = 40;
-    outln!("test positions ({}):", r.test_positions.len());
-    for t in r.test_positions.iter().take(SHOWN) {
-        outln!("  {:.6}  {:<3} {}", t.value, t.to_move, t.position);
+        if self.test_positions.len() > SHOWN {
+            writeln!(
+                f,
+                "  ... {} more (--json lists all)",
+                self.test_positions.len() - SHOWN
+            )?;
+        }
+        Ok(())
     }
-    if r.test_positions.len() > SHOWN {
-        outln!(
-            "  ... {} more (--json lists all)",
-            r.test_positions.len() - SHOWN
-        );
+}
+
+/// `solve --all`: a table of the variants; a JSON array of them.
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+struct AllSolved<'a>(&'a [Solved]);
+
+impl Report for AllSolved<'_> {
+    const JSON: JsonLayout = JsonLayout::Line;
+    const SORTED_KEYS: bool = false;
+}
+
+impl std::fmt::Display for AllSolved<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{:<12} {:>10} {:>10} {:>8} {:>9} {:>7}  hash",
+            "variant", "positions", "value", "S_test", "seconds", "cached"
+        )?;
+        for r in self.0 {
+            writeln!(
+                f,
+                "{:<12} {:>10} {:>10.6} {:>8} {:>9.2} {:>7}  {}",
+                r.variant,
+                r.positions,
+                r.value,
+                r.test_positions.len(),
+                r.solve_seconds,
+                r.cached,
+                &r.hash[..12]
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -296,35 +312,72 @@ fn c4_value(g: &ConnectFour, position: &str, json: bool) -> anyhow::Result<()> {
     let score = moves.iter().map(|m| m.1).max().context("no legal move")?;
     let value = to_unit(score_to_value(score));
     let seconds = start.elapsed().as_secs_f64();
-    if json {
-        let list: Vec<_> = moves
+    let report = C4Value {
+        variant: g.variant(),
+        position: g.notation(&s),
+        to_move: format!("P{}", p.index()),
+        score,
+        value,
+        moves: moves
             .iter()
-            .map(|&(c, sc)| serde_json::json!({"move": c + 1, "score": sc}))
-            .collect();
-        let out = serde_json::json!({
-            "variant": g.variant(),
-            "position": g.notation(&s),
-            "to_move": format!("P{}", p.index()),
-            "score": score,
-            "value": value,
-            "moves": list,
-            "nodes": solver.nodes(),
-            "seconds": seconds,
-        });
-        outln!("{out}");
-    } else {
-        outln!("{}", g.render(&s));
-        outln!(
-            "{p} to move; score {score}; value {value} on the [0, 1] scale for {p}, the side \
-             to move (1: {p} wins)"
-        );
-        for &(c, sc) in &moves {
-            let mark = if sc == score { "*" } else { " " };
-            outln!("  {mark} col {:<2} {sc:>4}", c + 1);
+            .map(|&(c, sc)| C4Move {
+                r#move: c + 1,
+                score: sc,
+            })
+            .collect(),
+        nodes: solver.nodes(),
+        seconds,
+        board: g.render(&s),
+        side: p.to_string(),
+    };
+    emit(&report, json)
+}
+
+/// `value` of a Connect Four position by exact search: every legal move's score.
+#[derive(serde::Serialize)]
+struct C4Value {
+    variant: String,
+    position: String,
+    to_move: String,
+    score: i32,
+    value: f64,
+    moves: Vec<C4Move>,
+    nodes: u64,
+    seconds: f64,
+    /// The position drawn, and the side to move in words, for the text.
+    #[serde(skip)]
+    board: String,
+    #[serde(skip)]
+    side: String,
+}
+
+/// A move (a column, 1-based) and its score.
+#[derive(serde::Serialize)]
+struct C4Move {
+    r#move: usize,
+    score: i32,
+}
+
+impl Report for C4Value {
+    const JSON: JsonLayout = JsonLayout::Line;
+}
+
+impl std::fmt::Display for C4Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (p, score) = (&self.side, self.score);
+        writeln!(f, "{}", self.board)?;
+        writeln!(
+            f,
+            "{p} to move; score {score}; value {} on the [0, 1] scale for {p}, the side to move \
+             (1: {p} wins)",
+            self.value
+        )?;
+        for m in &self.moves {
+            let mark = if m.score == score { "*" } else { " " };
+            writeln!(f, "  {mark} col {:<2} {:>4}", m.r#move, m.score)?;
         }
-        outln!("{} nodes, {seconds:.3} s", solver.nodes());
+        writeln!(f, "{} nodes, {:.3} s", self.nodes, self.seconds)
     }
-    Ok(())
 }
 
 fn value_of<G: Solvable>(g: &G, db: Option<&Path>, args: &ValueArgs) -> anyhow::Result<()> {
@@ -351,46 +404,69 @@ fn value_of<G: Solvable>(g: &G, db: Option<&Path>, args: &ValueArgs) -> anyhow::
         .iter()
         .map(|x| x.1)
         .fold(f64::NEG_INFINITY, f64::max);
-    if args.json {
-        let acts: Vec<_> = actions
+    let optimal = |av: f64| av >= best - tabula::solver::OPTIMAL_TOLERANCE;
+    let report = PositionValue {
+        variant: g.variant(),
+        position: g.notation(&s),
+        to_move: format!("P{}", p.index()),
+        value: to_unit(v),
+        actions: actions
             .iter()
-            .map(|(a, av)| {
-                serde_json::json!({
-                    "action": a,
-                    "name": g.action_name(&s, *a),
-                    "value": to_unit(*av),
-                    "optimal": *av >= best - tabula::solver::OPTIMAL_TOLERANCE,
-                })
+            .map(|&(a, av)| ActionValue {
+                action: a,
+                name: g.action_name(&s, a),
+                value: to_unit(av),
+                optimal: optimal(av),
             })
-            .collect();
-        let out = serde_json::json!({
-            "variant": g.variant(),
-            "position": g.notation(&s),
-            "to_move": format!("P{}", p.index()),
-            "value": to_unit(v),
-            "actions": acts,
-        });
-        outln!("{out}");
-    } else {
-        outln!("{}", g.render(&s));
-        outln!(
-            "{p} to move; value {:.6} for {p}, the side to move ([0, 1] scale: 1 = {p} wins, \
-             0 = {p} loses); each action's value is also {p}'s",
-            to_unit(v)
-        );
-        for (a, av) in &actions {
-            let mark = if *av >= best - tabula::solver::OPTIMAL_TOLERANCE {
-                "*"
-            } else {
-                " "
-            };
-            outln!(
-                "  {mark} {:>4}  {:<16} {:.6}",
-                a,
-                g.action_name(&s, *a),
-                to_unit(*av)
-            );
+            .collect(),
+        board: g.render(&s),
+        side: p.to_string(),
+    };
+    emit(&report, args.json)
+}
+
+/// `value` of a position from the game's solution: its value and each action's.
+#[derive(serde::Serialize)]
+struct PositionValue {
+    variant: String,
+    position: String,
+    to_move: String,
+    value: f64,
+    actions: Vec<ActionValue>,
+    /// The position drawn, and the side to move in words, for the text.
+    #[serde(skip)]
+    board: String,
+    #[serde(skip)]
+    side: String,
+}
+
+/// An action, its name, its value for the side to move and whether it is optimal.
+#[derive(serde::Serialize)]
+struct ActionValue {
+    action: tabula::game::Action,
+    name: String,
+    value: f64,
+    optimal: bool,
+}
+
+impl Report for PositionValue {
+    const JSON: JsonLayout = JsonLayout::Line;
+}
+
+impl std::fmt::Display for PositionValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let p = &self.side;
+        writeln!(f, "{}", self.board)?;
+        writeln!(
+            f,
+            "{p} to move; value {:.6} for {p}, the side to move ([0, 1] scale: 1 = {p} wins, 0 = \
+             {p} loses); each action's value is also {p}'s",
+            self.value
+        )?;
+        for a in &self.actions {
+            let mark = if a.optimal { "*" } else { " " };
+            writeln!(f, "  {mark} {:>4}  {:<16} {:.6}", a.action, a.name, a.value)?;
         }
+        Ok(())
     }
-    Ok(())
 }

@@ -1,5 +1,6 @@
 //! `tabula sweep`: run a sweep file's runs (or one shard of them) into the store.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,12 +10,14 @@ use anyhow::bail;
 use indicatif::ProgressBar;
 use tabula::experiments::cost::{Costs, calibrate, hms};
 use tabula::experiments::sweep::{
-    Options, Outcome, Plan, Progress, RunResult, Shard, Standing, Sweep, run, standing,
+    Options, Outcome, Plan, PlannedRun, Progress, RunResult, Shard, Standing, Sweep, run, standing,
 };
 use tabula::store::Store;
 
 use super::args::SweepArgs;
-use super::output::outln;
+use serde::Serialize;
+
+use super::output::{JsonLayout, Report, emit, outln};
 
 /// The most runs a sweep runs at once (each with at least one thread): as many as the most
 /// threads a command starts.
@@ -204,7 +207,7 @@ pub(crate) fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
     let out = run(&path, &sweep, &opts, &console);
     console.bar.finish_and_clear();
     let out = out?;
-    print_outcome(&out, args.json)?;
+    emit(&SweepDone(&out), args.json)?;
     refuse_failed(&out)
 }
 
@@ -226,7 +229,7 @@ fn dry_run(
         Some(s) => standing(s, sweep)?,
         None => Standing::New,
     };
-    let rows_by_name: std::collections::BTreeMap<String, (u32, u32)> = match &store {
+    let rows_by_name: BTreeMap<String, (u32, u32)> = match &store {
         Some(s) => s
             .runs()?
             .into_iter()
@@ -234,7 +237,7 @@ fn dry_run(
             .collect(),
         None => Default::default(),
     };
-    let mine: Vec<_> = sweep
+    let mine: Vec<&PlannedRun> = sweep
         .runs
         .iter()
         .filter(|r| shard.is_none_or(|s| s.contains(r.index)))
@@ -252,58 +255,72 @@ fn dry_run(
         Some(s) => Costs::from_store(s, sweep)?,
         None => Costs::new(sweep),
     };
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let per_run = (threads / args.jobs.max(1)).max(1);
+    let calibration = Instant::now();
+    let calibrated = calibrate_unmeasured(sweep, &left, per_run, &mut costs, args.json)?;
+    let jobs = args.jobs.min(left.len()).max(1);
+    let report = DryRun {
+        sweep: sweep.name.clone(),
+        hash: sweep.hash.to_hex(),
+        standing: standing_in_words(&standing, sweep),
+        runs: mine
+            .iter()
+            .map(|r| DryRunRow::of(r, rows_by_name.get(&r.cfg.name), &costs))
+            .collect(),
+        estimated_seconds: costs.estimate(&left).map(|s| s / jobs as f64),
+        jobs,
+        threads_per_run: per_run,
+        calibration_seconds: calibration.elapsed().as_secs_f64(),
+        points: sweep.points(),
+        seeds: sweep.record.seeds.len(),
+        runs_in_all: sweep.runs.len(),
+        left: left.len(),
+        left_iterations: left.iter().map(|&(_, n)| n).sum(),
+        calibrated,
+    };
+    emit(&report, args.json)
+}
+
+/// Times iteration 1 of the grid points of `left` that the store has not measured (in a
+/// temporary store) into `costs`, saying so on the terminal unless `json`; returns whether
+/// any was.
+fn calibrate_unmeasured(
+    sweep: &Sweep,
+    left: &[(u32, u32)],
+    per_run: usize,
+    costs: &mut Costs,
+    json: bool,
+) -> anyhow::Result<bool> {
     let mut unmeasured: Vec<u32> = left
         .iter()
         .map(|&(p, _)| p)
         .filter(|p| !costs.is_measured(*p))
         .collect();
     unmeasured.dedup();
-    let threads = args.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
-    let per_run = (threads / args.jobs.max(1)).max(1);
-    let calibration = Instant::now();
-    if !unmeasured.is_empty() {
-        if !args.json {
-            outln!(
-                "calibrating: iteration 1 (of each stage, in a staged run) of the first run of {} \
-                 grid points not measured in the store, on {per_run} threads, in a temporary store",
-                unmeasured.len()
-            );
-        }
-        let json = args.json;
-        calibrate(
-            sweep,
-            &unmeasured,
-            per_run,
-            &mut costs,
-            &mut |p, (a, b), s| {
-                if !json {
-                    outln!("  point {p}, iterations {a}-{b}: {s:.2} s per iteration");
-                }
-            },
-        )?;
+    if unmeasured.is_empty() {
+        return Ok(false);
     }
-    let calibration = calibration.elapsed().as_secs_f64();
-    let estimate = costs.estimate(&left);
-    let jobs = args.jobs.min(left.len()).max(1);
-    let rows: Vec<serde_json::Value> = mine
-        .iter()
-        .map(|r| {
-            let state = match rows_by_name.get(&r.cfg.name) {
-                Some(&(d, n)) if d >= n => "finished".to_string(),
-                Some(&(d, n)) => format!("{d}/{n} iterations"),
-                None => "new".to_string(),
-            };
-            serde_json::json!({
-                "index": r.index, "point": r.point, "seed": r.seed, "name": r.cfg.name,
-                "point_values": serde_json::from_str::<serde_json::Value>(&r.point_json).unwrap_or_default(),
-                "iterations": r.cfg.iterations, "run_hash": r.run_hash.to_hex(), "state": state,
-                "seconds_per_iteration": costs.per_iteration(r.point),
-            })
-        })
-        .collect();
-    let standing_text = match &standing {
+    if !json {
+        outln!(
+            "calibrating: iteration 1 (of each stage, in a staged run) of the first run of {} \
+             grid points not measured in the store, on {per_run} threads, in a temporary store",
+            unmeasured.len()
+        );
+    }
+    calibrate(sweep, &unmeasured, per_run, costs, &mut |p, (a, b), s| {
+        if !json {
+            outln!("  point {p}, iterations {a}-{b}: {s:.2} s per iteration");
+        }
+    })?;
+    Ok(true)
+}
+
+/// Where the sweep file stands against the store, in words.
+fn standing_in_words(standing: &Standing, sweep: &Sweep) -> String {
+    match standing {
         Standing::New => "new: no sweep of this name in the store".to_string(),
         Standing::Same => "in the store: running it continues it".to_string(),
         Standing::Grows {
@@ -316,75 +333,157 @@ fn dry_run(
             old.hash.short(),
             sweep.runs.len() - old_runs
         ),
-    };
-    if args.json {
-        let v = serde_json::json!({
-            "sweep": sweep.name, "hash": sweep.hash.to_hex(), "standing": standing_text,
-            "runs": rows, "estimated_seconds": estimate.map(|s| s / jobs as f64), "jobs": jobs,
-            "threads_per_run": per_run, "calibration_seconds": calibration,
-        });
-        outln!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
     }
-    outln!(
-        "sweep {} ({}): {} grid points x {} seeds = {} runs; {standing_text}",
-        sweep.name,
-        sweep.hash.short(),
-        sweep.points(),
-        sweep.record.seeds.len(),
-        sweep.runs.len()
-    );
-    for r in &rows {
-        outln!(
-            "{:>4}  {}  {} iterations  run {}  {}",
-            r["index"],
-            r["name"].as_str().unwrap_or(""),
-            r["iterations"],
-            &r["run_hash"].as_str().unwrap_or("")[..12],
-            r["state"].as_str().unwrap_or("")
-        );
-    }
-    let iterations: u32 = left.iter().map(|&(_, n)| n).sum();
-    match estimate {
-        Some(s) => outln!(
-            "estimated cost: {} wall clock for {} runs ({iterations} iterations) at {jobs} at \
-             once x {per_run} threads (seconds per iteration by grid point: {}; calibration \
-             took {calibration:.1} s)",
-            hms(s / jobs as f64),
-            left.len(),
-            if unmeasured.is_empty() {
-                "measured in the store"
-            } else {
-                "measured in the store, else calibrated on iteration 1, which can differ from \
-                 later iterations"
-            }
-        ),
-        None if left.is_empty() => outln!("estimated cost: nothing left to run"),
-        None => outln!("estimated cost: unknown (nothing measured)"),
-    }
-    Ok(())
 }
 
-/// The end of the sweep's share that ran here.
-fn print_outcome(out: &Outcome, json: bool) -> anyhow::Result<()> {
-    if json {
-        outln!("{}", serde_json::to_string_pretty(out)?);
-        return Ok(());
+/// `sweep --dry-run`: the runs with their state in the store, and the estimated cost.
+#[derive(Serialize)]
+struct DryRun {
+    sweep: String,
+    hash: String,
+    standing: String,
+    runs: Vec<DryRunRow>,
+    /// Wall-clock seconds for the runs left at `jobs` at once; `None` if nothing is measured
+    /// (or nothing is left).
+    estimated_seconds: Option<f64>,
+    jobs: usize,
+    threads_per_run: usize,
+    calibration_seconds: f64,
+    /// The text's counts: grid points, seeds and runs of the whole sweep; runs and
+    /// iterations left of this share; whether a calibration measured any point.
+    #[serde(skip)]
+    points: usize,
+    #[serde(skip)]
+    seeds: usize,
+    #[serde(skip)]
+    runs_in_all: usize,
+    #[serde(skip)]
+    left: usize,
+    #[serde(skip)]
+    left_iterations: u32,
+    #[serde(skip)]
+    calibrated: bool,
+}
+
+/// A run of the dry run.
+#[derive(Serialize)]
+struct DryRunRow {
+    index: usize,
+    point: u32,
+    seed: u64,
+    name: String,
+    point_values: serde_json::Value,
+    iterations: u32,
+    run_hash: String,
+    /// `new`, `finished` or `D/N iterations`.
+    state: String,
+    seconds_per_iteration: Option<f64>,
+}
+
+impl DryRunRow {
+    /// Run `r`, with `(done, planned)` iterations of the store's run of its name if any.
+    fn of(r: &PlannedRun, stored: Option<&(u32, u32)>, costs: &Costs) -> DryRunRow {
+        let state = match stored {
+            Some(&(d, n)) if d >= n => "finished".to_string(),
+            Some(&(d, n)) => format!("{d}/{n} iterations"),
+            None => "new".to_string(),
+        };
+        DryRunRow {
+            index: r.index,
+            point: r.point,
+            seed: r.seed,
+            name: r.cfg.name.clone(),
+            point_values: serde_json::from_str(&r.point_json).unwrap_or_default(),
+            iterations: r.cfg.iterations,
+            run_hash: r.run_hash.to_hex(),
+            state,
+            seconds_per_iteration: costs.per_iteration(r.point),
+        }
     }
-    outln!(
-        "sweep {} done: {} runs ({} ran now, {} already finished, {} failed) in {:.1} s, \
-         {} at once x {} threads",
-        out.sweep,
-        out.runs.len(),
-        out.runs.iter().filter(|r| r.status == "done").count(),
-        out.runs.iter().filter(|r| r.status == "finished").count(),
-        out.failed(),
-        out.seconds,
-        out.jobs,
-        out.threads_per_run
-    );
-    outln!("sweep record {}", out.hash.to_hex());
-    Ok(())
+}
+
+impl Report for DryRun {
+    const JSON: JsonLayout = JsonLayout::Pretty;
+}
+
+impl std::fmt::Display for DryRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "sweep {} ({}): {} grid points x {} seeds = {} runs; {}",
+            self.sweep,
+            &self.hash[..12],
+            self.points,
+            self.seeds,
+            self.runs_in_all,
+            self.standing
+        )?;
+        // The index unpadded: the text this replaced formatted a JSON value, whose `Display`
+        // ignores the width it was given (`{:>4}`); the bytes are kept.
+        for r in &self.runs {
+            writeln!(
+                f,
+                "{}  {}  {} iterations  run {}  {}",
+                r.index,
+                r.name,
+                r.iterations,
+                &r.run_hash[..12],
+                r.state
+            )?;
+        }
+        match self.estimated_seconds {
+            Some(s) => writeln!(
+                f,
+                "estimated cost: {} wall clock for {} runs ({} iterations) at {} at once x {} \
+                 threads (seconds per iteration by grid point: {}; calibration took {:.1} s)",
+                hms(s),
+                self.left,
+                self.left_iterations,
+                self.jobs,
+                self.threads_per_run,
+                if self.calibrated {
+                    "measured in the store, else calibrated on iteration 1, which can differ \
+                     from later iterations"
+                } else {
+                    "measured in the store"
+                },
+                self.calibration_seconds
+            ),
+            None if self.left == 0 => writeln!(f, "estimated cost: nothing left to run"),
+            None => writeln!(f, "estimated cost: unknown (nothing measured)"),
+        }
+    }
+}
+
+/// The end of the sweep's share that ran here: the library's outcome as it is.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct SweepDone<'a>(&'a Outcome);
+
+impl Report for SweepDone<'_> {
+    const JSON: JsonLayout = JsonLayout::Pretty;
+    const SORTED_KEYS: bool = false;
+}
+
+impl std::fmt::Display for SweepDone<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let out = self.0;
+        let count = |status: &str| out.runs.iter().filter(|r| r.status == status).count();
+        writeln!(
+            f,
+            "sweep {} done: {} runs ({} ran now, {} already finished, {} failed) in {:.1} s, \
+             {} at once x {} threads",
+            out.sweep,
+            out.runs.len(),
+            count("done"),
+            count("finished"),
+            out.failed(),
+            out.seconds,
+            out.jobs,
+            out.threads_per_run
+        )?;
+        writeln!(f, "sweep record {}", out.hash.to_hex())
+    }
 }
 
 /// Exits non-zero, naming them, when runs failed (the others went on).

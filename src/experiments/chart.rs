@@ -193,11 +193,80 @@ fn marker(out: &mut String, m: Marker, x: f64, y: f64, colour: &str) {
     );
 }
 
+/// Where a figure's parts go: the canvas, the plot area inside its margins (the legend's
+/// column at the right) and the data ranges it maps onto it.
+struct Frame {
+    w: f64,
+    h: f64,
+    left: f64,
+    top: f64,
+    /// The plot area's width and height.
+    pw: f64,
+    ph: f64,
+    /// The legend's column width; 0 when there is no legend.
+    legend_w: f64,
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+}
+
+impl Frame {
+    /// The pixel x of data x.
+    fn sx(&self, x: f64) -> f64 {
+        self.left + (x - self.x0) / (self.x1 - self.x0).max(1e-12) * self.pw
+    }
+
+    /// The pixel y of data y.
+    fn sy(&self, y: f64) -> f64 {
+        self.top + (1.0 - (y - self.y0) / (self.y1 - self.y0).max(1e-12)) * self.ph
+    }
+}
+
+/// ` stroke-dasharray="..."` for a dash pattern, nothing for a solid line.
+fn dash_attr(dash: &str) -> String {
+    if dash.is_empty() {
+        String::new()
+    } else {
+        format!(" stroke-dasharray=\"{dash}\"")
+    }
+}
+
 impl Chart {
-    /// The figure as an SVG document.
+    /// The figure as an SVG document: the frame, the y axis, the x axis, the box with the
+    /// axis names, the reference line, the series, the legend.
     pub fn svg(&self) -> String {
+        let f = self.frame();
+        let mut o = String::new();
+        let _ = write!(
+            o,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
+             viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\
+             <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\
+             <text x=\"{:.1}\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">{}</text>",
+            f.left + f.pw / 2.0,
+            esc(&self.title),
+            w = f.w,
+            h = f.h,
+        );
+        self.y_axis(&mut o, &f);
+        let x_name = self.x_axis(&mut o, &f);
+        self.plot_box(&mut o, &f, x_name);
+        self.reference_line(&mut o, &f);
+        for (k, s) in self.series.iter().enumerate() {
+            self.one_series(&mut o, &f, k, s);
+        }
+        if f.legend_w > 0.0 {
+            self.legend(&mut o, &f);
+        }
+        o.push_str("</svg>\n");
+        o
+    }
+
+    /// The layout: margins around the plot (the legend's column as wide as its longest
+    /// label, about 7 px a character), the y-range (given, else the data's) and the x-range.
+    fn frame(&self) -> Frame {
         let (w, h) = (f64::from(self.size.0), f64::from(self.size.1));
-        // The legend's column: as wide as its longest label (about 7 px a character).
         let longest = self
             .series
             .iter()
@@ -210,7 +279,6 @@ impl Chart {
             0.0
         };
         let (left, right, top, bottom) = (64.0, 12.0 + legend_w, 34.0, 48.0);
-        let (pw, ph) = (w - left - right, h - top - bottom);
         let reference = self.reference.as_ref().map(|r| r.0);
         let (y0, y1) = self
             .y_range
@@ -230,198 +298,315 @@ impl Chart {
             }
             XAxis::Categories { labels, .. } => (-0.5, labels.len().max(1) as f64 - 0.5),
         };
-        let sx = |x: f64| left + (x - x0) / (x1 - x0).max(1e-12) * pw;
-        let sy = |y: f64| top + (1.0 - (y - y0) / (y1 - y0).max(1e-12)) * ph;
-        let mut o = String::new();
-        let _ = write!(
-            o,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
-             viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\
-             <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\
-             <text x=\"{:.1}\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">{}</text>",
-            left + pw / 2.0,
-            esc(&self.title)
-        );
-        // The y ticks and grid.
-        let step = nice_step(y1 - y0, 5.0, self.integer_y);
-        let (ys, decimals) = ticks(y0, y1, step);
+        Frame {
+            w,
+            h,
+            left,
+            top,
+            pw: w - left - right,
+            ph: h - top - bottom,
+            legend_w,
+            x0,
+            x1,
+            y0,
+            y1,
+        }
+    }
+
+    /// The y ticks and the grid lines across the plot.
+    fn y_axis(&self, o: &mut String, f: &Frame) {
+        let step = nice_step(f.y1 - f.y0, 5.0, self.integer_y);
+        let (ys, decimals) = ticks(f.y0, f.y1, step);
         for y in ys {
-            let py = sy(y);
+            let py = f.sy(y);
             let _ = write!(
                 o,
-                "<line class=\"grid\" x1=\"{left:.1}\" x2=\"{:.1}\" y1=\"{py:.1}\" y2=\"{py:.1}\" \
+                "<line class=\"grid\" x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{py:.1}\" y2=\"{py:.1}\" \
                  stroke=\"#e4e4e4\"/><text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" \
                  text-anchor=\"end\">{y:.decimals$}</text>",
-                left + pw,
-                left - 6.0,
+                f.left,
+                f.left + f.pw,
+                f.left - 6.0,
                 py + 4.0
             );
         }
-        // The x ticks: a mark below the axis and its label.
+    }
+
+    /// The x ticks (a mark below the axis and its label); returns the axis's name.
+    fn x_axis(&self, o: &mut String, f: &Frame) -> &str {
         let x_tick = |o: &mut String, px: f64, label: &str| {
             let _ = write!(
                 o,
                 "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
                  stroke=\"#444\"/><text class=\"tick\" x=\"{px:.1}\" y=\"{:.1}\" \
                  text-anchor=\"middle\">{label}</text>",
-                top + ph,
-                top + ph + 4.0,
-                top + ph + 17.0
+                f.top + f.ph,
+                f.top + f.ph + 4.0,
+                f.top + f.ph + 17.0
             );
         };
-        let x_name = match &self.x {
+        match &self.x {
             XAxis::Numeric { name } => {
-                let step = nice_step(x1 - x0, 8.0, true);
-                let (xs, _) = ticks(x0, x1, step);
+                let step = nice_step(f.x1 - f.x0, 8.0, true);
+                let (xs, _) = ticks(f.x0, f.x1, step);
                 for x in xs {
-                    x_tick(&mut o, sx(x), &format!("{x:.0}"));
+                    x_tick(o, f.sx(x), &format!("{x:.0}"));
                 }
                 name
             }
             XAxis::Categories { name, labels } => {
                 for (k, l) in labels.iter().enumerate() {
-                    x_tick(&mut o, sx(k as f64), &esc(l));
+                    x_tick(o, f.sx(k as f64), &esc(l));
                 }
                 name
             }
-        };
+        }
+    }
+
+    /// The plot's box and the two axis names (the y name turned upright).
+    fn plot_box(&self, o: &mut String, f: &Frame, x_name: &str) {
         let _ = write!(
             o,
-            "<rect x=\"{left:.1}\" y=\"{top:.1}\" width=\"{pw:.1}\" height=\"{ph:.1}\" \
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" \
              fill=\"none\" stroke=\"#444\"/>\
              <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\
              <text transform=\"translate(14,{:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-            left + pw / 2.0,
-            h - 10.0,
+            f.left,
+            f.top,
+            f.pw,
+            f.ph,
+            f.left + f.pw / 2.0,
+            f.h - 10.0,
             esc(x_name),
-            top + ph / 2.0,
+            f.top + f.ph / 2.0,
             esc(&self.y_name)
         );
-        if let Some((y, label)) = &self.reference {
-            let py = sy(*y);
-            let _ = write!(
-                o,
-                "<line class=\"ref\" data-y=\"{y}\" x1=\"{left:.1}\" x2=\"{:.1}\" y1=\"{py:.1}\" \
-                 y2=\"{py:.1}\" stroke=\"#555\" stroke-width=\"1\" stroke-dasharray=\"3 3\"/>\
-                 <text class=\"ref-label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" \
-                 fill=\"#555\" font-size=\"11\">{}</text>",
-                left + pw,
-                left + pw - 4.0,
-                py - 4.0,
-                esc(label)
-            );
-        }
+    }
+
+    /// The dashed reference line across the plot and its label, if the chart has one.
+    fn reference_line(&self, o: &mut String, f: &Frame) {
+        let Some((y, label)) = &self.reference else {
+            return;
+        };
+        let py = f.sy(*y);
+        let _ = write!(
+            o,
+            "<line class=\"ref\" data-y=\"{y}\" x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{py:.1}\" \
+             y2=\"{py:.1}\" stroke=\"#555\" stroke-width=\"1\" stroke-dasharray=\"3 3\"/>\
+             <text class=\"ref-label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" \
+             fill=\"#555\" font-size=\"11\">{}</text>",
+            f.left,
+            f.left + f.pw,
+            f.left + f.pw - 4.0,
+            py - 4.0,
+            esc(label)
+        );
+    }
+
+    /// Series `k`: its interval (a band along numeric x, whiskers at categories), its line
+    /// and its markers, in a `g.series`.
+    fn one_series(&self, o: &mut String, f: &Frame, k: usize, s: &Series) {
         let categorical = matches!(self.x, XAxis::Categories { .. });
+        let colour = COLOURS[k % COLOURS.len()];
+        let _ = write!(o, "<g class=\"series\" data-label=\"{}\">", esc(&s.label));
+        let banded = s.points.iter().any(|(_, st)| st.n > 1);
+        if banded && !categorical {
+            band(o, f, s, colour);
+        }
+        // Categorical points are nudged apart so whiskers of equal x do not overlap.
+        let nudge = if categorical && self.series.len() > 1 {
+            (k as f64 - (self.series.len() - 1) as f64 / 2.0) * 0.06
+        } else {
+            0.0
+        };
+        if categorical && banded {
+            for (x, st) in &s.points {
+                let px = f.sx(*x + nudge);
+                let _ = write!(
+                    o,
+                    "<line class=\"ci\" x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" \
+                     y2=\"{:.1}\" stroke=\"{colour}\" stroke-width=\"1.5\"/>",
+                    f.sy(st.lo),
+                    f.sy(st.hi)
+                );
+            }
+        }
+        let pts: Vec<String> = s
+            .points
+            .iter()
+            .map(|(x, st)| format!("{:.1},{:.1}", f.sx(*x + nudge), f.sy(st.mean)))
+            .collect();
+        let _ = write!(
+            o,
+            "<polyline class=\"line\" points=\"{}\" fill=\"none\" stroke=\"{colour}\" \
+             stroke-width=\"2\"{}/>",
+            pts.join(" "),
+            dash_attr(DASHES[k % DASHES.len()])
+        );
+        // Markers: every point at categorical x; about ten along a long curve, offset per
+        // line so markers of different lines do not sit on each other.
+        let every = if categorical {
+            1
+        } else {
+            (s.points.len() / 10).max(1)
+        };
+        let m = MARKERS[k % MARKERS.len()];
+        for (i, (x, st)) in s.points.iter().enumerate() {
+            if categorical || (i + k).is_multiple_of(every) {
+                marker(o, m, f.sx(*x + nudge), f.sy(st.mean), colour);
+            }
+        }
+        o.push_str("</g>");
+    }
+
+    /// The legend in its column right of the plot: per series its line, marker and label.
+    fn legend(&self, o: &mut String, f: &Frame) {
+        let lx = f.w - f.legend_w;
+        let _ = write!(o, "<g class=\"legend\">");
         for (k, s) in self.series.iter().enumerate() {
             let colour = COLOURS[k % COLOURS.len()];
-            let dash = DASHES[k % DASHES.len()];
-            let m = MARKERS[k % MARKERS.len()];
-            let _ = write!(o, "<g class=\"series\" data-label=\"{}\">", esc(&s.label));
-            let banded = s.points.iter().any(|(_, st)| st.n > 1);
-            if banded && !categorical {
-                let mut pts: Vec<String> = s
-                    .points
-                    .iter()
-                    .map(|(x, st)| format!("{:.1},{:.1}", sx(*x), sy(st.hi)))
-                    .collect();
-                pts.extend(
-                    s.points
-                        .iter()
-                        .rev()
-                        .map(|(x, st)| format!("{:.1},{:.1}", sx(*x), sy(st.lo))),
-                );
-                let _ = write!(
-                    o,
-                    "<polygon class=\"band\" points=\"{}\" fill=\"{colour}\" fill-opacity=\"0.15\" \
-                     stroke=\"none\"/>",
-                    pts.join(" ")
-                );
-            }
-            // Categorical points are nudged apart so whiskers of equal x do not overlap.
-            let nudge = if categorical && self.series.len() > 1 {
-                (k as f64 - (self.series.len() - 1) as f64 / 2.0) * 0.06
-            } else {
-                0.0
-            };
-            if categorical && banded {
-                for (x, st) in &s.points {
-                    let px = sx(*x + nudge);
-                    let _ = write!(
-                        o,
-                        "<line class=\"ci\" x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" \
-                         y2=\"{:.1}\" stroke=\"{colour}\" stroke-width=\"1.5\"/>",
-                        sy(st.lo),
-                        sy(st.hi)
-                    );
-                }
-            }
-            let pts: Vec<String> = s
-                .points
-                .iter()
-                .map(|(x, st)| format!("{:.1},{:.1}", sx(*x + nudge), sy(st.mean)))
-                .collect();
-            let dash_attr = if dash.is_empty() {
-                String::new()
-            } else {
-                format!(" stroke-dasharray=\"{dash}\"")
-            };
+            let ly = f.top + 10.0 + 20.0 * k as f64;
             let _ = write!(
                 o,
-                "<polyline class=\"line\" points=\"{}\" fill=\"none\" stroke=\"{colour}\" \
-                 stroke-width=\"2\"{dash_attr}/>",
-                pts.join(" ")
+                "<line x1=\"{lx:.1}\" x2=\"{:.1}\" y1=\"{ly:.1}\" y2=\"{ly:.1}\" \
+                 stroke=\"{colour}\" stroke-width=\"2\"{}/>",
+                lx + 28.0,
+                dash_attr(DASHES[k % DASHES.len()])
             );
-            // Markers: every point at categorical x; about ten along a long curve, offset per
-            // line so markers of different lines do not sit on each other.
-            let every = if categorical {
-                1
-            } else {
-                (s.points.len() / 10).max(1)
-            };
-            for (i, (x, st)) in s.points.iter().enumerate() {
-                if categorical || (i + k) % every == 0 {
-                    marker(&mut o, m, sx(*x + nudge), sy(st.mean), colour);
-                }
-            }
-            o.push_str("</g>");
+            marker(o, MARKERS[k % MARKERS.len()], lx + 14.0, ly, colour);
+            let _ = write!(
+                o,
+                "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                lx + 34.0,
+                ly + 4.0,
+                esc(&s.label)
+            );
         }
-        if legend_w > 0.0 {
-            let lx = w - legend_w;
-            let _ = write!(o, "<g class=\"legend\">");
-            for (k, s) in self.series.iter().enumerate() {
-                let colour = COLOURS[k % COLOURS.len()];
-                let dash = DASHES[k % DASHES.len()];
-                let ly = top + 10.0 + 20.0 * k as f64;
-                let dash_attr = if dash.is_empty() {
-                    String::new()
-                } else {
-                    format!(" stroke-dasharray=\"{dash}\"")
-                };
-                let _ = write!(
-                    o,
-                    "<line x1=\"{lx:.1}\" x2=\"{:.1}\" y1=\"{ly:.1}\" y2=\"{ly:.1}\" \
-                     stroke=\"{colour}\" stroke-width=\"2\"{dash_attr}/>",
-                    lx + 28.0
-                );
-                marker(&mut o, MARKERS[k % MARKERS.len()], lx + 14.0, ly, colour);
-                let _ = write!(
-                    o,
-                    "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-                    lx + 34.0,
-                    ly + 4.0,
-                    esc(&s.label)
-                );
-            }
-            o.push_str("</g>");
-        }
-        o.push_str("</svg>\n");
-        o
+        o.push_str("</g>");
     }
+}
+
+/// A series' 95% band along numeric x: the upper ends left to right, the lower ends back.
+fn band(o: &mut String, f: &Frame, s: &Series, colour: &str) {
+    let mut pts: Vec<String> = s
+        .points
+        .iter()
+        .map(|(x, st)| format!("{:.1},{:.1}", f.sx(*x), f.sy(st.hi)))
+        .collect();
+    pts.extend(
+        s.points
+            .iter()
+            .rev()
+            .map(|(x, st)| format!("{:.1},{:.1}", f.sx(*x), f.sy(st.lo))),
+    );
+    let _ = write!(
+        o,
+        "<polygon class=\"band\" points=\"{}\" fill=\"{colour}\" fill-opacity=\"0.15\" \
+         stroke=\"none\"/>",
+        pts.join(" ")
+    );
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Charts of every kind of part: numeric x with bands and a reference line and a legend,
+    /// categorical x with whiskers, one unlabelled series without a legend, integer ticks.
+    fn sample_charts() -> Vec<Chart> {
+        let st = |mean: f64, n: usize| Stat {
+            mean,
+            lo: mean - 0.05,
+            hi: mean + 0.07,
+            n,
+        };
+        let line = |label: &str, shift: f64, n: usize, len: usize| Series {
+            label: label.to_string(),
+            points: (0..len)
+                .map(|i| (i as f64 + 1.0, st(0.3 + shift + 0.01 * i as f64, n)))
+                .collect(),
+        };
+        let numeric = Chart {
+            title: "WR_p <&> \"sweep\"".into(),
+            x: XAxis::Numeric {
+                name: "iteration".into(),
+            },
+            y_name: "WR_p".into(),
+            y_range: None,
+            integer_y: false,
+            reference: Some((0.5, "even vs optimal".into())),
+            series: (0..7)
+                .map(|k| line(&format!("lr={k}"), 0.02 * k as f64, 3, 25))
+                .collect(),
+            size: (720, 420),
+        };
+        let categorical = Chart {
+            title: "finals".into(),
+            x: XAxis::Categories {
+                name: "search.simulations".into(),
+                labels: vec!["25".into(), "50".into(), "100".into()],
+            },
+            y_name: "seen (final)".into(),
+            y_range: Some((0.0, 4000.0)),
+            integer_y: true,
+            reference: None,
+            series: vec![
+                Series {
+                    label: "a".into(),
+                    points: vec![(0.0, st(1000.0, 2)), (2.0, st(3000.0, 2))],
+                },
+                Series {
+                    label: "b".into(),
+                    points: vec![(1.0, st(2000.0, 1))],
+                },
+            ],
+            size: (640, 400),
+        };
+        let single = Chart {
+            title: String::new(),
+            x: XAxis::Numeric { name: "i".into() },
+            y_name: "mae_v".into(),
+            y_range: None,
+            integer_y: false,
+            reference: None,
+            series: vec![line("", 0.0, 1, 4)],
+            size: (300, 200),
+        };
+        let empty = Chart {
+            series: Vec::new(),
+            ..single.clone()
+        };
+        vec![numeric, categorical, single, empty]
+    }
+
+    /// FNV-1a, 64 bits: a digest fixed by its definition (unlike `DefaultHasher`).
+    fn fnv(bytes: &[u8]) -> u64 {
+        bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+
+    /// The bytes of the sample charts, pinned when `svg` was one function and split at its
+    /// parts (the split drew the same bytes): a change to any part changes a figure.
+    #[test]
+    fn the_parts_draw_the_pinned_bytes() {
+        let got: Vec<(usize, u64)> = sample_charts()
+            .iter()
+            .map(|c| {
+                let s = c.svg();
+                (s.len(), fnv(s.as_bytes()))
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (21879, 15804151585864008411),
+                (2967, 9853298257893744402),
+                (2361, 6609040513778326658),
+                (1592, 2659920075466055383),
+            ]
+        );
+    }
 
     #[test]
     fn ticks_are_nice_and_integer_for_counts() {

@@ -152,6 +152,9 @@ pub struct Curve {
     pub points: Vec<(u32, Stat)>,
 }
 
+/// A grid point: its index, its axis values and the run ids of its seeds.
+type GridPoint = (u32, serde_json::Map<String, serde_json::Value>, Vec<i64>);
+
 /// Grid points whose axis values match every `(key, value)` of `filter`, each with the run
 /// ids of its seeds (grid order).
 pub(crate) fn points(
@@ -416,64 +419,18 @@ pub fn finals(
         None => vec![String::new()],
     };
     let pts = points(data, filter);
-    for (k, _) in &data.stored.record.axes {
-        if k == x || Some(k.as_str()) == by {
-            continue;
-        }
-        let mut seen: Vec<&serde_json::Value> = Vec::new();
-        for (_, values, _) in &pts {
-            if let Some(v) = values.get(k)
-                && !seen.contains(&v)
-            {
-                seen.push(v);
-            }
-        }
-        if seen.len() > 1 {
-            return Err(ExperimentError::Usage(format!(
-                "axis `{k}` has several values among the chosen grid points ({}): fix it with \
-                 --where {k}=VALUE, or draw a line per value with --by {k}",
-                seen.iter()
-                    .map(|v| show_value(v))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-    }
+    one_value_elsewhere(data, &pts, x, by)?;
     let parse = |t: &String| serde_json::from_str::<serde_json::Value>(t).unwrap_or_default();
     let mut unfinished = 0;
     let mut lines = Vec::new();
+    let along = Along {
+        data,
+        pts: &pts,
+        metric,
+        at,
+    };
     for bv in &by_values {
-        let mut line = Vec::new();
-        for (xi, xv) in x_values.iter().enumerate() {
-            let mut xs = Vec::new();
-            for (_, values, runs) in &pts {
-                if values.get(x) != Some(&parse(xv)) {
-                    continue;
-                }
-                if let Some(b) = by
-                    && values.get(b) != Some(&parse(bv))
-                {
-                    continue;
-                }
-                for r in runs {
-                    if !data.finished.contains(r) {
-                        unfinished += 1;
-                        continue;
-                    }
-                    if let Some(v) = data
-                        .metrics
-                        .get(r)
-                        .and_then(|m| m.get(metric))
-                        .and_then(|s| at.of(s))
-                    {
-                        xs.push(v);
-                    }
-                }
-            }
-            if let Some(st) = Stat::of(&xs) {
-                line.push((xi, st));
-            }
-        }
+        let line = along.line(x, &x_values, by.map(|b| (b, bv.as_str())), &mut unfinished);
         let label = match by {
             Some(b) => format!(
                 "{}={}",
@@ -504,6 +461,96 @@ pub fn finals(
         lines,
         unfinished,
     })
+}
+
+/// Refuses grid points `pts` where an axis other than `x` and `by` has several values (a
+/// line would mix them): it must be fixed with `--where` or drawn with `--by`.
+fn one_value_elsewhere(
+    data: &SweepData,
+    pts: &[GridPoint],
+    x: &str,
+    by: Option<&str>,
+) -> Result<(), ExperimentError> {
+    for (k, _) in &data.stored.record.axes {
+        if k == x || Some(k.as_str()) == by {
+            continue;
+        }
+        let mut seen: Vec<&serde_json::Value> = Vec::new();
+        for (_, values, _) in pts {
+            if let Some(v) = values.get(k)
+                && !seen.contains(&v)
+            {
+                seen.push(v);
+            }
+        }
+        if seen.len() > 1 {
+            return Err(ExperimentError::Usage(format!(
+                "axis `{k}` has several values among the chosen grid points ({}): fix it with \
+                 --where {k}=VALUE, or draw a line per value with --by {k}",
+                seen.iter()
+                    .map(|v| show_value(v))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// One line of [`finals`]: the metric's values at `at` over the grid points `pts`.
+struct Along<'a> {
+    data: &'a SweepData,
+    pts: &'a [GridPoint],
+    metric: &'a str,
+    at: At,
+}
+
+impl Along<'_> {
+    /// The line's points: per value of axis `x` (by index) the statistic over the finished
+    /// runs of the points with that value (and with `by`'s axis at its value); the runs not
+    /// finished are counted into `unfinished`.
+    fn line(
+        &self,
+        x: &str,
+        x_values: &[String],
+        by: Option<(&str, &str)>,
+        unfinished: &mut usize,
+    ) -> Vec<(usize, Stat)> {
+        let parse = |t: &str| serde_json::from_str::<serde_json::Value>(t).unwrap_or_default();
+        let mut line = Vec::new();
+        for (xi, xv) in x_values.iter().enumerate() {
+            let mut xs = Vec::new();
+            for (_, values, runs) in self.pts {
+                if values.get(x) != Some(&parse(xv)) {
+                    continue;
+                }
+                if let Some((b, bv)) = by
+                    && values.get(b) != Some(&parse(bv))
+                {
+                    continue;
+                }
+                for r in runs {
+                    if !self.data.finished.contains(r) {
+                        *unfinished += 1;
+                        continue;
+                    }
+                    if let Some(v) = self
+                        .data
+                        .metrics
+                        .get(r)
+                        .and_then(|m| m.get(self.metric))
+                        .and_then(|s| self.at.of(s))
+                    {
+                        xs.push(v);
+                    }
+                }
+            }
+            if let Some(st) = Stat::of(&xs) {
+                line.push((xi, st));
+            }
+        }
+        line
+    }
 }
 
 impl Finals {

@@ -504,8 +504,8 @@ pub fn standing(store: &Store, sweep: &Sweep) -> Result<Standing, ExperimentErro
         }
     };
     let record: SweepRecord = store.get(&old.hash)?;
-    let refuse = |why: String| {
-        ExperimentError::Usage(format!(
+    if let Some(why) = not_grown_from(&record, &sweep.record) {
+        return Err(ExperimentError::Usage(format!(
             "sweep `{}`: the store holds a sweep of this name ({}, {} points x {} seeds) and \
              this file is not that sweep grown: {why}. A sweep grows only by new seeds or new \
              values of its axes, keeping every run it has; give this file another `name` \
@@ -514,70 +514,83 @@ pub fn standing(store: &Store, sweep: &Sweep) -> Result<Standing, ExperimentErro
             old.hash.short(),
             old.points,
             old.seeds
-        ))
-    };
+        )));
+    }
+    Ok(Standing::Grows {
+        old,
+        old_runs: record.runs.len(),
+        added: added_to(&record, &sweep.record),
+    })
+}
+
+/// Why sweep record `new` is not `old` grown (other axes, another `[set]`, or some of
+/// `old`'s runs not in `new`'s grid), in words; `None` when it is.
+fn not_grown_from(old: &SweepRecord, new: &SweepRecord) -> Option<String> {
     let keys = |axes: &[(String, Vec<String>)]| -> Vec<String> {
         axes.iter().map(|(k, _)| k.clone()).collect()
     };
-    if keys(&record.axes) != keys(&sweep.record.axes) {
-        return Err(refuse(format!(
+    if keys(&old.axes) != keys(&new.axes) {
+        return Some(format!(
             "its axes are [{}], this file's [{}]",
-            keys(&record.axes).join(", "),
-            keys(&sweep.record.axes).join(", ")
-        )));
+            keys(&old.axes).join(", "),
+            keys(&new.axes).join(", ")
+        ));
     }
-    if record.set != sweep.record.set {
-        return Err(refuse(format!(
+    if old.set != new.set {
+        return Some(format!(
             "its [set] is {{{}}}, this file's {{{}}}",
-            record.set.join(", "),
-            sweep.record.set.join(", ")
-        )));
+            old.set.join(", "),
+            new.set.join(", ")
+        ));
     }
-    let planned: std::collections::BTreeSet<(ObjectHash, u32)> = sweep
-        .record
+    let planned: std::collections::BTreeSet<(ObjectHash, u32)> = new
         .runs
         .iter()
         .copied()
-        .zip(sweep.record.iterations.iter().copied())
+        .zip(new.iterations.iter().copied())
         .collect();
-    let missing = record
+    let missing = old
         .runs
         .iter()
         .copied()
-        .zip(record.iterations.iter().copied())
+        .zip(old.iterations.iter().copied())
         .filter(|r| !planned.contains(r))
         .count();
-    if missing > 0 {
-        let seeds: Vec<String> = record
-            .seeds
-            .iter()
-            .filter(|s| !sweep.record.seeds.contains(s))
-            .map(u64::to_string)
-            .collect();
-        let mut why = format!(
-            "{missing} of its {} runs are not in this file's grid",
-            record.runs.len()
-        );
-        if !seeds.is_empty() {
-            why.push_str(&format!(" (seeds {} left out)", seeds.join(", ")));
-        } else {
-            why.push_str(" (values left out, or the base spec's settings or iterations changed)");
-        }
-        return Err(refuse(why));
+    if missing == 0 {
+        return None;
     }
-    let mut added: Vec<String> = Vec::new();
-    let seeds: Vec<String> = sweep
-        .record
+    let seeds: Vec<String> = old
         .seeds
         .iter()
-        .filter(|s| !record.seeds.contains(s))
+        .filter(|s| !new.seeds.contains(s))
+        .map(u64::to_string)
+        .collect();
+    let mut why = format!(
+        "{missing} of its {} runs are not in this file's grid",
+        old.runs.len()
+    );
+    if !seeds.is_empty() {
+        why.push_str(&format!(" (seeds {} left out)", seeds.join(", ")));
+    } else {
+        why.push_str(" (values left out, or the base spec's settings or iterations changed)");
+    }
+    Some(why)
+}
+
+/// What sweep record `new` adds to `old`, in words: `seeds 3, 4; search.simulations = 50`.
+fn added_to(old: &SweepRecord, new: &SweepRecord) -> String {
+    let mut added: Vec<String> = Vec::new();
+    let seeds: Vec<String> = new
+        .seeds
+        .iter()
+        .filter(|s| !old.seeds.contains(s))
         .map(u64::to_string)
         .collect();
     if !seeds.is_empty() {
         added.push(format!("seeds {}", seeds.join(", ")));
     }
-    for ((k, new), (_, was)) in sweep.record.axes.iter().zip(&record.axes) {
-        let more: Vec<&str> = new
+    for ((k, more), (_, was)) in new.axes.iter().zip(&old.axes) {
+        let more: Vec<&str> = more
             .iter()
             .filter(|v| !was.contains(v))
             .map(String::as_str)
@@ -586,11 +599,7 @@ pub fn standing(store: &Store, sweep: &Sweep) -> Result<Standing, ExperimentErro
             added.push(format!("{k} = {}", more.join(", ")));
         }
     }
-    Ok(Standing::Grows {
-        old,
-        old_runs: record.runs.len(),
-        added: added.join("; "),
-    })
+    added.join("; ")
 }
 
 /// What happened to one run.
