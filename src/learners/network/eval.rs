@@ -1,32 +1,29 @@
 //! The network as the search's leaf evaluator.
 
-use rand::RngExt;
-use serde::{Deserialize, Serialize};
-
-use crate::eval::reference::{
-    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, c4_search_scores,
-    evaluation_search, greedy_scores, solver_scores,
-};
-use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
-use crate::game::{Action, Game, GameResult};
-use crate::game_record::{GameEnd, GameRecord, ReplayError};
+use super::Network;
+use crate::game::{Action, Game};
 use crate::games::Abilities;
-use crate::learners::gate::{GateResult, GateSettings, gate_score};
-use crate::learners::{
-    Checkpoint, CheckpointRefs, EvalContext, Learner, LearnerContext, LearnerError,
-    LearnerSettings, ModelSummary, Reference, SettingsCheck, TrainReport,
-};
-use crate::error::SettingError;
-use crate::nn::encode::Encoder;
-use crate::nn::{
-    Arch, Arith, Example, Head, Layout, Losses, OptimConfig, OptimState, ResNet, Scratch, Trainer,
-    ValueHead, Weights, legal_softmax, train_step,
-};
-use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
+use crate::nn::{Scratch, legal_softmax};
+use crate::rng::StreamRng;
 use crate::search::{Evaluator, Leaf};
-use crate::store::{Encoded, ObjectHash, Record, Store};
-use super::settings::{DEFAULT_TRAIN_STEPS, OptimizerKind, bad, game_name};
-use super::{ArchKind, ArithKind, AugmentKind, CheckpointRecord, FIXED_SETTINGS, HeadKind, NETWORK_METRICS, NetSample, Network, NetworkEvaluation, NetworkSettings, OptimizerRecord, ParamsRecord, SELF_PLAY_LANES, ValueHeadKind, settings_of};
+
+/// The network as the search's leaf evaluator: priors the softmax of the legal logits,
+/// value the value head's on the [0, 1] scale for the side to move.
+pub struct NetEval<'a, G: Game> {
+    pub(super) net: &'a Network<G>,
+    pub(super) x: Vec<f32>,
+    pub(super) scratch: Scratch,
+}
+
+impl<G: Abilities> NetEval<'_, G> {
+    /// The greedy move: the legal action of highest logit, ties to the lowest action.
+    pub fn greedy(&mut self, s: &G::State, legal: &[Action]) -> Action {
+        self.greedy_value(s, legal).0
+    }
+
+    /// The greedy move and the value on the [0, 1] scale, from one forward pass.
+    pub(crate) fn greedy_value(&mut self, s: &G::State, legal: &[Action]) -> (Action, f64) {
+        let pre = self.net.infer(s, &mut self.x, &mut self.scratch);
         let logits = &self.scratch.logits;
         let mut best = legal[0];
         for &a in &legal[1..] {

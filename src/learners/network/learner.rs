@@ -2,32 +2,39 @@
 //! evaluation.
 
 use rand::RngExt;
-use serde::{Deserialize, Serialize};
 
-use crate::eval::reference::{
-    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, c4_search_scores,
-    evaluation_search, greedy_scores, solver_scores,
-};
-use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
-use crate::game::{Action, Game, GameResult};
-use crate::game_record::{GameEnd, GameRecord, ReplayError};
-use crate::games::Abilities;
-use crate::learners::gate::{GateResult, GateSettings, gate_score};
-use crate::learners::{
-    Checkpoint, CheckpointRefs, EvalContext, Learner, LearnerContext, LearnerError,
-    LearnerSettings, ModelSummary, Reference, SettingsCheck, TrainReport,
+use super::settings::{bad, game_name};
+use super::{
+    AugmentKind, CheckpointRecord, NETWORK_METRICS, NetEval, NetSample, Network, NetworkEvaluation,
+    OptimizerRecord, ParamsRecord, SELF_PLAY_LANES, settings_of,
 };
 use crate::error::SettingError;
-use crate::nn::encode::Encoder;
-use crate::nn::{
-    Arch, Arith, Example, Head, Layout, Losses, OptimConfig, OptimState, ResNet, Scratch, Trainer,
-    ValueHead, Weights, legal_softmax, train_step,
+use crate::eval::reference::{
+    ReferenceEval, c4_scores, c4_search_scores, greedy_scores, solver_scores,
 };
-use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
-use crate::search::{Evaluator, Leaf};
-use crate::store::{Encoded, ObjectHash, Record, Store};
-use super::settings::{DEFAULT_TRAIN_STEPS, OptimizerKind, bad, game_name};
-use super::{ArchKind, ArithKind, AugmentKind, CheckpointRecord, FIXED_SETTINGS, HeadKind, NETWORK_METRICS, NetEval, NetSample, Network, NetworkEvaluation, NetworkSettings, OptimizerRecord, ParamsRecord, SELF_PLAY_LANES, ValueHeadKind, settings_of};
+use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
+use crate::game::{Action, GameResult};
+use crate::game_record::{GameEnd, GameRecord, ReplayError};
+use crate::games::Abilities;
+use crate::learners::{
+    Checkpoint, CheckpointRefs, EvalContext, Learner, LearnerContext, LearnerError, ModelSummary,
+    Reference, SettingsCheck, TrainReport,
+};
+use crate::nn::{Example, Losses, Trainer, train_step};
+use crate::rng::{stream_fmt, uniform_index};
+use crate::store::{Encoded, ObjectHash, Store};
+
+impl<G: Abilities> Learner<G> for Network<G> {
+    const NAME: &'static str = "network";
+    const METRICS: &'static [MetricDef] = NETWORK_METRICS;
+    const SELF_PLAY_LANES: usize = SELF_PLAY_LANES;
+
+    type Sample = NetSample;
+    type Eval<'a> = NetEval<'a, G>;
+    type Evaluation = NetworkEvaluation;
+
+    fn validate(check: SettingsCheck<'_>) -> Result<(), SettingError> {
+        let n = settings_of(check.learner);
         n.validate(check)?;
         if n.augment == AugmentKind::Mirror && G::ABILITIES.mirror.is_none() {
             return Err(bad(

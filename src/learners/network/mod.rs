@@ -26,10 +26,10 @@ mod settings;
 
 pub use eval::NetEval;
 pub use model::{NetSample, Network};
-pub(crate) use records::{CheckpointRecord, OptimizerRecord, ParamsRecord};
 pub use records::NetworkEvaluation;
-pub(crate) use settings::{FIXED_SETTINGS, settings_of};
+pub(crate) use records::{CheckpointRecord, OptimizerRecord, ParamsRecord};
 pub use settings::{ArchKind, ArithKind, AugmentKind, HeadKind, NetworkSettings, ValueHeadKind};
+pub(crate) use settings::{FIXED_SETTINGS, settings_of};
 
 const OWN_METRICS: [MetricDef; 12] = [
     SHARED[0],

@@ -1,32 +1,57 @@
 //! The network learner's model: the weights, the optimiser and the inference over a batch.
 
-use rand::RngExt;
-use serde::{Deserialize, Serialize};
-
-use crate::eval::reference::{
-    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, c4_search_scores,
-    evaluation_search, greedy_scores, solver_scores,
-};
-use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
-use crate::game::{Action, Game, GameResult};
-use crate::game_record::{GameEnd, GameRecord, ReplayError};
+use super::{NetEval, NetworkSettings, settings_of};
+use crate::eval::reference::evaluation_search;
+use crate::game::Game;
 use crate::games::Abilities;
-use crate::learners::gate::{GateResult, GateSettings, gate_score};
-use crate::learners::{
-    Checkpoint, CheckpointRefs, EvalContext, Learner, LearnerContext, LearnerError,
-    LearnerSettings, ModelSummary, Reference, SettingsCheck, TrainReport,
-};
-use crate::error::SettingError;
+use crate::learners::gate::{GateResult, gate_score};
+use crate::learners::{LearnerContext, LearnerError, TrainReport};
 use crate::nn::encode::Encoder;
 use crate::nn::{
-    Arch, Arith, Example, Head, Layout, Losses, OptimConfig, OptimState, ResNet, Scratch, Trainer,
-    ValueHead, Weights, legal_softmax, train_step,
+    Example, Layout, Losses, OptimConfig, OptimState, Scratch, Trainer, Weights, train_step,
 };
-use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
-use crate::search::{Evaluator, Leaf};
-use crate::store::{Encoded, ObjectHash, Record, Store};
-use super::settings::{DEFAULT_TRAIN_STEPS, OptimizerKind, bad, game_name};
-use super::{ArchKind, ArithKind, AugmentKind, CheckpointRecord, FIXED_SETTINGS, HeadKind, NETWORK_METRICS, NetEval, NetworkEvaluation, NetworkSettings, OptimizerRecord, ParamsRecord, SELF_PLAY_LANES, ValueHeadKind, settings_of};
+use crate::rng::{stream, stream_fmt, uniform_index};
+
+/// One training sample: the example, and whether it is its game's first.
+#[derive(Clone, Debug)]
+pub struct NetSample {
+    pub example: Example,
+    pub first: bool,
+}
+
+/// The network learner's model.
+pub struct Network<G: Game> {
+    pub(super) settings: NetworkSettings,
+    pub(super) layout: Layout,
+    pub(super) params: Vec<f32>,
+    /// `params` packed for inference (rebuilt whenever `params` changes).
+    pub(super) weights: Weights,
+    pub(super) optim: OptimConfig,
+    pub(super) opt: OptimState,
+    pub(super) encoder: Encoder<G>,
+    pub(super) losses: Losses,
+    pub(super) buffer: u64,
+    /// The game (the gating match plays it).
+    pub(super) game: G,
+    /// Under gating, the best model M*: what self-play, evaluation and `model:RUN@I` use
+    /// (learners/gate.rs). `None` without gating.
+    pub(super) best: Option<Box<Network<G>>>,
+    /// The last gating match.
+    pub(super) gate: Option<GateResult>,
+}
+
+impl<G: Game> std::fmt::Debug for Network<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Network")
+            .field("arch", &self.settings.arch)
+            .field("parameters", &self.params.len())
+            .finish()
+    }
+}
+
+impl<G: Abilities> Network<G> {
+    pub(super) fn build(g: &G, ctx: LearnerContext<'_>) -> Result<Network<G>, LearnerError> {
+        let settings = settings_of(ctx.learner);
         let encoder = g.encoder().ok_or_else(|| {
             LearnerError::Usage(format!(
                 "learner.kind = \"network\": {} has no input encoding",

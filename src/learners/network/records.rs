@@ -1,33 +1,141 @@
 //! The network learner's versioned records: weights, optimiser state, the checkpoint root
 //! and the evaluation (their bytes are pinned: see the serde impls).
 
-use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use crate::eval::reference::{
-    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, c4_search_scores,
-    evaluation_search, greedy_scores, solver_scores,
-};
-use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
-use crate::game::{Action, Game, GameResult};
-use crate::game_record::{GameEnd, GameRecord, ReplayError};
-use crate::games::Abilities;
-use crate::learners::gate::{GateResult, GateSettings, gate_score};
-use crate::learners::{
-    Checkpoint, CheckpointRefs, EvalContext, Learner, LearnerContext, LearnerError,
-    LearnerSettings, ModelSummary, Reference, SettingsCheck, TrainReport,
-};
-use crate::error::SettingError;
-use crate::nn::encode::Encoder;
-use crate::nn::{
-    Arch, Arith, Example, Head, Layout, Losses, OptimConfig, OptimState, ResNet, Scratch, Trainer,
-    ValueHead, Weights, legal_softmax, train_step,
-};
-use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
-use crate::search::{Evaluator, Leaf};
-use crate::store::{Encoded, ObjectHash, Record, Store};
-use super::settings::{DEFAULT_TRAIN_STEPS, OptimizerKind, bad, game_name};
-use super::{ArchKind, ArithKind, AugmentKind, FIXED_SETTINGS, HeadKind, NETWORK_METRICS, NetEval, NetSample, Network, NetworkSettings, SELF_PLAY_LANES, ValueHeadKind, settings_of};
+use crate::eval::WinRate;
+use crate::eval::reference::ReferenceEval;
+use crate::learners::gate::GateResult;
+use crate::nn::OptimState;
+use crate::store::{ObjectHash, Record};
+
+/// `network-params/v1`: a network's weights, in layout order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ParamsRecord {
+    pub values: Vec<f32>,
+}
+
+impl Record for ParamsRecord {
+    const KIND: &'static str = "network-params/v1";
+}
+
+/// `network-optimizer/v1`: the optimiser's state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct OptimizerRecord {
+    pub state: OptimState,
+}
+
+impl Record for OptimizerRecord {
+    const KIND: &'static str = "network-optimizer/v1";
+}
+
+/// Field `i` of a record read as a tuple (`expecting`: how many fields it may have), for the
+/// records whose last fields are written only when present.
+fn field<'de, T: Deserialize<'de>, A: serde::de::SeqAccess<'de>>(
+    seq: &mut A,
+    i: usize,
+    expecting: &'static str,
+) -> Result<T, A::Error> {
+    seq.next_element()?
+        .ok_or_else(|| serde::de::Error::invalid_length(i, &expecting))
+}
+
+/// `network-checkpoint/v1`: the root of a checkpoint. `best`, the weights of the best model
+/// M* under gating (learners/gate.rs), is written last and only when present, so a
+/// checkpoint without it has the bytes it had before gating existed.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CheckpointRecord {
+    pub iteration: u32,
+    /// Parameters in all (a check against the run's architecture).
+    pub parameters: u64,
+    pub params: ObjectHash,
+    pub(crate) optimizer: ObjectHash,
+    /// Mean losses of the iteration's last training step.
+    pub(crate) loss_policy: f64,
+    pub(crate) loss_value: f64,
+    /// Samples in the replay buffer at the last training.
+    pub buffer: u64,
+    /// M*'s `network-params/v1` (gating only).
+    pub(crate) best: Option<ObjectHash>,
+}
+
+impl Serialize for CheckpointRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        let mut t = s.serialize_tuple(7 + usize::from(self.best.is_some()))?;
+        t.serialize_element(&self.iteration)?;
+        t.serialize_element(&self.parameters)?;
+        t.serialize_element(&self.params)?;
+        t.serialize_element(&self.optimizer)?;
+        t.serialize_element(&self.loss_policy)?;
+        t.serialize_element(&self.loss_value)?;
+        t.serialize_element(&self.buffer)?;
+        if let Some(b) = &self.best {
+            t.serialize_element(b)?;
+        }
+        t.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for CheckpointRecord {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CheckpointRecord, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = CheckpointRecord;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a network checkpoint")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<CheckpointRecord, A::Error> {
+                const E: &str = "7 or 8 fields";
+                Ok(CheckpointRecord {
+                    iteration: field(&mut seq, 0, E)?,
+                    parameters: field(&mut seq, 1, E)?,
+                    params: field(&mut seq, 2, E)?,
+                    optimizer: field(&mut seq, 3, E)?,
+                    loss_policy: field(&mut seq, 4, E)?,
+                    loss_value: field(&mut seq, 5, E)?,
+                    buffer: field(&mut seq, 6, E)?,
+                    // The bytes end here without gating: read as "no M*".
+                    best: seq.next_element().ok().flatten(),
+                })
+            }
+        }
+        d.deserialize_tuple(8, V)
+    }
+}
+
+impl Record for CheckpointRecord {
+    const KIND: &'static str = "network-checkpoint/v1";
+}
+
+/// `network-evaluation/v1`: the first eight fields, then the reference metrics
+/// ([`crate::eval::reference`]) only where they were measured. Postcard writes a struct as its
+/// fields one after another, so an evaluation without them has exactly the bytes it had
+/// before they existed (the heads of earlier runs do not move), and a stored one without
+/// them reads back with `reference: None` (see the serde impls below).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetworkEvaluation {
+    pub iteration: u32,
+    pub wr_p: Option<WinRate>,
+    pub err_p: Option<f64>,
+    pub mae_v: Option<f64>,
+    pub seen: u64,
+    pub(crate) loss_policy: f64,
+    pub(crate) loss_value: f64,
+    pub buffer: u64,
+    pub reference: Option<ReferenceEval>,
+    /// The iteration's gating match (learners/gate.rs): written after the reference metrics
+    /// (empty ones standing in when there are none), only under gating.
+    pub gate: Option<GateResult>,
+}
+
+impl Serialize for NetworkEvaluation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        let reference = self.reference.is_some() || self.gate.is_some();
         let fields = 8 + usize::from(reference) + usize::from(self.gate.is_some());
         let mut t = s.serialize_tuple(fields)?;
         t.serialize_element(&self.iteration)?;

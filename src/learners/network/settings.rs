@@ -1,32 +1,241 @@
 //! `[learner.network]`: the network learner's settings, their checks and the keys a branch
 //! cannot change.
 
-use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use crate::eval::reference::{
-    REFERENCE_METRICS, ReferenceEval, ReferenceSettings, c4_scores, c4_search_scores,
-    evaluation_search, greedy_scores, solver_scores,
-};
-use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
-use crate::game::{Action, Game, GameResult};
-use crate::game_record::{GameEnd, GameRecord, ReplayError};
-use crate::games::Abilities;
-use crate::learners::gate::{GateResult, GateSettings, gate_score};
-use crate::learners::{
-    Checkpoint, CheckpointRefs, EvalContext, Learner, LearnerContext, LearnerError,
-    LearnerSettings, ModelSummary, Reference, SettingsCheck, TrainReport,
-};
 use crate::error::SettingError;
-use crate::nn::encode::Encoder;
-use crate::nn::{
-    Arch, Arith, Example, Head, Layout, Losses, OptimConfig, OptimState, ResNet, Scratch, Trainer,
-    ValueHead, Weights, legal_softmax, train_step,
-};
-use crate::rng::{StreamRng, stream, stream_fmt, uniform_index};
-use crate::search::{Evaluator, Leaf};
-use crate::store::{Encoded, ObjectHash, Record, Store};
-use super::{CheckpointRecord, NETWORK_METRICS, NetEval, NetSample, Network, NetworkEvaluation, OptimizerRecord, ParamsRecord, SELF_PLAY_LANES};
+use crate::eval::reference::ReferenceSettings;
+use crate::learners::gate::GateSettings;
+use crate::learners::{LearnerSettings, SettingsCheck};
+use crate::nn::{Arch, Arith, Head, OptimConfig, ResNet, ValueHead};
+
+/// The architecture's name in the spec.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ArchKind {
+    #[default]
+    #[serde(rename = "mlp")]
+    Mlp,
+    #[serde(rename = "resnet")]
+    ResNet,
+}
+
+/// The residual net's heads in the spec.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HeadKind {
+    #[default]
+    #[serde(rename = "dense")]
+    Dense,
+    #[serde(rename = "conv")]
+    Conv,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
+}
+
+fn is_false(x: &bool) -> bool {
+    !*x
+}
+
+fn is_dense(x: &HeadKind) -> bool {
+    *x == HeadKind::Dense
+}
+
+/// How the network's kernels add each term (docs/network.md, "Kernels").
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ArithKind {
+    /// A fused multiply-add, rounded once (the default of new runs).
+    #[serde(rename = "fused")]
+    Fused,
+    /// A multiply, then an add, each rounded (runs stored before the key existed).
+    #[serde(rename = "separate")]
+    Separate,
+}
+
+/// The value head's squashing in the spec (`nn::ValueHead`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ValueHeadKind {
+    /// tanh, in [-1, 1], trained against 2z - 1 (AlphaZero's).
+    #[default]
+    #[serde(rename = "tanh")]
+    Tanh,
+    /// The logistic sigmoid, in [0, 1], trained against z (the tabular learner's).
+    #[serde(rename = "sigmoid")]
+    Sigmoid,
+}
+
+impl ValueHeadKind {
+    pub(super) fn head(self) -> ValueHead {
+        match self {
+            ValueHeadKind::Tanh => ValueHead::Tanh,
+            ValueHeadKind::Sigmoid => ValueHead::Sigmoid,
+        }
+    }
+}
+
+fn is_tanh(x: &ValueHeadKind) -> bool {
+    *x == ValueHeadKind::Tanh
+}
+
+/// Data augmentation of the samples (`augment`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AugmentKind {
+    /// The samples as played.
+    #[default]
+    #[serde(rename = "none")]
+    None,
+    /// Each kept sample and its mirror image (the game's `mirror` ability; Liu et al.'s
+    /// two-fold augmentation of Chinese Checkers).
+    #[serde(rename = "mirror")]
+    Mirror,
+}
+
+fn is_no_augment(x: &AugmentKind) -> bool {
+    *x == AugmentKind::None
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
+
+/// `train_steps`' default (a spec that gives `train_epochs` leaves it there).
+pub(super) const DEFAULT_TRAIN_STEPS: u32 = 100;
+
+/// The optimiser's name in the spec.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum OptimizerKind {
+    #[default]
+    #[serde(rename = "sgd")]
+    Sgd,
+    #[serde(rename = "adam")]
+    Adam,
+}
+
+/// `[learner.network]`: the network, its optimiser and its training (defaults: the 2023
+/// study's optimiser, SGD with Nesterov momentum 0.9 and weight decay 1e-4, batches of 256).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetworkSettings {
+    /// `mlp` or `resnet`.
+    pub arch: ArchKind,
+    /// MLP: the hidden layers' widths.
+    pub hidden: Vec<u32>,
+    /// ResNet: residual blocks and channels.
+    pub blocks: u32,
+    pub channels: u32,
+    /// ResNet: bottleneck blocks with this many inner channels (1x1, 3x3, 1x1; He et al.
+    /// 2016); 0: basic blocks of two 3x3 convolutions. The keys below are left out of the
+    /// settings record at their defaults, so earlier runs' settings hash as before.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bottleneck: u32,
+    /// ResNet: batch normalisation after every convolution (no convolution biases).
+    #[serde(skip_serializing_if = "is_false")]
+    pub batch_norm: bool,
+    /// ResNet: `dense` heads (fully connected from the trunk) or AlphaGo Zero's `conv` heads.
+    #[serde(skip_serializing_if = "is_dense")]
+    pub head: HeadKind,
+    /// Conv heads: the policy head's 1x1 channels (default 2), the value head's (default 1)
+    /// and its hidden layer's width (default 256), AlphaGo Zero's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy_channels: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_channels: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_hidden: Option<u32>,
+    /// The kernels' arithmetic: `fused` (a spec's default) or `separate`. Absent from a
+    /// stored record: `separate`, the arithmetic of every run stored before this key
+    /// existed, so that they verify and resume with their own bits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arithmetic: Option<ArithKind>,
+    /// The value head: `tanh` (in [-1, 1]; the default, AlphaZero's) or `sigmoid` (in
+    /// [0, 1]). Left out of the record at its default, so earlier runs hash as before.
+    #[serde(skip_serializing_if = "is_tanh")]
+    pub value_head: ValueHeadKind,
+    /// `sgd` or `adam`.
+    pub(crate) optimizer: OptimizerKind,
+    /// (from_iteration, learning rate), ascending, the first from iteration 1.
+    pub(crate) lr: Vec<(u32, f64)>,
+    /// SGD.
+    pub(crate) momentum: f64,
+    pub(crate) nesterov: bool,
+    /// L2 weight decay (both optimisers).
+    pub(crate) weight_decay: f64,
+    /// Adam.
+    pub(crate) adam_beta1: f64,
+    pub(crate) adam_beta2: f64,
+    pub(crate) adam_eps: f64,
+    /// Games in the replay buffer (absent: every game of the window).
+    pub replay_games: Option<u32>,
+    pub batch_size: u32,
+    /// Optimiser steps per iteration (minibatches drawn with replacement).
+    pub train_steps: u32,
+    /// Instead of `train_steps`: passes over the replay buffer per iteration, each a
+    /// permutation in minibatches of `batch_size` (Liu et al.: 2 in stage 1, 5 in stage 2).
+    /// The four keys below are left out of the settings record at their defaults, so earlier
+    /// runs' settings hash as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub train_epochs: Option<u32>,
+    /// Each sample of a stored game is kept with this probability, in (0, 1] (default 1:
+    /// every sample; Liu et al. keep 3-5%), drawn from a stream of the game record.
+    #[serde(skip_serializing_if = "is_one")]
+    pub retain: f64,
+    /// `none` or `mirror` (each kept sample's mirror image too).
+    #[serde(skip_serializing_if = "is_no_augment")]
+    pub augment: AugmentKind,
+    /// No samples from drawn games (Liu et al. discard games over the move limit).
+    #[serde(skip_serializing_if = "is_false")]
+    pub skip_draws: bool,
+    /// `[learner.network.reference]`: the reference metrics of unsolved variants (absent:
+    /// their defaults). Left out of the settings record when absent, so the settings of
+    /// earlier runs hash as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ReferenceSettings>,
+    /// `[learner.network.gate]`: gating against the best model M* (learners/gate.rs; absent:
+    /// none, self-play uses the trained model). Left out of the record when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateSettings>,
+}
+
+impl Default for NetworkSettings {
+    fn default() -> NetworkSettings {
+        NetworkSettings {
+            arch: ArchKind::Mlp,
+            hidden: vec![64, 64],
+            blocks: 2,
+            channels: 32,
+            bottleneck: 0,
+            batch_norm: false,
+            head: HeadKind::Dense,
+            policy_channels: None,
+            value_channels: None,
+            value_hidden: None,
+            arithmetic: None,
+            value_head: ValueHeadKind::Tanh,
+            optimizer: OptimizerKind::Sgd,
+            lr: vec![(1, 0.1)],
+            momentum: 0.9,
+            nesterov: true,
+            weight_decay: 1e-4,
+            adam_beta1: 0.9,
+            adam_beta2: 0.999,
+            adam_eps: 1e-8,
+            replay_games: None,
+            batch_size: 256,
+            train_steps: DEFAULT_TRAIN_STEPS,
+            train_epochs: None,
+            retain: 1.0,
+            augment: AugmentKind::None,
+            skip_draws: false,
+            reference: None,
+            gate: None,
+        }
+    }
+}
+
+/// The game's type name (`Ewn`, `Checkers`, `Go`), for errors raised where only its type is
+/// known.
+pub(super) fn game_name<G>() -> &'static str {
+    let full = std::any::type_name::<G>();
     let path = full.split('<').next().unwrap_or(full);
     path.rsplit("::").next().unwrap_or(path)
 }

@@ -1,5 +1,15 @@
+use super::settings::game_name;
 use super::*;
+use crate::eval::WinRate;
+use crate::eval::reference::ReferenceEval;
+use crate::game::{Game, GameResult};
+use crate::game_record::{GameEnd, GameRecord};
+use crate::games::Abilities;
+use crate::learners::Learner;
+use crate::nn::{Arith, ValueHead};
+use crate::rng::{stream_fmt, uniform_index};
 use crate::runs::RunConfig;
+use rand::RngExt;
 
 const BASE: &str = "variant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\n\
                     games_per_iteration = 10\nwindow = 2\n[learner]\nkind = \"network\"\n";
@@ -54,7 +64,7 @@ fn settings_default_to_the_2023_study_and_parse() {
 /// its network's size is what docs/checkers.md reports.
 #[test]
 fn the_liu_spec_parses_and_its_network_has_the_reported_size() {
-    let text = include_str!("../../runs/checkers-liu.toml");
+    let text = include_str!("../../../runs/checkers-liu.toml");
     let cfg = RunConfig::from_toml(text, "t").unwrap();
     assert_eq!(cfg.iterations, 200);
     let crate::games::AnyGame::Checkers(g) = &cfg.game else {
@@ -66,7 +76,7 @@ fn the_liu_spec_parses_and_its_network_has_the_reported_size() {
 
 #[test]
 fn the_tiny_spec_parses() {
-    let c = RunConfig::from_toml(include_str!("../../runs/network-tiny.toml"), "x").unwrap();
+    let c = RunConfig::from_toml(include_str!("../../../runs/network-tiny.toml"), "x").unwrap();
     assert_eq!(c.game.variant(), "ewn:3x3x3");
     let n = settings_of(&c.settings.learner);
     assert_eq!((n.arch, n.hidden.clone()), (ArchKind::Mlp, vec![32]));
@@ -333,9 +343,8 @@ fn data_settings_are_left_out_at_their_defaults() {
     for key in ["retain", "augment", "skip_draws", "train_epochs"] {
         assert!(json.get(key).is_none(), "{key}: {json}");
     }
-    let c = checkers_config(
-        "retain = 0.04\naugment = \"mirror\"\nskip_draws = true\ntrain_epochs = 2",
-    );
+    let c =
+        checkers_config("retain = 0.04\naugment = \"mirror\"\nskip_draws = true\ntrain_epochs = 2");
     let json = serde_json::to_value(settings_of(&c.settings.learner)).unwrap();
     assert_eq!(json["retain"], 0.04);
     assert_eq!(json["augment"], "mirror");
@@ -465,7 +474,16 @@ fn plain_evaluation() -> NetworkEvaluation {
 
 /// [`plain_evaluation`]'s eight fields as a tuple: the layout before the reference metrics.
 #[allow(clippy::type_complexity)]
-fn first_eight_fields() -> (u32, Option<WinRate>, Option<f64>, Option<f64>, u64, f64, f64, u64) {
+fn first_eight_fields() -> (
+    u32,
+    Option<WinRate>,
+    Option<f64>,
+    Option<f64>,
+    u64,
+    f64,
+    f64,
+    u64,
+) {
     (3, None, Some(0.1), Some(0.2), 9, 1.5, 0.25, 7)
 }
 

@@ -318,7 +318,10 @@ fn the_onnx_file_reads_back() {
     );
     // A residual block adds its input: the Add of block 0 reads the stem's ReLU.
     assert_eq!(strings(&nodes[5], 1), ["blocks.0.conv2", "stem.relu"]);
-    assert_eq!(strings(&nodes[0], 1), ["planes", "stem.weight", "stem.bias"]);
+    assert_eq!(
+        strings(&nodes[0], 1),
+        ["planes", "stem.weight", "stem.bias"]
+    );
     let attrs: Vec<(String, Vec<u64>, u64)> = messages(&nodes[0], 5)
         .iter()
         .map(|a| (text(a, 1), ints(a, 8), one_int(a, 20)))

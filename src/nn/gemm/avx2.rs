@@ -253,9 +253,7 @@ pub(super) unsafe fn full<const F: bool>(t: Full<'_>, c: &mut [f32]) {
             (Start::AddSum, _) => (Fin::AddSum, std::ptr::null()),
             (_, Then::Nothing) => (Fin::Plain, std::ptr::null()),
             (_, Then::Relu) => (Fin::Relu, std::ptr::null()),
-            (_, Then::AddRelu(sk)) => {
-                (Fin::AddRelu, sk.as_ptr().add(m0 * out.rs + n0 * out.cs))
-            }
+            (_, Then::AddRelu(sk)) => (Fin::AddRelu, sk.as_ptr().add(m0 * out.rs + n0 * out.cs)),
             (_, Then::Norm(_)) => unreachable!("`gemm` runs no full AVX2 tile with a norm"),
         };
         if rows_major {

@@ -128,9 +128,7 @@ unsafe fn tile<const R: usize, const P: usize, const F: bool>(
             (Start::AddSum, _) => (Fin::AddSum, std::ptr::null()),
             (_, Then::Nothing | Then::Norm(_)) => (Fin::Plain, std::ptr::null()),
             (_, Then::Relu) => (Fin::Relu, std::ptr::null()),
-            (_, Then::AddRelu(sk)) => {
-                (Fin::AddRelu, sk.as_ptr().add(m0 * out.rs + n0 * out.cs))
-            }
+            (_, Then::AddRelu(sk)) => (Fin::AddRelu, sk.as_ptr().add(m0 * out.rs + n0 * out.cs)),
         };
         if out.cs == 1 {
             finish_rows::<R, P>(fin, &acc, widths, out.rs, cp, skip);
@@ -156,8 +154,7 @@ unsafe fn start<const R: usize, const P: usize>(
             Start::Zero | Start::AddSum => {}
             Start::ColBias(b) => {
                 for j in 0..P {
-                    let v =
-                        _mm512_maskz_loadu_ps(lanes(widths[j]), b.as_ptr().add(n0 + j * NR));
+                    let v = _mm512_maskz_loadu_ps(lanes(widths[j]), b.as_ptr().add(n0 + j * NR));
                     for row in acc.iter_mut() {
                         row[j] = v;
                     }
