@@ -53,7 +53,8 @@ fn network(c: &mut Criterion) {
         group.bench_function(format!("{label}/self-play-game-50-sims"), |b| {
             b.iter(|| {
                 i += 1;
-                tabula::selfplay::self_play_game(&g, &mut search, &mut eval, 1, 1, i, None, None)
+                let slot = tabula::rng::GameSlot::new(1, 1, i);
+                tabula::selfplay::self_play_game(&g, &mut search, &mut eval, slot, None, None)
                     .expect("self-play")
                     .steps
                     .len()

@@ -90,7 +90,8 @@ fn main() {
                             )
                         },
                         |(search, eval), i| {
-                            tabula::selfplay::self_play_game(&g, search, eval, 1, 1, i, None, None)
+                            let slot = tabula::rng::GameSlot::new(1, 1, i);
+                            tabula::selfplay::self_play_game(&g, search, eval, slot, None, None)
                                 .expect("self-play")
                         },
                     )
@@ -100,7 +101,7 @@ fn main() {
             let t = Instant::now();
             let ids: Vec<LaneGame<_>> = (0..games)
                 .map(|game| LaneGame {
-                    game,
+                    slot: tabula::rng::GameSlot::new(1, 1, game),
                     start: None,
                     tree: false,
                 })
@@ -109,7 +110,7 @@ fn main() {
                 ids.par_chunks(lanes)
                     .flat_map_iter(|chunk| {
                         let mut eval = model.eval();
-                        self_play_lanes(&g, cfg.settings.search, &mut eval, 1, 1, chunk, lanes)
+                        self_play_lanes(&g, cfg.settings.search, &mut eval, chunk, lanes)
                             .expect("self-play")
                             .into_iter()
                             .map(|p| p.record)

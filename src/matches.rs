@@ -22,7 +22,6 @@ pub(crate) fn match_stream(i: u32) -> String {
 
 /// Plays one game from `start` (the game's start when `None`) between two agents, player 0
 /// first, drawing everything from `rng`. `players` and `(seed, stream)` are recorded as given.
-#[allow(clippy::too_many_arguments)]
 pub fn play_game<G: Abilities>(
     g: &G,
     agents: [&mut Agent<G>; 2],
@@ -282,7 +281,6 @@ pub(crate) fn random_opening<G: Game>(g: &G, plies: u32, rng: &mut StreamRng) ->
 /// run as one parallel list; the reports come in pair order, their games in game order, so
 /// they are the same on any number of threads. `game_done` is called after each game
 /// (progress only).
-#[allow(clippy::too_many_arguments)]
 pub fn run_tournament<G: Abilities>(
     g: &G,
     players: &[Player<G>],

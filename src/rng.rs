@@ -58,6 +58,41 @@ pub(crate) fn stream_fmt(seed: u64, name: std::fmt::Arguments<'_>) -> StreamRng 
     rng
 }
 
+/// A game's place in a run: game `game` of iteration `iteration` under run seed `seed`. Every
+/// draw of the game comes from a stream of `seed` named by its place, `LABEL(iteration,game)`
+/// (`self-play(3,17)`, `explore(3,17)`, `start(3,17)`, ...), so the game is the same bits
+/// whichever thread or batch plays it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GameSlot {
+    pub seed: u64,
+    pub iteration: u32,
+    pub game: u32,
+}
+
+impl GameSlot {
+    pub fn new(seed: u64, iteration: u32, game: u32) -> GameSlot {
+        GameSlot {
+            seed,
+            iteration,
+            game,
+        }
+    }
+
+    /// The stream name `LABEL(iteration,game)`.
+    pub fn name(&self, label: &str) -> String {
+        format!("{label}({},{})", self.iteration, self.game)
+    }
+
+    /// The generator of stream `LABEL(iteration,game)` under the seed: the same generator as
+    /// `stream(seed, &self.name(label))`.
+    pub fn stream(&self, label: &str) -> StreamRng {
+        stream_fmt(
+            self.seed,
+            format_args!("{label}({},{})", self.iteration, self.game),
+        )
+    }
+}
+
 /// Draws an index of `outcomes` by probability, walking them in order: the first `i` whose
 /// running sum of probabilities exceeds one uniform draw `u`, or the last index (which absorbs
 /// rounding, so a draw never falls off the end).
@@ -226,5 +261,18 @@ mod golden {
             let got: Vec<f64> = (0..2).map(|_| gm.sample(&mut r)).collect();
             assert_eq!(got, want, "Gamma({alpha}, 1)");
         }
+    }
+
+    /// A slot's stream is the stream named `LABEL(iteration,game)`: the names of the streams
+    /// runs stored before the slot existed, so their games keep their bits.
+    #[test]
+    fn a_slots_stream_is_its_named_stream() {
+        let slot = GameSlot::new(7, 3, 17);
+        assert_eq!(slot.name("self-play"), "self-play(3,17)");
+        let mut a = slot.stream("explore");
+        let mut b = stream(7, "explore(3,17)");
+        let (x, y): (Vec<u64>, Vec<u64>) = (0..4).map(|_| (a.next_u64(), b.next_u64())).unzip();
+        assert_eq!(x, y);
+        assert_ne!(slot.stream("start").next_u64(), x[0]);
     }
 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::{Action, ChanceOutcome, Game, Player};
 use crate::play::{Decision, optimal_decision};
-use crate::rng::{stream_fmt, uniform_index};
+use crate::rng::{GameSlot, uniform_index};
 use crate::solver::{Solution, action_values, to_unit};
 
 /// The table player's score against the optimal player.
@@ -208,35 +208,26 @@ pub fn win_rate_of<G: Game, S>(
             || (init(), Vec::new(), Vec::new()),
             |(state, actions, outcomes), i| {
                 let mut pick = |s: &G::State, legal: &[Action]| choose(state, s, legal);
-                eval_game(
-                    g,
-                    &mut pick,
-                    &truth.solution,
-                    seed,
-                    iteration,
-                    i,
-                    actions,
-                    outcomes,
-                )
+                let slot = GameSlot::new(seed, iteration, i);
+                eval_game(g, &mut pick, &truth.solution, slot, actions, outcomes)
             },
         )
         .collect();
     WinRate::of_scores(&scores)
 }
 
-/// One evaluation game; returns the player's score.
-#[allow(clippy::too_many_arguments)]
+/// One evaluation game (game `slot.game` of the evaluation at `slot.iteration`); returns the
+/// player's score.
 fn eval_game<G: Game>(
     g: &G,
     pick: &mut dyn FnMut(&G::State, &[Action]) -> Action,
     sol: &Solution<G::Key>,
-    seed: u64,
-    iteration: u32,
-    index: u32,
+    slot: GameSlot,
     actions: &mut Vec<Action>,
     outcomes: &mut Vec<ChanceOutcome>,
 ) -> f64 {
-    let mut rng = stream_fmt(seed, format_args!("eval({iteration},{index})"));
+    let index = slot.game;
+    let mut rng = slot.stream("eval");
     // First in even games.
     let table_seat = Player::from_index(index as usize % 2);
     let end = crate::play::play_loop(

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::SettingError;
 use crate::game::{Game, Player};
 use crate::play::seat_score;
-use crate::rng::{stream_fmt, uniform_index};
+use crate::rng::{GameSlot, uniform_index};
 use crate::search::{Evaluator, Search, SearchConfig, SearchError};
 
 /// `[learner.network.gate]`.
@@ -110,7 +110,9 @@ pub(crate) fn gate_score<G: Game, E: Evaluator<G>, F: Evaluator<G>>(
         .map_init(
             || (Search::<G>::new(cfg).ok(), candidate(), best()),
             |(search, m, b), n| match search {
-                Some(search) => gate_game(g, settings, search, m, b, seed, iteration, n),
+                Some(search) => {
+                    gate_game(g, settings, search, m, b, GameSlot::new(seed, iteration, n))
+                }
                 None => 0.0,
             },
         )
@@ -120,18 +122,16 @@ pub(crate) fn gate_score<G: Game, E: Evaluator<G>, F: Evaluator<G>>(
 
 /// One gating game; returns M's score (a search error, impossible from a decision state,
 /// scores 0).
-#[allow(clippy::too_many_arguments)]
 fn gate_game<G: Game, E: Evaluator<G>, F: Evaluator<G>>(
     g: &G,
     settings: &GateSettings,
     search: &mut Search<G>,
     m: &mut E,
     best: &mut F,
-    seed: u64,
-    iteration: u32,
-    n: u32,
+    slot: GameSlot,
 ) -> f64 {
-    let mut rng = stream_fmt(seed, format_args!("gate({iteration},{n})"));
+    let n = slot.game;
+    let mut rng = slot.stream("gate");
     // First in even games.
     let seat = Player::from_index(n as usize % 2);
     let mut legal = Vec::new();

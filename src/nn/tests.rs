@@ -551,6 +551,59 @@ fn engine_speed() {
     pool.install(engine_speed_on_one_thread);
 }
 
+/// This thread's CPU time in seconds, so that other processes on the machine do not count.
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a valid out pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Items per second of thread CPU time: `f` (`n` items a call) repeated for half a second.
+fn rate(n: usize, f: &mut dyn FnMut()) -> f64 {
+    let t = thread_cpu_seconds();
+    let mut reps = 0;
+    while thread_cpu_seconds() - t < 0.5 {
+        f();
+        reps += 1;
+    }
+    (reps * n) as f64 / (thread_cpu_seconds() - t)
+}
+
+/// One convolution-sized product on every kernel the CPU has.
+fn gemm_speed() {
+    let (m, n, k) = (42, 64, 576);
+    let a = vec![0.5f32; m * k];
+    let b = vec![0.25f32; gemm::packed_len(k, n)];
+    let mut c = vec![0.0f32; m * n];
+    let kernels = Simd::available()
+        .into_iter()
+        .flat_map(|simd| [Arith::Separate, Arith::Fused].map(|arith| Kernel { simd, arith }));
+    for kernel in kernels {
+        let r = rate(1, &mut || {
+            let a = gemm::MatA::strided(&a, 1, m);
+            let out = gemm::Out::cols(m);
+            gemm::gemm(
+                kernel,
+                (m, n, k),
+                a,
+                &b,
+                gemm::Start::Zero,
+                gemm::Then::Relu,
+                &mut c,
+                out,
+            );
+        });
+        println!(
+            "gemm {m}x{n}x{k} {kernel:?}: {:.1} GFLOP/s",
+            r * (2 * m * n * k) as f64 * 1e-9
+        );
+    }
+}
+
 fn engine_speed_on_one_thread() {
     let cases = [
         (
@@ -565,54 +618,7 @@ fn engine_speed_on_one_thread() {
         ("c4 res6x64", res(6, 64), planes(2, 6, 7), 7),
         ("7x7 res9x32", res(9, 32), planes(3, 7, 7), 294),
     ];
-    // Thread CPU time, so that other processes on the machine do not count.
-    let cpu = || {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: a valid clock id and a valid out pointer.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-    };
-    let rate = |n: usize, f: &mut dyn FnMut()| {
-        let t = cpu();
-        let mut reps = 0;
-        while cpu() - t < 0.5 {
-            f();
-            reps += 1;
-        }
-        (reps * n) as f64 / (cpu() - t)
-    };
-    {
-        let (m, n, k) = (42, 64, 576);
-        let a = vec![0.5f32; m * k];
-        let b = vec![0.25f32; gemm::packed_len(k, n)];
-        let mut c = vec![0.0f32; m * n];
-        let kernels = Simd::available()
-            .into_iter()
-            .flat_map(|simd| [Arith::Separate, Arith::Fused].map(|arith| Kernel { simd, arith }));
-        for kernel in kernels {
-            let r = rate(1, &mut || {
-                let a = gemm::MatA::strided(&a, 1, m);
-                let out = gemm::Out::cols(m);
-                gemm::gemm(
-                    kernel,
-                    (m, n, k),
-                    a,
-                    &b,
-                    gemm::Start::Zero,
-                    gemm::Then::Relu,
-                    &mut c,
-                    out,
-                );
-            });
-            println!(
-                "gemm {m}x{n}x{k} {kernel:?}: {:.1} GFLOP/s",
-                r * (2 * m * n * k) as f64 * 1e-9
-            );
-        }
-    }
+    gemm_speed();
     for (name, arch, input, na) in cases {
         let base = Layout::new(&arch, input, na);
         let p = base.init(&mut stream(4, "nn-test-init"));

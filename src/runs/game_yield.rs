@@ -7,6 +7,7 @@ use crate::game::Turn;
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::{Learner, LearnerContext};
+use crate::rng::GameSlot;
 use crate::search::Search;
 use crate::selfplay::self_play_game;
 
@@ -64,15 +65,7 @@ pub(crate) fn replay_tree<G: Abilities, L: Learner<G>>(
         .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
     let mut eval = model.evaluator();
     let mut tree = Vec::new();
-    self_play_game(
-        g,
-        &mut search,
-        &mut eval,
-        record.seed,
-        iteration,
-        game,
-        None,
-        Some(&mut tree),
-    )?;
+    let slot = GameSlot::new(record.seed, iteration, game);
+    self_play_game(g, &mut search, &mut eval, slot, None, Some(&mut tree))?;
     Ok(tree)
 }

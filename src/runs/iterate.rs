@@ -159,9 +159,10 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         // The model that played the iteration, one evaluator for all its games.
         let mut eval = start.model.evaluator();
         for (k, (record, d)) in derived.into_iter().enumerate() {
+            let slot = crate::rng::GameSlot::new(seed, i, k as u32);
             start
                 .start
-                .observe(g, seed, i, k as u32, &record, &d.states, &d.tree, &mut eval);
+                .observe(g, slot, &record, &d.states, &d.tree, &mut eval);
             start.seen.extend(d.positions);
             samples.extend(d.samples);
         }

@@ -19,6 +19,7 @@ use crate::game::{Action, Player};
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::{Learner, LearnerContext};
+use crate::rng::GameSlot;
 use crate::selfplay::{GreedyPolicy, LaneGame, Moves, Seats, play_games_by};
 use crate::store::Encoded;
 use crate::store::{ObjectHash, RunGameRow, address};
@@ -175,10 +176,11 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
             .map_init(
                 || model.evaluator(),
                 |eval, game| {
-                    let from = policy.start(g, seed, i, game, eval);
+                    let slot = GameSlot::new(seed, i, game);
+                    let from = policy.start(g, slot, eval);
                     let tree = wants_tree && from.is_none();
                     LaneGame {
-                        game,
+                        slot,
                         start: from,
                         tree,
                     }
@@ -190,7 +192,7 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
         let seats = seats_of::<G, L>(&self.cfg.settings, ctx, i, &greedy);
         let evaluator = || model.evaluator();
         let lanes = L::SELF_PLAY_LANES;
-        let played = play_games_by(g, seats, search, &evaluator, seed, i, &games, lanes, until)?;
+        let played = play_games_by(g, seats, search, &evaluator, &games, lanes, until)?;
         played
             .into_par_iter()
             .map(|p| {

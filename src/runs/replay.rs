@@ -7,6 +7,7 @@ use super::{model_seed_of, restore_at};
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::Learner;
+use crate::rng::GameSlot;
 use crate::store::{ObjectHash, Store, address};
 
 /// A self-play game re-played from its inputs.
@@ -41,8 +42,9 @@ pub fn replay_self_play(
     let stored: GameRecord = store.get(hash)?;
     // The settings the game was played under: its iteration's stage's (runs/stages.rs).
     let cfg = cfg.in_force(iteration)?;
+    let slot = GameSlot::new(cfg.seed, iteration, game);
     let again = crate::with_game!(&cfg.game, |g| replay_any(
-        g, store, &cfg, seed, &records, &stored, iteration, game
+        g, store, &cfg, seed, &records, &stored, slot
     ))?;
     Ok(Some(SelfPlayReplay {
         run_id,
@@ -52,7 +54,6 @@ pub fn replay_self_play(
     }))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn replay_any<G: Abilities>(
     g: &G,
     store: &Store,
@@ -60,18 +61,16 @@ fn replay_any<G: Abilities>(
     model_seed: u64,
     records: &[IterationRecord],
     stored: &GameRecord,
-    iteration: u32,
-    game: u32,
+    slot: GameSlot,
 ) -> Result<ObjectHash, RunError> {
     crate::with_learner!(cfg.settings.learner.kind, L => {
-        replay_game::<G, L<G>>(g, store, cfg, model_seed, records, stored, iteration, game)
+        replay_game::<G, L<G>>(g, store, cfg, model_seed, records, stored, slot)
     })
 }
 
-/// Re-plays self-play game `game` of `iteration` with the model after the previous iteration
+/// Re-plays self-play game `slot` (the run seed, its iteration and game) with the model after the previous iteration
 /// (of the chain `records`), from the stored game's start (the start policy's choice,
 /// recorded in it).
-#[allow(clippy::too_many_arguments)]
 fn replay_game<G: Abilities, L: Learner<G>>(
     g: &G,
     store: &Store,
@@ -79,9 +78,9 @@ fn replay_game<G: Abilities, L: Learner<G>>(
     model_seed: u64,
     records: &[IterationRecord],
     stored: &GameRecord,
-    iteration: u32,
-    game: u32,
+    slot: GameSlot,
 ) -> Result<ObjectHash, RunError> {
+    let iteration = slot.iteration;
     let model: L = restore_at(
         g,
         store,
@@ -102,9 +101,7 @@ fn replay_game<G: Abilities, L: Learner<G>>(
         seats,
         &mut search,
         &mut eval,
-        cfg.seed,
-        iteration,
-        game,
+        slot,
         stored.start.is_some().then_some(&start),
         None,
     )?;

@@ -110,8 +110,8 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
         };
         for (k, (d, rec)) in derived.into_iter().zip(&games).enumerate() {
             seen.extend(d.positions);
-            let (seed, i) = (cfg.seed, r.iteration);
-            start.observe(g, seed, i, k as u32, rec, &d.states, &d.tree, eval);
+            let slot = crate::rng::GameSlot::new(cfg.seed, r.iteration, k as u32);
+            start.observe(g, slot, rec, &d.states, &d.tree, eval);
             if r.iteration >= first_in_window {
                 iteration_samples.extend(d.samples);
             }

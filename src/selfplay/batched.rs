@@ -16,16 +16,16 @@ use std::time::Instant;
 use crate::game::{ChanceOutcome, Game, Turn};
 use crate::game_record::{GameEnd, GameRecord, Step as Move};
 use crate::play::Decision;
-use crate::rng::{StreamRng, sample_outcome, stream_fmt};
+use crate::rng::{GameSlot, StreamRng, sample_outcome};
 use crate::search::{Evaluator, Leaf, Search, SearchConfig, SearchError, Step};
 
 use super::game::{SELF_PLAY, self_play_stream};
 
-/// A game to play: its index in the iteration, where it starts (`None`: the game's start)
-/// and whether to keep its search trees' decision states.
+/// A game to play: its place in the run, where it starts (`None`: the game's start) and
+/// whether to keep its search trees' decision states.
 #[derive(Clone, Debug)]
 pub struct LaneGame<S> {
-    pub game: u32,
+    pub slot: GameSlot,
     pub start: Option<S>,
     pub tree: bool,
 }
@@ -39,8 +39,9 @@ pub struct Played<S> {
 
 /// One game in progress.
 struct Lane<G: Game> {
-    slot: usize,
-    game: u32,
+    /// Its index in the games asked for.
+    at: usize,
+    slot: GameSlot,
     search: Search<G>,
     rng: StreamRng,
     s: G::State,
@@ -55,15 +56,13 @@ struct Lane<G: Game> {
 }
 
 impl<G: Game> Lane<G> {
-    /// Game `lg` (at `slot` of the games asked for) at its start, with a search from `pool`
+    /// Game `lg` (at `at` of the games asked for) at its start, with a search from `pool`
     /// (or a new one) and its stream `self-play(iteration,game)`.
     fn open(
         g: &G,
         config: SearchConfig,
         pool: &mut Vec<Search<G>>,
-        seed: u64,
-        iteration: u32,
-        slot: usize,
+        at: usize,
         lg: &LaneGame<G::State>,
     ) -> Result<Lane<G>, SearchError> {
         let notation = lg.start.as_ref().map(|s| g.notation(s));
@@ -78,10 +77,10 @@ impl<G: Game> Lane<G> {
             None => Search::new(config).map_err(|e| SearchError::Start(e.to_string()))?,
         };
         Ok(Lane {
-            slot,
-            game: lg.game,
+            at,
+            slot: lg.slot,
             search,
-            rng: stream_fmt(seed, format_args!("self-play({iteration},{})", lg.game)),
+            rng: lg.slot.stream("self-play"),
             s,
             ply: 0,
             notation,
@@ -95,23 +94,17 @@ impl<G: Game> Lane<G> {
 
     /// The finished game's record (and tree states) into its slot of `out`; returns its
     /// search for the next game.
-    fn finish(
-        self,
-        g: &G,
-        seed: u64,
-        iteration: u32,
-        out: &mut [Option<Played<G::State>>],
-    ) -> Search<G> {
+    fn finish(self, g: &G, out: &mut [Option<Played<G::State>>]) -> Search<G> {
         let end = match g.turn(&self.s) {
             Turn::Terminal(r) => GameEnd::Finished(r),
             // `advance` returns only at a terminal state.
             _ => unreachable!("a lane finishes at a terminal state"),
         };
-        out[self.slot] = Some(Played {
+        out[self.at] = Some(Played {
             record: GameRecord {
                 variant: g.variant(),
-                seed,
-                stream: self_play_stream(iteration, self.game),
+                seed: self.slot.seed,
+                stream: self_play_stream(self.slot.iteration, self.slot.game),
                 players: [SELF_PLAY.to_string(), SELF_PLAY.to_string()],
                 start: self.notation,
                 steps: self.steps,
@@ -172,32 +165,27 @@ impl<G: Game> Lane<G> {
     }
 }
 
-/// Plays self-play games `games` of iteration `iteration` (run seed `seed`), at most
+/// Plays self-play games `games`, at most
 /// `width` at a time, their leaves evaluated by `eval` in batches; returns them in the order
 /// of `games`. Each record is the one [`super::self_play_game`] plays.
 pub fn self_play_lanes<G: Game, E: Evaluator<G>>(
     g: &G,
     config: SearchConfig,
     eval: &mut E,
-    seed: u64,
-    iteration: u32,
     games: &[LaneGame<G::State>],
     width: usize,
 ) -> Result<Vec<Played<G::State>>, SearchError> {
-    let played = self_play_lanes_until(g, config, eval, seed, iteration, games, width, None)?;
+    let played = self_play_lanes_until(g, config, eval, games, width, None)?;
     Ok(played.into_iter().flatten().collect())
 }
 
 /// [`self_play_lanes`] with a deadline: from `until` on no game is opened and the games in
 /// progress are abandoned, and a game that finishes after it is dropped; those slots are
 /// `None`. Every game returned is played to its end, the same bits as without a deadline.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn self_play_lanes_until<G: Game, E: Evaluator<G>>(
     g: &G,
     config: SearchConfig,
     eval: &mut E,
-    seed: u64,
-    iteration: u32,
     games: &[LaneGame<G::State>],
     width: usize,
     until: Option<Instant>,
@@ -216,10 +204,10 @@ pub(crate) fn self_play_lanes_until<G: Game, E: Evaluator<G>>(
             break;
         }
         while lanes.len() < width && next < games.len() {
-            let mut lane = Lane::open(g, config, &mut pool, seed, iteration, next, &games[next])?;
+            let mut lane = Lane::open(g, config, &mut pool, next, &games[next])?;
             next += 1;
             if lane.advance(g, &mut outcomes)? {
-                pool.push(lane.finish(g, seed, iteration, &mut out));
+                pool.push(lane.finish(g, &mut out));
             } else {
                 lanes.push(lane);
             }
@@ -240,7 +228,7 @@ pub(crate) fn self_play_lanes_until<G: Game, E: Evaluator<G>>(
         }
         for k in done.into_iter().rev() {
             let lane = lanes.remove(k);
-            pool.push(lane.finish(g, seed, iteration, &mut out));
+            pool.push(lane.finish(g, &mut out));
         }
     }
     Ok(out)
@@ -284,7 +272,7 @@ mod tests {
     fn same_as_alone<G: Game, E: Evaluator<G>>(g: &G, config: SearchConfig, mut eval: E) {
         let games: Vec<LaneGame<G::State>> = (0..9)
             .map(|k| LaneGame {
-                game: k,
+                slot: GameSlot::new(7, 3, k),
                 start: None,
                 tree: k % 2 == 0,
             })
@@ -298,9 +286,7 @@ mod tests {
                     g,
                     &mut search,
                     &mut eval,
-                    7,
-                    3,
-                    lg.game,
+                    lg.slot,
                     None,
                     lg.tree.then_some(&mut tree),
                 )
@@ -309,7 +295,7 @@ mod tests {
             })
             .collect();
         for width in [1, 2, 4, 16] {
-            let played = self_play_lanes(g, config, &mut eval, 7, 3, &games, width).unwrap();
+            let played = self_play_lanes(g, config, &mut eval, &games, width).unwrap();
             assert_eq!(played.len(), alone.len());
             for (p, (r, t)) in played.iter().zip(&alone) {
                 assert_eq!(&p.record, r, "width {width}");
@@ -330,7 +316,7 @@ mod tests {
         };
         let games: Vec<LaneGame<_>> = (0..6)
             .map(|k| LaneGame {
-                game: k,
+                slot: GameSlot::new(7, 3, k),
                 start: None,
                 tree: false,
             })
@@ -338,13 +324,11 @@ mod tests {
         let eval = || Rollout::new(1);
         let past = Some(Instant::now());
         let far = Some(Instant::now() + Duration::from_secs(3600));
-        let alone = self_play_lanes(&g, config, &mut eval(), 7, 3, &games, 4).unwrap();
+        let alone = self_play_lanes(&g, config, &mut eval(), &games, 4).unwrap();
         for lanes in [1, 4] {
-            let none =
-                crate::selfplay::play_games(&g, config, &eval, 7, 3, &games, lanes, past).unwrap();
+            let none = crate::selfplay::play_games(&g, config, &eval, &games, lanes, past).unwrap();
             assert!(none.iter().all(Option::is_none), "lanes {lanes}");
-            let all =
-                crate::selfplay::play_games(&g, config, &eval, 7, 3, &games, lanes, far).unwrap();
+            let all = crate::selfplay::play_games(&g, config, &eval, &games, lanes, far).unwrap();
             let records: Vec<_> = all.into_iter().map(|p| p.unwrap().record).collect();
             let expected: Vec<_> = alone.iter().map(|p| p.record.clone()).collect();
             assert_eq!(records, expected, "lanes {lanes}");

@@ -10,7 +10,7 @@
 use crate::game::{Game, Player};
 use crate::game_record::GameRecord;
 use crate::play::{Decision, play_loop};
-use crate::rng::{StreamRng, stream_fmt};
+use crate::rng::{GameSlot, StreamRng};
 use crate::search::{Evaluator, Search, SearchError};
 
 /// The stream name of self-play game `game` of iteration `iteration`.
@@ -22,19 +22,17 @@ pub fn self_play_stream(iteration: u32, game: u32) -> String {
 /// iteration records).
 pub const SELF_PLAY: &str = "self-play";
 
-/// Self-play game `game` of iteration `iteration` (run seed `seed`), every decision by
+/// Self-play game `slot`, every decision by
 /// `decide`, recorded: from the game's start (`start` = `None`) or from `start`, read back
 /// from its notation so the record, which holds the notation, re-plays exactly. Every draw
 /// comes from the game's stream `self-play(i,g)`. Both movers play through it.
 pub(crate) fn recorded_game<G: Game>(
     g: &G,
-    seed: u64,
-    iteration: u32,
-    game: u32,
+    slot: GameSlot,
     start: Option<&G::State>,
     decide: impl FnMut(&G::State, Player, u32, &mut StreamRng) -> Result<Decision, SearchError>,
 ) -> Result<GameRecord, SearchError> {
-    let mut rng = stream_fmt(seed, format_args!("self-play({iteration},{game})"));
+    let mut rng = slot.stream("self-play");
     let notation = start.map(|s| g.notation(s));
     let s = match &notation {
         None => g.initial_state(),
@@ -47,8 +45,8 @@ pub(crate) fn recorded_game<G: Game>(
     let end = play_loop(g, s, &mut rng, &mut outcomes, Some(&mut steps), decide)?;
     Ok(GameRecord {
         variant: g.variant(),
-        seed,
-        stream: self_play_stream(iteration, game),
+        seed: slot.seed,
+        stream: self_play_stream(slot.iteration, slot.game),
         players: [SELF_PLAY.to_string(), SELF_PLAY.to_string()],
         start: notation,
         steps,
@@ -56,22 +54,19 @@ pub(crate) fn recorded_game<G: Game>(
     })
 }
 
-/// Plays self-play game `game` of iteration `iteration` from the game's start (`start` =
+/// Plays self-play game `slot` from the game's start (`start` =
 /// `None`) or from `start` (a start policy's choice; the game starts from its notation, so
 /// the record re-plays exactly). When `tree` is given, the decision states of every search
 /// tree are appended to it, in order (Go-Exploit's search-state archives).
-#[allow(clippy::too_many_arguments)]
 pub fn self_play_game<G: Game, E: Evaluator<G>>(
     g: &G,
     search: &mut Search<G>,
     eval: &mut E,
-    seed: u64,
-    iteration: u32,
-    game: u32,
+    slot: GameSlot,
     start: Option<&G::State>,
     mut tree: Option<&mut Vec<G::State>>,
 ) -> Result<GameRecord, SearchError> {
-    recorded_game(g, seed, iteration, game, start, |s, _, ply, rng| {
+    recorded_game(g, slot, start, |s, _, ply, rng| {
         searched_move(g, search, eval, s, ply, rng, tree.as_deref_mut())
     })
 }

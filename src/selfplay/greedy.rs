@@ -13,22 +13,20 @@ use crate::game_record::{GameRecord, SearchStats};
 use crate::games::Abilities;
 use crate::games::greedy::{GreedyMode, best_moves, greedy_choice};
 use crate::play::Decision;
-use crate::rng::uniform_index;
+use crate::rng::{GameSlot, uniform_index};
 use crate::search::SearchError;
 
 use super::game::recorded_game;
 
-/// Plays greedy self-play game `game` of iteration `iteration` (run seed `seed`) from the
+/// Plays greedy self-play game `slot` from the
 /// game's start (`start` = `None`) or from `start`.
 pub(crate) fn greedy_self_play_game<G: Abilities>(
     g: &G,
-    seed: u64,
-    iteration: u32,
-    game: u32,
+    slot: GameSlot,
     start: Option<&G::State>,
 ) -> Result<GameRecord, SearchError> {
     let mut scratch = GreedyScratch::default();
-    recorded_game(g, seed, iteration, game, start, |s, _, _, rng| {
+    recorded_game(g, slot, start, |s, _, _, rng| {
         greedy_decision(g, s, rng, &mut scratch)
     })
 }
@@ -115,9 +113,15 @@ mod tests {
     #[test]
     fn greedy_games_play_and_record_the_heuristics_best_moves() {
         let g = Checkers::new(5, 3, crate::games::checkers::WinRule::AllOwn, 200).unwrap();
-        let record = greedy_self_play_game(&g, 7, 1, 3, None).unwrap();
-        assert_eq!(record, greedy_self_play_game(&g, 7, 1, 3, None).unwrap());
-        assert_ne!(record, greedy_self_play_game(&g, 7, 1, 4, None).unwrap());
+        let record = greedy_self_play_game(&g, GameSlot::new(7, 1, 3), None).unwrap();
+        assert_eq!(
+            record,
+            greedy_self_play_game(&g, GameSlot::new(7, 1, 3), None).unwrap()
+        );
+        assert_ne!(
+            record,
+            greedy_self_play_game(&g, GameSlot::new(7, 1, 4), None).unwrap()
+        );
         let states = record.states(&g).unwrap();
         let (mut legal, mut features, mut best) = (Vec::new(), Vec::new(), Vec::new());
         let mut moves = 0;

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::game::Game;
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
+use crate::rng::GameSlot;
 use crate::search::{Evaluator, Search, SearchConfig, SearchError};
 
 use greedy::greedy_self_play_game;
@@ -44,7 +45,7 @@ use batched::self_play_lanes_until;
 pub use batched::{LaneGame, Played, self_play_lanes};
 pub use game::{SELF_PLAY, self_play_game, self_play_stream};
 
-/// Plays self-play games `games` of iteration `iteration` (run seed `seed`) on the current
+/// Plays self-play games `games` (each at its slot: run seed, iteration, game) on the current
 /// rayon pool; returns them in the order of `games`. With `lanes` > 1 a worker plays `lanes`
 /// games at once, their leaves batched ([`self_play_lanes`]), with one evaluator from
 /// `evaluator` per chunk of games; with 1 a worker plays one game after another
@@ -54,13 +55,10 @@ pub use game::{SELF_PLAY, self_play_game, self_play_stream};
 /// With `until`, a game not started by then is not played and one finished after it is
 /// dropped: their slots are `None` (a game is never cut short, so every record returned is
 /// the game played to its end). Without it every slot is `Some`.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
     g: &G,
     config: SearchConfig,
     evaluator: &(impl Fn() -> E + Sync),
-    seed: u64,
-    iteration: u32,
     games: &[LaneGame<G::State>],
     lanes: usize,
     until: Option<Instant>,
@@ -70,14 +68,14 @@ pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
             .par_chunks(lanes)
             .map(|chunk| {
                 let mut eval = evaluator();
-                self_play_lanes_until(g, config, &mut eval, seed, iteration, chunk, lanes, until)
+                self_play_lanes_until(g, config, &mut eval, chunk, lanes, until)
             })
             .collect::<Result<_, _>>()?;
         return Ok(chunks.into_iter().flatten().collect());
     }
     one_by_one(config, evaluator, games, until, |search, eval, lg, tree| {
         let start = lg.start.as_ref();
-        self_play_game(g, search, eval, seed, iteration, lg.game, start, tree)
+        self_play_game(g, search, eval, lg.slot, start, tree)
     })
 }
 
@@ -183,55 +181,43 @@ impl SelfPlaySettings {
 /// [`play_games`] by `seats`: the search's games in both seats, or greedy games, or games
 /// against an opponent or by a learner's own moves (played one per worker: seats.rs). The
 /// records are the same bits whichever thread plays them.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn play_games_by<G: Abilities, E: Evaluator<G> + Send>(
     g: &G,
     seats: Seats<'_, G>,
     config: SearchConfig,
     evaluator: &(impl Fn() -> E + Sync),
-    seed: u64,
-    iteration: u32,
     games: &[LaneGame<G::State>],
     lanes: usize,
     until: Option<Instant>,
 ) -> Result<Vec<Option<Played<G::State>>>, SearchError> {
     let plain = seats.opponent == Opponent::None && seats.soft.is_none();
     if plain && matches!(seats.moves, Moves::Mover(Mover::Search)) {
-        return play_games(g, config, evaluator, seed, iteration, games, lanes, until);
+        return play_games(g, config, evaluator, games, lanes, until);
     }
     one_by_one(config, evaluator, games, until, |search, eval, lg, tree| {
         let start = lg.start.as_ref();
-        self_play_game_by(
-            g, seats, search, eval, seed, iteration, lg.game, start, tree,
-        )
+        self_play_game_by(g, seats, search, eval, lg.slot, start, tree)
     })
 }
 
 /// One self-play game by `seats` (also for re-playing a stored one): [`self_play_game`] with
 /// `search` and `eval`, a greedy game (no tree states: it searches nothing), or a seated game
 /// (seats.rs).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn self_play_game_by<G: Abilities, E: Evaluator<G>>(
     g: &G,
     seats: Seats<'_, G>,
     search: &mut Search<G>,
     eval: &mut E,
-    seed: u64,
-    iteration: u32,
-    game: u32,
+    slot: GameSlot,
     start: Option<&G::State>,
     tree: Option<&mut Vec<G::State>>,
 ) -> Result<GameRecord, SearchError> {
     match (seats.opponent, seats.moves) {
-        _ if seats.soft.is_some() => {
-            seated_game(g, seats, search, eval, seed, iteration, game, start, tree)
-        }
+        _ if seats.soft.is_some() => seated_game(g, seats, search, eval, slot, start, tree),
         (Opponent::None, Moves::Mover(Mover::Search)) => {
-            self_play_game(g, search, eval, seed, iteration, game, start, tree)
+            self_play_game(g, search, eval, slot, start, tree)
         }
-        (Opponent::None, Moves::Mover(Mover::Greedy)) => {
-            greedy_self_play_game(g, seed, iteration, game, start)
-        }
-        _ => seated_game(g, seats, search, eval, seed, iteration, game, start, tree),
+        (Opponent::None, Moves::Mover(Mover::Greedy)) => greedy_self_play_game(g, slot, start),
+        _ => seated_game(g, seats, search, eval, slot, start, tree),
     }
 }

@@ -27,7 +27,7 @@ use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::games::abilities::Race;
 use crate::play::Decision;
-use crate::rng::{StreamRng, stream_fmt, uniform_index};
+use crate::rng::{GameSlot, StreamRng, uniform_index};
 use crate::search::{Evaluator, Search, SearchError};
 
 use super::game::{SELF_PLAY, recorded_game, searched_move};
@@ -156,27 +156,24 @@ pub fn learner_seats(record: &GameRecord) -> [bool; 2] {
     [0, 1].map(|i| record.players[i] == SELF_PLAY)
 }
 
-/// Plays self-play game `game` of iteration `iteration` by `seats` (see the module docs):
+/// Plays self-play game `slot` by `seats` (see the module docs):
 /// the search and its evaluator move for the learner where `seats` says the mover is the
 /// search. `tree` collects the search trees' decision states, as in `self_play_game`.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn seated_game<G: Abilities, E: Evaluator<G>>(
     g: &G,
     seats: Seats<'_, G>,
     search: &mut Search<G>,
     eval: &mut E,
-    seed: u64,
-    iteration: u32,
-    game: u32,
+    slot: GameSlot,
     start: Option<&G::State>,
     mut tree: Option<&mut Vec<G::State>>,
 ) -> Result<GameRecord, SearchError> {
-    let seat = (seats.opponent == Opponent::Greedy).then(|| learner_seat(game));
-    let mut explore = stream_fmt(seed, format_args!("explore({iteration},{game})"));
+    let seat = (seats.opponent == Opponent::Greedy).then(|| learner_seat(slot.game));
+    let mut explore = slot.stream("explore");
     let mut scratch = GreedyScratch::default();
     let mut legal = Vec::new();
     let mut clock = seats.soft.map(SoftClock::new);
-    let mut record = recorded_game(g, seed, iteration, game, start, |s, p, ply, rng| {
+    let mut record = recorded_game(g, slot, start, |s, p, ply, rng| {
         if let (Some(c), Some(race)) = (clock.as_mut(), g.race(s))
             && let Some(stop) = c.check(race, ply)
         {
@@ -248,7 +245,16 @@ mod tests {
             ..SearchConfig::default()
         })
         .unwrap();
-        seated_game(g, seats, &mut search, &mut Uniform, 3, 1, game, None, None).unwrap()
+        seated_game(
+            g,
+            seats,
+            &mut search,
+            &mut Uniform,
+            GameSlot::new(3, 1, game),
+            None,
+            None,
+        )
+        .unwrap()
     }
 
     /// The learner sits in seat g % 2; every opponent move is one of the deterministic greedy
@@ -422,8 +428,16 @@ mod tests {
         let mut search = Search::new(SearchConfig::default()).unwrap();
         let mut stopped = 0;
         for game in 0..8 {
-            let r =
-                seated_game(&g, seats, &mut search, &mut Uniform, 5, 1, game, None, None).unwrap();
+            let r = seated_game(
+                &g,
+                seats,
+                &mut search,
+                &mut Uniform,
+                GameSlot::new(5, 1, game),
+                None,
+                None,
+            )
+            .unwrap();
             let states = r.states(&g).unwrap();
             let last = states.last().unwrap();
             if let crate::game_record::GameEnd::Stopped { result, reason } = r.end {

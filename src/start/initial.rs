@@ -2,6 +2,7 @@
 
 use super::StartPolicy;
 use crate::game::Game;
+use crate::rng::GameSlot;
 use crate::search::Evaluator;
 
 /// Every game starts at the game's start state.
@@ -9,7 +10,7 @@ use crate::search::Evaluator;
 pub(crate) struct Initial;
 
 impl<G: Game> StartPolicy<G> for Initial {
-    fn start(&self, _: &G, _: u64, _: u32, _: u32, _: &mut dyn Evaluator<G>) -> Option<G::State> {
+    fn start(&self, _: &G, _: GameSlot, _: &mut dyn Evaluator<G>) -> Option<G::State> {
         None
     }
 }

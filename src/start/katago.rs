@@ -45,7 +45,7 @@ use crate::error::SettingError;
 use crate::game::{Action, Game, Player, Turn};
 use crate::game_record::{GameRecord, Step};
 use crate::play::{Scratch, step_chance};
-use crate::rng::{StreamRng, stream_fmt, uniform_index};
+use crate::rng::{GameSlot, StreamRng, uniform_index};
 use crate::search::Evaluator;
 
 /// KataGo's probability of a uniform move among the initialisation moves
@@ -444,22 +444,15 @@ impl<G: Game> KataGo<G> {
 }
 
 impl<G: Game> StartPolicy<G> for KataGo<G> {
-    fn start(
-        &self,
-        g: &G,
-        seed: u64,
-        iteration: u32,
-        game: u32,
-        eval: &mut dyn Evaluator<G>,
-    ) -> Option<G::State> {
-        if let Some(s) = self.branches.get(game as usize) {
+    fn start(&self, g: &G, slot: GameSlot, eval: &mut dyn Evaluator<G>) -> Option<G::State> {
+        if let Some(s) = self.branches.get(slot.game as usize) {
             return Some(*s);
         }
-        let start = self.inner.start(g, seed, iteration, game, eval);
+        let start = self.inner.start(g, slot, eval);
         if start.is_some() || self.settings.init_moves == 0.0 {
             return start;
         }
-        let mut rng = stream_fmt(seed, format_args!("katago-init({iteration},{game})"));
+        let mut rng = slot.stream("katago-init");
         self.initialise(g, &mut rng, eval)
     }
 
@@ -474,21 +467,18 @@ impl<G: Game> StartPolicy<G> for KataGo<G> {
     fn observe(
         &mut self,
         g: &G,
-        seed: u64,
-        iteration: u32,
-        game: u32,
+        slot: GameSlot,
         record: &GameRecord,
         states: &[G::State],
         tree: &[G::State],
         eval: &mut dyn Evaluator<G>,
     ) {
-        self.inner
-            .observe(g, seed, iteration, game, record, states, tree, eval);
-        if game == 0 {
-            // Iteration `iteration`'s games have all started: its branches are spent.
+        self.inner.observe(g, slot, record, states, tree, eval);
+        if slot.game == 0 {
+            // The slot's iteration's games have all started: its branches are spent.
             self.branches.clear();
         }
-        let mut rng = stream_fmt(seed, format_args!("katago-branch({iteration},{game})"));
+        let mut rng = slot.stream("katago-branch");
         let mut c = Chooser::default();
         if self.settings.side_position_prob > 0.0 {
             self.side_positions(g, record, states, &mut c, eval, &mut rng);
@@ -574,10 +564,10 @@ mod tests {
         let p = policy(k);
         let mut stones = Vec::new();
         for game in 0..400 {
-            let s = p.start(&g, 7, 1, game, &mut Uniform);
+            let s = p.start(&g, GameSlot::new(7, 1, game), &mut Uniform);
             stones.push(s.map_or(0, |s| g.stones(&s)));
             // The same game draws the same start.
-            assert_eq!(p.start(&g, 7, 1, game, &mut Uniform), s);
+            assert_eq!(p.start(&g, GameSlot::new(7, 1, game), &mut Uniform), s);
         }
         let mean = stones.iter().sum::<u32>() as f64 / 400.0;
         // floor(E * 4) has mean about 3.5 (games that would end early stop sooner).
@@ -586,7 +576,7 @@ mod tests {
         // P(floor(E * 4) = 0) = 1 - exp(-1/4) = 0.22.
         assert!((60..120).contains(&zero), "{zero} games start at the start");
         let off = policy(KataGoSettings::default());
-        assert_eq!(off.start(&g, 7, 1, 0, &mut Uniform), None);
+        assert_eq!(off.start(&g, GameSlot::new(7, 1, 0), &mut Uniform), None);
     }
 
     #[test]
@@ -602,7 +592,14 @@ mod tests {
         let mut p = policy(k);
         let (record, states) = game(&g, "1234567");
         for game in 0..3 {
-            p.observe(&g, 5, 1, game, &record, &states, &[], &mut Centre);
+            p.observe(
+                &g,
+                GameSlot::new(5, 1, game),
+                &record,
+                &states,
+                &[],
+                &mut Centre,
+            );
         }
         // Forks at the first decision (early_fork_moves 0): black's best is the centre.
         assert_eq!(p.branches().len(), 3);
@@ -610,10 +607,20 @@ mod tests {
             assert_eq!(*s, g.parse_moves("4").unwrap());
         }
         // They start iteration 2's first games; the others start as the wrapped policy says.
-        assert_eq!(p.start(&g, 5, 2, 2, &mut Uniform), Some(p.branches()[2]));
-        assert_eq!(p.start(&g, 5, 2, 3, &mut Uniform), None);
+        assert_eq!(
+            p.start(&g, GameSlot::new(5, 2, 2), &mut Uniform),
+            Some(p.branches()[2])
+        );
+        assert_eq!(p.start(&g, GameSlot::new(5, 2, 3), &mut Uniform), None);
         // The next iteration's first game clears them.
-        p.observe(&g, 5, 2, 0, &record, &states, &[], &mut Centre);
+        p.observe(
+            &g,
+            GameSlot::new(5, 2, 0),
+            &record,
+            &states,
+            &[],
+            &mut Centre,
+        );
         assert_eq!(p.branches().len(), 1);
     }
 
@@ -626,7 +633,14 @@ mod tests {
         };
         let mut p = policy(k);
         let (record, states) = game(&g, "4444");
-        p.observe(&g, 3, 1, 0, &record, &states, &[], &mut Uniform);
+        p.observe(
+            &g,
+            GameSlot::new(3, 1, 0),
+            &record,
+            &states,
+            &[],
+            &mut Uniform,
+        );
         // One side position per decision, one stone more than the state it branched from,
         // and never the position the game went on to.
         assert_eq!(p.branches().len(), 4);

@@ -22,7 +22,7 @@ use super::StartPolicy;
 use crate::game::{Game, Turn};
 use crate::games::Abilities;
 use crate::play::{Scratch, step_chance};
-use crate::rng::{StreamRng, stream_fmt, uniform_index};
+use crate::rng::{GameSlot, StreamRng, uniform_index};
 use crate::search::Evaluator;
 
 /// Which start a game of the mixed policy got.
@@ -43,10 +43,10 @@ pub(crate) struct Mixed {
 }
 
 impl Mixed {
-    /// The kind of start of game `game` of iteration `iteration`, and the stream after the
-    /// choice (the start's own draws continue it).
-    fn choose(&self, seed: u64, iteration: u32, game: u32) -> (MixedChoice, StreamRng) {
-        let mut rng = stream_fmt(seed, format_args!("mixed-start({iteration},{game})"));
+    /// The kind of start of game `slot`, and the stream after the choice (the start's own
+    /// draws continue it).
+    fn choose(&self, slot: GameSlot) -> (MixedChoice, StreamRng) {
+        let mut rng = slot.stream("mixed-start");
         let total: f64 = self.weights.iter().sum();
         let u = rng.random::<f64>() * total;
         let mut acc = 0.0;
@@ -69,11 +69,9 @@ impl Mixed {
     pub(crate) fn start_of<G: Abilities>(
         &self,
         g: &G,
-        seed: u64,
-        iteration: u32,
-        game: u32,
+        slot: GameSlot,
     ) -> (MixedChoice, Option<G::State>) {
-        let (choice, mut rng) = self.choose(seed, iteration, game);
+        let (choice, mut rng) = self.choose(slot);
         let s = match choice {
             // A game without placements is refused by validation; the game's start else.
             MixedChoice::Placement => g.random_placement(&mut rng),
@@ -116,15 +114,8 @@ fn opening<G: Game>(g: &G, moves: u32, rng: &mut StreamRng) -> Option<G::State> 
 }
 
 impl<G: Abilities> StartPolicy<G> for Mixed {
-    fn start(
-        &self,
-        g: &G,
-        seed: u64,
-        iteration: u32,
-        game: u32,
-        _: &mut dyn Evaluator<G>,
-    ) -> Option<G::State> {
-        self.start_of(g, seed, iteration, game).1
+    fn start(&self, g: &G, slot: GameSlot, _: &mut dyn Evaluator<G>) -> Option<G::State> {
+        self.start_of(g, slot).1
     }
 }
 
@@ -154,8 +145,8 @@ mod tests {
             let g = checkers(v);
             let mut counts = [0usize; 3];
             for game in 0..2000 {
-                let (choice, s) = PAPER.start_of(&g, 9, 2, game);
-                let again = PAPER.start_of(&g, 9, 2, game);
+                let (choice, s) = PAPER.start_of(&g, GameSlot::new(9, 2, game));
+                let again = PAPER.start_of(&g, GameSlot::new(9, 2, game));
                 assert_eq!((choice, s), again);
                 counts[choice as usize] += 1;
                 match (choice, s) {
@@ -183,8 +174,12 @@ mod tests {
         }
         // Another iteration draws other starts.
         let g = checkers("checkers:7x7-6");
-        let a: Vec<_> = (0..20).map(|k| PAPER.start_of(&g, 9, 2, k).1).collect();
-        let b: Vec<_> = (0..20).map(|k| PAPER.start_of(&g, 9, 3, k).1).collect();
+        let a: Vec<_> = (0..20)
+            .map(|k| PAPER.start_of(&g, GameSlot::new(9, 2, k)).1)
+            .collect();
+        let b: Vec<_> = (0..20)
+            .map(|k| PAPER.start_of(&g, GameSlot::new(9, 3, k)).1)
+            .collect();
         assert_ne!(a, b);
     }
 
@@ -199,7 +194,7 @@ mod tests {
         };
         let mut moved = 0;
         for game in 0..200 {
-            let (choice, s) = only.start_of(&g, 1, 1, game);
+            let (choice, s) = only.start_of(&g, GameSlot::new(1, 1, game));
             assert_eq!(choice, MixedChoice::Opening);
             if let Some(s) = s {
                 assert!(matches!(g.turn(&s), Turn::Player(_)));
@@ -211,6 +206,9 @@ mod tests {
             weights: [0.0, 0.0, 1.0],
             opening_moves: 3,
         };
-        assert!((0..50).all(|k| none.start_of(&g, 1, 1, k) == (MixedChoice::Initial, None)));
+        assert!(
+            (0..50)
+                .all(|k| none.start_of(&g, GameSlot::new(1, 1, k)) == (MixedChoice::Initial, None))
+        );
     }
 }

@@ -29,6 +29,7 @@ use crate::error::SettingError;
 use crate::game::Game;
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
+use crate::rng::GameSlot;
 use crate::search::Evaluator;
 
 pub(crate) use go_exploit::GoExploit;
@@ -39,18 +40,11 @@ pub(crate) use mixed::Mixed;
 
 /// A start policy (see the module docs).
 pub trait StartPolicy<G: Game>: Send + Sync {
-    /// The start of self-play game `game` of iteration `iteration`: `None` for the game's
-    /// start state. Draws come from named streams of `seed` (the run's seed). `eval` is the
+    /// The start of self-play game `slot`: `None` for the game's start state. Draws come
+    /// from the slot's named streams (of the run's seed). `eval` is the
     /// model that will play the iteration (asked only by policies that
     /// [`StartPolicy::wants_model`]).
-    fn start(
-        &self,
-        g: &G,
-        seed: u64,
-        iteration: u32,
-        game: u32,
-        eval: &mut dyn Evaluator<G>,
-    ) -> Option<G::State>;
+    fn start(&self, g: &G, slot: GameSlot, eval: &mut dyn Evaluator<G>) -> Option<G::State>;
 
     /// Whether [`StartPolicy::start`] and [`StartPolicy::observe`] ask `eval` (KataGo's
     /// search control). The driver then rebuilds the policy with the model each stored game
@@ -67,25 +61,22 @@ pub trait StartPolicy<G: Game>: Send + Sync {
         false
     }
 
-    /// Takes in stored self-play game `game` of iteration `iteration`: its record, its
+    /// Takes in stored self-play game `slot`: its record, its
     /// states (start first) and, when [`StartPolicy::wants_tree_states`], the decision states
     /// of its search trees in search order (else empty). Called for every game of an
     /// iteration, in game order, after all of them are played; `eval` is the model that
     /// played them. By default nothing is taken in: a policy whose starts do not depend on
     /// the games played (the game's start, the mixed starts) keeps no state.
-    #[allow(clippy::too_many_arguments)]
     fn observe(
         &mut self,
         g: &G,
-        seed: u64,
-        iteration: u32,
-        game: u32,
+        slot: GameSlot,
         record: &GameRecord,
         states: &[G::State],
         tree: &[G::State],
         eval: &mut dyn Evaluator<G>,
     ) {
-        let _ = (g, seed, iteration, game, record, states, tree, eval);
+        let _ = (g, slot, record, states, tree, eval);
     }
 }
 

@@ -149,9 +149,7 @@ fn transitions_of_a_game_against_the_greedy_player() {
             seats,
             &mut search,
             &mut Uniform,
-            9,
-            1,
-            game,
+            crate::rng::GameSlot::new(9, 1, game),
             None,
             None,
         )

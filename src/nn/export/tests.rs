@@ -255,6 +255,39 @@ fn le(data: &[f32]) -> Vec<u8> {
     data.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// Every field `f` of `m`, each a message, read.
+fn messages(m: &[(u32, Field)], f: u32) -> Vec<Vec<(u32, Field)>> {
+    all(m, f)
+        .iter()
+        .map(|x| match x {
+            Field::Bytes(b) => read(b),
+            Field::Int(_) => panic!("field {f}: a message expected"),
+        })
+        .collect()
+}
+
+/// Every field `f` of `m`, each an integer.
+fn ints(m: &[(u32, Field)], f: u32) -> Vec<u64> {
+    all(m, f)
+        .into_iter()
+        .map(|x| match x {
+            Field::Int(v) => v,
+            Field::Bytes(_) => panic!("field {f}: an integer expected"),
+        })
+        .collect()
+}
+
+/// Every field `f` of `m`, each a string.
+fn strings(m: &[(u32, Field)], f: u32) -> Vec<String> {
+    all(m, f)
+        .into_iter()
+        .map(|x| match x {
+            Field::Bytes(b) => String::from_utf8(b).unwrap(),
+            Field::Int(_) => panic!("field {f}: a string expected"),
+        })
+        .collect()
+}
+
 /// The ONNX file read back with onnx.proto's field numbers: IR 8, opset 13, the nodes in
 /// order with their attributes, every weight as an initializer with its name, dims and bytes,
 /// the input with a symbolic batch dimension, the metadata.
@@ -269,110 +302,59 @@ fn the_onnx_file_reads_back() {
     assert_eq!(text(&m, 2), "tabula");
     let opset = read(&one_bytes(&m, 8));
     assert_eq!((text(&opset, 1), one_int(&opset, 2)), (String::new(), 13));
-    let meta: HashMap<String, String> = all(&m, 14)
+    let meta: HashMap<String, String> = messages(&m, 14)
         .iter()
-        .map(|f| match f {
-            Field::Bytes(b) => {
-                let e = read(b);
-                (text(&e, 1), text(&e, 2))
-            }
-            Field::Int(_) => panic!("metadata entry"),
-        })
+        .map(|e| (text(e, 1), text(e, 2)))
         .collect();
     assert_eq!(meta["run"], "3");
     assert_eq!(meta["arch"], "resnet 2x3");
     assert_eq!(meta["onnx_opset"], "13");
     let graph = read(&one_bytes(&m, 7));
-    let nodes: Vec<Vec<(u32, Field)>> = all(&graph, 1)
-        .into_iter()
-        .map(|f| match f {
-            Field::Bytes(b) => read(&b),
-            Field::Int(_) => panic!("node"),
-        })
-        .collect();
+    let nodes = messages(&graph, 1);
     let ops: Vec<String> = nodes.iter().map(|n| text(n, 4)).collect();
     assert_eq!(
         ops.join(" "),
         "Conv Relu Conv Relu Conv Add Relu Conv Relu Conv Add Relu Flatten Gemm Gemm Tanh"
     );
     // A residual block adds its input: the Add of block 0 reads the stem's ReLU.
-    let inputs = |n: &[(u32, Field)]| -> Vec<String> {
-        all(n, 1)
-            .iter()
-            .map(|f| match f {
-                Field::Bytes(b) => String::from_utf8(b.clone()).unwrap(),
-                Field::Int(_) => panic!(),
-            })
-            .collect()
-    };
-    assert_eq!(inputs(&nodes[5]), ["blocks.0.conv2", "stem.relu"]);
-    assert_eq!(inputs(&nodes[0]), ["planes", "stem.weight", "stem.bias"]);
-    let attrs: Vec<(String, Vec<u64>, u64)> = all(&nodes[0], 5)
+    assert_eq!(strings(&nodes[5], 1), ["blocks.0.conv2", "stem.relu"]);
+    assert_eq!(
+        strings(&nodes[0], 1),
+        ["planes", "stem.weight", "stem.bias"]
+    );
+    let attrs: Vec<(String, Vec<u64>, u64)> = messages(&nodes[0], 5)
         .iter()
-        .map(|f| match f {
-            Field::Bytes(b) => {
-                let a = read(b);
-                let ints = all(&a, 8)
-                    .into_iter()
-                    .map(|f| match f {
-                        Field::Int(v) => v,
-                        Field::Bytes(_) => panic!(),
-                    })
-                    .collect();
-                (text(&a, 1), ints, one_int(&a, 20))
-            }
-            Field::Int(_) => panic!(),
-        })
+        .map(|a| (text(a, 1), ints(a, 8), one_int(a, 20)))
         .collect();
     assert_eq!(attrs[1], ("pads".into(), vec![1, 1, 1, 1], 7));
     let gemm = read(&one_bytes(&nodes[13], 5));
     assert_eq!((text(&gemm, 1), one_int(&gemm, 3)), ("transB".into(), 1));
     assert_eq!(text(&nodes[15], 2), "value");
     // The initializers: every tensor, in order, with its bytes.
-    let inits = all(&graph, 5);
+    let inits = messages(&graph, 5);
     assert_eq!(inits.len(), g.tensors.len());
-    for (f, t) in inits.iter().zip(&g.tensors) {
-        let Field::Bytes(b) = f else { panic!() };
-        let i = read(b);
-        let dims: Vec<usize> = all(&i, 1)
-            .into_iter()
-            .map(|f| match f {
-                Field::Int(v) => v as usize,
-                Field::Bytes(_) => panic!(),
-            })
-            .collect();
+    for (i, t) in inits.iter().zip(&g.tensors) {
+        let dims: Vec<usize> = ints(i, 1).into_iter().map(|v| v as usize).collect();
         assert_eq!(dims, t.shape, "{}", t.name);
-        assert_eq!(one_int(&i, 2), 1, "FLOAT");
-        assert_eq!(text(&i, 8), t.name);
-        assert_eq!(one_bytes(&i, 9), le(&t.data));
+        assert_eq!(one_int(i, 2), 1, "FLOAT");
+        assert_eq!(text(i, 8), t.name);
+        assert_eq!(one_bytes(i, 9), le(&t.data));
     }
     // The input: float [N, 2, 4, 5], N symbolic; two outputs.
     let input = read(&one_bytes(&graph, 11));
     assert_eq!(text(&input, 1), "planes");
     let tt = read(&one_bytes(&read(&one_bytes(&input, 2)), 1));
     assert_eq!(one_int(&tt, 1), 1);
-    let dims: Vec<String> = all(&read(&one_bytes(&tt, 2)), 1)
+    let dims: Vec<String> = messages(&read(&one_bytes(&tt, 2)), 1)
         .iter()
-        .map(|f| match f {
-            Field::Bytes(b) => {
-                let d = read(b);
-                match &d[0] {
-                    (1, Field::Int(v)) => v.to_string(),
-                    (2, Field::Bytes(s)) => String::from_utf8(s.clone()).unwrap(),
-                    x => panic!("{x:?}"),
-                }
-            }
-            Field::Int(_) => panic!(),
+        .map(|d| match &d[0] {
+            (1, Field::Int(v)) => v.to_string(),
+            (2, Field::Bytes(s)) => String::from_utf8(s.clone()).unwrap(),
+            x => panic!("{x:?}"),
         })
         .collect();
     assert_eq!(dims, ["N", "2", "4", "5"]);
-    let outputs: Vec<String> = all(&graph, 12)
-        .iter()
-        .map(|f| match f {
-            Field::Bytes(b) => text(&read(b), 1),
-            Field::Int(_) => panic!(),
-        })
-        .collect();
+    let outputs: Vec<String> = messages(&graph, 12).iter().map(|o| text(o, 1)).collect();
     assert_eq!(outputs, ["policy_logits", "value"]);
 }
 
