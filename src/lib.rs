@@ -51,7 +51,7 @@ pub mod serve;
 pub mod solver;
 pub mod start;
 pub mod stats;
-pub mod store;
+pub use tabula_store as store;
 
 pub use error::GameError;
 pub use game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};
