@@ -114,8 +114,8 @@ pub struct SessionRow {
 }
 
 /// The most characters of a note, and of a tag (tags: letters, digits and `-_.:/+=@`).
-pub const MAX_NOTE: usize = 10_000;
-pub const MAX_TAG: usize = 64;
+pub(crate) const MAX_NOTE: usize = 10_000;
+pub(crate) const MAX_TAG: usize = 64;
 
 /// Checks a note's text: at most [`MAX_NOTE`] characters, no control characters other than
 /// newlines and tabs.
