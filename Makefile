@@ -25,7 +25,7 @@ run: build
 
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 # The browser tests need Chromium and chromedriver: installed by the project's script when
 # missing.
@@ -46,7 +46,7 @@ python-venv:
 		echo '!!! the Python venv could not be made: tests/onnx_export.rs will SKIP its ONNX Runtime check !!!'
 
 test: lint chromium gnugo python-venv
-	$(CARGO) test --all-targets
+	$(CARGO) test --workspace --all-targets
 
 # A single-node Slurm cluster on this machine runs a small sweep as a job array, merges the
 # shards and checks the heads against an unsharded run (needs root and the Debian mirrors).
@@ -54,4 +54,4 @@ slurm-check: build
 	./scripts/slurm/check.sh
 
 bench:
-	$(CARGO) bench
+	$(CARGO) bench --workspace

@@ -52,7 +52,7 @@ fn main() {
             );
         }
     }
-    for d in ["src", "schema", "Cargo.toml", "Cargo.lock", "build.rs"] {
+    for d in ["src", "crates", "Cargo.toml", "Cargo.lock", "build.rs"] {
         println!("cargo:rerun-if-changed={d}");
     }
 }

@@ -29,10 +29,10 @@
 //! - [`matches`](mod@matches): matches between two players, in parallel, reproducible;
 //! - [`experiments`]: sweeps, shards, plots and reports.
 
-pub mod error;
+pub use tabula_core::error;
 pub mod eval;
 pub mod experiments;
-pub mod game;
+pub use tabula_core::game;
 pub mod game_record;
 pub mod games;
 pub mod gtp;
@@ -43,7 +43,7 @@ pub mod nn;
 pub mod play;
 pub mod players;
 pub mod ratings;
-pub mod rng;
+pub use tabula_core::rng;
 pub mod runs;
 pub mod search;
 pub mod selfplay;
@@ -51,7 +51,7 @@ pub mod serve;
 pub mod solver;
 pub mod start;
 pub mod stats;
-pub mod store;
+pub use tabula_store as store;
 
 pub use error::GameError;
 pub use game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};

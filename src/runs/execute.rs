@@ -99,6 +99,17 @@ pub(crate) struct LockedRun {
     pub since: Instant,
 }
 
+/// The build this process runs, captured by build.rs at compile time (docs/store.md,
+/// "Provenance").
+fn this_build() -> crate::store::Build {
+    crate::store::Build {
+        version: env!("CARGO_PKG_VERSION"),
+        commit: env!("TABULA_GIT_COMMIT"),
+        tree: env!("TABULA_GIT_TREE"),
+        profile: env!("TABULA_BUILD_PROFILE"),
+    }
+}
+
 /// Runs a locked run to its end, releasing the lock whatever happens.
 pub(crate) fn run_locked(
     store: &mut Store,
@@ -109,7 +120,12 @@ pub(crate) fn run_locked(
     // Provenance (docs/store.md): which build, host and command line worked on the run,
     // from which iteration to which. Best effort: it never stops a run.
     let session = store
-        .begin_session(work.run_id, work.done, rayon::current_num_threads())
+        .begin_session(
+            &this_build(),
+            work.run_id,
+            work.done,
+            rayon::current_num_threads(),
+        )
         .ok();
     let out = crate::with_game!(&cfg.game, |g| execute_any(g, cfg, store, work, observer));
     if out.is_err() {
@@ -285,4 +301,21 @@ pub(crate) fn execute<G: Abilities, L: Learner<G>>(
         out.restart_seconds = restart_seconds;
         Ok(out)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::this_build;
+
+    #[test]
+    fn the_build_is_known_in_a_checkout() {
+        let b = this_build();
+        assert!(
+            b.commit == "unknown"
+                || (b.commit.len() == 40 && b.commit.chars().all(|c| c.is_ascii_hexdigit())),
+            "{b:?}"
+        );
+        assert!(["clean", "dirty", "unknown"].contains(&b.tree), "{b:?}");
+        assert!(!b.profile.is_empty());
+    }
 }

@@ -6,12 +6,12 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 /// The binary under test.
-pub fn bin() -> Command {
+pub(crate) fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_tabula"))
 }
 
 /// `tabula --db DB ARGS...`, run to completion.
-pub fn tabula(db: &Path, args: &[&str]) -> Output {
+pub(crate) fn tabula(db: &Path, args: &[&str]) -> Output {
     bin()
         .arg("--db")
         .arg(db)
@@ -21,7 +21,7 @@ pub fn tabula(db: &Path, args: &[&str]) -> Output {
 }
 
 /// Its stdout, asserting success.
-pub fn ok(out: &Output) -> String {
+pub(crate) fn ok(out: &Output) -> String {
     assert!(
         out.status.success(),
         "failed: {}\n{}",
@@ -32,7 +32,7 @@ pub fn ok(out: &Output) -> String {
 }
 
 /// Its stderr, asserting failure.
-pub fn fails(out: &Output) -> String {
+pub(crate) fn fails(out: &Output) -> String {
     assert!(
         !out.status.success(),
         "should have failed: {}",
@@ -42,6 +42,6 @@ pub fn fails(out: &Output) -> String {
 }
 
 /// Its stdout as JSON, asserting success.
-pub fn json(out: &Output) -> serde_json::Value {
+pub(crate) fn json(out: &Output) -> serde_json::Value {
     serde_json::from_str(&ok(out)).expect("valid JSON")
 }

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 /// The venv's python with onnxruntime, numpy and pandas importable, made by the project's script
 /// when missing; `Err` says why there is none.
-pub fn python() -> Result<PathBuf, String> {
+pub(crate) fn python() -> Result<PathBuf, String> {
     static PY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     PY.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));

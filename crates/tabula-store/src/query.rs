@@ -36,7 +36,7 @@ pub enum Value {
 
 impl Value {
     /// The cell as text, as a table or CSV shows it.
-    pub(crate) fn to_text(&self) -> String {
+    pub fn to_text(&self) -> String {
         match self {
             Value::Null => String::new(),
             Value::Integer(i) => i.to_string(),

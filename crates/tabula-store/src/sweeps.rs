@@ -15,7 +15,7 @@ pub struct SweepRow {
     pub points: u32,
     pub seeds: u32,
     /// The sweep file as given.
-    pub(crate) sweep_toml: String,
+    pub sweep_toml: String,
     pub created_at: String,
 }
 

@@ -443,8 +443,8 @@ fn bytes_of<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Encoded;
-    use crate::store::{Record, Store, prepare, prepare_against};
+    use crate::Encoded;
+    use crate::{Record, Store, prepare, prepare_against};
     use serde::{Deserialize, Serialize};
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]

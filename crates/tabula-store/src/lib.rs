@@ -55,7 +55,7 @@ use std::sync::Arc;
 
 use rusqlite::Connection;
 
-pub(crate) use clock::utc_now_rfc3339;
+pub use clock::utc_now_rfc3339;
 pub use encoded::Encoded;
 pub use error::{Result, StoreError};
 pub use hash::ObjectHash;
@@ -64,7 +64,7 @@ pub use objects::Record;
 pub use packs::PreparedPack;
 pub use prepare::{Prepared, address, prepare, prepare_against, prepare_pack};
 pub use provenance::{
-    Annotations, Build, Outcome, SessionRow, Subject, build, check_note, check_tag, command_line,
+    Annotations, Build, Outcome, SessionRow, Subject, check_note, check_tag, command_line,
 };
 pub use query::{Cell, QueryLimits, QueryResult, READ_PRAGMAS, RowSink, Value};
 pub use resolve::MIN_PREFIX;
@@ -107,7 +107,7 @@ impl Store {
     /// write (a solution of tens of megabytes) would otherwise keep every page it dirties in
     /// the 64 MiB cache until the commit; with a small cache SQLite spills them to the
     /// write-ahead log as it goes. The bytes stored are the same either way.
-    pub(crate) fn write_bulk<T>(
+    pub fn write_bulk<T>(
         &mut self,
         kib: i64,
         f: impl FnOnce(&Writer<'_>) -> Result<T>,
@@ -142,7 +142,7 @@ impl Store {
     /// Reads many objects of one kind, in order: like [`Store::get`] on each (same checks,
     /// same errors), with the objects and everything they are stored against decoded in
     /// parallel on the current rayon pool (a checkpoint's chunks).
-    pub(crate) fn get_many<R: Record + Send>(&self, hashes: &[ObjectHash]) -> Result<Vec<R>> {
+    pub fn get_many<R: Record + Send>(&self, hashes: &[ObjectHash]) -> Result<Vec<R>> {
         objects::get_many(&self.conn, &self.packs, hashes).map_err(|e| self.lift(e))
     }
 

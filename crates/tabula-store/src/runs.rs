@@ -49,11 +49,11 @@ pub struct NewRun {
     pub name: String,
     pub variant: String,
     pub seed: u64,
-    pub(crate) seed_drawn: bool,
+    pub seed_drawn: bool,
     /// The `settings/v1` record (stored) and the same settings as JSON.
     pub settings: ObjectHash,
     pub settings_json: String,
-    pub(crate) spec_toml: String,
+    pub spec_toml: String,
     pub iterations_planned: u32,
     /// Branches: (parent run id, iteration).
     pub parent: Option<(i64, u32)>,
@@ -77,8 +77,8 @@ pub struct RunRow {
     #[serde(serialize_with = "opt_hex")]
     pub head: Option<ObjectHash>,
     pub settings_json: String,
-    pub(crate) spec_toml: String,
-    pub(crate) engine_version: String,
+    pub spec_toml: String,
+    pub engine_version: String,
     pub created_at: String,
     pub(crate) updated_at: String,
     /// A branch's parent: (run id, the parent's iteration it continues from).
@@ -131,15 +131,15 @@ pub struct IterationRow {
     /// Whether the snapshot's objects are all stored (else only its root: derived).
     pub snapshot_kept: bool,
     pub games: u32,
-    pub(crate) samples: u64,
-    pub(crate) rows_trained: u64,
+    pub samples: u64,
+    pub rows_trained: u64,
     pub beta: f64,
     pub self_play_seconds: f64,
     pub training_seconds: f64,
     pub evaluation_seconds: f64,
     pub store_seconds: f64,
-    pub(crate) snapshot_bytes: u64,
-    pub(crate) games_bytes: u64,
+    pub snapshot_bytes: u64,
+    pub games_bytes: u64,
 }
 
 /// An evaluation's rows: its record, and its metric values by name (`None`: not measured, no

@@ -5,48 +5,42 @@ use rusqlite::Connection;
 
 /// The migrations, in order. Append only: an applied migration never changes.
 const MIGRATIONS: &[(&str, &str)] = &[
-    (
-        "0001_objects",
-        include_str!("../../schema/0001_objects.sql"),
-    ),
+    ("0001_objects", include_str!("../schema/0001_objects.sql")),
     (
         "0002_solutions",
-        include_str!("../../schema/0002_solutions.sql"),
+        include_str!("../schema/0002_solutions.sql"),
     ),
-    ("0003_runs", include_str!("../../schema/0003_runs.sql")),
+    ("0003_runs", include_str!("../schema/0003_runs.sql")),
     (
         "0004_lifecycle",
-        include_str!("../../schema/0004_lifecycle.sql"),
+        include_str!("../schema/0004_lifecycle.sql"),
     ),
     (
         "0005_metrics_long",
-        include_str!("../../schema/0005_metrics_long.sql"),
+        include_str!("../schema/0005_metrics_long.sql"),
     ),
-    ("0006_sweeps", include_str!("../../schema/0006_sweeps.sql")),
+    ("0006_sweeps", include_str!("../schema/0006_sweeps.sql")),
     (
         "0007_compact_indexes",
-        include_str!("../../schema/0007_compact_indexes.sql"),
+        include_str!("../schema/0007_compact_indexes.sql"),
     ),
-    ("0008_packs", include_str!("../../schema/0008_packs.sql")),
-    (
-        "0009_against",
-        include_str!("../../schema/0009_against.sql"),
-    ),
+    ("0008_packs", include_str!("../schema/0008_packs.sql")),
+    ("0009_against", include_str!("../schema/0009_against.sql")),
     (
         "0010_codec_index",
-        include_str!("../../schema/0010_codec_index.sql"),
+        include_str!("../schema/0010_codec_index.sql"),
     ),
     (
         "0011_provenance",
-        include_str!("../../schema/0011_provenance.sql"),
+        include_str!("../schema/0011_provenance.sql"),
     ),
     (
         "0012_gumbel_settings",
-        include_str!("../../schema/0012_gumbel_settings.sql"),
+        include_str!("../schema/0012_gumbel_settings.sql"),
     ),
     (
         "0013_c4_search_setting",
-        include_str!("../../schema/0013_c4_search_setting.sql"),
+        include_str!("../schema/0013_c4_search_setting.sql"),
     ),
 ];
 

@@ -77,13 +77,13 @@ impl Writer<'_> {
     }
 
     /// Declares metrics (name, description) in order; see `schema/0005_metrics_long.sql`.
-    pub(crate) fn declare_metrics(&self, defs: &[(&str, &str)]) -> Result<()> {
+    pub fn declare_metrics(&self, defs: &[(&str, &str)]) -> Result<()> {
         runs::declare_metrics(self.tx, defs).map_err(|e| sqlite(self.path, e))
     }
 
     /// Stores an already encoded object (if not already there; large ones compressed when
     /// that saves, docs/store.md "Packs and codecs"); returns its address.
-    pub(crate) fn put_encoded(&self, e: &super::Encoded) -> Result<ObjectHash> {
+    pub fn put_encoded(&self, e: &super::Encoded) -> Result<ObjectHash> {
         objects::put_compressed(self.tx, e.kind, &e.bytes, &e.hash)
             .map_err(|e| e.into_store_error(self.path))?;
         Ok(e.hash)
@@ -91,7 +91,7 @@ impl Writer<'_> {
 
     /// Stores a batch of a run's self-play games as one pack (prepared with
     /// [`prepare_pack`](super::prepare_pack)) and indexes them (`rows[k]` is the pack's member k).
-    pub(crate) fn add_packed_games(
+    pub fn add_packed_games(
         &self,
         run_id: i64,
         iteration: u32,
@@ -125,7 +125,7 @@ impl Writer<'_> {
     /// `run_id`'s iteration `iteration` (`games`, in order: an iteration record): when every
     /// game is packed, those addresses are kept once, in the packs (codec 2), else the bytes
     /// are stored as they are. Returns its address.
-    pub(crate) fn put_encoded_over_games(
+    pub fn put_encoded_over_games(
         &self,
         e: &super::Encoded,
         run_id: i64,
@@ -194,7 +194,7 @@ impl Writer<'_> {
     }
 
     /// Takes a run's lock for this process in this transaction (see [`Store::lock_run`](super::Store::lock_run)).
-    pub(crate) fn lock_run(&self, run_id: i64) -> Result<()> {
+    pub fn lock_run(&self, run_id: i64) -> Result<()> {
         runs::lock(self.tx, run_id)
             .map_err(|e| sqlite(self.path, e))?
             .map_err(|holder| StoreError::Locked {
@@ -204,14 +204,14 @@ impl Writer<'_> {
     }
 
     /// Indexes a committed iteration.
-    pub(crate) fn add_iteration(&self, row: &IterationRow) -> Result<()> {
+    pub fn add_iteration(&self, row: &IterationRow) -> Result<()> {
         runs::add_iteration(self.tx, row).map_err(|e| sqlite(self.path, e))
     }
 
     /// Records an iteration's metrics as columns.
     /// A metric that is not a finite number (a model that diverged: NaN) is refused with
     /// [`StoreError::NotFinite`], naming it, instead of SQLite's "NOT NULL constraint failed".
-    pub(crate) fn add_evaluation(&self, row: &EvaluationRow) -> Result<()> {
+    pub fn add_evaluation(&self, row: &EvaluationRow) -> Result<()> {
         if let Some((name, v)) = row
             .values
             .iter()
@@ -228,7 +228,7 @@ impl Writer<'_> {
     }
 
     /// Sets a run's progress: iterations done, head, status.
-    pub(crate) fn set_run_progress(
+    pub fn set_run_progress(
         &self,
         run_id: i64,
         done: u32,
@@ -239,23 +239,23 @@ impl Writer<'_> {
     }
 
     /// Indexes a sweep (its `sweep/v1` record must be stored); a known sweep is left as is.
-    pub(crate) fn add_sweep(&self, row: &SweepRow) -> Result<()> {
+    pub fn add_sweep(&self, row: &SweepRow) -> Result<()> {
         sweeps::add(self.tx, row).map_err(|e| sqlite(self.path, e))
     }
 
     /// Unindexes a sweep: its row and member links (its record and its runs stay). A grown
     /// sweep replaces its smaller self this way, so a store holds one sweep of a name.
-    pub(crate) fn remove_sweep(&self, hash: &ObjectHash) -> Result<()> {
+    pub fn remove_sweep(&self, hash: &ObjectHash) -> Result<()> {
         sweeps::remove(self.tx, hash).map_err(|e| sqlite(self.path, e))
     }
 
     /// Links a run to its sweep's grid point and seed.
-    pub(crate) fn add_sweep_member(&self, sweep: &ObjectHash, member: &SweepMember) -> Result<()> {
+    pub fn add_sweep_member(&self, sweep: &ObjectHash, member: &SweepMember) -> Result<()> {
         sweeps::add_member(self.tx, sweep, member).map_err(|e| sqlite(self.path, e))
     }
 
     /// Records (or replaces) the solution row of a variant; its manifest must be stored.
-    pub(crate) fn put_solution(&self, row: &SolutionRow) -> Result<()> {
+    pub fn put_solution(&self, row: &SolutionRow) -> Result<()> {
         solutions::upsert(self.tx, row).map_err(|e| sqlite(self.path, e))
     }
 }

@@ -22,7 +22,7 @@ pub type StreamRng = ChaCha12Rng;
 const CONTEXT: &str = "tabula 2026-11-21 named ChaCha stream v1";
 
 /// The 32-byte ChaCha seed of stream `name` under run seed `seed`.
-pub(crate) fn stream_seed(seed: u64, name: &str) -> [u8; 32] {
+pub fn stream_seed(seed: u64, name: &str) -> [u8; 32] {
     let mut material = Vec::with_capacity(8 + name.len());
     material.extend_from_slice(&seed.to_le_bytes());
     material.extend_from_slice(name.as_bytes());
@@ -41,7 +41,7 @@ pub fn stream(seed: u64, name: &str) -> StreamRng {
 /// `stream_fmt(seed, format_args!("table-init({key:?})"))`: the same generator as
 /// `stream(seed, &format!(...))`, without allocating the name (hot paths derive a stream per
 /// position).
-pub(crate) fn stream_fmt(seed: u64, name: std::fmt::Arguments<'_>) -> StreamRng {
+pub fn stream_fmt(seed: u64, name: std::fmt::Arguments<'_>) -> StreamRng {
     struct Feed<'a>(&'a mut blake3::Hasher);
     impl std::fmt::Write for Feed<'_> {
         fn write_str(&mut self, s: &str) -> std::fmt::Result {

@@ -9,7 +9,9 @@ use super::Store;
 use super::runs::host_name;
 use super::{Result, StoreError, error::sqlite};
 
-/// The build this process runs (captured by build.rs at compile time).
+/// The build a process runs: the binary captures it at compile time (the tabula crate's
+/// build.rs) and hands it to [`Store::begin_session`], so the store itself is not rebuilt
+/// at every commit.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Build {
     pub version: &'static str,
@@ -19,16 +21,6 @@ pub struct Build {
     pub tree: &'static str,
     /// The cargo profile ("release", "debug").
     pub profile: &'static str,
-}
-
-/// This binary's build.
-pub fn build() -> Build {
-    Build {
-        version: env!("CARGO_PKG_VERSION"),
-        commit: env!("TABULA_GIT_COMMIT"),
-        tree: env!("TABULA_GIT_TREE"),
-        profile: env!("TABULA_BUILD_PROFILE"),
-    }
 }
 
 /// This process's arguments, each quoted for a POSIX shell where it needs to be (so the
@@ -122,8 +114,8 @@ pub struct SessionRow {
 }
 
 /// The most characters of a note, and of a tag (tags: letters, digits and `-_.:/+=@`).
-pub const MAX_NOTE: usize = 10_000;
-pub const MAX_TAG: usize = 64;
+pub(crate) const MAX_NOTE: usize = 10_000;
+pub(crate) const MAX_TAG: usize = 64;
 
 /// Checks a note's text: at most [`MAX_NOTE`] characters, no control characters other than
 /// newlines and tabs.
@@ -154,10 +146,11 @@ pub fn check_tag(tag: &str) -> std::result::Result<(), String> {
 }
 
 impl Store {
-    /// Records that this process starts working on run `run_id` at `iterations_from`
-    /// iterations done, with `threads` workers.
-    pub(crate) fn begin_session(
+    /// Records that this process, built as `b`, starts working on run `run_id` at
+    /// `iterations_from` iterations done, with `threads` workers.
+    pub fn begin_session(
         &mut self,
+        b: &Build,
         run_id: i64,
         iterations_from: u32,
         threads: usize,
@@ -168,7 +161,6 @@ impl Store {
             host: host_name(),
             pid: i64::from(std::process::id()),
         };
-        let b = build();
         let line = command_line();
         self.write(|w| {
             w.tx.prepare_cached(
@@ -200,12 +192,7 @@ impl Store {
     }
 
     /// Records the end of a session: the iterations done and how it ended.
-    pub(crate) fn end_session(
-        &mut self,
-        s: &Session,
-        iterations_to: u32,
-        outcome: Outcome,
-    ) -> Result<()> {
+    pub fn end_session(&mut self, s: &Session, iterations_to: u32, outcome: Outcome) -> Result<()> {
         self.write(|w| {
             w.tx.prepare_cached(
                 "UPDATE run_sessions SET ended_at = ?5, iterations_to = ?6, outcome = ?7
@@ -366,17 +353,5 @@ mod tests {
         for bad in ["", "two words", "a\nb", &"t".repeat(MAX_TAG + 1)] {
             assert!(check_tag(bad).is_err(), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn the_build_is_known_in_a_checkout() {
-        let b = build();
-        assert!(
-            b.commit == "unknown"
-                || (b.commit.len() == 40 && b.commit.chars().all(|c| c.is_ascii_hexdigit())),
-            "{b:?}"
-        );
-        assert!(["clean", "dirty", "unknown"].contains(&b.tree), "{b:?}");
-        assert!(!b.profile.is_empty());
     }
 }

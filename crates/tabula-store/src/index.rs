@@ -28,7 +28,7 @@ impl Store {
 
     /// A run by id, by name, or by a hash prefix (at least [`MIN_PREFIX`](super::MIN_PREFIX) hex digits) of its
     /// run hash or head (docs/store.md); several are [`StoreError::Ambiguous`].
-    pub(crate) fn find_run(&self, text: &str) -> Result<Option<RunRow>> {
+    pub fn find_run(&self, text: &str) -> Result<Option<RunRow>> {
         match runs::find(&self.conn, text).map_err(|e| self.err(e))? {
             resolve::Found::None => Ok(None),
             resolve::Found::One(r) => Ok(Some(r)),
@@ -103,13 +103,13 @@ impl Store {
     }
 
     /// Marks a run's status (e.g. failed) outside an iteration's transaction.
-    pub(crate) fn set_run_status(&mut self, run_id: i64, status: RunStatus) -> Result<()> {
+    pub fn set_run_status(&mut self, run_id: i64, status: RunStatus) -> Result<()> {
         self.write(|w| runs::set_status(w.tx, run_id, status).map_err(|e| sqlite(w.path, e)))
     }
 
     /// Takes the lock of a run for this process (see [`StoreError::Locked`]); a lock left by
     /// a dead process of this host is taken over, and a failed run is marked running again.
-    pub(crate) fn lock_run(&mut self, run_id: i64) -> Result<()> {
+    pub fn lock_run(&mut self, run_id: i64) -> Result<()> {
         let held = self.write(|w| runs::lock(w.tx, run_id).map_err(|e| sqlite(w.path, e)))?;
         held.map_err(|holder| StoreError::Locked {
             run: run_id,
@@ -130,7 +130,7 @@ impl Store {
     }
 
     /// Releases the lock of a run if this process holds it.
-    pub(crate) fn unlock_run(&mut self, run_id: i64) -> Result<()> {
+    pub fn unlock_run(&mut self, run_id: i64) -> Result<()> {
         self.write(|w| runs::unlock(w.tx, run_id).map_err(|e| sqlite(w.path, e)))
     }
 
@@ -170,24 +170,24 @@ impl Store {
     }
 
     /// Whether a run has an evaluation row for an iteration (0: the untrained table).
-    pub(crate) fn has_evaluation(&self, run_id: i64, iteration: u32) -> Result<bool> {
+    pub fn has_evaluation(&self, run_id: i64, iteration: u32) -> Result<bool> {
         runs::has_evaluation(&self.conn, run_id, iteration).map_err(|e| self.err(e))
     }
 
     /// The `iterations` rows of a run: (iteration, record hash), ascending (a branch's shared
     /// iterations are its parent's rows, not its own).
-    pub(crate) fn iteration_hashes(&self, run_id: i64) -> Result<Vec<(u32, ObjectHash)>> {
+    pub fn iteration_hashes(&self, run_id: i64) -> Result<Vec<(u32, ObjectHash)>> {
         runs::iteration_hashes(&self.conn, run_id).map_err(|e| self.err(e))
     }
 
     /// Snapshots whose objects were deliberately not all stored (full checkpoints derived
-    /// like deltas; see [`crate::learners::Learner::KEEP_FULL_EVERY`]).
-    pub(crate) fn unkept_snapshots(&self) -> Result<Vec<ObjectHash>> {
+    /// like deltas; see `Learner::KEEP_FULL_EVERY` in the tabula crate).
+    pub fn unkept_snapshots(&self) -> Result<Vec<ObjectHash>> {
         runs::unkept_snapshots(&self.conn).map_err(|e| self.err(e))
     }
 
     /// The (run id, iteration, game index) of a stored self-play game.
-    pub(crate) fn game_owner(&self, hash: &ObjectHash) -> Result<Option<(i64, u32, u32)>> {
+    pub fn game_owner(&self, hash: &ObjectHash) -> Result<Option<(i64, u32, u32)>> {
         if let Some(owner) = runs::game_owner(&self.conn, hash).map_err(|e| self.err(e))? {
             return Ok(Some(owner));
         }
@@ -203,7 +203,7 @@ impl Store {
     /// game G of iteration I of some run. Looked up by the run tables' primary key, one
     /// look-up per run, instead of scanning every game row (which has no index on the
     /// game's address or pack); a game not found there is looked up as before.
-    pub(crate) fn game_owner_at(
+    pub fn game_owner_at(
         &self,
         hash: &ObjectHash,
         iteration: u32,
@@ -219,7 +219,7 @@ impl Store {
     }
 
     /// Every hash the run tables hold, labelled with where it sits (run, iteration, game).
-    pub(crate) fn run_references(&self) -> Result<Vec<(String, ObjectHash)>> {
+    pub fn run_references(&self) -> Result<Vec<(String, ObjectHash)>> {
         runs::references(&self.conn).map_err(|e| self.err(e))
     }
 
@@ -245,7 +245,7 @@ impl Store {
 
     /// A sweep by name or by a hash prefix (docs/store.md); several are
     /// [`StoreError::Ambiguous`].
-    pub(crate) fn find_sweep(&self, text: &str) -> Result<Option<SweepRow>> {
+    pub fn find_sweep(&self, text: &str) -> Result<Option<SweepRow>> {
         match sweeps::find(&self.conn, text).map_err(|e| self.err(e))? {
             resolve::Found::None => Ok(None),
             resolve::Found::One(r) => Ok(Some(r)),
@@ -266,7 +266,7 @@ impl Store {
     }
 
     /// The runs of a sweep present in this store, in grid order.
-    pub(crate) fn sweep_members(&self, sweep: &ObjectHash) -> Result<Vec<SweepMember>> {
+    pub fn sweep_members(&self, sweep: &ObjectHash) -> Result<Vec<SweepMember>> {
         sweeps::members(&self.conn, sweep).map_err(|e| self.err(e))
     }
 }

@@ -3,7 +3,7 @@
 
 /// The current UTC time as RFC 3339 (`2026-11-21T08:30:00Z`), for plain columns that
 /// describe a computation. Never enters a hashed record.
-pub(crate) fn utc_now_rfc3339() -> String {
+pub fn utc_now_rfc3339() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

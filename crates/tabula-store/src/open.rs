@@ -288,7 +288,7 @@ impl Store {
     /// into the file (SQLite's default: 1,000). A run's writer raises it so that the copies,
     /// and their two fsyncs each, happen rarely and mostly when the store closes, not beside
     /// self-play; the bytes stored are the same.
-    pub(crate) fn set_checkpoint_pages(&self, pages: u32) -> Result<()> {
+    pub fn set_checkpoint_pages(&self, pages: u32) -> Result<()> {
         self.conn
             .pragma_update(None, "wal_autocheckpoint", pages)
             .map_err(|e| self.err(e))

@@ -14,7 +14,7 @@ pub struct SolutionRow {
     pub positions: u64,
     /// The start value on the [0, 1] scale.
     pub value: f64,
-    pub(crate) engine_version: String,
+    pub engine_version: String,
     /// Wall-clock seconds of the solve (not hashed).
     pub seconds: f64,
     /// UTC time of the solve, RFC 3339 (not hashed).

@@ -12,7 +12,7 @@
 //! lets the solver keep a few bytes per position and the tables be keyed by position.
 //!
 //! The core trait stays small; abilities only some games have live in optional traits beside
-//! it (see [`crate::games`]).
+//! it (see the `games` module of the tabula crate).
 
 use std::fmt::Debug;
 use std::hash::Hash;

@@ -34,14 +34,14 @@ pub enum GameError {
 }
 
 impl GameError {
-    pub(crate) fn bad_variant(variant: impl Into<String>, reason: impl Into<String>) -> GameError {
+    pub fn bad_variant(variant: impl Into<String>, reason: impl Into<String>) -> GameError {
         GameError::BadVariant {
             variant: variant.into(),
             reason: reason.into(),
         }
     }
 
-    pub(crate) fn bad_position(
+    pub fn bad_position(
         variant: impl Into<String>,
         text: impl Into<String>,
         reason: impl Into<String>,
@@ -53,7 +53,7 @@ impl GameError {
         }
     }
 
-    pub(crate) fn bad_key(
+    pub fn bad_key(
         variant: impl Into<String>,
         key: impl std::fmt::Debug,
         reason: impl Into<String>,
