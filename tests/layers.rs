@@ -383,8 +383,8 @@ fn named_after(code: &str, prefix: &str, bad: impl Fn(&str) -> bool) -> Vec<Stri
             continue;
         }
         let rest = &code[i + prefix.len()..];
-        let names: Vec<String> = if rest.starts_with('{') || rest.starts_with('*') {
-            vec![rest[..1].to_string()]
+        let names: Vec<String> = if rest.starts_with('*') {
+            vec!["*".to_string()]
         } else {
             first_names(rest)
         };
@@ -445,8 +445,7 @@ fn learner_kinds(src: &Path) -> Vec<String> {
         let code = without_tests(&code_only(&fs::read_to_string(f).unwrap()));
         // A variant is CamelCase (`Network`); `LearnerKind::ALL` and `NAMES` are constants.
         let kind = |n: &str| {
-            n == "{"
-                || n == "*"
+            n == "*"
                 || (n.starts_with(|c: char| c.is_uppercase()) && n.contains(char::is_lowercase))
         };
         let shown = f.strip_prefix(src).unwrap().display();
