@@ -101,7 +101,7 @@ pub struct References<G: Game> {
 /// The names of a game's reference sets and the metrics measured on them, as data: the
 /// learners declare these metrics (their names and descriptions are stored in `metric_defs`,
 /// so they are fixed once runs exist).
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct ReferenceMetrics {
     /// The sets' names, in the order of their metrics.
     pub sets: &'static [&'static str],

@@ -386,7 +386,7 @@ mod tests {
         ];
         let some: Vec<_> = all.into_iter().flatten().collect();
         assert_eq!(some.len(), 1);
-        assert!(std::ptr::eq(some[0], REFERENCE_METRICS));
+        assert_eq!(some[0], REFERENCE_METRICS);
         let files: Vec<&str> = connect4::test_sets::C4_SETS.iter().map(|s| s.0).collect();
         assert_eq!(REFERENCE_METRICS.sets, files);
         let m = REFERENCE_METRICS;
