@@ -38,10 +38,9 @@
 
 use std::io::{BufRead, Write};
 
-use crate::game::{Action, Game, Turn, is_legal};
-use crate::games::AnyGame;
-use crate::games::go::{Go, GoState};
-use crate::gtp::{Color, Command, Vertex, final_score, parse_command, response};
+use crate::game::{Action, Turn, is_legal};
+use crate::games::{Abilities, Ability, AnyGame, GoRules, families_with};
+use crate::gtp::{Color, Command, Vertex, go_score, parse_command, response};
 use crate::players::{Agent, Decision, Player, PlayerError, PlayerSpec};
 use crate::rng::{StreamRng, stream};
 use crate::store::Store;
@@ -70,8 +69,10 @@ pub(crate) const STREAM: &str = "gtp";
 /// Errors that stop the engine before or while serving.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("`tabula gtp` plays Go: `{variant}` is not a Go variant (give go:NxN[,komi=K])")]
-    NotGo { variant: String },
+    #[error(
+        "`tabula gtp` plays {games}: `{variant}` is not a {games} variant (give go:NxN[,komi=K])"
+    )]
+    NotGo { variant: String, games: String },
     #[error(transparent)]
     Player(#[from] PlayerError),
     #[error(transparent)]
@@ -80,7 +81,8 @@ pub enum EngineError {
     Io(#[from] std::io::Error),
 }
 
-/// One board of the session, generic over the Go class (boards up to 9x9 and beyond).
+/// One board of the session, whatever the game's type (every game with a Go board, any
+/// size).
 trait Board {
     fn n(&self) -> usize;
     fn moves(&self) -> Vec<Action>;
@@ -92,33 +94,42 @@ trait Board {
     fn showboard(&self) -> String;
 }
 
-struct GoBoard<const P: usize, const H: usize, const K: usize>
-where
-    Go<P, H, K>: crate::games::Abilities<State = GoState<P, H>>,
-{
-    g: Go<P, H, K>,
-    player: Player<Go<P, H, K>>,
-    agent: Agent<Go<P, H, K>>,
+/// The board of a game with [`Abilities::go_rules`] (`GoBoard::new` refuses another).
+struct GoBoard<G: Abilities> {
+    g: G,
+    /// The board side N.
+    n: usize,
+    player: Player<G>,
+    agent: Agent<G>,
     /// Every position of the game, its start first.
-    states: Vec<GoState<P, H>>,
+    states: Vec<G::State>,
     moves: Vec<Action>,
     scratch: Vec<Action>,
 }
 
-impl<const P: usize, const H: usize, const K: usize> GoBoard<P, H, K>
-where
-    Go<P, H, K>: crate::games::Abilities<State = GoState<P, H>>,
-{
+impl<G: Abilities> GoBoard<G> {
+    /// `None` for a game without a Go board.
     fn new(
-        g: Go<P, H, K>,
+        g: G,
         spec: &PlayerSpec,
         store: Option<&mut Store>,
-    ) -> Result<GoBoard<P, H, K>, PlayerError> {
+    ) -> Option<Result<GoBoard<G>, PlayerError>> {
+        let n = g.go_rules()?.side;
+        Some(GoBoard::with_player(g, n, spec, store))
+    }
+
+    fn with_player(
+        g: G,
+        n: usize,
+        spec: &PlayerSpec,
+        store: Option<&mut Store>,
+    ) -> Result<GoBoard<G>, PlayerError> {
         let player = Player::resolve(spec, &g, store)?;
         let agent = player.agent();
         let start = g.initial_state();
         Ok(GoBoard {
             g,
+            n,
             player,
             agent,
             states: vec![start],
@@ -127,7 +138,7 @@ where
         })
     }
 
-    fn now(&self) -> &GoState<P, H> {
+    fn now(&self) -> &G::State {
         self.states.last().expect("the start is never undone")
     }
 
@@ -147,12 +158,9 @@ where
     }
 }
 
-impl<const P: usize, const H: usize, const K: usize> Board for GoBoard<P, H, K>
-where
-    Go<P, H, K>: crate::games::Abilities<State = GoState<P, H>>,
-{
+impl<G: Abilities> Board for GoBoard<G> {
     fn n(&self) -> usize {
-        self.g.board_size()
+        self.n
     }
 
     fn moves(&self) -> Vec<Action> {
@@ -216,7 +224,7 @@ where
     }
 
     fn final_score(&self) -> String {
-        final_score(&self.g, self.now())
+        go_score(&self.g, self.now()).expect("a Go board scores")
     }
 
     fn showboard(&self) -> String {
@@ -262,14 +270,16 @@ impl<'s> Engine<'s> {
         mut store: Option<&'s mut Store>,
     ) -> Result<Engine<'s>, EngineError> {
         let game: AnyGame = variant.parse()?;
-        let (n, komi, max_moves) = match &game {
-            AnyGame::Go(g) => (g.board_size(), g.komi(), g.max_moves()),
-            AnyGame::GoLarge(g) => (g.board_size(), g.komi(), g.max_moves()),
-            _ => {
-                return Err(EngineError::NotGo {
-                    variant: variant.to_string(),
-                });
-            }
+        let Some(GoRules {
+            side: n,
+            komi,
+            max_moves,
+        }) = crate::with_game!(&game, |g| g.go_rules())
+        else {
+            return Err(EngineError::NotGo {
+                variant: variant.to_string(),
+                games: families_with(Ability::GoBoard).join(" or "),
+            });
         };
         let komi2 = (komi * 2.0).round() as i32;
         let max_moves = (max_moves != 2 * n * n).then_some((n, max_moves));
@@ -415,11 +425,12 @@ fn build(
                 spec: variant.clone(),
                 reason: e.to_string(),
             })?;
-    let mut board: Box<dyn Board> = match game {
-        AnyGame::Go(g) => Box::new(GoBoard::new(g, spec, store)?),
-        AnyGame::GoLarge(g) => Box::new(GoBoard::new(g, spec, store)?),
-        _ => unreachable!("a go: variant is Go"),
-    };
+    let board = crate::with_game!(game, |g| GoBoard::new(g, spec, store)
+        .map(|b| b.map(|b| Box::new(b) as Box<dyn Board>)));
+    let mut board = board.ok_or_else(|| PlayerError::BadSpec {
+        spec: variant.clone(),
+        reason: "not a Go board".into(),
+    })??;
     for &a in moves {
         let color = match board.moves().len() % 2 {
             0 => Color::Black,

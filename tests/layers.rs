@@ -7,6 +7,16 @@
 //! name (`crate::x`, `$crate::x`, `use crate::{x, ..}`, a macro exported from `x`, a name
 //! re-exported at the crate root from `x`) only modules listed below it. Comments, string
 //! literals and `#[cfg(test)]` code are not read: a test inside a module may use anything.
+//!
+//! Two rules keep the seams where the layer list cannot see them (docs/architecture.md,
+//! "Abilities"): no library layer from `solver` up but `games` itself names a game family
+//! (a `games::<family>` path, a family type `games/mod.rs` re-exports, a variant of the edge
+//! enum `AnyGame`): generic code asks a game's `Abilities`, and the edge enum `AnyGame` and
+//! `with_game!` (which name no family at the call) are the one way in. The command line and
+//! the binary are not held to it: they sit at the edge, above every layer, and a command may
+//! serve one game by name (`tabula value` on a Connect Four position). And nothing outside
+//! `src/learners/` (the command line included) names a learner kind (`LearnerKind::Network`):
+//! code asks the learner (`LearnerKind::exports`, `progress_metrics`, `with_learner!`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -316,6 +326,166 @@ fn upward_imports(src: &Path, layers: &[String]) -> Vec<String> {
     bad
 }
 
+/// The game families of `src/games/`: its folders, the types `games/mod.rs` re-exports from
+/// them, and the variants of its edge enum `AnyGame`.
+struct Families {
+    folders: BTreeSet<String>,
+    types: BTreeSet<String>,
+    variants: BTreeSet<String>,
+}
+
+fn families(src: &Path) -> Families {
+    let games = src.join("games");
+    let folders: BTreeSet<String> = fs::read_dir(&games)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
+        .collect();
+    let code = code_only(&fs::read_to_string(games.join("mod.rs")).unwrap());
+    let mut types = BTreeSet::new();
+    for line in code.lines() {
+        let Some(rest) = line.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let module = first_names(rest).remove(0);
+        if folders.contains(&module) {
+            let items = rest[module.len()..].trim_start_matches("::");
+            types.extend(first_names(items).into_iter().filter(|n| !n.is_empty()));
+        }
+    }
+    let variants = code
+        .split("enum AnyGame")
+        .nth(1)
+        .and_then(|rest| rest.split('}').next())
+        .map(|block| {
+            block
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase()))
+                .map(|l| first_names(l).remove(0))
+                .collect()
+        })
+        .unwrap_or_default();
+    Families {
+        folders,
+        types,
+        variants,
+    }
+}
+
+/// Each place `code` follows `prefix` (at a word start) with a name `bad` accepts, as
+/// `prefix` + the names.
+fn named_after(code: &str, prefix: &str, bad: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices(prefix) {
+        if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &code[i + prefix.len()..];
+        let names: Vec<String> = if rest.starts_with('*') {
+            vec!["*".to_string()]
+        } else {
+            first_names(rest)
+        };
+        let hit: Vec<String> = names.into_iter().filter(|n| bad(n)).collect();
+        if !hit.is_empty() {
+            out.push(format!("{prefix}{}", hit.join(", ")));
+        }
+    }
+    out
+}
+
+/// Every library file of a layer from `solver` up (but `games`) that names a game family.
+fn family_paths(src: &Path, layers: &[String]) -> Vec<String> {
+    let fam = families(src);
+    let solver = layers.iter().position(|l| l == "solver").unwrap();
+    let files = rust_files(src);
+    let test_only = test_only_files(&files);
+    let mut bad = Vec::new();
+    for f in &files {
+        let Some(module) = top_module(src, f) else {
+            continue;
+        };
+        let above = layers
+            .iter()
+            .position(|l| *l == module)
+            .is_some_and(|r| r <= solver);
+        if module == "games" || !above || test_only.contains(f) {
+            continue;
+        }
+        let code = without_tests(&code_only(&fs::read_to_string(f).unwrap()));
+        let family = |n: &str| fam.folders.contains(n) || fam.types.contains(n);
+        let mut found = named_after(&code, "games::", family);
+        found.extend(named_after(&code, "AnyGame::", |n| {
+            fam.variants.contains(n)
+        }));
+        let shown = f.strip_prefix(src).unwrap().display();
+        bad.extend(
+            found
+                .into_iter()
+                .map(|h| format!("src/{shown}: {module} names {h}")),
+        );
+    }
+    bad.sort();
+    bad.dedup();
+    bad
+}
+
+/// Every file outside `src/learners/` that names a learner kind (`LearnerKind::Network`).
+fn learner_kinds(src: &Path) -> Vec<String> {
+    let files = rust_files(src);
+    let test_only = test_only_files(&files);
+    let learners = src.join("learners");
+    let mut bad = Vec::new();
+    for f in &files {
+        if f.starts_with(&learners) || test_only.contains(f) {
+            continue;
+        }
+        let code = without_tests(&code_only(&fs::read_to_string(f).unwrap()));
+        // A variant is CamelCase (`Network`); `LearnerKind::ALL` and `NAMES` are constants.
+        let kind = |n: &str| {
+            n == "*"
+                || (n.starts_with(|c: char| c.is_uppercase()) && n.contains(char::is_lowercase))
+        };
+        let shown = f.strip_prefix(src).unwrap().display();
+        for h in named_after(&code, "LearnerKind::", kind) {
+            bad.push(format!("src/{shown}: names {h}"));
+        }
+    }
+    bad.sort();
+    bad.dedup();
+    bad
+}
+
+#[test]
+fn no_layer_above_the_games_names_a_game_family() {
+    let src = Path::new(ROOT).join("src");
+    let fam = families(&src);
+    assert!(
+        fam.folders.contains("go") && fam.types.contains("Go9"),
+        "{:?}",
+        fam.types
+    );
+    assert!(fam.variants.contains("ConnectFour"), "{:?}", fam.variants);
+    let bad = family_paths(&src, &layer_list());
+    assert!(
+        bad.is_empty(),
+        "code above `games` that names a game family (ask the game's Abilities instead):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn no_code_outside_the_learners_names_a_learner_kind() {
+    let bad = learner_kinds(&Path::new(ROOT).join("src"));
+    assert!(
+        bad.is_empty(),
+        "code outside src/learners/ that names a learner kind (ask the learner instead):\n{}",
+        bad.join("\n")
+    );
+}
+
 #[test]
 fn every_import_points_down_the_layer_list() {
     let layers = layer_list();
@@ -417,4 +587,90 @@ fn the_checker_finds_an_upward_import() {
         assert_eq!(bad.len(), 1, "{upward}: {bad:?}");
         assert!(bad[0].ends_with("low -> high"), "{upward}: {bad:?}");
     }
+}
+
+/// The seam rules themselves: a family path, a family type, an edge-enum variant or a
+/// learner kind planted in a scratch crate is found; the edge enum and `with_game!`, the
+/// `games` layer itself, layers below `solver`, the command line, comments, strings and
+/// test modules are not.
+#[test]
+fn the_checker_finds_a_named_family_and_a_named_learner_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    for d in [
+        "games/go",
+        "games/connect4",
+        "learners",
+        "runs",
+        "store",
+        "cli",
+    ] {
+        fs::create_dir_all(src.join(d)).unwrap();
+    }
+    fs::write(
+        src.join("games/mod.rs"),
+        "pub mod go;\npub mod connect4;\npub use go::{Go9, Go19};\npub use connect4::ConnectFour;\n\
+         pub enum AnyGame {\n    /// Go.\n    Go(Go9),\n    ConnectFour(ConnectFour),\n}\n",
+    )
+    .unwrap();
+    fs::write(src.join("games/go/mod.rs"), "pub struct Go9;\n").unwrap();
+    fs::write(
+        src.join("learners/mod.rs"),
+        "fn f() { LearnerKind::Network; }\n",
+    )
+    .unwrap();
+    fs::write(src.join("store/mod.rs"), "use crate::games::go::Go9;\n").unwrap();
+    fs::write(src.join("cli/mod.rs"), "use tabula::games::go::Go9;\n").unwrap();
+    let runs_ok = "use crate::games::{Abilities, AnyGame};\n// crate::games::go::Go9\n\
+                   const S: &str = \"games::Go9 LearnerKind::Network\";\n\
+                   fn f(g: &AnyGame) { crate::with_game!(g, |g| g.go_rules()); }\n\
+                   fn k(k: LearnerKind) { k.exports(); LearnerKind::ALL; }\n\
+                   #[cfg(test)]\nmod tests { use crate::games::Go9; fn f() { LearnerKind::Network; } }\n";
+    fs::write(src.join("runs/mod.rs"), runs_ok).unwrap();
+    let layers: Vec<String> = ["runs", "learners", "games", "solver", "store"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(family_paths(&src, &layers), Vec::<String>::new());
+    assert_eq!(learner_kinds(&src), Vec::<String>::new());
+    for (planted, named) in [
+        ("use crate::games::go::{Go, GoState};", "games::go"),
+        (
+            "use crate::games::{Abilities, connect4};",
+            "games::connect4",
+        ),
+        ("fn g(x: &crate::games::Go19) {}", "games::Go19"),
+        (
+            "fn g(a: &AnyGame) { if let AnyGame::Go(g) = a {} }",
+            "AnyGame::Go",
+        ),
+    ] {
+        fs::write(src.join("runs/mod.rs"), format!("{runs_ok}{planted}\n")).unwrap();
+        let bad = family_paths(&src, &layers);
+        assert_eq!(bad.len(), 1, "{planted}: {bad:?}");
+        assert!(
+            bad[0].ends_with(&format!("runs names {named}")),
+            "{planted}: {bad:?}"
+        );
+    }
+    for planted in [
+        "fn g(k: LearnerKind) -> bool { k == LearnerKind::Network }",
+        "fn g(k: crate::learners::LearnerKind) -> bool { k != crate::learners::LearnerKind::TabularAz }",
+        "use crate::learners::LearnerKind::{Network, QLearning};",
+    ] {
+        fs::write(src.join("runs/mod.rs"), format!("{runs_ok}{planted}\n")).unwrap();
+        let bad = learner_kinds(&src);
+        assert_eq!(bad.len(), 1, "{planted}: {bad:?}");
+        assert!(
+            bad[0].starts_with("src/runs/mod.rs: names LearnerKind::"),
+            "{bad:?}"
+        );
+    }
+    // The command line is held to the learner rule too.
+    fs::write(src.join("runs/mod.rs"), runs_ok).unwrap();
+    fs::write(
+        src.join("cli/mod.rs"),
+        "fn g() { LearnerKind::QLearning; }\n",
+    )
+    .unwrap();
+    assert_eq!(learner_kinds(&src).len(), 1);
 }

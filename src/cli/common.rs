@@ -7,9 +7,10 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;
 use serde::Serialize;
-use tabula::eval::MetricValues;
+use tabula::eval::{MetricDef, MetricValues};
 use tabula::game::{Game, Outcome, Turn};
 use tabula::game_record::{GameEnd, GameRecord, SearchStats, Step};
+use tabula::learners::LearnerKind;
 use tabula::runs::{IterationSummary, Observer, Resumed, RunConfig, RunOutcome, start};
 use tabula::store::{ObjectHash, Store, Subject};
 
@@ -205,11 +206,13 @@ pub(crate) struct Console {
     json: bool,
     iterations: u32,
     games: u32,
+    /// The metrics the learner says show progress ([`LearnerKind::progress_metrics`]).
+    progress: &'static [MetricDef],
 }
 
 impl Console {
-    /// A console for a run of `iterations` iterations of `games` games each.
-    pub(crate) fn new(iterations: u32, games: u32, json: bool) -> Console {
+    /// A console for a run of `learner` of `iterations` iterations of `games` games each.
+    pub(crate) fn new(iterations: u32, games: u32, learner: LearnerKind, json: bool) -> Console {
         let bar = if json {
             ProgressBar::hidden()
         } else {
@@ -220,6 +223,7 @@ impl Console {
             json,
             iterations,
             games,
+            progress: learner.progress_metrics(),
         }
     }
 
@@ -240,9 +244,9 @@ fn fmt_opt(x: Option<f64>, digits: usize) -> String {
 }
 
 /// The progress line of an iteration's declared metrics: WR_p, ERR_p, MAE_v and coverage
-/// where the learner declares them, then any other metric as `name value` (the detail columns
-/// of tabular AlphaZero are in `show`).
-fn metrics_line(m: &MetricValues) -> String {
+/// where the learner declares them, then any metric not among the learner's `progress`
+/// metrics as `name value` (the detail columns of tabular AlphaZero are in `show`).
+fn metrics_line(m: &MetricValues, progress: &[MetricDef]) -> String {
     let get = |name: &str| m.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v);
     let count = |name: &str| get(name).map_or_else(|| "-".to_string(), |v| format!("{v}"));
     let wr = get("wr_p").map_or_else(
@@ -272,9 +276,8 @@ fn metrics_line(m: &MetricValues) -> String {
     // Other metrics only where they have a value: a learner declares every metric it can
     // report (a network run on EWN declares the Connect Four and reference metrics too), and
     // a line of thirty dashes hides the numbers. `show` lists all of them.
-    let shown = tabula::learners::tabular::TABULAR_METRICS;
     for (name, v) in m {
-        if let Some(v) = v.filter(|_| !shown.iter().any(|d| d.name == *name)) {
+        if let Some(v) = v.filter(|_| !progress.iter().any(|d| d.name == *name)) {
             line.push_str(&format!("  {name} {v:.4}"));
         }
     }
@@ -311,7 +314,7 @@ impl Observer for Console {
             "it {:>4}/{}  {}",
             0,
             self.iterations,
-            metrics_line(m)
+            metrics_line(m, self.progress)
         ));
     }
 
@@ -328,7 +331,7 @@ impl Observer for Console {
                 "it {:>4}/{}  {}  games {}  beta {}  self-play {:.2}s  train {:.2}s  eval {:.2}s  store wait {:.3}s",
                 s.iteration,
                 self.iterations,
-                metrics_line(&s.metrics),
+                metrics_line(&s.metrics, self.progress),
                 s.games,
                 s.beta,
                 s.self_play_seconds,
@@ -351,6 +354,12 @@ pub(crate) fn progress_units(settings_json: &str) -> u32 {
     }
 }
 
+/// The learner of a run's stored settings (JSON); the default learner where they name none.
+fn learner_kind(settings_json: &str) -> LearnerKind {
+    let v = serde_json::from_str::<serde_json::Value>(settings_json).unwrap_or_default();
+    serde_json::from_value(v["learner"]["kind"].clone()).unwrap_or_default()
+}
+
 /// Creates the run of `cfg` (spec text `text`), runs it and prints the outcome.
 pub(crate) fn start_and_report(
     db: Option<&Path>,
@@ -363,7 +372,12 @@ pub(crate) fn start_and_report(
     let pool = pool(threads)?;
     let threads = pool.current_num_threads() as u32;
     let mut store = Store::open(&Store::resolve_path(db))?;
-    let mut console = Console::new(cfg.iterations, cfg.settings.progress_units(), args_json);
+    let mut console = Console::new(
+        cfg.iterations,
+        cfg.settings.progress_units(),
+        cfg.settings.learner.kind,
+        args_json,
+    );
     let out = pool.install(|| start(&mut store, cfg, text, threads, &mut console));
     console.bar.finish_and_clear();
     print_outcome(
@@ -388,7 +402,12 @@ pub(crate) fn resume_and_report(
     let n = pool.current_num_threads() as u32;
     let row = tabula::runs::find(store, run)?;
     let games = progress_units(&row.settings_json);
-    let mut console = Console::new(row.iterations_planned, games, json);
+    let mut console = Console::new(
+        row.iterations_planned,
+        games,
+        learner_kind(&row.settings_json),
+        json,
+    );
     console
         .bar
         .set_position(u64::from(row.iterations_done) * u64::from(games));

@@ -18,8 +18,9 @@
 //! - **Connect Four 7x6 test positions** (`tests/data/connect4/Test_L*_R*`, exact scores):
 //!   value error mean |v_hat - v*| (v* 1, 0.5 or 0 by the sign of the score) and best-move
 //!   accuracy (the policy's greedy move is value-preserving: its exact value equals the
-//!   position's). The optimal moves come from the exact solver
-//!   ([`crate::games::connect4::solver`]), once per process and set (`games::connect4::test_sets`).
+//!   position's). The sets, their metrics and their optimal moves are the game's
+//!   (`games::Abilities::reference_set`; Connect Four's come from its exact solver, once per
+//!   process and set): this module names no game.
 //!
 //! Determinism: games run in parallel but their scores are reduced in game order; positions
 //! are scored in file order. So every value is the same bits on any number of threads.
@@ -30,9 +31,8 @@ use serde::{Deserialize, Serialize};
 use super::{MetricDef, MetricValues, metric};
 use crate::error::SettingError;
 use crate::game::{Action, Game, Player};
-use crate::games::Abilities;
-use crate::games::connect4::test_sets::C4_SETS;
 use crate::games::greedy::{GreedyMode, greedy_choice};
+use crate::games::{Abilities, MetricText, REFERENCE_METRICS as SETS};
 use crate::play::seat_score;
 use crate::rng::stream_fmt;
 use crate::search::{Evaluator, MctsSolver, Search, SearchConfig, SearchError, SolverConfig};
@@ -136,12 +136,14 @@ impl ReferenceSettings {
         for (i, entry) in self.c4_sets.iter().enumerate() {
             let (name, n) = split_set(entry);
             let seen = || self.c4_sets[..i].iter().any(|e| split_set(e).0 == name);
-            if !C4_SETS.iter().any(|(s, _)| *s == name) || seen() {
+            if !SETS.sets.contains(&name) || seen() {
                 return Err(bad(
                     &format!("c4_sets[{i}]"),
                     entry,
-                    "distinct names among L3_R1, L2_R1, L2_R2, L1_R1, L1_R2, L1_R3, each \
-                     optionally NAME:N with N from 1 to 1000",
+                    &format!(
+                        "distinct names among {}, each optionally NAME:N with N from 1 to 1000",
+                        SETS.sets.join(", ")
+                    ),
                 ));
             }
             if n.is_some_and(|n| !(1..=1000).contains(&n)) || entry.ends_with(':') {
@@ -312,44 +314,7 @@ macro_rules! solver_defs {
     };
 }
 
-macro_rules! c4_defs {
-    ($($set:literal),*) => {
-        [$(
-            MetricDef {
-                name: concat!("c4_value_error_", $set),
-                description: concat!(
-                    "mean |v_hat - v*| on Connect Four 7x6 test set ", $set
-                ),
-            },
-            MetricDef {
-                name: concat!("c4_best_move_", $set),
-                description: concat!(
-                    "share of Connect Four 7x6 test set ", $set,
-                    " where the policy's greedy move is optimal"
-                ),
-            },
-        )*]
-    };
-}
-
-macro_rules! c4_search_defs {
-    ($($set:literal),*) => {
-        [$(
-            MetricDef {
-                name: concat!("c4_search_best_move_", $set),
-                description: concat!(
-                    "share of Connect Four 7x6 test set ", $set,
-                    " where the learner's search player's move is optimal"
-                ),
-            },
-        )*]
-    };
-}
-
 const SOLVER_DEFS: [MetricDef; 12] = solver_defs!("1", "10", "100", "1000");
-const C4_DEFS: [MetricDef; 12] = c4_defs!("l3_r1", "l2_r1", "l2_r2", "l1_r1", "l1_r2", "l1_r3");
-const C4_SEARCH_DEFS: [MetricDef; 6] =
-    c4_search_defs!("l3_r1", "l2_r1", "l2_r2", "l1_r1", "l1_r2", "l1_r3");
 
 /// The metrics against the greedy player.
 pub(crate) const GREEDY_DEFS: [MetricDef; 4] = [
@@ -374,49 +339,50 @@ pub(crate) const GREEDY_DEFS: [MetricDef; 4] = [
 ];
 
 /// The reference metrics in declaration order: per multiplier (1, 10, 100, 1000) the win
-/// rate, its interval and its AUC; the Connect Four errors over every chosen set's positions;
-/// then per set; then the search player's best moves over every chosen set and per set; then
-/// the games against the greedy player.
-pub(crate) const REFERENCE_METRICS: [MetricDef; 37] = {
+/// rate, its interval and its AUC; the reference sets' metrics as the game declares them
+/// ([`crate::games::ReferenceMetrics`]: the errors over every chosen set's positions, then per
+/// set; then the search player's best moves over every chosen set and per set); then the
+/// games against the greedy player.
+pub(crate) const REFERENCE_METRICS: [MetricDef; N_REFERENCE] = {
     let mut out = [MetricDef {
         name: "",
         description: "",
-    }; 37];
+    }; N_REFERENCE];
     let mut i = 0;
-    while i < 12 {
+    while i < SOLVER_DEFS.len() {
         out[i] = SOLVER_DEFS[i];
         i += 1;
     }
-    out[12] = MetricDef {
-        name: "c4_value_error",
-        description: "mean |v_hat - v*| over the positions of every chosen Connect Four 7x6 \
-                      test set (v* 1, 0.5, 0 by the exact score's sign)",
-    };
-    out[13] = MetricDef {
-        name: "c4_best_move",
-        description: "share of the positions of every chosen Connect Four 7x6 test set where \
-                      the policy's greedy move keeps the exact value",
-    };
-    while i < 24 {
-        out[i + 2] = C4_DEFS[i - 12];
-        i += 1;
-    }
-    out[26] = MetricDef {
-        name: "c4_search_best_move",
-        description: "share of the positions of every chosen Connect Four 7x6 test set where \
-                      the learner's search player (the run's simulations, no noise, most \
-                      visited move) keeps the exact value",
-    };
-    while i < 30 {
-        out[i + 3] = C4_SEARCH_DEFS[i - 24];
-        i += 1;
-    }
-    while i < 34 {
-        out[i + 3] = GREEDY_DEFS[i - 30];
-        i += 1;
+    i = copy_texts(&mut out, i, SETS.policy);
+    i = copy_texts(&mut out, i, SETS.search);
+    let mut j = 0;
+    while j < GREEDY_DEFS.len() {
+        out[i + j] = GREEDY_DEFS[j];
+        j += 1;
     }
     out
 };
+
+/// How many reference metrics there are.
+const N_REFERENCE: usize =
+    SOLVER_DEFS.len() + SETS.policy.len() + SETS.search.len() + GREEDY_DEFS.len();
+
+/// `texts` as metric definitions into `out` from `at`; returns the index after them.
+const fn copy_texts<const N: usize>(
+    out: &mut [MetricDef; N],
+    at: usize,
+    texts: &[MetricText],
+) -> usize {
+    let mut k = 0;
+    while k < texts.len() {
+        out[at + k] = MetricDef {
+            name: texts[k].0,
+            description: texts[k].1,
+        };
+        k += 1;
+    }
+    at + k
+}
 
 impl ReferenceEval {
     /// The values of [`REFERENCE_METRICS`], in order (`None` where not measured).
@@ -441,8 +407,8 @@ impl ReferenceEval {
                 Some(f64::from(best) / f64::from(n)),
             ]);
         }
-        for (set, _) in C4_SETS {
-            let c = c4.iter().find(|c| c.set == set);
+        for set in SETS.sets {
+            let c = c4.iter().find(|c| c.set == *set);
             out.extend([
                 c.map(|c| c.value_error),
                 c.map(|c| f64::from(c.best_moves) / f64::from(c.positions.max(1))),
@@ -452,8 +418,8 @@ impl ReferenceEval {
         let n: u32 = searched.iter().map(|c| c.positions).sum();
         let best: u32 = searched.iter().map(|c| c.best_moves).sum();
         out.push((n > 0).then(|| f64::from(best) / f64::from(n)));
-        for (set, _) in C4_SETS {
-            let c = searched.iter().find(|c| c.set == set);
+        for set in SETS.sets {
+            let c = searched.iter().find(|c| c.set == *set);
             out.push(c.map(|c| f64::from(c.best_moves) / f64::from(c.positions.max(1))));
         }
         let g = r.and_then(|r| r.greedy.as_ref());

@@ -37,6 +37,8 @@ pub type GreedyFn<G> = fn(&G, &<G as Game>::State, &[Action], &mut Vec<(i32, i32
 /// A reference set by name and size (`None`: not on this variant).
 pub type ReferenceFn<G> =
     fn(&G, &str, usize) -> Option<Result<ReferenceSet<<G as Game>::State>, String>>;
+/// A metric's name and description, as a learner declares it (`eval::MetricDef`).
+pub type MetricText = (&'static str, &'static str);
 /// The exact values of the legal actions of a state.
 pub type ActionValuesFn<G> = fn(&G, &<G as Game>::State) -> Option<Vec<(Action, f64)>>;
 /// The rows a legal action of a decision state advances the mover's piece toward its goal
@@ -66,9 +68,9 @@ pub struct AbilitySet<G: Game> {
     /// The game's input planes for a network (docs/network.md; [`encoded`] for an
     /// [`Encode`] game).
     pub encoder: Option<fn(&G) -> Encoder<G>>,
-    /// The first `n` positions of a named reference set with their exact values and best
-    /// moves (Connect Four 7x6's test sets).
-    pub reference_set: Option<ReferenceFn<G>>,
+    /// Named reference test sets, the first `n` positions of each with their exact values
+    /// and best moves, and the metrics measured on them (Connect Four 7x6's test sets).
+    pub reference_sets: Option<References<G>>,
     /// The board's mirror image, a symmetry of the rules that keeps the side to move: the
     /// network learner's `augment = "mirror"` adds each sample's image (docs/network.md,
     /// "Liu et al.'s data pipeline").
@@ -83,6 +85,55 @@ pub struct AbilitySet<G: Game> {
     /// Each player's checkers in the opponent's base and forward distance: tabula rasa's soft
     /// move limit and its outcome (Liu et al.; `[selfplay] soft_limit`).
     pub race: Option<RaceFn<G>>,
+    /// A square board the Go Text Protocol can speak of: its side, komi, move limit and
+    /// `final_score` (Go, on any board size; the `gtp:` player and `tabula gtp`).
+    pub go_board: Option<GoBoard<G>>,
+}
+
+/// A game's reference test sets (see [`AbilitySet::reference_sets`]).
+pub struct References<G: Game> {
+    /// The sets' names and the metrics measured on them.
+    pub metrics: &'static ReferenceMetrics,
+    /// Set `name`'s first `n` positions (`None`: this variant has no such set).
+    pub load: ReferenceFn<G>,
+}
+
+/// The names of a game's reference sets and the metrics measured on them, as data: the
+/// learners declare these metrics (their names and descriptions are stored in `metric_defs`,
+/// so they are fixed once runs exist).
+#[derive(Debug, PartialEq)]
+pub struct ReferenceMetrics {
+    /// The sets' names, in the order of their metrics.
+    pub sets: &'static [&'static str],
+    /// The policy's value error and best moves over every chosen set, then each set's pair
+    /// (value error, best moves) in [`ReferenceMetrics::sets`] order.
+    pub policy: &'static [MetricText],
+    /// The search player's best moves over every chosen set, then each set's in
+    /// [`ReferenceMetrics::sets`] order.
+    pub search: &'static [MetricText],
+}
+
+/// Go's board as the Go Text Protocol sees it (see [`AbilitySet::go_board`]): actions are
+/// OpenSpiel's, the point in row r (0 = the bottom) and column c (0 = the left) is r*N + c,
+/// and N*N passes (docs/gtp.md).
+pub struct GoBoard<G: Game> {
+    /// The board side N.
+    pub side: fn(&G) -> usize,
+    /// The komi (a multiple of 0.5).
+    pub komi: fn(&G) -> f64,
+    /// The variant's move limit.
+    pub max_moves: fn(&G) -> usize,
+    /// The black-positive margin `final_score` reports for a position: black's Tromp-Taylor
+    /// area minus white's minus the komi, 0 for a game drawn on a repeated board.
+    pub margin: fn(&G, &<G as Game>::State) -> f64,
+}
+
+/// What [`GoBoard`] says of one game, as plain values.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct GoRules {
+    pub side: usize,
+    pub komi: f64,
+    pub max_moves: usize,
 }
 
 /// A player's standing in a race to the opposite base (Chinese Checkers).
@@ -180,7 +231,9 @@ pub trait Abilities: Game {
         name: &str,
         n: usize,
     ) -> Option<Result<ReferenceSet<Self::State>, String>> {
-        Self::ABILITIES.reference_set.and_then(|f| f(self, name, n))
+        Self::ABILITIES
+            .reference_sets
+            .and_then(|r| (r.load)(self, name, n))
     }
 
     /// The game's mirror image (`None`: the game has none).
@@ -204,6 +257,20 @@ pub trait Abilities: Game {
         Self::ABILITIES.race.map(|f| f(self, s))
     }
 
+    /// The board's side, komi and move limit as GTP speaks of them (`None`: not a Go board).
+    fn go_rules(&self) -> Option<GoRules> {
+        Self::ABILITIES.go_board.map(|b| GoRules {
+            side: (b.side)(self),
+            komi: (b.komi)(self),
+            max_moves: (b.max_moves)(self),
+        })
+    }
+
+    /// The black-positive margin `final_score` reports for `s` (`None`: not a Go board).
+    fn go_margin(&self, s: &Self::State) -> Option<f64> {
+        Self::ABILITIES.go_board.map(|b| (b.margin)(self, s))
+    }
+
     /// A random placement drawn from `rng` (`None`: the game has no such ability).
     fn random_placement(&self, rng: &mut StreamRng) -> Option<Self::State> {
         Self::ABILITIES.random_placement.map(|f| f(self, rng))
@@ -217,6 +284,22 @@ impl<G: Game> Clone for ExactSearch<G> {
 }
 
 impl<G: Game> Copy for ExactSearch<G> {}
+
+impl<G: Game> Clone for References<G> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<G: Game> Copy for References<G> {}
+
+impl<G: Game> Clone for GoBoard<G> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<G: Game> Copy for GoBoard<G> {}
 
 impl<G: Game> Clone for Mirror<G> {
     fn clone(&self) -> Self {

@@ -23,7 +23,8 @@ use std::str::FromStr;
 use crate::error::GameError;
 use crate::game::Game;
 
-pub use abilities::{Abilities, ReferencePosition, ReferenceSet};
+pub use abilities::{Abilities, GoRules, ReferencePosition, ReferenceSet};
+pub(crate) use abilities::{MetricText, ReferenceMetrics};
 pub use cdc::{Cdc, Cdc4x8};
 pub use checkers::Checkers;
 pub use connect4::ConnectFour;
@@ -169,6 +170,79 @@ pub const FAMILIES: &[FamilyInfo] = &[
     go::FAMILY,
 ];
 
+/// An ability only some games have (see [`Abilities`]), named for the texts that say which
+/// games have it ([`families_with`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Ability {
+    /// An exact solution (the optimal player, the exact metrics).
+    Solution,
+    /// The greedy heuristic (the greedy players, greedy self-play and opponent).
+    Greedy,
+    /// A mirror image (data augmentation).
+    Mirror,
+    /// Random placements (the mixed start policy).
+    RandomPlacement,
+    /// The rows a move advances (Q-learning's shaped reward).
+    ForwardGain,
+    /// A race to the opposite base (tabula rasa's soft move limit).
+    Race,
+    /// Reference test sets.
+    ReferenceSets,
+    /// A Go board the Go Text Protocol speaks of.
+    GoBoard,
+}
+
+/// Whether game `G` has ability `a` (on some of its variants).
+fn has<G: Abilities>(a: Ability) -> bool {
+    let x = &G::ABILITIES;
+    match a {
+        Ability::Solution => x.solution.is_some(),
+        Ability::Greedy => x.greedy_features.is_some(),
+        Ability::Mirror => x.mirror.is_some(),
+        Ability::RandomPlacement => x.random_placement.is_some(),
+        Ability::ForwardGain => x.forward_gain.is_some(),
+        Ability::Race => x.race.is_some(),
+        Ability::ReferenceSets => x.reference_sets.is_some(),
+        Ability::GoBoard => x.go_board.is_some(),
+    }
+}
+
+/// The families that have ability `a` on some variant, by short name (a family's title up
+/// to its parenthesis: `Chinese Checkers`, `Connect Four`, `Go`), sorted: read from the
+/// games' own [`Abilities`], so an error text that names them cannot go stale.
+pub fn families_with(a: Ability) -> Vec<&'static str> {
+    let per_family = [
+        (&cdc::FAMILY, has::<Cdc>(a) || has::<Cdc4x8>(a)),
+        (&ewn::FAMILY, has::<Ewn>(a)),
+        (&connect4::FAMILY, has::<ConnectFour>(a)),
+        (&checkers::FAMILY, has::<Checkers>(a)),
+        (&go::FAMILY, has::<Go9>(a) || has::<Go19>(a)),
+    ];
+    let mut names: Vec<&str> = per_family
+        .iter()
+        .filter(|(_, has)| *has)
+        .map(|(f, _)| f.title.split(" (").next().unwrap_or(f.title))
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+/// [`families_with`] in words with its verb: `Chinese Checkers has`, `Chinese Checkers and
+/// Connect Four have`, `no game has`.
+pub fn families_with_text(a: Ability) -> String {
+    let names = families_with(a);
+    match names.as_slice() {
+        [] => "no game has".to_string(),
+        [one] => format!("{one} has"),
+        [rest @ .., last] => format!("{} and {last} have", rest.join(", ")),
+    }
+}
+
+/// The reference sets and their metrics of every game of the registry (only Connect Four
+/// has any: a learner declares its reference metrics once for every game, and
+/// `registry_reference_sets_are_these` keeps this the registry's).
+pub(crate) const REFERENCE_METRICS: &ReferenceMetrics = &connect4::test_sets::C4_METRICS;
+
 /// A variant name split into family, parameters and `key=value` options.
 ///
 /// Each game's `from_spec` reads its parameters, takes the options it knows with
@@ -293,6 +367,54 @@ pub(crate) fn parse_dims(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every registry game's reference sets are [`REFERENCE_METRICS`] (the learners declare
+    /// that one list), and the set names are the embedded files'.
+    #[test]
+    fn registry_reference_sets_are_these() {
+        fn sets<G: Abilities>() -> Option<&'static ReferenceMetrics> {
+            G::ABILITIES.reference_sets.map(|r| r.metrics)
+        }
+        let all = [
+            sets::<Cdc>(),
+            sets::<Cdc4x8>(),
+            sets::<Ewn>(),
+            sets::<ConnectFour>(),
+            sets::<Checkers>(),
+            sets::<Go9>(),
+            sets::<Go19>(),
+        ];
+        let some: Vec<_> = all.into_iter().flatten().collect();
+        assert_eq!(some.len(), 1);
+        assert_eq!(some[0], REFERENCE_METRICS);
+        let files: Vec<&str> = connect4::test_sets::C4_SETS.iter().map(|s| s.0).collect();
+        assert_eq!(REFERENCE_METRICS.sets, files);
+        let m = REFERENCE_METRICS;
+        assert_eq!(m.policy.len(), 2 + 2 * m.sets.len());
+        assert_eq!(m.search.len(), 1 + m.sets.len());
+    }
+
+    /// The abilities' texts name the families that have them, from the games' own
+    /// declarations.
+    #[test]
+    fn families_with_an_ability() {
+        assert_eq!(
+            families_with_text(Ability::Mirror),
+            "Chinese Checkers and Connect Four have"
+        );
+        assert_eq!(families_with_text(Ability::Greedy), "Chinese Checkers has");
+        assert_eq!(families_with(Ability::GoBoard), ["Go"]);
+        assert_eq!(families_with(Ability::ReferenceSets), ["Connect Four"]);
+        assert_eq!(
+            families_with(Ability::Solution),
+            [
+                "Chinese Checkers",
+                "Chinese dark chess",
+                "Connect Four",
+                "EinStein würfelt nicht!"
+            ]
+        );
+    }
 
     #[test]
     fn spec_parsing() {

@@ -17,7 +17,9 @@
 //! `ABCDEFGHJKLMNOPQRST`) is action r*N + c, and pass is N*N. So on 9x9 `A1` = 0, `J1` = 8,
 //! `A2` = 9, `E5` = 40, `J9` = 80, `pass` = 81; `I5` is no vertex. The two orientations agree
 //! (both count rows from the bottom and columns from the left): the mapping only skips the
-//! I. tabula's own action names (`Game::action_name`) are these vertices in upper case.
+//! I. tabula's own action names (`Game::action_name`) are these vertices in upper case. The
+//! board side, komi and score come from the game's `games::Abilities::go_rules` (any board
+//! size): this module names no game.
 //!
 //! # Scores
 //! `final_score`'s text: `B+x` (black wins by x points), `W+x`, or `0` (a tie). tabula scores
@@ -29,8 +31,11 @@ mod client;
 pub(crate) use client::GtpClient;
 pub use client::GtpError;
 
-use crate::game::{Action, Game};
-use crate::games::go::{Go, GoState, parse_vertex, vertex_name};
+use crate::game::Action;
+use crate::games::Abilities;
+
+/// The column letters of GTP vertices: no I.
+const COLS: &[u8] = b"ABCDEFGHJKLMNOPQRST";
 
 /// One command: its id if it had one, its name, its arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,7 +156,12 @@ impl Vertex {
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
-        parse_vertex(text, n).map(|(row, col)| Vertex::Point { row, col })
+        let col = COLS
+            .iter()
+            .position(|&c| c == text.as_bytes()[0].to_ascii_uppercase())?;
+        let row: usize = digits.parse().ok()?;
+        // `then`, not `then_some`: row 0 must not be subtracted from.
+        (col < n && (1..=n).contains(&row)).then(|| Vertex::Point { row: row - 1, col })
     }
 
     /// The vertex of tabula action `a` on an `n` x `n` board (N*N and beyond: pass).
@@ -179,7 +189,7 @@ impl Vertex {
     pub(crate) fn name(self) -> String {
         match self {
             Vertex::Pass => "pass".to_string(),
-            Vertex::Point { row, col } => vertex_name(row, col),
+            Vertex::Point { row, col } => format!("{}{}", COLS[col] as char, row + 1),
         }
     }
 }
@@ -211,58 +221,17 @@ pub(crate) fn parse_score(text: &str) -> Option<f64> {
     }
 }
 
-/// The board side and komi of a Go game, or `None` for another game (the `gtp:` player and
-/// the score check serve Go only).
-pub(crate) fn go_params<G: Game>(g: &G) -> Option<(usize, f64)> {
-    use std::any::Any;
-    let any = g as &dyn Any;
-    if let Some(g) = any.downcast_ref::<crate::games::Go9>() {
-        return Some((g.board_size(), g.komi()));
-    }
-    any.downcast_ref::<crate::games::Go19>()
-        .map(|g| (g.board_size(), g.komi()))
-}
-
-/// tabula's own score of a finished Go game as `final_score` text ([`final_score`]); `None`
-/// for another game.
-pub(crate) fn go_score<G: Game>(g: &G, s: &G::State) -> Option<String> {
-    use std::any::Any;
-    fn of<const P: usize, const H: usize, const K: usize>(
-        g: &dyn Any,
-        s: &dyn Any,
-    ) -> Option<String> {
-        let g = g.downcast_ref::<Go<P, H, K>>()?;
-        let s = s.downcast_ref::<GoState<P, H>>()?;
-        Some(final_score(g, s))
-    }
-    of::<137, 163, 3>(g, s).or_else(|| of::<457, 723, 12>(g, s))
-}
-
-/// `final_score`'s text for position `s`: the Tromp-Taylor margin ([`go_margin`]), or `0`
-/// for a game drawn on a repeated board.
-pub(crate) fn final_score<const P: usize, const H: usize, const K: usize>(
-    g: &Go<P, H, K>,
-    s: &GoState<P, H>,
-) -> String {
-    if g.ended_by_repetition(s) {
-        "0".to_string()
-    } else {
-        score_text(go_margin(g, s))
-    }
-}
-
-/// Black's Tromp-Taylor area minus white's minus the komi, on the board as it stands (nothing
-/// removed as dead).
-pub(crate) fn go_margin<const P: usize, const H: usize, const K: usize>(
-    g: &Go<P, H, K>,
-    s: &GoState<P, H>,
-) -> f64 {
-    f64::from(g.area_difference(s)) - g.komi()
+/// tabula's own score of a finished Go game as `final_score` text: the Tromp-Taylor margin
+/// ([`Abilities::go_margin`]; `0` for a game drawn on a repeated board); `None` for a game
+/// that is no Go board.
+pub(crate) fn go_score<G: Abilities>(g: &G, s: &G::State) -> Option<String> {
+    g.go_margin(s).map(score_text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::Game;
 
     #[test]
     fn commands_are_preprocessed_and_parsed() {

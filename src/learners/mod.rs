@@ -404,6 +404,43 @@ impl LearnerKind {
         }
     }
 
+    /// Every learner, in [`LearnerKind::NAMES`] order.
+    pub const ALL: [LearnerKind; 3] = [
+        LearnerKind::TabularAz,
+        LearnerKind::Network,
+        LearnerKind::QLearning,
+    ];
+
+    /// The model files a checkout of this learner's runs exports (`tabula checkout
+    /// --export`): the network learner's network as ONNX or safetensors; the tables of
+    /// tabular AlphaZero and Q-learning export none (their rows are written instead).
+    pub fn exports(self) -> &'static [ModelFormat] {
+        match self {
+            LearnerKind::Network => &[ModelFormat::Onnx, ModelFormat::Safetensors],
+            LearnerKind::TabularAz | LearnerKind::QLearning => &[],
+        }
+    }
+
+    /// The names of the learners whose runs export `format`, e.g. `"network"`.
+    pub fn exporting(format: ModelFormat) -> Vec<&'static str> {
+        LearnerKind::ALL
+            .into_iter()
+            .filter(|k| k.exports().contains(&format))
+            .map(LearnerKind::name)
+            .collect()
+    }
+
+    /// The metrics that show a run's progress, which the progress line prints in its fixed
+    /// part (every other declared metric only where it has a value): every learner reports
+    /// the tabular metrics (WR_p, ERR_p, MAE_v, coverage) first, measured the same way.
+    pub fn progress_metrics(self) -> &'static [MetricDef] {
+        match self {
+            LearnerKind::TabularAz => tabular::TABULAR_METRICS,
+            LearnerKind::Network => tabular::TABULAR_METRICS,
+            LearnerKind::QLearning => tabular::TABULAR_METRICS,
+        }
+    }
+
     /// The settings a branch of a run of this learner cannot change, with the reason (the
     /// model it continues depends on them); `tabula branch --set` refuses them.
     pub(crate) fn fixed_settings(self) -> Vec<(&'static str, &'static str)> {
@@ -413,6 +450,15 @@ impl LearnerKind {
             LearnerKind::QLearning => q::fixed_settings(),
         }
     }
+}
+
+/// A model file a learner's checkout can export ([`LearnerKind::exports`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ModelFormat {
+    /// An ONNX model, graph and weights.
+    Onnx,
+    /// The weights alone, as safetensors.
+    Safetensors,
 }
 
 /// The `[learner]` table: which learner, and the settings of learners that have their own.

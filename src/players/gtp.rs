@@ -17,7 +17,8 @@ use serde::Serialize;
 
 use super::PlayerError;
 use crate::game::{Action, Game, Turn, is_legal};
-use crate::gtp::{Color, GtpClient, GtpError, Vertex, go_params, go_score, parse_score};
+use crate::games::{Abilities, Ability, families_with};
+use crate::gtp::{Color, GtpClient, GtpError, Vertex, go_score, parse_score};
 use crate::play::Decision;
 
 /// How long an answer is awaited before the engine is declared hung and killed.
@@ -36,19 +37,24 @@ pub struct ScoreCheck {
     pub agree: bool,
 }
 
-/// The board side and komi of Go game `g`; for another game, the error that a `gtp:` player
-/// (engine `command`) cannot play it.
-fn go_board<G: Game>(g: &G, command: &str) -> Result<(usize, f64), PlayerError> {
-    go_params(g).ok_or_else(|| PlayerError::Unsupported {
-        player: format!("gtp:{command}"),
-        variant: g.variant(),
-        reason: "a GTP engine plays Go only".into(),
-    })
+/// The board side and komi of Go game `g` (its [`Abilities::go_rules`]); for a game without
+/// them, the error that a `gtp:` player (engine `command`) cannot play it.
+fn go_board<G: Abilities>(g: &G, command: &str) -> Result<(usize, f64), PlayerError> {
+    g.go_rules()
+        .map(|r| (r.side, r.komi))
+        .ok_or_else(|| PlayerError::Unsupported {
+            player: format!("gtp:{command}"),
+            variant: g.variant(),
+            reason: format!(
+                "a GTP engine plays {} only",
+                families_with(Ability::GoBoard).join(" and ")
+            ),
+        })
 }
 
 /// Starts the engine once to see that it runs and speaks GTP on this board size (a clear
 /// error before any game otherwise).
-pub(crate) fn probe<G: Game>(g: &G, command: &str) -> Result<(), PlayerError> {
+pub(crate) fn probe<G: Abilities>(g: &G, command: &str) -> Result<(), PlayerError> {
     let (n, _) = go_board(g, command)?;
     let mut client = GtpClient::spawn(command, ANSWER_TIMEOUT)?;
     client.send("protocol_version")?;
@@ -66,7 +72,7 @@ pub(crate) struct GtpAgent<G: Game> {
     actions: Vec<Action>,
 }
 
-impl<G: Game> GtpAgent<G> {
+impl<G: Abilities> GtpAgent<G> {
     pub(crate) fn new(command: &str) -> GtpAgent<G> {
         GtpAgent {
             command: command.to_string(),

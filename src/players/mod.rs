@@ -135,9 +135,10 @@ impl<G: Abilities> Player<G> {
                 let s = g.initial_state();
                 let mut probe = Vec::new();
                 if !g.greedy_features(&s, &[], &mut probe) {
-                    return Err(unsupported(
-                        "the greedy players exist for Chinese Checkers only",
-                    ));
+                    return Err(unsupported(&format!(
+                        "the greedy players exist for {} only",
+                        crate::games::families_with(crate::games::Ability::Greedy).join(" and ")
+                    )));
                 }
                 None
             }

@@ -11,7 +11,7 @@ use super::{Chain, RunConfig, RunError, decision_states, find, load_config, mode
 use crate::eval::Truth;
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
-use crate::learners::{Learner, ModelSummary};
+use crate::learners::{Learner, LearnerKind, ModelFormat, ModelSummary};
 use crate::store::{ObjectHash, RunRow, Store};
 
 /// A run at an iteration, read for restoring its model: the run, its configuration, its
@@ -292,6 +292,15 @@ impl ExportFormat {
         }
     }
 
+    /// The model file this format writes (`None`: a table's rows).
+    fn model_format(self) -> Option<ModelFormat> {
+        match self {
+            ExportFormat::Rows => None,
+            ExportFormat::Onnx => Some(ModelFormat::Onnx),
+            ExportFormat::Safetensors => Some(ModelFormat::Safetensors),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             ExportFormat::Rows => "rows",
@@ -337,15 +346,22 @@ pub fn export_model_at(
         mut records,
     } = run_at(store, text, i, &format!("{text}@{i}"), "model", None)?;
     let kind = cfg.settings.learner.kind;
-    if format == ExportFormat::Rows || kind != crate::learners::LearnerKind::Network {
+    let Some(model) = format.model_format().filter(|m| kind.exports().contains(m)) else {
+        let exporting = LearnerKind::exporting(ModelFormat::Onnx);
         return Err(RunError::Usage(format!(
             "{text}@{i}: run {} has a {} model; .onnx and .safetensors export the model of a \
-             network run (learner kind = \"network\"); a table's rows are written to a path \
-             with any other extension, as JSON lines",
+             {} run (learner kind = {}); a table's rows are written to a path with any other \
+             extension, as JSON lines",
             row.id,
-            kind.name()
+            kind.name(),
+            exporting.join(" or "),
+            exporting
+                .iter()
+                .map(|k| format!("\"{k}\""))
+                .collect::<Vec<_>>()
+                .join(" or ")
         )));
-    }
+    };
     let snapshot = match i {
         0 => "none (the untrained network)".to_string(),
         _ => records.get(i)?.snapshot.to_hex(),
@@ -368,11 +384,11 @@ pub fn export_model_at(
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    let bytes = match format {
-        ExportFormat::Onnx => graph
+    let bytes = match model {
+        ModelFormat::Onnx => graph
             .onnx(&meta)
             .map_err(|e| RunError::Usage(format!("{text}@{i}: {e}")))?,
-        _ => graph.safetensors(&meta),
+        ModelFormat::Safetensors => graph.safetensors(&meta),
     };
     Ok(ExportedModel {
         format,

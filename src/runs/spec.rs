@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use super::budget::{BUDGET_PROGRESS_UNITS, Budget, BudgetKind};
 use super::stages::{RawStage, Stage, stage_label, stages_of};
 use crate::error::{GameError, SettingError};
-use crate::games::AnyGame;
+use crate::games::{Ability, AnyGame, families_with};
 pub use crate::learners::LearnerSettings;
 use crate::learners::{LearnerContext, SettingsCheck};
 use crate::search::{SearchConfig, SearchConfigError};
@@ -606,9 +606,10 @@ fn validate_mover<G: crate::games::Abilities>(g: &G, s: &Settings) -> Result<(),
             "selfplay.opponent",
             "\"greedy\"",
             &format!(
-                "\"none\" for {}: only games with a greedy heuristic (Chinese Checkers) have \
-                 a greedy opponent",
-                g.variant()
+                "\"none\" for {}: only games with a greedy heuristic ({}) have a greedy \
+                 opponent",
+                g.variant(),
+                families_with(Ability::Greedy).join(", ")
             ),
         ));
     }
@@ -621,9 +622,10 @@ fn validate_mover<G: crate::games::Abilities>(g: &G, s: &Settings) -> Result<(),
             "selfplay.mover",
             "\"greedy\"",
             &format!(
-                "\"search\" for {}: only games with a greedy heuristic (Chinese Checkers) have \
-                 greedy self-play",
-                g.variant()
+                "\"search\" for {}: only games with a greedy heuristic ({}) have greedy \
+                 self-play",
+                g.variant(),
+                families_with(Ability::Greedy).join(", ")
             ),
         ));
     }
@@ -655,9 +657,9 @@ fn validate_soft_limit<G: crate::games::Abilities>(g: &G, s: &Settings) -> Resul
                 "selfplay.soft_limit",
                 limit.unwrap_or(0),
                 &format!(
-                    "no soft limit for {}: only a race to the opposite base (Chinese Checkers) \
-                     has one",
-                    g.variant()
+                    "no soft limit for {}: only a race to the opposite base ({}) has one",
+                    g.variant(),
+                    families_with(Ability::Race).join(", ")
                 ),
             ));
         }

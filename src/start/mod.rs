@@ -226,8 +226,9 @@ impl StartSettings {
                 format!("{:?}", self.weights),
                 format!(
                     "a first weight (random placements) of 0 for {}: the game has no random \
-                     placements (Chinese Checkers has them)",
-                    g.variant()
+                     placements ({} them)",
+                    g.variant(),
+                    crate::games::families_with_text(crate::games::Ability::RandomPlacement)
                 ),
             ));
         }

@@ -13,11 +13,12 @@ impl Abilities for Cdc {
         exact_search: None,
         greedy_features: None,
         encoder: Some(encoded),
-        reference_set: None,
+        reference_sets: None,
         mirror: None,
         random_placement: None,
         forward_gain: None,
         race: None,
+        go_board: None,
     };
 }
 
@@ -29,10 +30,11 @@ impl Abilities for Cdc4x8 {
         exact_search: None,
         greedy_features: None,
         encoder: Some(encoded),
-        reference_set: None,
+        reference_sets: None,
         mirror: None,
         random_placement: None,
         forward_gain: None,
         race: None,
+        go_board: None,
     };
 }

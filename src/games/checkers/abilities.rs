@@ -33,7 +33,7 @@ impl Abilities for Checkers {
         exact_search: None,
         greedy_features: Some(greedy_features),
         encoder: Some(encoded),
-        reference_set: None,
+        reference_sets: None,
         mirror: Some(Mirror {
             state: mirror_state,
             action: mirror_action,
@@ -41,6 +41,7 @@ impl Abilities for Checkers {
         random_placement: Some(random_placement),
         forward_gain: Some(move_gain),
         race: Some(race),
+        go_board: None,
     };
 }
 

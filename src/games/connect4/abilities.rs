@@ -6,7 +6,8 @@
 use super::{C4State, ConnectFour, solver, test_sets};
 use crate::game::Action;
 use crate::games::abilities::{
-    Abilities, AbilitySet, ExactSearch, Mirror, ReferenceSet, encoded, solvable_test_positions,
+    Abilities, AbilitySet, ExactSearch, Mirror, ReferenceSet, References, encoded,
+    solvable_test_positions,
 };
 use crate::solver::{Solvable, load_or_solve};
 
@@ -21,7 +22,10 @@ impl Abilities for ConnectFour {
         }),
         greedy_features: None,
         encoder: Some(encoded),
-        reference_set: Some(reference_set),
+        reference_sets: Some(References {
+            metrics: &test_sets::C4_METRICS,
+            load: reference_set,
+        }),
         mirror: Some(Mirror {
             state: mirror_state,
             action: mirror_action,
@@ -29,6 +33,7 @@ impl Abilities for ConnectFour {
         random_placement: None,
         forward_gain: None,
         race: None,
+        go_board: None,
     };
 }
 

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use super::solver::with_thread_solver;
 use super::{C4State, ConnectFour};
 use crate::game::{Action, Game};
-use crate::games::abilities::{ReferencePosition, ReferenceSet};
+use crate::games::abilities::{MetricText, ReferenceMetrics, ReferencePosition, ReferenceSet};
 
 /// The Connect Four 7x6 test sets (name, file), embedded: they are small (about 30 kB each).
 pub(crate) const C4_SETS: [(&str, &str); 6] = [
@@ -40,6 +40,71 @@ pub(crate) const C4_SETS: [(&str, &str); 6] = [
         include_str!("../../../tests/data/connect4/Test_L1_R3"),
     ),
 ];
+
+/// The test sets' names and the metrics measured on them (the reference metrics every
+/// learner declares, docs/metrics.md; stored in `metric_defs`, so fixed).
+pub(crate) const C4_METRICS: ReferenceMetrics = ReferenceMetrics {
+    sets: &["L3_R1", "L2_R1", "L2_R2", "L1_R1", "L1_R2", "L1_R3"],
+    policy: &POLICY_METRICS,
+    search: &SEARCH_METRICS,
+};
+
+macro_rules! policy_metrics {
+    ($($set:literal),*) => {
+        [
+            (
+                "c4_value_error",
+                "mean |v_hat - v*| over the positions of every chosen Connect Four 7x6 \
+                 test set (v* 1, 0.5, 0 by the exact score's sign)",
+            ),
+            (
+                "c4_best_move",
+                "share of the positions of every chosen Connect Four 7x6 test set where \
+                 the policy's greedy move keeps the exact value",
+            ),
+            $(
+                (
+                    concat!("c4_value_error_", $set),
+                    concat!("mean |v_hat - v*| on Connect Four 7x6 test set ", $set),
+                ),
+                (
+                    concat!("c4_best_move_", $set),
+                    concat!(
+                        "share of Connect Four 7x6 test set ", $set,
+                        " where the policy's greedy move is optimal"
+                    ),
+                ),
+            )*
+        ]
+    };
+}
+
+macro_rules! search_metrics {
+    ($($set:literal),*) => {
+        [
+            (
+                "c4_search_best_move",
+                "share of the positions of every chosen Connect Four 7x6 test set where \
+                 the learner's search player (the run's simulations, no noise, most \
+                 visited move) keeps the exact value",
+            ),
+            $(
+                (
+                    concat!("c4_search_best_move_", $set),
+                    concat!(
+                        "share of Connect Four 7x6 test set ", $set,
+                        " where the learner's search player's move is optimal"
+                    ),
+                ),
+            )*
+        ]
+    };
+}
+
+const POLICY_METRICS: [MetricText; 14] =
+    policy_metrics!("l3_r1", "l2_r1", "l2_r2", "l1_r1", "l1_r2", "l1_r3");
+const SEARCH_METRICS: [MetricText; 7] =
+    search_metrics!("l3_r1", "l2_r1", "l2_r2", "l1_r1", "l1_r2", "l1_r3");
 
 /// The precomputed optimal moves of the opening sets (`examples/c4_best_moves.rs`: a line per
 /// position in the set's order, its moves and its optimal columns as 1-based digits). The

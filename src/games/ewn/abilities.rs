@@ -12,10 +12,11 @@ impl Abilities for Ewn {
         exact_search: None,
         greedy_features: None,
         encoder: Some(encoded),
-        reference_set: None,
+        reference_sets: None,
         mirror: None,
         random_placement: None,
         forward_gain: None,
         race: None,
+        go_board: None,
     };
 }

@@ -41,8 +41,9 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 "augment",
                 "mirror",
                 &format!(
-                    "\"none\" for {}: the game has no mirror image (Chinese Checkers and Connect Four have one)",
-                    game_name::<G>()
+                    "\"none\" for {}: the game has no mirror image ({} one)",
+                    game_name::<G>(),
+                    crate::games::families_with_text(crate::games::Ability::Mirror)
                 ),
             ));
         }
@@ -52,8 +53,9 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 "learner.network.reference.greedy_games",
                 greedy,
                 format!(
-                    "0 for {}: the game has no greedy player (Chinese Checkers has one)",
-                    game_name::<G>()
+                    "0 for {}: the game has no greedy player ({} one)",
+                    game_name::<G>(),
+                    crate::games::families_with_text(crate::games::Ability::Greedy)
                 ),
             ));
         }

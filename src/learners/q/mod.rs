@@ -39,7 +39,7 @@ use crate::eval::reference::{GREEDY_DEFS, greedy_policy_score};
 use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
 use crate::game::{Action, Game};
 use crate::game_record::{GameRecord, ReplayError};
-use crate::games::Abilities;
+use crate::games::{Abilities, Ability, families_with};
 use crate::learners::Network;
 use crate::rng::StreamRng;
 use crate::search::Evaluator;
@@ -408,8 +408,11 @@ impl<G: Abilities> Learner<G> for QLearning<G> {
             return Err(bad(
                 "reward",
                 "\"shaped\"",
-                "\"outcome\" for this game: the shaped reward counts rows advanced, which \
-                 only Chinese Checkers measures",
+                &format!(
+                    "\"outcome\" for this game: the shaped reward counts rows advanced, which \
+                     only {} measures",
+                    families_with(Ability::ForwardGain).join(" and ")
+                ),
             ));
         }
         match q.approximator {
