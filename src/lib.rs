@@ -39,7 +39,7 @@ pub mod gtp;
 pub mod gtp_engine;
 pub mod learners;
 pub mod matches;
-pub mod nn;
+pub use tabula_nn as nn;
 pub mod play;
 pub mod players;
 pub mod ratings;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which optimiser, with its constants.
 #[derive(Copy, Clone, Debug, PartialEq)]
-pub(crate) enum OptimConfig {
+pub enum OptimConfig {
     /// `buf = momentum * buf + g'`, `g' = g + weight_decay * w`; the step is `buf`, or
     /// `g' + momentum * buf` with Nesterov (the convention of PyTorch's SGD).
     Sgd {
@@ -26,7 +26,7 @@ pub(crate) enum OptimConfig {
 /// An optimiser's state: what a checkpoint stores beside the weights so that training resumes
 /// bit for bit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct OptimState {
+pub struct OptimState {
     /// Steps taken.
     pub steps: u64,
     /// beta1^steps and beta2^steps (Adam's bias corrections, kept as running products so

@@ -11,14 +11,14 @@
 
 use std::sync::Arc;
 
-use crate::game::{Game, Player, Turn};
+use tabula_core::game::{Game, Player, Turn};
 
 /// The shape of a game's input planes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Planes {
     pub channels: usize,
-    pub(crate) height: usize,
-    pub(crate) width: usize,
+    pub height: usize,
+    pub width: usize,
 }
 
 impl Planes {
@@ -33,7 +33,7 @@ impl Planes {
 }
 
 /// A game whose decision states a network can read.
-pub(crate) trait Encode: Game {
+pub trait Encode: Game {
     /// The shape of every state's planes.
     fn planes(&self) -> Planes;
 
@@ -60,10 +60,10 @@ impl<G: Encode> DynEncode<G> for G {
 }
 
 /// A game's encoding, shared by every thread.
-pub(crate) type Encoder<G> = Arc<dyn DynEncode<G>>;
+pub type Encoder<G> = Arc<dyn DynEncode<G>>;
 
 /// The seat whose view decision state `s` is encoded from: the side to move.
-pub(crate) fn side_to_move<G: Game>(g: &G, s: &G::State) -> Player {
+pub fn side_to_move<G: Game>(g: &G, s: &G::State) -> Player {
     match g.turn(s) {
         Turn::Player(p) => p,
         // Only decision states are encoded; anything else is read from P0's side.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::rng::{stream, uniform_index};
+use tabula_core::rng::{stream, uniform_index};
 
 fn planes(c: usize, h: usize, w: usize) -> Planes {
     Planes {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::rng::{stream, uniform_index};
+use tabula_core::rng::{stream, uniform_index};
 
 fn random(n: usize, seed: u64) -> Vec<f32> {
     let mut rng = stream(seed, "gemm-test");

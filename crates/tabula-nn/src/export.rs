@@ -29,9 +29,9 @@ use super::graph::{Act, Conv, Dense, Layer, Norm};
 use super::{Layout, ValueHead};
 
 /// The ONNX IR version written (IR 8: ONNX 1.10, 2021).
-pub(crate) const IR_VERSION: i64 = 8;
+pub const IR_VERSION: i64 = 8;
 /// The operator set of the default ONNX domain the graph is written against.
-pub(crate) const OPSET: i64 = 13;
+pub const OPSET: i64 = 13;
 
 /// The largest ONNX file written: protobuf messages are limited to 2 GiB.
 const ONNX_MAX_BYTES: usize = (1 << 31) - (1 << 20);
@@ -94,7 +94,7 @@ pub(crate) struct Node {
 
 /// A named weight tensor, row-major in `shape`.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Tensor {
+pub struct Tensor {
     pub name: String,
     pub shape: Vec<usize>,
     pub data: Vec<f32>,
@@ -109,7 +109,7 @@ pub(crate) const VALUE: &str = "value";
 
 /// A network as operations over named values, with its weights.
 #[derive(Clone, Debug)]
-pub(crate) struct Graph {
+pub struct Graph {
     /// Input planes: channels, height, width.
     pub input: [usize; 3],
     pub actions: usize,
@@ -222,7 +222,7 @@ fn arch_words(layout: &Layout) -> String {
 
 impl Graph {
     /// The network `layout` with parameters `p` as a graph.
-    pub(crate) fn of(layout: &Layout, p: &[f32]) -> Result<Graph, ExportError> {
+    pub fn of(layout: &Layout, p: &[f32]) -> Result<Graph, ExportError> {
         if p.len() != layout.params() {
             return Err(ExportError::Params {
                 expected: layout.params(),
@@ -318,7 +318,7 @@ impl Graph {
     }
 
     /// The ONNX model (a serialised `ModelProto`), with `extra` metadata.
-    pub(crate) fn onnx(&self, extra: &[(String, String)]) -> Result<Vec<u8>, ExportError> {
+    pub fn onnx(&self, extra: &[(String, String)]) -> Result<Vec<u8>, ExportError> {
         let weights: usize = self.tensors.iter().map(|t| 4 * t.data.len()).sum();
         if weights > ONNX_MAX_BYTES {
             return Err(ExportError::TooLarge { bytes: weights });
@@ -365,7 +365,7 @@ impl Graph {
     }
 
     /// The weights as a safetensors file, with `extra` metadata.
-    pub(crate) fn safetensors(&self, extra: &[(String, String)]) -> Vec<u8> {
+    pub fn safetensors(&self, extra: &[(String, String)]) -> Vec<u8> {
         let mut header = serde_json::Map::new();
         let mut at = 0usize;
         for t in &self.tensors {

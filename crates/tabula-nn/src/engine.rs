@@ -99,9 +99,9 @@ pub struct Scratch {
     /// The logits, `actions` per position.
     pub logits: Vec<f32>,
     /// The value head's outputs before its squashing (tanh or sigmoid), one per position.
-    pub(crate) values: Vec<f32>,
+    pub values: Vec<f32>,
     /// A batch's planes, gathered by callers.
-    pub(crate) x: Vec<f32>,
+    pub x: Vec<f32>,
     /// 1 / sqrt(var + eps) per channel of the normalisation being run at inference.
     norm_inv: Vec<f32>,
     /// Positions per chunk of a large inference batch ([`INFER_BYTES`]).
@@ -143,7 +143,7 @@ impl Scratch {
     }
 
     /// Room for the planes and outputs of `n` positions.
-    pub(crate) fn ensure(&mut self, n: usize) {
+    pub fn ensure(&mut self, n: usize) {
         grow(&mut self.x, n * self.sizes[0]);
         grow(&mut self.logits, n * self.actions);
         grow(&mut self.values, n);

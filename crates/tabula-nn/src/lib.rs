@@ -16,9 +16,9 @@
 //! fixed order (training only: inference reads the running statistics, so a position's output
 //! stays a function of the position).
 
-pub(crate) mod encode;
+pub mod encode;
 mod engine;
-pub(crate) mod export;
+pub mod export;
 pub(crate) mod gemm;
 mod graph;
 pub(crate) mod optim;
@@ -28,15 +28,15 @@ pub mod throughput;
 
 use rand_distr::{Distribution, Normal};
 
-use crate::rng::StreamRng;
 use encode::Planes;
 use engine::Mode;
 use graph::Graph;
+use tabula_core::rng::StreamRng;
 
 pub use engine::{Scratch, Weights};
 pub use gemm::{Arith, Kernel, Simd};
 
-pub(crate) use optim::{OptimConfig, OptimState};
+pub use optim::{OptimConfig, OptimState};
 
 pub(crate) use engine::CHUNK;
 
@@ -219,7 +219,7 @@ impl Layout {
     }
 
     /// The value head's output `pre` on the [0, 1] scale.
-    pub(crate) fn unit_value(&self, pre: f32) -> f64 {
+    pub fn unit_value(&self, pre: f32) -> f64 {
         self.value_head.unit(pre)
     }
 
@@ -298,21 +298,14 @@ impl Layout {
     /// packed from `p`: fills `s.logits[..n * actions]` and `s.values[..n]` (before the value
     /// head's squashing).
     /// A position's outputs are the same bits in any batch (module docs).
-    pub(crate) fn forward_batch(
-        &self,
-        p: &[f32],
-        w: &Weights,
-        x: &[f32],
-        n: usize,
-        s: &mut Scratch,
-    ) {
+    pub fn forward_batch(&self, p: &[f32], w: &Weights, x: &[f32], n: usize, s: &mut Scratch) {
         self.run_forward(p, w, x, n, s, Mode::Infer);
     }
 }
 
 /// The softmax of `logits` over the `legal` actions, into `out` (same length as `legal`),
 /// computed in f64.
-pub(crate) fn legal_softmax(logits: &[f32], legal: &[u16], out: &mut [f64]) {
+pub fn legal_softmax(logits: &[f32], legal: &[u16], out: &mut [f64]) {
     let max = legal
         .iter()
         .map(|&a| f64::from(logits[a as usize]))
@@ -334,12 +327,12 @@ pub struct Example {
     pub x: Vec<f32>,
     pub legal: Vec<u16>,
     pub target: Vec<f32>,
-    pub(crate) z: f32,
+    pub z: f32,
 }
 
 /// Mean losses of a training step.
 #[derive(Copy, Clone, Debug, Default, PartialEq)]
-pub(crate) struct Losses {
+pub struct Losses {
     pub policy: f64,
     pub value: f64,
 }
@@ -470,7 +463,7 @@ fn grad_with(
 /// computed in fixed chunks (see the module docs), then the update; the running statistics of
 /// batch normalisation take the batch's. Returns the mean losses before the update.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn train_step(
+pub fn train_step(
     l: &Layout,
     params: &mut [f32],
     opt: &mut OptimState,
@@ -529,7 +522,7 @@ fn apply_gradient(
 /// The Huber loss of error `e` with threshold `delta` (Liu et al.'s eq. 9 at delta 1) and
 /// its derivative: e^2 / 2 and e within |e| <= delta, delta (|e| - delta / 2) and
 /// delta sign(e) beyond.
-pub(crate) fn huber(e: f64, delta: f64) -> (f64, f64) {
+pub fn huber(e: f64, delta: f64) -> (f64, f64) {
     if e.abs() <= delta {
         (0.5 * e * e, e)
     } else {
@@ -540,7 +533,7 @@ pub(crate) fn huber(e: f64, delta: f64) -> (f64, f64) {
 /// A Deep Q-Learning example (Liu et al. after Mnih et al. 2015): planes, the action taken,
 /// and its target y = R + gamma max_a' Q(S', a').
 #[derive(Clone, Debug)]
-pub(crate) struct QExample<'a> {
+pub struct QExample<'a> {
     pub x: &'a [f32],
     pub action: u16,
     pub y: f32,
@@ -551,7 +544,7 @@ pub(crate) struct QExample<'a> {
 /// output only (the paper's masked output), the value head getting no gradient. Returns the
 /// mean Huber loss and the mean |Q(S, a) - y| before the update.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn q_train_step(
+pub fn q_train_step(
     l: &Layout,
     params: &mut [f32],
     opt: &mut OptimState,

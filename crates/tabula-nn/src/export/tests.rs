@@ -1,9 +1,9 @@
 use std::collections::HashMap;
 
 use super::*;
-use crate::nn::encode::Planes;
-use crate::nn::{Arch, Head, ResNet};
-use crate::rng::{stream, uniform_index};
+use crate::encode::Planes;
+use crate::{Arch, Head, ResNet};
+use tabula_core::rng::{stream, uniform_index};
 
 fn layout(arch: &Arch) -> Layout {
     let input = Planes {
@@ -46,7 +46,7 @@ fn params(l: &Layout, seed: u64) -> Vec<f32> {
     p
 }
 
-fn position(n: usize, rng: &mut crate::rng::StreamRng) -> Vec<f32> {
+fn position(n: usize, rng: &mut tabula_core::rng::StreamRng) -> Vec<f32> {
     (0..n)
         .map(|_| [0.0, 1.0, 0.37][uniform_index(rng, 3)])
         .collect()
@@ -410,7 +410,7 @@ fn the_safetensors_file_reads_back() {
         .ops
         .iter()
         .find_map(|op| match op.layer {
-            crate::nn::graph::Layer::Dense(d) if op.y == l.graph.logits => Some(d),
+            crate::graph::Layer::Dense(d) if op.y == l.graph.logits => Some(d),
             _ => None,
         })
         .unwrap();
