@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 /// `c4:7x6`, `checkers:7x7-6`. `tabula games` lists them all.
 #[derive(Debug, Parser)]
 #[command(name = "tabula", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// The store (SQLite file). Default: $TABULA_DB, else ./tabula.db.
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<std::path::PathBuf>,
@@ -19,7 +19,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// List every game family with its parameters, options and action-space size.
     Games(GamesArgs),
     /// Play one game between two players and print it move by move with boards.
@@ -190,7 +190,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct ResumeArgs {
+pub(crate) struct ResumeArgs {
     /// The run: its id, its name, or at least 4 hex digits of its run hash or head.
     pub run: String,
     /// Take over the run's lock when it is held on another host (whose process cannot be
@@ -206,7 +206,7 @@ pub struct ResumeArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct BranchArgs {
+pub(crate) struct BranchArgs {
     /// The parent run: id, name or hash prefix.
     pub run: String,
     /// The parent's iteration to continue from (its first I iterations are shared); 0
@@ -233,7 +233,7 @@ pub struct BranchArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// The run: id, name or hash prefix.
     pub run: String,
     /// Iterations to re-execute, `a..b` (inclusive) or `a`; default: all of the run's own.
@@ -248,7 +248,7 @@ pub struct VerifyArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct CheckoutArgs {
+pub(crate) struct CheckoutArgs {
     /// `RUN@I`: the run (id, name or hash prefix) and the iteration (0: untrained).
     pub target: String,
     /// Print one JSON object (run, iteration, snapshot, model hash, units, bytes, and the
@@ -269,7 +269,7 @@ pub struct CheckoutArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The run spec, e.g. runs/quick.toml.
     pub spec: std::path::PathBuf,
     /// A setting written into the spec before it is read, `key=value` (repeatable), e.g.
@@ -288,7 +288,7 @@ pub struct RunArgs {
 
 /// A note and tags, kept beside the records (never hashed; docs/store.md, "Provenance").
 #[derive(Debug, Args, Default)]
-pub struct AnnotateArgs {
+pub(crate) struct AnnotateArgs {
     /// A note (free text, at most 10,000 characters) on what is created; `tabula note`
     /// changes it later. For `run`, it replaces the spec's `note`.
     #[arg(long, value_name = "TEXT")]
@@ -300,7 +300,7 @@ pub struct AnnotateArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// The port to listen on; 0 picks a free one (printed).
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
@@ -323,7 +323,7 @@ pub struct ServeArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// The run (id, name or hash prefix), or with --sweep the sweep (name or hash prefix).
     pub target: String,
     /// TARGET names a sweep: every run of it in this store.
@@ -335,7 +335,7 @@ pub struct ExportArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct NoteArgs {
+pub(crate) struct NoteArgs {
     /// The run (id, name or hash prefix), or with --sweep a sweep's name.
     pub target: String,
     /// The note's new text (replaces the old one). Without TEXT, --tag, --untag or --clear,
@@ -359,14 +359,14 @@ pub struct NoteArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct LsArgs {
+pub(crate) struct LsArgs {
     /// Print a JSON array of runs.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// The run: its id, its name (the latest run of that name), or a hex prefix of its hash or
     /// head.
     pub run: String,
@@ -380,7 +380,7 @@ pub struct ShowArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct MatchArgs {
+pub(crate) struct MatchArgs {
     /// The variant, e.g. cdc:PPPP, ewn:3x3x3, c4:7x6, checkers:5x5-3.
     pub variant: String,
     /// Player A, e.g. `mcts:sims=800,c=1,init=draw`, `mcts-solver:sims=8000`, `optimal`, or on
@@ -409,7 +409,7 @@ pub struct MatchArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct GtpArgs {
+pub(crate) struct GtpArgs {
     /// The player: random, mcts[:key=value,...], mcts-solver[:sims=N,c=X],
     /// model:RUN@I[,sims=N].
     pub player: String,
@@ -427,7 +427,7 @@ pub struct GtpArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct RateArgs {
+pub(crate) struct RateArgs {
     /// The variant, e.g. ewn:3x3x3, c4:7x6, checkers:7x7-6.
     pub variant: String,
     /// A player (give it once per player), as for `tabula match`: random, optimal, greedy,
@@ -475,7 +475,7 @@ pub struct RateArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ReplayArgs {
+pub(crate) struct ReplayArgs {
     /// The game record's hash, or at least 4 hex digits of it: a match's game (as `tabula
     /// match --record` prints) or a run's self-play game (as `tabula show RUN --games I`
     /// lists, packed or not). A run's game re-plays with the table of the iteration before.
@@ -486,7 +486,7 @@ pub struct ReplayArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct SolveArgs {
+pub(crate) struct SolveArgs {
     /// The variant, e.g. cdc:PPPP, ewn:3x3x3, c4:4x4, checkers:5x5-1 (Chinese Checkers solves
     /// up to 4x4, and 5x5 with one checker a side).
     pub variant: Option<String>,
@@ -500,7 +500,7 @@ pub struct SolveArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ValueArgs {
+pub(crate) struct ValueArgs {
     /// The variant, e.g. cdc:PPPP.
     pub variant: String,
     /// The position in the game's notation (as `tabula play --json` and `solve` print it);
@@ -512,7 +512,7 @@ pub struct ValueArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct SqlArgs {
+pub(crate) struct SqlArgs {
     /// The query (one statement).
     pub query: String,
     /// Print CSV (header line, then rows).
@@ -545,28 +545,28 @@ fn seconds(s: &str) -> Result<f64, String> {
 }
 
 #[derive(Debug, Args)]
-pub struct FsckArgs {
+pub(crate) struct FsckArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct MigrateArgs {
+pub(crate) struct MigrateArgs {
     /// Print one JSON object (store, from, to).
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct GamesArgs {
+pub(crate) struct GamesArgs {
     /// Print one JSON object (machine-readable) instead of a table.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct PlayArgs {
+pub(crate) struct PlayArgs {
     /// The variant to play, e.g. cdc:PPPP, ewn:3x3x3, c4:7x6, checkers:5x5-3.
     pub variant: String,
     /// Seed of the game's ChaCha stream; the same seed replays the same game.
@@ -588,7 +588,7 @@ pub struct PlayArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct SweepArgs {
+pub(crate) struct SweepArgs {
     /// The sweep file (TOML: name, base, seeds, [set], [axes]); see docs/experiments.md.
     pub file: std::path::PathBuf,
     /// Runs at once (each gets an equal share of --threads). Results do not depend on it.
@@ -618,7 +618,7 @@ pub struct SweepArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// The stores to copy from (read only; each must have this tabula's schema version).
     #[arg(required = true)]
     pub sources: Vec<std::path::PathBuf>,
@@ -631,7 +631,7 @@ pub struct MergeArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct PlotArgs {
+pub(crate) struct PlotArgs {
     /// The sweep: its name or a hash prefix.
     pub sweep: String,
     /// The metric (a name of the `metrics_long` view: wr_p, err_p, mae_v, updated_1, seen, ...).
@@ -664,7 +664,7 @@ pub struct PlotArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// The sweep: its name or a hash prefix.
     pub sweep: String,
     /// The directory to write index.html into (created if missing).

@@ -29,25 +29,25 @@ pub struct ReferencePosition<S> {
 pub type ReferenceSet<S> = Arc<Vec<ReferencePosition<S>>>;
 
 /// Loads or solves a game's exact solution.
-pub type SolveFn<G> = fn(&G, &mut Store) -> Result<Solution<<G as Game>::Key>, LoadError>;
+pub(crate) type SolveFn<G> = fn(&G, &mut Store) -> Result<Solution<<G as Game>::Key>, LoadError>;
 /// A game's list of positions.
-pub type PositionsFn<G> = fn(&G) -> Vec<<G as Game>::State>;
+pub(crate) type PositionsFn<G> = fn(&G) -> Vec<<G as Game>::State>;
 /// The greedy features of the legal actions of a state.
-pub type GreedyFn<G> = fn(&G, &<G as Game>::State, &[Action], &mut Vec<(i32, i32)>);
+pub(crate) type GreedyFn<G> = fn(&G, &<G as Game>::State, &[Action], &mut Vec<(i32, i32)>);
 /// A reference set by name and size (`None`: not on this variant).
-pub type ReferenceFn<G> =
+pub(crate) type ReferenceFn<G> =
     fn(&G, &str, usize) -> Option<Result<ReferenceSet<<G as Game>::State>, String>>;
 /// A metric's name and description, as a learner declares it (`eval::MetricDef`).
-pub type MetricText = (&'static str, &'static str);
+pub(crate) type MetricText = (&'static str, &'static str);
 /// The exact values of the legal actions of a state.
-pub type ActionValuesFn<G> = fn(&G, &<G as Game>::State) -> Option<Vec<(Action, f64)>>;
+pub(crate) type ActionValuesFn<G> = fn(&G, &<G as Game>::State) -> Option<Vec<(Action, f64)>>;
 /// The rows a legal action of a decision state advances the mover's piece toward its goal
 /// (negative: backward).
-pub type ForwardFn<G> = fn(&G, &<G as Game>::State, Action) -> i32;
+pub(crate) type ForwardFn<G> = fn(&G, &<G as Game>::State, Action) -> i32;
 /// Each player's standing in the race to the opposite base (see [`Race`]).
-pub type RaceFn<G> = fn(&G, &<G as Game>::State) -> [Race; 2];
+pub(crate) type RaceFn<G> = fn(&G, &<G as Game>::State) -> [Race; 2];
 /// A random start position drawn from a stream.
-pub type PlacementFn<G> = fn(&G, &mut StreamRng) -> <G as Game>::State;
+pub(crate) type PlacementFn<G> = fn(&G, &mut StreamRng) -> <G as Game>::State;
 
 /// What a game can do beyond its rules, as data (like OpenSpiel's `GameType`): each field is
 /// the ability's implementation, or `None` where the game does not have it. A game fills every
@@ -165,12 +165,12 @@ pub struct ExactSearch<G: Game> {
 }
 
 /// The test positions of a [`Solvable`] game.
-pub fn solvable_test_positions<G: Solvable>(g: &G) -> Vec<G::State> {
+pub(crate) fn solvable_test_positions<G: Solvable>(g: &G) -> Vec<G::State> {
     Solvable::test_positions(g)
 }
 
 /// The input planes of an [`Encode`] game, shared by every thread.
-pub fn encoded<G: Encode>(g: &G) -> Encoder<G> {
+pub(crate) fn encoded<G: Encode>(g: &G) -> Encoder<G> {
     Arc::new(g.clone())
 }
 

@@ -258,7 +258,7 @@ pub(crate) struct VariantSpec {
 }
 
 impl VariantSpec {
-    pub fn parse(text: &str) -> Result<VariantSpec, GameError> {
+    pub(crate) fn parse(text: &str) -> Result<VariantSpec, GameError> {
         let text = text.trim();
         let mut parts = text.split(',');
         let head = parts.next().unwrap_or("");
@@ -300,7 +300,7 @@ impl VariantSpec {
     }
 
     /// The value of option `key`, if given, marking it as known.
-    pub fn take(&mut self, key: &str) -> Option<String> {
+    pub(crate) fn take(&mut self, key: &str) -> Option<String> {
         let i = self.options.iter().position(|(k, _)| k == key)?;
         self.taken[i] = true;
         Some(self.options[i].1.clone())
@@ -327,7 +327,7 @@ impl VariantSpec {
     }
 
     /// Rejects options no `take` asked for, naming them and the allowed ones.
-    pub fn finish(&self, allowed: &[&str]) -> Result<(), GameError> {
+    pub(crate) fn finish(&self, allowed: &[&str]) -> Result<(), GameError> {
         for ((k, _), taken) in self.options.iter().zip(&self.taken) {
             if !taken {
                 let allowed = if allowed.is_empty() {
@@ -342,7 +342,7 @@ impl VariantSpec {
     }
 
     /// A `BadVariant` error about this text.
-    pub fn error(&self, reason: impl Into<String>) -> GameError {
+    pub(crate) fn error(&self, reason: impl Into<String>) -> GameError {
         GameError::bad_variant(self.text.clone(), reason)
     }
 }

@@ -29,7 +29,7 @@ pub(super) struct Edge {
 impl Edge {
     /// A fresh edge for action or outcome `label` with prior or probability `p`.
     #[inline]
-    pub fn new(label: u16, p: f64) -> Edge {
+    pub(super) fn new(label: u16, p: f64) -> Edge {
         Edge {
             child: None,
             label,
@@ -42,7 +42,7 @@ impl Edge {
     /// Records one simulation through this edge; `chooser` is the player who chose it (None
     /// for a chance edge, which never accumulates a value), `v0` the score of player 0.
     #[inline]
-    pub fn record(&mut self, chooser: Option<Player>, v0: f64) {
+    pub(super) fn record(&mut self, chooser: Option<Player>, v0: f64) {
         self.n += 1;
         if let Some(p) = chooser {
             self.w += if p == Player::P0 { v0 } else { 1.0 - v0 };
@@ -151,13 +151,13 @@ pub(super) struct TieKeeper {
 
 impl TieKeeper {
     #[inline]
-    pub fn new(mode: TieBreak) -> TieKeeper {
+    pub(super) fn new(mode: TieBreak) -> TieKeeper {
         TieKeeper { mode, tied: 0 }
     }
 
     /// Whether no candidate has been kept yet.
     #[inline]
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.tied == 0
     }
 

@@ -22,7 +22,7 @@ pub(crate) struct TreeGame {
 
 impl TreeGame {
     /// Player 0 picks one of the results.
-    pub fn pick(results: &[GameResult]) -> TreeGame {
+    pub(crate) fn pick(results: &[GameResult]) -> TreeGame {
         let mut nodes = vec![TNode::Decision(
             Player::P0,
             (1..=results.len() as u16).collect(),

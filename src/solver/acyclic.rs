@@ -70,7 +70,7 @@ impl<G: Game> Dfs<'_, G> {
 }
 
 /// Solves an acyclic game (see the module docs).
-pub fn solve<G: Solvable>(
+pub(crate) fn solve<G: Solvable>(
     g: &G,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Solution<G::Key>, SolveError> {

@@ -114,7 +114,7 @@ pub struct Graph {
     pub input: [usize; 3],
     pub actions: usize,
     /// In execution order; the first reads [`INPUT`], two make [`POLICY`] and [`VALUE`].
-    pub nodes: Vec<Node>,
+    pub(crate) nodes: Vec<Node>,
     /// In layout order.
     pub tensors: Vec<Tensor>,
     /// The architecture in words (`mlp [64, 64]`, `resnet 2x16`).

@@ -101,7 +101,7 @@ pub(crate) struct Range {
 
 /// The graph of an architecture over an input.
 #[derive(Clone, Debug)]
-pub struct Graph {
+pub(crate) struct Graph {
     pub ops: Vec<Op>,
     /// Each operation's name (PyTorch's module names: `stem`, `blocks.0.conv1`,
     /// `blocks.0.bn1`, `policy`...), for export.

@@ -22,7 +22,7 @@ pub(crate) struct CheckersIndex {
 
 impl CheckersIndex {
     /// The index of a board of `squares` squares with `per_side` checkers a side.
-    pub fn new(squares: u32, per_side: u32) -> CheckersIndex {
+    pub(super) fn new(squares: u32, per_side: u32) -> CheckersIndex {
         let k = 2 * per_side;
         let size = (0..k).fold(2u64, |acc, i| acc.saturating_mul((squares - i) as u64));
         CheckersIndex {
@@ -33,7 +33,7 @@ impl CheckersIndex {
     }
 
     /// The rank of a checkers key (6 bits per checker square, then the side bit).
-    pub fn rank_key(&self, key: u128) -> u64 {
+    pub(super) fn rank_key(&self, key: u128) -> u64 {
         let k = 2 * self.per_side;
         let mut used = 0u64;
         let mut rank = 0u64;
@@ -47,7 +47,7 @@ impl CheckersIndex {
     }
 
     /// The key of rank `r`.
-    pub fn unrank_key(&self, r: u64) -> Option<u128> {
+    pub(super) fn unrank_key(&self, r: u64) -> Option<u128> {
         if r >= self.size {
             return None;
         }
