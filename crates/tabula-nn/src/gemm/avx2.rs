@@ -7,8 +7,10 @@ use std::arch::x86_64::*;
 /// The AVX2 tile: the scalar path's chains, eight columns to a register.
 ///
 /// # Safety
-/// The CPU must have AVX2 and FMA; A's elements `(m0 + r, kk)` for r < rows, kk < k and
-/// the panel's first `k * NR` elements must be in bounds.
+/// The CPU must have AVX2 and FMA; `rows` must be 1 to `MR`; A's elements `(m0 + r, kk)`
+/// for r < rows, kk < k must be in bounds (so a table of `a.ks` has at least k entries),
+/// and so must the panel's first `k * NR` elements; each row's offset `a.rows.at(m0 + r)`
+/// must be at most `a.data.len()` (which those elements imply when k > 0).
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn tile<const F: bool>(
     rows: usize,
@@ -19,15 +21,31 @@ pub(super) unsafe fn tile<const F: bool>(
     acc: &mut [[f32; NR]; MR],
 ) {
     match rows {
+        // SAFETY: rows == 6: `tile_n::<6>`'s contract is this fn's for 6 rows (the same CPU
+        // features, A's rows m0..m0 + 6, the panel).
         6 => unsafe { tile_n::<6, F>(k, a, m0, panel, acc) },
+        // SAFETY: rows == 5: `tile_n::<5>`'s contract is this fn's for 5 rows (the same CPU
+        // features, A's rows m0..m0 + 5, the panel).
         5 => unsafe { tile_n::<5, F>(k, a, m0, panel, acc) },
+        // SAFETY: rows == 4: `tile_n::<4>`'s contract is this fn's for 4 rows (the same CPU
+        // features, A's rows m0..m0 + 4, the panel).
         4 => unsafe { tile_n::<4, F>(k, a, m0, panel, acc) },
+        // SAFETY: rows == 3: `tile_n::<3>`'s contract is this fn's for 3 rows (the same CPU
+        // features, A's rows m0..m0 + 3, the panel).
         3 => unsafe { tile_n::<3, F>(k, a, m0, panel, acc) },
+        // SAFETY: rows == 2: `tile_n::<2>`'s contract is this fn's for 2 rows (the same CPU
+        // features, A's rows m0..m0 + 2, the panel).
         2 => unsafe { tile_n::<2, F>(k, a, m0, panel, acc) },
+        // SAFETY: rows == 1 (the contract's 1..=MR less the arms above): `tile_n::<1>`'s
+        // contract is this fn's for one row (the same CPU features, A's row m0, the panel).
         _ => unsafe { tile_n::<1, F>(k, a, m0, panel, acc) },
     }
 }
 
+/// [`tile`] for `R` (1 to `MR`) rows.
+///
+/// # Safety
+/// As [`tile`] with `rows == R`.
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn tile_n<const R: usize, const F: bool>(
@@ -37,6 +55,11 @@ unsafe fn tile_n<const R: usize, const F: bool>(
     panel: &[f32],
     acc: &mut [[f32; NR]; MR],
 ) {
+    // SAFETY: each offset `a.rows.at(m0 + r)`, r < R, is at most `a.data.len()` (the
+    // contract), so `add` stays within `a.data` or one past it; `rp[r] + koff(kk)` is then
+    // A's element `(m0 + r, kk)`, in bounds for kk < k, and `koff` is called only with
+    // kk < k, within the table's at least k entries (`get_unchecked`); the panel holds
+    // `k * NR` floats and the CPU has AVX2 and FMA, as `run` requires.
     unsafe {
         let mut rp = [a.data.as_ptr(); R];
         for (r, p) in rp.iter_mut().enumerate() {
@@ -50,6 +73,11 @@ unsafe fn tile_n<const R: usize, const F: bool>(
 }
 
 /// The tile's chains: row r's term k reads `rp[r] + koff(k)`.
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA; for r < R and kk < k, `rp[r] + koff(kk)` must be a
+/// readable float in `rp[r]`'s allocation (`koff` is called only with kk < k), and `panel`
+/// must hold at least `k * NR` floats.
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn run<const R: usize, const F: bool>(
@@ -59,6 +87,9 @@ unsafe fn run<const R: usize, const F: bool>(
     panel: &[f32],
     acc: &mut [[f32; NR]; MR],
 ) {
+    // SAFETY: `acc[r]` (an index the compiler checks) is `NR` = 16 floats, so the loads and
+    // stores of eight at offsets 0 and 8 stay within it; `chains`' contract is this fn's, with
+    // `panel.as_ptr()` pointing to the panel's `k * NR` floats.
     unsafe {
         let mut c0 = [_mm256_setzero_ps(); R];
         let mut c1 = [_mm256_setzero_ps(); R];
@@ -76,6 +107,11 @@ unsafe fn run<const R: usize, const F: bool>(
 
 /// Adds the `k` terms to the accumulators, in ascending k: columns 0..8 in `c0`, 8..16
 /// in `c1`.
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA; for r < R and kk < k, `rp[r] + koff(kk)` must be a
+/// readable float in `rp[r]`'s allocation (`koff` is called only with kk < k), and `bp`
+/// must point to `k * NR` readable floats.
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn chains<const R: usize, const F: bool>(
@@ -86,6 +122,9 @@ unsafe fn chains<const R: usize, const F: bool>(
     c0: &mut [__m256; R],
     c1: &mut [__m256; R],
 ) {
+    // SAFETY: term kk reads B's floats `kk * NR..kk * NR + 16` (`bp` advances `NR` a term)
+    // and `rp[r] + koff(kk)`, kk < k: the contract's `k * NR` floats at `bp` and readable
+    // floats of A; the CPU has AVX2 and FMA.
     unsafe {
         for kk in 0..k {
             let o = koff(kk);
@@ -110,8 +149,10 @@ unsafe fn chains<const R: usize, const F: bool>(
 /// `acc`: each column's chain in ascending k, as in [`tile`].
 ///
 /// # Safety
-/// The CPU must have AVX2 and FMA; A's row `row` and `panels` panels of `b` must be in
-/// bounds.
+/// The CPU must have AVX2 and FMA; `panels` must be 1 to `WIDE / NR`; A's elements
+/// `(row, kk)`, kk < k, must be in bounds and the row's offset `a.rows.at(row)` at most
+/// `a.data.len()` (which the elements imply when k > 0); `b` must hold `panels` panels
+/// (`panels * k * NR` floats).
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn wide_row(
     arith: super::Arith,
@@ -126,8 +167,12 @@ pub(super) unsafe fn wide_row(
     macro_rules! go {
         ($v:literal) => {
             if fused {
+                // SAFETY: `$v / 2` is `panels` (6 in the last arm: the contract's largest), so
+                // `wide`'s contract is this fn's (features, A's row, `$v / 2` panels of `b`).
                 unsafe { wide::<$v, true>(k, a, row, b, acc) }
             } else {
+                // SAFETY: `$v / 2` is `panels` (6 in the last arm: the contract's largest), so
+                // `wide`'s contract is this fn's (features, A's row, `$v / 2` panels of `b`).
                 unsafe { wide::<$v, false>(k, a, row, b, acc) }
             }
         };
@@ -143,6 +188,9 @@ pub(super) unsafe fn wide_row(
 }
 
 /// [`wide_row`] over `V` vectors (`V / 2` panels).
+///
+/// # Safety
+/// As [`wide_row`] with `panels == V / 2`.
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn wide<const V: usize, const F: bool>(
@@ -152,6 +200,11 @@ unsafe fn wide<const V: usize, const F: bool>(
     b: &[f32],
     acc: &mut [[[f32; NR]; 1]; super::WIDE / NR],
 ) {
+    // SAFETY: `a.rows.at(row)` is at most `a.data.len()` (the contract), and `ap +
+    // a.ks.at(kk)` is A's element `(row, kk)`, in bounds for kk < k; `acc[v / 2][0]` (an index
+    // the compiler checks) is 16 floats, read and written eight at offsets 0 and 8; B's read
+    // `v / 2 * k * NR + kk * NR + v % 2 * 8` (eight floats) ends before `V / 2 * k * NR`
+    // (v < V, kk < k), within `b`'s `V / 2` panels; the CPU has AVX2 and FMA.
     unsafe {
         let ap = a.data.as_ptr().add(a.rows.at(row));
         let mut c = [_mm256_setzero_ps(); V];
@@ -196,10 +249,22 @@ pub(super) struct Full<'a> {
 /// rows are contiguous there.
 ///
 /// # Safety
-/// The CPU must have AVX2 and FMA; A's elements `(m0 + r, kk)`, the panel's `k * NR`
-/// floats, C's and the skip's elements of the tile must be in bounds.
+/// The CPU must have AVX2 and FMA; A's elements `(m0 + r, kk)`, r < MR, kk < k, the
+/// panel's `k * NR` floats, C's and the skip's elements of the tile (rows `m0..m0 + MR`,
+/// columns `n0..n0 + NR`) and, with `Start::ColBias(b)`, `b[n0..n0 + NR]` must be in bounds;
+/// each row's offset `a.rows.at(m0 + r)` must be at most `a.data.len()` (which those
+/// elements imply when k > 0); C must be row-major (`out.cs == 1`) or column-major
+/// (`out.rs == 1`).
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn full<const F: bool>(t: Full<'_>, c: &mut [f32]) {
+    // SAFETY: the CPU has AVX2 and FMA (the contract). A: each `a.rows.at(m0 + r)` is at most
+    // `a.data.len()`, and `chains` reads only A's elements `(m0 + r, kk)`, kk < k, its table
+    // unchecked at kk < k (within its at least k entries), and the panel's `k * NR` floats.
+    // C: `cp` is C's element `(m0, n0)`; row-major, `cp + r * out.rs + 0..16` is row m0 + r's
+    // columns n0..n0 + 16; column-major (`out.rs == 1`, else `rows_major`), `load6` and
+    // `finish::<true>` at `cp + j * out.cs` touch column n0 + j's rows m0..m0 + 6: all the
+    // tile's elements. The skip (only AddRelu reads it) has the same offsets, in bounds as
+    // C's; the bias loads read `b[n0..n0 + 16]`.
     unsafe {
         let Full {
             k,
@@ -300,9 +365,16 @@ pub(super) fn finished(fin: Fin, x: __m256, old: __m256, skip: __m256) -> __m256
 
 /// Finishes eight contiguous elements of C at `c` (their skips at `skip`) from `x`, or
 /// with `SIX` the first six from lanes 0..6.
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA; `c` must point to eight (with `SIX`, six) floats to
+/// write, readable too with `Fin::AddSum`; with `Fin::AddRelu`, `skip` must point to as
+/// many readable floats (otherwise it is not read).
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn finish<const SIX: bool>(fin: Fin, x: __m256, c: *mut f32, skip: *const f32) {
+    // SAFETY: `c` is read (AddSum) and written, `skip` read (AddRelu only), eight or six
+    // floats each: those the contract makes readable and writable.
     unsafe {
         let zero = _mm256_setzero_ps();
         let old = if fin == Fin::AddSum {
@@ -325,9 +397,14 @@ unsafe fn finish<const SIX: bool>(fin: Fin, x: __m256, c: *mut f32, skip: *const
 }
 
 /// Eight floats from `p`, or with `SIX` six ([`load6`]).
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA; `p` must point to eight (with `SIX`, six) readable floats.
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn load<const SIX: bool>(p: *const f32) -> __m256 {
+    // SAFETY: each branch reads the floats the contract makes readable: six (`load6`'s
+    // contract) or eight (an unaligned load).
     unsafe { if SIX { load6(p) } else { _mm256_loadu_ps(p) } }
 }
 
@@ -340,9 +417,14 @@ fn relu(x: __m256) -> __m256 {
 }
 
 /// Six floats from `p` in lanes 0..6, zeros in 6 and 7 (reads exactly six).
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA; `p` must point to six readable floats.
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn load6(p: *const f32) -> __m256 {
+    // SAFETY: the unaligned 128-bit load reads `p[0..4]` and the 64-bit `loadl` (no
+    // alignment needed) `p[4..6]`: the six floats the contract makes readable.
     unsafe {
         let lo = _mm_loadu_ps(p);
         let hi = _mm_castsi128_ps(_mm_loadl_epi64(p.add(4) as *const __m128i));
@@ -351,9 +433,14 @@ unsafe fn load6(p: *const f32) -> __m256 {
 }
 
 /// Lanes 0..6 of `v` to `p` (writes exactly six).
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA; `p` must point to six writable floats.
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn store6(p: *mut f32, v: __m256) {
+    // SAFETY: the unaligned 128-bit store writes `p[0..4]` and the 64-bit `storel` (no
+    // alignment needed) `p[4..6]`: the six floats the contract makes writable.
     unsafe {
         _mm_storeu_ps(p, _mm256_castps256_ps128(v));
         _mm_storel_epi64(

@@ -33,10 +33,13 @@ fn tile_rows(m: usize) -> usize {
 ///
 /// # Safety
 /// The CPU must have AVX-512 F, VL and DQ, AVX2 and FMA; A's elements of the product,
-/// B's packed panels, C's and the skip's elements, and the bias's first `n` must be in
-/// bounds, and C must be row-major (`out.cs == 1`) or column-major (`out.rs == 1`).
+/// B's packed panels, C's and the skip's elements, and the first `n` of the bias and of a
+/// normalisation's columns must be in bounds, and C must be row-major (`out.cs == 1`) or
+/// column-major (`out.rs == 1`).
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
 pub(super) unsafe fn product(arith: Arith, p: Product<'_>, c: &mut [f32]) {
+    // SAFETY: `product_of`'s contract is this fn's (the same CPU features, product, bounds
+    // and layout of C).
     unsafe {
         match arith {
             Arith::Fused => product_of::<true>(p, c),
@@ -45,6 +48,10 @@ pub(super) unsafe fn product(arith: Arith, p: Product<'_>, c: &mut [f32]) {
     }
 }
 
+/// [`product`] with the arithmetic `F` (fused or not).
+///
+/// # Safety
+/// As [`product`].
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
 unsafe fn product_of<const F: bool>(p: Product<'_>, c: &mut [f32]) {
     let (m, n, _) = p.shape;
@@ -60,8 +67,18 @@ unsafe fn product_of<const F: bool>(p: Product<'_>, c: &mut [f32]) {
             macro_rules! go {
                 ($($r:literal)*) => {
                     match (r, two) {
-                        $(($r, true) => unsafe { tile::<$r, 2, F>(&p, m0, q, cp) },)*
-                        $(($r, false) => unsafe { tile::<$r, 1, F>(&p, m0, q, cp) },)*
+                        $(
+                            // SAFETY: `R` is `r = rows.min(m - m0)`, so `m0 + R <= m`; `two`:
+                            // panel q + 1 < panels holds a column; the rest of `tile`'s
+                            // contract is this fn's, and `cp` is `c`'s start.
+                            ($r, true) => unsafe { tile::<$r, 2, F>(&p, m0, q, cp) },
+                        )*
+                        $(
+                            // SAFETY: `R` is `r = rows.min(m - m0)`, so `m0 + R <= m`; panel
+                            // q < panels holds a column; the rest of `tile`'s contract is this
+                            // fn's, and `cp` is `c`'s start.
+                            ($r, false) => unsafe { tile::<$r, 1, F>(&p, m0, q, cp) },
+                        )*
                         _ => unreachable!("tiles have 1 to 8 rows"),
                     }
                 };
@@ -81,7 +98,8 @@ fn lanes(w: usize) -> u16 {
 /// The tile of `R` rows from `m0` and `P` panels from panel `q`.
 ///
 /// # Safety
-/// As [`product`]; `m0 + R <= m`, and the tile's last panel holds at least one column.
+/// As [`product`], with `c` the start of C; `m0 + R <= m`, and the tile's last panel holds
+/// at least one column.
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
 #[inline]
 unsafe fn tile<const R: usize, const P: usize, const F: bool>(
@@ -90,6 +108,14 @@ unsafe fn tile<const R: usize, const P: usize, const F: bool>(
     q: usize,
     c: *mut f32,
 ) {
+    // SAFETY: the CPU has the path's features (the contract). Every width is 1 to `NR` (the
+    // last panel holds a column), so the tile's elements are C's `(m0 + r, n0 + j NR + x)`,
+    // r < R, x < widths[j], in bounds (`m0 + R <= m`); `cp` is `(m0, n0)`'s and the skip's
+    // `sk + (m0, n0)` its twin (the skip is at least as long as C), as `start` and the
+    // finishes require, and a norm's columns hold n floats, as `norm` requires. `bp` is panel q's start; `chains` reads panels q..q + P's `k * NR`
+    // floats (within B's packed panels) and A's elements `(m0 + r, kk)`, kk < k, through
+    // `rp[r]`, or `next[r]` equal to it, calling `koff` only with kk < k (within a table's
+    // at least k entries, `get_unchecked`).
     unsafe {
         let (_, n, k) = p.shape;
         let n0 = q * NR;
@@ -139,6 +165,10 @@ unsafe fn tile<const R: usize, const P: usize, const F: bool>(
 }
 
 /// The tile's start values: zero, the bias, or C's elements.
+///
+/// # Safety
+/// As [`tile`], with `cp` at C's element `(m0, n0)` of the tile's `R` rows and `widths[j]`
+/// (1 to `NR`) the columns of its panel j (from column `n0 + j NR`).
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
 #[inline]
 unsafe fn start<const R: usize, const P: usize>(
@@ -148,6 +178,11 @@ unsafe fn start<const R: usize, const P: usize>(
     cp: *const f32,
     acc: &mut [[__m512; P]; R],
 ) {
+    // SAFETY: the CPU has the path's features (the contract). Masked loads touch only their
+    // mask's lanes: the bias's `n0 + j NR + 0..widths[j]` (below n, within the bias);
+    // row-major, `cp + r * rs + j NR` and its `widths[j]` lanes are row m0 + r's columns of
+    // panel j; column-major (`rs == 1`), `cp + (j NR + x) * cs` and its R lanes are column
+    // n0 + j NR + x's rows m0..m0 + R, x < widths[j]: all C's elements of the tile.
     unsafe {
         let out = p.out;
         match p.start {
@@ -188,6 +223,11 @@ unsafe fn start<const R: usize, const P: usize>(
 
 /// Adds the `k` terms to the accumulators in ascending k: row r's term k reads
 /// `rp[r] + koff(k)`, panel j's row k is at `bp + j k NR + k NR`.
+///
+/// # Safety
+/// The CPU must have the path's features; for r < R and kk < k, `rp[r] + koff(kk)` must be
+/// a readable float in `rp[r]`'s allocation (`koff` is called only with kk < k), and `bp`
+/// must point to `P * k * NR` readable floats.
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
 #[inline]
 unsafe fn chains<const R: usize, const P: usize, const F: bool>(
@@ -197,6 +237,8 @@ unsafe fn chains<const R: usize, const P: usize, const F: bool>(
     bp: *const f32,
     acc: &mut [[__m512; P]; R],
 ) {
+    // SAFETY: panel j's row kk is `bp[j k NR + kk NR..][..16]`, below `P * k * NR` (j < P,
+    // kk < k), and A's reads are `rp[r] + koff(kk)`, kk < k: both readable by the contract.
     unsafe {
         let stride = k * NR;
         for kk in 0..k {
@@ -219,6 +261,10 @@ unsafe fn chains<const R: usize, const P: usize, const F: bool>(
 
 /// The normalisation of every row of the tile, lane by lane: `ColNorm::apply`'s
 /// operations, each column's constants in its lane.
+///
+/// # Safety
+/// The CPU must have the path's features; `cn`'s four columns must hold `n0 + j NR +
+/// widths[j]` floats for j < P (`gemm` checks n).
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
 #[inline]
 unsafe fn norm<const R: usize, const P: usize>(
@@ -227,6 +273,8 @@ unsafe fn norm<const R: usize, const P: usize>(
     widths: [usize; P],
     acc: &mut [[__m512; P]; R],
 ) {
+    // SAFETY: each masked load touches only `v[n0 + j NR..][..widths[j]]` of a column of
+    // `cn`, in bounds by the contract; the CPU has the path's features.
     unsafe {
         for j in 0..P {
             let mask = lanes(widths[j]);
@@ -250,6 +298,11 @@ fn relu(x: __m512) -> __m512 {
 }
 
 /// A row-major tile's finish: `store`'s operations on sixteen columns at a time.
+///
+/// # Safety
+/// As [`tile`] with a row-major C: `cp` at C's element `(m0, n0)`, `rs` C's row stride,
+/// `widths[j]` (1 to `NR`) the columns of panel j; with `Fin::AddRelu`, `skip` at the
+/// skip's element of the same index (otherwise it is not read).
 #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
 #[inline]
 unsafe fn finish_rows<const R: usize, const P: usize>(
@@ -260,6 +313,10 @@ unsafe fn finish_rows<const R: usize, const P: usize>(
     cp: *mut f32,
     skip: *const f32,
 ) {
+    // SAFETY: `cp + r * rs + j NR` and its `widths[j]` masked lanes (the only ones loaded
+    // or stored) are row m0 + r's columns of panel j, C's elements of the tile by the
+    // contract; the skip, read only with AddRelu, at the same offsets; the CPU has the
+    // path's features.
     unsafe {
         for (r, row) in acc.iter().enumerate() {
             for j in 0..P {
@@ -287,7 +344,10 @@ unsafe fn finish_rows<const R: usize, const P: usize>(
 /// before the transpose (the same operation on each element, fewer instructions).
 ///
 /// # Safety
-/// Called only from [`tile`], whose CPU has the path's features, with its bounds.
+/// Called only from [`tile`], whose CPU has the path's features, with its bounds: C
+/// column-major (`rs == 1`), `cs` its column stride, `cp` at C's element `(m0, n0)`,
+/// `widths[j]` (1 to `NR`) the columns of panel j; with `Fin::AddRelu`, `skip` at the
+/// skip's element of the same index (otherwise it is not read).
 // Without target features, so that it may be inlined always (into `tile`, which
 // has them; the intrinsics are then inlined there).
 #[inline(always)]
@@ -299,6 +359,8 @@ unsafe fn finish_cols<const R: usize, const P: usize>(
     cp: *mut f32,
     skip: *const f32,
 ) {
+    // SAFETY: the CPU has the path's features (`relu` needs them), and `cols`' contract is
+    // this fn's, `ADD_RELU` (the one that reads `skip`) only with `Fin::AddRelu`.
     unsafe {
         match fin {
             Fin::Plain => cols::<R, P, PLAIN>(acc, widths, cs, cp, skip),
@@ -325,7 +387,7 @@ const ADD_SUM: u8 = 2;
 /// [`finish_cols`] with the finish `F` ([`PLAIN`], [`ADD_RELU`], [`ADD_SUM`]).
 ///
 /// # Safety
-/// Called only from [`tile`], whose CPU has the path's features, with its bounds.
+/// As [`finish_cols`], with `skip` read only by `ADD_RELU`.
 // Without target features, so that it may be inlined always (into `tile`, which
 // has them; the intrinsics are then inlined there).
 #[inline(always)]
@@ -336,6 +398,10 @@ unsafe fn cols<const R: usize, const P: usize, const F: u8>(
     cp: *mut f32,
     skip: *const f32,
 ) {
+    // SAFETY: the CPU has the path's features (the contract). `cp + o`, `o = (j NR + x) * cs`
+    // for x < 16 in a full panel, else x < widths[j], is column n0 + j NR + x's element of
+    // row m0, and `column` touches its R rows (`rs == 1`): C's elements of the tile; the
+    // skip (`wrapping_add`, read by `ADD_RELU` only) has the same offsets.
     unsafe {
         let rmask = lanes(R) as u8;
         let zero = _mm256_setzero_ps();
@@ -371,11 +437,16 @@ unsafe fn cols<const R: usize, const P: usize, const F: u8>(
 /// One column's `R` rows (the mask's lanes) of `v`, finished by `F`, stored at `c`.
 ///
 /// # Safety
-/// Called only from [`tile`], whose CPU has the path's features, with its bounds.
+/// Called only from [`tile`], whose CPU has the path's features, with its bounds: the
+/// mask's lanes of `c` (and of `skip` with `ADD_RELU`) are the column's elements of the
+/// tile.
 // Without target features, so that it may be inlined always (into `tile`, which
 // has them; the intrinsics are then inlined there).
 #[inline(always)]
 unsafe fn column<const F: u8>(v: __m256, rmask: u8, c: *mut f32, skip: *const f32) {
+    // SAFETY: the masked loads and store touch only `rmask`'s R lanes of `c` (and `skip`,
+    // read with `ADD_RELU` only), the column's elements by the contract; the CPU has the
+    // path's features.
     unsafe {
         let y = match F {
             ADD_RELU => {
