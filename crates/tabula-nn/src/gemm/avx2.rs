@@ -9,8 +9,8 @@ use std::arch::x86_64::*;
 /// # Safety
 /// The CPU must have AVX2 and FMA; `rows` must be 1 to `MR`; A's elements `(m0 + r, kk)`
 /// for r < rows, kk < k must be in bounds (so a table of `a.ks` has at least k entries),
-/// and so must the panel's first `k * NR` elements; each row's offset `a.rows.at(m0 + r)`
-/// must be at most `a.data.len()` (which those elements imply when k > 0).
+/// and so must the panel's first `k * NR` elements. (Row pointers are formed with
+/// `wrapping_add`, so with k == 0 A may be empty: they are then never read.)
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn tile<const F: bool>(
     rows: usize,
@@ -55,15 +55,15 @@ unsafe fn tile_n<const R: usize, const F: bool>(
     panel: &[f32],
     acc: &mut [[f32; NR]; MR],
 ) {
-    // SAFETY: each offset `a.rows.at(m0 + r)`, r < R, is at most `a.data.len()` (the
-    // contract), so `add` stays within `a.data` or one past it; `rp[r] + koff(kk)` is then
+    // SAFETY: the row pointers are formed with `wrapping_add` (defined for any offset; with
+    // k == 0 A may be empty and they are never read); `rp[r] + koff(kk)` is
     // A's element `(m0 + r, kk)`, in bounds for kk < k, and `koff` is called only with
     // kk < k, within the table's at least k entries (`get_unchecked`); the panel holds
     // `k * NR` floats and the CPU has AVX2 and FMA, as `run` requires.
     unsafe {
         let mut rp = [a.data.as_ptr(); R];
         for (r, p) in rp.iter_mut().enumerate() {
-            *p = a.data.as_ptr().add(a.rows.at(m0 + r));
+            *p = a.data.as_ptr().wrapping_add(a.rows.at(m0 + r));
         }
         match a.ks {
             Offsets::Stride(s) => run::<R, F>(k, rp, |kk| kk * s, panel, acc),
@@ -150,8 +150,8 @@ unsafe fn chains<const R: usize, const F: bool>(
 ///
 /// # Safety
 /// The CPU must have AVX2 and FMA; `panels` must be 1 to `WIDE / NR`; A's elements
-/// `(row, kk)`, kk < k, must be in bounds and the row's offset `a.rows.at(row)` at most
-/// `a.data.len()` (which the elements imply when k > 0); `b` must hold `panels` panels
+/// `(row, kk)`, kk < k, must be in bounds (the row pointer is formed with `wrapping_add`,
+/// so with k == 0 A may be empty); `b` must hold `panels` panels
 /// (`panels * k * NR` floats).
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn wide_row(
@@ -200,13 +200,13 @@ unsafe fn wide<const V: usize, const F: bool>(
     b: &[f32],
     acc: &mut [[[f32; NR]; 1]; super::WIDE / NR],
 ) {
-    // SAFETY: `a.rows.at(row)` is at most `a.data.len()` (the contract), and `ap +
-    // a.ks.at(kk)` is A's element `(row, kk)`, in bounds for kk < k; `acc[v / 2][0]` (an index
+    // SAFETY: `ap` is formed with `wrapping_add` (defined for any offset, never read when
+    // k == 0), and `ap + a.ks.at(kk)` is A's element `(row, kk)`, in bounds for kk < k; `acc[v / 2][0]` (an index
     // the compiler checks) is 16 floats, read and written eight at offsets 0 and 8; B's read
     // `v / 2 * k * NR + kk * NR + v % 2 * 8` (eight floats) ends before `V / 2 * k * NR`
     // (v < V, kk < k), within `b`'s `V / 2` panels; the CPU has AVX2 and FMA.
     unsafe {
-        let ap = a.data.as_ptr().add(a.rows.at(row));
+        let ap = a.data.as_ptr().wrapping_add(a.rows.at(row));
         let mut c = [_mm256_setzero_ps(); V];
         for (v, x) in c.iter_mut().enumerate() {
             *x = _mm256_loadu_ps(acc[v / 2][0].as_ptr().add(v % 2 * 8));
@@ -252,13 +252,13 @@ pub(super) struct Full<'a> {
 /// The CPU must have AVX2 and FMA; A's elements `(m0 + r, kk)`, r < MR, kk < k, the
 /// panel's `k * NR` floats, C's and the skip's elements of the tile (rows `m0..m0 + MR`,
 /// columns `n0..n0 + NR`) and, with `Start::ColBias(b)`, `b[n0..n0 + NR]` must be in bounds;
-/// each row's offset `a.rows.at(m0 + r)` must be at most `a.data.len()` (which those
-/// elements imply when k > 0); C must be row-major (`out.cs == 1`) or column-major
+/// row pointers are formed with `wrapping_add` (with k == 0 A may be empty: they are never
+/// read); C must be row-major (`out.cs == 1`) or column-major
 /// (`out.rs == 1`).
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn full<const F: bool>(t: Full<'_>, c: &mut [f32]) {
-    // SAFETY: the CPU has AVX2 and FMA (the contract). A: each `a.rows.at(m0 + r)` is at most
-    // `a.data.len()`, and `chains` reads only A's elements `(m0 + r, kk)`, kk < k, its table
+    // SAFETY: the CPU has AVX2 and FMA (the contract). A: the row pointers are formed with
+    // `wrapping_add` (defined for any offset), and `chains` reads only A's elements `(m0 + r, kk)`, kk < k, its table
     // unchecked at kk < k (within its at least k entries), and the panel's `k * NR` floats.
     // C: `cp` is C's element `(m0, n0)`; row-major, `cp + r * out.rs + 0..16` is row m0 + r's
     // columns n0..n0 + 16; column-major (`out.rs == 1`, else `rows_major`), `load6` and
@@ -278,7 +278,7 @@ pub(super) unsafe fn full<const F: bool>(t: Full<'_>, c: &mut [f32]) {
         } = t;
         let mut rp = [a.data.as_ptr(); MR];
         for (r, p) in rp.iter_mut().enumerate() {
-            *p = a.data.as_ptr().add(a.rows.at(m0 + r));
+            *p = a.data.as_ptr().wrapping_add(a.rows.at(m0 + r));
         }
         let cp = c.as_mut_ptr().add(m0 * out.rs + n0 * out.cs);
         let rows_major = out.cs == 1;

@@ -382,9 +382,6 @@ pub(crate) fn gemm(
     check((m, n, k), a, b, start, then, c.len(), out);
     #[cfg(target_arch = "x86_64")]
     if kernel.simd == Simd::Avx512 && (out.cs == 1 || out.rs == 1) {
-        if let Start::ColBias(bias) = start {
-            assert!(bias.len() >= n, "gemm: bias too short");
-        }
         let product = avx512::Product {
             shape: (m, n, k),
             a,
@@ -394,7 +391,7 @@ pub(crate) fn gemm(
             out,
         };
         // SAFETY: `Simd::Avx512` is only chosen where the CPU has AVX-512 F, VL and DQ, AVX2
-        // and FMA (`Simd::available`); `check` and the assert above keep A, B, C, the skip
+        // and FMA (`Simd::available`); `check` keeps A, B, C, the skip
         // and the bias in bounds for every element of the product.
         unsafe { avx512::product(kernel.arith, product, c) };
         return;
@@ -481,6 +478,12 @@ fn check(
         assert!(last < a.data.len(), "gemm: A too short");
     }
     assert!(b.len() >= packed_len(k, n), "gemm: B too short");
+    // Every path reads the bias's first `n` columns (the AVX2 path's full tiles by 8-lane
+    // loads of `b[n0..n0 + 16]`, n0 + 16 <= n, which index only the first element): checked
+    // here once for all of them.
+    if let Start::ColBias(bias) = start {
+        assert!(bias.len() >= n, "gemm: bias too short");
+    }
     assert!(
         (m - 1) * out.rs + (n - 1) * out.cs < c_len,
         "gemm: C too short"
