@@ -29,10 +29,9 @@
 //! - [`matches`](mod@matches): matches between two players, in parallel, reproducible;
 //! - [`experiments`]: sweeps, shards, plots and reports.
 
-pub use tabula_core::error;
+pub use tabula_core::{error, game, rng};
 pub mod eval;
 pub mod experiments;
-pub use tabula_core::game;
 pub mod game_record;
 pub mod games;
 pub mod gtp;
@@ -43,7 +42,6 @@ pub use tabula_nn as nn;
 pub mod play;
 pub mod players;
 pub mod ratings;
-pub use tabula_core::rng;
 pub mod runs;
 pub mod search;
 pub mod selfplay;

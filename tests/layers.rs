@@ -7,6 +7,10 @@
 //! name (`crate::x`, `$crate::x`, `use crate::{x, ..}`, a macro exported from `x`, a name
 //! re-exported at the crate root from `x`) only modules listed below it. Comments, string
 //! literals and `#[cfg(test)]` code are not read: a test inside a module may use anything.
+//! The workspace's crates that `src/lib.rs` re-exports as layers (`pub use tabula_store as
+//! store;`, `pub use tabula_core::{error, game, rng};`; docs/architecture.md, "Crates") are
+//! read the same way: a crate that is one layer may name below it through other crates'
+//! names, a crate of several layers also through `crate::`.
 //!
 //! Two rules keep the seams where the layer list cannot see them (docs/architecture.md,
 //! "Abilities"): no library layer from `solver` up but `games` itself names a game family
@@ -233,17 +237,87 @@ fn first_names(after: &str) -> Vec<String> {
 
 /// Every name `code` reaches through `crate::` (and `$crate::`).
 fn crate_names(code: &str) -> Vec<String> {
+    names_after(code, "crate::")
+}
+
+/// Every name `code` reaches through `prefix` (`crate::`, `tabula_core::`), where `prefix`
+/// starts a path (is not the end of a longer name).
+fn names_after(code: &str, prefix: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = code;
-    while let Some(p) = rest.find("crate::") {
+    while let Some(p) = rest.find(prefix) {
         let before = rest[..p].chars().next_back();
-        rest = &rest[p + "crate::".len()..];
+        rest = &rest[p + prefix.len()..];
         if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
             continue;
         }
         out.extend(first_names(rest));
     }
     out
+}
+
+/// A crate of the workspace that the library re-exports as layers (docs/architecture.md,
+/// "Crates"): `pub use tabula_store as store;` makes the whole crate one layer,
+/// `pub use tabula_core::{error, game};` makes each named top-level module a layer.
+struct Reexport {
+    /// The crate's name in paths (`tabula_core`).
+    krate: String,
+    /// Its sources: `crates/<name with dashes>/src` beside the library's `src`.
+    src: PathBuf,
+    /// `Some(layer)` where the whole crate is one layer.
+    whole: Option<String>,
+    /// The layers it holds (one for a whole crate, else its re-exported modules).
+    layers: Vec<String>,
+}
+
+/// The workspace crates `src/lib.rs` re-exports, with the layers each holds.
+fn reexports(src: &Path) -> Vec<Reexport> {
+    let lib = code_only(&fs::read_to_string(src.join("lib.rs")).unwrap());
+    let mut out: Vec<Reexport> = Vec::new();
+    for line in lib.lines() {
+        let Some(rest) = line.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let rest = rest.trim_end_matches(';');
+        let krate = first_names(rest).remove(0);
+        let dir = src
+            .parent()
+            .unwrap()
+            .join("crates")
+            .join(krate.replace('_', "-"));
+        if !dir.join("src/lib.rs").exists() {
+            continue;
+        }
+        let (whole, layers) = match rest[krate.len()..].trim().strip_prefix("as ") {
+            Some(alias) => (
+                Some(alias.trim().to_string()),
+                vec![alias.trim().to_string()],
+            ),
+            None => (
+                None,
+                first_names(rest[krate.len()..].trim_start_matches("::")),
+            ),
+        };
+        match out.iter_mut().find(|r| r.krate == krate) {
+            Some(r) => r.layers.extend(layers),
+            None => out.push(Reexport {
+                krate,
+                src: dir.join("src"),
+                whole,
+                layers,
+            }),
+        }
+    }
+    out
+}
+
+/// The layer a name reached through crate `krate` (`krate::name`) belongs to.
+fn layer_of(crates: &[Reexport], krate: &str, name: &str) -> String {
+    crates
+        .iter()
+        .find(|r| r.krate == krate)
+        .and_then(|r| r.whole.clone())
+        .unwrap_or_else(|| name.to_string())
 }
 
 /// Where names reached at the crate root live: exported macros and the root's `pub use`s.
@@ -261,12 +335,21 @@ fn root_names(src: &Path, files: &[PathBuf]) -> BTreeMap<String, String> {
             }
         }
     }
+    for r in reexports(src) {
+        for layer in r.layers {
+            out.insert(layer.clone(), layer);
+        }
+    }
+    let crates: BTreeSet<String> = reexports(src).into_iter().map(|r| r.krate).collect();
     let lib = code_only(&fs::read_to_string(src.join("lib.rs")).unwrap());
     for line in lib.lines() {
         let Some(rest) = line.trim().strip_prefix("pub use ") else {
             continue;
         };
         let module = first_names(rest).remove(0);
+        if crates.contains(&module) {
+            continue;
+        }
         let items = rest[module.len()..].trim_start_matches("::");
         for name in first_names(items) {
             out.insert(name, module.clone());
@@ -278,52 +361,105 @@ fn root_names(src: &Path, files: &[PathBuf]) -> BTreeMap<String, String> {
     out
 }
 
-/// Every upward import of the library, as `file: module -> target`.
+/// Every upward import of the library and of the workspace crates it re-exports as layers,
+/// as `file: module -> target`.
 fn upward_imports(src: &Path, layers: &[String]) -> Vec<String> {
-    let rank = |m: &str| layers.iter().position(|l| l == m);
+    let crates = reexports(src);
     let files = rust_files(src);
-    let shown = |f: &Path| {
-        f.strip_prefix(src.parent().unwrap())
-            .unwrap_or(f)
-            .display()
-            .to_string()
-    };
-    let test_only = test_only_files(&files);
     let roots = root_names(src, &files);
     let mut bad = Vec::new();
     for f in &files {
-        let Some(module) = top_module(src, f) else {
-            continue;
-        };
-        if test_only.contains(f) {
-            continue;
+        if let Some(module) = top_module(src, f) {
+            let code = code_of(f, &files);
+            let mut names: Vec<String> = crate_names(&code)
+                .into_iter()
+                .map(|n| roots.get(&n).cloned().unwrap_or(n))
+                .collect();
+            names.extend(crate_paths(&code, &crates));
+            judge(&shown(src, f), &module, names, layers, &mut bad);
         }
-        let Some(own) = rank(&module) else {
-            bad.push(format!(
-                "{}: module `{module}` is not in the layer list",
-                f.display()
-            ));
-            continue;
-        };
-        let code = without_tests(&code_only(&fs::read_to_string(f).unwrap()));
-        for name in crate_names(&code) {
-            let target = roots.get(&name).cloned().unwrap_or(name);
-            if target == module || target == "self" || target == "super" {
-                continue;
-            }
-            match rank(&target) {
-                Some(r) if r > own => {}
-                Some(_) => bad.push(format!("{}: {module} -> {target}", shown(f))),
-                None => bad.push(format!(
-                    "{}: {module} -> `{target}`, a name not in the layer list",
-                    shown(f)
-                )),
-            }
+    }
+    for r in &crates {
+        let files = rust_files(&r.src);
+        for f in &files {
+            let module = match &r.whole {
+                Some(layer) => layer.clone(),
+                None => match top_module(&r.src, f) {
+                    Some(m) => m,
+                    None => continue,
+                },
+            };
+            let code = code_of(f, &files);
+            // Inside a crate that is one layer, `crate::` stays in that layer.
+            let mut names = match r.whole {
+                Some(_) => Vec::new(),
+                None => crate_names(&code),
+            };
+            names.extend(crate_paths(&code, &crates));
+            judge(&shown(src, f), &module, names, layers, &mut bad);
         }
     }
     bad.sort();
     bad.dedup();
     bad
+}
+
+/// A file's path as the failures show it, from the workspace root.
+fn shown(src: &Path, f: &Path) -> String {
+    f.strip_prefix(src.parent().unwrap())
+        .unwrap_or(f)
+        .display()
+        .to_string()
+}
+
+/// A file's code with comments, literals and test modules blanked (empty for a file only
+/// tests use).
+fn code_of(f: &Path, files: &[PathBuf]) -> String {
+    if test_only_files(files).contains(f) {
+        return String::new();
+    }
+    without_tests(&code_only(&fs::read_to_string(f).unwrap()))
+}
+
+/// The layers `code` reaches through a re-exported crate's own name (`tabula_core::rng`).
+fn crate_paths(code: &str, crates: &[Reexport]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in crates {
+        for name in names_after(code, &format!("{}::", r.krate)) {
+            out.push(layer_of(crates, &r.krate, &name));
+        }
+    }
+    out
+}
+
+/// Adds to `bad` each of `targets` that `module` may not name: one above it in `layers`, or
+/// a name that is no layer.
+fn judge(
+    shown: &str,
+    module: &str,
+    targets: Vec<String>,
+    layers: &[String],
+    bad: &mut Vec<String>,
+) {
+    let rank = |m: &str| layers.iter().position(|l| l == m);
+    let Some(own) = rank(module) else {
+        bad.push(format!(
+            "{shown}: module `{module}` is not in the layer list"
+        ));
+        return;
+    };
+    for target in targets {
+        if target == module || target == "self" || target == "super" {
+            continue;
+        }
+        match rank(&target) {
+            Some(r) if r > own => {}
+            Some(_) => bad.push(format!("{shown}: {module} -> {target}")),
+            None => bad.push(format!(
+                "{shown}: {module} -> `{target}`, a name not in the layer list"
+            )),
+        }
+    }
 }
 
 /// The game families of `src/games/`: its folders, the types `games/mod.rs` re-exports from
@@ -498,11 +634,18 @@ fn every_import_points_down_the_layer_list() {
     );
 }
 
-/// The layer list names exactly the library's top-level modules (src/lib.rs).
+/// The layer list names exactly the library's top-level modules (src/lib.rs) and the layers
+/// it re-exports from the workspace's crates.
 #[test]
 fn the_layer_list_is_the_module_list() {
-    let lib = code_only(&fs::read_to_string(Path::new(ROOT).join("src/lib.rs")).unwrap());
-    let modules: BTreeSet<String> = lib
+    let src = Path::new(ROOT).join("src");
+    let lib = code_only(&fs::read_to_string(src.join("lib.rs")).unwrap());
+    let crates = reexports(&src);
+    assert!(
+        crates.len() >= 3,
+        "src/lib.rs re-exports the crates tabula-core, tabula-store and tabula-nn"
+    );
+    let mut modules: BTreeSet<String> = lib
         .lines()
         .filter_map(|l| {
             let l = l.trim();
@@ -512,6 +655,7 @@ fn the_layer_list_is_the_module_list() {
             Some(rest.trim_end_matches(';').to_string())
         })
         .collect();
+    modules.extend(crates.into_iter().flat_map(|r| r.layers));
     let layers: BTreeSet<String> = layer_list().into_iter().collect();
     assert_eq!(
         modules, layers,
@@ -587,6 +731,54 @@ fn the_checker_finds_an_upward_import() {
         assert_eq!(bad.len(), 1, "{upward}: {bad:?}");
         assert!(bad[0].ends_with("low -> high"), "{upward}: {bad:?}");
     }
+}
+
+/// The checker across crates: a workspace crate re-exported as one layer or as several is
+/// read too; an upward name through `crate::` inside a crate of several layers, or through
+/// another crate's name, is found, and `crate::` inside a crate of one layer is not.
+#[test]
+fn the_checker_reads_the_workspace_crates() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    let base = dir.path().join("crates/scratch-base/src");
+    let mid = dir.path().join("crates/scratch-mid/src");
+    for d in [&src, &base, &mid] {
+        fs::create_dir_all(d).unwrap();
+    }
+    let write = |p: PathBuf, s: &str| fs::write(p, s).unwrap();
+    write(
+        src.join("lib.rs"),
+        "pub mod top;\npub use scratch_mid as mid;\npub use scratch_base::{low, lowest};\n",
+    );
+    write(
+        src.join("top.rs"),
+        "use crate::mid::m;\nuse scratch_base::low::g;\n",
+    );
+    write(base.join("lib.rs"), "pub mod low;\npub mod lowest;\n");
+    write(
+        base.join("low.rs"),
+        "use crate::lowest::f;\npub fn g() {}\n",
+    );
+    write(base.join("lowest.rs"), "pub fn f() {}\n");
+    write(
+        mid.join("lib.rs"),
+        "mod inner;\nuse crate::inner::i;\nuse scratch_base::low::g;\n",
+    );
+    write(mid.join("inner.rs"), "pub fn i() {}\n");
+    let layers: Vec<String> = ["top", "mid", "low", "lowest"].map(String::from).to_vec();
+    assert_eq!(upward_imports(&src, &layers), Vec::<String>::new());
+
+    write(base.join("lowest.rs"), "pub fn f() { crate::low::g(); }\n");
+    assert_eq!(
+        upward_imports(&src, &layers),
+        ["crates/scratch-base/src/lowest.rs: lowest -> low"]
+    );
+    write(base.join("lowest.rs"), "pub fn f() {}\n");
+    let swapped: Vec<String> = ["top", "low", "mid", "lowest"].map(String::from).to_vec();
+    assert_eq!(
+        upward_imports(&src, &swapped),
+        ["crates/scratch-mid/src/lib.rs: mid -> low"]
+    );
 }
 
 /// The seam rules themselves: a family path, a family type, an edge-enum variant or a
