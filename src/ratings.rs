@@ -36,7 +36,7 @@ pub const ELO_PER_LOGIT: f64 = 400.0 / std::f64::consts::LN_10;
 pub const PRIOR_DRAWS: f64 = 0.01;
 
 /// The convergence rule: Newton stops once no player's step exceeds this (logits).
-pub const CONVERGED: f64 = 1e-9;
+pub(crate) const CONVERGED: f64 = 1e-9;
 
 /// At most this many Newton steps.
 const MAX_STEPS: u32 = 500;
@@ -358,7 +358,8 @@ pub fn fit(n: usize, anchor: usize, pairs: &[PairScore]) -> Result<Fit, RatingEr
 }
 
 /// The expected score of a player rated `elo_a` against one rated `elo_b`.
-pub fn expected_score(elo_a: f64, elo_b: f64) -> f64 {
+#[cfg(test)]
+pub(crate) fn expected_score(elo_a: f64, elo_b: f64) -> f64 {
     sigmoid((elo_a - elo_b) / ELO_PER_LOGIT)
 }
 

@@ -111,7 +111,7 @@ fn ticks(lo: f64, hi: f64, step: f64) -> (Vec<f64>, usize) {
 }
 
 /// The y-range of `series` (interval ends), with the reference line inside; padded.
-pub fn data_range(series: &[Series], reference: Option<f64>) -> Option<(f64, f64)> {
+pub(crate) fn data_range(series: &[Series], reference: Option<f64>) -> Option<(f64, f64)> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for s in series {
         for (_, st) in &s.points {

@@ -248,7 +248,7 @@ fn checked_name(raw: &str) -> Result<String, ExperimentError> {
 
 /// The most runs one sweep may have (grid points times seeds): far more than a machine runs
 /// in a study, few enough to plan in memory at once. docs/limits.md.
-pub const MAX_SWEEP_RUNS: usize = 100_000;
+pub(crate) const MAX_SWEEP_RUNS: usize = 100_000;
 
 /// Refuses a grid of more than [`MAX_SWEEP_RUNS`] runs before any run is planned.
 fn check_grid_size(axes: &Axes, seeds: usize) -> Result<(), ExperimentError> {
@@ -688,11 +688,6 @@ pub trait Progress: Sync {
         let _ = (result, done, of);
     }
 }
-
-/// Reports nothing.
-pub struct Silent;
-
-impl Progress for Silent {}
 
 /// Per run: turns the run's game counts into progress steps; keeps the last iteration's
 /// metrics and how many iterations ran.

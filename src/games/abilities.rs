@@ -61,39 +61,41 @@ pub struct AbilitySet<G: Game> {
     /// An exact search per position, for boards too large to enumerate (Connect Four 7x6):
     /// whether this variant is searched exactly, and every legal action of a decision state
     /// with its exact value in [-1, 1] for the mover, ascending by action.
-    pub exact_search: Option<ExactSearch<G>>,
+    pub(crate) exact_search: Option<ExactSearch<G>>,
     /// The greedy heuristic: for each legal action of a state (in order), its forward gain
     /// Psi and how far back its piece stands (larger = further back).
-    pub greedy_features: Option<GreedyFn<G>>,
+    pub(crate) greedy_features: Option<GreedyFn<G>>,
     /// The game's input planes for a network (docs/network.md; [`encoded`] for an
     /// [`Encode`] game).
     pub encoder: Option<fn(&G) -> Encoder<G>>,
     /// Named reference test sets, the first `n` positions of each with their exact values
     /// and best moves, and the metrics measured on them (Connect Four 7x6's test sets).
-    pub reference_sets: Option<References<G>>,
+    pub(crate) reference_sets: Option<References<G>>,
     /// The board's mirror image, a symmetry of the rules that keeps the side to move: the
     /// network learner's `augment = "mirror"` adds each sample's image (docs/network.md,
     /// "Liu et al.'s data pipeline").
     pub mirror: Option<Mirror<G>>,
     /// A random placement of every piece: a legal, undecided decision state drawn from the
     /// stream (the mixed start policy's random placements, docs/learners.md).
-    pub random_placement: Option<PlacementFn<G>>,
+    pub(crate) random_placement: Option<PlacementFn<G>>,
     /// The rows a move advances its piece toward the goal, negative backward (Chinese
     /// Checkers' forward gain Psi): the shaped reward of Q-learning (Liu et al.: +0.01 a row
     /// forward, -0.01 a row backward; learners/q).
-    pub forward_gain: Option<ForwardFn<G>>,
+    pub(crate) forward_gain: Option<ForwardFn<G>>,
     /// Each player's checkers in the opponent's base and forward distance: tabula rasa's soft
     /// move limit and its outcome (Liu et al.; `[selfplay] soft_limit`).
     pub race: Option<RaceFn<G>>,
     /// A square board the Go Text Protocol can speak of: its side, komi, move limit and
     /// `final_score` (Go, on any board size; the `gtp:` player and `tabula gtp`).
-    pub go_board: Option<GoBoard<G>>,
+    pub(crate) go_board: Option<GoBoard<G>>,
 }
 
 /// A game's reference test sets (see [`AbilitySet::reference_sets`]).
-pub struct References<G: Game> {
-    /// The sets' names and the metrics measured on them.
-    pub metrics: &'static ReferenceMetrics,
+pub(crate) struct References<G: Game> {
+    /// The sets' names and the metrics measured on them (the registry's test checks each
+    /// game's list against the one every learner declares).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the registry's test"))]
+    pub(crate) metrics: &'static ReferenceMetrics,
     /// Set `name`'s first `n` positions (`None`: this variant has no such set).
     pub load: ReferenceFn<G>,
 }
@@ -102,7 +104,7 @@ pub struct References<G: Game> {
 /// learners declare these metrics (their names and descriptions are stored in `metric_defs`,
 /// so they are fixed once runs exist).
 #[derive(Debug, PartialEq)]
-pub struct ReferenceMetrics {
+pub(crate) struct ReferenceMetrics {
     /// The sets' names, in the order of their metrics.
     pub sets: &'static [&'static str],
     /// The policy's value error and best moves over every chosen set, then each set's pair
@@ -116,7 +118,7 @@ pub struct ReferenceMetrics {
 /// Go's board as the Go Text Protocol sees it (see [`AbilitySet::go_board`]): actions are
 /// OpenSpiel's, the point in row r (0 = the bottom) and column c (0 = the left) is r*N + c,
 /// and N*N passes (docs/gtp.md).
-pub struct GoBoard<G: Game> {
+pub(crate) struct GoBoard<G: Game> {
     /// The board side N.
     pub side: fn(&G) -> usize,
     /// The komi (a multiple of 0.5).
@@ -140,7 +142,7 @@ pub struct GoRules {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Race {
     /// Its checkers in the opponent's base (its goal).
-    pub home: u32,
+    pub(crate) home: u32,
     /// The rows its checkers have advanced from the game's start, summed (Liu et al.'s
     /// "total forward distance").
     pub distance: i32,
@@ -158,7 +160,7 @@ pub struct Mirror<G: Game> {
 }
 
 /// An exact search per position (see [`AbilitySet::exact_search`]).
-pub struct ExactSearch<G: Game> {
+pub(crate) struct ExactSearch<G: Game> {
     /// Whether the variant is played by this search rather than a loaded solution.
     pub applies: fn(&G) -> bool,
     pub action_values: ActionValuesFn<G>,

@@ -173,8 +173,9 @@ pub const FAMILIES: &[FamilyInfo] = &[
 /// An ability only some games have (see [`Abilities`]), named for the texts that say which
 /// games have it ([`families_with`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Ability {
+pub(crate) enum Ability {
     /// An exact solution (the optimal player, the exact metrics).
+    #[cfg_attr(not(test), expect(dead_code, reason = "no error text names it yet"))]
     Solution,
     /// The greedy heuristic (the greedy players, greedy self-play and opponent).
     Greedy,
@@ -187,6 +188,7 @@ pub enum Ability {
     /// A race to the opposite base (tabula rasa's soft move limit).
     Race,
     /// Reference test sets.
+    #[cfg_attr(not(test), expect(dead_code, reason = "no error text names it yet"))]
     ReferenceSets,
     /// A Go board the Go Text Protocol speaks of.
     GoBoard,
@@ -210,7 +212,7 @@ fn has<G: Abilities>(a: Ability) -> bool {
 /// The families that have ability `a` on some variant, by short name (a family's title up
 /// to its parenthesis: `Chinese Checkers`, `Connect Four`, `Go`), sorted: read from the
 /// games' own [`Abilities`], so an error text that names them cannot go stale.
-pub fn families_with(a: Ability) -> Vec<&'static str> {
+pub(crate) fn families_with(a: Ability) -> Vec<&'static str> {
     let per_family = [
         (&cdc::FAMILY, has::<Cdc>(a) || has::<Cdc4x8>(a)),
         (&ewn::FAMILY, has::<Ewn>(a)),
@@ -229,7 +231,7 @@ pub fn families_with(a: Ability) -> Vec<&'static str> {
 
 /// [`families_with`] in words with its verb: `Chinese Checkers has`, `Chinese Checkers and
 /// Connect Four have`, `no game has`.
-pub fn families_with_text(a: Ability) -> String {
+pub(crate) fn families_with_text(a: Ability) -> String {
     let names = families_with(a);
     match names.as_slice() {
         [] => "no game has".to_string(),

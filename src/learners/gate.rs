@@ -87,7 +87,7 @@ pub struct GateResult {
     /// M's score against M* (win 1, draw 0.5).
     pub score: f64,
     /// Whether M replaced M*.
-    pub promoted: bool,
+    pub(crate) promoted: bool,
 }
 
 /// M's score against M* after iteration `iteration`: `candidate` and `best` make their leaf

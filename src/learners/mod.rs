@@ -422,7 +422,7 @@ impl LearnerKind {
     }
 
     /// The names of the learners whose runs export `format`, e.g. `"network"`.
-    pub fn exporting(format: ModelFormat) -> Vec<&'static str> {
+    pub(crate) fn exporting(format: ModelFormat) -> Vec<&'static str> {
         LearnerKind::ALL
             .into_iter()
             .filter(|k| k.exports().contains(&format))

@@ -337,7 +337,7 @@ impl<G: Abilities> Agent<G> {
 
 impl<G: Abilities> Agent<G> {
     /// Whether [`Agent::finish`] wants the game's final position (a GTP engine does).
-    pub fn wants_final_position(&self) -> bool {
+    pub(crate) fn wants_final_position(&self) -> bool {
         matches!(self.kind, AgentKind::Gtp(_))
     }
 

@@ -80,14 +80,7 @@ pub enum PlayerSpec {
     },
 }
 
-impl PlayerSpec {
-    /// The MCTS player's defaults: evaluation play (no noise, most visited), 800 simulations,
-    /// one random rollout per leaf.
-    pub fn mcts_default() -> PlayerSpec {
-        let Mcts { config, eval, .. } = Mcts::new();
-        PlayerSpec::Mcts { config, eval }
-    }
-}
+impl PlayerSpec {}
 
 /// The error of a refused `spec`, with why.
 fn bad(spec: &str, reason: impl Into<String>) -> PlayerError {

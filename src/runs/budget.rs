@@ -28,10 +28,10 @@ use crate::search::SearchConfig;
 
 /// The largest `budget.moves` or `budget.simulations`: 10^12, far above what
 /// [`MAX_GAMES`] games of the solvable games can use (docs/limits.md).
-pub const MAX_BUDGET_COUNT: u64 = 1_000_000_000_000;
+pub(crate) const MAX_BUDGET_COUNT: u64 = 1_000_000_000_000;
 
 /// The largest `budget.seconds`: a week of self-play per iteration (docs/limits.md).
-pub const MAX_BUDGET_SECONDS: f64 = 604_800.0;
+pub(crate) const MAX_BUDGET_SECONDS: f64 = 604_800.0;
 
 /// Progress units of an iteration with a budget (the thousandths of its budget used), where
 /// an iteration of M games counts M ([`super::Settings::progress_units`]).

@@ -305,8 +305,6 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
             training_seconds: trained.seconds,
             evaluation_seconds: evaluated.seconds,
             store_wait_seconds: out.wait - wait_before,
-            snapshot_bytes: trained.checkpoint.bytes,
-            games_bytes: games.bytes,
         })
     }
     /// The `iterations` row of iteration `i` (record `head`): what it stored and how long

@@ -165,8 +165,6 @@ pub struct IterationSummary {
     /// Seconds the loop waited on the store writer during this iteration (its writes run
     /// beside self-play on a thread of their own; the busy time is in the `iterations` table).
     pub store_wait_seconds: f64,
-    pub snapshot_bytes: u64,
-    pub games_bytes: u64,
 }
 
 /// What a run reports as it goes.

@@ -24,7 +24,7 @@ use super::spec::{check_name, check_override};
 use super::{RunConfig, RunError, Settings};
 
 /// An override: a dotted key and its TOML value.
-pub type Override = (String, toml::Value);
+pub(crate) type Override = (String, toml::Value);
 
 /// Where overrides are given: the columns of [`RULES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub enum Keys {
 
 /// What a rule says of its keys at one place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Allowed,
     /// Refused, for this reason.
     Refused(&'static str),
@@ -82,9 +82,9 @@ pub enum Verdict {
 /// One row of the refusal table: its keys and a verdict per [`Place`] (in [`Place::ALL`]'s
 /// order).
 #[derive(Clone, Copy, Debug)]
-pub struct Rule {
+pub(crate) struct Rule {
     pub keys: Keys,
-    pub verdicts: [Verdict; 5],
+    pub(crate) verdicts: [Verdict; 5],
 }
 
 use Verdict::{Allowed, FixedMidRun, Refused};
@@ -99,7 +99,7 @@ const STAGES: &str = "stages are given as `[[stage]]` tables in the run spec";
 
 /// The refusal table: the first rule that covers a key decides; a key no rule covers is no
 /// setting. Columns: run --set, branch --at 0, branch --at I, a stage, a sweep.
-pub const RULES: &[Rule] = &[
+pub(crate) const RULES: &[Rule] = &[
     Rule {
         keys: Keys::Key("name"),
         verdicts: [
@@ -278,7 +278,11 @@ pub fn judge(place: Place, base: &Settings, key: &str, value: &toml::Value) -> R
 }
 
 /// Judges every override at `place`, then refuses two of the [`SELF_PLAY_KEYS`] at once.
-pub fn judge_all(place: Place, base: &Settings, overrides: &[Override]) -> Result<(), Refusal> {
+pub(crate) fn judge_all(
+    place: Place,
+    base: &Settings,
+    overrides: &[Override],
+) -> Result<(), Refusal> {
     for (k, v) in overrides {
         judge(place, base, k, v)?;
     }
@@ -301,7 +305,7 @@ pub fn judge_all(place: Place, base: &Settings, overrides: &[Override]) -> Resul
 /// Every key an override may name at `place` over `base`, for refusals: the keys of the
 /// table's own rows allowed there, then the settings (less the fixed ones where they are
 /// refused), then the keys of how much an iteration plays.
-pub fn allowed_keys(place: Place, base: &Settings) -> Vec<String> {
+pub(crate) fn allowed_keys(place: Place, base: &Settings) -> Vec<String> {
     let col = place.column();
     let fixed_ok = RULES
         .iter()

@@ -55,7 +55,7 @@ pub const MAX_SIMULATIONS: u32 = 1_000_000;
 
 /// The most bytes a run spec or a sweep file may have: far more than any spec needs (a few
 /// KB), so `tabula run /dev/zero` stops at once instead of filling memory. docs/limits.md.
-pub const MAX_SPEC_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_SPEC_BYTES: u64 = 1 << 20;
 
 /// Reads a run spec or a sweep file as text, at most [`MAX_SPEC_BYTES`] of it: a larger file
 /// (or an endless one, a device) is an error of kind `InvalidData` saying so, as is text that
@@ -247,7 +247,7 @@ pub(crate) fn check_name(name: &str) -> Result<(), SpecError> {
 /// The magnitudes a real-valued setting may have (besides 0): wide enough for every rate,
 /// constant and time the literature uses, narrow enough that a typo (`lr = 1e300`,
 /// `adam_eps = 5e-324`) is refused instead of ending a run in NaN. docs/limits.md.
-pub const REAL_MAGNITUDE: (f64, f64) = (1e-12, 1e12);
+pub(crate) const REAL_MAGNITUDE: (f64, f64) = (1e-12, 1e12);
 
 /// `key.sub` (or `sub` at the top).
 fn join(key: &str, sub: &str) -> String {

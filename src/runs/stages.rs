@@ -113,7 +113,7 @@ pub(crate) fn stage_label(k: usize, stage: &Stage) -> String {
 impl Settings {
     /// The index of iteration `i`'s stage and its last iteration (`u32::MAX` for the last
     /// stage); `None` without stages.
-    pub fn stage_of(&self, i: u32) -> Option<(usize, u32)> {
+    pub(crate) fn stage_of(&self, i: u32) -> Option<(usize, u32)> {
         let n = self.stages.len();
         let mut end = 0u32;
         for (k, s) in self.stages.iter().enumerate() {
@@ -130,7 +130,7 @@ impl Settings {
 
     /// The settings in force at iteration `i`: the run's own without stages, else its
     /// stage's (the run's with the stage's overrides, and no stages).
-    pub fn in_force(&self, i: u32) -> Result<Settings, RunError> {
+    pub(crate) fn in_force(&self, i: u32) -> Result<Settings, RunError> {
         let Some((k, _)) = self.stage_of(i) else {
             return Ok(self.clone());
         };
@@ -142,7 +142,7 @@ impl Settings {
 
 impl Settings {
     /// The settings in force in each stage, in order (the run's own without stages).
-    pub fn each_in_force(&self) -> Result<Vec<Settings>, RunError> {
+    pub(crate) fn each_in_force(&self) -> Result<Vec<Settings>, RunError> {
         if self.stages.is_empty() {
             return Ok(vec![self.clone()]);
         }
@@ -158,7 +158,7 @@ impl Settings {
 
 impl RunConfig {
     /// This configuration with the settings in force at iteration `i` ([`Settings::in_force`]).
-    pub fn in_force(&self, i: u32) -> Result<RunConfig, RunError> {
+    pub(crate) fn in_force(&self, i: u32) -> Result<RunConfig, RunError> {
         Ok(RunConfig {
             settings: self.settings.in_force(i)?,
             ..self.clone()
@@ -166,7 +166,7 @@ impl RunConfig {
     }
 
     /// The last iteration of iteration `i`'s stage, at most the run's last.
-    pub fn stage_end(&self, i: u32) -> u32 {
+    pub(crate) fn stage_end(&self, i: u32) -> u32 {
         self.settings
             .stage_of(i)
             .map_or(self.iterations, |(_, end)| end.min(self.iterations))

@@ -96,7 +96,7 @@ impl Simulations {
     }
 
     /// Whether this is one count from iteration 1 (no schedule).
-    pub fn is_fixed(&self) -> bool {
+    pub(crate) fn is_fixed(&self) -> bool {
         self.len == 1 && self.steps[0].0 == 1
     }
 
@@ -188,7 +188,7 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    pub fn is_puct(&self) -> bool {
+    pub(crate) fn is_puct(&self) -> bool {
         *self == Algorithm::Puct
     }
 }
@@ -208,7 +208,7 @@ pub enum GumbelQScale {
 }
 
 impl GumbelQScale {
-    pub fn is_bounds(&self) -> bool {
+    pub(crate) fn is_bounds(&self) -> bool {
         *self == GumbelQScale::Bounds
     }
 }
@@ -377,7 +377,8 @@ impl SearchConfig {
 
     /// The defaults with the legacy conventions: what a settings record written before the
     /// conventions were settings means.
-    pub fn legacy_defaults() -> SearchConfig {
+    #[cfg(test)]
+    pub(crate) fn legacy_defaults() -> SearchConfig {
         SearchConfig::default().with_legacy_conventions()
     }
 
@@ -400,7 +401,7 @@ impl SearchConfig {
     /// The keys a settings record leaves out at their defaults (the Gumbel settings), with
     /// this config's values: what `--set`, branches and sweeps may name although a PUCT
     /// run's JSON lacks them.
-    pub fn optional_keys(&self) -> Vec<(&'static str, serde_json::Value)> {
+    pub(crate) fn optional_keys(&self) -> Vec<(&'static str, serde_json::Value)> {
         vec![
             ("algorithm", json(&self.algorithm)),
             ("gumbel_actions", json(&self.gumbel_actions)),

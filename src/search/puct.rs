@@ -161,7 +161,8 @@ impl<G: Game> Search<G> {
     }
 
     /// Nodes in the tree of the last search (decision, chance and terminal).
-    pub fn tree_size(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn tree_size(&self) -> usize {
         self.nodes.len()
     }
 

@@ -157,15 +157,15 @@ pub struct SelfPlaySettings {
     pub opponent: Opponent,
     /// Tabula rasa's soft move limit T in plies (Liu et al.: 100; absent: none; seats.rs).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub soft_limit: Option<u32>,
+    pub(crate) soft_limit: Option<u32>,
     /// Its forward-distance margin D_t (absent: Liu et al.'s 3).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub distance_margin: Option<u32>,
+    pub(crate) distance_margin: Option<u32>,
 }
 
 impl SelfPlaySettings {
     /// Whether these are the defaults (the record leaves them out).
-    pub fn is_default(&self) -> bool {
+    pub(crate) fn is_default(&self) -> bool {
         *self == SelfPlaySettings::default()
     }
 

@@ -209,9 +209,9 @@ fn answer(request: &tiny_http::Request, db: &Path) -> Reply {
 #[derive(Debug)]
 pub(crate) struct Request {
     /// The path as sent (for messages).
-    pub path_text: String,
+    pub(crate) path_text: String,
     /// The decoded segments (`/runs/7` is `["runs", "7"]`; `/` is `[]`).
-    pub segments: Vec<String>,
+    pub(crate) segments: Vec<String>,
     /// The query's `key=value` pairs in order.
     pub query: Vec<(String, String)>,
 }
@@ -337,7 +337,7 @@ impl Cache {
 #[derive(Debug)]
 pub(crate) struct Reply {
     pub status: u16,
-    pub content_type: &'static str,
+    pub(crate) content_type: &'static str,
     pub body: Vec<u8>,
     pub cache: Cache,
 }

@@ -42,9 +42,6 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The handler threads `tabula serve` uses: a dashboard has a few tabs polling at once.
-    pub const DEFAULT_THREADS: usize = 4;
-
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::new(self.bind, self.port)
     }

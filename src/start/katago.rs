@@ -63,7 +63,7 @@ pub struct KataGoSettings {
     /// Mean number of opening moves sampled from the policy (trajectory initialisation).
     pub init_moves: f64,
     /// Temperature of those moves (KataGo's `policyInitAreaTemperature`, 1).
-    pub init_temperature: f64,
+    pub(crate) init_temperature: f64,
     /// Probability that a game is forked early.
     pub early_fork_prob: f64,
     /// Mean decision number of an early fork.
@@ -71,11 +71,11 @@ pub struct KataGoSettings {
     /// Probability of a late fork (when there is no early one).
     pub fork_prob: f64,
     /// Fewest moves a fork chooses among (KataGo's `forkGameMinChoices`, 3).
-    pub fork_min_choices: u32,
+    pub(crate) fork_min_choices: u32,
     /// Most moves an early fork chooses among (`earlyForkGameMaxChoices`, 12).
-    pub early_fork_max_choices: u32,
+    pub(crate) early_fork_max_choices: u32,
     /// Most moves a late fork chooses among (`forkGameMaxChoices`, 36).
-    pub fork_max_choices: u32,
+    pub(crate) fork_max_choices: u32,
     /// Probability per decision of a side position.
     pub side_position_prob: f64,
 }

@@ -216,7 +216,7 @@ impl StartSettings {
 
     /// Checks what depends on the game: the mixed policy's random placements need the
     /// game's `random_placement` ability (errors name the game).
-    pub fn validate_game<G: Abilities>(&self, g: &G) -> Result<(), SettingError> {
+    pub(crate) fn validate_game<G: Abilities>(&self, g: &G) -> Result<(), SettingError> {
         if self.policy == StartKind::Mixed
             && self.weights[0] > 0.0
             && G::ABILITIES.random_placement.is_none()

@@ -22,7 +22,7 @@ pub type StreamRng = ChaCha12Rng;
 const CONTEXT: &str = "tabula 2026-11-21 named ChaCha stream v1";
 
 /// The 32-byte ChaCha seed of stream `name` under run seed `seed`.
-pub fn stream_seed(seed: u64, name: &str) -> [u8; 32] {
+pub(crate) fn stream_seed(seed: u64, name: &str) -> [u8; 32] {
     let mut material = Vec::with_capacity(8 + name.len());
     material.extend_from_slice(&seed.to_le_bytes());
     material.extend_from_slice(name.as_bytes());

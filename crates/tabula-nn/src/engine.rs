@@ -1124,7 +1124,7 @@ pub(crate) struct Bordered {
     /// For each term (i, t) up to the widest 3x3 convolution's planes: its offset from a
     /// square's corner, plane i then tap t's row and column (a convolution over `c` planes
     /// reads the first 9c); `mirrored` reads tap 8 - t (the input gradient's).
-    pub taps: Table,
+    pub(crate) taps: Table,
     pub mirrored: Table,
 }
 
@@ -1180,7 +1180,7 @@ pub(crate) struct Heads {
     /// The buffers the heads read that the trunk wrote (or the input), in ascending order.
     pub live: Vec<Buf>,
     /// Every buffer the heads read or write, in ascending order.
-    pub bufs: Vec<Buf>,
+    pub(crate) bufs: Vec<Buf>,
 }
 
 impl Heads {

@@ -29,12 +29,12 @@ pub(crate) enum Act {
 pub(crate) struct Conv {
     pub w: usize,
     pub b: Option<usize>,
-    pub cin: usize,
-    pub cout: usize,
-    pub taps: usize,
+    pub(crate) cin: usize,
+    pub(crate) cout: usize,
+    pub(crate) taps: usize,
     /// Where its packed weights are in `Weights`: forward and input gradient.
     pub fp: usize,
-    pub bp: usize,
+    pub(crate) bp: usize,
 }
 
 /// Batch normalisation of `ch` channels (Ioffe and Szegedy 2015): scale `gamma`, shift
@@ -53,10 +53,10 @@ pub(crate) struct Norm {
 pub(crate) struct Dense {
     pub w: usize,
     pub b: usize,
-    pub n_in: usize,
-    pub n_out: usize,
+    pub(crate) n_in: usize,
+    pub(crate) n_out: usize,
     pub fp: usize,
-    pub bp: usize,
+    pub(crate) bp: usize,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -74,8 +74,8 @@ pub(crate) struct Op {
     pub x: Buf,
     pub y: Buf,
     pub act: Act,
-    pub x_first: bool,
-    pub skip_first: bool,
+    pub(crate) x_first: bool,
+    pub(crate) skip_first: bool,
 }
 
 /// How a parameter range starts.
@@ -107,7 +107,7 @@ pub(crate) struct Graph {
     /// `blocks.0.bn1`, `policy`...), for export.
     pub names: Vec<String>,
     /// Floats per position of each buffer.
-    pub bufs: Vec<usize>,
+    pub(crate) bufs: Vec<usize>,
     /// Channels of each buffer that holds planes (0 for feature vectors).
     pub planes: Vec<usize>,
     pub logits: Buf,

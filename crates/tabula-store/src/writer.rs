@@ -172,11 +172,6 @@ impl Writer<'_> {
         Ok(e.hash)
     }
 
-    /// Stores a record (if not already there); returns its address and encoded size.
-    pub fn put_sized<R: Record>(&self, record: &R) -> Result<(ObjectHash, usize)> {
-        objects::put_sized(self.tx, record).map_err(|e| e.into_store_error(self.path))
-    }
-
     /// Creates a run's row (its run and settings records must be stored); returns its id.
     /// Run names are unique in a store (docs/store.md): a name already taken is
     /// [`StoreError::NameTaken`].

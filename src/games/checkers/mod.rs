@@ -323,10 +323,6 @@ impl Checkers {
         self.p
     }
 
-    pub fn win_rule(&self) -> WinRule {
-        self.win
-    }
-
     pub fn max_plies(&self) -> u16 {
         self.max_plies
     }
@@ -368,11 +364,6 @@ impl Checkers {
     /// Plies played since the start (or since the draw counters were reset).
     pub fn plies(&self, s: &CheckersState) -> u16 {
         s.plies
-    }
-
-    /// The start triangle of `player` as a bitset over square indices.
-    pub fn start_triangle(&self, player: Player) -> u64 {
-        self.start[player.index()]
     }
 
     /// The goal triangle of `player` (the other player's start triangle).

@@ -168,7 +168,8 @@ impl ConnectFour {
     }
 
     /// Whether the side to move of a non-terminal state can win with its next stone.
-    pub fn can_win_now(&self, s: &C4State) -> bool {
+    #[cfg(test)]
+    pub(crate) fn can_win_now(&self, s: &C4State) -> bool {
         s.status == Status::Ongoing
             && (0..self.w as usize).any(|c| {
                 let bit = (s.mask + self.bottom_col(c)) & self.col_mask(c);

@@ -165,6 +165,7 @@ struct Search<const H: usize, E> {
 trait Searcher: Send {
     fn score(&mut self, key: u64) -> i32;
     fn move_scores(&mut self, key: u64) -> Vec<(usize, i32)>;
+    #[cfg(test)]
     fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)>;
     fn moves_reaching(&mut self, key: u64, sign: i32) -> Vec<usize>;
     fn nodes(&self) -> u64;
@@ -238,7 +239,8 @@ impl C4Solver {
     /// Every legal column (0-based, ascending) of the non-terminal position with game key
     /// `key`, with the sign of its exact score for the side to move (1 win, 0 draw, -1 loss):
     /// a weak solve of each child.
-    pub fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)> {
+    #[cfg(test)]
+    pub(crate) fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)> {
         self.search.move_signs(key)
     }
 
@@ -586,6 +588,7 @@ impl<const H: usize, E: Entry> Searcher for Search<H, E> {
         self.solve_position(&p)
     }
 
+    #[cfg(test)]
     fn move_signs(&mut self, key: u64) -> Vec<(usize, i32)> {
         self.moves_within(key, true)
     }

@@ -290,7 +290,7 @@ impl<const P: usize, const H: usize, const K: usize> PartialEq for Go<P, H, K> {
 /// A variant's parameters, before the class is chosen.
 pub(crate) struct GoParams {
     pub n: usize,
-    pub komi2: i32,
+    pub(crate) komi2: i32,
     pub max_moves: u16,
 }
 
@@ -430,7 +430,7 @@ impl<const P: usize, const H: usize, const K: usize> Go<P, H, K> {
 
     /// Black's area minus white's (Tromp-Taylor, stones plus surrounded empty regions),
     /// before komi.
-    pub fn area_difference(&self, s: &GoState<P, H>) -> i32 {
+    pub(crate) fn area_difference(&self, s: &GoState<P, H>) -> i32 {
         let mut delta = 0i32;
         let mut marked = [false; P];
         let mut stack = [0u16; P];

@@ -175,7 +175,7 @@ impl<G: Abilities> Network<G> {
     }
 
     /// The input planes of `s` into `x` (the layout's input length).
-    pub(crate) fn encode(&self, s: &G::State, x: &mut [f32]) {
+    pub fn encode(&self, s: &G::State, x: &mut [f32]) {
         self.encoder.encode(s, x);
     }
 

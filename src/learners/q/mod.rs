@@ -52,7 +52,7 @@ pub use transitions::Transition;
 
 /// The model Q approximates with (`approximator`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Approximator {
+pub(crate) enum Approximator {
     /// A lookup table (reduced boards).
     #[default]
     #[serde(rename = "table")]
@@ -64,7 +64,7 @@ pub enum Approximator {
 
 /// The reward (`reward`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum RewardKind {
+pub(crate) enum RewardKind {
     /// Liu et al.'s: `row_reward` per row advanced (negative backward), and the outcome's.
     #[default]
     #[serde(rename = "shaped")]
@@ -78,35 +78,35 @@ pub enum RewardKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct QSettings {
-    pub approximator: Approximator,
-    pub reward: RewardKind,
+    pub(crate) approximator: Approximator,
+    pub(crate) reward: RewardKind,
     /// Reward per row advanced by a move (paper: 0.01).
-    pub row_reward: f64,
+    pub(crate) row_reward: f64,
     /// Reward of a win (paper: 10).
-    pub win_reward: f64,
+    pub(crate) win_reward: f64,
     /// Reward of a loss (the paper gives none: -10, a loss as bad as a win is good, so the
     /// greedy opponent's win is not worth a draw).
-    pub loss_reward: f64,
+    pub(crate) loss_reward: f64,
     /// Discount (the paper gives none: 0.99, Mnih et al.'s; a 7x7 game's ~40 own moves keep
     /// 2/3 of the win reward at the start).
-    pub gamma: f64,
+    pub(crate) gamma: f64,
     /// The table's step size (Algorithm 1's alpha; the paper gives no value).
-    pub alpha: f64,
+    pub(crate) alpha: f64,
     /// Epsilon of iteration 1 and after `epsilon_iterations` iterations (paper: 1 and 0.1).
-    pub epsilon_start: f64,
-    pub epsilon_end: f64,
-    pub epsilon_iterations: u32,
+    pub(crate) epsilon_start: f64,
+    pub(crate) epsilon_end: f64,
+    pub(crate) epsilon_iterations: u32,
     /// Transitions per minibatch (paper: 32).
     pub batch_size: u32,
     /// Minibatches an iteration (the paper draws one per move of the agent).
-    pub minibatches: u32,
+    pub(crate) minibatches: u32,
     /// No training while the window holds fewer transitions (paper: 5,000).
-    pub prefill: u32,
+    pub(crate) prefill: u32,
     /// The Huber loss's threshold (paper: 1).
-    pub huber_delta: f64,
+    pub(crate) huber_delta: f64,
     /// Games of the greedy policy against the deterministic greedy player per evaluation (0:
     /// none; the paper plays 300 for its main agent).
-    pub greedy_games: u32,
+    pub(crate) greedy_games: u32,
 }
 
 impl Default for QSettings {
@@ -216,7 +216,7 @@ impl QSettings {
 
     /// Epsilon of iteration `i`'s self-play (1-based): linear from `epsilon_start` at
     /// iteration 1 to `epsilon_end` at iteration `epsilon_iterations + 1`, then constant.
-    pub fn epsilon(&self, i: u32) -> f64 {
+    pub(crate) fn epsilon(&self, i: u32) -> f64 {
         let d = f64::from(self.epsilon_iterations);
         let done = f64::from(i.saturating_sub(1));
         if done >= d {
@@ -278,7 +278,7 @@ impl<G: Abilities> QLearning<G> {
     }
 
     /// Q(s, a) for every action a (|A| values; 0 for a position the table has not seen).
-    pub fn q_values(&self, g: &G, s: &G::State) -> Vec<f64> {
+    pub(crate) fn q_values(&self, g: &G, s: &G::State) -> Vec<f64> {
         if let Some(net) = &self.net {
             let (mut values, mut logits) = (Vec::new(), Vec::new());
             net.infer_batch(std::slice::from_ref(s), &mut values, &mut logits);

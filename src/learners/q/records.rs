@@ -38,14 +38,14 @@ impl<K: PositionKey> Record for QCheckpoint<K> {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TrainStats {
     /// Mean |Q(S, a) - y| over the updates of the last training (y its TD target).
-    pub td_error: f64,
+    pub(crate) td_error: f64,
     /// Mean Huber loss of the last training's minibatches (the network), or mean squared
     /// TD error / 2 (the table).
     pub loss: f64,
     /// Transitions in the training window at the last training.
-    pub transitions: u64,
+    pub(crate) transitions: u64,
     /// Minibatches of the last training (0 while the window holds fewer than `prefill`).
-    pub minibatches: u64,
+    pub(crate) minibatches: u64,
 }
 
 /// One iteration's metrics (0: the untrained model). `None` where not measured.

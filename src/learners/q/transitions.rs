@@ -24,7 +24,7 @@ use crate::selfplay::learner_seats;
 pub struct Transition<S> {
     pub state: S,
     pub action: Action,
-    pub reward: f64,
+    pub(crate) reward: f64,
     /// The learner's next decision state and its legal actions, ascending (`None`: the game
     /// ended before it).
     pub next: Option<(S, Vec<Action>)>,

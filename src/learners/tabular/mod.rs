@@ -95,7 +95,7 @@ pub(crate) const FIXED_SETTINGS: &[(&str, &str)] = &[(
 
 /// The metrics of tabular AlphaZero (docs/metrics.md), in the order of the `evaluations`
 /// columns.
-pub const TABULAR_METRICS: &[MetricDef] = &[
+pub(crate) const TABULAR_METRICS: &[MetricDef] = &[
     MetricDef {
         name: "wr_p",
         description: "score of the table's greedy policy against the optimal player \

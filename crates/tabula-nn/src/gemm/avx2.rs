@@ -233,9 +233,9 @@ unsafe fn wide<const V: usize, const F: bool>(
 pub(super) struct Full<'a> {
     pub k: usize,
     pub a: MatA<'a>,
-    pub m0: usize,
+    pub(crate) m0: usize,
     pub n0: usize,
-    pub panel: &'a [f32],
+    pub(crate) panel: &'a [f32],
     pub start: Start<'a>,
     pub then: Then<'a>,
     pub out: Out,

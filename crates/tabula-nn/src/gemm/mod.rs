@@ -51,7 +51,7 @@ impl Simd {
     }
 
     /// Every path this CPU can run (tests compare them).
-    pub fn available() -> Vec<Simd> {
+    pub(crate) fn available() -> Vec<Simd> {
         let mut v = vec![Simd::Scalar];
         #[cfg(target_arch = "x86_64")]
         {
@@ -196,7 +196,7 @@ impl Table {
 pub(crate) struct MatA<'a> {
     pub data: &'a [f32],
     pub rows: Offsets<'a>,
-    pub ks: Offsets<'a>,
+    pub(crate) ks: Offsets<'a>,
 }
 
 impl<'a> MatA<'a> {
