@@ -46,7 +46,7 @@ python-venv:
 		echo '!!! the Python venv could not be made: tests/onnx_export.rs will SKIP its ONNX Runtime check !!!'
 
 test: lint chromium gnugo python-venv
-	$(CARGO) test --workspace --all-targets
+	$(CARGO) test --workspace --all-targets --no-fail-fast
 
 # A single-node Slurm cluster on this machine runs a small sweep as a job array, merges the
 # shards and checks the heads against an unsharded run (needs root and the Debian mirrors).

@@ -267,7 +267,7 @@ fn main() -> ExitCode {
         for round in 0..args.rounds {
             println!(
                 "{{\"engine\":\"tabula\",\"net\":\"{}\",\"round\":{round},\"supported\":false,\
-                 \"why\":\"bottleneck blocks and batch normalisation are not in src/nn/ yet\"}}",
+                 \"why\":\"bottleneck blocks and batch normalisation are not in crates/tabula-nn/ yet\"}}",
                 spec.name
             );
         }

@@ -866,3 +866,85 @@ fn the_checker_finds_a_named_family_and_a_named_learner_kind() {
     .unwrap();
     assert_eq!(learner_kinds(&src).len(), 1);
 }
+
+/// Functions longer than `max` lines (from the `fn` line to the closing brace at its indent),
+/// as `file:line name (n lines)`, over every `.rs` file under `dirs`.
+fn long_functions(dirs: &[PathBuf], max: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in dirs.iter().flat_map(|d| rust_files(d)) {
+        let code = code_only(&fs::read_to_string(&f).unwrap());
+        let lines: Vec<&str> = code.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let Some(name) = fn_name(l) else { continue };
+            let indent = l.len() - l.trim_start().len();
+            let body = lines[i..]
+                .iter()
+                .position(|b| b.contains('{') || b.ends_with(';'));
+            let Some(open) = body.filter(|&b| !lines[i + b].trim_end().ends_with(';')) else {
+                continue;
+            };
+            let close = lines[i + open..].iter().position(|b| {
+                b.trim_end() == format!("{}}}", " ".repeat(indent)) || {
+                    let t = lines[i + open];
+                    t.matches('{').count() == t.matches('}').count()
+                }
+            });
+            let n = close.map_or(0, |c| open + c + 1);
+            if n > max {
+                out.push(format!("{}:{} {name} ({n} lines)", f.display(), i + 1));
+            }
+        }
+    }
+    out
+}
+
+/// The name of the function a line declares (`pub(crate) unsafe fn name<..>(`), if any.
+fn fn_name(line: &str) -> Option<&str> {
+    let at = line.find("fn ")?;
+    let head = line[..at].trim();
+    let words_ok = head.split_whitespace().all(|w| {
+        w.starts_with("pub") || ["const", "unsafe", "async", "extern", "\"C\""].contains(&w)
+    });
+    let name = line[at + 3..]
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .next()?;
+    (words_ok && !name.is_empty()).then_some(name)
+}
+
+/// Functions stay short enough to read whole (docs/conventions.md, "Lints"): none of the
+/// library's, the binary's or the workspace crates' is over 100 lines.
+#[test]
+fn no_function_is_over_100_lines() {
+    let root = Path::new(ROOT);
+    let mut dirs = vec![root.join("src")];
+    dirs.extend(
+        fs::read_dir(root.join("crates"))
+            .unwrap()
+            .map(|e| e.unwrap().path().join("src")),
+    );
+    let long = long_functions(&dirs, 100);
+    assert!(
+        long.is_empty(),
+        "functions over 100 lines:\n{}",
+        long.join("\n")
+    );
+}
+
+/// The counter itself: a planted 101-line function is found, a 100-line one, a declaration
+/// without a body and a one-line function are not.
+#[test]
+fn the_counter_finds_a_long_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = |n: usize| "    let x = 1;\n".repeat(n - 2);
+    let src = format!(
+        "trait T {{\n    fn decl(&self);\n}}\nfn short() {{ }}\n\
+         pub(crate) fn hundred() {{\n{}}}\n\
+         impl S {{\n    pub unsafe fn long(&self) {{\n    {}    }}\n}}\n",
+        body(100),
+        body(101).replace("\n    let", "\n        let")
+    );
+    fs::write(dir.path().join("a.rs"), src).unwrap();
+    let long = long_functions(&[dir.path().to_path_buf()], 100);
+    assert_eq!(long.len(), 1, "{long:?}");
+    assert!(long[0].ends_with("long (101 lines)"), "{long:?}");
+}

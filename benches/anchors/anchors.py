@@ -12,7 +12,7 @@ Each net is written once, as a forward function over an "ops" object (`forward`)
 turns it into an ONNX graph (opset 13, built with `onnx.helper`, so ONNX Runtime runs without
 PyTorch), `TorchOps` runs it eagerly. Both read the same weights, drawn here with numpy.
 
-tabula's nets (src/nn/mod.rs, docs/network.md "The network"):
+tabula's nets (crates/tabula-nn/src/lib.rs, docs/network.md "The network"):
   - MLP: dense layers with ReLU over the flattened planes (channel-major);
   - ResNet BxC: 3x3 conv (pad 1, bias) to C channels, ReLU, then B blocks of two 3x3 convs
     (ReLU after the first; the block's input added after the second, then ReLU);
