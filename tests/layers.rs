@@ -311,15 +311,6 @@ fn reexports(src: &Path) -> Vec<Reexport> {
     out
 }
 
-/// The layer a name reached through crate `krate` (`krate::name`) belongs to.
-fn layer_of(crates: &[Reexport], krate: &str, name: &str) -> String {
-    crates
-        .iter()
-        .find(|r| r.krate == krate)
-        .and_then(|r| r.whole.clone())
-        .unwrap_or_else(|| name.to_string())
-}
-
 /// Where names reached at the crate root live: exported macros and the root's `pub use`s.
 fn root_names(src: &Path, files: &[PathBuf]) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
@@ -335,12 +326,13 @@ fn root_names(src: &Path, files: &[PathBuf]) -> BTreeMap<String, String> {
             }
         }
     }
+    let mut crates = BTreeSet::new();
     for r in reexports(src) {
         for layer in r.layers {
             out.insert(layer.clone(), layer);
         }
+        crates.insert(r.krate);
     }
-    let crates: BTreeSet<String> = reexports(src).into_iter().map(|r| r.krate).collect();
     let lib = code_only(&fs::read_to_string(src.join("lib.rs")).unwrap());
     for line in lib.lines() {
         let Some(rest) = line.trim().strip_prefix("pub use ") else {
@@ -367,10 +359,11 @@ fn upward_imports(src: &Path, layers: &[String]) -> Vec<String> {
     let crates = reexports(src);
     let files = rust_files(src);
     let roots = root_names(src, &files);
+    let test_only = test_only_files(&files);
     let mut bad = Vec::new();
     for f in &files {
         if let Some(module) = top_module(src, f) {
-            let code = code_of(f, &files);
+            let code = code_of(f, &test_only);
             let mut names: Vec<String> = crate_names(&code)
                 .into_iter()
                 .map(|n| roots.get(&n).cloned().unwrap_or(n))
@@ -381,6 +374,7 @@ fn upward_imports(src: &Path, layers: &[String]) -> Vec<String> {
     }
     for r in &crates {
         let files = rust_files(&r.src);
+        let test_only = test_only_files(&files);
         for f in &files {
             let module = match &r.whole {
                 Some(layer) => layer.clone(),
@@ -389,7 +383,7 @@ fn upward_imports(src: &Path, layers: &[String]) -> Vec<String> {
                     None => continue,
                 },
             };
-            let code = code_of(f, &files);
+            let code = code_of(f, &test_only);
             // Inside a crate that is one layer, `crate::` stays in that layer.
             let mut names = match r.whole {
                 Some(_) => Vec::new(),
@@ -413,9 +407,9 @@ fn shown(src: &Path, f: &Path) -> String {
 }
 
 /// A file's code with comments, literals and test modules blanked (empty for a file only
-/// tests use).
-fn code_of(f: &Path, files: &[PathBuf]) -> String {
-    if test_only_files(files).contains(f) {
+/// tests use, one of `test_only`).
+fn code_of(f: &Path, test_only: &BTreeSet<PathBuf>) -> String {
+    if test_only.contains(f) {
         return String::new();
     }
     without_tests(&code_only(&fs::read_to_string(f).unwrap()))
@@ -426,7 +420,7 @@ fn crate_paths(code: &str, crates: &[Reexport]) -> Vec<String> {
     let mut out = Vec::new();
     for r in crates {
         for name in names_after(code, &format!("{}::", r.krate)) {
-            out.push(layer_of(crates, &r.krate, &name));
+            out.push(r.whole.clone().unwrap_or(name));
         }
     }
     out
@@ -883,12 +877,14 @@ fn long_functions(dirs: &[PathBuf], max: usize) -> Vec<String> {
             let Some(open) = body.filter(|&b| !lines[i + b].trim_end().ends_with(';')) else {
                 continue;
             };
-            let close = lines[i + open..].iter().position(|b| {
-                b.trim_end() == format!("{}}}", " ".repeat(indent)) || {
-                    let t = lines[i + open];
-                    t.matches('{').count() == t.matches('}').count()
-                }
-            });
+            // A body opened and closed on one line; else the brace back at the `fn`'s indent.
+            let t = lines[i + open];
+            let close = if t.matches('{').count() == t.matches('}').count() {
+                Some(0)
+            } else {
+                let brace = format!("{}}}", " ".repeat(indent));
+                lines[i + open..].iter().position(|b| b.trim_end() == brace)
+            };
             let n = close.map_or(0, |c| open + c + 1);
             if n > max {
                 out.push(format!("{}:{} {name} ({n} lines)", f.display(), i + 1));
