@@ -179,11 +179,12 @@ pub fn create_branch(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::runs::Settings;
 
-    fn settings() -> Settings {
+    /// A small EWN run's settings: the base the branch and override tests change.
+    pub(crate) fn settings() -> Settings {
         RunConfig::from_toml("variant = \"ewn:3x3x3\"\nseed = 1\niterations = 10\n", "t")
             .unwrap()
             .settings

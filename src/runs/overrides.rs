@@ -629,13 +629,8 @@ fn write_key(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runs::branch::tests::settings;
     use crate::search::InitQ;
-
-    fn settings() -> Settings {
-        RunConfig::from_toml("variant = \"ewn:3x3x3\"\nseed = 1\niterations = 10\n", "t")
-            .unwrap()
-            .settings
-    }
 
     /// The canonical form sorts by key; a fresh branch used to sort the whole texts. The two
     /// orders differ only where one key is another followed by a character before `=`
