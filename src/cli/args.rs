@@ -109,6 +109,15 @@ pub(crate) enum Command {
     /// settings and iterations), it is no conflict: a finished run is shown (exit 0), an
     /// interrupted one resumed. A run of the same name with anything else is refused.
     Run(RunArgs),
+    /// Serve an exchange directory as a self-play worker of a run spread over processes
+    /// (docs/distributed.md).
+    ///
+    /// Plays the slices of games the trainer (`tabula run SPEC --exchange DIR`) publishes,
+    /// until its run is over; a slice it was playing when killed is played again by another
+    /// process with the same bits. Example, on another node of a cluster sharing /scratch:
+    /// `tabula worker /scratch/ex --threads 32`. Under Slurm, `srun tabula run SPEC --exchange
+    /// DIR` starts the trainer and the workers in one command (scripts/slurm/run.sbatch).
+    Worker(WorkerArgs),
     /// List the runs in the store: id, name, variant, iterations done / planned, status, head.
     Ls(LsArgs),
     /// Show a run's settings and its metrics per iteration.
@@ -203,6 +212,54 @@ pub(crate) struct ResumeArgs {
     /// Print one JSON object at the end and no progress.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub spread: SpreadArgs,
+}
+
+/// Where a run's self-play games are played: here, or by worker processes through an
+/// exchange directory (docs/distributed.md). The head is the same either way.
+#[derive(Debug, Args, Default, Clone)]
+pub(crate) struct SpreadArgs {
+    /// Start N self-play worker processes on this machine (each with cores/N threads) beside
+    /// this one, the trainer, which plays too; 0: none. The exchange is a new folder in the
+    /// system's temporary directory unless --exchange names one.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<u32>,
+    /// The exchange directory: workers started elsewhere (`tabula worker DIR`) play the
+    /// run's self-play games through it; on a cluster, a folder every node sees. Under Slurm
+    /// (SLURM_PROCID set), task 0 is the trainer and every other task serves DIR as a worker,
+    /// so one `srun tabula run SPEC --exchange DIR` starts them all.
+    #[arg(long, value_name = "DIR")]
+    pub exchange: Option<std::path::PathBuf>,
+    /// Seconds a slice's claim may go unrefreshed before its worker counts as lost and
+    /// another process plays the slice (a worker refreshes it every quarter of this).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub lease: f64,
+    /// Games per slice, the unit a worker takes (default: about 1/32 of an iteration's).
+    #[arg(long, value_name = "GAMES")]
+    pub slice: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct WorkerArgs {
+    /// The exchange directory the trainer was given (`--exchange DIR`).
+    pub exchange: std::path::PathBuf,
+    /// Threads, 1 to 256 (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Seconds a claim may go unrefreshed before its worker counts as lost: the trainer's
+    /// --lease.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub lease: f64,
+    /// Stop after this many seconds with nothing to do (the trainer gone).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
+    pub idle_exit: f64,
+    /// No line per slice played.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print one JSON object at the end (what it played) and no progress.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -284,6 +341,8 @@ pub(crate) struct RunArgs {
     pub json: bool,
     #[command(flatten)]
     pub annotate: AnnotateArgs,
+    #[command(flatten)]
+    pub spread: SpreadArgs,
 }
 
 /// A note and tags, kept beside the records (never hashed; docs/store.md, "Provenance").

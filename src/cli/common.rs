@@ -11,7 +11,7 @@ use tabula::eval::{MetricDef, MetricValues};
 use tabula::game::{Game, Outcome, Turn};
 use tabula::game_record::{GameEnd, GameRecord, SearchStats, Step};
 use tabula::learners::LearnerKind;
-use tabula::runs::{IterationSummary, Observer, Resumed, RunConfig, RunOutcome, start};
+use tabula::runs::{IterationSummary, Observer, Resumed, RunConfig, RunOutcome};
 use tabula::store::{ObjectHash, Store, Subject};
 
 use super::args::AnnotateArgs;
@@ -367,6 +367,7 @@ pub(crate) fn start_and_report(
     text: &str,
     threads: Option<usize>,
     json: bool,
+    exchange: Option<&tabula::runs::Exchange>,
 ) -> anyhow::Result<()> {
     let args_json = json;
     let pool = pool(threads)?;
@@ -378,7 +379,9 @@ pub(crate) fn start_and_report(
         cfg.settings.learner.kind,
         args_json,
     );
-    let out = pool.install(|| start(&mut store, cfg, text, threads, &mut console));
+    let out = pool.install(|| {
+        tabula::runs::start_on(&mut store, cfg, text, threads, exchange, &mut console)
+    });
     console.bar.finish_and_clear();
     print_outcome(
         &out?,
@@ -397,6 +400,7 @@ pub(crate) fn resume_and_report(
     run: &str,
     threads: Option<usize>,
     json: bool,
+    exchange: Option<&tabula::runs::Exchange>,
 ) -> anyhow::Result<()> {
     let pool = pool(threads)?;
     let n = pool.current_num_threads() as u32;
@@ -412,7 +416,7 @@ pub(crate) fn resume_and_report(
         .bar
         .set_position(u64::from(row.iterations_done) * u64::from(games));
     let t = std::time::Instant::now();
-    let out = pool.install(|| tabula::runs::resume(store, run, &mut console));
+    let out = pool.install(|| tabula::runs::resume_on(store, run, exchange, &mut console));
     console.bar.finish_and_clear();
     match out? {
         Resumed::Finished {

@@ -12,6 +12,7 @@ use tabula::runs::{
 use tabula::store::{Store, Subject};
 
 use super::args::{BranchArgs, CheckoutArgs, ResumeArgs, VerifyArgs};
+use super::workers::{Role, role, serve};
 use super::common::{
     annotate, annotate_config, check_annotations, pool, resume_and_report, start_and_report,
 };
@@ -26,6 +27,10 @@ fn open(db: Option<&Path>) -> anyhow::Result<Store> {
 }
 
 pub(crate) fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()> {
+    let spread = match role(&args.spread)? {
+        Role::Worker(x) => return serve(&x, args.threads, 600.0, args.json, args.json),
+        Role::Trainer(spread) => spread,
+    };
     let mut store = open(db)?;
     if args.take_over {
         let row = tabula::runs::find(&store, &args.run)?;
@@ -38,7 +43,8 @@ pub(crate) fn resume(db: Option<&Path>, args: &ResumeArgs) -> anyhow::Result<()>
             );
         }
     }
-    resume_and_report(&mut store, &args.run, args.threads, args.json)
+    let x = spread.exchange.as_ref();
+    resume_and_report(&mut store, &args.run, args.threads, args.json, x)
 }
 
 pub(crate) fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()> {
@@ -66,7 +72,7 @@ pub(crate) fn branch(db: Option<&Path>, args: &BranchArgs) -> anyhow::Result<()>
     if args.no_run {
         return Ok(());
     }
-    resume_and_report(&mut store, &id.to_string(), args.threads, args.json)
+    resume_and_report(&mut store, &id.to_string(), args.threads, args.json, None)
 }
 
 /// `branch --at I` (I > 0): the branch made; with `--json`, printed only with `--no-run`
@@ -426,7 +432,7 @@ fn fresh_branch(db: Option<&Path>, mut store: Store, args: &BranchArgs) -> anyho
         return emit(&report, args.json);
     }
     drop(store);
-    start_and_report(db, &cfg, &text, args.threads, args.json)
+    start_and_report(db, &cfg, &text, args.threads, args.json, None)
 }
 
 /// `branch RUN --at 0 --no-run`: the fresh run made.

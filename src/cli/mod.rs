@@ -27,6 +27,8 @@ mod serve_cmd;
 mod solve_cmd;
 mod store_cmd;
 mod sweep_cmd;
+mod worker_cmd;
+mod workers;
 
 use args::{Cli, Command};
 
@@ -49,6 +51,7 @@ fn command(cli: Cli) -> anyhow::Result<()> {
         Command::Gtp(a) => gtp_cmd::run(cli.db.as_deref(), &a),
         Command::Replay(a) => replay_cmd::run(cli.db.as_deref(), &a),
         Command::Run(a) => run_cmd::run(cli.db.as_deref(), &a),
+        Command::Worker(a) => worker_cmd::worker(&a),
         Command::Ls(a) => run_cmd::ls(cli.db.as_deref(), &a),
         Command::Show(a) => run_cmd::show(cli.db.as_deref(), &a),
         Command::Resume(a) => lifecycle_cmd::resume(cli.db.as_deref(), &a),

@@ -4,15 +4,21 @@ use std::path::Path;
 
 use anyhow::Context;
 use serde::Serialize;
-use tabula::runs::RunConfig;
+use tabula::runs::{Exchange, RunConfig};
 use tabula::store::{QueryResult, RunRow, SessionRow, Store, Subject};
 
 use super::args::{LsArgs, RunArgs, ShowArgs};
 use super::common::{annotate_config, resume_and_report, start_and_report};
 use super::output::{JsonLayout, Report, emit, outln};
 use super::rows::to_table;
+use super::workers::{Role, role, serve};
 
 pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
+    let spread = match role(&args.spread)? {
+        Role::Worker(x) => return serve(&x, args.threads, 600.0, args.json, args.json),
+        Role::Trainer(spread) => spread,
+    };
+    let x = spread.exchange.as_ref();
     let text = tabula::runs::spec::read_spec_file(&args.spec)
         .with_context(|| format!("reading the run spec {}", args.spec.display()))?;
     let default_name = args
@@ -34,10 +40,10 @@ pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
     };
     let mut cfg = cfg;
     annotate_config(&mut cfg, &args.annotate)?;
-    if again(db, &cfg, args)? {
+    if again(db, &cfg, args, x)? {
         return Ok(());
     }
-    start_and_report(db, &cfg, &text, args.threads, args.json)
+    start_and_report(db, &cfg, &text, args.threads, args.json, x)
 }
 
 /// The same spec run again (`make run` a second time): when the store holds a run of this
@@ -45,7 +51,12 @@ pub(crate) fn run(db: Option<&Path>, args: &RunArgs) -> anyhow::Result<()> {
 /// finished one is shown and an interrupted one resumed; returns whether it was. A run of
 /// this name with anything else (a spec without a seed draws a new one each time) is left to
 /// the store, which refuses the name.
-fn again(db: Option<&Path>, cfg: &RunConfig, args: &RunArgs) -> anyhow::Result<bool> {
+fn again(
+    db: Option<&Path>,
+    cfg: &RunConfig,
+    args: &RunArgs,
+    x: Option<&Exchange>,
+) -> anyhow::Result<bool> {
     let path = Store::resolve_path(db);
     if !path.exists() {
         return Ok(false);
@@ -77,7 +88,7 @@ fn again(db: Option<&Path>, cfg: &RunConfig, args: &RunArgs) -> anyhow::Result<b
             row.iterations_planned
         );
     }
-    resume_and_report(&mut store, &row.id.to_string(), args.threads, args.json)?;
+    resume_and_report(&mut store, &row.id.to_string(), args.threads, args.json, x)?;
     Ok(true)
 }
 

@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use super::exchange::{Current, Exchange};
 use super::writer::{WRITE_QUEUE, send, write_commits};
 use super::{
     Commit, Loop, Observer, RunConfig, RunError, RunOutcome, RunRecord, Truth, settings_record,
@@ -63,7 +64,23 @@ pub fn start(
     threads: u32,
     observer: &mut dyn Observer,
 ) -> Result<RunOutcome, RunError> {
+    start_on(store, cfg, spec_toml, threads, None, observer)
+}
+
+/// [`start`], its self-play games played by the processes serving `exchange` where one is
+/// given (runs/exchange: the same head).
+pub fn start_on(
+    store: &mut Store,
+    cfg: &RunConfig,
+    spec_toml: &str,
+    threads: u32,
+    exchange: Option<&Exchange>,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, RunError> {
     cfg.validate()?;
+    if let Some(x) = exchange {
+        x.set_current(&Current::Starting)?;
+    }
     let (run_id, run_hash) = create_run(store, cfg, spec_toml, threads)?;
     observer.created(run_id, &run_hash, cfg.seed);
     let work = LockedRun {
@@ -75,6 +92,7 @@ pub fn start(
         head: None,
         baseline: true,
         since: Instant::now(),
+        exchange: exchange.cloned(),
     };
     run_locked(store, cfg, &work, observer)
 }
@@ -97,6 +115,9 @@ pub(crate) struct LockedRun {
     pub baseline: bool,
     /// When this process began working on the run.
     pub since: Instant,
+    /// Where self-play games are played: by the processes serving this exchange
+    /// (runs/exchange), or here (`None`).
+    pub exchange: Option<Exchange>,
 }
 
 /// The build this process runs, captured by build.rs at compile time (docs/store.md,
@@ -108,6 +129,13 @@ fn this_build() -> crate::store::Build {
         tree: env!("TABULA_GIT_TREE"),
         profile: env!("TABULA_BUILD_PROFILE"),
     }
+}
+
+/// The build in one line (version, commit, tree, profile): what a task of an exchange
+/// carries, so a worker of another build refuses it.
+pub(crate) fn build_line() -> String {
+    let b = this_build();
+    format!("{} {} {} {}", b.version, b.commit, b.tree, b.profile)
 }
 
 /// Runs a locked run to its end, releasing the lock whatever happens.
@@ -145,6 +173,11 @@ pub(crate) fn run_locked(
         let _ = store.end_session(s, done, outcome);
     }
     let _ = store.unlock_run(work.run_id);
+    if let Some(x) = &work.exchange {
+        // Its workers stop; best effort: a worker that does not hear it stops when idle.
+        let _ = x.set_current(&Current::Finished);
+        x.remove_tasks_but(None);
+    }
     out
 }
 
@@ -283,6 +316,7 @@ pub(crate) fn execute<G: Abilities, L: Learner<G>>(
             baseline: work.baseline,
             model_seed: work.model_seed,
             recorded: None,
+            exchange: work.exchange.as_ref(),
             learner: std::marker::PhantomData,
         };
         let out = loop_.iterate(start, reuse, &mut sink, observer, started);

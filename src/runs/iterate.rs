@@ -38,6 +38,9 @@ pub(crate) struct Loop<'a, G: Abilities, L: Learner<G>> {
     /// The stored chain being re-executed (`verify`): an iteration of a timed budget plays
     /// exactly the games its record lists (runs/budget.rs). `None`: a run's own work.
     pub recorded: Option<&'a [IterationRecord]>,
+    /// Where self-play games are played: by the processes serving this exchange
+    /// (runs/exchange), or here (`None`).
+    pub exchange: Option<&'a super::Exchange>,
     pub learner: std::marker::PhantomData<L>,
 }
 

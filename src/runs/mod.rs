@@ -59,6 +59,7 @@ pub mod budget;
 mod chain;
 mod checkout;
 mod checkpoint;
+mod exchange;
 mod execute;
 mod game_yield;
 mod iterate;
@@ -91,12 +92,13 @@ pub use checkout::{
     CheckedOut, ExportFormat, ExportedModel, checkout_at, export_model_at, load_model, model_at,
     model_errors, visited_positions,
 };
-pub use execute::{create_run, start};
+pub use exchange::{Exchange, MIN_LEASE, SlicePlayed, WorkOptions, WorkSummary, work};
+pub use execute::{create_run, start, start_on};
 pub use overrides::{Overridden, SELF_PLAY_KEYS, apply_overrides, setting_keys, settings_json};
 pub use records::{IterationRecord, RunRecord};
 pub use references::{Dangling, References, check_references, check_run_rows};
 pub use replay::{SelfPlayReplay, replay_self_play};
-pub use resume::{Resumed, resume};
+pub use resume::{Resumed, resume, resume_on};
 pub(crate) use settings_codec::{load_settings, settings_hash, settings_record};
 pub use spec::{EvalSettings, LearnerSettings, RunConfig, Settings, SpecError};
 pub use stages::Stage;
@@ -147,6 +149,10 @@ pub enum RunError {
     WriterStopped,
     #[error("the store writer panicked")]
     WriterPanicked,
+    /// The exchange of a run spread over worker processes (runs/exchange): a file that
+    /// cannot be read or written, a task a worker cannot take. The text says which.
+    #[error("exchange: {0}")]
+    Exchange(String),
 }
 
 /// One finished iteration, for progress lines.

@@ -10,6 +10,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::Settings;
+use super::exchange::{Exchange, Gather, Task, object_bytes, play_slice};
+use super::settings_record;
 use super::budget::{Quota, Tally};
 use super::iterate::{Loop, Outbox};
 use super::writer::{GAMES_FLUSH, GameBatch};
@@ -20,7 +22,7 @@ use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::{Learner, LearnerContext};
 use crate::rng::GameSlot;
-use crate::selfplay::{GreedyPolicy, LaneGame, Moves, Seats, play_games_by};
+use crate::selfplay::{GreedyPolicy, LaneGame, Moves, Played, Seats, play_games_by};
 use crate::store::Encoded;
 use crate::store::{ObjectHash, RunGameRow, address};
 
@@ -110,6 +112,11 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
             let (done, of) = tally.progress();
             observer.games_done(i, done, of);
         }
+        // Played by the processes serving the run's exchange, where it has one.
+        let mut gather = match self.exchange {
+            Some(x) if !tally.full() => Some(Gather::begin(x, self.task(start, i, x)?)?),
+            _ => None,
+        };
         // The parallel width: a batch of a budget is at least this many games.
         let width = (rayon::current_num_threads() * L::SELF_PLAY_LANES).max(1) as u32;
         let mut last_sent = Instant::now();
@@ -118,7 +125,10 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
             let ids = next..next + tally.next_batch(width, GAME_BATCH);
             // The first game of a timed iteration is always played out (runs/budget.rs).
             let until = tally.deadline().filter(|_| next > 0);
-            let played = self.play_batch(start, i, ids, until)?;
+            let played = match gather.as_mut() {
+                Some(gather) => self.gathered(start, i, gather, ids)?,
+                None => self.play_batch(start, i, ids, until)?,
+            };
             let mut records = Vec::with_capacity(played.len());
             let mut rows = Vec::with_capacity(played.len());
             for p in played {
@@ -187,12 +197,7 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
                 },
             )
             .collect();
-        let search = self.cfg.settings.search.at_iteration(i);
-        let greedy = |s: &G::State, legal: &[Action]| model.greedy_action(g, s, legal);
-        let seats = seats_of::<G, L>(&self.cfg.settings, ctx, i, &greedy);
-        let evaluator = || model.evaluator();
-        let lanes = L::SELF_PLAY_LANES;
-        let played = play_games_by(g, seats, search, &evaluator, &games, lanes, until)?;
+        let played = play_lanes(g, &self.cfg.settings, ctx, model, i, &games, until)?;
         played
             .into_par_iter()
             .map(|p| {
@@ -200,6 +205,85 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
                     .transpose()
             })
             .collect()
+    }
+
+    /// Games `ids` of iteration `i` from the exchange (module docs of runs/exchange), in game
+    /// order, derived and encoded as [`Loop::play_batch`] does; the search trees' states are
+    /// re-played where the start policy wants them.
+    fn gathered(
+        &self,
+        start: &StartPoint<G, L>,
+        i: u32,
+        gather: &mut Gather<'_>,
+        ids: Range<u32>,
+    ) -> Result<Vec<Option<PlayedGame<G, L>>>, RunError> {
+        let (g, cfg, ctx, model) = (self.g, self.cfg, self.ctx(), &start.model);
+        let settings = &cfg.settings;
+        let play = |task: &Task, k: u32| play_slice(g, task, settings, model, k);
+        let records = gather.games(ids.clone(), &play)?;
+        let wants_tree = start.start.wants_tree_states();
+        records
+            .into_par_iter()
+            .zip(ids.into_par_iter())
+            .map(|(record, game)| {
+                let tree = match wants_tree && record.start.is_none() {
+                    true => replay_tree(g, model, cfg, &record, i, game)?,
+                    false => Vec::new(),
+                };
+                played_game::<G, L>(g, ctx, record, tree).map(Some)
+            })
+            .collect()
+    }
+
+    /// The task of iteration `i` for the exchange `x`: the settings in force, the model that
+    /// plays (its full checkpoint), every game's start, computed here from the start policy.
+    /// Only a fixed number of games can be spread: a budget's prefix rule needs the games in
+    /// the order they finish.
+    fn task(&self, start: &StartPoint<G, L>, i: u32, x: &Exchange) -> Result<Task, RunError> {
+        let (g, s, seed) = (self.g, &self.cfg.settings, self.cfg.seed);
+        let Some(m) = s.games_per_iteration.filter(|_| s.budget.is_none()) else {
+            return Err(RunError::Usage(format!(
+                "self-play on workers needs a fixed `games_per_iteration`; this run plays {}                  (a budget's prefix rule takes games in the order they finish): run it in                  one process",
+                s.self_play_in_words()
+            )));
+        };
+        let settings = settings_record(s)?;
+        let mut objects = object_bytes([settings.clone()]);
+        let model = match start.done {
+            0 => None,
+            done => {
+                // Full whatever the run's checkpoint_every: the worker has nothing to
+                // rebuild a delta from.
+                let ctx = LearnerContext {
+                    checkpoint_every: 1,
+                    ..self.ctx()
+                };
+                let c = start.model.checkpoint(g, ctx, done, None)?;
+                objects.extend(object_bytes(c.objects));
+                Some(c.root)
+            }
+        };
+        let policy = &start.start;
+        let starts = (0..m)
+            .into_par_iter()
+            .map_init(
+                || start.model.evaluator(),
+                |eval, game| start_text(g, policy.start(g, GameSlot::new(seed, i, game), eval)),
+            )
+            .collect::<Result<Vec<_>, RunError>>()?;
+        Ok(Task {
+            build: super::execute::build_line(),
+            run: self.line,
+            variant: g.variant(),
+            seed,
+            model_seed: self.model_seed,
+            iteration: i,
+            settings: settings.hash,
+            model,
+            starts,
+            slice: x.slice_for(m),
+            objects,
+        })
     }
 
     /// Games of iteration `i` committed before an interruption, taken as they are (not
@@ -233,6 +317,27 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
             })
             .collect()
     }
+}
+
+/// Plays `games` of iteration `i` with `model` by the mover of `settings` (searches batched
+/// or one at a time as the learner asks, or greedy games: [`play_games_by`] chooses), in
+/// parallel on the current pool; with `until`, the games not finished by then are `None`. The
+/// one place games are played, by a run's own loop and by the workers of an exchange.
+pub(super) fn play_lanes<G: Abilities, L: Learner<G>>(
+    g: &G,
+    settings: &Settings,
+    ctx: LearnerContext<'_>,
+    model: &L,
+    i: u32,
+    games: &[LaneGame<G::State>],
+    until: Option<Instant>,
+) -> Result<Vec<Option<Played<G::State>>>, RunError> {
+    let search = settings.search.at_iteration(i);
+    let greedy = |s: &G::State, legal: &[Action]| model.greedy_action(g, s, legal);
+    let seats = seats_of::<G, L>(settings, ctx, i, &greedy);
+    let evaluator = || model.evaluator();
+    let lanes = L::SELF_PLAY_LANES;
+    Ok(play_games_by(g, seats, search, &evaluator, games, lanes, until)?)
 }
 
 /// Who moves in iteration `i`'s self-play games: the learner's own epsilon-greedy moves
@@ -272,4 +377,21 @@ fn played_game<G: Abilities, L: Learner<G>>(
         size: encoded.bytes.len(),
         encoded: Some(encoded),
     })
+}
+
+/// A start position in the game's notation, for a task: refused where the notation does not
+/// give the position back (the worker would play from another one).
+fn start_text<G: Abilities>(g: &G, start: Option<G::State>) -> Result<Option<String>, RunError> {
+    let Some(s) = start else {
+        return Ok(None);
+    };
+    let text = g.notation(&s);
+    match g.parse_notation(&text) {
+        Ok(back) if g.key(&back) == g.key(&s) => Ok(Some(text)),
+        _ => Err(RunError::Exchange(format!(
+            "a self-play start of {} does not come back from its notation `{text}`; its games \
+             cannot be played on workers",
+            g.variant()
+        ))),
+    }
 }

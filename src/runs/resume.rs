@@ -14,7 +14,7 @@
 use std::time::Instant;
 
 use super::{
-    LockedRun, Observer, RunError, RunOutcome, find, line_of, load_config, model_seed_of,
+    Exchange, LockedRun, Observer, RunError, RunOutcome, find, line_of, load_config, model_seed_of,
     run_locked,
 };
 use crate::store::{ObjectHash, Store, address};
@@ -36,6 +36,17 @@ pub enum Resumed {
 pub fn resume(
     store: &mut Store,
     text: &str,
+    observer: &mut dyn Observer,
+) -> Result<Resumed, RunError> {
+    resume_on(store, text, None, observer)
+}
+
+/// [`resume`], its self-play games played by the processes serving `exchange` where one is
+/// given (runs/exchange: the same head).
+pub fn resume_on(
+    store: &mut Store,
+    text: &str,
+    exchange: Option<&Exchange>,
     observer: &mut dyn Observer,
 ) -> Result<Resumed, RunError> {
     let since = Instant::now();
@@ -73,6 +84,7 @@ pub fn resume(
             head: row.head,
             baseline: record.parent.is_none() && !store.has_evaluation(row.id, 0)?,
             since,
+            exchange: exchange.cloned(),
         };
         Ok::<_, RunError>((cfg, work))
     })();

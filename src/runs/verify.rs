@@ -153,6 +153,7 @@ fn verify_game<G: Abilities, L: Learner<G>>(
             last,
             baseline: false,
             model_seed,
+            exchange: None,
             recorded: Some(&all),
             learner: std::marker::PhantomData::<L>,
         };

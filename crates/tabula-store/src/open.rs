@@ -75,6 +75,28 @@ impl Store {
         Ok(store)
     }
 
+    /// A private store in memory, with this build's schema: scratch space for a process
+    /// that needs objects in store form without a file (a self-play worker holds the model
+    /// it was sent here: runs/exchange). Nothing of it outlives the value.
+    pub fn in_memory() -> Result<Store> {
+        let path = PathBuf::from(":memory:");
+        let conn = Connection::open_in_memory().map_err(|e| sqlite(&path, e))?;
+        let mut store = Store {
+            conn,
+            path,
+            read_only: false,
+            guard: None,
+            stamp: None,
+            packs: packs::Cache::default(),
+        };
+        store
+            .conn
+            .pragma_update(None, "foreign_keys", true)
+            .map_err(|e| store.err(e))?;
+        schema::migrate(&mut store.conn).map_err(|e| store.schema_err(e))?;
+        Ok(store)
+    }
+
     /// Brings the store at `path` to this build's schema explicitly (`tabula migrate`; a
     /// writing command does it when it opens a store): returns the schema versions before and
     /// after. The migrations move data losslessly, all in one transaction.

@@ -89,6 +89,16 @@ impl Writer<'_> {
         Ok(e.hash)
     }
 
+    /// Stores an object of kind `kind` from its encoded bytes as they are (sent by another
+    /// process); returns its address, computed here from the kind and the bytes, so a caller
+    /// that expects an address checks what arrived against it.
+    pub fn put_bytes(&self, kind: &str, bytes: &[u8]) -> Result<ObjectHash> {
+        let hash = ObjectHash::of(kind, bytes);
+        objects::put_compressed(self.tx, kind, bytes, &hash)
+            .map_err(|e| e.into_store_error(self.path))?;
+        Ok(hash)
+    }
+
     /// Stores a batch of a run's self-play games as one pack (prepared with
     /// [`prepare_pack`](super::prepare_pack)) and indexes them (`rows[k]` is the pack's member k).
     pub fn add_packed_games(

@@ -1,0 +1,142 @@
+//! The trainer's side of an exchange (module docs of runs/exchange): it publishes an
+//! iteration's task, then takes the games back in game-index order, reading the slices the
+//! workers wrote and playing itself whatever nobody plays (so a run goes on whatever became of
+//! its workers, and a trainer without workers plays everything).
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use super::task::{SliceGames, Task, put_slice};
+use super::{Exchange, RunError, Watch};
+use crate::game_record::GameRecord;
+use crate::store::ObjectHash;
+
+/// An iteration's task being gathered.
+pub(crate) struct Gather<'x> {
+    x: &'x Exchange,
+    id: String,
+    hash: ObjectHash,
+    task: Task,
+    /// Slices taken and not yet handed on, by index.
+    taken: BTreeMap<u32, Vec<GameRecord>>,
+    watch: Watch,
+}
+
+/// How the trainer plays a slice itself: the task and the slice's index in, its records out.
+pub(crate) type PlaySlice<'p> = &'p (dyn Fn(&Task, u32) -> Result<Vec<GameRecord>, RunError> + Sync);
+
+impl<'x> Gather<'x> {
+    /// Publishes `task` (the folders of earlier tasks removed) and starts gathering it.
+    pub(crate) fn begin(x: &'x Exchange, task: Task) -> Result<Gather<'x>, RunError> {
+        let (_, id, _) = task.encode()?;
+        x.remove_tasks_but(Some(&id));
+        let (id, hash) = task.publish(x)?;
+        Ok(Gather {
+            x,
+            id,
+            hash,
+            task,
+            taken: BTreeMap::new(),
+            watch: Watch::default(),
+        })
+    }
+
+    /// The records of games `ids`, in game order: from the slices the workers wrote, the
+    /// rest played here by `play`.
+    pub(crate) fn games(
+        &mut self,
+        ids: Range<u32>,
+        play: PlaySlice<'_>,
+    ) -> Result<Vec<GameRecord>, RunError> {
+        let mut out = Vec::with_capacity(ids.len());
+        if ids.is_empty() {
+            return Ok(out);
+        }
+        let s = self.task.slice;
+        for k in ids.start / s..=(ids.end - 1) / s {
+            self.ensure(k, play)?;
+            let range = self.task.games_of(k);
+            let records = &self.taken[&k];
+            for (game, r) in range.clone().zip(records) {
+                if ids.contains(&game) {
+                    out.push(r.clone());
+                }
+            }
+            if range.end <= ids.end {
+                self.taken.remove(&k);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Makes sure slice `k` is taken: read where a worker wrote it, else played here where
+    /// nobody holds it; while a live worker holds it, a later slice nobody holds is played
+    /// here meanwhile.
+    fn ensure(&mut self, k: u32, play: PlaySlice<'_>) -> Result<(), RunError> {
+        while !self.taken.contains_key(&k) {
+            if let Some(records) = self.read(k) {
+                self.taken.insert(k, records);
+            } else if !self.play_one(k, play)? {
+                let ahead = (k + 1..self.task.slices()).find(|j| !self.taken.contains_key(j));
+                let played_ahead = match ahead {
+                    Some(_) => self.play_ahead(k + 1, play)?,
+                    None => false,
+                };
+                if !played_ahead {
+                    self.x.pause();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Plays the first slice from `from` on that is neither taken nor held; returns whether
+    /// one was played.
+    fn play_ahead(&mut self, from: u32, play: PlaySlice<'_>) -> Result<bool, RunError> {
+        for j in from..self.task.slices() {
+            if self.taken.contains_key(&j) || self.x.slice_path(&self.id, j).exists() {
+                continue;
+            }
+            if self.play_one(j, play)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Claims and plays slice `k` here, unless another process holds it; returns whether it
+    /// did.
+    fn play_one(&mut self, k: u32, play: PlaySlice<'_>) -> Result<bool, RunError> {
+        let Some(claim) = self.x.try_claim(&self.id, k, &mut self.watch) else {
+            return Ok(false);
+        };
+        let task = &self.task;
+        let records = claim.held(|| play(task, k))?;
+        let records = put_slice(self.x, &self.id, &self.hash, k, records)?;
+        drop(claim);
+        self.taken.insert(k, records);
+        Ok(true)
+    }
+
+    /// Slice `k` as a worker wrote it, if it is there and is what the task asked for; a file
+    /// that is not is removed (its games are played again) with a warning.
+    fn read(&self, k: u32) -> Option<Vec<GameRecord>> {
+        let path = self.x.slice_path(&self.id, k);
+        let bytes = std::fs::read(&path).ok()?;
+        let checked = postcard::from_bytes::<SliceGames>(&bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|s| self.task.check_slice(&self.hash, k, &s).map(|()| s));
+        match checked {
+            Ok(s) => Some(s.records),
+            Err(why) => {
+                eprintln!(
+                    "warning: {} is not slice {k} of this task ({why}): removed, its games are \
+                     played again",
+                    path.display()
+                );
+                let _ = std::fs::remove_file(&path);
+                None
+            }
+        }
+    }
+}
