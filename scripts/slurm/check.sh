@@ -1,5 +1,6 @@
 #!/bin/bash
-# `make slurm-check`: a real Slurm run of a small sweep on a single-node cluster on this host.
+# `make slurm-check`: a real Slurm run of a small sweep, and of one run spread over 4 tasks, on
+# a single-node cluster on this host.
 #
 # 1. installs Debian's slurm-wlm and munge (apt-get update first; needs root);
 # 2. starts munged (a fresh key if none) and a cluster of one node on localhost: slurmctld
@@ -8,7 +9,10 @@
 # 3. submits a 2-value x 2-seed sweep as a 4-task job array (scripts/slurm/submit.sh) and
 #    the merge as a dependent job, waits for both;
 # 4. runs the same sweep unsharded in one process and checks that every run's head in the
-#    merged store equals the unsharded one; stops the daemons.
+#    merged store equals the unsharded one;
+# 5. runs one network run across 4 tasks of one job (scripts/slurm/run.sbatch: a trainer and
+#    3 self-play workers) and checks its head against the same spec run in one process,
+#    printing both; stops the daemons.
 # Exits non-zero on any failure. Prints the time taken.
 set -euo pipefail
 START=$(date +%s)
@@ -150,4 +154,48 @@ runs=$(($(wc -l < "$WORK/merged.csv") - 1))
 [ "$runs" = 4 ] || { echo "FAIL: $runs runs merged, expected 4" >&2; exit 1; }
 "$TABULA" --db "$OUT/all.db" fsck >/dev/null
 echo "PASS: $runs runs through sbatch --array, merged; every head equals the unsharded sweep's ($(( $(date +%s) - START )) s)"
+
+echo "== one run across 4 Slurm tasks (a trainer and 3 workers), compared"
+cat > "$WORK/spread.toml" <<'SPEC'
+name = "slurm-spread"
+variant = "ewn:3x3x3"
+seed = 1
+iterations = 3
+games_per_iteration = 120
+window = 2
+[search]
+simulations = 24
+[eval]
+games = 500
+[learner]
+kind = "network"
+[learner.network]
+arch = "mlp"
+hidden = [32]
+optimizer = "sgd"
+lr = [[1, 0.1]]
+replay_games = 200
+batch_size = 64
+train_steps = 10
+SPEC
+ROUT=$WORK/run
+# 4 tasks on a node of fewer CPUs: --overcommit lets them share (each runs one thread).
+JOB=$(sbatch --parsable --ntasks=4 --overcommit --output="$WORK/run-%j.out" \
+    "$ROOT/scripts/slurm/run.sbatch" "$WORK/spread.toml" "$ROUT" --slice 5 --lease 5 --json)
+for _ in $(seq 1 600); do
+    if [ -z "$(squeue -h -j "$JOB" 2>/dev/null)" ]; then break; fi
+    sleep 1
+done
+cat "$WORK/run-$JOB.out"
+"$TABULA" --db "$WORK/one.db" run "$WORK/spread.toml" --json > "$WORK/one.json"
+Q="SELECT head FROM runs WHERE name = 'slurm-spread'"
+SPREAD=$("$TABULA" --db "$ROUT/run.db" sql --csv "$Q" | tail -1)
+ONE=$("$TABULA" --db "$WORK/one.db" sql --csv "$Q" | tail -1)
+WORKERS=$(grep -c '"stopped":"finished"' "$WORK/run-$JOB.out" || true)
+echo "head with 1 trainer + 3 Slurm workers: $SPREAD"
+echo "head in one process:                   $ONE"
+[ -n "$ONE" ] && [ "$SPREAD" = "$ONE" ] || { echo "FAIL: the heads differ" >&2; exit 1; }
+[ "$WORKERS" = 3 ] || { echo "FAIL: $WORKERS of 3 workers ended with the run" >&2; exit 1; }
+"$TABULA" --db "$ROUT/run.db" fsck >/dev/null
+echo "PASS: one run on 4 Slurm tasks has the one-process head ($(( $(date +%s) - START )) s in all)"
 KEEP=0

@@ -379,9 +379,8 @@ pub(crate) fn start_and_report(
         cfg.settings.learner.kind,
         args_json,
     );
-    let out = pool.install(|| {
-        tabula::runs::start_on(&mut store, cfg, text, threads, exchange, &mut console)
-    });
+    let out = pool
+        .install(|| tabula::runs::start_on(&mut store, cfg, text, threads, exchange, &mut console));
     console.bar.finish_and_clear();
     print_outcome(
         &out?,

@@ -12,11 +12,11 @@ use tabula::runs::{
 use tabula::store::{Store, Subject};
 
 use super::args::{BranchArgs, CheckoutArgs, ResumeArgs, VerifyArgs};
-use super::workers::{Role, role, serve};
 use super::common::{
     annotate, annotate_config, check_annotations, pool, resume_and_report, start_and_report,
 };
 use super::output::{JsonLayout, OutputFile, Report, emit};
+use super::workers::{Role, role, serve};
 
 fn open(db: Option<&Path>) -> anyhow::Result<Store> {
     let path = Store::resolve_path(db);

@@ -99,7 +99,13 @@ fn start_workers(x: &Exchange, n: u32, lease: f64) -> anyhow::Result<Vec<Child>>
             .arg("worker")
             .arg(x.dir())
             .args(["--threads", &threads.to_string()])
-            .args(["--lease", &lease.to_string(), "--idle-exit", "120", "--quiet"])
+            .args([
+                "--lease",
+                &lease.to_string(),
+                "--idle-exit",
+                "120",
+                "--quiet",
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .spawn()

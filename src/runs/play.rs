@@ -10,10 +10,10 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::Settings;
-use super::exchange::{Exchange, Gather, Task, object_bytes, play_slice};
-use super::settings_record;
 use super::budget::{Quota, Tally};
+use super::exchange::{Exchange, Gather, Task, object_bytes, play_slice};
 use super::iterate::{Loop, Outbox};
+use super::settings_record;
 use super::writer::{GAMES_FLUSH, GameBatch};
 use super::{Commit, GAME_BATCH, GameYield, Observer, RunError, StartPoint};
 use super::{game_yield, replay_tree};
@@ -337,7 +337,9 @@ pub(super) fn play_lanes<G: Abilities, L: Learner<G>>(
     let seats = seats_of::<G, L>(settings, ctx, i, &greedy);
     let evaluator = || model.evaluator();
     let lanes = L::SELF_PLAY_LANES;
-    Ok(play_games_by(g, seats, search, &evaluator, games, lanes, until)?)
+    Ok(play_games_by(
+        g, seats, search, &evaluator, games, lanes, until,
+    )?)
 }
 
 /// Who moves in iteration `i`'s self-play games: the learner's own epsilon-greedy moves

@@ -23,7 +23,8 @@ pub(crate) struct Gather<'x> {
 }
 
 /// How the trainer plays a slice itself: the task and the slice's index in, its records out.
-pub(crate) type PlaySlice<'p> = &'p (dyn Fn(&Task, u32) -> Result<Vec<GameRecord>, RunError> + Sync);
+pub(crate) type PlaySlice<'p> =
+    &'p (dyn Fn(&Task, u32) -> Result<Vec<GameRecord>, RunError> + Sync);
 
 impl<'x> Gather<'x> {
     /// Publishes `task` (the folders of earlier tasks removed) and starts gathering it.

@@ -338,7 +338,9 @@ mod tests {
         b.me = "other:1".into();
         fs::create_dir_all(a.task_dir("1-ab")).unwrap();
         let (mut wa, mut wb) = (Watch::default(), Watch::default());
-        let claim = a.try_claim("1-ab", 0, &mut wa).expect("a free slice is claimed");
+        let claim = a
+            .try_claim("1-ab", 0, &mut wa)
+            .expect("a free slice is claimed");
         assert!(b.try_claim("1-ab", 0, &mut wb).is_none(), "held");
         // Kept alive by beats: never abandoned.
         let kept = claim.held(|| {
@@ -351,9 +353,14 @@ mod tests {
         fs::write(a.claim_path("1-ab", 0), "dead:7 beat 3\n").unwrap();
         assert!(b.try_claim("1-ab", 0, &mut wb).is_none());
         std::thread::sleep(Duration::from_millis(350));
-        let taken = b.try_claim("1-ab", 0, &mut wb).expect("abandoned claims are taken over");
+        let taken = b
+            .try_claim("1-ab", 0, &mut wb)
+            .expect("abandoned claims are taken over");
         drop(taken);
-        assert!(!a.claim_path("1-ab", 0).exists(), "dropped claims are removed");
+        assert!(
+            !a.claim_path("1-ab", 0).exists(),
+            "dropped claims are removed"
+        );
         // A slice with its result is never claimed.
         a.write_whole(&a.slice_path("1-ab", 1), b"x").unwrap();
         assert!(a.try_claim("1-ab", 1, &mut wa).is_none());
@@ -364,7 +371,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let x = exchange(dir.path());
         assert_eq!(x.current(), Current::Starting);
-        for c in [Current::Task("3-00ff".into()), Current::Finished, Current::Starting] {
+        for c in [
+            Current::Task("3-00ff".into()),
+            Current::Finished,
+            Current::Starting,
+        ] {
             x.set_current(&c).unwrap();
             assert_eq!(x.current(), c);
         }

@@ -107,9 +107,18 @@ impl Task {
 
     /// Whether `s` is the slice `k` of this task (address `hash`): its games, in order, each
     /// the run's game of its index.
-    pub(crate) fn check_slice(&self, hash: &ObjectHash, k: u32, s: &SliceGames) -> Result<(), String> {
+    pub(crate) fn check_slice(
+        &self,
+        hash: &ObjectHash,
+        k: u32,
+        s: &SliceGames,
+    ) -> Result<(), String> {
         if s.task != *hash || s.slice != k {
-            return Err(format!("it is slice {} of task {}", s.slice, s.task.short()));
+            return Err(format!(
+                "it is slice {} of task {}",
+                s.slice,
+                s.task.short()
+            ));
         }
         let games = self.games_of(k);
         if s.records.len() != games.len() {
@@ -119,7 +128,10 @@ impl Task {
             let slot = GameSlot::new(self.seed, self.iteration, game);
             let stream = slot.name(crate::selfplay::SELF_PLAY);
             if r.stream != stream || r.seed != self.seed || r.variant != self.variant {
-                return Err(format!("a record of stream {} where {stream} belongs", r.stream));
+                return Err(format!(
+                    "a record of stream {} where {stream} belongs",
+                    r.stream
+                ));
             }
         }
         Ok(())

@@ -109,9 +109,10 @@ fn serve(
     summary: &mut WorkSummary,
     on_slice: &mut dyn FnMut(&SlicePlayed),
 ) -> Result<(), RunError> {
-    let game: crate::games::AnyGame = task.variant.parse().map_err(|e| {
-        RunError::Exchange(format!("task {id}: variant {}: {e}", task.variant))
-    })?;
+    let game: crate::games::AnyGame = task
+        .variant
+        .parse()
+        .map_err(|e| RunError::Exchange(format!("task {id}: variant {}: {e}", task.variant)))?;
     let objects = task.objects_store()?;
     let settings = super::super::load_settings(&objects, &task.settings)?;
     summary.tasks += 1;
@@ -191,7 +192,10 @@ pub(crate) fn play_slice<G: Abilities, L: Learner<G>>(
     for game in task.games_of(k) {
         let start = match &task.starts[game as usize] {
             Some(text) => Some(g.parse_notation(text).map_err(|e| {
-                RunError::Exchange(format!("task {}: start of game {game}: {e}", task.iteration))
+                RunError::Exchange(format!(
+                    "task {}: start of game {game}: {e}",
+                    task.iteration
+                ))
             })?),
             None => None,
         };
