@@ -10,9 +10,9 @@
 #    the merge as a dependent job, waits for both;
 # 4. runs the same sweep unsharded in one process and checks that every run's head in the
 #    merged store equals the unsharded one;
-# 5. runs one network run across 4 tasks of one job (scripts/slurm/run.sbatch: a trainer and
-#    3 self-play workers) and checks its head against the same spec run in one process,
-#    printing both; stops the daemons.
+# 5. runs one network run as a job of 2, 3 and 4 tasks (scripts/slurm/run.sbatch: a trainer
+#    and 1-3 self-play workers) and checks each head against the same spec run in one
+#    process, printing them; stops the daemons.
 # Exits non-zero on any failure. Prints the time taken.
 set -euo pipefail
 START=$(date +%s)
@@ -155,7 +155,7 @@ runs=$(($(wc -l < "$WORK/merged.csv") - 1))
 "$TABULA" --db "$OUT/all.db" fsck >/dev/null
 echo "PASS: $runs runs through sbatch --array, merged; every head equals the unsharded sweep's ($(( $(date +%s) - START )) s)"
 
-echo "== one run across 4 Slurm tasks (a trainer and 3 workers), compared"
+echo "== one run across 2, 3 and 4 Slurm tasks (a trainer and 1-3 workers), compared"
 cat > "$WORK/spread.toml" <<'SPEC'
 name = "slurm-spread"
 variant = "ewn:3x3x3"
@@ -178,24 +178,27 @@ replay_games = 200
 batch_size = 64
 train_steps = 10
 SPEC
-ROUT=$WORK/run
-# 4 tasks on a node of fewer CPUs: --overcommit lets them share (each runs one thread).
-JOB=$(sbatch --parsable --ntasks=4 --overcommit --output="$WORK/run-%j.out" \
-    "$ROOT/scripts/slurm/run.sbatch" "$WORK/spread.toml" "$ROUT" --slice 5 --lease 5 --json)
-for _ in $(seq 1 600); do
-    if [ -z "$(squeue -h -j "$JOB" 2>/dev/null)" ]; then break; fi
-    sleep 1
-done
-cat "$WORK/run-$JOB.out"
 "$TABULA" --db "$WORK/one.db" run "$WORK/spread.toml" --json > "$WORK/one.json"
 Q="SELECT head FROM runs WHERE name = 'slurm-spread'"
-SPREAD=$("$TABULA" --db "$ROUT/run.db" sql --csv "$Q" | tail -1)
 ONE=$("$TABULA" --db "$WORK/one.db" sql --csv "$Q" | tail -1)
-WORKERS=$(grep -c '"stopped":"finished"' "$WORK/run-$JOB.out" || true)
-echo "head with 1 trainer + 3 Slurm workers: $SPREAD"
-echo "head in one process:                   $ONE"
-[ -n "$ONE" ] && [ "$SPREAD" = "$ONE" ] || { echo "FAIL: the heads differ" >&2; exit 1; }
-[ "$WORKERS" = 3 ] || { echo "FAIL: $WORKERS of 3 workers ended with the run" >&2; exit 1; }
-"$TABULA" --db "$ROUT/run.db" fsck >/dev/null
-echo "PASS: one run on 4 Slurm tasks has the one-process head ($(( $(date +%s) - START )) s in all)"
+echo "head in one process:                  $ONE"
+for W in 1 2 3; do
+    ROUT=$WORK/run-$W
+    # W+1 tasks on a node of fewer CPUs: --overcommit lets them share (one thread each).
+    JOB=$(sbatch --parsable --ntasks=$((W + 1)) --overcommit --output="$WORK/run-$W.out" \
+        "$ROOT/scripts/slurm/run.sbatch" "$WORK/spread.toml" "$ROUT" --slice 5 --lease 5 --json)
+    for _ in $(seq 1 600); do
+        if [ -z "$(squeue -h -j "$JOB" 2>/dev/null)" ]; then break; fi
+        sleep 1
+    done
+    SPREAD=$("$TABULA" --db "$ROUT/run.db" sql --csv "$Q" | tail -1)
+    ENDED=$(grep -c '"stopped":"finished"' "$WORK/run-$W.out" || true)
+    echo "head with a trainer and $W Slurm workers: $SPREAD ($ENDED workers ended with the run)"
+    [ -n "$ONE" ] && [ "$SPREAD" = "$ONE" ] || {
+        echo "FAIL: the heads differ" >&2; cat "$WORK/run-$W.out" >&2; exit 1; }
+    [ "$ENDED" = "$W" ] || {
+        echo "FAIL: $ENDED of $W workers ended with the run" >&2; cat "$WORK/run-$W.out" >&2; exit 1; }
+    "$TABULA" --db "$ROUT/run.db" fsck >/dev/null
+done
+echo "PASS: one run on 1, 2 and 3 Slurm workers beside its trainer has the one-process head ($(( $(date +%s) - START )) s in all)"
 KEEP=0

@@ -117,10 +117,9 @@ fn start_workers(x: &Exchange, n: u32, lease: f64) -> anyhow::Result<Vec<Child>>
 
 impl Drop for Spread {
     fn drop(&mut self) {
-        if let Some(x) = &self.exchange
-            && !self.children.is_empty()
-        {
-            // The run says so when it ends; said again for a run that never started.
+        if let Some(x) = &self.exchange {
+            // The run says so when it ends; said again for a run that never started (a bad
+            // spec), so that workers started beside it under srun stop now.
             let _ = x.set_current_finished();
         }
         let until = Instant::now() + Duration::from_secs(10);

@@ -141,3 +141,97 @@ impl<'x> Gather<'x> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::game::GameResult;
+    use crate::game_record::GameEnd;
+    use crate::rng::GameSlot;
+
+    fn task() -> Task {
+        Task {
+            build: "test".into(),
+            run: ObjectHash::of("run", b"r"),
+            variant: "ewn:3x3x3".into(),
+            seed: 5,
+            model_seed: 5,
+            iteration: 2,
+            settings: ObjectHash::of("settings", b"s"),
+            model: None,
+            starts: vec![None; 7],
+            slice: 3,
+            objects: Vec::new(),
+        }
+    }
+
+    /// The record of game `game` of the task, as a process playing it would write it.
+    fn record(t: &Task, game: u32) -> GameRecord {
+        let slot = GameSlot::new(t.seed, t.iteration, game);
+        GameRecord {
+            variant: t.variant.clone(),
+            seed: t.seed,
+            stream: slot.name(crate::selfplay::SELF_PLAY),
+            players: ["self-play".into(), "self-play".into()],
+            start: None,
+            steps: Vec::new(),
+            end: GameEnd::Finished(GameResult::Draw),
+        }
+    }
+
+    #[test]
+    fn games_come_in_order_from_workers_files_and_from_here_and_bad_files_are_replayed() {
+        let dir = tempfile::tempdir().unwrap();
+        let x = Exchange::open(dir.path(), Duration::from_millis(300), 0).unwrap();
+        let t = task();
+        let mut gather = Gather::begin(&x, t.clone()).unwrap();
+        let (id, hash) = (gather.id.clone(), gather.hash);
+        // Slice 1 as a worker wrote it; slice 0 damaged; slice 2 another task's.
+        put_slice(
+            &x,
+            &id,
+            &hash,
+            1,
+            t.games_of(1).map(|g| record(&t, g)).collect(),
+        )
+        .unwrap();
+        x.write_whole(&x.slice_path(&id, 0), b"not a slice")
+            .unwrap();
+        let other = ObjectHash::of("exchange-task", b"other");
+        put_slice(
+            &x,
+            &id,
+            &other,
+            2,
+            t.games_of(2).map(|g| record(&t, g)).collect(),
+        )
+        .unwrap();
+        let played = Mutex::new(Vec::new());
+        let play = |task: &Task, k: u32| {
+            played.lock().unwrap().push(k);
+            Ok(task.games_of(k).map(|g| record(task, g)).collect())
+        };
+        let first = gather.games(1..5, &play).unwrap();
+        let rest = gather.games(5..7, &play).unwrap();
+        let streams: Vec<String> = first
+            .iter()
+            .chain(&rest)
+            .map(|r| r.stream.clone())
+            .collect();
+        let want: Vec<String> = (1..7).map(|g| record(&t, g).stream).collect();
+        assert_eq!(streams, want, "game order");
+        assert_eq!(
+            *played.lock().unwrap(),
+            vec![0, 2],
+            "slice 1 read, 0 and 2 played here"
+        );
+        assert!(
+            x.slice_path(&id, 0).exists(),
+            "a replayed slice is written for the others"
+        );
+        assert_eq!(x.current(), super::super::Current::Task(id));
+    }
+}
