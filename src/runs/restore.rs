@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use rayon::prelude::*;
 
+use super::records::NotMeasured;
 use super::{
     Chain, GameYield, IterationRecord, RunConfig, RunError, Settings, chain, game_yield,
     load_settings, replay_tree,
@@ -28,7 +29,8 @@ pub(crate) struct StartPoint<G: Abilities, L: Learner<G>> {
     pub start: Box<dyn StartPolicy<G>>,
     pub previous: Option<ObjectHash>,
     pub(crate) previous_snapshot: Option<ObjectHash>,
-    /// The metric values of iteration `done` (`None` when `done` is 0).
+    /// The metric values of the last measured iteration up to `done` (`None` when none of
+    /// 1..=`done` was measured; docs/metrics.md, "The evaluation interval").
     pub(crate) previous_metrics: Option<MetricValues>,
 }
 
@@ -55,7 +57,8 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
     }
     let model = restore_at::<G, L>(g, store, s, model_seed, &mut Chain::Whole(&records), done)?;
     let previous_snapshot = records.last().map(|r| r.snapshot);
-    let previous_metrics = match records.last() {
+    // The last measured iteration's (the evaluation interval may skip the last ones).
+    let previous_metrics = match records.iter().rev().find(|r| !NotMeasured::is(&r.evaluation)) {
         Some(r) => Some(L::metric_values(
             &store.get::<L::Evaluation>(&r.evaluation)?,
         )),

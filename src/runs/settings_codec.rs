@@ -146,6 +146,8 @@ impl SettingsV1 {
                 games: self.eval.games,
                 wr_p: self.eval.wr_p,
                 errors: self.eval.errors,
+                // Added with the evaluation interval: every iteration measured.
+                every: 1,
             },
             learner: LearnerSettings::default(),
             start: StartSettings::default(),
