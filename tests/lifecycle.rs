@@ -1303,7 +1303,11 @@ fn an_evaluation_interval_measures_every_kth_iteration_and_the_last() {
     let mut sum = 0.0;
     for i in 0..=5 {
         let measured = [0, 2, 4, 5].contains(&i);
-        assert_eq!(value(i, "wr_solver_1x").is_some(), measured, "iteration {i}");
+        assert_eq!(
+            value(i, "wr_solver_1x").is_some(),
+            measured,
+            "iteration {i}"
+        );
         if measured && i > 0 {
             sum += value(i, "wr_solver_1x").unwrap();
             assert_eq!(value(i, "auc_solver_1x"), Some(sum), "iteration {i}");

@@ -128,13 +128,19 @@ fn an_evaluation_interval_of_zero_is_refused_everywhere() {
     ];
     for (name, path) in paths {
         let e = path("eval.every", "0").expect_err(name);
-        assert!(e.contains("eval.every") && e.contains(">= 1"), "{name}: {e}");
+        assert!(
+            e.contains("eval.every") && e.contains(">= 1"),
+            "{name}: {e}"
+        );
     }
     // A refusal's list of the keys allowed names it, though the record leaves it out at 1.
     let base = RunConfig::from_toml(BASE, "t").unwrap().settings;
     for place in Place::ALL {
         let refusal = overrides::judge(place, &base, "eval.nope", &parse_value("1")).unwrap_err();
-        assert!(refusal.allowed.contains("eval.every"), "{place:?}: {refusal}");
+        assert!(
+            refusal.allowed.contains("eval.every"),
+            "{place:?}: {refusal}"
+        );
     }
 }
 

@@ -240,7 +240,10 @@ fn eval_every_measures_every_kth_iteration_and_the_last() {
     let all = run_spec(&mut store, &spec(""), 2);
     let ones = run_spec(&mut store, &spec("every = 1\n"), 1);
     assert_eq!((all.run_hash, all.head), (ones.run_hash, ones.head));
-    assert_ne!(all.head, one.head, "the records say which iterations were measured");
+    assert_ne!(
+        all.head, one.head,
+        "the records say which iterations were measured"
+    );
     assert_eq!(
         one.last.as_ref().unwrap().metrics,
         all.last.as_ref().unwrap().metrics,

@@ -380,7 +380,10 @@ fn the_metrics_api_lists_the_measured_iterations_only() {
     let db = d.join("t.db");
     let out = tabula(&db, &["run", &d.join("every.toml").display().to_string()]);
     assert!(out.status.success(), "{out:?}");
-    let out = tabula(&db, &["branch", "every", "--at", "3", "--set", "iterations=6"]);
+    let out = tabula(
+        &db,
+        &["branch", "every", "--at", "3", "--set", "iterations=6"],
+    );
     assert!(out.status.success(), "{out:?}");
     let (_server, port) = serve(&db);
     for (run, iterations, sources) in [

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use super::checkpoint::{DeltaBase, keeps_full, prepare_checkpoint};
 use super::play::IterationGames;
-use super::writer::IterationCommit;
 use super::records::NotMeasured;
+use super::writer::IterationCommit;
 use super::{
     Commit, CommitSink, GameYield, IterationRecord, IterationSummary, Observer, RunConfig,
     RunError, RunOutcome, StartPoint, Truth, settings_hash,

@@ -58,7 +58,11 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
     let model = restore_at::<G, L>(g, store, s, model_seed, &mut Chain::Whole(&records), done)?;
     let previous_snapshot = records.last().map(|r| r.snapshot);
     // The last measured iteration's (the evaluation interval may skip the last ones).
-    let previous_metrics = match records.iter().rev().find(|r| !NotMeasured::is(&r.evaluation)) {
+    let previous_metrics = match records
+        .iter()
+        .rev()
+        .find(|r| !NotMeasured::is(&r.evaluation))
+    {
         Some(r) => Some(L::metric_values(
             &store.get::<L::Evaluation>(&r.evaluation)?,
         )),
