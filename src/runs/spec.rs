@@ -121,7 +121,7 @@ impl EvalSettings {
     /// iterations: every `every`-th iteration and the last planned one (iteration 0, the
     /// untrained model, is measured apart from this, by the baseline).
     pub(crate) fn measures(&self, i: u32, planned: u32) -> bool {
-        i == planned || i % self.every.max(1) == 0
+        i == planned || i.is_multiple_of(self.every.max(1))
     }
 }
 
