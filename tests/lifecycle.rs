@@ -1268,6 +1268,74 @@ fn network_reference_metrics_on_connect_four() {
     assert!(head(&db, "1") != plain);
 }
 
+/// `[eval] every` through the binary (docs/metrics.md, "The evaluation interval"). Connect
+/// Four's reference metrics (`runs/network-c4-tiny.toml`, 5 iterations, `every = 2`) are
+/// measured after iterations 0, 2, 4 and 5 only, with the same head at 1 and 2 threads; the
+/// AUC is the running sum over the measured iterations; `verify` of iterations 4..5 (started
+/// after unmeasured iteration 3, so the AUC continues from iteration 2's stored values) and of
+/// the whole run matches every hash; `export` has the measured iterations' rows only. An EWN
+/// run with `every = 2` killed -9 at random instants and resumed ends at its uninterrupted
+/// head, and verifies.
+#[test]
+fn an_evaluation_interval_measures_every_kth_iteration_and_the_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let c4 = concat!(env!("CARGO_MANIFEST_DIR"), "/runs/network-c4-tiny.toml");
+    let text = std::fs::read_to_string(c4)
+        .unwrap()
+        .replace("iterations = 3", "iterations = 5")
+        .replace("[eval]\n", "[eval]\nevery = 2\n");
+    assert!(text.contains("iterations = 5") && text.contains("every = 2"));
+    let spec = write_spec(dir.path(), "c4-every", &text);
+    same_head_at_1_and_2_threads(dir.path(), &spec, "every-");
+    let db = dir.path().join("every-2.db");
+    let rows = sql(
+        &db,
+        "SELECT iteration AS i, name, value FROM metrics \
+         WHERE name IN ('wr_solver_1x', 'auc_solver_1x') ORDER BY iteration, name",
+    );
+    let value = |i: u64, name: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["i"] == i && r["name"] == name)
+            .and_then(|r| r["value"].as_f64())
+    };
+    let mut sum = 0.0;
+    for i in 0..=5 {
+        let measured = [0, 2, 4, 5].contains(&i);
+        assert_eq!(
+            value(i, "wr_solver_1x").is_some(),
+            measured,
+            "iteration {i}"
+        );
+        if measured && i > 0 {
+            sum += value(i, "wr_solver_1x").unwrap();
+            assert_eq!(value(i, "auc_solver_1x"), Some(sum), "iteration {i}");
+        }
+    }
+    for range in ["4..5", "1..5"] {
+        let out = ok(&tabula(&db, &["verify", "1", "--iterations", range]));
+        assert!(out.contains("identical"), "{range}: {out}");
+    }
+    let tidy = json(&tabula(&db, &["export", "1", "--json"]));
+    let its: Vec<u64> = tidy
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["iteration"].as_u64().unwrap())
+        .collect();
+    assert_eq!(its, [0, 2, 4, 5]);
+
+    let ewn = tiny(dir.path(), "k", 3, 5);
+    let text = std::fs::read_to_string(&ewn)
+        .unwrap()
+        .replace("[eval]\n", "[eval]\nevery = 2\n");
+    std::fs::write(&ewn, text).unwrap();
+    kill_and_resume(dir.path(), &ewn, 5, Some(100), 3, 53, 0.0);
+    let out = ok(&tabula(&dir.path().join("killed.db"), &["verify", "1"]));
+    assert!(out.contains("identical"), "{out}");
+}
+
 /// Derived snapshots (docs/store.md): a delta checkpoint keeps only its snapshot record; its
 /// table is rebuilt by re-training from the stored games and is bit-exact. The same run with
 /// a full checkpoint every iteration (`checkpoint_every` changes no table, only which

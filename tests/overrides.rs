@@ -77,6 +77,9 @@ fn every_path_judges_a_key_as_the_refusal_table_does() {
         ("start.policy", "\"initial\"", [true; 5]),
         // A search key a settings record may leave out at its default.
         ("search.tie_break", "\"lowest\"", [true; 5]),
+        // The evaluation interval (left out of the record at 1): measuring changes no model,
+        // so a branch or a stage may measure at its own interval.
+        ("eval.every", "3", [true; 5]),
         // Where the two engines disagreed before: a whole table of settings was written over
         // at a branch point (and read back with defaults), refused by `run --set`; now no
         // setting anywhere. Likewise `stages`.
@@ -109,6 +112,35 @@ fn every_path_judges_a_key_as_the_refusal_table_does() {
                 }
             }
         }
+    }
+}
+
+/// `eval.every = 0` is refused, naming the key and what is allowed, by every path that
+/// validates the settings it makes (`branch --at I` validates the branch's settings when it
+/// creates the branch, runs/branch.rs).
+#[test]
+fn an_evaluation_interval_of_zero_is_refused_everywhere() {
+    let paths: [(&str, Path); 4] = [
+        ("run --set", by_run),
+        ("branch --at 0", by_fresh_branch),
+        ("stage", by_stage),
+        ("sweep axis", by_sweep),
+    ];
+    for (name, path) in paths {
+        let e = path("eval.every", "0").expect_err(name);
+        assert!(
+            e.contains("eval.every") && e.contains(">= 1"),
+            "{name}: {e}"
+        );
+    }
+    // A refusal's list of the keys allowed names it, though the record leaves it out at 1.
+    let base = RunConfig::from_toml(BASE, "t").unwrap().settings;
+    for place in Place::ALL {
+        let refusal = overrides::judge(place, &base, "eval.nope", &parse_value("1")).unwrap_err();
+        assert!(
+            refusal.allowed.contains("eval.every"),
+            "{place:?}: {refusal}"
+        );
     }
 }
 

@@ -216,6 +216,90 @@ fn records_chain_and_checkout_match_the_run() {
     assert_eq!(rows, [[Value::Integer(1), Value::Integer(0)]]);
 }
 
+/// `[eval] every = 3` (docs/metrics.md, "The evaluation interval"): a run of 7 iterations
+/// measures iterations 0, 3, 6 and 7 (the last) only; the others name the one
+/// `not-measured/v1` record and have no `evaluations` or `metrics` rows, so `metrics_wide`,
+/// `metrics_long` (the plots' source) and the tidy export hold the measured iterations only.
+/// The head is the same at 1 and 2 threads; training is untouched (the same snapshots and
+/// last metrics as with every iteration measured); `verify` re-executes the run, whole and
+/// from after an unmeasured iteration; the references resolve; `every = 1` written out keeps
+/// the settings and head of the spec without it.
+#[test]
+fn eval_every_measures_every_kth_iteration_and_the_last() {
+    let spec = |every: &str| {
+        tiny(5)
+            .replace("iterations = 3", "iterations = 7")
+            .replace("[eval]\n", &format!("[eval]\n{every}"))
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let mut store = Store::open(&path).unwrap();
+    let one = run_spec(&mut store, &spec("every = 3\n"), 1);
+    let two = run_spec(&mut store, &spec("every = 3\n"), 2);
+    assert_eq!(one.head, two.head, "1 and 2 threads");
+    let all = run_spec(&mut store, &spec(""), 2);
+    let ones = run_spec(&mut store, &spec("every = 1\n"), 1);
+    assert_eq!((all.run_hash, all.head), (ones.run_hash, ones.head));
+    assert_ne!(
+        all.head, one.head,
+        "the records say which iterations were measured"
+    );
+    assert_eq!(
+        one.last.as_ref().unwrap().metrics,
+        all.last.as_ref().unwrap().metrics,
+        "the same model, measured at the last iteration"
+    );
+
+    let ro = Store::open_read_only(&path).unwrap();
+    let q = |sql: &str| ro.query(sql).unwrap().rows;
+    let ints = |sql: &str| -> Vec<i64> {
+        q(sql)
+            .iter()
+            .map(|r| match r[0] {
+                Value::Integer(i) => i,
+                _ => panic!("{sql}: {r:?}"),
+            })
+            .collect()
+    };
+    let id = one.run_id;
+    let measured = [0, 3, 6, 7];
+    for view in ["evaluations", "metrics", "metrics_wide", "metrics_long"] {
+        let sql = format!("SELECT DISTINCT iteration FROM {view} WHERE run_id = {id} ORDER BY 1");
+        assert_eq!(ints(&sql), measured, "{view}");
+    }
+    let skipped = ints(&format!(
+        "SELECT i.iteration FROM iterations i JOIN objects o ON o.hash = i.evaluation \
+         WHERE i.run_id = {id} AND o.kind = 'not-measured/v1' ORDER BY 1"
+    ));
+    assert_eq!(skipped, [1, 2, 4, 5]);
+    assert_eq!(
+        ints("SELECT count(*) FROM objects WHERE kind = 'not-measured/v1'"),
+        [1]
+    );
+    // Training does not depend on the interval: the same checkpoints every iteration.
+    let snapshots = |run: i64| {
+        q(&format!(
+            "SELECT snapshot FROM iterations WHERE run_id = {run} ORDER BY iteration"
+        ))
+    };
+    assert_eq!(snapshots(id), snapshots(all.run_id));
+    assert_eq!(snapshots(id).len(), 7);
+    let target = tabula::experiments::tidy::Target::Run(id.to_string());
+    let sql = tabula::experiments::tidy::tidy_sql(&ro, &target).unwrap();
+    let rows = q(&sql);
+    let its: Vec<&Value> = rows.iter().map(|r| &r[1]).collect();
+    assert_eq!(its, measured.map(Value::Integer).iter().collect::<Vec<_>>());
+
+    let refs = tabula::runs::check_references(&store).unwrap();
+    assert!(refs.dangling.is_empty(), "{:?}", refs.dangling);
+    assert!(tabula::runs::check_run_rows(&store).unwrap().is_empty());
+    for range in [None, Some((5, 7)), Some((2, 4))] {
+        let v = tabula::runs::verify(&mut store, &id.to_string(), range, &mut Quiet).unwrap();
+        assert_eq!(v.differs, None, "{range:?}");
+        assert!(v.records > 0);
+    }
+}
+
 #[test]
 fn quick_run_learns() {
     let text =

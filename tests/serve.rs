@@ -361,3 +361,42 @@ fn a_port_in_use_and_a_public_bind_are_said() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no store at"));
     assert!(!missing.exists());
 }
+
+/// `[eval] every = 2` (docs/metrics.md, "The evaluation interval"): the run page's metrics
+/// list the measured iterations only (0, 2, 4 and the last, 5), each with its values, none
+/// carried over or filled in; a branch at an unmeasured iteration lists its parent's measured
+/// ones up to there, then its own.
+#[test]
+fn the_metrics_api_lists_the_measured_iterations_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("every.toml"),
+        "name = \"every\"\nvariant = \"ewn:3x3x2\"\nseed = 1\niterations = 5\n\
+         games_per_iteration = 6\ncheckpoint_every = 1\n[search]\nsimulations = 4\n\
+         [eval]\ngames = 20\nevery = 2\n",
+    )
+    .unwrap();
+    let db = d.join("t.db");
+    let out = tabula(&db, &["run", &d.join("every.toml").display().to_string()]);
+    assert!(out.status.success(), "{out:?}");
+    let out = tabula(
+        &db,
+        &["branch", "every", "--at", "3", "--set", "iterations=6"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let (_server, port) = serve(&db);
+    for (run, iterations, sources) in [
+        ("1", vec![0, 2, 4, 5], vec![1, 1, 1, 1]),
+        ("2", vec![0, 2, 4, 6], vec![1, 1, 2, 2]),
+    ] {
+        let (status, body) = request(port, "GET", &format!("/api/runs/{run}/metrics"));
+        assert_eq!(status, 200, "{body}");
+        let j: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(j["iterations"], serde_json::json!(iterations), "{body}");
+        assert_eq!(j["source_run"], serde_json::json!(sources), "{body}");
+        let wr = j["values"]["wr_p"].as_array().unwrap();
+        assert_eq!(wr.len(), iterations.len());
+        assert!(wr.iter().all(|v| v.is_number()), "{body}");
+    }
+}

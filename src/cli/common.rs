@@ -247,6 +247,10 @@ fn fmt_opt(x: Option<f64>, digits: usize) -> String {
 /// where the learner declares them, then any metric not among the learner's `progress`
 /// metrics as `name value` (the detail columns of tabular AlphaZero are in `show`).
 fn metrics_line(m: &MetricValues, progress: &[MetricDef]) -> String {
+    if m.is_empty() {
+        // The evaluation interval (`[eval] every`) skipped this iteration.
+        return "not measured".to_string();
+    }
     let get = |name: &str| m.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v);
     let count = |name: &str| get(name).map_or_else(|| "-".to_string(), |v| format!("{v}"));
     let wr = get("wr_p").map_or_else(

@@ -538,7 +538,8 @@ pub(crate) fn evaluation_search(run: &SearchConfig) -> SearchConfig {
 
 /// The scores against MCTS-Solver at every multiplier of `settings` after iteration
 /// `iteration`; `make_eval` makes the learner's leaf evaluator (one per worker), `previous`
-/// holds iteration i-1's metric values (for the AUC; `None` at iteration 1).
+/// holds the last measured iteration's metric values (for the AUC, a sum over the measured
+/// iterations: iteration i-1's unless `[eval] every` skips some; `None` at iteration 1).
 pub(crate) fn solver_scores<G: Game, E: Evaluator<G>>(
     g: &G,
     settings: &ReferenceSettings,

@@ -4,6 +4,8 @@
 //!
 //! A branch's rows include the iterations it shares with its parent (their metrics are the
 //! parent's rows; `source_run` says whose) and iteration 0, the untrained model of its root.
+//! An iteration the evaluation interval skipped (`[eval] every`, docs/metrics.md) has no row:
+//! the table holds the measured iterations only.
 
 use super::ExperimentError;
 use super::sweep::find;
@@ -70,6 +72,7 @@ pub fn tidy_sql(store: &Store, target: &Target) -> Result<String, ExperimentErro
     Ok(format!(
         "WITH t(run_id, iteration, source_run) AS (
              SELECT run_id, iteration, source_run FROM run_iterations
+                 WHERE evaluation <> X'{skipped}'
              UNION ALL
              SELECT r.id, 0, coalesce((SELECT l.ancestor FROM run_lineage l
                  WHERE l.run_id = r.id ORDER BY l.depth DESC LIMIT 1), r.id)
@@ -80,7 +83,8 @@ pub fn tidy_sql(store: &Store, target: &Target) -> Result<String, ExperimentErro
          LEFT JOIN metrics_wide m ON m.run_id = t.source_run AND m.iteration = t.iteration
          WHERE t.run_id IN ({runs})
          ORDER BY t.run_id, t.iteration",
-        select.join(", ")
+        select.join(", "),
+        skipped = crate::runs::records::NotMeasured::hash().to_hex(),
     ))
 }
 

@@ -191,9 +191,12 @@ pub struct EvalContext<'a, G: Game> {
     /// Distinct decision positions in the run's self-play games so far (the driver counts
     /// them; it is the same for every learner).
     pub seen: u64,
-    /// The metric values of iteration `iteration - 1` when `iteration >= 2` (`None` at
-    /// iterations 0 and 1): for metrics that accumulate over training (an area under a
-    /// curve). From the store on resume, branch and verify, so it is the same either way.
+    /// The metric values of the last *measured* iteration before `iteration`, of iterations
+    /// 1.. (`None` at iterations 0 and 1, and while none was measured): iteration
+    /// `iteration - 1`'s when every iteration is measured; with `[eval] every = K` the last
+    /// one the interval measured (docs/metrics.md, "The evaluation interval"). For metrics
+    /// that accumulate over training (an area under a curve, summed over the measured
+    /// iterations). From the store on resume, branch and verify, so it is the same either way.
     pub previous: Option<&'a MetricValues>,
 }
 

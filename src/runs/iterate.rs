@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use super::checkpoint::{DeltaBase, keeps_full, prepare_checkpoint};
 use super::play::IterationGames;
+use super::records::NotMeasured;
 use super::writer::IterationCommit;
 use super::{
     Commit, CommitSink, GameYield, IterationRecord, IterationSummary, Observer, RunConfig,
@@ -69,11 +70,24 @@ struct Trained {
     seconds: f64,
 }
 
-/// An evaluation of the model: its metric values and its record, encoded.
+/// An evaluation of the model: its metric values and its record, encoded. `metrics` is
+/// `None` for an iteration the evaluation interval skips (`[eval] every`): its record is
+/// [`NotMeasured`] and it has no `evaluations` row.
 struct Evaluated {
-    metrics: MetricValues,
+    metrics: Option<MetricValues>,
     encoded: Encoded,
     seconds: f64,
+}
+
+impl Evaluated {
+    /// The evaluation of an iteration that is not measured.
+    fn skipped() -> Evaluated {
+        Evaluated {
+            metrics: None,
+            encoded: NotMeasured::encoded(),
+            seconds: 0.0,
+        }
+    }
 }
 
 impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
@@ -107,8 +121,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
             let samples = self.take_in(&mut start, i, std::mem::take(&mut games.derived));
             games.seconds = t_self.elapsed().as_secs_f64() - (out.wait - wait_before);
             let trained = self.train_and_checkpoint(&mut start, i, samples)?;
-            let previous = start.previous_metrics.as_ref().filter(|_| i >= 2);
-            let evaluated = self.evaluate(&start.model, i, start.seen.len() as u64, previous)?;
+            let evaluated = self.evaluate_at(&start, i)?;
             let done = (games, trained, evaluated);
             let summary = self.commit(&mut start, i, settings, done, &mut out)?;
             observer.iteration_done(&summary);
@@ -143,10 +156,23 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         observer: &mut dyn Observer,
     ) -> Result<MetricValues, RunError> {
         let e = self.evaluate(model, 0, 0, None)?;
-        let row = evaluation_row(self.run_id, 0, e.encoded.hash, &e.metrics);
+        let metrics = e.metrics.unwrap_or_default();
+        let row = evaluation_row(self.run_id, 0, e.encoded.hash, &metrics);
         out.send(Commit::Baseline(Box::new((e.encoded, row))))?;
-        observer.baseline(&e.metrics);
-        Ok(e.metrics)
+        observer.baseline(&metrics);
+        Ok(metrics)
+    }
+
+    /// Iteration `i`'s evaluation of the trained model, or [`Evaluated::skipped`] when the
+    /// evaluation interval skips `i` ([`crate::runs::EvalSettings::measures`]: every K-th
+    /// iteration and the run's last planned one are measured). The metrics an accumulating
+    /// metric continues from are the last *measured* iteration's (from iteration 1 on).
+    fn evaluate_at(&self, start: &StartPoint<G, L>, i: u32) -> Result<Evaluated, RunError> {
+        if !self.cfg.settings.eval.measures(i, self.cfg.iterations) {
+            return Ok(Evaluated::skipped());
+        }
+        let previous = start.previous_metrics.as_ref().filter(|_| i >= 2);
+        self.evaluate(&start.model, i, start.seen.len() as u64, previous)
     }
 
     /// The start policy and the coverage set take in iteration `i`'s games, in game order;
@@ -244,7 +270,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         let metrics = L::metric_values(&evaluation);
         let encoded = Encoded::of(&evaluation)?;
         Ok(Evaluated {
-            metrics,
+            metrics: Some(metrics),
             encoded,
             seconds: t.elapsed().as_secs_f64(),
         })
@@ -289,18 +315,22 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
             checkpoint,
             evaluation: evaluated.encoded,
             record,
-            evaluation_row: evaluation_row(self.run_id, i, evaluation, &evaluated.metrics),
+            evaluation_row: (evaluated.metrics.as_ref())
+                .map(|m| evaluation_row(self.run_id, i, evaluation, m)),
             row,
             status,
         })))?;
         start.done = i;
         start.previous = Some(head);
         start.previous_snapshot = Some(snapshot);
-        start.previous_metrics = Some(evaluated.metrics.clone());
+        // An unmeasured iteration leaves the last measured one's metrics in place.
+        if let Some(m) = &evaluated.metrics {
+            start.previous_metrics = Some(m.clone());
+        }
         Ok(IterationSummary {
             iteration: i,
             head,
-            metrics: evaluated.metrics,
+            metrics: evaluated.metrics.unwrap_or_default(),
             games: m,
             samples: report.samples,
             beta: report.beta,

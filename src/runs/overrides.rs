@@ -336,14 +336,18 @@ pub(crate) fn allowed_keys(place: Place, base: &Settings) -> Vec<String> {
 }
 
 /// The settings as JSON with every optional key present: the record's form plus the search
-/// keys a record leaves out at their defaults ([`crate::search::SearchConfig::optional_keys`]),
-/// so that overrides, branches and sweeps may name them.
+/// keys a record leaves out at their defaults ([`crate::search::SearchConfig::optional_keys`])
+/// and `eval.every` (left out at 1), so that overrides, branches and sweeps may name them.
 pub fn settings_json(settings: &Settings) -> serde_json::Value {
     let mut json = serde_json::to_value(settings).unwrap_or(serde_json::Value::Null);
     if let Some(search) = json.get_mut("search").and_then(|v| v.as_object_mut()) {
         for (k, v) in settings.search.optional_keys() {
             search.entry(k.to_string()).or_insert(v);
         }
+    }
+    if let Some(eval) = json.get_mut("eval").and_then(|v| v.as_object_mut()) {
+        eval.entry("every")
+            .or_insert(serde_json::Value::from(settings.eval.every));
     }
     json
 }

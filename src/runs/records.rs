@@ -11,6 +11,9 @@
 //!   parent), the iteration number, the settings in
 //!   force, its games in order, its snapshot and evaluation, and the previous iteration
 //!   record. The last one's hash is the run's head.
+//! - `not-measured/v1` ([`NotMeasured`]): the evaluation an iteration names when the
+//!   evaluation interval (`[eval] every`) skips it; one object, empty, for every such
+//!   iteration.
 //!
 //! Nothing machine-dependent (times, thread counts, paths, hosts, engine version) enters any
 //! of them; those are plain columns of the store's tables.
@@ -71,4 +74,51 @@ pub struct IterationRecord {
 
 impl Record for IterationRecord {
     const KIND: &'static str = "iteration/v1";
+}
+
+/// The evaluation of an iteration that was not measured (`[eval] every = K` skips it;
+/// docs/store.md, "Unmeasured iterations"). It has no fields, so its address is the same
+/// for every such iteration ([`NotMeasured::hash`]): one stored object, and no `evaluations`
+/// or `metrics` rows for the iteration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct NotMeasured {}
+
+impl Record for NotMeasured {
+    const KIND: &'static str = "not-measured/v1";
+}
+
+impl NotMeasured {
+    /// The record, encoded (no bytes: postcard writes nothing for a struct without fields).
+    pub(crate) fn encoded() -> crate::store::Encoded {
+        crate::store::Encoded {
+            kind: Self::KIND,
+            bytes: Vec::new(),
+            hash: Self::hash(),
+        }
+    }
+
+    /// Its address: what an unmeasured iteration's record names as its evaluation.
+    pub(crate) fn hash() -> ObjectHash {
+        ObjectHash::of(Self::KIND, &[])
+    }
+
+    /// Whether `evaluation` (an iteration record's) says the iteration was not measured.
+    pub(crate) fn is(evaluation: &ObjectHash) -> bool {
+        *evaluation == Self::hash()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hand-built encoding is postcard's, so `fsck` and `get` accept the object.
+    #[test]
+    fn not_measured_is_postcards_empty_record() {
+        let e = crate::store::Encoded::of(&NotMeasured {}).unwrap();
+        assert!(e.bytes.is_empty());
+        assert_eq!(e.hash, NotMeasured::hash());
+        assert_eq!(NotMeasured::encoded().bytes, e.bytes);
+        assert!(NotMeasured::is(&e.hash));
+    }
 }

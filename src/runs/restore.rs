@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use rayon::prelude::*;
 
+use super::records::NotMeasured;
 use super::{
     Chain, GameYield, IterationRecord, RunConfig, RunError, Settings, chain, game_yield,
     load_settings, replay_tree,
@@ -28,7 +29,8 @@ pub(crate) struct StartPoint<G: Abilities, L: Learner<G>> {
     pub start: Box<dyn StartPolicy<G>>,
     pub previous: Option<ObjectHash>,
     pub(crate) previous_snapshot: Option<ObjectHash>,
-    /// The metric values of iteration `done` (`None` when `done` is 0).
+    /// The metric values of the last measured iteration up to `done` (`None` when none of
+    /// 1..=`done` was measured; docs/metrics.md, "The evaluation interval").
     pub(crate) previous_metrics: Option<MetricValues>,
 }
 
@@ -55,12 +57,7 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
     }
     let model = restore_at::<G, L>(g, store, s, model_seed, &mut Chain::Whole(&records), done)?;
     let previous_snapshot = records.last().map(|r| r.snapshot);
-    let previous_metrics = match records.last() {
-        Some(r) => Some(L::metric_values(
-            &store.get::<L::Evaluation>(&r.evaluation)?,
-        )),
-        None => None,
-    };
+    let previous_metrics = last_measured::<G, L>(store, &records)?;
     let mut window = VecDeque::new();
     let mut seen: FastSet<G::Key> = FastSet::default();
     let mut start = s.start.policy(g);
@@ -131,6 +128,25 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
         previous_snapshot,
         previous_metrics,
     })
+}
+
+/// The metric values of the last measured iteration of the chain `records` (oldest first):
+/// the evaluation interval (`[eval] every`) may have skipped the last ones; `None` when none
+/// was measured.
+fn last_measured<G: Abilities, L: Learner<G>>(
+    store: &Store,
+    records: &[IterationRecord],
+) -> Result<Option<MetricValues>, RunError> {
+    match records
+        .iter()
+        .rev()
+        .find(|r| !NotMeasured::is(&r.evaluation))
+    {
+        Some(r) => Ok(Some(L::metric_values(
+            &store.get::<L::Evaluation>(&r.evaluation)?,
+        ))),
+        None => Ok(None),
+    }
 }
 
 /// The model after iteration `done` of the chain `records` (oldest first, at least `done`

@@ -146,6 +146,8 @@ impl SettingsV1 {
                 games: self.eval.games,
                 wr_p: self.eval.wr_p,
                 errors: self.eval.errors,
+                // Added with the evaluation interval: every iteration measured.
+                every: 1,
             },
             learner: LearnerSettings::default(),
             start: StartSettings::default(),
@@ -343,6 +345,27 @@ mod tests {
             net(&decode_v2(&old.to_string()).unwrap()),
             crate::nn::Arith::Separate
         );
+    }
+
+    /// The evaluation interval: at 1 (the default) no record mentions it, so existing
+    /// settings keep their bytes and hashes (v1 stays v1); another value is written as v2 and
+    /// read back; a v2 record without it (every one before it existed) means 1.
+    #[test]
+    fn an_evaluation_interval_of_one_changes_no_record() {
+        let (s, l) = (settings(), legacy_settings());
+        assert_eq!(s.eval.every, 1);
+        assert!(!serde_json::to_string(&s).unwrap().contains("\"every\""));
+        assert_eq!(settings_record(&l).unwrap().kind, "settings/v1");
+        let mut k = l.clone();
+        k.eval.every = 3;
+        let json = serde_json::to_string(&k).unwrap();
+        assert!(json.contains("\"every\":3"), "{json}");
+        assert_eq!(settings_record(&k).unwrap().kind, "settings/v2");
+        assert_ne!(settings_hash(&k).unwrap(), settings_hash(&l).unwrap());
+        assert_eq!(decode_v2(&json).unwrap(), k);
+        let mut old: serde_json::Value = serde_json::to_value(&k).unwrap();
+        old["eval"].as_object_mut().unwrap().remove("every");
+        assert_eq!(decode_v2(&old.to_string()).unwrap().eval.every, 1);
     }
 
     /// A budget is written as v2 (v1 has no place for it) and decodes with no M; settings

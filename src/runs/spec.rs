@@ -92,6 +92,17 @@ pub struct EvalSettings {
     pub wr_p: bool,
     /// Measure ERR_p and MAE_v on S_test and on the updated positions.
     pub errors: bool,
+    /// K: the model is measured (every metric, every reference match) after every K-th
+    /// iteration and after the run's last planned one; the others store a `not-measured/v1`
+    /// evaluation (docs/metrics.md, "The evaluation interval"). Training, gating included,
+    /// runs every iteration. Left out of the record at 1 (every iteration, the behaviour of
+    /// runs stored before the key existed), so their settings hashes stay.
+    #[serde(skip_serializing_if = "is_one")]
+    pub every: u32,
+}
+
+fn is_one(k: &u32) -> bool {
+    *k == 1
 }
 
 impl Default for EvalSettings {
@@ -100,7 +111,17 @@ impl Default for EvalSettings {
             games: 10_000,
             wr_p: true,
             errors: true,
+            every: 1,
         }
+    }
+}
+
+impl EvalSettings {
+    /// Whether the model is measured after iteration `i` of a run planned to `planned`
+    /// iterations: every `every`-th iteration and the last planned one (iteration 0, the
+    /// untrained model, is measured apart from this, by the baseline).
+    pub(crate) fn measures(&self, i: u32, planned: u32) -> bool {
+        i == planned || i.is_multiple_of(self.every.max(1))
     }
 }
 
@@ -524,6 +545,14 @@ impl RunConfig {
         crate::with_game!(&self.game, |g| s.start.validate_game(g))?;
         crate::with_game!(&self.game, |g| validate_learner(g, s))?;
         crate::with_game!(&self.game, |g| validate_mover(g, s))?;
+        if s.eval.every == 0 {
+            return Err(range(
+                "eval.every",
+                0,
+                "an integer >= 1 (measure after every K-th iteration and the last; default 1, \
+                 every iteration)",
+            ));
+        }
         if s.eval.wr_p && s.eval.games == 0 {
             return Err(range(
                 "eval.games",
@@ -837,6 +866,9 @@ iterations = 4
             ("[search]\nsims = 3\n", "sims"),
             ("[eval]\ngames = 0\n", "eval.games"),
             ("[eval]\ngames = 4294967295\n", "eval.games"),
+            ("[eval]\nevery = 0\n", "eval.every"),
+            // serde's error: the line, the key on it, and "expected u32".
+            ("[eval]\nevery = -1\n", "every = -1"),
             ("games_per_iteration = 4294967295\n", "games_per_iteration"),
             ("[search]\nsimulations = 4294967295\n", "search.simulations"),
             ("[eval]\nfoo = true\n", "foo"),

@@ -44,7 +44,8 @@ pub(crate) struct IterationCommit {
     pub checkpoint: Vec<Prepared>,
     pub evaluation: Encoded,
     pub record: IterationRecord,
-    pub(crate) evaluation_row: EvaluationRow,
+    /// `None`: the iteration was not measured (`[eval] every`), no `evaluations` row.
+    pub(crate) evaluation_row: Option<EvaluationRow>,
     pub row: IterationRow,
     pub status: RunStatus,
 }
@@ -121,7 +122,9 @@ pub(super) fn write_commits(
                             &job.record.games,
                             &ledger,
                         )?;
-                        w.add_evaluation(&job.evaluation_row)?;
+                        if let Some(row) = &job.evaluation_row {
+                            w.add_evaluation(row)?;
+                        }
                         w.set_run_progress(run_id, job.record.iteration, Some(&head), job.status)?;
                         // The commit itself is cheap (WAL, synchronous=NORMAL: no fsync per
                         // commit) and counts toward the next iteration.

@@ -288,9 +288,10 @@ pub(super) fn run(store: &Store, row: &RunRow) -> Result<Json, Reply> {
     }))
 }
 
-/// `/api/runs/ID/metrics?from=I`: every declared metric per iteration (iteration 0: the
-/// untrained model of the run's root), a branch's inherited iterations included with the run
-/// that holds them (`source_run`). At most [`MAX_ITERATIONS`] iterations from `from` on;
+/// `/api/runs/ID/metrics?from=I`: every declared metric per measured iteration (iteration
+/// 0: the untrained model of the run's root; an iteration `[eval] every` skipped is left out,
+/// never filled in), a branch's inherited iterations included with the run that holds them
+/// (`source_run`). At most [`MAX_ITERATIONS`] iterations from `from` on;
 /// `next_from` says where the next reply starts when there are more.
 pub(super) fn metrics(store: &Store, row: &RunRow, req: &Request) -> Result<Json, Reply> {
     req.only(&["from"])?;
@@ -306,12 +307,14 @@ pub(super) fn metrics(store: &Store, row: &RunRow, req: &Request) -> Result<Json
         &format!(
             "WITH t(iteration, source_run) AS (
                 SELECT iteration, source_run FROM run_iterations WHERE run_id = {id}
+                    AND evaluation <> X'{skipped}'
                 UNION ALL
                 SELECT 0, coalesce((SELECT l.ancestor FROM run_lineage l
                     WHERE l.run_id = {id} ORDER BY l.depth DESC LIMIT 1), {id}))
              SELECT iteration, source_run FROM t WHERE iteration >= {from}
              ORDER BY iteration LIMIT {}",
-            MAX_ITERATIONS + 1
+            MAX_ITERATIONS + 1,
+            skipped = crate::runs::records::NotMeasured::hash().to_hex(),
         ),
     )?;
     let mut iterations: Vec<i64> = Vec::new();
