@@ -1599,6 +1599,9 @@ fn staged_runs_are_deterministic_resume_branch_and_verify() {
     assert!(out.contains("stage 2 `mcts`: iterations 3..=4"), "{out}");
     assert_eq!(head(&one, "1"), h, "1 thread");
     ok(&tabula(&one, &["verify", "1"]));
+    // The stages' settings records, which the iteration records name, are stored.
+    let fsck = ok(&tabula(&one, &["fsck"]));
+    assert!(fsck.contains("ok: every run reference resolves"), "{fsck}");
     let shown = ok(&tabula(&one, &["show", "1"]));
     let stage = shown
         .lines()

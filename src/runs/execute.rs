@@ -297,7 +297,13 @@ pub(crate) fn execute<G: Abilities, L: Learner<G>>(
         }
     }
     let defs: Vec<(&str, &str)> = L::METRICS.iter().map(|d| (d.name, d.description)).collect();
-    store.write(|w| w.declare_metrics(&defs))?;
+    // The settings in force (a stage's own, which the run record does not hold): its
+    // iteration records name them, so they are stored (an object already there is kept).
+    let in_force = settings_record(&cfg.settings)?;
+    store.write(|w| {
+        w.declare_metrics(&defs)?;
+        w.put_encoded(&in_force).map(|_| ())
+    })?;
     let restart_seconds = work.since.elapsed().as_secs_f64();
     observer.resumed(work.done, reuse.len() as u32, restart_seconds);
     let (tx, rx) = std::sync::mpsc::sync_channel::<Commit>(WRITE_QUEUE);
