@@ -193,7 +193,9 @@ for W in 1 2 3; do
     done
     SPREAD=$("$TABULA" --db "$ROUT/run.db" sql --csv "$Q" | tail -1)
     ENDED=$(grep -c '"stopped":"finished"' "$WORK/run-$W.out" || true)
-    echo "head with a trainer and $W Slurm workers: $SPREAD ($ENDED workers ended with the run)"
+    PLAYED=$(grep -o '"games":[0-9]*' "$WORK/run-$W.out" | awk -F: '{s += $2} END {print s + 0}')
+    echo "head with a trainer and $W Slurm workers: $SPREAD ($ENDED workers ended with the run; they played ${PLAYED:-0} of 360 games)"
+    [ "${PLAYED:-0}" -gt 0 ] || { echo "FAIL: the workers played no game" >&2; exit 1; }
     [ -n "$ONE" ] && [ "$SPREAD" = "$ONE" ] || {
         echo "FAIL: the heads differ" >&2; cat "$WORK/run-$W.out" >&2; exit 1; }
     [ "$ENDED" = "$W" ] || {

@@ -176,7 +176,7 @@ pub(crate) fn run_locked(
     if let Some(x) = &work.exchange {
         // Its workers stop; best effort: a worker that does not hear it stops when idle.
         let _ = x.set_current(&Current::Finished);
-        x.remove_tasks_but(None);
+        x.remove_tasks();
     }
     out
 }

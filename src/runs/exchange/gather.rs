@@ -27,11 +27,12 @@ pub(crate) type PlaySlice<'p> =
     &'p (dyn Fn(&Task, u32) -> Result<Vec<GameRecord>, RunError> + Sync);
 
 impl<'x> Gather<'x> {
-    /// Publishes `task` (the folders of earlier tasks removed) and starts gathering it.
+    /// Publishes `task` and starts gathering it. The folders of tasks before the previous
+    /// iteration's are removed then: a worker still finishing the previous task (it has not
+    /// yet seen `current` change) keeps its folder.
     pub(crate) fn begin(x: &'x Exchange, task: Task) -> Result<Gather<'x>, RunError> {
-        let (_, id, _) = task.encode()?;
-        x.remove_tasks_but(Some(&id));
         let (id, hash) = task.publish(x)?;
+        x.remove_tasks_before(task.iteration.saturating_sub(1), &id);
         Ok(Gather {
             x,
             id,

@@ -141,14 +141,30 @@ impl Exchange {
         self.set_current(&Current::Finished)
     }
 
-    /// Removes every task folder but `keep`'s (the trainer, when it moves on).
-    pub(crate) fn remove_tasks_but(&self, keep: Option<&str>) {
+    /// Removes every task folder (the trainer, at the end of its run).
+    pub(crate) fn remove_tasks(&self) {
+        self.remove_where(|_| true);
+    }
+
+    /// Removes the folders of tasks of iterations before `iteration`, and of any other task
+    /// of an iteration from `iteration` on but `keep` (an older publication of the run, or
+    /// another run's).
+    pub(crate) fn remove_tasks_before(&self, iteration: u32, keep: &str) {
+        let current = keep.split('-').next().and_then(|i| i.parse::<u32>().ok());
+        self.remove_where(|name| {
+            let i = name.split('-').next().and_then(|i| i.parse::<u32>().ok());
+            name != keep && (i < Some(iteration) || i == current)
+        });
+    }
+
+    /// Removes the task folders whose names `doomed` picks (best effort: a folder another
+    /// process is writing into is removed later).
+    fn remove_where(&self, doomed: impl Fn(&str) -> bool) {
         let Ok(entries) = fs::read_dir(self.dir.join("tasks")) else {
             return;
         };
         for e in entries.flatten() {
-            if Some(e.file_name().to_string_lossy().as_ref()) != keep {
-                // Best effort: a folder another process still reads is removed later.
+            if doomed(&e.file_name().to_string_lossy()) {
                 let _ = fs::remove_dir_all(e.path());
             }
         }

@@ -153,13 +153,21 @@ fn serve_with<G: Abilities, L: Learner<G>>(
     while x.current() == Current::Task(id.to_string()) {
         let mut played = false;
         for k in 0..task.slices() {
+            // A task that is no longer current is left at once (the trainer moved on).
+            if x.current() != Current::Task(id.to_string()) {
+                break;
+            }
             let Some(claim) = x.try_claim(id, k, &mut watch) else {
                 continue;
             };
             let t = Instant::now();
             let records = claim.held(|| play_slice(g, task, settings, &model, k))?;
             let n = records.len() as u64;
-            put_slice(x, id, &s.hash, k, records)?;
+            match put_slice(x, id, &s.hash, k, records) {
+                // The task's folder removed under it: the trainer moved on, nothing is lost.
+                Err(_) if x.current() != Current::Task(id.to_string()) => return Ok(()),
+                r => r?,
+            };
             drop(claim);
             let seconds = t.elapsed().as_secs_f64();
             (summary.slices, summary.games) = (summary.slices + 1, summary.games + n);
