@@ -17,19 +17,18 @@ TABLE = ["self_play_seconds", "training_seconds", "evaluation_seconds", "store_s
 
 
 def blocks(path):
-    """Per iteration (progress line order), the phase seconds summed by name."""
-    out, cur, trained = [], {}, False
-    for raw in open(path, errors="replace").read().replace("\r", "\n").split("\n"):
-        line = raw.strip()
-        if line.startswith("phase "):
-            _, name, secs = line.split()
-            if name == "train":
-                trained = True
-            if trained:
-                cur[name] = cur.get(name, 0.0) + float(secs)
-        elif line.startswith("it ") and "/" in line.split()[1]:
-            out.append(cur)
-            cur, trained = {}, False
+    """Per iteration, the phase seconds summed by name: an iteration's lines begin at its
+    `train` line (every learner times one each iteration); the untrained model's evaluation,
+    before the first, is left out."""
+    out = []
+    for line in open(path, errors="replace"):
+        parts = line.split()
+        if len(parts) != 3 or parts[0] != "phase":
+            continue
+        if parts[1] == "train":
+            out.append({})
+        if out:
+            out[-1][parts[1]] = out[-1].get(parts[1], 0.0) + float(parts[2])
     return out
 
 
@@ -54,18 +53,28 @@ def main():
         k, v = a.split("=")
         skips[k] = int(v)
     for spec, skip in skips.items():
-        if not os.path.exists(f"{out}/{spec}-2.csv"):
+        threads = sorted(
+            int(f[len(spec) + 1 : -4])
+            for f in os.listdir(out)
+            if f.startswith(spec + "-") and f.endswith(".csv")
+        )
+        if len(threads) < 2:
             continue
-        t1, h1, l1 = measure(out, spec, 1, skip)
-        t2, h2, l2 = measure(out, spec, 2, skip)
-        same = "same heads" if h1 == h2 else "HEADS DIFFER"
-        print(f"\n{spec} (iterations from {skip + 1}; {same}; {l1[0]} / {l1[1]}; {l2[0]} / {l2[1]})")
-        print(f"| phase | 1 thread (s) | 2 threads (s) | speed-up |")
-        print("|---|---:|---:|---:|")
-        for k in t1:
-            a, b = t1[k], t2.get(k, 0.0)
-            ratio = f"{a / b:.2f}x" if b > 0 else "-"
-            print(f"| {k} | {a:.2f} | {b:.2f} | {ratio} |")
+        runs = {t: measure(out, spec, t, skip) for t in threads}
+        base = runs[threads[0]]
+        same = all(r[1] == base[1] for r in runs.values())
+        print(f"\n{spec} (iterations from {skip + 1}; {'same heads' if same else 'HEADS DIFFER'})")
+        for t in threads:
+            print(f"  {t} threads: {'; '.join(l for l in runs[t][2] if l)}")
+        head = " | ".join(f"{t} thr (s) | x" for t in threads[1:])
+        print(f"| phase | {threads[0]} thr (s) | {head} |")
+        print("|---|---:|" + "---:|---:|" * (len(threads) - 1))
+        for k, a in base[0].items():
+            cells = []
+            for t in threads[1:]:
+                b = runs[t][0].get(k, 0.0)
+                cells.append(f"{b:.2f} | " + (f"{a / b:.2f}x" if b > 0 else "-"))
+            print(f"| {k} | {a:.2f} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -343,9 +343,13 @@ impl<G: Abilities> Learner<G> for Network<G> {
         // The model that plays (M* under gating) is the one measured.
         let net = self.playing();
         let reference = self.settings.reference.clone().unwrap_or_default();
-        let mut ev = net.eval();
         let c4 = timed("c4_sets", || {
-            c4_scores(g, &reference, |s, legal| ev.greedy_value(s, legal))
+            c4_scores(
+                g,
+                &reference,
+                || net.eval(),
+                |ev, s, legal| ev.greedy_value(s, legal),
+            )
         });
         let Some(truth) = e.truth else {
             // An unsolved variant: the reference metrics.

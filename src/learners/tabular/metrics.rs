@@ -85,11 +85,19 @@ pub fn measure<G: Game>(
 
 /// ERR_p and MAE_v of `table` over S_test and over every trained position, into `m`.
 fn errors<G: Game>(g: &G, table: &Table<G::Key>, truth: &Truth<G>, m: &mut Metrics) {
-    let mut scratch = Vec::new();
-    let mut priors = Vec::new();
+    // Per test position in S_test order (in parallel), then summed in that order.
+    let tests: Vec<(f64, f64)> = truth
+        .tests()
+        .par_iter()
+        .map_init(
+            || (Vec::new(), Vec::new()),
+            |(scratch, priors), (key, solved)| {
+                row_errors(solved, table.lookup(key, scratch), priors)
+            },
+        )
+        .collect();
     let (mut err, mut mae) = (0.0, 0.0);
-    for (key, solved) in truth.tests() {
-        let (e, a) = row_errors(solved, table.lookup(key, &mut scratch), &mut priors);
+    for (e, a) in tests {
         err += e;
         mae += a;
     }
