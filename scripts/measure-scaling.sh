@@ -4,7 +4,7 @@
 # the phases inside training and evaluation print their wall time (src/eval/phases.rs). The
 # stores go to OUT; the heads of the two thread counts must match. Then
 # scripts/scaling_summary.py OUT prints the table.
-#   - ewn: runs/ewn-3x3x3.toml, 10 iterations (1,000 games at 800 simulations, WR_p over
+#   - ewn: runs/ewn-3x3x3.toml, EWN_ITER (10) iterations (1,000 games at 800 simulations, WR_p over
 #     10,000 games, ERR_p);
 #   - c4: the Gumbel grid's Connect Four arm (runs/gumbel/c4-gumbel.toml: c4-az.toml with
 #     Gumbel at 16 simulations, 300 games, the six test sets and the search player's moves),
@@ -30,7 +30,7 @@ sed -e "s/^games_per_iteration = 1000/games_per_iteration = ${C7_S1:-200}/" \
     runs/checkers-7x7/pipeline.toml > "$out/c7-short.toml"
 args() {
   case $1 in
-    ewn) echo "runs/ewn-3x3x3.toml --set iterations=10" ;;
+    ewn) echo "runs/ewn-3x3x3.toml --set iterations=${EWN_ITER:-10}" ;;
     c4) echo "runs/c4-az.toml --set iterations=2 --set games_per_iteration=300
       --set learner.network.replay_games=1200 --set learner.network.reference.solver_games=0
       --set learner.network.reference.c4_sets=[\"L3_R1\",\"L2_R1\",\"L2_R2\",\"L1_R1\",\"L1_R2\",\"L1_R3\"]

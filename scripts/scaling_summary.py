@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Per-phase 1 -> 2 thread speed-ups of scripts/measure-scaling.sh's runs (docs/scaling.md).
 
-usage: scripts/scaling_summary.py OUT [SPEC=SKIP ...]   (SKIP: leading iterations left out,
-e.g. c7=1 leaves out the checkers pipeline's stage 1; default ewn=0 c4=0 c7=1)
+usage: scripts/scaling_summary.py OUT[,OUT...] [SPEC=SKIP ...]   (SKIP: leading iterations left
+out, e.g. c7=1 leaves out the checkers pipeline's stage 1; default ewn=0 c4=0 c7=1). With
+several OUT folders (repeats of the same runs), each phase's time is its least over them: the
+repeat least disturbed by other work on the machine.
 
 Phases from the `iterations` table (self-play, training, evaluation, store: seconds summed
 over the iterations measured) and from the `phase NAME SECONDS` lines the run printed with
@@ -46,8 +48,17 @@ def measure(out, spec, threads, skip):
     return total, [r["hash"] for r in rows], load
 
 
+def least(runs):
+    """Per phase the least time over repeats; the heads and loads of all."""
+    total = {}
+    for r in runs:
+        for k, v in r[0].items():
+            total[k] = min(total.get(k, v), v)
+    return total, [tuple(r[1]) for r in runs], [l for r in runs for l in r[2]]
+
+
 def main():
-    out = sys.argv[1]
+    outs = sys.argv[1].split(",")
     skips = {"ewn": 0, "c4": 0, "c7": 1}
     for a in sys.argv[2:]:
         k, v = a.split("=")
@@ -55,17 +66,18 @@ def main():
     for spec, skip in skips.items():
         threads = sorted(
             int(f[len(spec) + 1 : -4])
-            for f in os.listdir(out)
+            for f in os.listdir(outs[0])
             if f.startswith(spec + "-") and f.endswith(".csv")
         )
         if len(threads) < 2:
             continue
-        runs = {t: measure(out, spec, t, skip) for t in threads}
+        runs = {t: least([measure(o, spec, t, skip) for o in outs]) for t in threads}
         base = runs[threads[0]]
-        same = all(r[1] == base[1] for r in runs.values())
+        same = len({h for r in runs.values() for h in r[1]}) == 1
         print(f"\n{spec} (iterations from {skip + 1}; {'same heads' if same else 'HEADS DIFFER'})")
         for t in threads:
-            print(f"  {t} threads: {'; '.join(l for l in runs[t][2] if l)}")
+            loads = [l.split(": ", 1)[1] for l in runs[t][2] if ": " in l]
+            print(f"  {t} threads: {', '.join(loads)}")
         head = " | ".join(f"{t} thr (s) | x" for t in threads[1:])
         print(f"| phase | {threads[0]} thr (s) | {head} |")
         print("|---|---:|" + "---:|---:|" * (len(threads) - 1))
