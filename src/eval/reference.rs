@@ -785,10 +785,13 @@ mod tests {
         };
         // A model whose values differ from position to position, so the order of the sum
         // shows in the bits.
-        let model = |_: &mut (), st: &<crate::games::ConnectFour as Game>::State, legal: &[Action]| {
-            let h = format!("{st:?}").bytes().fold(7u64, |h, b| h.wrapping_mul(31) ^ u64::from(b));
-            (legal[h as usize % legal.len()], (h % 1000) as f64 / 999.0)
-        };
+        let model =
+            |_: &mut (), st: &<crate::games::ConnectFour as Game>::State, legal: &[Action]| {
+                let h = format!("{st:?}")
+                    .bytes()
+                    .fold(7u64, |h, b| h.wrapping_mul(31) ^ u64::from(b));
+                (legal[h as usize % legal.len()], (h % 1000) as f64 / 999.0)
+            };
         let run = |threads: usize| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
@@ -808,7 +811,11 @@ mod tests {
         for threads in [2, 3] {
             let other = run(threads);
             for (a, b) in one.iter().zip(&other) {
-                assert_eq!(a.value_error.to_bits(), b.value_error.to_bits(), "{threads}");
+                assert_eq!(
+                    a.value_error.to_bits(),
+                    b.value_error.to_bits(),
+                    "{threads}"
+                );
                 assert_eq!(a.best_moves, b.best_moves, "{threads}");
             }
         }
