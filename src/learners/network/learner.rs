@@ -11,7 +11,8 @@ use super::{
 use crate::error::SettingError;
 use crate::eval::phases::timed;
 use crate::eval::reference::{
-    ReferenceEval, c4_scores, c4_search_scores, greedy_scores, solver_scores,
+    GreedyScore, ReferenceEval, ReferenceSettings, c4_scores, c4_search_scores, greedy_scores,
+    solver_scores,
 };
 use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
 use crate::game::{Action, GameResult};
@@ -374,16 +375,7 @@ impl<G: Abilities> Learner<G> for Network<G> {
                     || net.eval(),
                 )
             });
-            let greedy = timed("greedy", || {
-                greedy_scores(
-                    g,
-                    &reference,
-                    ctx.search,
-                    ctx.model_seed,
-                    e.iteration,
-                    || net.eval(),
-                )
-            });
+            let greedy = self.greedy_eval(g, ctx, e.iteration, &reference);
             if !solver.is_empty() || c4.is_some() || !c4_search.is_empty() || greedy.is_some() {
                 out.reference = Some(ReferenceEval {
                     solver,
@@ -418,16 +410,7 @@ impl<G: Abilities> Learner<G> for Network<G> {
         // On a solved variant too, the games against the greedy player when asked for (Liu et
         // al.'s measure beside the exact ones); the other reference metrics stand in for an
         // exact truth, so they are not played here. Off (0 games) nothing changes.
-        let greedy = timed("greedy", || {
-            greedy_scores(
-                g,
-                &reference,
-                ctx.search,
-                ctx.model_seed,
-                e.iteration,
-                || net.eval(),
-            )
-        });
+        let greedy = self.greedy_eval(g, ctx, e.iteration, &reference);
         if greedy.is_some() {
             out.reference = Some(ReferenceEval {
                 greedy,
@@ -463,6 +446,23 @@ impl<G: Abilities> Learner<G> for Network<G> {
 }
 
 impl<G: Abilities> Network<G> {
+    /// The games against the greedy player (none at `greedy_games` 0) of the model that plays
+    /// (M* under gating), timed as the phase `greedy`.
+    fn greedy_eval(
+        &self,
+        g: &G,
+        ctx: LearnerContext<'_>,
+        iteration: u32,
+        reference: &ReferenceSettings,
+    ) -> Option<GreedyScore> {
+        let net = self.playing();
+        timed("greedy", || {
+            greedy_scores(g, reference, ctx.search, ctx.model_seed, iteration, || {
+                net.eval()
+            })
+        })
+    }
+
     /// The checkpoint of iteration `iteration` (see the module docs of the network learner).
     fn encode_checkpoint(&self, iteration: u32) -> Result<Checkpoint, LearnerError> {
         let params = Encoded::of(&ParamsRecord {
