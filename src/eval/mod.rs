@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+pub mod phases;
 pub mod reference;
 pub mod truth;
 

@@ -436,17 +436,18 @@ impl ReferenceEval {
 }
 
 /// The test-set errors of a model on the game's reference sets (Connect Four 7x6's; `None`
-/// on a game without them): `model(state, legal)` returns the greedy move and the value on
-/// [0, 1].
-pub(crate) fn c4_scores<G: Abilities>(
+/// on a game without them): `model(scratch, state, legal)` returns the greedy move and the
+/// value on [0, 1] (`scratch`: per-thread, made by `init`). Positions are scored in parallel,
+/// their terms summed in file order, so the values are the same bits on any number of threads.
+pub(crate) fn c4_scores<G: Abilities, S>(
     g: &G,
     settings: &ReferenceSettings,
-    mut model: impl FnMut(&G::State, &[Action]) -> (Action, f64),
+    init: impl Fn() -> S + Sync + Send,
+    model: impl Fn(&mut S, &G::State, &[Action]) -> (Action, f64) + Sync + Send,
 ) -> Option<Vec<C4SetScore>> {
     if settings.c4_sets.is_empty() {
         return None;
     }
-    let mut legal = Vec::new();
     let mut out = Vec::new();
     for (name, positions) in settings.c4_sets() {
         // Validated names and a fixed file: an error here is a broken build, so the set is
@@ -454,12 +455,21 @@ pub(crate) fn c4_scores<G: Abilities>(
         let Ok(tests) = g.reference_set(name, positions)? else {
             continue;
         };
+        let terms: Vec<(f64, bool)> = tests
+            .par_iter()
+            .map_init(
+                || (init(), Vec::new()),
+                |(scratch, legal), t| {
+                    g.legal_actions(&t.state, legal);
+                    let (a, v) = model(scratch, &t.state, legal);
+                    ((v - t.value).abs(), t.best.contains(&a))
+                },
+            )
+            .collect();
         let (mut err, mut best) = (0.0, 0u32);
-        for t in tests.iter() {
-            g.legal_actions(&t.state, &mut legal);
-            let (a, v) = model(&t.state, &legal);
-            err += (v - t.value).abs();
-            best += u32::from(t.best.contains(&a));
+        for (e, b) in terms {
+            err += e;
+            best += u32::from(b);
         }
         let n = tests.len() as u32;
         out.push(C4SetScore {
@@ -756,12 +766,60 @@ mod tests {
             ..ReferenceSettings::default()
         };
         assert!(s.validate().is_ok());
-        let scores = c4_scores(&g, &s, |_, legal| (legal[0], 0.5)).unwrap();
+        let scores = c4_scores(&g, &s, || (), |_, _, legal| (legal[0], 0.5)).unwrap();
         let got: Vec<(&str, u32)> = scores
             .iter()
             .map(|c| (c.set.as_str(), c.positions))
             .collect();
         assert_eq!(got, [("L3_R1", 12), ("L2_R1", 7)]);
+    }
+
+    /// The test sets scored in parallel give the same bits at any thread count as one after
+    /// another in file order (each position's terms summed in that order).
+    #[test]
+    fn c4_scores_do_not_depend_on_threads() {
+        let g = crate::games::ConnectFour::new(7, 6).unwrap();
+        let s = ReferenceSettings {
+            c4_sets: vec!["L3_R1".into(), "L2_R1".into()],
+            c4_positions: 200,
+            ..ReferenceSettings::default()
+        };
+        // A model whose values differ from position to position, so the order of the sum
+        // shows in the bits.
+        let model =
+            |_: &mut (), st: &<crate::games::ConnectFour as Game>::State, legal: &[Action]| {
+                let h = format!("{st:?}")
+                    .bytes()
+                    .fold(7u64, |h, b| h.wrapping_mul(31) ^ u64::from(b));
+                (legal[h as usize % legal.len()], (h % 1000) as f64 / 999.0)
+            };
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| c4_scores(&g, &s, || (), model).unwrap())
+        };
+        let one = run(1);
+        // By hand: the terms in file order.
+        let tests = g.reference_set("L3_R1", 200).unwrap().unwrap();
+        let (mut err, mut legal) = (0.0, Vec::new());
+        for t in tests.iter() {
+            g.legal_actions(&t.state, &mut legal);
+            err += (model(&mut (), &t.state, &legal).1 - t.value).abs();
+        }
+        assert_eq!(one[0].value_error.to_bits(), (err / 200.0).to_bits());
+        for threads in [2, 3] {
+            let other = run(threads);
+            for (a, b) in one.iter().zip(&other) {
+                assert_eq!(
+                    a.value_error.to_bits(),
+                    b.value_error.to_bits(),
+                    "{threads}"
+                );
+                assert_eq!(a.best_moves, b.best_moves, "{threads}");
+            }
+        }
     }
 
     /// The search player's benchmark: off by default (and then out of the settings record);

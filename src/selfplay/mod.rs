@@ -63,6 +63,10 @@ pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
     lanes: usize,
     until: Option<Instant>,
 ) -> Result<Vec<Option<Played<G::State>>>, SearchError> {
+    // At most one chunk per thread's share of the games, so that every thread plays (an
+    // episode of 30 games in chunks of 32 lanes would play on one thread): the records do not
+    // depend on the chunking, so neither do they on the thread count.
+    let lanes = lanes.min(games.len().div_ceil(rayon::current_num_threads()));
     if lanes > 1 {
         let chunks: Vec<Vec<Option<Played<G::State>>>> = games
             .par_chunks(lanes)

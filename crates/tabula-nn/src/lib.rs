@@ -27,6 +27,7 @@ mod reference;
 pub mod throughput;
 
 use rand_distr::{Distribution, Normal};
+use rayon::prelude::*;
 
 use encode::Planes;
 use engine::Mode;
@@ -451,10 +452,10 @@ fn grad_with(
     while gs.len() < chunks {
         gs.push(Vec::new());
     }
-    for g in &mut gs[..chunks] {
+    gs[..chunks].par_iter_mut().for_each(|g| {
         g.clear();
         g.resize(l.params(), 0.0);
-    }
+    });
     l.run_backward(w, s, n, dlogits, dvalues, &mut gs[..chunks]);
     losses
 }
@@ -500,17 +501,28 @@ fn apply_gradient(
     t.grad.clear();
     t.grad.resize(l.params(), 0.0);
     let (mut lp, mut lv) = (0.0, 0.0);
-    for (g, (a, b)) in t.gs.iter().zip(parts) {
-        for (x, &y) in t.grad.iter_mut().zip(g) {
-            *x += y;
-        }
+    for (a, b) in parts {
         lp += a;
         lv += b;
     }
+    // Each element the sum of its chunk terms in chunk order, then scaled: ranges of
+    // parameters in parallel, each element's chain the same on any number of threads.
     let scale = 1.0 / n.max(1) as f32;
-    for x in &mut t.grad {
-        *x *= scale;
-    }
+    let gs = &t.gs[..parts.len()];
+    t.grad
+        .par_chunks_mut(optim::SPLIT)
+        .enumerate()
+        .for_each(|(k, out)| {
+            let r = k * optim::SPLIT..k * optim::SPLIT + out.len();
+            for g in gs {
+                for (x, &y) in out.iter_mut().zip(&g[r.clone()]) {
+                    *x += y;
+                }
+            }
+            for x in out {
+                *x *= scale;
+            }
+        });
     opt.step(cfg, lr, params, &t.grad, &l.frozen());
     for (at, v) in t.s.running() {
         params[at] = v;

@@ -1,6 +1,7 @@
 //! Optimisers: SGD with momentum, optional Nesterov momentum and L2 weight decay (the 2023
 //! study's network: momentum 0.9, Nesterov, weight decay 1e-4), and Adam (Kingma and Ba,
-//! 2015). Element-wise updates: no reduction, so no order to fix.
+//! 2015). Element-wise updates: no reduction, so no order to fix; long ranges are updated in
+//! parallel pieces.
 
 use serde::{Deserialize, Serialize};
 
@@ -86,7 +87,7 @@ impl OptimState {
             } else {
                 &mut self.v[r.clone()]
             };
-            update(
+            update_split(
                 cfg,
                 lr,
                 (self.pow1, self.pow2),
@@ -98,6 +99,38 @@ impl OptimState {
             from = at + len;
         }
     }
+}
+
+/// Elements one task updates: a longer range is halved, the halves updated on two threads
+/// (docs/scaling.md). Each element's update is the same whatever the split.
+pub(crate) const SPLIT: usize = 1 << 14;
+
+/// [`update`] of a range, split in halves over the threads down to [`SPLIT`] elements.
+fn update_split(
+    cfg: &OptimConfig,
+    lr: f64,
+    pows: (f64, f64),
+    w: &mut [f32],
+    g: &[f32],
+    m: &mut [f32],
+    v: &mut [f32],
+) {
+    if w.len() <= SPLIT {
+        update(cfg, lr, pows, w, g, m, v);
+        return;
+    }
+    let h = w.len() / 2;
+    let (w0, w1) = w.split_at_mut(h);
+    let (g0, g1) = g.split_at(h);
+    let (m0, m1) = m.split_at_mut(h);
+    let (v0, v1) = match v.is_empty() {
+        true => (<&mut [f32]>::default(), <&mut [f32]>::default()),
+        false => v.split_at_mut(h),
+    };
+    rayon::join(
+        || update_split(cfg, lr, pows, w0, g0, m0, v0),
+        || update_split(cfg, lr, pows, w1, g1, m1, v1),
+    );
 }
 
 /// The element-wise update of a range: `m` and `v` its optimiser state (`v` empty for SGD),

@@ -444,6 +444,23 @@ fn training_is_bit_identical_on_any_thread_count() {
     }
 }
 
+/// A net of more parameters than two of the optimiser's pieces (the gradient's sum over
+/// chunks and the update then run in parallel ranges) trains to the same bits on one thread
+/// and on several.
+#[test]
+fn long_parameter_vectors_train_the_same_on_any_thread_count() {
+    let arch = Arch::Mlp {
+        hidden: vec![512, 64],
+    };
+    let l = Layout::new(&arch, planes(2, 3, 4), 5);
+    assert!(l.params() > 2 * crate::optim::SPLIT, "{}", l.params());
+    for cfg in [SGD, ADAM] {
+        let one = train_bits(1, cfg, &arch);
+        assert_eq!(one, train_bits(2, cfg, &arch));
+        assert_eq!(one, train_bits(3, cfg, &arch));
+    }
+}
+
 /// A training step moves batch normalisation's running statistics by the momentum towards
 /// the batch's (PyTorch's rule: the variance's unbiased estimate), and the optimiser leaves
 /// them otherwise alone.

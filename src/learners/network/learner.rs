@@ -9,8 +9,10 @@ use super::{
     OptimizerRecord, ParamsRecord, SELF_PLAY_LANES, settings_of,
 };
 use crate::error::SettingError;
+use crate::eval::phases::timed;
 use crate::eval::reference::{
-    ReferenceEval, c4_scores, c4_search_scores, greedy_scores, solver_scores,
+    GreedyScore, ReferenceEval, ReferenceSettings, c4_scores, c4_search_scores, greedy_scores,
+    solver_scores,
 };
 use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
 use crate::game::{Action, GameResult};
@@ -273,8 +275,10 @@ impl<G: Abilities> Learner<G> for Network<G> {
         let buffer: Vec<&Example> = window[start..].iter().map(|s| &s.example).collect();
         self.buffer = buffer.len() as u64;
         if let Some(epochs) = self.settings.train_epochs {
-            let report = self.train_epochs(ctx, iteration, lr, epochs, &buffer);
-            self.gate(ctx, iteration);
+            let report = timed("train", || {
+                self.train_epochs(ctx, iteration, lr, epochs, &buffer)
+            });
+            timed("gate", || self.gate(ctx, iteration));
             return report;
         }
         let steps = if buffer.is_empty() {
@@ -286,25 +290,27 @@ impl<G: Abilities> Learner<G> for Network<G> {
         let b = self.settings.batch_size as usize;
         let mut batch = vec![0usize; b];
         let mut trainer = Trainer::new(&self.layout);
-        for _ in 0..steps {
-            for x in batch.iter_mut() {
-                *x = uniform_index(&mut rng, buffer.len());
+        timed("train", || {
+            for _ in 0..steps {
+                for x in batch.iter_mut() {
+                    *x = uniform_index(&mut rng, buffer.len());
+                }
+                self.losses = train_step(
+                    &self.layout,
+                    &mut self.params,
+                    &mut self.opt,
+                    &self.optim,
+                    lr,
+                    &buffer,
+                    &batch,
+                    &mut trainer,
+                );
             }
-            self.losses = train_step(
-                &self.layout,
-                &mut self.params,
-                &mut self.opt,
-                &self.optim,
-                lr,
-                &buffer,
-                &batch,
-                &mut trainer,
-            );
-        }
-        if steps > 0 {
-            self.weights = self.layout.weights(&self.params);
-        }
-        self.gate(ctx, iteration);
+            if steps > 0 {
+                self.weights = self.layout.weights(&self.params);
+            }
+        });
+        timed("gate", || self.gate(ctx, iteration));
         TrainReport {
             samples: u64::from(steps) * b as u64,
             units: self.buffer,
@@ -319,6 +325,146 @@ impl<G: Abilities> Learner<G> for Network<G> {
         iteration: u32,
         _: Option<ObjectHash>,
     ) -> Result<Checkpoint, LearnerError> {
+        timed("checkpoint", || self.encode_checkpoint(iteration))
+    }
+
+    fn evaluate(&self, g: &G, ctx: LearnerContext<'_>, e: EvalContext<'_, G>) -> NetworkEvaluation {
+        let mut out = NetworkEvaluation {
+            iteration: e.iteration,
+            wr_p: None,
+            err_p: None,
+            mae_v: None,
+            seen: e.seen,
+            loss_policy: self.losses.policy,
+            loss_value: self.losses.value,
+            buffer: self.buffer,
+            reference: None,
+            gate: self.gate,
+        };
+        // The model that plays (M* under gating) is the one measured.
+        let net = self.playing();
+        let reference = self.settings.reference.clone().unwrap_or_default();
+        let c4 = timed("c4_sets", || {
+            c4_scores(
+                g,
+                &reference,
+                || net.eval(),
+                |ev, s, legal| ev.greedy_value(s, legal),
+            )
+        });
+        let Some(truth) = e.truth else {
+            // An unsolved variant: the reference metrics.
+            let solver = timed("solver", || {
+                solver_scores(
+                    g,
+                    &reference,
+                    ctx.search,
+                    ctx.model_seed,
+                    e.iteration,
+                    e.previous,
+                    || net.eval(),
+                )
+            });
+            let c4_search = timed("c4_search", || {
+                c4_search_scores(
+                    g,
+                    &reference,
+                    ctx.search,
+                    ctx.model_seed,
+                    e.iteration,
+                    || net.eval(),
+                )
+            });
+            let greedy = self.greedy_eval(g, ctx, e.iteration, &reference);
+            if !solver.is_empty() || c4.is_some() || !c4_search.is_empty() || greedy.is_some() {
+                out.reference = Some(ReferenceEval {
+                    solver,
+                    c4: c4.unwrap_or_default(),
+                    c4_search,
+                    greedy,
+                });
+            }
+            return out;
+        };
+        if e.plan.wr_p_games > 0 {
+            out.wr_p = Some(timed("wr_p", || {
+                win_rate_of(
+                    g,
+                    truth,
+                    ctx.model_seed,
+                    e.iteration,
+                    e.plan.wr_p_games,
+                    || net.eval(),
+                    |ev, s, legal| ev.greedy(s, legal),
+                )
+            }));
+        }
+        if e.plan.errors {
+            let mut ev = net.eval();
+            let (err, mae) = timed("errors", || {
+                truth.test_errors(g, |s, legal, priors| ev.priors_value(s, legal, priors))
+            });
+            out.err_p = Some(err);
+            out.mae_v = Some(mae);
+        }
+        // On a solved variant too, the games against the greedy player when asked for (Liu et
+        // al.'s measure beside the exact ones); the other reference metrics stand in for an
+        // exact truth, so they are not played here. Off (0 games) nothing changes.
+        let greedy = self.greedy_eval(g, ctx, e.iteration, &reference);
+        if greedy.is_some() {
+            out.reference = Some(ReferenceEval {
+                greedy,
+                ..ReferenceEval::default()
+            });
+        }
+        out
+    }
+
+    fn metric_values(e: &NetworkEvaluation) -> MetricValues {
+        let w = e.wr_p.as_ref();
+        let values = WinRate::values(w)
+            .into_iter()
+            .chain([
+                e.err_p,
+                e.mae_v,
+                Some(e.seen as f64),
+                Some(e.loss_policy),
+                Some(e.loss_value),
+                Some(e.buffer as f64),
+            ])
+            .chain(ReferenceEval::values(e.reference.as_ref()))
+            .chain([
+                e.gate.map(|g| g.score),
+                e.gate.map(|g| f64::from(u8::from(g.promoted))),
+            ]);
+        NETWORK_METRICS
+            .iter()
+            .zip(values)
+            .map(|(d, v)| (d.name, v))
+            .collect()
+    }
+}
+
+impl<G: Abilities> Network<G> {
+    /// The games against the greedy player (none at `greedy_games` 0) of the model that plays
+    /// (M* under gating), timed as the phase `greedy`.
+    fn greedy_eval(
+        &self,
+        g: &G,
+        ctx: LearnerContext<'_>,
+        iteration: u32,
+        reference: &ReferenceSettings,
+    ) -> Option<GreedyScore> {
+        let net = self.playing();
+        timed("greedy", || {
+            greedy_scores(g, reference, ctx.search, ctx.model_seed, iteration, || {
+                net.eval()
+            })
+        })
+    }
+
+    /// The checkpoint of iteration `iteration` (see the module docs of the network learner).
+    fn encode_checkpoint(&self, iteration: u32) -> Result<Checkpoint, LearnerError> {
         let params = Encoded::of(&ParamsRecord {
             values: self.params.clone(),
         })?;
@@ -355,122 +501,5 @@ impl<G: Abilities> Learner<G> for Network<G> {
             full: true,
             bytes,
         })
-    }
-
-    fn evaluate(&self, g: &G, ctx: LearnerContext<'_>, e: EvalContext<'_, G>) -> NetworkEvaluation {
-        let mut out = NetworkEvaluation {
-            iteration: e.iteration,
-            wr_p: None,
-            err_p: None,
-            mae_v: None,
-            seen: e.seen,
-            loss_policy: self.losses.policy,
-            loss_value: self.losses.value,
-            buffer: self.buffer,
-            reference: None,
-            gate: self.gate,
-        };
-        // The model that plays (M* under gating) is the one measured.
-        let net = self.playing();
-        let reference = self.settings.reference.clone().unwrap_or_default();
-        let mut ev = net.eval();
-        let c4 = c4_scores(g, &reference, |s, legal| ev.greedy_value(s, legal));
-        let Some(truth) = e.truth else {
-            // An unsolved variant: the reference metrics.
-            let solver = solver_scores(
-                g,
-                &reference,
-                ctx.search,
-                ctx.model_seed,
-                e.iteration,
-                e.previous,
-                || net.eval(),
-            );
-            let c4_search = c4_search_scores(
-                g,
-                &reference,
-                ctx.search,
-                ctx.model_seed,
-                e.iteration,
-                || net.eval(),
-            );
-            let greedy = greedy_scores(
-                g,
-                &reference,
-                ctx.search,
-                ctx.model_seed,
-                e.iteration,
-                || net.eval(),
-            );
-            if !solver.is_empty() || c4.is_some() || !c4_search.is_empty() || greedy.is_some() {
-                out.reference = Some(ReferenceEval {
-                    solver,
-                    c4: c4.unwrap_or_default(),
-                    c4_search,
-                    greedy,
-                });
-            }
-            return out;
-        };
-        if e.plan.wr_p_games > 0 {
-            out.wr_p = Some(win_rate_of(
-                g,
-                truth,
-                ctx.model_seed,
-                e.iteration,
-                e.plan.wr_p_games,
-                || net.eval(),
-                |ev, s, legal| ev.greedy(s, legal),
-            ));
-        }
-        if e.plan.errors {
-            let mut ev = net.eval();
-            let (err, mae) =
-                truth.test_errors(g, |s, legal, priors| ev.priors_value(s, legal, priors));
-            out.err_p = Some(err);
-            out.mae_v = Some(mae);
-        }
-        // On a solved variant too, the games against the greedy player when asked for (Liu et
-        // al.'s measure beside the exact ones); the other reference metrics stand in for an
-        // exact truth, so they are not played here. Off (0 games) nothing changes.
-        let greedy = greedy_scores(
-            g,
-            &reference,
-            ctx.search,
-            ctx.model_seed,
-            e.iteration,
-            || net.eval(),
-        );
-        if greedy.is_some() {
-            out.reference = Some(ReferenceEval {
-                greedy,
-                ..ReferenceEval::default()
-            });
-        }
-        out
-    }
-
-    fn metric_values(e: &NetworkEvaluation) -> MetricValues {
-        let w = e.wr_p.as_ref();
-        let values = WinRate::values(w)
-            .into_iter()
-            .chain([
-                e.err_p,
-                e.mae_v,
-                Some(e.seen as f64),
-                Some(e.loss_policy),
-                Some(e.loss_value),
-                Some(e.buffer as f64),
-            ])
-            .chain(ReferenceEval::values(e.reference.as_ref()))
-            .chain([
-                e.gate.map(|g| g.score),
-                e.gate.map(|g| f64::from(u8::from(g.promoted))),
-            ]);
-        NETWORK_METRICS
-            .iter()
-            .zip(values)
-            .map(|(d, v)| (d.name, v))
-            .collect()
     }
 }

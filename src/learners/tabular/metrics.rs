@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::table::{Table, TableEval, greedy_action, legal_priors, sigmoid};
+use crate::eval::phases::timed;
 use crate::eval::{MetricsPlan, Solved, Truth, WinRate, win_rate_of};
 use crate::game::Game;
 
@@ -72,50 +73,65 @@ pub fn measure<G: Game>(
         return m;
     };
     if plan.wr_p_games > 0 {
-        m.wr_p = Some(win_rate(g, table, truth, iteration, plan.wr_p_games));
+        m.wr_p = Some(timed("wr_p", || {
+            win_rate(g, table, truth, iteration, plan.wr_p_games)
+        }));
     }
     if plan.errors {
-        let mut scratch = Vec::new();
-        let mut priors = Vec::new();
-        let (mut err, mut mae) = (0.0, 0.0);
-        for (key, solved) in truth.tests() {
-            let (e, a) = row_errors(solved, table.lookup(key, &mut scratch), &mut priors);
-            err += e;
-            mae += a;
-        }
-        let n = truth.tests().len().max(1) as f64;
-        m.err_p = Some(err / n);
-        m.mae_v = Some(mae / n);
-        // Every trained position, in key order; per-position terms first, summed in order.
-        let rows = table.sorted_rows();
-        let terms: Vec<Option<(f64, f64, f64)>> = rows
-            .par_iter()
-            .map_init(Vec::new, |priors, &i| {
-                let s = g.state_from_key(*table.key(i)).ok()?;
-                let solved = Solved::of(g, &truth.solution, &s)?;
-                let (e, a) = row_errors(&solved, table.row(i), priors);
-                Some((e, a, f64::from(table.updates(i))))
-            })
-            .collect();
-        let (mut n, mut e, mut a, mut w, mut we, mut wa) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-        for (te, ta, tw) in terms.into_iter().flatten() {
-            n += 1.0;
-            e += te;
-            a += ta;
-            w += tw;
-            we += tw * te;
-            wa += tw * ta;
-        }
-        if n > 0.0 {
-            m.err_p_updated = Some(e / n);
-            m.mae_v_updated = Some(a / n);
-        }
-        if w > 0.0 {
-            m.err_p_updated_weighted = Some(we / w);
-            m.mae_v_updated_weighted = Some(wa / w);
-        }
+        timed("errors", || errors(g, table, truth, &mut m));
     }
     m
+}
+
+/// ERR_p and MAE_v of `table` over S_test and over every trained position, into `m`.
+fn errors<G: Game>(g: &G, table: &Table<G::Key>, truth: &Truth<G>, m: &mut Metrics) {
+    // Per test position in S_test order (in parallel), then summed in that order.
+    let tests: Vec<(f64, f64)> = truth
+        .tests()
+        .par_iter()
+        .map_init(
+            || (Vec::new(), Vec::new()),
+            |(scratch, priors), (key, solved)| {
+                row_errors(solved, table.lookup(key, scratch), priors)
+            },
+        )
+        .collect();
+    let (mut err, mut mae) = (0.0, 0.0);
+    for (e, a) in tests {
+        err += e;
+        mae += a;
+    }
+    let n = truth.tests().len().max(1) as f64;
+    m.err_p = Some(err / n);
+    m.mae_v = Some(mae / n);
+    // Every trained position, in key order; per-position terms first, summed in order.
+    let rows = table.sorted_rows();
+    let terms: Vec<Option<(f64, f64, f64)>> = rows
+        .par_iter()
+        .map_init(Vec::new, |priors, &i| {
+            let s = g.state_from_key(*table.key(i)).ok()?;
+            let solved = Solved::of(g, &truth.solution, &s)?;
+            let (e, a) = row_errors(&solved, table.row(i), priors);
+            Some((e, a, f64::from(table.updates(i))))
+        })
+        .collect();
+    let (mut n, mut e, mut a, mut w, mut we, mut wa) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    for (te, ta, tw) in terms.into_iter().flatten() {
+        n += 1.0;
+        e += te;
+        a += ta;
+        w += tw;
+        we += tw * te;
+        wa += tw * ta;
+    }
+    if n > 0.0 {
+        m.err_p_updated = Some(e / n);
+        m.mae_v_updated = Some(a / n);
+    }
+    if w > 0.0 {
+        m.err_p_updated_weighted = Some(we / w);
+        m.mae_v_updated_weighted = Some(wa / w);
+    }
 }
 
 /// WR_p over `games` games in parallel (see the module docs).

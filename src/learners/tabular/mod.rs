@@ -15,6 +15,7 @@ use super::{
     ModelSummary, Reference, SettingsCheck, TrainReport,
 };
 use crate::error::SettingError;
+use crate::eval::phases::timed;
 use crate::eval::{MetricDef, MetricValues, WinRate};
 use crate::game::{Action, Game, PositionKey};
 use crate::game_record::{GameRecord, ReplayError};
@@ -316,7 +317,7 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         window: &[&Sample<G::Key>],
     ) -> TrainReport {
         let beta = ctx.beta(iteration);
-        let report = train(&mut self.table, window, beta);
+        let report = timed("train", || train(&mut self.table, window, beta));
         self.trained = report.rows;
         TrainReport {
             samples: report.samples,
@@ -333,11 +334,10 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         previous: Option<ObjectHash>,
     ) -> Result<Checkpoint, LearnerError> {
         let full = iteration.is_multiple_of(ctx.checkpoint_every);
-        if full {
-            self.encode(iteration, &self.table.sorted_rows(), true, None)
-        } else {
-            self.encode(iteration, &self.trained, false, previous)
-        }
+        timed("checkpoint", || match full {
+            true => self.encode(iteration, &self.table.sorted_rows(), true, None),
+            false => self.encode(iteration, &self.trained, false, previous),
+        })
     }
 
     fn evaluate(&self, g: &G, _: LearnerContext<'_>, e: EvalContext<'_, G>) -> EvaluationRecord {
