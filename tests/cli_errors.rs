@@ -728,6 +728,8 @@ const PRINTING: &[&[&str]] = &[
     &["note", "tiny", "--json"],
     &["export", "tiny"],
     &["export", "sw", "--sweep", "--json"],
+    // No trainer: it stops idle after a second, and reports what it played.
+    &["worker", "{dir}/exchange", "--idle-exit", "1"],
     &["serve", "--port", "0", "--check"],
     // Without --check it would serve for ever: an unwritable stdout ends it before serving.
     &["serve", "--port", "0"],

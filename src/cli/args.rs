@@ -114,8 +114,8 @@ pub(crate) enum Command {
     ///
     /// Plays the slices of games the trainer (`tabula run SPEC --exchange DIR`) publishes,
     /// until its run is over; a slice it was playing when killed is played again by another
-    /// process with the same bits. Example, on another node of a cluster sharing /scratch:
-    /// `tabula worker /scratch/ex --threads 32`. Under Slurm, `srun tabula run SPEC --exchange
+    /// process with the same bits. On another node of a cluster sharing a folder DIR with the
+    /// trainer: `tabula worker DIR --threads 32`. Under Slurm, `srun tabula run SPEC --exchange
     /// DIR` starts the trainer and the workers in one command (scripts/slurm/run.sbatch).
     Worker(WorkerArgs),
     /// List the runs in the store: id, name, variant, iterations done / planned, status, head.
