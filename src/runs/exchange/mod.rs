@@ -170,8 +170,9 @@ impl Exchange {
         }
     }
 
-    /// Writes `bytes` to `path` whole: under a temporary name of this process, synced, then
-    /// renamed into place.
+    /// Writes `bytes` to `path` whole: under a temporary name of this process, then renamed
+    /// into place. Not synced: a file a crash leaves short or empty does not decode, or is not
+    /// what its task asked for, and is played again (the reader checks every file).
     pub(crate) fn write_whole(&self, path: &Path, bytes: &[u8]) -> Result<(), RunError> {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
         let tmp = path.with_file_name(format!(
@@ -182,7 +183,7 @@ impl Exchange {
         let write = || -> std::io::Result<()> {
             let mut f = fs::File::create(&tmp)?;
             f.write_all(bytes)?;
-            f.sync_all()?;
+            drop(f);
             fs::rename(&tmp, path)
         };
         write().map_err(|e| {
