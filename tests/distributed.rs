@@ -45,9 +45,11 @@ fn run(db: &Path, spec: &[&str], extra: &[&str]) -> String {
 fn heads_are_the_one_process_heads_with_1_2_and_3_workers() {
     let dir = tempfile::tempdir().unwrap();
     let db = |name: &str| dir.path().join(format!("{name}.db"));
+    let every = [NETWORK, &["--set", "eval.every=2"]].concat();
     for (name, spec, counts) in [
         ("quick", QUICK, &[1, 2, 3][..]),
         ("network", NETWORK, &[2][..]),
+        ("every", &every[..], &[2][..]),
         ("staged", STAGED, &[3][..]),
     ] {
         let one = run(&db(&format!("{name}-0")), spec, &[]);
