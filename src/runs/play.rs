@@ -248,7 +248,8 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
             )));
         };
         let settings = settings_record(s)?;
-        let mut objects = object_bytes([settings.clone()]);
+        let settings_hash = settings.hash;
+        let mut objects = object_bytes([settings]);
         let model = match start.done {
             0 => None,
             done => {
@@ -278,7 +279,7 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
             seed,
             model_seed: self.model_seed,
             iteration: i,
-            settings: settings.hash,
+            settings: settings_hash,
             model,
             starts,
             slice: x.slice_for(m),

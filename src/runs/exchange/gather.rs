@@ -58,14 +58,16 @@ impl<'x> Gather<'x> {
         for k in ids.start / s..=(ids.end - 1) / s {
             self.ensure(k, play)?;
             let range = self.task.games_of(k);
-            let records = &self.taken[&k];
-            for (game, r) in range.clone().zip(records) {
-                if ids.contains(&game) {
-                    out.push(r.clone());
-                }
-            }
+            // A slice that ends within `ids` is handed on whole (moved); one that goes on
+            // past them stays for the next call, its games in `ids` copied.
             if range.end <= ids.end {
-                self.taken.remove(&k);
+                let records = self.taken.remove(&k).unwrap_or_default();
+                let kept = range.zip(records).filter(|(g, _)| ids.contains(g));
+                out.extend(kept.map(|(_, r)| r));
+            } else {
+                let records = &self.taken[&k];
+                let kept = range.zip(records).filter(|(g, _)| ids.contains(g));
+                out.extend(kept.map(|(_, r)| r.clone()));
             }
         }
         Ok(out)
@@ -78,15 +80,8 @@ impl<'x> Gather<'x> {
         while !self.taken.contains_key(&k) {
             if let Some(records) = self.read(k) {
                 self.taken.insert(k, records);
-            } else if !self.play_one(k, play)? {
-                let ahead = (k + 1..self.task.slices()).find(|j| !self.taken.contains_key(j));
-                let played_ahead = match ahead {
-                    Some(_) => self.play_ahead(k + 1, play)?,
-                    None => false,
-                };
-                if !played_ahead {
-                    self.x.pause();
-                }
+            } else if !self.play_one(k, play)? && !self.play_ahead(k + 1, play)? {
+                self.x.pause();
             }
         }
         Ok(())

@@ -38,6 +38,7 @@ mod worker;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use super::RunError;
@@ -88,7 +89,7 @@ impl Exchange {
         }
         let tasks = dir.join("tasks");
         fs::create_dir_all(&tasks).map_err(|e| io_err(&tasks, "create", e))?;
-        let host = hostname();
+        let host = crate::store::host_name();
         Ok(Exchange {
             dir: dir.to_path_buf(),
             lease,
@@ -242,22 +243,19 @@ impl Claim {
     }
 
     /// Beats every quarter lease while `f` runs on this thread; returns what `f` returns.
+    /// The beating thread sleeps between beats and stops as soon as `f` returns (its channel
+    /// is dropped).
     pub(crate) fn held<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
-        let stop = std::sync::atomic::AtomicBool::new(false);
         let every = self.x.lease / 4;
+        let (done, stopped) = std::sync::mpsc::channel::<()>();
         std::thread::scope(|s| {
-            s.spawn(|| {
-                let mut last = Instant::now();
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(5).min(every));
-                    if last.elapsed() >= every {
-                        self.beat();
-                        last = Instant::now();
-                    }
+            s.spawn(move || {
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                    self.beat();
                 }
             });
             let out = f();
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            drop(done);
             out
         })
     }
@@ -319,24 +317,6 @@ fn valid_id(id: &str) -> bool {
 
 fn io_err(path: &Path, what: &str, e: std::io::Error) -> RunError {
     RunError::Exchange(format!("cannot {what} {}: {e}", path.display()))
-}
-
-/// This machine's name (for claims and messages): `/etc/hostname` or `HOSTNAME`.
-fn hostname() -> String {
-    let name = fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| fs::read_to_string("/etc/hostname"))
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_default();
-    let name: String = name
-        .trim()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
-        .collect();
-    match name.is_empty() {
-        true => "host".to_string(),
-        false => name,
-    }
 }
 
 #[cfg(test)]
