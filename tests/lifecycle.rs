@@ -1197,6 +1197,15 @@ fn gumbel_runs_are_deterministic_and_resume() {
     }
 }
 
+/// The value of metric `name` at iteration `i` in rows of `SELECT iteration AS i, name, value`.
+fn metric_at(rows: &serde_json::Value, i: u64, name: &str) -> Option<f64> {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["i"] == i && r["name"] == name)
+        .and_then(|r| r["value"].as_f64())
+}
+
 /// The reference metrics of an unsolved variant (`runs/network-c4-tiny.toml`, Connect Four
 /// 7x6: games against MCTS-Solver, the exact test positions): the same head on 1 and 2
 /// threads; `verify` of the last iteration alone (its AUC continues from the stored metrics
@@ -1214,13 +1223,7 @@ fn network_reference_metrics_on_connect_four() {
          ('wr_solver_1x', 'auc_solver_1x', 'c4_best_move', 'c4_value_error') \
          ORDER BY iteration, name",
     );
-    let value = |i: u64, name: &str| {
-        rows.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["i"] == i && r["name"] == name)
-            .and_then(|r| r["value"].as_f64())
-    };
+    let value = |i: u64, name: &str| metric_at(&rows, i, name);
     let mut sum = 0.0;
     for i in 0..=3 {
         let w = value(i, "wr_solver_1x").expect("measured every iteration");
@@ -1293,13 +1296,7 @@ fn an_evaluation_interval_measures_every_kth_iteration_and_the_last() {
         "SELECT iteration AS i, name, value FROM metrics \
          WHERE name IN ('wr_solver_1x', 'auc_solver_1x') ORDER BY iteration, name",
     );
-    let value = |i: u64, name: &str| {
-        rows.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["i"] == i && r["name"] == name)
-            .and_then(|r| r["value"].as_f64())
-    };
+    let value = |i: u64, name: &str| metric_at(&rows, i, name);
     let mut sum = 0.0;
     for i in 0..=5 {
         let measured = [0, 2, 4, 5].contains(&i);
