@@ -41,7 +41,11 @@ fn network(c: &mut Criterion) {
             group.throughput(Throughput::Elements(n as u64));
             group.bench_function(format!("{label}/infer-batch-{n}"), |b| {
                 b.iter(|| {
-                    model.infer_batch(&batch[..n], &mut values, &mut logits);
+                    model.infer_batch(
+                        batch[..n].iter().map(|s| (s, &[][..])),
+                        &mut values,
+                        &mut logits,
+                    );
                     values[0]
                 })
             });

@@ -38,7 +38,7 @@ fn rollout<G: Game>(c: &mut Criterion, g: &G) {
     let mut eval = Rollout::new(1);
     let mut rng = stream(0, "bench(search)");
     group.bench_function(BenchmarkId::from_parameter(g.variant()), |b| {
-        b.iter(|| search.run(g, &s, 0, &mut eval, &mut rng).unwrap())
+        b.iter(|| search.run(g, &s, &[], 0, &mut eval, &mut rng).unwrap())
     });
     group.finish();
 }
@@ -58,7 +58,7 @@ fn uniform<G: Game>(c: &mut Criterion, g: &G) {
                 pool.broadcast(|ctx| {
                     let mut search = Search::<G>::new(SearchConfig::evaluation(SIMS)).unwrap();
                     let mut rng = stream(ctx.index() as u64, "bench(uniform)");
-                    search.run(g, &s, 0, &mut Uniform, &mut rng).unwrap().visits[0]
+                    search.run(g, &s, &[], 0, &mut Uniform, &mut rng).unwrap().visits[0]
                 })
             })
         });

@@ -66,7 +66,7 @@ fn main() {
             let mut done = 0usize;
             while t.elapsed().as_secs_f64() < 1.0 {
                 for chunk in states.chunks(batch) {
-                    model.infer_batch(chunk, &mut values, &mut logits);
+                    model.infer_batch(chunk.iter().map(|s| (s, &[][..])), &mut values, &mut logits);
                     done += chunk.len();
                 }
             }

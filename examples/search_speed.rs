@@ -41,7 +41,7 @@ fn measure<G: Game>(g: &G, sims: u32, seconds: f64, solver: bool) -> (u64, f64) 
             done += u64::from(m.run(g, &s, &mut rng).expect("decision state").simulations);
         } else {
             search
-                .run(g, &s, 0, &mut eval, &mut rng)
+                .run(g, &s, &[], 0, &mut eval, &mut rng)
                 .expect("decision state");
             done += u64::from(sims);
         }

@@ -196,7 +196,9 @@ impl<G: Abilities> Board for GoBoard<G> {
         }
         let ply = self.moves.len() as u32;
         let s = *self.now();
-        match self.agent.decide(&self.g, &s, ply, rng) {
+        // The game's earlier positions (Go has no chance: every state is a decision state).
+        let past = &self.states[..self.states.len() - 1];
+        match self.agent.decide(&self.g, &s, past, ply, rng) {
             Ok(Decision::Play { action, .. }) => {
                 self.push(action);
                 Ok(action)

@@ -53,7 +53,7 @@ pub fn play_game<G: Abilities>(
         rng,
         &mut outcomes,
         Some(&mut steps),
-        |s, p, ply, rng| agents[p.index()].decide(g, s, ply, rng),
+        |s, past, p, ply, rng| agents[p.index()].decide(g, s, past, ply, rng),
     )?;
     record.steps = steps;
     Ok(record)

@@ -27,14 +27,14 @@ pub enum Decision {
 }
 
 /// A game from the start between `seat` and its opponent, neither recorded: `choose(state,
-/// player, ply, rng)` picks each move; returns `seat`'s score (win 1, draw 0.5), 0 when a
+/// past, player, ply, rng)` picks each move (`past` as in [`play_loop`]); returns `seat`'s score (win 1, draw 0.5), 0 when a
 /// choice fails (impossible from a decision state for the searches that use this). The
 /// evaluation matches (against MCTS-Solver, the greedy player, gating) play through it.
 pub(crate) fn seat_score<G: Game, E>(
     g: &G,
     rng: &mut StreamRng,
     seat: Player,
-    mut choose: impl FnMut(&G::State, Player, u32, &mut StreamRng) -> Result<Action, E>,
+    mut choose: impl FnMut(&G::State, &[G::State], Player, u32, &mut StreamRng) -> Result<Action, E>,
 ) -> f64 {
     let mut outcomes = Vec::new();
     let end = play_loop(
@@ -43,9 +43,9 @@ pub(crate) fn seat_score<G: Game, E>(
         rng,
         &mut outcomes,
         None,
-        |s, p, ply, rng| {
+        |s, past, p, ply, rng| {
             Ok::<_, E>(Decision::Play {
-                action: choose(s, p, ply, rng)?,
+                action: choose(s, past, p, ply, rng)?,
                 search: None,
             })
         },
@@ -54,8 +54,10 @@ pub(crate) fn seat_score<G: Game, E>(
 }
 
 /// The one game loop. From `s` to the end: chance outcomes drawn from `rng` by their
-/// probabilities, decisions from `decide(state, player to move, ply, rng)` (`ply`: decisions
-/// made so far in this game). Every step is appended to `steps` when given. A claimed win ends
+/// probabilities, decisions from `decide(state, past, player to move, ply, rng)` (`past`: the
+/// decision states of this game before `state`, oldest first, from `s` on: a network whose
+/// input has history reads them, docs/network.md "Inputs"; `ply`: decisions made so far in
+/// this game). Every step is appended to `steps` when given. A claimed win ends
 /// the game adjudicated. Draws happen in a fixed order (chance, then the decider's), so a game
 /// is a pure function of its inputs and `rng`.
 pub fn play_loop<G: Game, E>(
@@ -64,9 +66,10 @@ pub fn play_loop<G: Game, E>(
     rng: &mut StreamRng,
     outcomes: &mut Vec<ChanceOutcome>,
     mut steps: Option<&mut Vec<Step>>,
-    mut decide: impl FnMut(&G::State, Player, u32, &mut StreamRng) -> Result<Decision, E>,
+    mut decide: impl FnMut(&G::State, &[G::State], Player, u32, &mut StreamRng) -> Result<Decision, E>,
 ) -> Result<GameEnd, E> {
     let mut ply = 0u32;
+    let mut past = Vec::new();
     loop {
         match g.turn(&s) {
             Turn::Terminal(r) => return Ok(GameEnd::Finished(r)),
@@ -78,7 +81,7 @@ pub fn play_loop<G: Game, E>(
                 }
                 s = g.apply_chance(&s, o);
             }
-            Turn::Player(p) => match decide(&s, p, ply, rng)? {
+            Turn::Player(p) => match decide(&s, &past, p, ply, rng)? {
                 Decision::ClaimWin => {
                     return Ok(GameEnd::Adjudicated {
                         winner: p,
@@ -92,6 +95,7 @@ pub fn play_loop<G: Game, E>(
                     if let Some(st) = steps.as_deref_mut() {
                         st.push(Step::Move { action, search });
                     }
+                    past.push(s);
                     s = g.apply(&s, action);
                     ply += 1;
                 }

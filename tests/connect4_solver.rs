@@ -191,13 +191,13 @@ fn optimal_player_plays_7x6_by_search() {
     // 44455554221 scores -15 for the side to move: every move loses, so it plays one.
     let s = g.parse_moves("44455554221").unwrap();
     assert!(matches!(
-        agent.decide(&g, &s, 11, &mut rng).unwrap(),
+        agent.decide(&g, &s, &[], 11, &mut rng).unwrap(),
         Decision::Play { .. }
     ));
     // 4455 is a win for the side to move: the optimal player claims it at once.
     let s = g.parse_moves("4455").unwrap();
     assert_eq!(
-        agent.decide(&g, &s, 4, &mut rng).unwrap(),
+        agent.decide(&g, &s, &[], 4, &mut rng).unwrap(),
         Decision::ClaimWin
     );
     // A drawn position (score 0): it plays one of the drawing moves.
@@ -207,7 +207,7 @@ fn optimal_player_plays_7x6_by_search() {
     let exact = C4Solver::new(&g, BITS).unwrap().move_scores(g.key(&s));
     for seed in 0..4 {
         let mut rng = stream(seed, "optimal-c4");
-        match agent.decide(&g, &s, 15, &mut rng).unwrap() {
+        match agent.decide(&g, &s, &[], 15, &mut rng).unwrap() {
             Decision::Play { action, .. } => {
                 let sc = exact.iter().find(|m| m.0 == action as usize).unwrap().1;
                 assert_eq!(sc, 0, "the optimal player chose a losing move");

@@ -183,7 +183,7 @@ fn fingerprint<G: Game>(g: &G, games: u64, playouts: u64, searches: u64, sims: u
         let Some(s) = random_decision(g, &mut rng, (i % 3) as u32) else {
             continue;
         };
-        let r = search.run(g, &s, 0, &mut one, &mut rng).expect("decision");
+        let r = search.run(g, &s, &[], 0, &mut one, &mut rng).expect("decision");
         pin.search(40, &r, &rng);
         let r = solver.run(g, &s, &mut rng).expect("decision");
         pin.tag(41);
@@ -317,9 +317,9 @@ fn paper_fingerprint<G: Game>(g: &G, searches: u64, sims: u32) -> String {
         let Some(s) = random_decision(g, &mut rng, (i % 3) as u32) else {
             continue;
         };
-        let r = search.run(g, &s, 0, &mut Uniform, &mut rng);
+        let r = search.run(g, &s, &[], 0, &mut Uniform, &mut rng);
         pin.search(50, &r.expect("decision"), &rng);
-        let r = search.run(g, &s, 0, &mut Rollout::new(1), &mut rng);
+        let r = search.run(g, &s, &[], 0, &mut Rollout::new(1), &mut rng);
         pin.search(50, &r.expect("decision"), &rng);
         let r = solver.run(g, &s, &mut rng).expect("decision");
         pin.tag(51);

@@ -83,7 +83,7 @@ fn cases(db: &Path, run: &str, i: u32) -> serde_json::Value {
     let ps: Vec<serde_json::Value> = positions(&g)
         .iter()
         .map(|s| {
-            let pre = net.infer(s, &mut x, &mut scratch);
+            let pre = net.infer(s, &[], &mut x, &mut scratch);
             // The value output: tanh in [-1, 1], or the sigmoid's [0, 1] value itself.
             let value = match layout.value_head() {
                 ValueHead::Tanh => f64::from(pre).tanh(),

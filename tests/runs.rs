@@ -46,10 +46,10 @@ fn table_search_does_not_allocate_per_simulation() {
         ..SearchConfig::default()
     })
     .unwrap();
-    search.run(&g, &s, 1, &mut eval, &mut rng).unwrap();
-    search.run(&g, &s, 1, &mut eval, &mut rng).unwrap();
+    search.run(&g, &s, &[], 1, &mut eval, &mut rng).unwrap();
+    search.run(&g, &s, &[], 1, &mut eval, &mut rng).unwrap();
     let before = allocations();
-    search.run(&g, &s, 1, &mut eval, &mut rng).unwrap();
+    search.run(&g, &s, &[], 1, &mut eval, &mut rng).unwrap();
     let n = allocations() - before;
     assert!(n <= 40, "{n} allocations in a search of 20,000 simulations");
 }

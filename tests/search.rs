@@ -31,10 +31,10 @@ fn search_does_not_allocate_per_simulation() {
     }
     let mut search = Search::new(SearchConfig::evaluation(20_000)).unwrap();
     let mut eval = Rollout::new(1);
-    search.run(&g, &s, 0, &mut eval, &mut rng).unwrap();
-    search.run(&g, &s, 0, &mut eval, &mut rng).unwrap();
+    search.run(&g, &s, &[], 0, &mut eval, &mut rng).unwrap();
+    search.run(&g, &s, &[], 0, &mut eval, &mut rng).unwrap();
     let before = allocations();
-    search.run(&g, &s, 0, &mut eval, &mut rng).unwrap();
+    search.run(&g, &s, &[], 0, &mut eval, &mut rng).unwrap();
     let n = allocations() - before;
     assert!(n <= 12, "{n} allocations in a search of 20,000 simulations");
     let mut m = MctsSolver::new(SolverConfig {
@@ -83,7 +83,7 @@ fn mcts_choice<G: Game>(g: &G, s: &G::State, sims: u32, name: &str) -> u16 {
     let cfg = SearchConfig::evaluation(sims).with_legacy_conventions();
     let mut search = Search::new(cfg).unwrap();
     let r = search
-        .run(g, s, 0, &mut Rollout::new(1), &mut stream(1, name))
+        .run(g, s, &[], 0, &mut Rollout::new(1), &mut stream(1, name))
         .unwrap();
     r.action
 }
@@ -255,7 +255,7 @@ fn ewn_start_positions_no_longer_favour_the_first_action() {
             }
             for k in 0..10 {
                 let mut rng = stream(k, &format!("bias({i})"));
-                let r = search.run(&g, s, 0, &mut Uniform, &mut rng).unwrap();
+                let r = search.run(&g, s, &[], 0, &mut Uniform, &mut rng).unwrap();
                 first += f64::from(u8::from(r.action == legal[0]));
                 expected += 1.0 / legal.len() as f64;
                 n += 1.0;

@@ -120,7 +120,7 @@ fn play_random<G: Game>(g: &G, seed: u64) -> anyhow::Result<GameRecord> {
         &mut rng,
         &mut Vec::new(),
         Some(&mut steps),
-        |s, _, _, rng| {
+        |s, _, _, _, rng| {
             g.legal_actions(s, &mut actions);
             let action = actions[uniform_index(rng, actions.len())];
             Ok::<_, std::convert::Infallible>(Decision::Play {

@@ -521,7 +521,7 @@ pub(crate) fn c4_search_scores<G: Abilities, E: Evaluator<G>>(
                     // The ply serves only `sample_moves`, and evaluation play never samples
                     // (temperature 0).
                     search
-                        .run(g, &t.state, 0, eval, &mut rng)
+                        .run(g, &t.state, &[], 0, eval, &mut rng)
                         .is_ok_and(|r| t.best.contains(&r.action))
                 },
             )
@@ -661,7 +661,7 @@ pub(crate) fn greedy_policy_score<G: Abilities>(
     games: u32,
     seed: u64,
     iteration: u32,
-    choose: impl Fn(&G::State, &[Action]) -> Action + Sync,
+    choose: impl Fn(&G::State, &[G::State], &[Action]) -> Action + Sync,
 ) -> Option<GreedyScore> {
     if games == 0 || !g.greedy_features(&g.initial_state(), &[], &mut Vec::new()) {
         return None;
@@ -672,10 +672,10 @@ pub(crate) fn greedy_policy_score<G: Abilities>(
             let mut rng = stream_fmt(seed, format_args!("greedy-eval({iteration},{n})"));
             let seat = Player::from_index(n as usize % 2);
             let (mut legal, mut features) = (Vec::new(), Vec::new());
-            seat_score(g, &mut rng, seat, |s, p, _, rng| {
+            seat_score(g, &mut rng, seat, |s, past, p, _, rng| {
                 g.legal_actions(s, &mut legal);
                 if p == seat {
-                    return Ok::<_, SearchError>(choose(s, &legal));
+                    return Ok::<_, SearchError>(choose(s, past, &legal));
                 }
                 g.greedy_features(s, &legal, &mut features);
                 Ok(legal[greedy_choice(GreedyMode::Deterministic, &features, rng)])
@@ -699,9 +699,9 @@ fn greedy_game<G: Abilities, E: Evaluator<G>>(
     // First in even games.
     let seat = Player::from_index(n as usize % 2);
     let (mut legal, mut features) = (Vec::new(), Vec::new());
-    seat_score(g, &mut rng, seat, |s, p, ply, rng| {
+    seat_score(g, &mut rng, seat, |s, past, p, ply, rng| {
         if p == seat {
-            return Ok::<_, SearchError>(search.run(g, s, ply, eval, rng)?.action);
+            return Ok::<_, SearchError>(search.run(g, s, past, ply, eval, rng)?.action);
         }
         g.legal_actions(s, &mut legal);
         g.greedy_features(s, &legal, &mut features);
@@ -725,9 +725,9 @@ fn solver_game<G: Game, E: Evaluator<G>>(
     let mut rng = stream_fmt(seed, format_args!("solver-eval({iteration},{k},{n})"));
     // First in even games.
     let seat = Player::from_index(n as usize % 2);
-    seat_score(g, &mut rng, seat, |s, p, ply, rng| {
+    seat_score(g, &mut rng, seat, |s, past, p, ply, rng| {
         Ok::<_, SearchError>(match p == seat {
-            true => search.run(g, s, ply, eval, rng)?.action,
+            true => search.run(g, s, past, ply, eval, rng)?.action,
             false => mcts.run(g, s, rng)?.action,
         })
     })

@@ -200,14 +200,15 @@ pub fn win_rate_of<G: Game, S>(
     iteration: u32,
     games: u32,
     init: impl Fn() -> S + Sync + Send,
-    choose: impl Fn(&mut S, &G::State, &[Action]) -> Action + Sync + Send,
+    choose: impl Fn(&mut S, &G::State, &[G::State], &[Action]) -> Action + Sync + Send,
 ) -> WinRate {
     let scores: Vec<f64> = (0..games)
         .into_par_iter()
         .map_init(
             || (init(), Vec::new(), Vec::new()),
             |(state, actions, outcomes), i| {
-                let mut pick = |s: &G::State, legal: &[Action]| choose(state, s, legal);
+                let mut pick =
+                    |s: &G::State, past: &[G::State], legal: &[Action]| choose(state, s, past, legal);
                 let slot = GameSlot::new(seed, iteration, i);
                 eval_game(g, &mut pick, &truth.solution, slot, actions, outcomes)
             },
@@ -220,7 +221,7 @@ pub fn win_rate_of<G: Game, S>(
 /// player's score.
 fn eval_game<G: Game>(
     g: &G,
-    pick: &mut dyn FnMut(&G::State, &[Action]) -> Action,
+    pick: &mut dyn FnMut(&G::State, &[G::State], &[Action]) -> Action,
     sol: &Solution<G::Key>,
     slot: GameSlot,
     actions: &mut Vec<Action>,
@@ -236,10 +237,10 @@ fn eval_game<G: Game>(
         &mut rng,
         outcomes,
         None,
-        |s, p, _, rng| -> Result<Decision, std::convert::Infallible> {
+        |s, past, p, _, rng| -> Result<Decision, std::convert::Infallible> {
             if p == table_seat {
                 g.legal_actions(s, actions);
-                let action = pick(s, actions);
+                let action = pick(s, past, actions);
                 return Ok(Decision::Play {
                     action,
                     search: None,

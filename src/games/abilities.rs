@@ -65,9 +65,10 @@ pub struct AbilitySet<G: Game> {
     /// The greedy heuristic: for each legal action of a state (in order), its forward gain
     /// Psi and how far back its piece stands (larger = further back).
     pub(crate) greedy_features: Option<GreedyFn<G>>,
-    /// The game's input planes for a network (docs/network.md; [`encoded`] for an
-    /// [`Encode`] game).
-    pub encoder: Option<fn(&G) -> Encoder<G>>,
+    /// The game's inputs for a network by name (docs/network.md, "Inputs"), the default
+    /// first: `position` ([`encoded`] for an [`Encode`] game), then any that read the game's
+    /// history. Empty: no network reads this game.
+    pub inputs: &'static [Input<G>],
     /// Named reference test sets, the first `n` positions of each with their exact values
     /// and best moves, and the metrics measured on them (Connect Four 7x6's test sets).
     pub(crate) reference_sets: Option<References<G>>,
@@ -172,6 +173,21 @@ pub(crate) fn solvable_test_positions<G: Solvable>(g: &G) -> Vec<G::State> {
 }
 
 /// The input planes of an [`Encode`] game, shared by every thread.
+/// A named network input of a game (see [`AbilitySet::inputs`]).
+pub struct Input<G: Game> {
+    /// The name the spec's `[learner.network] input` gives.
+    pub name: &'static str,
+    pub make: fn(&G) -> Encoder<G>,
+}
+
+/// The default input of an [`Encode`] game: its position planes.
+pub(crate) const fn position_input<G: Encode>() -> Input<G> {
+    Input {
+        name: "position",
+        make: encoded::<G>,
+    }
+}
+
 pub(crate) fn encoded<G: Encode>(g: &G) -> Encoder<G> {
     Arc::new(g.clone())
 }
@@ -222,9 +238,34 @@ pub trait Abilities: Game {
             .is_some()
     }
 
-    /// The game's input planes for a network.
+    /// The game's default input planes for a network.
     fn encoder(&self) -> Option<Encoder<Self>> {
-        Self::ABILITIES.encoder.map(|f| f(self))
+        Self::ABILITIES.inputs.first().map(|i| (i.make)(self))
+    }
+
+    /// The game's input `name` (`None`: the default); `Err` lists the inputs it has.
+    fn input(&self, name: Option<&str>) -> Result<Encoder<Self>, String> {
+        let inputs = Self::ABILITIES.inputs;
+        let Some(name) = name else {
+            return self
+                .encoder()
+                .ok_or_else(|| format!("{} has no input encoding", self.variant()));
+        };
+        match inputs.iter().find(|i| i.name == name) {
+            Some(i) => Ok((i.make)(self)),
+            None => {
+                let names: Vec<&str> = inputs.iter().map(|i| i.name).collect();
+                Err(format!(
+                    "{} has no input `{name}`; it has: {}",
+                    self.variant(),
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ))
+            }
+        }
     }
 
     /// Reference set `name`, its first `n` positions. `None`: the game has no such set.

@@ -459,7 +459,7 @@ mod tests {
                         let mut a = vec![f32::NAN; len];
                         crate::nn::encode::Encode::encode(g, &s, &mut a);
                         let mut b = vec![f32::NAN; len];
-                        dynamic.encode(&s, &mut b);
+                        dynamic.encode(&s, &[], &mut b);
                         assert!(a.iter().all(|x| x.is_finite()));
                         assert_eq!(a, b);
                         let bits: Vec<u32> = a.iter().map(|x| x.to_bits()).collect();

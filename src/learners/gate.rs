@@ -135,14 +135,14 @@ fn gate_game<G: Game, E: Evaluator<G>, F: Evaluator<G>>(
     // First in even games.
     let seat = Player::from_index(n as usize % 2);
     let mut legal = Vec::new();
-    seat_score(g, &mut rng, seat, |s, p, ply, rng| {
+    seat_score(g, &mut rng, seat, |s, past, p, ply, rng| {
         if ply < settings.opening_moves {
             g.legal_actions(s, &mut legal);
             return Ok::<_, SearchError>(legal[uniform_index(rng, legal.len())]);
         }
         Ok(match p == seat {
-            true => search.run(g, s, ply, m, rng)?.action,
-            false => search.run(g, s, ply, best, rng)?.action,
+            true => search.run(g, s, past, ply, m, rng)?.action,
+            false => search.run(g, s, past, ply, best, rng)?.action,
         })
     })
 }

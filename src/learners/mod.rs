@@ -270,8 +270,9 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
     fn evaluator(&self) -> Self::Eval<'_>;
 
     /// The model's move without search (its policy's most probable legal action, ties to the
-    /// lowest action): the `model:RUN@I` player and the WR_p player.
-    fn greedy_action(&self, g: &G, s: &G::State, legal: &[Action]) -> Action;
+    /// lowest action) at `s`, whose game's earlier decision states are `past` (oldest first,
+    /// as the search's): the `model:RUN@I` player and the WR_p player.
+    fn greedy_action(&self, g: &G, s: &G::State, past: &[G::State], legal: &[Action]) -> Action;
 
     /// The exploration rate epsilon of a learner that plays its own self-play moves without
     /// search in iteration `iteration` (Q-learning: epsilon-greedy on
@@ -318,17 +319,20 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
     fn metric_values(e: &Self::Evaluation) -> MetricValues;
 }
 
-/// Calls `f(state, legal actions, target counts, z)` for every decision of a stored game whose
-/// search was full, in move order: the training samples of both learners. `z` is the outcome
-/// of the record's own trajectory for the side to move.
+/// Calls `f(state, past, legal actions, target counts, z)` for every decision of a stored
+/// game whose search was full, in move order: the training samples of both learners. `past`
+/// holds the record's decision states before `state`, oldest first (what the search's
+/// evaluator saw as the game's past, docs/network.md "Inputs"); `z` is the outcome of the
+/// record's own trajectory for the side to move.
 pub(crate) fn searched_decisions<G: Game>(
     g: &G,
     record: &GameRecord,
     states: &[G::State],
-    mut f: impl FnMut(&G::State, &[Action], &[u32], f64),
+    mut f: impl FnMut(&G::State, &[G::State], &[Action], &[u32], f64),
 ) {
     let result = record.end.result();
     let mut actions = Vec::new();
+    let mut past = Vec::new();
     for (s, step) in states.iter().zip(&record.steps) {
         let crate::game::Turn::Player(p) = g.turn(s) else {
             continue;
@@ -339,30 +343,32 @@ pub(crate) fn searched_decisions<G: Game>(
             && st.full
         {
             g.legal_actions(s, &mut actions);
-            f(s, &actions, st.target_counts(), result.score(p));
+            f(s, &past, &actions, st.target_counts(), result.score(p));
         }
+        past.push(*s);
     }
 }
 
 /// A trained model as a player (`model:RUN@I`), with its learner type erased: its greedy
 /// policy, or a PUCT search it guides.
 pub trait Model<G: Game>: Send + Sync {
-    /// The policy's most probable legal action of `s`.
-    fn greedy_action(&self, g: &G, s: &G::State, legal: &[Action]) -> Action;
-    /// A search from `s` with the model as leaf evaluator.
+    /// The policy's most probable legal action of `s` (after the game's `past`, oldest first).
+    fn greedy_action(&self, g: &G, s: &G::State, past: &[G::State], legal: &[Action]) -> Action;
+    /// A search from `s` (after the game's `past`) with the model as leaf evaluator.
     fn search(
         &self,
         g: &G,
         search: &mut crate::search::Search<G>,
         s: &G::State,
+        past: &[G::State],
         ply: u32,
         rng: &mut crate::rng::StreamRng,
     ) -> Result<crate::search::SearchResult, crate::search::SearchError>;
 }
 
 impl<G: Game, L: Learner<G>> Model<G> for L {
-    fn greedy_action(&self, g: &G, s: &G::State, legal: &[Action]) -> Action {
-        Learner::greedy_action(self, g, s, legal)
+    fn greedy_action(&self, g: &G, s: &G::State, past: &[G::State], legal: &[Action]) -> Action {
+        Learner::greedy_action(self, g, s, past, legal)
     }
 
     fn search(
@@ -370,11 +376,12 @@ impl<G: Game, L: Learner<G>> Model<G> for L {
         g: &G,
         search: &mut crate::search::Search<G>,
         s: &G::State,
+        past: &[G::State],
         ply: u32,
         rng: &mut crate::rng::StreamRng,
     ) -> Result<crate::search::SearchResult, crate::search::SearchError> {
         let mut eval = self.evaluator();
-        search.run(g, s, ply, &mut eval, rng)
+        search.run(g, s, past, ply, &mut eval, rng)
     }
 }
 

@@ -223,13 +223,14 @@ impl<G: Abilities> Evaluator<G> for AgentEval {
         &mut self,
         g: &G,
         s: &G::State,
+        past: &[G::State],
         legal: &[Action],
         priors: &mut [f64],
         rng: &mut StreamRng,
     ) -> f64 {
         match self {
-            AgentEval::Uniform(e) => Evaluator::<G>::evaluate(e, g, s, legal, priors, rng),
-            AgentEval::Rollout(e) => e.evaluate(g, s, legal, priors, rng),
+            AgentEval::Uniform(e) => Evaluator::<G>::evaluate(e, g, s, past, legal, priors, rng),
+            AgentEval::Rollout(e) => e.evaluate(g, s, past, legal, priors, rng),
         }
     }
 }
@@ -258,11 +259,14 @@ pub struct Agent<G: Abilities> {
 }
 
 impl<G: Abilities> Agent<G> {
-    /// The decision in decision state `s`, `ply` plies into the game; randomness from `rng`.
+    /// The decision in decision state `s`, `ply` plies into the game, whose earlier decision
+    /// states are `past` (oldest first: a model whose input has history reads them);
+    /// randomness from `rng`.
     pub fn decide(
         &mut self,
         g: &G,
         s: &G::State,
+        past: &[G::State],
         ply: u32,
         rng: &mut StreamRng,
     ) -> Result<Decision, PlayerError> {
@@ -310,14 +314,14 @@ impl<G: Abilities> Agent<G> {
                 Ok(play(self.actions[i]))
             }
             AgentKind::Mcts(search, eval) => {
-                Ok(Decision::searched(search.run(g, s, ply, eval, rng)?))
+                Ok(Decision::searched(search.run(g, s, past, ply, eval, rng)?))
             }
             AgentKind::Model(model, None) => {
                 g.legal_actions(s, &mut self.actions);
-                Ok(play(model.greedy_action(g, s, &self.actions)))
+                Ok(play(model.greedy_action(g, s, past, &self.actions)))
             }
             AgentKind::Model(model, Some(search)) => {
-                Ok(Decision::searched(model.search(g, search, s, ply, rng)?))
+                Ok(Decision::searched(model.search(g, search, s, past, ply, rng)?))
             }
             AgentKind::Gtp(engine) => engine.decide(g, s),
             AgentKind::MctsSolver(m) => {

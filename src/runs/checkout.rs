@@ -180,8 +180,9 @@ pub fn model_errors<G: Abilities>(
         let mut eval = <L<G> as Learner<G>>::evaluator(&m);
         // Learners' evaluators draw nothing; the stream is there for the trait.
         let mut rng = crate::rng::stream(seed, "model-errors");
+        // Test positions: no game before them.
         Ok(truth.test_errors(g, |s, legal, priors| {
-            crate::search::Evaluator::evaluate(&mut eval, g, s, legal, priors, &mut rng)
+            crate::search::Evaluator::evaluate(&mut eval, g, s, &[], legal, priors, &mut rng)
         }))
     })
 }

@@ -94,7 +94,9 @@ fn replay_game<G: Abilities, L: Learner<G>>(
         .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
     let mut eval = model.evaluator();
     let ctx = cfg.settings.learner_context(model_seed);
-    let greedy = |s: &G::State, legal: &[crate::game::Action]| model.greedy_action(g, s, legal);
+    let greedy = |s: &G::State, past: &[G::State], legal: &[crate::game::Action]| {
+        model.greedy_action(g, s, past, legal)
+    };
     let seats = super::play::seats_of::<G, L>(&cfg.settings, ctx, iteration, &greedy);
     let r = crate::selfplay::self_play_game_by(
         g,

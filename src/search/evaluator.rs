@@ -6,18 +6,28 @@ use crate::rng::StreamRng;
 
 /// Values a decision state for its side to move and gives priors over its legal actions.
 ///
-/// `evaluate` receives the legal actions of `s` (ascending) and a `priors` slice of the same
-/// length to fill with non-negative numbers summing to 1; it returns the value of `s` in
+/// `evaluate` receives the game's earlier decision states before `s` (`past`, oldest first,
+/// at least the last [`Evaluator::past`] of them where the game has them: the game's record
+/// before the search's root, then the tree's path to `s`), the legal actions of `s`
+/// (ascending) and a `priors` slice of the same length to fill with non-negative numbers summing to 1; it returns the value of `s` in
 /// [0, 1] for the player to move. Random draws, if any, come from `rng` (the search's own
 /// stream), so a search stays a pure function of its inputs.
 ///
 /// `&mut self` lets an evaluator keep scratch buffers; a shared, read-only model (the
 /// learner's lookup table) is wrapped per searcher, e.g. `struct TableEval<'a>(&'a Table, ..)`.
 pub trait Evaluator<G: Game> {
+    /// How many earlier decision states `evaluate` reads (0: the position alone; a network
+    /// whose input has history, docs/network.md "Inputs"), at most
+    /// [`crate::nn::encode::MAX_PAST`].
+    fn past(&self) -> usize {
+        0
+    }
+
     fn evaluate(
         &mut self,
         g: &G,
         s: &G::State,
+        past: &[G::State],
         legal: &[Action],
         priors: &mut [f64],
         rng: &mut StreamRng,
@@ -30,15 +40,17 @@ pub trait Evaluator<G: Game> {
     /// must give every leaf the bits it would give it alone.
     fn evaluate_batch(&mut self, g: &G, leaves: &mut [Leaf<'_, G>]) {
         for l in leaves.iter_mut() {
-            l.value = self.evaluate(g, l.state, l.legal, l.priors, l.rng);
+            l.value = self.evaluate(g, l.state, l.past, l.legal, l.priors, l.rng);
         }
     }
 }
 
-/// One leaf of a batch: its state, legal actions (ascending), the priors to fill, its
-/// search's stream, and the value to set (for the side to move, in [0, 1]).
+/// One leaf of a batch: its state, the game's earlier decision states (as `evaluate`'s
+/// `past`), legal actions (ascending), the priors to fill, its search's stream, and the value
+/// to set (for the side to move, in [0, 1]).
 pub struct Leaf<'a, G: Game> {
     pub state: &'a G::State,
+    pub past: &'a [G::State],
     pub legal: &'a [Action],
     pub priors: &'a mut [f64],
     pub rng: &'a mut StreamRng,
@@ -63,6 +75,7 @@ impl<G: Game> Evaluator<G> for Uniform {
         &mut self,
         _: &G,
         _: &G::State,
+        _: &[G::State],
         _: &[Action],
         priors: &mut [f64],
         _: &mut StreamRng,
@@ -121,6 +134,7 @@ impl<G: Game> Evaluator<G> for Rollout {
         &mut self,
         g: &G,
         s: &G::State,
+        _: &[G::State],
         _: &[Action],
         priors: &mut [f64],
         rng: &mut StreamRng,

@@ -11,6 +11,7 @@ use super::config::{Algorithm, ForcedPlayouts, SearchConfig, SearchConfigError};
 use super::gumbel;
 use super::{Evaluator, SearchError};
 use crate::game::{Action, ChanceOutcome, Game, Player, Turn};
+use crate::nn::encode::MAX_PAST;
 use crate::rng::StreamRng;
 use rand::RngExt;
 use rand::distr::Distribution;
@@ -126,6 +127,10 @@ pub struct Search<G: Game> {
     schedule: Vec<u32>,
     schedule_for: Option<(u32, u32)>,
     scratch: Vec<f64>,
+    /// The last [`MAX_PAST`] decision states of the game before the root, oldest first.
+    root_past: Vec<G::State>,
+    /// The past of the leaf being evaluated ([`Search::pending_past`]).
+    leaf_past: Vec<G::State>,
 }
 
 impl<G: Game> Search<G> {
@@ -153,6 +158,8 @@ impl<G: Game> Search<G> {
             schedule: Vec::new(),
             schedule_for: None,
             scratch: Vec::new(),
+            root_past: Vec::with_capacity(MAX_PAST),
+            leaf_past: Vec::with_capacity(MAX_PAST),
         })
     }
 
@@ -178,7 +185,8 @@ impl<G: Game> Search<G> {
     }
 
     /// Searches from the decision state `root`, `ply` plies into the game (for
-    /// `sample_moves`). Every random draw comes from `rng`, in this order: the playout-cap
+    /// `sample_moves`), whose earlier decision states are `past` (oldest first; an evaluator
+    /// with history reads their last ones, then the tree's path: [`Evaluator::past`]). Every random draw comes from `rng`, in this order: the playout-cap
     /// coin (if enabled), the root's evaluation, the root noise (one Gamma draw per legal
     /// action, if epsilon > 0 in a full search), the descents (chance outcomes, the
     /// evaluator's draws and, with `tie_break = random`, one draw per extra tied edge), then
@@ -192,18 +200,25 @@ impl<G: Game> Search<G> {
         &mut self,
         g: &G,
         root: &G::State,
+        past: &[G::State],
         ply: u32,
         eval: &mut E,
         rng: &mut StreamRng,
     ) -> Result<SearchResult, SearchError> {
-        let mut step = self.start(g, root, ply, rng)?;
+        let mut step = self.start(g, root, past, ply, rng)?;
+        let depth = eval.past();
+        let mut leaf_past = std::mem::take(&mut self.leaf_past);
         loop {
             match step {
-                Step::Done(r) => return Ok(r),
+                Step::Done(r) => {
+                    self.leaf_past = leaf_past;
+                    return Ok(r);
+                }
                 Step::NeedsEval(s) => {
                     self.priors.clear();
                     self.priors.resize(self.actions.len(), 0.0);
-                    let v = eval.evaluate(g, &s, &self.actions, &mut self.priors, rng);
+                    self.pending_past(depth, &mut leaf_past);
+                    let v = eval.evaluate(g, &s, &leaf_past, &self.actions, &mut self.priors, rng);
                     step = self.answer(g, v, rng);
                 }
             }
@@ -217,6 +232,7 @@ impl<G: Game> Search<G> {
         &mut self,
         g: &G,
         root: &G::State,
+        past: &[G::State],
         ply: u32,
         rng: &mut StreamRng,
     ) -> Result<Step<G::State>, SearchError> {
@@ -228,6 +244,9 @@ impl<G: Game> Search<G> {
         let cfg = self.config;
         self.nodes.clear();
         self.edges.clear();
+        self.root_past.clear();
+        self.root_past
+            .extend_from_slice(&past[past.len().saturating_sub(MAX_PAST)..]);
         // `new` refused a schedule: one count.
         let sims = cfg.simulations.first();
         let (full, sims) = match cfg.playout_cap {
@@ -253,6 +272,28 @@ impl<G: Game> Search<G> {
             pending: Some((*root, mover, None)),
         });
         Ok(Step::NeedsEval(*root))
+    }
+
+    /// The last `k` (at most [`MAX_PAST`]) earlier decision states of the leaf the search
+    /// waits on into `out`, oldest first: the game's past before the root, then the decision
+    /// states of the tree's path down to the leaf (chance states are not decision states).
+    pub fn pending_past(&self, k: usize, out: &mut Vec<G::State>) {
+        out.clear();
+        if k == 0 {
+            return;
+        }
+        let at_root = matches!(self.progress, Some(Progress { pending: Some((_, _, None)), .. }));
+        if !at_root {
+            // `path` holds the nodes the waiting descent left, root first.
+            for &(_, n) in self.path.iter().rev() {
+                let node = &self.nodes[n as usize];
+                if matches!(node.kind, Kind::Decision(_)) && out.len() < k {
+                    out.push(node.state);
+                }
+            }
+        }
+        out.extend(self.root_past.iter().rev().take(k - out.len().min(k)));
+        out.reverse();
     }
 
     /// The legal actions (ascending) of the leaf the search waits on: `priors` in
@@ -784,6 +825,7 @@ mod tests {
             &mut self,
             _: &G,
             _: &G::State,
+            _: &[G::State],
             legal: &[Action],
             priors: &mut [f64],
             _: &mut StreamRng,
@@ -830,7 +872,7 @@ mod tests {
         };
         let mut search = Search::new(cfg).unwrap();
         let r = search
-            .run(&g, &0, 0, &mut Uniform, &mut stream(1, "test"))
+            .run(&g, &0, &[], 0, &mut Uniform, &mut stream(1, "test"))
             .unwrap();
         assert_eq!((r.visits, r.simulations), (vec![1, 1], 3));
         // One simulation is then too few: it would only expand the root.
@@ -862,7 +904,7 @@ mod tests {
             let mut search = Search::new(cfg).unwrap();
             let mut eval = Fixed(vec![0.2, 0.8]);
             search
-                .run(&g, &0, 0, &mut eval, &mut stream(1, "below"))
+                .run(&g, &0, &[], 0, &mut eval, &mut stream(1, "below"))
                 .unwrap()
                 .value
         };
@@ -918,7 +960,7 @@ mod tests {
         for i in 0..200 {
             let mut search = Search::new(paper(4, InitQ::Loss)).unwrap();
             let r = search
-                .run(&g, &0, 0, &mut Fixed(priors.clone()), &mut stream(i, "tie"))
+                .run(&g, &0, &[], 0, &mut Fixed(priors.clone()), &mut stream(i, "tie"))
                 .unwrap();
             match r.visits.as_slice() {
                 [0, 1, 1, 1] => a1 += 1,
@@ -940,11 +982,11 @@ mod tests {
         for i in 0..400 {
             let mut search = Search::new(paper(2, InitQ::Loss)).unwrap();
             let r = search
-                .run(&g, &0, 0, &mut Uniform, &mut stream(i, "ties"))
+                .run(&g, &0, &[], 0, &mut Uniform, &mut stream(i, "ties"))
                 .unwrap();
             let again = Search::new(paper(2, InitQ::Loss))
                 .unwrap()
-                .run(&g, &0, 0, &mut Uniform, &mut stream(i, "ties"))
+                .run(&g, &0, &[], 0, &mut Uniform, &mut stream(i, "ties"))
                 .unwrap();
             assert_eq!(r, again);
             counts[most_visited(&r.visits)] += 1;
@@ -957,7 +999,7 @@ mod tests {
         for i in 0..20 {
             let r = Search::new(lowest)
                 .unwrap()
-                .run(&g, &0, 0, &mut Uniform, &mut stream(i, "ties"))
+                .run(&g, &0, &[], 0, &mut Uniform, &mut stream(i, "ties"))
                 .unwrap();
             assert_eq!(r.visits, [1, 0, 0, 0]);
         }
@@ -974,7 +1016,7 @@ mod tests {
     fn visits<E: Evaluator<TreeGame>>(g: &TreeGame, cfg: SearchConfig, eval: &mut E) -> Vec<u32> {
         let mut search = Search::new(cfg).unwrap();
         let mut rng = stream(1, "test");
-        search.run(g, &0, 0, eval, &mut rng).unwrap().visits
+        search.run(g, &0, &[], 0, eval, &mut rng).unwrap().visits
     }
 
     /// Player 0 picks [win, loss, loss, loss] with uniform priors 1/4, c_puct 1, 7
@@ -1047,7 +1089,7 @@ mod tests {
         };
         let mut search = Search::new(pruned).unwrap();
         let r = search
-            .run(&g, &0, 0, &mut Uniform, &mut stream(1, "test"))
+            .run(&g, &0, &[], 0, &mut Uniform, &mut stream(1, "test"))
             .unwrap();
         assert_eq!(r.visits, [3, 7]);
         assert_eq!(r.target, [0, 7]);
@@ -1059,7 +1101,7 @@ mod tests {
         };
         let mut search = Search::new(six).unwrap();
         let r = search
-            .run(&g, &0, 0, &mut Uniform, &mut stream(1, "test"))
+            .run(&g, &0, &[], 0, &mut Uniform, &mut stream(1, "test"))
             .unwrap();
         assert_eq!(r.visits, [3, 3]);
     }
@@ -1080,7 +1122,7 @@ mod tests {
             };
             let mut search = Search::new(cfg).unwrap();
             let r = search
-                .run(&g, &0, 0, &mut Uniform, &mut stream(3, "cap"))
+                .run(&g, &0, &[], 0, &mut Uniform, &mut stream(3, "cap"))
                 .unwrap();
             assert_eq!(r.full, full);
             assert_eq!(r.simulations, if full { 50 } else { 5 });
@@ -1103,7 +1145,7 @@ mod tests {
         let mut search = Search::new(cfg).unwrap();
         let mut rng = stream(4, "cap");
         let full = (0..400)
-            .filter(|_| search.run(&g, &0, 0, &mut Uniform, &mut rng).unwrap().full)
+            .filter(|_| search.run(&g, &0, &[], 0, &mut Uniform, &mut rng).unwrap().full)
             .count();
         assert!((70..130).contains(&full), "{full} of 400 full");
     }
@@ -1121,7 +1163,7 @@ mod tests {
         };
         let mut search = Search::new(cfg).unwrap();
         let r = search
-            .run(&g, &0, 0, &mut Uniform, &mut stream(9, "noise"))
+            .run(&g, &0, &[], 0, &mut Uniform, &mut stream(9, "noise"))
             .unwrap();
         let mut rng = stream(9, "noise");
         let gamma = rand_distr::Gamma::new(0.3, 1.0).unwrap();
@@ -1166,14 +1208,14 @@ mod tests {
         };
         let mut search = Search::new(quiet(400, InitQ::Draw)).unwrap();
         let r = search
-            .run(&g, &0, 0, &mut Uniform, &mut stream(1, "flip"))
+            .run(&g, &0, &[], 0, &mut Uniform, &mut stream(1, "flip"))
             .unwrap();
         assert_eq!(r.action, 1, "{r:?}");
         assert!(r.visits[1] > 300, "{r:?}");
         let g = lottery_below_the_root();
         let mut search = Search::new(quiet(400, InitQ::Draw)).unwrap();
         let r = search
-            .run(&g, &0, 0, &mut Uniform, &mut stream(1, "chance"))
+            .run(&g, &0, &[], 0, &mut Uniform, &mut stream(1, "chance"))
             .unwrap();
         assert_eq!(r.action, 0, "{r:?}");
         assert!(r.value > 0.9, "{r:?}");
@@ -1193,7 +1235,7 @@ mod tests {
         };
         let mut search = Search::new(quiet(4000, InitQ::Loss)).unwrap();
         let r = search
-            .run(&g, &0, 0, &mut Rollout::new(1), &mut stream(2, "lottery"))
+            .run(&g, &0, &[], 0, &mut Rollout::new(1), &mut stream(2, "lottery"))
             .unwrap();
         assert!((r.value - 0.75).abs() < 0.03, "{r:?}");
         assert_eq!(r.action, 0);
@@ -1231,7 +1273,7 @@ mod tests {
         let mut chosen = [[0; 3]; 3];
         for ply in 0..3u32 {
             for _ in 0..200 {
-                let r = search.run(&g, &0, ply, &mut Uniform, &mut rng).unwrap();
+                let r = search.run(&g, &0, &[], ply, &mut Uniform, &mut rng).unwrap();
                 chosen[ply as usize][r.action as usize] += 1;
             }
         }
@@ -1281,7 +1323,7 @@ mod tests {
             for cfg in [gumbel(300), eval_play] {
                 let mut search = Search::new(cfg).unwrap();
                 let r = search
-                    .run(&g, &s, 0, &mut Rollout::new(2), &mut stream(1, &cells))
+                    .run(&g, &s, &[], 0, &mut Rollout::new(2), &mut stream(1, &cells))
                     .unwrap();
                 let after = for_mover(ttt_value(&g, &g.apply(&s, r.action)));
                 assert_eq!(after, exact, "{cells}: {r:?}");
@@ -1293,7 +1335,7 @@ mod tests {
         for i in 0..10 {
             let r = Search::new(gumbel(40))
                 .unwrap()
-                .run(&g, &0, 0, &mut Uniform, &mut stream(i, "chance"))
+                .run(&g, &0, &[], 0, &mut Uniform, &mut stream(i, "chance"))
                 .unwrap();
             assert_eq!(r.action, 0, "{r:?}");
         }
@@ -1321,7 +1363,7 @@ mod tests {
             };
             let r = Search::new(cfg)
                 .unwrap()
-                .run(&g, &0, 0, &mut Rollout::new(1), &mut stream(seed, "sims"))
+                .run(&g, &0, &[], 0, &mut Rollout::new(1), &mut stream(seed, "sims"))
                 .unwrap();
             let descents = if expansion { sims - 1 } else { sims };
             proptest::prop_assert_eq!(r.simulations, sims);
@@ -1353,7 +1395,7 @@ mod tests {
         let run = |cfg: SearchConfig, i: u64| {
             Search::new(cfg)
                 .unwrap()
-                .run(&g, &0, 0, &mut Uniform, &mut stream(i, "eval"))
+                .run(&g, &0, &[], 0, &mut Uniform, &mut stream(i, "eval"))
                 .unwrap()
                 .visits
         };
@@ -1382,7 +1424,7 @@ mod tests {
         let run = || {
             let mut search = Search::new(SearchConfig::default()).unwrap();
             search
-                .run(&g, &0, 0, &mut Rollout::new(2), &mut stream(8, "pure"))
+                .run(&g, &0, &[], 0, &mut Rollout::new(2), &mut stream(8, "pure"))
                 .unwrap()
         };
         assert_eq!(run(), run());

@@ -45,12 +45,16 @@ struct Lane<G: Game> {
     search: Search<G>,
     rng: StreamRng,
     s: G::State,
+    /// The game's decision states before `s`, oldest first (the search's `past`).
+    past: Vec<G::State>,
     ply: u32,
     notation: Option<String>,
     steps: Vec<Move>,
     tree: Option<Vec<G::State>>,
-    /// The leaf its search waits on, its legal actions and priors.
+    /// The leaf its search waits on, its past (the evaluator's [`Evaluator::past`] last
+    /// ones), its legal actions and priors.
     leaf: Option<G::State>,
+    leaf_past: Vec<G::State>,
     legal: Vec<crate::game::Action>,
     priors: Vec<f64>,
 }
@@ -82,11 +86,13 @@ impl<G: Game> Lane<G> {
             search,
             rng: lg.slot.stream("self-play"),
             s,
+            past: Vec::new(),
             ply: 0,
             notation,
             steps: Vec::new(),
             tree: lg.tree.then(Vec::new),
             leaf: None,
+            leaf_past: Vec::new(),
             legal: Vec::new(),
             priors: Vec::new(),
         })
@@ -117,7 +123,13 @@ impl<G: Game> Lane<G> {
 
     /// Plays on until the search waits at a leaf (`Ok(false)`) or the game ends
     /// (`Ok(true)`); chance outcomes are drawn first, as in [`crate::play::play_loop`].
-    fn advance(&mut self, g: &G, outcomes: &mut Vec<ChanceOutcome>) -> Result<bool, SearchError> {
+    /// `depth`: the past states the evaluator reads.
+    fn advance(
+        &mut self,
+        g: &G,
+        outcomes: &mut Vec<ChanceOutcome>,
+        depth: usize,
+    ) -> Result<bool, SearchError> {
         loop {
             match g.turn(&self.s) {
                 Turn::Terminal(_) => return Ok(true),
@@ -128,8 +140,10 @@ impl<G: Game> Lane<G> {
                     self.s = g.apply_chance(&self.s, o);
                 }
                 Turn::Player(_) => {
-                    let step = self.search.start(g, &self.s, self.ply, &mut self.rng)?;
-                    if !self.step(g, step) {
+                    let step =
+                        self.search
+                            .start(g, &self.s, &self.past, self.ply, &mut self.rng)?;
+                    if !self.step(g, step, depth) {
                         return Ok(false);
                     }
                 }
@@ -139,10 +153,11 @@ impl<G: Game> Lane<G> {
 
     /// Takes in a search step: a leaf to wait on (`false`) or the search's move, played
     /// (`true`).
-    fn step(&mut self, g: &G, step: Step<G::State>) -> bool {
+    fn step(&mut self, g: &G, step: Step<G::State>, depth: usize) -> bool {
         match step {
             Step::NeedsEval(leaf) => {
                 self.leaf = Some(leaf);
+                self.search.pending_past(depth, &mut self.leaf_past);
                 self.legal.clear();
                 self.legal.extend_from_slice(self.search.pending_legal());
                 self.priors.clear();
@@ -156,6 +171,7 @@ impl<G: Game> Lane<G> {
                 self.leaf = None;
                 if let Decision::Play { action, search } = Decision::searched(r) {
                     self.steps.push(Move::Move { action, search });
+                    self.past.push(self.s);
                     self.s = g.apply(&self.s, action);
                     self.ply += 1;
                 }
@@ -199,6 +215,7 @@ pub(crate) fn self_play_lanes_until<G: Game, E: Evaluator<G>>(
     let mut outcomes = Vec::new();
     let mut next = 0;
     let mut values = Vec::with_capacity(width);
+    let depth = eval.past();
     loop {
         if late() {
             break;
@@ -206,7 +223,7 @@ pub(crate) fn self_play_lanes_until<G: Game, E: Evaluator<G>>(
         while lanes.len() < width && next < games.len() {
             let mut lane = Lane::open(g, config, &mut pool, next, &games[next])?;
             next += 1;
-            if lane.advance(g, &mut outcomes)? {
+            if lane.advance(g, &mut outcomes, depth)? {
                 pool.push(lane.finish(g, &mut out));
             } else {
                 lanes.push(lane);
@@ -219,7 +236,7 @@ pub(crate) fn self_play_lanes_until<G: Game, E: Evaluator<G>>(
         let mut done = Vec::new();
         for (k, (lane, &v)) in lanes.iter_mut().zip(&values).enumerate() {
             let step = lane.search.resume(g, v, &lane.priors, &mut lane.rng);
-            if lane.step(g, step) && lane.advance(g, &mut outcomes)? {
+            if lane.step(g, step, depth) && lane.advance(g, &mut outcomes, depth)? {
                 done.push(k);
             }
         }
@@ -248,6 +265,7 @@ fn evaluate_leaves<G: Game, E: Evaluator<G>>(
             let state = l.leaf.as_ref()?;
             Some(Leaf {
                 state,
+                past: &l.leaf_past,
                 legal: &l.legal,
                 priors: &mut l.priors,
                 rng: &mut l.rng,

@@ -30,7 +30,7 @@ pub(crate) fn recorded_game<G: Game>(
     g: &G,
     slot: GameSlot,
     start: Option<&G::State>,
-    decide: impl FnMut(&G::State, Player, u32, &mut StreamRng) -> Result<Decision, SearchError>,
+    decide: impl FnMut(&G::State, &[G::State], Player, u32, &mut StreamRng) -> Result<Decision, SearchError>,
 ) -> Result<GameRecord, SearchError> {
     let mut rng = slot.stream("self-play");
     let notation = start.map(|s| g.notation(s));
@@ -66,8 +66,8 @@ pub fn self_play_game<G: Game, E: Evaluator<G>>(
     start: Option<&G::State>,
     mut tree: Option<&mut Vec<G::State>>,
 ) -> Result<GameRecord, SearchError> {
-    recorded_game(g, slot, start, |s, _, ply, rng| {
-        searched_move(g, search, eval, s, ply, rng, tree.as_deref_mut())
+    recorded_game(g, slot, start, |s, past, _, ply, rng| {
+        searched_move(g, search, eval, s, past, ply, rng, tree.as_deref_mut())
     })
 }
 
@@ -78,11 +78,12 @@ pub(crate) fn searched_move<G: Game, E: Evaluator<G>>(
     search: &mut Search<G>,
     eval: &mut E,
     s: &G::State,
+    past: &[G::State],
     ply: u32,
     rng: &mut StreamRng,
     tree: Option<&mut Vec<G::State>>,
 ) -> Result<Decision, SearchError> {
-    let r = search.run(g, s, ply, eval, rng)?;
+    let r = search.run(g, s, past, ply, eval, rng)?;
     if let Some(t) = tree {
         search.tree_states(t);
     }

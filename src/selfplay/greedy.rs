@@ -26,7 +26,7 @@ pub(crate) fn greedy_self_play_game<G: Abilities>(
     start: Option<&G::State>,
 ) -> Result<GameRecord, SearchError> {
     let mut scratch = GreedyScratch::default();
-    recorded_game(g, slot, start, |s, _, _, rng| {
+    recorded_game(g, slot, start, |s, _, _, _, rng| {
         greedy_decision(g, s, rng, &mut scratch)
     })
 }

@@ -38,7 +38,10 @@ use super::{Mover, Opponent};
 pub const GREEDY: &str = "greedy";
 
 /// A model's move without search: its greedy action at a state, given the legal actions.
-pub type GreedyPolicy<'a, G> = &'a (dyn Fn(&<G as Game>::State, &[Action]) -> Action + Sync);
+/// The model's greedy action at a state, given the game's past (as the search's `past`) and
+/// the legal actions.
+pub type GreedyPolicy<'a, G> =
+    &'a (dyn Fn(&<G as Game>::State, &[<G as Game>::State], &[Action]) -> Action + Sync);
 
 /// How the learner's seat moves.
 pub enum Moves<'a, G: Game> {
@@ -173,7 +176,7 @@ pub(crate) fn seated_game<G: Abilities, E: Evaluator<G>>(
     let mut scratch = GreedyScratch::default();
     let mut legal = Vec::new();
     let mut clock = seats.soft.map(SoftClock::new);
-    let mut record = recorded_game(g, slot, start, |s, p, ply, rng| {
+    let mut record = recorded_game(g, slot, start, |s, past, p, ply, rng| {
         if let (Some(c), Some(race)) = (clock.as_mut(), g.race(s))
             && let Some(stop) = c.check(race, ply)
         {
@@ -185,13 +188,13 @@ pub(crate) fn seated_game<G: Abilities, E: Evaluator<G>>(
         match seats.moves {
             Moves::Mover(Mover::Greedy) => greedy_decision(g, s, rng, &mut scratch),
             Moves::Mover(Mover::Search) => {
-                searched_move(g, search, eval, s, ply, rng, tree.as_deref_mut())
+                searched_move(g, search, eval, s, past, ply, rng, tree.as_deref_mut())
             }
             Moves::EpsilonGreedy { epsilon, greedy } => {
                 g.legal_actions(s, &mut legal);
                 legal.sort_unstable();
                 Ok(Decision::Play {
-                    action: epsilon_greedy(&mut explore, epsilon, &legal, |l| greedy(s, l)),
+                    action: epsilon_greedy(&mut explore, epsilon, &legal, |l| greedy(s, past, l)),
                     search: None,
                 })
             }
@@ -303,7 +306,10 @@ mod tests {
     #[test]
     fn epsilon_greedy_moves_follow_epsilon() {
         let g = checkers();
-        let first = |_: &<Checkers as Game>::State, legal: &[Action]| legal[0];
+        let first =
+            |_: &<Checkers as Game>::State, _: &[<Checkers as Game>::State], legal: &[Action]| {
+                legal[0]
+            };
         let greedy = Moves::EpsilonGreedy {
             epsilon: 0.0,
             greedy: &first,

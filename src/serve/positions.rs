@@ -339,7 +339,8 @@ fn evaluate<G: Abilities, L: Learner<G>>(
         for s in states {
             g.legal_actions(s, &mut legal);
             let mut priors = vec![0.0; legal.len()];
-            let v = eval.evaluate(g, s, &legal, &mut priors, &mut rng);
+            // A position on its own: no game before it.
+            let v = eval.evaluate(g, s, &[], &legal, &mut priors, &mut rng);
             row.push((v, priors));
         }
         if let Ok(mut m) = MEMO.lock() {

@@ -218,7 +218,8 @@ impl Chooser {
         g.legal_actions(s, &mut self.play.actions);
         self.priors.clear();
         self.priors.resize(self.play.actions.len(), 0.0);
-        eval.evaluate(g, s, &self.play.actions, &mut self.priors, rng)
+        // The start policy reads positions alone (a game it starts records from there).
+        eval.evaluate(g, s, &[], &self.play.actions, &mut self.priors, rng)
     }
 
     /// A legal move (other than `ban`) drawn from the priors at `temperature` (weights
@@ -539,6 +540,7 @@ mod tests {
             &mut self,
             g: &ConnectFour,
             s: &C4State,
+            _: &[C4State],
             _: &[Action],
             priors: &mut [f64],
             _: &mut StreamRng,

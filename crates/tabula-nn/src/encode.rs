@@ -8,6 +8,12 @@
 //! generic over every [`Game`] (docs/learners.md), so it cannot name `G: Encode` in its
 //! bounds; `games::encoder` finds the encoding of a game at run time and returns it
 //! type-erased as an [`Encoder<G>`].
+//!
+//! **History** (docs/network.md, "Inputs"): an input may also read the game's earlier decision
+//! states (Liu et al.'s last three positions, AlphaGo Zero's last eight). Every caller hands
+//! an encoder the state and the game's past, its earlier decision states oldest first, from the
+//! start of the game's record; [`DynEncode::past`] says how many of the last of them it reads
+//! (at most [`MAX_PAST`]). A position-only input reads none and ignores them.
 
 use std::sync::Arc;
 
@@ -43,10 +49,25 @@ pub trait Encode: Game {
     fn encode(&self, s: &Self::State, out: &mut [f32]);
 }
 
+/// The most earlier decision states an input may read: AlphaGo Zero's eight positions are
+/// the current one and seven before it (Silver et al. 2017). The search keeps this many of
+/// the game's past for its leaves.
+pub const MAX_PAST: usize = 7;
+
 /// An encoding with its game type erased to `G`'s state type.
 pub trait DynEncode<G: Game>: Send + Sync {
     fn planes(&self) -> Planes;
-    fn encode(&self, s: &G::State, out: &mut [f32]);
+
+    /// How many of the last earlier decision states [`DynEncode::encode`] reads (0: a
+    /// function of the position alone), at most [`MAX_PAST`].
+    fn past(&self) -> usize {
+        0
+    }
+
+    /// Writes the planes of decision state `s`, whose game's earlier decision states are
+    /// `past` (oldest first; the last [`DynEncode::past`] of them are read, fewer when the
+    /// game is younger), into `out`, overwriting every entry.
+    fn encode(&self, s: &G::State, past: &[G::State], out: &mut [f32]);
 }
 
 impl<G: Encode> DynEncode<G> for G {
@@ -54,9 +75,14 @@ impl<G: Encode> DynEncode<G> for G {
         Encode::planes(self)
     }
 
-    fn encode(&self, s: &G::State, out: &mut [f32]) {
+    fn encode(&self, s: &G::State, _: &[G::State], out: &mut [f32]) {
         Encode::encode(self, s, out)
     }
+}
+
+/// The last `n` of `past` (all of it when shorter), most recent first.
+pub fn recent<S>(past: &[S], n: usize) -> impl Iterator<Item = &S> {
+    past.iter().rev().take(n)
 }
 
 /// A game's encoding, shared by every thread.

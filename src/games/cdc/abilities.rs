@@ -2,7 +2,7 @@
 //! solved exactly; the 4x8 game has no solver. Both have input planes.
 
 use super::{Cdc, Cdc4x8};
-use crate::games::abilities::{Abilities, AbilitySet, encoded, solvable_test_positions};
+use crate::games::abilities::{Abilities, AbilitySet, position_input, solvable_test_positions};
 use crate::solver::load_or_solve;
 
 /// 2x4: solved by layered retrograde analysis over the perfect index.
@@ -12,7 +12,7 @@ impl Abilities for Cdc {
         test_positions: Some(solvable_test_positions),
         exact_search: None,
         greedy_features: None,
-        encoder: Some(encoded),
+        inputs: &[position_input()],
         reference_sets: None,
         mirror: None,
         random_placement: None,
@@ -29,7 +29,7 @@ impl Abilities for Cdc4x8 {
         test_positions: None,
         exact_search: None,
         greedy_features: None,
-        encoder: Some(encoded),
+        inputs: &[position_input()],
         reference_sets: None,
         mirror: None,
         random_placement: None,

@@ -21,7 +21,7 @@
 use super::{CYCLE_WINDOW, Checkers, CheckersState, MAX_CHECKERS, Square};
 use crate::game::{Action, Game, Player, Turn};
 use crate::games::abilities::{
-    Abilities, AbilitySet, Mirror, Race, encoded, solvable_test_positions,
+    Abilities, AbilitySet, Mirror, Race, position_input, solvable_test_positions,
 };
 use crate::rng::{StreamRng, uniform_index};
 use crate::solver::load_or_solve;
@@ -32,7 +32,7 @@ impl Abilities for Checkers {
         test_positions: Some(solvable_test_positions),
         exact_search: None,
         greedy_features: Some(greedy_features),
-        encoder: Some(encoded),
+        inputs: &[position_input(), super::encode::LIU_INPUT],
         reference_sets: None,
         mirror: Some(Mirror {
             state: mirror_state,

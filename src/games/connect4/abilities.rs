@@ -6,7 +6,7 @@
 use super::{C4State, ConnectFour, solver, test_sets};
 use crate::game::Action;
 use crate::games::abilities::{
-    Abilities, AbilitySet, ExactSearch, Mirror, ReferenceSet, References, encoded,
+    Abilities, AbilitySet, ExactSearch, Mirror, ReferenceSet, References, position_input,
     solvable_test_positions,
 };
 use crate::solver::{Solvable, load_or_solve};
@@ -21,7 +21,7 @@ impl Abilities for ConnectFour {
             action_values,
         }),
         greedy_features: None,
-        encoder: Some(encoded),
+        inputs: &[position_input()],
         reference_sets: Some(References {
             metrics: &test_sets::C4_METRICS,
             load: reference_set,

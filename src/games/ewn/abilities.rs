@@ -2,7 +2,7 @@
 //! (memoised expectimax); input planes.
 
 use super::Ewn;
-use crate::games::abilities::{Abilities, AbilitySet, encoded, solvable_test_positions};
+use crate::games::abilities::{Abilities, AbilitySet, position_input, solvable_test_positions};
 use crate::solver::load_or_solve;
 
 impl Abilities for Ewn {
@@ -11,7 +11,7 @@ impl Abilities for Ewn {
         test_positions: Some(solvable_test_positions),
         exact_search: None,
         greedy_features: None,
-        encoder: Some(encoded),
+        inputs: &[position_input()],
         reference_sets: None,
         mirror: None,
         random_placement: None,

@@ -3,7 +3,7 @@
 //! board size. No board is solved exactly (even 5x5 is far beyond the enumerating solver).
 
 use super::{Go, GoState};
-use crate::games::abilities::{Abilities, AbilitySet, GoBoard, encoded};
+use crate::games::abilities::{Abilities, AbilitySet, GoBoard, position_input};
 
 impl<const P: usize, const H: usize, const K: usize> Abilities for Go<P, H, K> {
     const ABILITIES: AbilitySet<Go<P, H, K>> = AbilitySet {
@@ -11,7 +11,7 @@ impl<const P: usize, const H: usize, const K: usize> Abilities for Go<P, H, K> {
         test_positions: None,
         exact_search: None,
         greedy_features: None,
-        encoder: Some(encoded),
+        inputs: &[position_input()],
         reference_sets: None,
         mirror: None,
         random_placement: None,

@@ -16,14 +16,20 @@ pub struct NetEval<'a, G: Game> {
 }
 
 impl<G: Abilities> NetEval<'_, G> {
-    /// The greedy move: the legal action of highest logit, ties to the lowest action.
-    pub fn greedy(&mut self, s: &G::State, legal: &[Action]) -> Action {
-        self.greedy_value(s, legal).0
+    /// The greedy move at `s` after the game's `past`: the legal action of highest logit,
+    /// ties to the lowest action.
+    pub fn greedy(&mut self, s: &G::State, past: &[G::State], legal: &[Action]) -> Action {
+        self.greedy_value(s, past, legal).0
     }
 
     /// The greedy move and the value on the [0, 1] scale, from one forward pass.
-    pub(crate) fn greedy_value(&mut self, s: &G::State, legal: &[Action]) -> (Action, f64) {
-        let pre = self.net.infer(s, &mut self.x, &mut self.scratch);
+    pub(crate) fn greedy_value(
+        &mut self,
+        s: &G::State,
+        past: &[G::State],
+        legal: &[Action],
+    ) -> (Action, f64) {
+        let pre = self.net.infer(s, past, &mut self.x, &mut self.scratch);
         let logits = &self.scratch.logits;
         let mut best = legal[0];
         for &a in &legal[1..] {
@@ -38,32 +44,38 @@ impl<G: Abilities> NetEval<'_, G> {
     pub(crate) fn priors_value(
         &mut self,
         s: &G::State,
+        past: &[G::State],
         legal: &[Action],
         priors: &mut [f64],
     ) -> f64 {
-        let pre = self.net.infer(s, &mut self.x, &mut self.scratch);
+        let pre = self.net.infer(s, past, &mut self.x, &mut self.scratch);
         legal_softmax(&self.scratch.logits, legal, priors);
         self.net.layout.unit_value(pre)
     }
 }
 
 impl<G: Abilities> Evaluator<G> for NetEval<'_, G> {
+    fn past(&self) -> usize {
+        self.net.past()
+    }
+
     fn evaluate(
         &mut self,
         _: &G,
         s: &G::State,
+        past: &[G::State],
         legal: &[Action],
         priors: &mut [f64],
         _: &mut StreamRng,
     ) -> f64 {
-        self.priors_value(s, legal, priors)
+        self.priors_value(s, past, legal, priors)
     }
 
     /// One forward pass over all the leaves: each gets the bits it would get alone.
     fn evaluate_batch(&mut self, _: &G, leaves: &mut [Leaf<'_, G>]) {
         let na = self.net.layout.actions();
         self.net
-            .forward_states(leaves.iter().map(|l| l.state), &mut self.scratch);
+            .forward_states(leaves.iter().map(|l| (l.state, l.past)), &mut self.scratch);
         for (k, l) in leaves.iter_mut().enumerate() {
             let logits = &self.scratch.logits[k * na..(k + 1) * na];
             legal_softmax(logits, l.legal, l.priors);

@@ -173,8 +173,8 @@ impl<G: Abilities> Learner<G> for Network<G> {
         self.playing().eval()
     }
 
-    fn greedy_action(&self, _: &G, s: &G::State, legal: &[Action]) -> Action {
-        self.playing().eval().greedy(s, legal)
+    fn greedy_action(&self, _: &G, s: &G::State, past: &[G::State], legal: &[Action]) -> Action {
+        self.playing().eval().greedy(s, past, legal)
     }
 
     fn samples(
@@ -184,13 +184,12 @@ impl<G: Abilities> Learner<G> for Network<G> {
         states: &[G::State],
         out: &mut Vec<NetSample>,
     ) -> Result<(), ReplayError> {
-        let Some(enc) = g.encoder() else {
+        let settings = ctx.learner.network.as_ref();
+        // The run's input (the model was built with it, so it exists).
+        let Ok(enc) = g.input(settings.and_then(|n| n.input.as_deref())) else {
             return Ok(());
         };
-        let (retain, augment, skip_draws) = ctx
-            .learner
-            .network
-            .as_ref()
+        let (retain, augment, skip_draws) = settings
             .map_or((1.0, AugmentKind::None, false), |n| {
                 (n.retain, n.augment, n.skip_draws)
             });
@@ -207,9 +206,9 @@ impl<G: Abilities> Learner<G> for Network<G> {
             )
         });
         let mut first = true;
-        let mut push = |s: &G::State, legal: Vec<Action>, target: Vec<f32>, z: f64| {
+        let mut push = |s: &G::State, past: &[G::State], legal: Vec<Action>, target: Vec<f32>, z: f64| {
             let mut x = vec![0.0; enc.planes().len()];
-            enc.encode(s, &mut x);
+            enc.encode(s, past, &mut x);
             out.push(NetSample {
                 example: Example {
                     x,
@@ -221,7 +220,8 @@ impl<G: Abilities> Learner<G> for Network<G> {
             });
             first = false;
         };
-        crate::learners::searched_decisions(g, record, states, |s, legal, counts, z| {
+        let mut mirrored = Vec::new();
+        crate::learners::searched_decisions(g, record, states, |s, past, legal, counts, z| {
             if let Some(rng) = keep.as_mut()
                 && rng.random::<f64>() >= retain
             {
@@ -241,16 +241,21 @@ impl<G: Abilities> Learner<G> for Network<G> {
                     .map(|(&a, &t)| ((m.action)(g, s, a), t))
                     .collect();
                 image.sort_unstable_by_key(|x| x.0);
+                // The history is mirrored too: the image is the game played in the mirror.
                 let ms = (m.state)(g, s);
-                push(s, legal.to_vec(), target, z);
+                mirrored.clear();
+                let read = &past[past.len().saturating_sub(enc.past())..];
+                mirrored.extend(read.iter().map(|t| (m.state)(g, t)));
+                push(s, past, legal.to_vec(), target, z);
                 push(
                     &ms,
+                    &mirrored,
                     image.iter().map(|x| x.0).collect(),
                     image.iter().map(|x| x.1).collect(),
                     z,
                 );
             } else {
-                push(s, legal.to_vec(), target, z);
+                push(s, past, legal.to_vec(), target, z);
             }
         });
         Ok(())
@@ -349,7 +354,8 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 g,
                 &reference,
                 || net.eval(),
-                |ev, s, legal| ev.greedy_value(s, legal),
+                // Test positions: no game before them.
+                |ev, s, legal| ev.greedy_value(s, &[], legal),
             )
         });
         let Some(truth) = e.truth else {
@@ -395,14 +401,14 @@ impl<G: Abilities> Learner<G> for Network<G> {
                     e.iteration,
                     e.plan.wr_p_games,
                     || net.eval(),
-                    |ev, s, legal| ev.greedy(s, legal),
+                    |ev, s, past, legal| ev.greedy(s, past, legal),
                 )
             }));
         }
         if e.plan.errors {
             let mut ev = net.eval();
             let (err, mae) = timed("errors", || {
-                truth.test_errors(g, |s, legal, priors| ev.priors_value(s, legal, priors))
+                truth.test_errors(g, |s, legal, priors| ev.priors_value(s, &[], legal, priors))
             });
             out.err_p = Some(err);
             out.mae_v = Some(mae);

@@ -52,12 +52,9 @@ impl<G: Game> std::fmt::Debug for Network<G> {
 impl<G: Abilities> Network<G> {
     pub(super) fn build(g: &G, ctx: LearnerContext<'_>) -> Result<Network<G>, LearnerError> {
         let settings = settings_of(ctx.learner);
-        let encoder = g.encoder().ok_or_else(|| {
-            LearnerError::Usage(format!(
-                "learner.kind = \"network\": {} has no input encoding",
-                g.variant()
-            ))
-        })?;
+        let encoder = g
+            .input(settings.input.as_deref())
+            .map_err(|e| LearnerError::Usage(format!("learner.network.input: {e}")))?;
         let layout = Layout::new(&settings.arch(), encoder.planes(), g.num_actions())
             .with_arith(settings.arith())
             .with_value_head(settings.value_head.head());
@@ -174,9 +171,15 @@ impl<G: Abilities> Network<G> {
         }
     }
 
-    /// The input planes of `s` into `x` (the layout's input length).
-    pub fn encode(&self, s: &G::State, x: &mut [f32]) {
-        self.encoder.encode(s, x);
+    /// The input planes of `s`, after the game's `past` (oldest first), into `x` (the
+    /// layout's input length).
+    pub fn encode(&self, s: &G::State, past: &[G::State], x: &mut [f32]) {
+        self.encoder.encode(s, past, x);
+    }
+
+    /// How many earlier decision states the input reads (docs/network.md, "Inputs").
+    pub fn past(&self) -> usize {
+        self.encoder.past()
     }
 
     /// The learning rate of iteration `i` (`lr`).
@@ -220,32 +223,46 @@ impl<G: Abilities> Network<G> {
         &self.params
     }
 
-    /// The logits and the value (before the value head's squashing) of decision state `s`,
-    /// with caller buffers.
-    pub fn infer(&self, s: &G::State, x: &mut [f32], scratch: &mut Scratch) -> f32 {
-        self.encoder.encode(s, x);
+    /// The logits and the value (before the value head's squashing) of decision state `s`
+    /// after the game's `past`, with caller buffers.
+    pub fn infer(
+        &self,
+        s: &G::State,
+        past: &[G::State],
+        x: &mut [f32],
+        scratch: &mut Scratch,
+    ) -> f32 {
+        self.encoder.encode(s, past, x);
         self.layout
             .forward_batch(&self.params, &self.weights, x, 1, scratch);
         scratch.values[0]
     }
 
     /// The values (before the value head's squashing) and logits (|A| per position, in
-    /// order) of a batch of decision states, evaluated as one batch: each position's outputs
-    /// are the bits it gets alone (docs/network.md).
-    pub fn infer_batch(&self, states: &[G::State], values: &mut Vec<f32>, logits: &mut Vec<f32>) {
-        let mut scratch = self.layout.scratch();
-        self.forward_states(states.iter(), &mut scratch);
+    /// order) of a batch of decision states, each with its game's past, evaluated as one
+    /// batch: each position's outputs are the bits it gets alone (docs/network.md).
+    pub fn infer_batch<'s>(
+        &self,
+        states: impl ExactSizeIterator<Item = (&'s G::State, &'s [G::State])>,
+        values: &mut Vec<f32>,
+        logits: &mut Vec<f32>,
+    ) where
+        G::State: 's,
+    {
         let n = states.len();
+        let mut scratch = self.layout.scratch();
+        self.forward_states(states, &mut scratch);
         values.clear();
         values.extend_from_slice(&scratch.values[..n]);
         logits.clear();
         logits.extend_from_slice(&scratch.logits[..n * self.layout.actions()]);
     }
 
-    /// Encodes `states` into the scratch's batch and runs the forward pass over them.
+    /// Encodes `states` (each with its game's past) into the scratch's batch and runs the
+    /// forward pass over them.
     pub(super) fn forward_states<'s>(
         &self,
-        states: impl ExactSizeIterator<Item = &'s G::State>,
+        states: impl ExactSizeIterator<Item = (&'s G::State, &'s [G::State])>,
         scratch: &mut Scratch,
     ) where
         G::State: 's,
@@ -254,8 +271,8 @@ impl<G: Abilities> Network<G> {
         let len = self.layout.input().len();
         scratch.ensure(n);
         let mut x = std::mem::take(&mut scratch.x);
-        for (row, s) in x.chunks_exact_mut(len).zip(states) {
-            self.encoder.encode(s, row);
+        for (row, (s, past)) in x.chunks_exact_mut(len).zip(states) {
+            self.encoder.encode(s, past, row);
         }
         self.layout
             .forward_batch(&self.params, &self.weights, &x, n, scratch);

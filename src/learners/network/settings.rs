@@ -185,6 +185,11 @@ pub struct NetworkSettings {
     /// No samples from drawn games (Liu et al. discard games over the move limit).
     #[serde(skip_serializing_if = "is_false")]
     pub skip_draws: bool,
+    /// The network's input by name (docs/network.md, "Inputs"): absent, the game's default
+    /// `position` planes; `liu` on Chinese Checkers, Liu et al.'s ID matrices of the last
+    /// three states. Left out of the record when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
     /// `[learner.network.reference]`: the reference metrics of unsolved variants (absent:
     /// their defaults). Left out of the settings record when absent, so the settings of
     /// earlier runs hash as before.
@@ -226,6 +231,7 @@ impl Default for NetworkSettings {
             retain: 1.0,
             augment: AugmentKind::None,
             skip_draws: false,
+            input: None,
             reference: None,
             gate: None,
         }
@@ -485,6 +491,10 @@ pub(crate) fn settings_of(s: &LearnerSettings) -> NetworkSettings {
 /// Settings a branch cannot change ([`crate::learners::LearnerKind::fixed_settings`]): they decide the
 /// shape of the weights or of the optimiser state the branch continues.
 pub(crate) const FIXED_SETTINGS: &[(&str, &str)] = &[
+    (
+        "learner.network.input",
+        "the weights the branch continues read this input",
+    ),
     (
         "learner.network.arch",
         "the weights the branch continues have its shape",

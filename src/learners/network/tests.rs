@@ -542,7 +542,7 @@ fn a_positions_output_does_not_depend_on_what_came_before() {
         .map(|s| {
             g.legal_actions(s, &mut legal);
             let mut p = vec![0.0; legal.len()];
-            let v = net.eval().priors_value(s, &legal, &mut p);
+            let v = net.eval().priors_value(s, &[], &legal, &mut p);
             (p.iter().map(|x| x.to_bits()).collect(), v.to_bits())
         })
         .collect();
@@ -550,7 +550,7 @@ fn a_positions_output_does_not_depend_on_what_came_before() {
     for (s, want) in states.iter().zip(&alone).rev() {
         g.legal_actions(s, &mut legal);
         let mut p = vec![0.0; legal.len()];
-        let v = ev.priors_value(s, &legal, &mut p);
+        let v = ev.priors_value(s, &[], &legal, &mut p);
         assert_eq!(
             &(
                 p.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),

@@ -277,11 +277,12 @@ impl<G: Abilities> QLearning<G> {
         })
     }
 
-    /// Q(s, a) for every action a (|A| values; 0 for a position the table has not seen).
-    pub(crate) fn q_values(&self, g: &G, s: &G::State) -> Vec<f64> {
+    /// Q(s, a) for every action a (|A| values; 0 for a position the table has not seen);
+    /// a network reads the game's `past` too when its input has history.
+    pub(crate) fn q_values(&self, g: &G, s: &G::State, past: &[G::State]) -> Vec<f64> {
         if let Some(net) = &self.net {
             let (mut values, mut logits) = (Vec::new(), Vec::new());
-            net.infer_batch(std::slice::from_ref(s), &mut values, &mut logits);
+            net.infer_batch(std::iter::once((s, past)), &mut values, &mut logits);
             return logits.iter().map(|&v| f64::from(v)).collect();
         }
         self.table
@@ -314,17 +315,22 @@ pub struct QEval<'a, G: Game> {
 }
 
 impl<G: Abilities> Evaluator<G> for QEval<'_, G> {
+    fn past(&self) -> usize {
+        self.model.net.as_ref().map_or(0, |n| n.past())
+    }
+
     fn evaluate(
         &mut self,
         g: &G,
         s: &G::State,
+        past: &[G::State],
         legal: &[Action],
         priors: &mut [f64],
         _: &mut StreamRng,
     ) -> f64 {
         let q: Vec<f32> = self
             .model
-            .q_values(g, s)
+            .q_values(g, s, past)
             .iter()
             .map(|&v| v as f32)
             .collect();
@@ -524,8 +530,8 @@ impl<G: Abilities> Learner<G> for QLearning<G> {
         QEval { model: self }
     }
 
-    fn greedy_action(&self, g: &G, s: &G::State, legal: &[Action]) -> Action {
-        argmax(&self.q_values(g, s), legal)
+    fn greedy_action(&self, g: &G, s: &G::State, past: &[G::State], legal: &[Action]) -> Action {
+        argmax(&self.q_values(g, s, past), legal)
     }
 
     fn exploration(ctx: LearnerContext<'_>, iteration: u32) -> Option<f64> {
@@ -539,7 +545,18 @@ impl<G: Abilities> Learner<G> for QLearning<G> {
         states: &[G::State],
         out: &mut Vec<Transition<G::State>>,
     ) -> Result<(), ReplayError> {
-        transitions::transitions(g, &settings_of(ctx.learner), record, states, out);
+        let q = settings_of(ctx.learner);
+        // The history the network's input reads (none for a table).
+        let depth = match q.approximator {
+            Approximator::Table => 0,
+            Approximator::Network => ctx
+                .learner
+                .network
+                .as_ref()
+                .and_then(|n| g.input(n.input.as_deref()).ok())
+                .map_or(0, |e| e.past()),
+        };
+        transitions::transitions(g, &q, record, states, depth, out);
         Ok(())
     }
 
@@ -611,7 +628,9 @@ impl<G: Abilities> Learner<G> for QLearning<G> {
     }
 
     fn evaluate(&self, g: &G, ctx: LearnerContext<'_>, e: EvalContext<'_, G>) -> QEvaluation {
-        let choose = |s: &G::State, legal: &[Action]| self.greedy_action(g, s, legal);
+        let choose = |s: &G::State, past: &[G::State], legal: &[Action]| {
+            self.greedy_action(g, s, past, legal)
+        };
         let (mut wr_p, mut err_p) = (None, None);
         if let Some(truth) = e.truth {
             if e.plan.wr_p_games > 0 {
@@ -622,11 +641,12 @@ impl<G: Abilities> Learner<G> for QLearning<G> {
                     e.iteration,
                     e.plan.wr_p_games,
                     || (),
-                    |_, s, legal| choose(s, legal),
+                    |_, s, past, legal| choose(s, past, legal),
                 ));
             }
             if e.plan.errors {
-                err_p = Some(greedy_err_p(g, truth, &choose));
+                // Test positions: no game before them.
+                err_p = Some(greedy_err_p(g, truth, &|s, legal| choose(s, &[], legal)));
             }
         }
         let games = self.settings.greedy_games;

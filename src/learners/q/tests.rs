@@ -62,12 +62,16 @@ fn a_td_update_by_hand() {
         action: a,
         reward: 0.5,
         next: Some((s1, legal1.clone())),
+        past: Vec::new(),
+        next_past: Vec::new(),
     };
     let t1 = Transition {
         state: s1,
         action: b,
         reward: 10.0,
         next: None,
+        past: Vec::new(),
+        next_past: Vec::new(),
     };
     let window = [&t0, &t1];
     let mut table = BTreeMap::new();
@@ -132,7 +136,9 @@ fn epsilon_falls_linearly_then_stays() {
 #[test]
 fn transitions_of_a_game_against_the_greedy_player() {
     let g = checkers("checkers:4x4-3");
-    let first = |_: &<Checkers as Game>::State, legal: &[Action]| legal[0];
+    let first = |_: &<Checkers as Game>::State, _: &[<Checkers as Game>::State], legal: &[Action]| {
+        legal[0]
+    };
     let seats = Seats {
         moves: Moves::EpsilonGreedy {
             epsilon: 0.5,
@@ -161,7 +167,7 @@ fn transitions_of_a_game_against_the_greedy_player() {
             .collect();
         let mut out = Vec::new();
         let q = QSettings::default();
-        transitions::transitions(&g, &q, &r, &states, &mut out);
+        transitions::transitions(&g, &q, &r, &states, 0, &mut out);
         assert_eq!(out.len(), mine.len());
         for (j, (t, &i)) in out.iter().zip(&mine).enumerate() {
             let Step::Move { action, .. } = r.steps[i] else {
@@ -191,7 +197,7 @@ fn transitions_of_a_game_against_the_greedy_player() {
             ..QSettings::default()
         };
         let mut only = Vec::new();
-        transitions::transitions(&g, &outcome_only, &r, &states, &mut only);
+        transitions::transitions(&g, &outcome_only, &r, &states, 0, &mut only);
         let nonzero = only.iter().filter(|t| t.reward != 0.0).count();
         assert!(nonzero <= 1 && only[..only.len() - 1].iter().all(|t| t.reward == 0.0));
     }
@@ -216,6 +222,8 @@ fn deep_q_learning_fits_a_target() {
         action: a,
         reward: 3.0,
         next: None,
+        past: Vec::new(),
+        next_past: Vec::new(),
     };
     let q = settings_of(ctx.learner);
     let run = || {
@@ -229,13 +237,13 @@ fn deep_q_learning_fits_a_target() {
     };
     let (m, last) = run();
     let before = <QLearning<Checkers> as Learner<Checkers>>::new(&g, ctx).unwrap();
-    let q0 = before.q_values(&g, &s0)[a as usize];
-    let q1 = m.q_values(&g, &s0)[a as usize];
+    let q0 = before.q_values(&g, &s0, &[])[a as usize];
+    let q1 = m.q_values(&g, &s0, &[])[a as usize];
     assert!((q0 - 3.0).abs() > 1.0, "{q0}");
     assert!((q1 - 3.0).abs() < 0.1, "{q0} -> {q1}");
     assert!(last.td_error < 0.2 && last.loss < 0.05, "{last:?}");
-    assert_eq!(Learner::greedy_action(&m, &g, &s0, &legal), a);
-    assert_eq!(m.q_values(&g, &s0), run().0.q_values(&g, &s0));
+    assert_eq!(Learner::greedy_action(&m, &g, &s0, &[], &legal), a);
+    assert_eq!(m.q_values(&g, &s0, &[]), run().0.q_values(&g, &s0, &[]));
 }
 
 /// A table's checkpoint is read back to the same table; its root names no other object.
@@ -250,6 +258,8 @@ fn a_table_checkpoint_reads_back() {
         action: a,
         reward: 1.0,
         next: Some((s1, legal1)),
+        past: Vec::new(),
+        next_past: Vec::new(),
     };
     let mut m = <QLearning<Checkers> as Learner<Checkers>>::new(&g, ctx).unwrap();
     m.stats = train_table(&g, &m.settings, &mut m.table, &[&t], &[vec![0, 0]]);

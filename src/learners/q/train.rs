@@ -126,18 +126,21 @@ pub(crate) fn train_network<G: Abilities>(
     let (mut td, mut loss) = (0.0, 0.0);
     let na = net.layout().actions();
     for batch in batches {
-        let next: Vec<G::State> = batch
+        let next: Vec<(&G::State, &[G::State])> = batch
             .iter()
-            .filter_map(|&k| window[k].next.as_ref().map(|n| n.0))
+            .filter_map(|&k| {
+                let t = window[k];
+                t.next.as_ref().map(|n| (&n.0, t.next_past.as_slice()))
+            })
             .collect();
-        net.infer_batch(&next, &mut values, &mut logits);
+        net.infer_batch(next.into_iter(), &mut values, &mut logits);
         let mut row = 0;
         xs.clear();
         xs.resize(batch.len() * len, 0.0f32);
         let mut ys = Vec::with_capacity(batch.len());
         for (j, &k) in batch.iter().enumerate() {
             let t = window[k];
-            net.encode(&t.state, &mut xs[j * len..(j + 1) * len]);
+            net.encode(&t.state, &t.past, &mut xs[j * len..(j + 1) * len]);
             let next_max = t.next.as_ref().map_or(0.0, |(_, legal)| {
                 let q: Vec<f64> = logits[row * na..(row + 1) * na]
                     .iter()

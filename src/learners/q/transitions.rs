@@ -12,6 +12,9 @@
 //!   transition adds `win_reward` or `loss_reward` by the game's result for the learner (0
 //!   for a draw, the move limit's end included). With the outcome reward only the terminal
 //!   term.
+//! - With a network whose input reads the game's history (docs/network.md, "Inputs"), each
+//!   transition keeps the last decision states before S_t and before S_{t+1} that the input
+//!   reads (`depth`), the record's own, as the self-play search saw them.
 
 use super::{QSettings, RewardKind};
 use crate::game::{Action, Game, Turn};
@@ -28,6 +31,10 @@ pub struct Transition<S> {
     /// The learner's next decision state and its legal actions, ascending (`None`: the game
     /// ended before it).
     pub next: Option<(S, Vec<Action>)>,
+    /// The last `depth` decision states of the game before `state`, and before `next`'s
+    /// state, oldest first (empty for a position-only input).
+    pub past: Vec<S>,
+    pub next_past: Vec<S>,
 }
 
 /// The learner's decisions in `record`: (index into `states`, action), in move order.
@@ -49,15 +56,31 @@ fn learner_moves<G: Game>(
 }
 
 /// Appends the learner's transitions of `record` (states: `record.states(g)`) to `out`, in
-/// move order.
+/// move order, each with the last `depth` decision states before its states.
 pub(crate) fn transitions<G: Abilities>(
     g: &G,
     q: &QSettings,
     record: &GameRecord,
     states: &[G::State],
+    depth: usize,
     out: &mut Vec<Transition<G::State>>,
 ) {
     let moves = learner_moves(g, record, states);
+    // Every decision state's index into `states`, in order: the past of states[i] is the
+    // decision states before index i.
+    let decisions: Vec<usize> = (0..states.len().min(record.steps.len()))
+        .filter(|&i| matches!(g.turn(&states[i]), Turn::Player(_)))
+        .collect();
+    let past_of = |i: usize| -> Vec<G::State> {
+        if depth == 0 {
+            return Vec::new();
+        }
+        let k = decisions.partition_point(|&d| d < i);
+        decisions[k.saturating_sub(depth)..k]
+            .iter()
+            .map(|&d| states[d])
+            .collect()
+    };
     let result = record.end.result();
     for (j, &(i, p, action)) in moves.iter().enumerate() {
         let s = &states[i];
@@ -67,7 +90,8 @@ pub(crate) fn transitions<G: Abilities>(
             RewardKind::Shaped => q.row_reward * f64::from(g.rows_advanced(s, action).unwrap_or(0)),
             RewardKind::Outcome => 0.0,
         };
-        let next = moves[j + 1..].iter().find(|m| m.1 == p).map(|&(k, _, _)| {
+        let next_at = moves[j + 1..].iter().find(|m| m.1 == p).map(|m| m.0);
+        let next = next_at.map(|k| {
             let mut legal = Vec::new();
             g.legal_actions(&states[k], &mut legal);
             legal.sort_unstable();
@@ -88,6 +112,8 @@ pub(crate) fn transitions<G: Abilities>(
             action,
             reward,
             next,
+            past: past_of(i),
+            next_past: next_at.map(past_of).unwrap_or_default(),
         });
     }
 }

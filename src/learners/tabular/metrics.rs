@@ -150,6 +150,6 @@ pub(crate) fn win_rate<G: Game>(
         iteration,
         games,
         || TableEval::new(table),
-        |eval, s, legal| greedy_action(&eval.entries(&g.key(s))[..n], legal),
+        |eval, s, _, legal| greedy_action(&eval.entries(&g.key(s))[..n], legal),
     )
 }

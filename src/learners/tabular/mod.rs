@@ -286,7 +286,7 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         TableEval::new(&self.table)
     }
 
-    fn greedy_action(&self, g: &G, s: &G::State, legal: &[Action]) -> Action {
+    fn greedy_action(&self, g: &G, s: &G::State, _: &[G::State], legal: &[Action]) -> Action {
         let mut scratch = Vec::new();
         let row = self.table.lookup(&g.key(s), &mut scratch);
         greedy_action(&row[..g.num_actions()], legal)
@@ -299,7 +299,7 @@ impl<G: Game> Learner<G> for TabularAz<G::Key> {
         states: &[G::State],
         out: &mut Vec<Sample<G::Key>>,
     ) -> Result<(), ReplayError> {
-        super::searched_decisions(g, record, states, |s, legal, counts, z| {
+        super::searched_decisions(g, record, states, |s, _, legal, counts, z| {
             out.push(Sample {
                 key: g.key(s),
                 actions: legal.into(),

@@ -278,6 +278,7 @@ impl<G: Game> Evaluator<G> for TableEval<'_, G::Key> {
         &mut self,
         g: &G,
         s: &G::State,
+        _: &[G::State],
         legal: &[Action],
         priors: &mut [f64],
         _: &mut StreamRng,
