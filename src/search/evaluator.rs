@@ -148,3 +148,41 @@ impl<G: Game> Evaluator<G> for Rollout {
         self.value_for(g, s, p, rng)
     }
 }
+
+/// A test evaluator that reads the last `k` earlier decision states: its value and priors are
+/// a hash of the leaf's position key and theirs, so any difference in the past it is handed
+/// shows in the games it guides.
+#[cfg(test)]
+#[derive(Clone, Debug)]
+pub(crate) struct PastProbe(pub usize);
+
+#[cfg(test)]
+impl<G: Game> Evaluator<G> for PastProbe {
+    fn past(&self) -> usize {
+        self.0
+    }
+
+    fn evaluate(
+        &mut self,
+        g: &G,
+        s: &G::State,
+        past: &[G::State],
+        _: &[Action],
+        priors: &mut [f64],
+        _: &mut StreamRng,
+    ) -> f64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        g.key(s).hash(&mut h);
+        for t in past.iter().rev().take(self.0) {
+            g.key(t).hash(&mut h);
+        }
+        let x = h.finish();
+        for (i, p) in priors.iter_mut().enumerate() {
+            *p = 1.0 + ((x >> (i % 32)) & 3) as f64;
+        }
+        let total: f64 = priors.iter().sum();
+        priors.iter_mut().for_each(|p| *p /= total);
+        0.05 + 0.9 * ((x >> 40) as f64 / (1u64 << 24) as f64)
+    }
+}

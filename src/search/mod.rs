@@ -59,6 +59,8 @@ pub use config::{
     Simulations,
 };
 pub use evaluator::{Evaluator, Leaf, Rollout, Uniform};
+#[cfg(test)]
+pub(crate) use evaluator::PastProbe;
 pub use mcts_solver::{MctsSolver, SolverConfig, SolverResult};
 pub use puct::{Search, SearchResult, Step};
 

@@ -1429,4 +1429,71 @@ mod tests {
         };
         assert_eq!(run(), run());
     }
+
+    /// The past an evaluator is handed: at the root the game's (its last ones), below it the
+    /// game's then the tree's path down to the leaf, each state one move before the next.
+    #[test]
+    fn leaves_see_the_games_past_then_the_path() {
+        use crate::games::ConnectFour;
+        type S = <ConnectFour as Game>::State;
+        struct Chain {
+            game: Vec<S>,
+            root: S,
+            leaves: usize,
+        }
+        impl Evaluator<ConnectFour> for Chain {
+            fn past(&self) -> usize {
+                4
+            }
+            fn evaluate(
+                &mut self,
+                g: &ConnectFour,
+                s: &S,
+                past: &[S],
+                _: &[Action],
+                priors: &mut [f64],
+                _: &mut StreamRng,
+            ) -> f64 {
+                super::super::evaluator::uniform_priors(priors);
+                if *s == self.root {
+                    assert_eq!(past, &self.game[self.game.len() - 4..]);
+                    return 0.5;
+                }
+                self.leaves += 1;
+                assert_eq!(past.len(), 4);
+                let mut chain = past.to_vec();
+                chain.push(*s);
+                let mut legal = Vec::new();
+                for w in chain.windows(2) {
+                    g.legal_actions(&w[0], &mut legal);
+                    assert!(legal.iter().any(|&a| g.apply(&w[0], a) == w[1]));
+                }
+                // The root is in every leaf's past within four moves of it.
+                let below = chain.iter().position(|t| *t == self.root);
+                assert!(below.is_some() || self.game.iter().all(|t| !past.contains(t)));
+                0.5
+            }
+        }
+        let g = ConnectFour::new(5, 4).unwrap();
+        let mut game = vec![g.initial_state()];
+        for a in [2, 2, 1, 3, 0] {
+            let s = *game.last().unwrap();
+            game.push(g.apply(&s, a));
+        }
+        let root = game.pop().unwrap();
+        let mut eval = Chain {
+            game: game.clone(),
+            root,
+            leaves: 0,
+        };
+        let mut search = Search::new(SearchConfig {
+            simulations: 200.into(),
+            ..SearchConfig::default()
+        })
+        .unwrap();
+        search
+            .run(&g, &root, &game, 5, &mut eval, &mut stream(1, "past"))
+            .unwrap();
+        assert!(eval.leaves > 100);
+    }
 }

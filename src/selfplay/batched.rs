@@ -370,4 +370,31 @@ mod tests {
         };
         same_as_alone(&ConnectFour::new(5, 4).unwrap(), capped, Rollout::new(1));
     }
+
+    /// An evaluator that reads the game's past gets, in a batch, the past it gets alone (on a
+    /// game with chance between decisions too); and the past reaches it: without it, other
+    /// games.
+    #[test]
+    fn batched_games_hand_the_evaluator_the_past_it_gets_alone() {
+        use crate::search::PastProbe;
+        let config = SearchConfig {
+            simulations: 12.into(),
+            ..SearchConfig::default()
+        };
+        same_as_alone(&Ewn::new(3, 3, 3).unwrap(), config, PastProbe(3));
+        let g = ConnectFour::new(5, 4).unwrap();
+        same_as_alone(&g, config, PastProbe(2));
+        let games: Vec<LaneGame<_>> = (0..4)
+            .map(|k| LaneGame {
+                slot: GameSlot::new(7, 3, k),
+                start: None,
+                tree: false,
+            })
+            .collect();
+        let records = |k| -> Vec<GameRecord> {
+            let played = self_play_lanes(&g, config, &mut PastProbe(k), &games, 4).unwrap();
+            played.into_iter().map(|p| p.record).collect()
+        };
+        assert_ne!(records(2), records(0));
+    }
 }
