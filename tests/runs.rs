@@ -438,3 +438,70 @@ fn a_checkers_pipeline_is_the_same_at_any_thread_count() {
     let text = std::fs::read_to_string("runs/checkers-tiny-pipeline.toml").unwrap();
     same_at_any_thread_count(&text);
 }
+
+/// The pipeline in small with Liu et al.'s input, which reads the game's last three states.
+#[test]
+fn a_checkers_pipeline_with_history_is_the_same_at_any_thread_count() {
+    let text = std::fs::read_to_string("runs/checkers-tiny-liu.toml").unwrap();
+    same_at_any_thread_count(&text);
+    // Deep Q-Learning with it: transitions keep the past of both their states.
+    let dqn = std::fs::read_to_string("runs/checkers-tiny-dqn.toml").unwrap();
+    let dqn = dqn.replace("[learner.network]\n", "[learner.network]\ninput = \"liu\"\n");
+    assert!(dqn.contains("input = \"liu\""), "{dqn}");
+    same_at_any_thread_count(&dqn.replace("iterations = 10", "iterations = 3"));
+}
+
+/// With an input that reads the game's past, a model player sees the history self-play saw:
+/// at every decision of a stored self-play game (a search without root noise or sampling,
+/// ties to the lowest action), the `model:` player handed the record's past picks the move
+/// the record holds; handed no past, it picks another one somewhere.
+#[test]
+fn a_model_player_sees_the_history_self_play_saw() {
+    use tabula::game::{Game, Turn};
+    use tabula::game_record::{GameRecord, Step};
+    use tabula::games::Checkers;
+    use tabula::players::{Player, PlayerSpec};
+    use tabula::play::Decision;
+    let text = std::fs::read_to_string("runs/checkers-tiny-liu.toml").unwrap();
+    let cut = text.find("[[stage]]").unwrap();
+    let text = text[..cut]
+        .replace("window = 1", "window = 1\niterations = 2")
+        .replace("dirichlet_epsilon = 0.25", "dirichlet_epsilon = 0.0\ntemperature = 0.0\ntie_break = \"lowest\"")
+        .replace("greedy_games = 4", "greedy_games = 0");
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+    let out = run_spec(&mut store, &text, 2);
+    let chain = tabula::runs::chain(&store, out.head).unwrap();
+    let g: Checkers = match "checkers:5x5-3,max_plies=60".parse::<AnyGame>().unwrap() {
+        AnyGame::Checkers(g) => g,
+        _ => unreachable!(),
+    };
+    // Iteration 2's games were played by the model of iteration 1.
+    let spec: PlayerSpec = "model:checkers-tiny-liu@1,sims=8".parse().unwrap();
+    let player = Player::resolve(&spec, &g, Some(&mut store)).unwrap();
+    let (mut agreed, mut blind_differs) = (0, 0);
+    for h in &chain[1].games {
+        let record: GameRecord = store.get(h).unwrap();
+        let states = record.states(&g).unwrap();
+        let mut past = Vec::new();
+        let mut agent = player.agent();
+        for (ply, (s, step)) in states.iter().zip(&record.steps).enumerate() {
+            let (Turn::Player(_), Step::Move { action, .. }) = (g.turn(s), step) else {
+                continue;
+            };
+            let mut rng = tabula::rng::stream(ply as u64, "model-player");
+            let chosen = |d: Decision| match d {
+                Decision::Play { action, .. } => action,
+                other => panic!("{other:?}"),
+            };
+            let with = agent.decide(&g, s, &past, ply as u32, &mut rng).unwrap();
+            assert_eq!(chosen(with), *action, "ply {ply}");
+            agreed += 1;
+            let blind = agent.decide(&g, s, &[], ply as u32, &mut rng).unwrap();
+            blind_differs += usize::from(chosen(blind) != *action);
+            past.push(*s);
+        }
+    }
+    assert!(agreed > 100, "{agreed} decisions");
+    assert!(blind_differs > 0, "the past changed no move in {agreed}");
+}

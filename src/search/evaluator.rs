@@ -18,7 +18,7 @@ use crate::rng::StreamRng;
 pub trait Evaluator<G: Game> {
     /// How many earlier decision states `evaluate` reads (0: the position alone; a network
     /// whose input has history, docs/network.md "Inputs"), at most
-    /// [`crate::nn::encode::MAX_PAST`].
+    /// [`crate::game::MAX_PAST`].
     fn past(&self) -> usize {
         0
     }

@@ -10,8 +10,7 @@ use super::arena::{
 use super::config::{Algorithm, ForcedPlayouts, SearchConfig, SearchConfigError};
 use super::gumbel;
 use super::{Evaluator, SearchError};
-use crate::game::{Action, ChanceOutcome, Game, Player, Turn};
-use crate::nn::encode::MAX_PAST;
+use crate::game::{Action, ChanceOutcome, Game, MAX_PAST, Player, Turn};
 use crate::rng::StreamRng;
 use rand::RngExt;
 use rand::distr::Distribution;

@@ -146,6 +146,12 @@ impl<T> PositionKey for T where
 {
 }
 
+/// The most earlier decision states of a game (its past) that anything evaluating a position
+/// may read: AlphaGo Zero's eight positions are the current one and seven before it (Silver et
+/// al. 2017). A search keeps this many of the game's past for its leaves (docs/network.md,
+/// "Inputs").
+pub const MAX_PAST: usize = 7;
+
 /// A two-player zero-sum game with perfect information and explicit chance.
 ///
 /// Methods take `&self` because a game value carries its parameters (board size, material,

@@ -49,10 +49,7 @@ pub trait Encode: Game {
     fn encode(&self, s: &Self::State, out: &mut [f32]);
 }
 
-/// The most earlier decision states an input may read: AlphaGo Zero's eight positions are
-/// the current one and seven before it (Silver et al. 2017). The search keeps this many of
-/// the game's past for its leaves.
-pub const MAX_PAST: usize = 7;
+pub use tabula_core::game::MAX_PAST;
 
 /// An encoding with its game type erased to `G`'s state type.
 pub trait DynEncode<G: Game>: Send + Sync {
