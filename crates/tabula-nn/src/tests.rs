@@ -678,3 +678,55 @@ fn engine_speed_on_one_thread() {
         }
     }
 }
+
+/// FNV-1a over the bits of `v`, chained from `h`.
+fn fnv(mut h: u64, v: &[f32]) -> u64 {
+    for x in v {
+        for b in x.to_bits().to_le_bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Each architecture's parameter count and a hash of the bits of its initial parameters,
+/// its outputs on a few positions, its gradient, and one training step.
+fn arch_fingerprint(arch: &Arch, input: Planes) -> (usize, u64) {
+    let l = Layout::new(arch, input, 5);
+    let mut p = params_with_statistics(&l, 11);
+    let examples = random_examples(input, 5, 20, 12);
+    let mut h = fnv(0xcbf2_9ce4_8422_2325, &p);
+    let mut s = l.scratch();
+    for e in &examples {
+        let v = l.forward(&p, &e.x, &mut s);
+        h = fnv(h, &s.logits[..5]);
+        h = fnv(h, &[v]);
+    }
+    h = fnv(h, &grad_of(&l, &p, &examples).0);
+    let mut opt = OptimState::new(&ADAM, l.params());
+    let refs: Vec<&Example> = examples.iter().collect();
+    let batch: Vec<usize> = (0..20).collect();
+    let mut t = Trainer::new(&l);
+    train_step(&l, &mut p, &mut opt, &ADAM, 0.01, &refs, &batch, &mut t);
+    (l.params(), fnv(h, &p))
+}
+
+/// The architectures that predate the valid stem and the convolution biases before batch
+/// normalisation keep their parameter counts and their bits (pinned before those options
+/// existed): old checkpoints load and runs verify.
+#[test]
+fn old_architectures_keep_their_counts_and_bits() {
+    let got: Vec<(usize, u64)> = archs()[..6]
+        .iter()
+        .map(|a| arch_fingerprint(a, planes(2, 3, 4)))
+        .collect();
+    let pinned = [
+        (458, 16172812526417474599),
+        (150, 17615431130860010391),
+        (962, 15085912280820925080),
+        (702, 534077073421262694),
+        (657, 17359801657556243058),
+        (361, 16714933841236268219),
+    ];
+    assert_eq!(got, pinned);
+}
