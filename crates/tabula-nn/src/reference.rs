@@ -1,5 +1,6 @@
 //! The engine before the batched kernels (issue 23), kept verbatim as the bit-exactness
-//! reference: one position at a time, axpy loops. Tests only.
+//! reference: one position at a time, axpy loops. Tests only. Since then it also knows the
+//! unpadded (valid) stem (Liu et al.'s), written in the same style (`conv_valid_forward`).
 
 use super::{Arch, Planes};
 
@@ -22,7 +23,12 @@ struct Conv {
 #[derive(Clone, Debug)]
 enum Trunk {
     Mlp(Vec<Dense>),
-    Res { stem: Conv, blocks: Vec<[Conv; 2]> },
+    /// `valid`: the stem is unpadded, the blocks run on (h - 2) x (w - 2).
+    Res {
+        stem: Conv,
+        valid: bool,
+        blocks: Vec<[Conv; 2]>,
+    },
 }
 
 /// The old per-position engine, with the old layout of the parameters (which the new one
@@ -37,7 +43,9 @@ pub(super) struct Old {
 
 impl Old {
     /// The old engine of a multilayer perceptron or a residual net of basic blocks without
-    /// batch normalisation and with dense heads (the architectures it knew).
+    /// batch normalisation and with dense heads (the architectures it knew), its stem padded
+    /// or not (without batch normalisation every convolution has its bias, `conv_bias` or
+    /// not).
     pub(super) fn new(arch: &Arch, input: Planes, actions: usize) -> Old {
         let mut next = 0usize;
         let mut alloc = |len: usize| {
@@ -63,7 +71,8 @@ impl Old {
             Arch::ResNet(r) => {
                 assert!(r.bottleneck.is_none() && !r.batch_norm && r.head == super::Head::Dense);
                 let (blocks, channels) = (&r.blocks, &r.channels);
-                let area = input.height * input.width;
+                let valid = r.stem == super::Stem::Valid;
+                let (h, w) = trunk_hw(input, valid);
                 let mut conv = |cin: usize, cout: usize| Conv {
                     w: alloc(cout * cin * 9),
                     b: alloc(cout),
@@ -74,7 +83,14 @@ impl Old {
                 let blocks = (0..*blocks)
                     .map(|_| [conv(*channels, *channels), conv(*channels, *channels)])
                     .collect();
-                (Trunk::Res { stem, blocks }, channels * area)
+                (
+                    Trunk::Res {
+                        stem,
+                        valid,
+                        blocks,
+                    },
+                    channels * h * w,
+                )
             }
         };
         let mut dense = |n_in: usize, n_out: usize| Dense {
@@ -100,8 +116,14 @@ impl Old {
             Trunk::Mlp(layers) => std::iter::once(self.input.len())
                 .chain(layers.iter().map(|d| d.n_out))
                 .collect(),
-            Trunk::Res { stem, blocks } => {
-                let n = stem.cout * self.input.height * self.input.width;
+            Trunk::Res {
+                stem,
+                blocks,
+                valid,
+                ..
+            } => {
+                let (h, w) = trunk_hw(self.input, *valid);
+                let n = stem.cout * h * w;
                 std::iter::once(self.input.len())
                     .chain(std::iter::repeat_n(n, 1 + 2 * blocks.len()))
                     .collect()
@@ -130,10 +152,19 @@ impl Old {
                     relu(&mut next[0]);
                 }
             }
-            Trunk::Res { stem, blocks } => {
-                let (h, w) = (self.input.height, self.input.width);
+            Trunk::Res {
+                stem,
+                valid,
+                blocks,
+            } => {
+                let (ih, iw) = (self.input.height, self.input.width);
+                let (h, w) = trunk_hw(self.input, *valid);
                 let (prev, next) = s.acts.split_at_mut(1);
-                conv_forward(p, stem, h, w, &prev[0], &mut next[0]);
+                if *valid {
+                    conv_valid_forward(p, stem, ih, iw, &prev[0], &mut next[0]);
+                } else {
+                    conv_forward(p, stem, h, w, &prev[0], &mut next[0]);
+                }
                 relu(&mut next[0]);
                 for (b, [c1, c2]) in blocks.iter().enumerate() {
                     let at = 1 + 2 * b;
@@ -195,8 +226,12 @@ impl Old {
                     }
                 }
             }
-            Trunk::Res { stem, blocks } => {
-                let (h, w) = (self.input.height, self.input.width);
+            Trunk::Res {
+                stem,
+                valid,
+                blocks,
+            } => {
+                let (h, w) = trunk_hw(self.input, *valid);
                 let n = stem.cout * h * w;
                 for (b, [c1, c2]) in blocks.iter().enumerate().rev() {
                     let at = 1 + 2 * b;
@@ -226,7 +261,12 @@ impl Old {
                         *dd = 0.0;
                     }
                 }
-                conv_backward(p, stem, h, w, &acts[0], &d[..n], g, None);
+                if *valid {
+                    let (ih, iw) = (self.input.height, self.input.width);
+                    conv_valid_backward(stem, ih, iw, &acts[0], &d[..n], g);
+                } else {
+                    conv_backward(p, stem, h, w, &acts[0], &d[..n], g, None);
+                }
             }
         }
     }
@@ -396,6 +436,76 @@ fn conv_backward(
                             }
                         }
                     }
+                }
+            }
+        }
+    }
+}
+
+/// The trunk's planes: the board's, or its interior after an unpadded stem.
+fn trunk_hw(input: Planes, valid: bool) -> (usize, usize) {
+    if valid {
+        (input.height - 2, input.width - 2)
+    } else {
+        (input.height, input.width)
+    }
+}
+
+/// The unpadded 3x3 convolution of `h` x `w` planes: `out[o][y][x] = b[o] + sum_{i, ky, kx}
+/// w[o][i][ky][kx] in[i][y+ky][x+kx]` over the (h - 2) x (w - 2) outputs, the sum in the
+/// order (i, ky, kx), formed as `conv_forward` forms it (shifted planes, axpy).
+fn conv_valid_forward(p: &[f32], c: &Conv, h: usize, w: usize, input: &[f32], out: &mut [f32]) {
+    let (oh, ow) = (h - 2, w - 2);
+    let (area, oarea) = (h * w, oh * ow);
+    for o in 0..c.cout {
+        out[o * oarea..(o + 1) * oarea].fill(p[c.b + o]);
+    }
+    let mut shifted = vec![0.0f32; oarea];
+    for i in 0..c.cin {
+        let src = &input[i * area..(i + 1) * area];
+        for ky in 0..3 {
+            for kx in 0..3 {
+                for y in 0..oh {
+                    let from = (y + ky) * w + kx;
+                    shifted[y * ow..(y + 1) * ow].copy_from_slice(&src[from..from + ow]);
+                }
+                for o in 0..c.cout {
+                    let wt = p[c.w + ((o * c.cin + i) * 3 + ky) * 3 + kx];
+                    let plane = &mut out[o * oarea..(o + 1) * oarea];
+                    for (d, &v) in plane.iter_mut().zip(&shifted) {
+                        *d += wt * v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Adds the unpadded convolution's weight and bias gradients to `g` (each a sum over the
+/// output squares in order, added once); it has no input gradient (it reads the input).
+fn conv_valid_backward(c: &Conv, h: usize, w: usize, input: &[f32], dout: &[f32], g: &mut [f32]) {
+    let (oh, ow) = (h - 2, w - 2);
+    let (area, oarea) = (h * w, oh * ow);
+    for o in 0..c.cout {
+        let dplane = &dout[o * oarea..(o + 1) * oarea];
+        let mut gb = 0.0f32;
+        for &v in dplane {
+            gb += v;
+        }
+        g[c.b + o] += gb;
+        for i in 0..c.cin {
+            let src = &input[i * area..(i + 1) * area];
+            for ky in 0..3 {
+                for kx in 0..3 {
+                    let mut acc = 0.0f32;
+                    for y in 0..oh {
+                        let dd = &dplane[y * ow..(y + 1) * ow];
+                        let from = (y + ky) * w + kx;
+                        for (&a, &b) in dd.iter().zip(&src[from..from + ow]) {
+                            acc += a * b;
+                        }
+                    }
+                    g[c.w + ((o * c.cin + i) * 3 + ky) * 3 + kx] += acc;
                 }
             }
         }
