@@ -511,3 +511,132 @@ fn conv_valid_backward(c: &Conv, h: usize, w: usize, input: &[f32], dout: &[f32]
         }
     }
 }
+
+/// An inference pass of any residual net, written from the architecture alone (not from
+/// `graph.rs`): its own parameter offsets in PyTorch's order (a convolution's weight, its
+/// bias where it has one, then its normalisation's scale, shift, running mean and variance;
+/// the trunk, then the policy head, then the value head), every output element one chain in
+/// the engine's order (start with the bias, then the terms inputs ascending, then taps,
+/// padding's zero terms included), `fma` for fused arithmetic. Batch normalisation reads the
+/// running statistics. Returns the logits and the value head's output before its squashing.
+pub(super) fn resnet_infer(
+    r: &super::ResNet,
+    input: Planes,
+    actions: usize,
+    p: &[f32],
+    x: &[f32],
+    fma: bool,
+) -> (Vec<f32>, f32) {
+    use super::{Head, Stem};
+    let add = |acc: f32, a: f32, b: f32| if fma { a.mul_add(b, acc) } else { acc + a * b };
+    // The next `len` parameters (a cursor shared by the layers below, in call order).
+    let at = std::cell::Cell::new(0usize);
+    let take = |len: usize| {
+        at.set(at.get() + len);
+        &p[at.get() - len..at.get()]
+    };
+    let bias_too = !r.batch_norm || r.conv_bias;
+    // A convolution of `k` x `k` taps over `c` planes of `h` x `w`, zero padding `pad`,
+    // then its normalisation (running statistics) if the net has one.
+    let conv =
+        |x: &[f32], (cin, cout, k): (usize, usize, usize), (h, w): (usize, usize), pad: usize| {
+            let wt = take(cout * cin * k * k);
+            let b = if bias_too { Some(take(cout)) } else { None };
+            let (oh, ow) = (h + 2 * pad + 1 - k, w + 2 * pad + 1 - k);
+            let mut out = vec![0.0f32; cout * oh * ow];
+            for o in 0..cout {
+                for y in 0..oh {
+                    for xx in 0..ow {
+                        let mut acc = b.map_or(0.0, |b| b[o]);
+                        for i in 0..cin {
+                            for ky in 0..k {
+                                for kx in 0..k {
+                                    let (sy, sx) = (y + ky, xx + kx);
+                                    let inside =
+                                        sy >= pad && sx >= pad && sy < h + pad && sx < w + pad;
+                                    let v = if inside {
+                                        x[(i * h + sy - pad) * w + sx - pad]
+                                    } else {
+                                        0.0
+                                    };
+                                    acc = add(acc, v, wt[((o * cin + i) * k + ky) * k + kx]);
+                                }
+                            }
+                        }
+                        out[(o * oh + y) * ow + xx] = acc;
+                    }
+                }
+            }
+            if r.batch_norm {
+                let (gamma, beta, mean, var) = (take(cout), take(cout), take(cout), take(cout));
+                let area = oh * ow;
+                for (q, v) in out.iter_mut().enumerate() {
+                    let c = q / area;
+                    let inv = (1.0 / (f64::from(var[c]) + super::engine::BN_EPS).sqrt()) as f32;
+                    *v = gamma[c] * ((*v - mean[c]) * inv) + beta[c];
+                }
+            }
+            (out, (oh, ow))
+        };
+    let relu = |v: &mut [f32]| {
+        v.iter_mut()
+            .for_each(|x| *x = if *x < 0.0 { 0.0 } else { *x })
+    };
+    let (c, h, w) = (input.channels, input.height, input.width);
+    let pad = if r.stem == Stem::Valid { 0 } else { 1 };
+    let (mut t, hw) = conv(x, (c, r.channels, 3), (h, w), pad);
+    relu(&mut t);
+    for _ in 0..r.blocks {
+        let shapes: Vec<(usize, usize, usize)> = match r.bottleneck {
+            None => vec![(r.channels, r.channels, 3), (r.channels, r.channels, 3)],
+            Some(m) => vec![(r.channels, m, 1), (m, m, 3), (m, r.channels, 1)],
+        };
+        let last = shapes.len() - 1;
+        let mut u = t.clone();
+        for (j, s) in shapes.into_iter().enumerate() {
+            u = conv(&u, s, hw, s.2 / 2).0;
+            if j == last {
+                for (a, &b) in u.iter_mut().zip(&t) {
+                    *a += b;
+                }
+            }
+            relu(&mut u);
+        }
+        t = u;
+    }
+    // A dense layer: weights [in][out], the sum from the bias in ascending inputs.
+    let dense = |x: &[f32], n_out: usize| {
+        let (wt, b) = (take(x.len() * n_out), take(n_out));
+        (0..n_out)
+            .map(|o| {
+                let mut acc = b[o];
+                for (i, &v) in x.iter().enumerate() {
+                    acc = add(acc, v, wt[i * n_out + o]);
+                }
+                acc
+            })
+            .collect::<Vec<f32>>()
+    };
+    match r.head {
+        Head::Dense => {
+            let logits = dense(&t, actions);
+            let value = dense(&t, 1);
+            (logits, value[0])
+        }
+        Head::Conv {
+            policy_channels: pc,
+            value_channels: vc,
+            value_hidden: vh,
+        } => {
+            let (mut pol, _) = conv(&t, (r.channels, pc, 1), hw, 0);
+            relu(&mut pol);
+            let logits = dense(&pol, actions);
+            let (mut val, _) = conv(&t, (r.channels, vc, 1), hw, 0);
+            relu(&mut val);
+            let mut hid = dense(&val, vh);
+            relu(&mut hid);
+            let value = dense(&hid, 1);
+            (logits, value[0])
+        }
+    }
+}

@@ -900,3 +900,54 @@ fn liu_net_gives_the_same_bits_everywhere() {
     assert_ne!(one, bits(&p), "the step moved the parameters");
     assert_eq!(one, train(3));
 }
+
+/// Every residual net's inference gives, to the bit, what a naive pass written from the
+/// architecture alone gives (`reference::resnet_infer`: its own parameter offsets, one
+/// element at a time): padded and unpadded stems, biases before batch normalisation or
+/// not, basic and bottleneck blocks, dense and conv heads, on both arithmetics and every
+/// vector path, alone and in a batch, with convolutions and normalisations fused or not;
+/// Liu et al.'s full net on its 7 x 7 x 7 planes too.
+#[test]
+fn resnet_outputs_match_the_naive_reference() {
+    let mut cases: Vec<(ResNet, Planes, usize)> = archs()
+        .into_iter()
+        .filter_map(|a| match a {
+            Arch::ResNet(r) => Some((r, planes(2, 3, 4), 5)),
+            Arch::Mlp { .. } => None,
+        })
+        .collect();
+    // A trunk of several squares after the unpadded stem (3 x 4 on a 5 x 6 board).
+    let (liu_small, _, _) = cases.last().cloned().unwrap();
+    cases.push((liu_small, planes(3, 5, 6), 7));
+    cases.push((ResNet::liu(), planes(7, 7, 7), 294));
+    for (r, input, na) in cases {
+        let arch = Arch::ResNet(r.clone());
+        for arith in [Arith::Separate, Arith::Fused] {
+            let base = Layout::new(&arch, input, na).with_arith(arith);
+            let mut p = params_with_statistics(&base, 13);
+            // Biases off zero, so that a misplaced one shows.
+            let mut rng = stream(13, "nn-test-jitter");
+            for x in &mut p {
+                *x += (uniform_index(&mut rng, 101) as f32 - 50.0) / 1000.0;
+            }
+            let examples = random_examples(input, na, 9, 14);
+            let fma = arith == Arith::Fused;
+            let want: Vec<(Vec<u32>, u32)> = examples
+                .iter()
+                .map(|e| {
+                    let (l, v) = reference::resnet_infer(&r, input, na, &p, &e.x, fma);
+                    (bits(&l), v.to_bits())
+                })
+                .collect();
+            for simd in Simd::available() {
+                for fuse in [true, false] {
+                    let l = base.clone().with_simd(simd).with_fused_norm(fuse);
+                    let mut s = l.scratch();
+                    let what = format!("{r:?} {arith:?} {simd:?} fused {fuse}");
+                    assert_eq!(alone_bits(&l, &p, &examples), want, "{what}");
+                    assert_batches_match(&l, &p, &examples, &want, &mut s, &[(0, 9)], &what);
+                }
+            }
+        }
+    }
+}
