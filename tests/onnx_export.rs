@@ -1,9 +1,9 @@
 //! `tabula checkout RUN@I --export model.onnx | weights.safetensors` (docs/network.md,
 //! "Export"): tiny MLP and residual networks trained on Connect Four are exported by the
 //! binary, and `tests/python/onnx_check.py` runs the ONNX file in ONNX Runtime, the
-//! safetensors weights in an independent NumPy forward pass and, where torch is installed, in
-//! a PyTorch module loaded by name; each must give tabula's own outputs (from the library's
-//! encoder and forward pass) within 1e-5 on a set of positions.
+//! safetensors weights in an independent NumPy forward pass and, for the basic nets where
+//! torch is installed, in a PyTorch module loaded by name; each must give tabula's own outputs
+//! (from the library's encoder and forward pass) within 1e-5 on a set of positions.
 //!
 //! The Python side runs in the virtual environment `scripts/python-venv.sh` makes
 //! (`target/py-venv`, or `TABULA_PY_VENV`; `make test` runs the script first, and this test
@@ -184,12 +184,15 @@ fn export_and_check(dir: &Path, name: &str, net: &str) {
     let r: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(r["failures"], serde_json::json!([]));
     assert!(r["positions"].as_u64().unwrap() >= 40);
-    // Beyond the basic nets the script's own forward passes do not go: ONNX Runtime only.
-    let basic = !net.contains("batch_norm") && !net.contains("bottleneck");
+    // Beyond the basic nets the script's PyTorch module does not go: ONNX Runtime and
+    // NumPy only.
+    let basic = !["batch_norm", "bottleneck", "valid"]
+        .iter()
+        .any(|k| net.contains(k));
     let engines: &[&str] = if basic {
         &["onnxruntime", "numpy", "torch"]
     } else {
-        &["onnxruntime"]
+        &["onnxruntime", "numpy"]
     };
     for &what in engines {
         if what == "torch" && r["torch"].is_null() {
@@ -205,6 +208,13 @@ fn export_and_check(dir: &Path, name: &str, net: &str) {
         }
     }
     let meta = &r["metadata"];
+    if net.contains("stem = \"valid\"") {
+        let arch = meta["arch"].as_str().unwrap_or_default();
+        assert!(
+            arch.contains("stem valid") && arch.contains("conv_bias"),
+            "{arch}"
+        );
+    }
     assert_eq!(meta["variant"], "c4:7x6");
     assert_eq!(meta["iteration"], "2");
     assert_eq!(meta["run_name"], name);
@@ -230,9 +240,9 @@ fn exported_resnet_matches_onnx_runtime_numpy_and_torch() {
     );
 }
 
-/// Liu et al.'s kind of net: bottleneck blocks, batch normalisation (ONNX Runtime reads the
-/// running statistics the run trained), AlphaGo Zero's heads; with the sigmoid value head
-/// (the graph ends in Sigmoid, and says so).
+/// Liu et al.'s kind of net: bottleneck blocks, batch normalisation (ONNX Runtime and the
+/// NumPy forward pass read the running statistics the run trained), AlphaGo Zero's heads;
+/// with the sigmoid value head (the graph ends in Sigmoid, and says so).
 #[test]
 fn exported_batch_norm_bottleneck_net_matches_onnx_runtime() {
     let dir = tempfile::tempdir().unwrap();
@@ -242,6 +252,21 @@ fn exported_batch_norm_bottleneck_net_matches_onnx_runtime() {
         "arch = \"resnet\"\nblocks = 2\nchannels = 8\nbottleneck = 4\nbatch_norm = true\n\
          head = \"conv\"\nvalue_hidden = 16\nvalue_head = \"sigmoid\"\noptimizer = \"adam\"\n\
          lr = [[1, 0.003]]\n",
+    );
+}
+
+/// Liu et al.'s net in small: an unpadded stem (Connect Four's 6 x 7 planes, a 4 x 5 trunk:
+/// the ONNX stem has pads 0), the convolutions' biases kept before batch normalisation,
+/// bottleneck blocks, conv heads; checked in ONNX Runtime and the NumPy forward pass.
+#[test]
+fn exported_valid_stem_conv_bias_net_matches_onnx_runtime_and_numpy() {
+    let dir = tempfile::tempdir().unwrap();
+    export_and_check(
+        dir.path(),
+        "liu",
+        "arch = \"resnet\"\nblocks = 2\nchannels = 8\nbottleneck = 4\nbatch_norm = true\n\
+         conv_bias = true\nstem = \"valid\"\nhead = \"conv\"\npolicy_channels = 4\n\
+         value_hidden = 16\noptimizer = \"adam\"\nlr = [[1, 0.003]]\n",
     );
 }
 

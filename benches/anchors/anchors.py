@@ -6,6 +6,7 @@ calls `report` to print the table; CI does not run it.
 
     anchors.py measure --net NAME --engine ort|torch [--rounds N] [--seconds S]
     anchors.py check                       # ORT and PyTorch give the same outputs
+    anchors.py count                       # trainable parameters per net (numpy only)
     anchors.py report RESULTS.jsonl [--json] [--machine MACHINE.json]
 
 Each net is written once, as a forward function over an "ops" object (`forward`): `OnnxOps`
@@ -18,17 +19,20 @@ tabula's nets (crates/tabula-nn/src/lib.rs, docs/network.md "The network"):
     (ReLU after the first; the block's input added after the second, then ReLU);
   - heads from the flattened trunk (channel-major): policy dense to |A| logits, value dense to
     1, tanh.
-Liu et al.'s Chinese Checkers net ("Network Architecture and Configurations" of the paper;
-Figure 6 itself is not in our text, so this is our reading, stated in docs/network.md):
+Liu et al.'s Chinese Checkers net, as counted layer by layer from the authors' released model
+(tabula's `ResNet::liu()`, docs/network.md "Architectures"):
   - input 7 x 7 x 7 (six ID planes of three states, one side plane), 294 actions;
-  - stem: 3x3 conv to 64 channels, batch norm, ReLU;
-  - 9 bottleneck blocks: 1x1 conv to 32, BN, ReLU; 3x3 conv to 32, BN, ReLU; 1x1 conv to 64,
-    BN; add the block's input; ReLU (He et al. 2016);
-  - no conv bias (batch norm follows every conv), bias on the dense layers;
-  - heads as in AlphaGo Zero, which the paper says it follows: policy 1x1 conv to 2, BN, ReLU,
-    dense to 294; value 1x1 conv to 1, BN, ReLU, dense to 256, ReLU, dense to 1, tanh.
-  That is 168,633 trainable parameters; the paper says "approximately 247,386" (no reading of
-  the text we tried gives that number exactly).
+  - stem: 3x3 conv to 64 channels with no padding (the 7 x 7 planes become 5 x 5), batch
+    norm, ReLU: 4,224 trainable values;
+  - 9 bottleneck blocks on the 5 x 5 trunk: 1x1 conv to 32, BN, ReLU; 3x3 conv to 32 (pad 1),
+    BN, ReLU; 1x1 conv to 64, BN; add the block's input; ReLU (He et al. 2016): 13,696 each;
+  - every conv keeps its bias although batch norm follows (PyTorch's Conv2d default);
+  - policy head: 1x1 conv to 16, BN, ReLU, flattened (400), dense to 294: 118,966;
+  - value head: 1x1 conv to 1, BN, ReLU, flattened (25), dense to 32, ReLU, dense to 1, tanh:
+    932.
+  That is the paper's 247,386 trainable parameters (batch norm's scale and shift counted, its
+  running statistics not). An earlier reading here (padded stem, no conv biases, AlphaGo
+  Zero's heads of 2 channels and 256 hidden units) counted 168,633.
 Training (both engines): loss per example = cross-entropy of the softmax over the legal actions
 against the target distribution + (tanh(v) - z)^2 with z in [-1, 1], mean over the batch;
 SGD, learning rate 0.1, momentum 0.9, Nesterov, weight decay 1e-4 (tabula's
@@ -58,6 +62,10 @@ NETS = [
 NET_NAMES = [n[0] for n in NETS]
 
 LIU_STEM, LIU_MID, LIU_BLOCKS = 64, 32, 9
+# The heads' 1x1 channels and the value head's hidden width.
+LIU_POLICY, LIU_VALUE, LIU_HIDDEN = 16, 1, 32
+# The trainable parameters of Liu et al.'s net (the paper's count).
+LIU_TRAINABLE = 247_386
 
 
 def net_spec(name):
@@ -109,21 +117,23 @@ def make_params(spec, seed=1):
             conv(f"b{b}.c1", ch, ch, 3)
         feat = ch * h * w
     else:
-        conv("stem", c, LIU_STEM, 3, bias=False)
+        # The unpadded stem: the trunk and heads run on (h - 2) x (w - 2).
+        area = (h - 2) * (w - 2)
+        conv("stem", c, LIU_STEM, 3)
         bn("stem.bn", LIU_STEM)
         for b in range(LIU_BLOCKS):
             for j, (cin, cout, k) in enumerate(
                 [(LIU_STEM, LIU_MID, 1), (LIU_MID, LIU_MID, 3), (LIU_MID, LIU_STEM, 1)]
             ):
-                conv(f"b{b}.c{j}", cin, cout, k, bias=False)
+                conv(f"b{b}.c{j}", cin, cout, k)
                 bn(f"b{b}.c{j}.bn", cout)
-        conv("p.conv", LIU_STEM, 2, 1, bias=False)
-        bn("p.conv.bn", 2)
-        dense("policy", 2 * h * w, actions)
-        conv("v.conv", LIU_STEM, 1, 1, bias=False)
-        bn("v.conv.bn", 1)
-        dense("v.fc", h * w, 256)
-        dense("value", 256, 1)
+        conv("p.conv", LIU_STEM, LIU_POLICY, 1)
+        bn("p.conv.bn", LIU_POLICY)
+        dense("policy", LIU_POLICY * area, actions)
+        conv("v.conv", LIU_STEM, LIU_VALUE, 1)
+        bn("v.conv.bn", LIU_VALUE)
+        dense("v.fc", LIU_VALUE * area, LIU_HIDDEN)
+        dense("value", LIU_HIDDEN, 1)
         return p
     dense("policy", feat, actions)
     dense("value", feat, 1)
@@ -155,16 +165,16 @@ def forward(spec, ops, x):
             t = ops.relu(ops.add(u, t))
         feat = ops.flatten(t)
         return ops.dense(feat, "policy"), ops.tanh(ops.dense(feat, "value"))
-    # Liu et al.
-    t = ops.relu(ops.bn(ops.conv(x, "stem", 3, bias=False), "stem.bn"))
+    # Liu et al.: an unpadded stem, every conv with its bias.
+    t = ops.relu(ops.bn(ops.conv(x, "stem", 3, bias=True, pad=0), "stem.bn"))
     for b in range(LIU_BLOCKS):
-        u = ops.relu(ops.bn(ops.conv(t, f"b{b}.c0", 1, bias=False), f"b{b}.c0.bn"))
-        u = ops.relu(ops.bn(ops.conv(u, f"b{b}.c1", 3, bias=False), f"b{b}.c1.bn"))
-        u = ops.bn(ops.conv(u, f"b{b}.c2", 1, bias=False), f"b{b}.c2.bn")
+        u = ops.relu(ops.bn(ops.conv(t, f"b{b}.c0", 1, bias=True), f"b{b}.c0.bn"))
+        u = ops.relu(ops.bn(ops.conv(u, f"b{b}.c1", 3, bias=True), f"b{b}.c1.bn"))
+        u = ops.bn(ops.conv(u, f"b{b}.c2", 1, bias=True), f"b{b}.c2.bn")
         t = ops.relu(ops.add(u, t))
-    pol = ops.relu(ops.bn(ops.conv(t, "p.conv", 1, bias=False), "p.conv.bn"))
+    pol = ops.relu(ops.bn(ops.conv(t, "p.conv", 1, bias=True), "p.conv.bn"))
     logits = ops.dense(ops.flatten(pol), "policy")
-    val = ops.relu(ops.bn(ops.conv(t, "v.conv", 1, bias=False), "v.conv.bn"))
+    val = ops.relu(ops.bn(ops.conv(t, "v.conv", 1, bias=True), "v.conv.bn"))
     val = ops.relu(ops.dense(ops.flatten(val), "v.fc"))
     return logits, ops.tanh(ops.dense(val, "value"))
 
@@ -190,9 +200,10 @@ class OnnxOps:
         self.used.add(name)
         return name
 
-    def conv(self, x, name, k, bias):
+    def conv(self, x, name, k, bias, pad=None):
+        """Zero padding `pad` (default k // 2: the planes keep their size)."""
         ins = [x, self._p(name + ".w")] + ([self._p(name + ".b")] if bias else [])
-        pad = k // 2
+        pad = k // 2 if pad is None else pad
         return self._node("Conv", ins, kernel_shape=[k, k], pads=[pad] * 4, strides=[1, 1])
 
     def bn(self, x, name):
@@ -257,9 +268,10 @@ class TorchOps:
     def trainable(self):
         return [t for n, t in sorted(self.p.items()) if trainable(n)]
 
-    def conv(self, x, name, k, bias):
+    def conv(self, x, name, k, bias, pad=None):
+        pad = k // 2 if pad is None else pad
         return self.F.conv2d(
-            x, self.p[name + ".w"], self.p[name + ".b"] if bias else None, padding=k // 2
+            x, self.p[name + ".w"], self.p[name + ".b"] if bias else None, padding=pad
         )
 
     def bn(self, x, name):
@@ -473,6 +485,16 @@ def check():
         sys.exit(f"ORT and PyTorch disagree by {worst:.2e}")
 
 
+def count():
+    """Each net's trainable parameters (numpy only); Liu et al.'s must be the paper's."""
+    for spec in NETS:
+        params = make_params(spec)
+        n = sum(v.size for k, v in params.items() if trainable(k))
+        print(f"{spec[0]:<12} {n:>8} trainable parameters")
+        if spec[4] == "liu" and n != LIU_TRAINABLE:
+            sys.exit(f"Liu et al.'s net counts {n}, not the paper's {LIU_TRAINABLE}")
+
+
 def emit(**fields):
     print(json.dumps(fields), flush=True)
 
@@ -603,6 +625,7 @@ def main():
     m.add_argument("--rounds", type=int, default=1)
     m.add_argument("--seconds", type=float, default=1.0)
     sub.add_parser("check", help="ONNX Runtime and PyTorch agree on every net")
+    sub.add_parser("count", help="trainable parameters per net (numpy only)")
     sub.add_parser("machine", help="the machine and versions, as JSON")
     r = sub.add_parser("report", help="the table of medians from JSON lines")
     r.add_argument("results")
@@ -626,6 +649,8 @@ def main():
 
         torch.set_num_threads(1)
         check()
+    elif args.cmd == "count":
+        count()
     elif args.cmd == "machine":
         machine_info()
     else:

@@ -10,9 +10,13 @@ Three independent readings of the export, each compared with tabula's outputs:
 - ONNX Runtime runs the .onnx file (graph and weights), on the whole batch and on one position
   (the batch dimension is symbolic);
 - NumPy reads the .safetensors file by hand (8-byte header length, JSON header, raw
-  little-endian f32) and runs the forward pass written out here, in float64;
-- PyTorch, when importable, loads the .safetensors weights into a torch.nn.Module by name
-  (load_state_dict, strict) and runs it; else a loud SKIPPED line.
+  little-endian f32) and runs the forward pass written out here, in float64, on every
+  architecture (MLPs; residual nets with basic or bottleneck blocks, batch normalisation's
+  running statistics, convolution biases, dense or conv heads, a padded or unpadded stem as
+  the metadata's `arch` says, the value's tanh or sigmoid as its `outputs` say);
+- PyTorch, when importable, loads the .safetensors weights of a basic net (MLP, basic blocks,
+  dense heads) into a torch.nn.Module by name (load_state_dict, strict) and runs it; else a
+  loud SKIPPED line.
 The onnx package's checker validates the file where onnx is importable.
 
 The last line printed is a JSON object of the largest absolute differences; the exit status is
@@ -45,40 +49,72 @@ def read_safetensors(path):
     return tensors, meta
 
 
-def conv3x3(x, w, b):
-    """x [N, Ci, H, W], w [Co, Ci, 3, 3]: same padding, stride 1."""
+def conv(x, w, b, pad):
+    """x [N, Ci, H, W], w [Co, Ci, k, k], b [Co] or None: stride 1, zero padding `pad` on
+    every side (the output (H + 2 pad - k + 1) x (W + 2 pad - k + 1))."""
     n, ci, h, wd = x.shape
-    xp = np.zeros((n, ci, h + 2, wd + 2))
-    xp[:, :, 1:-1, 1:-1] = x
-    out = np.zeros((n, w.shape[0], h, wd)) + b.astype(np.float64)[None, :, None, None]
-    for ky in range(3):
-        for kx in range(3):
-            patch = xp[:, :, ky : ky + h, kx : kx + wd]
+    k = w.shape[2]
+    xp = np.zeros((n, ci, h + 2 * pad, wd + 2 * pad))
+    xp[:, :, pad : pad + h, pad : pad + wd] = x
+    oh, ow = h + 2 * pad - k + 1, wd + 2 * pad - k + 1
+    out = np.zeros((n, w.shape[0], oh, ow))
+    if b is not None:
+        out += b.astype(np.float64)[None, :, None, None]
+    for ky in range(k):
+        for kx in range(k):
+            patch = xp[:, :, ky : ky + oh, kx : kx + ow]
             out += np.einsum("nihw,oi->nohw", patch, w[:, :, ky, kx].astype(np.float64))
     return out
 
 
-def numpy_forward(t, x):
-    """The network from its weights alone, float64: x [N, C, H, W]."""
+def numpy_forward(t, x, meta):
+    """The network from its weights alone, float64: x [N, C, H, W]. The stem's padding and
+    the value's squashing are read from the metadata (the weights do not say them)."""
     relu = lambda v: np.maximum(v, 0.0)
     lin = lambda v, name: v @ t[name + ".weight"].astype(np.float64).T + t[name + ".bias"]
+    f64 = lambda name: t[name].astype(np.float64)[None, :, None, None]
+
+    def layer(v, conv_name, bn_name, pad):
+        """A convolution (its bias if it has one), then its batch normalisation if any."""
+        k = t[conv_name + ".weight"].shape[2]
+        v = conv(v, t[conv_name + ".weight"], t.get(conv_name + ".bias"), pad if k == 3 else 0)
+        if bn_name + ".weight" in t:
+            inv = 1.0 / np.sqrt(f64(bn_name + ".running_var") + 1e-5)
+            v = f64(bn_name + ".weight") * ((v - f64(bn_name + ".running_mean")) * inv)
+            v = v + f64(bn_name + ".bias")
+        return v
+
     x = x.astype(np.float64)
     if "stem.weight" in t:
-        x = relu(conv3x3(x, t["stem.weight"], t["stem.bias"]))
+        stem_pad = 0 if "stem valid" in meta.get("arch", "") else 1
+        x = relu(layer(x, "stem", "stem.bn", stem_pad))
         b = 0
         while f"blocks.{b}.conv1.weight" in t:
             p = f"blocks.{b}."
-            u = relu(conv3x3(x, t[p + "conv1.weight"], t[p + "conv1.bias"]))
-            x = relu(conv3x3(u, t[p + "conv2.weight"], t[p + "conv2.bias"]) + x)
+            convs = 3 if p + "conv3.weight" in t else 2
+            u = x
+            for k in range(1, convs + 1):
+                u = layer(u, f"{p}conv{k}", f"{p}bn{k}", 1)
+                u = relu(u + x) if k == convs else relu(u)
+            x = u
             b += 1
-        x = x.reshape(x.shape[0], -1)
     else:
         x = x.reshape(x.shape[0], -1)
         l = 0
         while f"mlp.{l}.weight" in t:
             x = relu(lin(x, f"mlp.{l}"))
             l += 1
-    return lin(x, "policy"), np.tanh(lin(x, "value"))
+    if "policy.conv.weight" in t:
+        p = relu(layer(x, "policy.conv", "policy.bn", 0)).reshape(x.shape[0], -1)
+        logits = lin(p, "policy.fc")
+        v = relu(layer(x, "value.conv", "value.bn", 0)).reshape(x.shape[0], -1)
+        pre = lin(relu(lin(v, "value.fc1")), "value.fc2")
+    else:
+        x = x.reshape(x.shape[0], -1)
+        logits, pre = lin(x, "policy"), lin(x, "value")
+    if "sigmoid" in meta.get("outputs", ""):
+        return logits, 1.0 / (1.0 + np.exp(-pre))
+    return logits, np.tanh(pre)
 
 
 def torch_forward(t, x):
@@ -181,14 +217,14 @@ def main():
     t, st_meta = read_safetensors(st_path)
     assert st_meta.get("format") == "pt", st_meta
     result["metadata"] = st_meta
-    # The reference forward passes below know the basic nets (MLP, basic blocks, dense
-    # heads); batch normalisation, bottleneck blocks and conv heads are checked by ONNX
-    # Runtime above (and, in the unit tests, by an interpreter of the exported graph).
+    # NumPy's forward pass knows every architecture; the PyTorch module the basic nets
+    # (MLP, basic blocks, dense heads, a padded stem): the others are checked by ONNX Runtime
+    # and NumPy (and, in the unit tests, by an interpreter of the exported graph).
+    compare("numpy", *numpy_forward(t, x, st_meta))
     basic = not any(
         "running_mean" in k or k.startswith("policy.conv") or ".conv3." in k for k in t
-    )
+    ) and "stem valid" not in st_meta.get("arch", "")
     if basic:
-        compare("numpy", *numpy_forward(t, x))
         try:
             import torch  # noqa: F401
 
@@ -203,7 +239,7 @@ def main():
             print("!!!!!!!! SKIPPED: torch not installed: the PyTorch check did not run !!!!!!!!")
             result["torch"] = None
     else:
-        print("numpy and torch: not run (batch norm, bottleneck or conv heads: ONNX Runtime only)")
+        print("torch: not run (batch norm, bottleneck, conv heads or a valid stem: ONNX Runtime and NumPy only)")
 
     result["failures"] = failures
     print(json.dumps(result))

@@ -623,8 +623,9 @@ impl Layout {
 
     /// `out[s][o][q] = b[o] + sum_{i, t} in[s][i][q + offset(t)] w[o][i][t]` (zero off the
     /// board), the sum in the order (i, t), t = 3 ky + kx the taps. One product per position:
-    /// rows its squares, columns the output channels, A the im2col of the input read in
-    /// place from its planes between zero borders ([`Layout::conv_input`]).
+    /// rows its output squares, columns the output channels, A the im2col of the input read
+    /// in place from its planes between zero borders, or, unpadded, from the planes
+    /// themselves at the interior squares ([`Layout::conv_input`]).
     #[allow(clippy::too_many_arguments)]
     fn conv_forward<'a>(
         &self,
@@ -637,8 +638,8 @@ impl Layout {
         then: Then<'a>,
         local: &mut Local,
     ) {
-        let area = self.area();
-        let (sin, sout) = (c.cin * area, c.cout * area);
+        let area = c.out_area();
+        let (sin, sout) = (c.cin * c.in_area(), c.cout * area);
         let bias =
             c.b.map_or(Start::Zero, |b| Start::ColBias(&p[b..b + c.cout]));
         for s in 0..n {
@@ -690,8 +691,8 @@ impl Layout {
         start: Start<'_>,
         local: &mut Local,
     ) {
-        let area = self.area();
-        let (sin, sout) = (c.cin * area, c.cout * area);
+        let area = c.out_area();
+        let (sin, sout) = (c.cin * c.in_area(), c.cout * area);
         let Local {
             pad_x,
             pad_d,
@@ -730,10 +731,12 @@ impl Layout {
                 out,
             );
             // din[i][q] = sum_{(o, t)} dout[o][q - offset(t)] w[o][i][t]: the im2col of dout
-            // with the taps mirrored.
+            // with the taps mirrored. An unpadded convolution is only ever a stem reading the
+            // input planes (`graph::build`), whose gradient nobody asks for.
             let Some(din) = din.as_deref_mut() else {
                 continue;
             };
+            debug_assert!(!c.valid, "no input gradient of an unpadded convolution");
             let mirrored = Conv { cin: c.cout, ..c };
             let a = self.conv_input(dplane, mirrored, pad_d, &self.bordered.mirrored);
             let di = &mut din[s * sin..(s + 1) * sin];
@@ -752,10 +755,11 @@ impl Layout {
     }
 
     /// The im2col of one position's `src` (`c.cin` planes) as a matrix read in place: row q
-    /// (a square), term (i, t) the square's tap-t neighbour in plane i, 0 off the board.
-    /// A 1x1 convolution reads `src` itself; a 3x3 one copies the planes into `pad`, each
-    /// between zero borders one square wide, and reads them through the squares' corners
-    /// and `taps` ([`Bordered`]).
+    /// (an output square), term (i, t) the square's tap-t neighbour in plane i, 0 off the
+    /// board. A 1x1 convolution reads `src` itself; an unpadded 3x3 one reads `src` through
+    /// its interior squares' corners and its own term table ([`Unpadded`]); a padded 3x3
+    /// one copies the planes into `pad`, each between zero borders one square wide, and
+    /// reads them through the squares' corners and `taps` ([`Bordered`]).
     fn conv_input<'a>(
         &'a self,
         src: &'a [f32],
@@ -763,11 +767,21 @@ impl Layout {
         pad: &'a mut [f32],
         taps: &'a Table,
     ) -> MatA<'a> {
-        let area = self.area();
+        let area = c.in_area();
         if c.taps == 1 {
             return MatA::strided(src, 1, area);
         }
-        let (w, plane) = (self.input.width, self.bordered.plane);
+        if c.valid {
+            let u = self.bordered.unpadded(c);
+            return MatA {
+                data: src,
+                rows: u.corners.first(c.out_area()),
+                ks: u.taps.first(c.cin * 9),
+            };
+        }
+        // Every padded 3x3 convolution reads planes of one size (the trunk's).
+        debug_assert_eq!((c.ih, c.iw), (self.bordered.h, self.bordered.w));
+        let (w, plane) = (self.bordered.w, self.bordered.plane);
         let planes = src[..c.cin * area].chunks_exact(area);
         for (x, p) in planes.zip(pad.chunks_exact_mut(plane)) {
             // A board's width as a constant: each row's copy is then a few moves, not a call
@@ -1111,11 +1125,15 @@ fn pack_conv_t(wt: &[f32], c: Conv, n0: usize, panel: &mut [f32]) {
     }
 }
 
-/// How the 3x3 convolutions read a position's planes held between zero borders one square
-/// wide (rows w + 2 long, `plane` floats each): a function of the board and the graph, built
-/// once per layout.
+/// How the 3x3 convolutions read a position's planes: the padded ones, planes of the trunk's
+/// h x w held between zero borders one square wide (rows w + 2 long, `plane` floats each);
+/// the unpadded ones, their input planes in place ([`Unpadded`]). A function of the board and
+/// the graph, built once per layout.
 #[derive(Clone, Debug)]
 pub(crate) struct Bordered {
+    /// The padded convolutions' planes' height and width.
+    pub(crate) h: usize,
+    pub(crate) w: usize,
     /// Floats of one bordered plane, (h + 2)(w + 2).
     pub plane: usize,
     /// For each square (y, x), in order: the offset of its window's corner, square (y - 1,
@@ -1126,19 +1144,66 @@ pub(crate) struct Bordered {
     /// reads the first 9c); `mirrored` reads tap 8 - t (the input gradient's).
     pub(crate) taps: Table,
     pub mirrored: Table,
+    /// One per size of input planes that unpadded 3x3 convolutions read.
+    unpadded: Vec<Unpadded>,
+}
+
+/// How the unpadded 3x3 convolutions over `h` x `w` planes read them in place: output
+/// square (y, x) of the (h - 2) x (w - 2) is the window whose corner is input square (y, x),
+/// so its terms are those of the padded convolution at square (y + 1, x + 1), in the same
+/// order (i, t), none of them off the board.
+#[derive(Clone, Debug)]
+pub(crate) struct Unpadded {
+    h: usize,
+    w: usize,
+    /// For each output square (y, x), in order: y w + x.
+    corners: Table,
+    /// For each term (i, t) up to the widest such convolution's input planes: i h w + ky w
+    /// + kx, t = 3 ky + kx.
+    taps: Table,
 }
 
 impl Bordered {
+    /// The tables of `g`'s 3x3 convolutions; `h` x `w`: the planes the padded ones read
+    /// when the graph has none (an MLP's: the tables are then never read).
     pub(crate) fn new(g: &Graph, h: usize, w: usize) -> Bordered {
-        let widest = g
-            .ops
-            .iter()
-            .filter_map(|op| match op.layer {
-                Layer::Conv(c) if c.taps > 1 => Some(c.cin.max(c.cout)),
+        let convs3 = || {
+            g.ops.iter().filter_map(|op| match op.layer {
+                Layer::Conv(c) if c.taps > 1 => Some(c),
                 _ => None,
             })
-            .max()
-            .unwrap_or(0);
+        };
+        let padded = || convs3().filter(|c| !c.valid);
+        let widest = padded().map(|c| c.cin.max(c.cout)).max().unwrap_or(0);
+        // The padded convolutions all read the trunk's planes (graph::build).
+        let (h, w) = padded().next().map_or((h, w), |c| (c.ih, c.iw));
+        let mut unpadded: Vec<Unpadded> = Vec::new();
+        for c in convs3().filter(|c| c.valid) {
+            let (ih, iw, cin) = (c.ih, c.iw, c.cin);
+            let known = unpadded.iter().find(|u| (u.h, u.w) == (ih, iw));
+            if known.is_some_and(|u| u.taps.len() >= 9 * cin) {
+                continue;
+            }
+            unpadded.retain(|u| (u.h, u.w) != (ih, iw));
+            let (oh, ow) = c.out_hw();
+            unpadded.push(Unpadded {
+                h: ih,
+                w: iw,
+                corners: Table::new(
+                    (0..oh)
+                        .flat_map(|y| (0..ow).map(move |x| y * iw + x))
+                        .collect(),
+                ),
+                taps: Table::new(
+                    (0..cin * 9)
+                        .map(|k| {
+                            let (i, t) = (k / 9, k % 9);
+                            i * ih * iw + t / 3 * iw + t % 3
+                        })
+                        .collect(),
+                ),
+            });
+        }
         let (pw, plane) = (w + 2, (h + 2) * (w + 2));
         let table = |mirror: bool| {
             Table::new(
@@ -1152,6 +1217,8 @@ impl Bordered {
             )
         };
         Bordered {
+            h,
+            w,
             plane,
             corners: Table::new(
                 (0..h)
@@ -1160,7 +1227,17 @@ impl Bordered {
             ),
             taps: table(false),
             mirrored: table(true),
+            unpadded,
         }
+    }
+
+    /// The tables of the unpadded convolution `c` (built by [`Bordered::new`] for every one
+    /// in the graph).
+    fn unpadded(&self, c: Conv) -> &Unpadded {
+        self.unpadded
+            .iter()
+            .find(|u| (u.h, u.w) == (c.ih, c.iw) && u.taps.len() >= 9 * c.cin)
+            .unwrap_or_else(|| unreachable!("Bordered::new tabulates every unpadded conv"))
     }
 
     /// Planes of the widest 3x3 convolution (input or output).

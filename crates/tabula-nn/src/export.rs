@@ -11,8 +11,9 @@
 //!   Input `planes` float `[N, C, H, W]` (`N` a symbolic batch dimension), outputs
 //!   `policy_logits` `[N, A]` and `value` `[N, 1]`, the value head after its squashing
 //!   ([`super::ValueHead`]: tanh, in [-1, 1], tabula's [0, 1] value `(value + 1) / 2`; or
-//!   sigmoid, the [0, 1] value itself). Operators: Conv (3x3, pads 1), Relu, Add, Flatten,
-//!   Gemm (`transB = 1`), Tanh or Sigmoid. The weights are initializers (raw little-endian f32).
+//!   sigmoid, the [0, 1] value itself). Operators: Conv (3x3 with pads 1, or pads 0 for an
+//!   unpadded stem; 1x1), BatchNormalization, Relu, Add, Flatten, Gemm (`transB = 1`), Tanh or
+//!   Sigmoid. The weights are initializers (raw little-endian f32).
 //! - **safetensors**: an 8-byte little-endian header length, a JSON header
 //!   `{name: {"dtype": "F32", "shape", "data_offsets"}, "__metadata__": {...}}` padded with
 //!   spaces to a multiple of 8 bytes, then the tensors' little-endian bytes in layout order.
@@ -20,7 +21,8 @@
 //! Tensor names and shapes are PyTorch's (`torch.nn.Linear`, `torch.nn.Conv2d`), the same in
 //! both files: `mlp.{l}.weight` `[out, in]` and `.bias` `[out]`; `stem.weight`
 //! `[channels, C, 3, 3]`; `blocks.{b}.conv1.weight`, `blocks.{b}.conv2.weight`
-//! `[channels, channels, 3, 3]` (and their biases); `policy.weight` `[A, F]`, `value.weight`
+//! `[channels, channels, 3, 3]` (and their biases, also before a batch normalisation when the
+//! net keeps them: `conv_bias`); `policy.weight` `[A, F]`, `value.weight`
 //! `[1, F]` with F the flattened trunk output (channel-major `[c][y][x]`, as ONNX Flatten of
 //! NCHW). tabula stores dense weights `[in][out]`; they are transposed on the way out.
 
@@ -53,6 +55,8 @@ pub enum ExportError {
 pub(crate) enum Op {
     /// 3x3, stride 1, zero padding 1 on every side: inputs (x, weight[, bias]).
     Conv3x3,
+    /// 3x3, stride 1, no padding (an unpadded stem): inputs (x, weight[, bias]).
+    Conv3x3Valid,
     /// 1x1, stride 1: inputs (x, weight[, bias]).
     Conv1x1,
     /// Inference-mode batch normalisation: inputs (x, scale, shift, running mean, running
@@ -72,7 +76,7 @@ pub(crate) enum Op {
 impl Op {
     fn onnx_name(self) -> &'static str {
         match self {
-            Op::Conv3x3 | Op::Conv1x1 => "Conv",
+            Op::Conv3x3 | Op::Conv3x3Valid | Op::Conv1x1 => "Conv",
             Op::BatchNorm => "BatchNormalization",
             Op::Relu => "Relu",
             Op::Add => "Add",
@@ -176,7 +180,11 @@ impl Walk<'_> {
         let k = if c.taps == 9 { 3 } else { 1 };
         let w = self.p[c.w..c.w + c.cout * c.cin * c.taps].to_vec();
         let w = self.tensor(format!("{name}.weight"), vec![c.cout, c.cin, k, k], w);
-        let op = if k == 3 { Op::Conv3x3 } else { Op::Conv1x1 };
+        let op = match (k, c.valid) {
+            (3, true) => Op::Conv3x3Valid,
+            (3, false) => Op::Conv3x3,
+            _ => Op::Conv1x1,
+        };
         match c.b {
             Some(b) => {
                 let b = self.p[b..b + c.cout].to_vec();
@@ -199,18 +207,25 @@ impl Walk<'_> {
     }
 }
 
-/// The architecture in words (`mlp [64, 64]`, `resnet 2x16`, `resnet 9x64 bottleneck 32
-/// batch_norm conv-heads`).
+/// The architecture in words (`mlp [64, 64]`, `resnet 2x16`, `resnet 9x64 stem valid
+/// bottleneck 32 batch_norm conv_bias conv-heads`).
 fn arch_words(layout: &Layout) -> String {
     match &layout.arch {
         super::Arch::Mlp { hidden } => format!("mlp {hidden:?}"),
         super::Arch::ResNet(r) => {
             let mut s = format!("resnet {}x{}", r.blocks, r.channels);
+            if r.stem == super::Stem::Valid {
+                s += " stem valid";
+            }
             if let Some(m) = r.bottleneck {
                 s += &format!(" bottleneck {m}");
             }
             if r.batch_norm {
                 s += " batch_norm";
+                // Without normalisation every convolution has its bias anyway.
+                if r.conv_bias {
+                    s += " conv_bias";
+                }
             }
             if let super::Head::Conv { .. } = r.head {
                 s += " conv-heads";
@@ -306,8 +321,8 @@ impl Graph {
             ("onnx_opset", OPSET.to_string()),
             (
                 "weights",
-                "PyTorch layout: Linear weight [out, in], Conv2d weight [out, in, 3, 3] \
-                 (padding 1)"
+                "PyTorch layout: Linear weight [out, in], Conv2d weight [out, in, k, k] \
+                 (3x3: padding 1, an unpadded stem's 0)"
                     .to_string(),
             ),
         ];
@@ -426,6 +441,11 @@ fn node(p: &mut Pb, n: &Node, k: usize) {
         Op::Conv3x3 => {
             p.message(5, |a| ints(a, "kernel_shape", &[3, 3]));
             p.message(5, |a| ints(a, "pads", &[1, 1, 1, 1]));
+            p.message(5, |a| ints(a, "strides", &[1, 1]));
+        }
+        Op::Conv3x3Valid => {
+            p.message(5, |a| ints(a, "kernel_shape", &[3, 3]));
+            p.message(5, |a| ints(a, "pads", &[0, 0, 0, 0]));
             p.message(5, |a| ints(a, "strides", &[1, 1]));
         }
         Op::Conv1x1 => {

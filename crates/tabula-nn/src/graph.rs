@@ -23,8 +23,11 @@ pub(crate) enum Act {
     AddRelu(Buf),
 }
 
-/// A convolution of `taps` = 1 (1x1) or 9 (3x3, zero padding) taps: weights
-/// `[out][in][taps]` at `w`, biases at `b` (none before a batch normalisation).
+/// A convolution of `taps` = 1 (1x1) or 9 (3x3) taps over `h` x `w` input planes:
+/// weights `[out][in][taps]` at `w`, biases at `b` (none before a batch normalisation unless
+/// the architecture keeps them, [`super::ResNet::conv_bias`]). A 3x3 convolution is
+/// zero-padded (its output `h` x `w`) or, `valid`, unpadded (its output (h - 2) x (w - 2):
+/// the padded one's outputs at the interior squares, which read no padding).
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Conv {
     pub w: usize,
@@ -32,9 +35,35 @@ pub(crate) struct Conv {
     pub(crate) cin: usize,
     pub(crate) cout: usize,
     pub(crate) taps: usize,
+    /// The input planes' height and width.
+    pub(crate) ih: usize,
+    pub(crate) iw: usize,
+    pub(crate) valid: bool,
     /// Where its packed weights are in `Weights`: forward and input gradient.
     pub fp: usize,
     pub(crate) bp: usize,
+}
+
+impl Conv {
+    /// The output planes' height and width.
+    pub(crate) fn out_hw(&self) -> (usize, usize) {
+        if self.valid {
+            (self.ih.saturating_sub(2), self.iw.saturating_sub(2))
+        } else {
+            (self.ih, self.iw)
+        }
+    }
+
+    /// Squares of an input plane.
+    pub(crate) fn in_area(&self) -> usize {
+        self.ih * self.iw
+    }
+
+    /// Squares of an output plane.
+    pub(crate) fn out_area(&self) -> usize {
+        let (h, w) = self.out_hw();
+        h * w
+    }
 }
 
 /// Batch normalisation of `ch` channels (Ioffe and Szegedy 2015): scale `gamma`, shift
@@ -139,14 +168,16 @@ impl Graph {
 
 /// Builds a graph, allocating parameters in call order.
 pub(crate) struct Builder {
-    area: usize,
+    /// The height and width of the planes the next convolution reads (the board's, then
+    /// the trunk's after a valid stem).
+    hw: (usize, usize),
     g: Graph,
 }
 
 impl Builder {
     pub(crate) fn new(input: Planes) -> Builder {
         Builder {
-            area: input.height * input.width,
+            hw: (input.height, input.width),
             g: Graph {
                 ops: Vec::new(),
                 names: Vec::new(),
@@ -190,24 +221,28 @@ impl Builder {
         });
     }
 
-    /// Allocates a convolution's parameters (weights, then its bias, or its normalisation's
-    /// scale, shift, mean and variance).
+    /// Allocates a convolution's parameters over the current planes: weights, then its
+    /// bias (always without normalisation; with it only when `bias`), then its
+    /// normalisation's scale, shift, mean and variance (PyTorch's `Conv2d` then
+    /// `BatchNorm2d` state order).
     pub(crate) fn conv_params(
         &mut self,
-        cin: usize,
-        cout: usize,
-        taps: usize,
+        (cin, cout, taps): (usize, usize, usize),
         bn: bool,
+        bias: bool,
     ) -> (Conv, Option<Norm>) {
         let fan_in = cin * taps;
         let w = self.alloc(cout * fan_in, Init::Normal { fan_in, gain: 2.0 }, false);
-        let b = (!bn).then(|| self.alloc(cout, Init::Const(0.0), false));
+        let b = (!bn || bias).then(|| self.alloc(cout, Init::Const(0.0), false));
         let conv = Conv {
             w,
             b,
             cin,
             cout,
             taps,
+            ih: self.hw.0,
+            iw: self.hw.1,
+            valid: false,
             fp: 0,
             bp: 0,
         };
@@ -222,7 +257,8 @@ impl Builder {
     }
 
     /// `act(norm(conv(x)))` (or `act(conv(x) + b)` without normalisation) into a new buffer.
-    /// `name` names the convolution, `bn` its normalisation.
+    /// `name` names the convolution, `bn` its normalisation. Later convolutions read planes
+    /// of this one's output size.
     pub(crate) fn conv_op(
         &mut self,
         x: Buf,
@@ -230,7 +266,8 @@ impl Builder {
         act: Act,
         (name, bn): (String, String),
     ) -> Buf {
-        let len = conv.cout * self.area;
+        self.hw = conv.out_hw();
+        let len = conv.cout * conv.out_area();
         let y = self.buf(len, conv.cout);
         match norm {
             None => self.push(name, Layer::Conv(conv), x, y, act),
@@ -262,8 +299,9 @@ impl Builder {
         y
     }
 
+    /// Squares of the planes the next convolution reads.
     pub(crate) fn area(&self) -> usize {
-        self.area
+        self.hw.0 * self.hw.1
     }
 
     /// Floats per position of buffer `b`.
@@ -305,8 +343,11 @@ pub(crate) fn build(arch: &super::Arch, input: Planes, actions: usize) -> Graph 
             x
         }
         Arch::ResNet(r) => {
-            let bn = r.batch_norm;
-            let stem = b.conv_params(input.channels, r.channels, 9, bn);
+            let (bn, bias) = (r.batch_norm, r.conv_bias);
+            let mut stem = b.conv_params((input.channels, r.channels, 9), bn, bias);
+            // The valid stem reads the input planes (buffer 0), whose gradient is never
+            // taken: the engine's valid convolutions have no input gradient (`engine`).
+            stem.0.valid = r.stem == super::Stem::Valid;
             let names = |s: &str| (s.to_string(), format!("{s}.bn"));
             let mut x = b.conv_op(0, stem, Act::Relu, names("stem"));
             for blk in 0..r.blocks {
@@ -317,7 +358,7 @@ pub(crate) fn build(arch: &super::Arch, input: Planes, actions: usize) -> Graph 
                 };
                 let last = shapes.len() - 1;
                 for (k, (cin, cout, taps)) in shapes.into_iter().enumerate() {
-                    let p = b.conv_params(cin, cout, taps, bn);
+                    let p = b.conv_params((cin, cout, taps), bn, bias);
                     let act = if k == last {
                         Act::AddRelu(input)
                     } else {
@@ -340,9 +381,9 @@ pub(crate) fn build(arch: &super::Arch, input: Planes, actions: usize) -> Graph 
                     let area = b.area();
                     // Parameters: policy head, then value head; operations: value first, so
                     // that the backward pass meets the policy head first (as with dense heads).
-                    let pconv = b.conv_params(r.channels, pc, 1, bn);
+                    let pconv = b.conv_params((r.channels, pc, 1), bn, bias);
                     let pfc = b.dense_params(pc * area, actions, 1.0);
-                    let vconv = b.conv_params(r.channels, vc, 1, bn);
+                    let vconv = b.conv_params((r.channels, vc, 1), bn, bias);
                     let vfc = b.dense_params(vc * area, vh, 2.0);
                     let vout = b.dense_params(vh, 1, 1.0);
                     let v = b.conv_op(

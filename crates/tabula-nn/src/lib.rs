@@ -61,23 +61,77 @@ pub struct ResNet {
     /// 1x1 back to `channels`, ReLU after each but the last, and after the skip sum.
     pub bottleneck: Option<usize>,
     /// Batch normalisation after every convolution, before its ReLU (Ioffe and Szegedy
-    /// 2015); the convolutions then have no bias (Liu et al.'s net).
+    /// 2015).
     pub batch_norm: bool,
+    /// Whether the convolutions keep their bias when batch normalisation follows them (Liu
+    /// et al.'s released model does: PyTorch's `Conv2d` default). Without batch
+    /// normalisation every convolution has a bias either way; `false` with it is the
+    /// layout that predates this option (no convolution biases).
+    pub conv_bias: bool,
+    /// The stem's padding: the trunk and the heads run on the board (`Same`) or on its
+    /// (h - 2) x (w - 2) interior (`Valid`, Liu et al.'s unpadded stem: 7 x 7 planes, a
+    /// 5 x 5 trunk).
+    pub stem: Stem,
     pub head: Head,
 }
 
 impl ResNet {
-    /// Basic blocks, no batch normalisation, dense heads: the architecture that predates
-    /// the others.
+    /// Basic blocks, no batch normalisation, dense heads, a zero-padded stem: the
+    /// architecture that predates the others.
     pub fn basic(blocks: usize, channels: usize) -> ResNet {
         ResNet {
             blocks,
             channels,
             bottleneck: None,
             batch_norm: false,
+            conv_bias: false,
+            stem: Stem::Same,
             head: Head::Dense,
         }
     }
+
+    /// Liu et al.'s Chinese Checkers network, as counted layer by layer from the authors'
+    /// released model: an unpadded 3x3 stem to 64 channels, nine bottleneck blocks (64 ->
+    /// 32 -> 32 -> 64), batch normalisation after every convolution with the convolutions'
+    /// biases kept, a policy head of 16 1x1 channels and a value head of one 1x1 channel and
+    /// a hidden layer of 32. On 7 x 7 x 7 planes with 294 actions: 247,386 trainable values.
+    pub fn liu() -> ResNet {
+        ResNet {
+            bottleneck: Some(32),
+            batch_norm: true,
+            conv_bias: true,
+            stem: Stem::Valid,
+            head: Head::Conv {
+                policy_channels: 16,
+                value_channels: 1,
+                value_hidden: 32,
+            },
+            ..ResNet::basic(9, 64)
+        }
+    }
+}
+
+/// A residual net's stem: a 3x3 convolution with zero padding one square wide, or none.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Stem {
+    /// Zero-padded: the trunk's planes have the board's size (tabula's nets before Liu
+    /// et al.'s).
+    #[default]
+    Same,
+    /// Unpadded ("valid"): the trunk's planes are (h - 2) x (w - 2), each square the stem's
+    /// window centred on the board square one row and one column further in. Needs a
+    /// board of at least 3 x 3.
+    Valid,
+}
+
+/// Why an architecture cannot run on an input ([`Layout::try_new`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    #[error(
+        "an unpadded (valid) 3x3 stem needs a board of at least 3 x 3, not {height} x {width}: \
+         use the zero-padded stem (stem = \"same\")"
+    )]
+    ValidStemTooSmall { height: usize, width: usize },
 }
 
 /// A residual net's heads.
@@ -163,7 +217,32 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The network `arch` over `input` with `actions` logits.
+    ///
+    /// # Panics
+    ///
+    /// On a shape [`Layout::try_new`] refuses (a valid stem on a board under 3 x 3), with
+    /// its message; callers that take the architecture from a user check it there first.
     pub fn new(arch: &Arch, input: Planes, actions: usize) -> Layout {
+        Layout::try_new(arch, input, actions).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Whether `arch` can run on `input`: the shapes [`Layout::try_new`] refuses.
+    pub fn check(arch: &Arch, input: Planes) -> Result<(), ShapeError> {
+        match arch {
+            Arch::ResNet(r) if r.stem == Stem::Valid && (input.height < 3 || input.width < 3) => {
+                Err(ShapeError::ValidStemTooSmall {
+                    height: input.height,
+                    width: input.width,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The network `arch` over `input` with `actions` logits, or why its shapes do not fit.
+    pub fn try_new(arch: &Arch, input: Planes, actions: usize) -> Result<Layout, ShapeError> {
+        Layout::check(arch, input)?;
         let mut graph = graph::build(arch, input, actions);
         let packed = engine::place_packed(&mut graph);
         let bordered = engine::Bordered::new(&graph, input.height, input.width);
@@ -171,7 +250,7 @@ impl Layout {
         let conv_norm = (0..graph.ops.len())
             .map(|i| graph.conv_then_norm(i))
             .collect();
-        Layout {
+        Ok(Layout {
             arch: arch.clone(),
             value_head: ValueHead::Tanh,
             input,
@@ -186,7 +265,7 @@ impl Layout {
             packed,
             fuse_norm: true,
             conv_norm,
-        }
+        })
     }
 
     /// The same network with inference's convolution-and-normalisation fusion on or off
@@ -241,8 +320,10 @@ impl Layout {
         self.actions
     }
 
-    fn area(&self) -> usize {
-        self.input.height * self.input.width
+    /// Trainable parameters: all but batch normalisation's running statistics (PyTorch's
+    /// `numel` over `parameters()`).
+    pub fn trainable(&self) -> usize {
+        self.params() - self.frozen().iter().map(|&(_, len)| len).sum::<usize>()
     }
 
     /// The ranges of running statistics, which the optimiser leaves alone.

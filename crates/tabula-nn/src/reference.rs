@@ -1,5 +1,6 @@
 //! The engine before the batched kernels (issue 23), kept verbatim as the bit-exactness
-//! reference: one position at a time, axpy loops. Tests only.
+//! reference: one position at a time, axpy loops. Tests only. Since then it also knows the
+//! unpadded (valid) stem (Liu et al.'s), written in the same style (`conv_valid_forward`).
 
 use super::{Arch, Planes};
 
@@ -22,7 +23,12 @@ struct Conv {
 #[derive(Clone, Debug)]
 enum Trunk {
     Mlp(Vec<Dense>),
-    Res { stem: Conv, blocks: Vec<[Conv; 2]> },
+    /// `valid`: the stem is unpadded, the blocks run on (h - 2) x (w - 2).
+    Res {
+        stem: Conv,
+        valid: bool,
+        blocks: Vec<[Conv; 2]>,
+    },
 }
 
 /// The old per-position engine, with the old layout of the parameters (which the new one
@@ -37,7 +43,9 @@ pub(super) struct Old {
 
 impl Old {
     /// The old engine of a multilayer perceptron or a residual net of basic blocks without
-    /// batch normalisation and with dense heads (the architectures it knew).
+    /// batch normalisation and with dense heads (the architectures it knew), its stem padded
+    /// or not (without batch normalisation every convolution has its bias, `conv_bias` or
+    /// not).
     pub(super) fn new(arch: &Arch, input: Planes, actions: usize) -> Old {
         let mut next = 0usize;
         let mut alloc = |len: usize| {
@@ -63,7 +71,8 @@ impl Old {
             Arch::ResNet(r) => {
                 assert!(r.bottleneck.is_none() && !r.batch_norm && r.head == super::Head::Dense);
                 let (blocks, channels) = (&r.blocks, &r.channels);
-                let area = input.height * input.width;
+                let valid = r.stem == super::Stem::Valid;
+                let (h, w) = trunk_hw(input, valid);
                 let mut conv = |cin: usize, cout: usize| Conv {
                     w: alloc(cout * cin * 9),
                     b: alloc(cout),
@@ -74,7 +83,14 @@ impl Old {
                 let blocks = (0..*blocks)
                     .map(|_| [conv(*channels, *channels), conv(*channels, *channels)])
                     .collect();
-                (Trunk::Res { stem, blocks }, channels * area)
+                (
+                    Trunk::Res {
+                        stem,
+                        valid,
+                        blocks,
+                    },
+                    channels * h * w,
+                )
             }
         };
         let mut dense = |n_in: usize, n_out: usize| Dense {
@@ -100,8 +116,14 @@ impl Old {
             Trunk::Mlp(layers) => std::iter::once(self.input.len())
                 .chain(layers.iter().map(|d| d.n_out))
                 .collect(),
-            Trunk::Res { stem, blocks } => {
-                let n = stem.cout * self.input.height * self.input.width;
+            Trunk::Res {
+                stem,
+                blocks,
+                valid,
+                ..
+            } => {
+                let (h, w) = trunk_hw(self.input, *valid);
+                let n = stem.cout * h * w;
                 std::iter::once(self.input.len())
                     .chain(std::iter::repeat_n(n, 1 + 2 * blocks.len()))
                     .collect()
@@ -130,10 +152,19 @@ impl Old {
                     relu(&mut next[0]);
                 }
             }
-            Trunk::Res { stem, blocks } => {
-                let (h, w) = (self.input.height, self.input.width);
+            Trunk::Res {
+                stem,
+                valid,
+                blocks,
+            } => {
+                let (ih, iw) = (self.input.height, self.input.width);
+                let (h, w) = trunk_hw(self.input, *valid);
                 let (prev, next) = s.acts.split_at_mut(1);
-                conv_forward(p, stem, h, w, &prev[0], &mut next[0]);
+                if *valid {
+                    conv_valid_forward(p, stem, ih, iw, &prev[0], &mut next[0]);
+                } else {
+                    conv_forward(p, stem, h, w, &prev[0], &mut next[0]);
+                }
                 relu(&mut next[0]);
                 for (b, [c1, c2]) in blocks.iter().enumerate() {
                     let at = 1 + 2 * b;
@@ -195,8 +226,12 @@ impl Old {
                     }
                 }
             }
-            Trunk::Res { stem, blocks } => {
-                let (h, w) = (self.input.height, self.input.width);
+            Trunk::Res {
+                stem,
+                valid,
+                blocks,
+            } => {
+                let (h, w) = trunk_hw(self.input, *valid);
                 let n = stem.cout * h * w;
                 for (b, [c1, c2]) in blocks.iter().enumerate().rev() {
                     let at = 1 + 2 * b;
@@ -226,7 +261,12 @@ impl Old {
                         *dd = 0.0;
                     }
                 }
-                conv_backward(p, stem, h, w, &acts[0], &d[..n], g, None);
+                if *valid {
+                    let (ih, iw) = (self.input.height, self.input.width);
+                    conv_valid_backward(stem, ih, iw, &acts[0], &d[..n], g);
+                } else {
+                    conv_backward(p, stem, h, w, &acts[0], &d[..n], g, None);
+                }
             }
         }
     }
@@ -398,6 +438,205 @@ fn conv_backward(
                     }
                 }
             }
+        }
+    }
+}
+
+/// The trunk's planes: the board's, or its interior after an unpadded stem.
+fn trunk_hw(input: Planes, valid: bool) -> (usize, usize) {
+    if valid {
+        (input.height - 2, input.width - 2)
+    } else {
+        (input.height, input.width)
+    }
+}
+
+/// The unpadded 3x3 convolution of `h` x `w` planes: `out[o][y][x] = b[o] + sum_{i, ky, kx}
+/// w[o][i][ky][kx] in[i][y+ky][x+kx]` over the (h - 2) x (w - 2) outputs, the sum in the
+/// order (i, ky, kx), formed as `conv_forward` forms it (shifted planes, axpy).
+fn conv_valid_forward(p: &[f32], c: &Conv, h: usize, w: usize, input: &[f32], out: &mut [f32]) {
+    let (oh, ow) = (h - 2, w - 2);
+    let (area, oarea) = (h * w, oh * ow);
+    for o in 0..c.cout {
+        out[o * oarea..(o + 1) * oarea].fill(p[c.b + o]);
+    }
+    let mut shifted = vec![0.0f32; oarea];
+    for i in 0..c.cin {
+        let src = &input[i * area..(i + 1) * area];
+        for ky in 0..3 {
+            for kx in 0..3 {
+                for y in 0..oh {
+                    let from = (y + ky) * w + kx;
+                    shifted[y * ow..(y + 1) * ow].copy_from_slice(&src[from..from + ow]);
+                }
+                for o in 0..c.cout {
+                    let wt = p[c.w + ((o * c.cin + i) * 3 + ky) * 3 + kx];
+                    let plane = &mut out[o * oarea..(o + 1) * oarea];
+                    for (d, &v) in plane.iter_mut().zip(&shifted) {
+                        *d += wt * v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Adds the unpadded convolution's weight and bias gradients to `g` (each a sum over the
+/// output squares in order, added once); it has no input gradient (it reads the input).
+fn conv_valid_backward(c: &Conv, h: usize, w: usize, input: &[f32], dout: &[f32], g: &mut [f32]) {
+    let (oh, ow) = (h - 2, w - 2);
+    let (area, oarea) = (h * w, oh * ow);
+    for o in 0..c.cout {
+        let dplane = &dout[o * oarea..(o + 1) * oarea];
+        let mut gb = 0.0f32;
+        for &v in dplane {
+            gb += v;
+        }
+        g[c.b + o] += gb;
+        for i in 0..c.cin {
+            let src = &input[i * area..(i + 1) * area];
+            for ky in 0..3 {
+                for kx in 0..3 {
+                    let mut acc = 0.0f32;
+                    for y in 0..oh {
+                        let dd = &dplane[y * ow..(y + 1) * ow];
+                        let from = (y + ky) * w + kx;
+                        for (&a, &b) in dd.iter().zip(&src[from..from + ow]) {
+                            acc += a * b;
+                        }
+                    }
+                    g[c.w + ((o * c.cin + i) * 3 + ky) * 3 + kx] += acc;
+                }
+            }
+        }
+    }
+}
+
+/// An inference pass of any residual net, written from the architecture alone (not from
+/// `graph.rs`): its own parameter offsets in PyTorch's order (a convolution's weight, its
+/// bias where it has one, then its normalisation's scale, shift, running mean and variance;
+/// the trunk, then the policy head, then the value head), every output element one chain in
+/// the engine's order (start with the bias, then the terms inputs ascending, then taps,
+/// padding's zero terms included), `fma` for fused arithmetic. Batch normalisation reads the
+/// running statistics. Returns the logits and the value head's output before its squashing.
+pub(super) fn resnet_infer(
+    r: &super::ResNet,
+    input: Planes,
+    actions: usize,
+    p: &[f32],
+    x: &[f32],
+    fma: bool,
+) -> (Vec<f32>, f32) {
+    use super::{Head, Stem};
+    let add = |acc: f32, a: f32, b: f32| if fma { a.mul_add(b, acc) } else { acc + a * b };
+    // The next `len` parameters (a cursor shared by the layers below, in call order).
+    let at = std::cell::Cell::new(0usize);
+    let take = |len: usize| {
+        at.set(at.get() + len);
+        &p[at.get() - len..at.get()]
+    };
+    let bias_too = !r.batch_norm || r.conv_bias;
+    // A convolution of `k` x `k` taps over `c` planes of `h` x `w`, zero padding `pad`,
+    // then its normalisation (running statistics) if the net has one.
+    let conv =
+        |x: &[f32], (cin, cout, k): (usize, usize, usize), (h, w): (usize, usize), pad: usize| {
+            let wt = take(cout * cin * k * k);
+            let b = if bias_too { Some(take(cout)) } else { None };
+            let (oh, ow) = (h + 2 * pad + 1 - k, w + 2 * pad + 1 - k);
+            let mut out = vec![0.0f32; cout * oh * ow];
+            for o in 0..cout {
+                for y in 0..oh {
+                    for xx in 0..ow {
+                        let mut acc = b.map_or(0.0, |b| b[o]);
+                        for i in 0..cin {
+                            for ky in 0..k {
+                                for kx in 0..k {
+                                    let (sy, sx) = (y + ky, xx + kx);
+                                    let inside =
+                                        sy >= pad && sx >= pad && sy < h + pad && sx < w + pad;
+                                    let v = if inside {
+                                        x[(i * h + sy - pad) * w + sx - pad]
+                                    } else {
+                                        0.0
+                                    };
+                                    acc = add(acc, v, wt[((o * cin + i) * k + ky) * k + kx]);
+                                }
+                            }
+                        }
+                        out[(o * oh + y) * ow + xx] = acc;
+                    }
+                }
+            }
+            if r.batch_norm {
+                let (gamma, beta, mean, var) = (take(cout), take(cout), take(cout), take(cout));
+                let area = oh * ow;
+                for (q, v) in out.iter_mut().enumerate() {
+                    let c = q / area;
+                    let inv = (1.0 / (f64::from(var[c]) + super::engine::BN_EPS).sqrt()) as f32;
+                    *v = gamma[c] * ((*v - mean[c]) * inv) + beta[c];
+                }
+            }
+            (out, (oh, ow))
+        };
+    let relu = |v: &mut [f32]| {
+        v.iter_mut()
+            .for_each(|x| *x = if *x < 0.0 { 0.0 } else { *x })
+    };
+    let (c, h, w) = (input.channels, input.height, input.width);
+    let pad = if r.stem == Stem::Valid { 0 } else { 1 };
+    let (mut t, hw) = conv(x, (c, r.channels, 3), (h, w), pad);
+    relu(&mut t);
+    for _ in 0..r.blocks {
+        let shapes: Vec<(usize, usize, usize)> = match r.bottleneck {
+            None => vec![(r.channels, r.channels, 3), (r.channels, r.channels, 3)],
+            Some(m) => vec![(r.channels, m, 1), (m, m, 3), (m, r.channels, 1)],
+        };
+        let last = shapes.len() - 1;
+        let mut u = t.clone();
+        for (j, s) in shapes.into_iter().enumerate() {
+            u = conv(&u, s, hw, s.2 / 2).0;
+            if j == last {
+                for (a, &b) in u.iter_mut().zip(&t) {
+                    *a += b;
+                }
+            }
+            relu(&mut u);
+        }
+        t = u;
+    }
+    // A dense layer: weights [in][out], the sum from the bias in ascending inputs.
+    let dense = |x: &[f32], n_out: usize| {
+        let (wt, b) = (take(x.len() * n_out), take(n_out));
+        (0..n_out)
+            .map(|o| {
+                let mut acc = b[o];
+                for (i, &v) in x.iter().enumerate() {
+                    acc = add(acc, v, wt[i * n_out + o]);
+                }
+                acc
+            })
+            .collect::<Vec<f32>>()
+    };
+    match r.head {
+        Head::Dense => {
+            let logits = dense(&t, actions);
+            let value = dense(&t, 1);
+            (logits, value[0])
+        }
+        Head::Conv {
+            policy_channels: pc,
+            value_channels: vc,
+            value_hidden: vh,
+        } => {
+            let (mut pol, _) = conv(&t, (r.channels, pc, 1), hw, 0);
+            relu(&mut pol);
+            let logits = dense(&pol, actions);
+            let (mut val, _) = conv(&t, (r.channels, vc, 1), hw, 0);
+            relu(&mut val);
+            let mut hid = dense(&val, vh);
+            relu(&mut hid);
+            let value = dense(&hid, 1);
+            (logits, value[0])
         }
     }
 }

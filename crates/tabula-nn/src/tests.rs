@@ -14,7 +14,9 @@ fn res(blocks: usize, channels: usize) -> Arch {
 }
 
 /// The architectures of every kind: dense and residual, basic and bottleneck blocks, with
-/// and without batch normalisation, dense and conv heads.
+/// and without batch normalisation, dense and conv heads; the last two a padded and an
+/// unpadded stem with the convolutions' biases kept before batch normalisation (Liu et
+/// al.'s net in small; on the 3 x 4 test board the unpadded stem leaves a 1 x 2 trunk).
 fn archs() -> Vec<Arch> {
     let conv = Head::Conv {
         policy_channels: 2,
@@ -42,7 +44,28 @@ fn archs() -> Vec<Arch> {
             head: conv,
             ..ResNet::basic(1, 4)
         }),
+        Arch::ResNet(ResNet {
+            batch_norm: true,
+            conv_bias: true,
+            ..ResNet::basic(1, 4)
+        }),
+        Arch::ResNet(ResNet {
+            bottleneck: Some(3),
+            batch_norm: true,
+            conv_bias: true,
+            stem: Stem::Valid,
+            head: conv,
+            ..ResNet::basic(2, 5)
+        }),
     ]
+}
+
+/// A basic net with an unpadded stem.
+fn res_valid(blocks: usize, channels: usize) -> Arch {
+    Arch::ResNet(ResNet {
+        stem: Stem::Valid,
+        ..ResNet::basic(blocks, channels)
+    })
 }
 
 fn random_examples(input: Planes, actions: usize, n: usize, seed: u64) -> Vec<Example> {
@@ -108,7 +131,14 @@ fn gradients_match_finite_differences() {
     for (k, arch) in archs().into_iter().enumerate() {
         // Both value heads (their losses differ), alternating over the architectures.
         let l = Layout::new(&arch, input, 5).with_value_head(heads[k % 2]);
-        let p = l.init(&mut stream(3, "nn-test-init"));
+        // The biases off zero: a unit whose inputs are all zero (a small trunk's value
+        // plane after its normalisation and ReLU) would otherwise sit exactly on its ReLU's
+        // kink, where every step's central difference is half the one-sided slope.
+        let mut p = l.init(&mut stream(3, "nn-test-init"));
+        let mut rng = stream(3, "nn-test-jitter");
+        for x in &mut p {
+            *x += (uniform_index(&mut rng, 101) as f32 - 50.0) / 1000.0;
+        }
         let examples = random_examples(input, 5, 3, 1);
         let (g, _) = grad_of(&l, &p, &examples);
         let frozen = l.frozen();
@@ -199,6 +229,21 @@ fn wide_cases() -> Vec<(Arch, Planes, usize)> {
         (res(1, 3), planes(1, 2, 2), 3),
         // 25 squares: four tiles and a lone row, run across the panels (`gemm::wide_row`).
         (res(1, 17), planes(2, 5, 5), 7),
+        // Unpadded stems: trunks of 1 x 2, 1 x 1, 3 x 3 and 4 x 5 squares (the last a
+        // 7-squares-wide board's stem over 20 rows: three tiles and two rows).
+        (res_valid(2, 4), planes(2, 3, 4), 5),
+        (res_valid(1, 3), planes(3, 3, 3), 4),
+        (res_valid(1, 17), planes(2, 5, 5), 7),
+        (res_valid(2, 6), planes(3, 6, 7), 7),
+        // conv_bias changes nothing without batch normalisation.
+        (
+            Arch::ResNet(ResNet {
+                conv_bias: true,
+                ..ResNet::basic(1, 5)
+            }),
+            planes(2, 6, 7),
+            7,
+        ),
     ]
 }
 
@@ -265,14 +310,15 @@ fn params_with_statistics(l: &Layout, seed: u64) -> Vec<f32> {
     p
 }
 
-/// Each example's logits (5 actions) and value bits, evaluated alone.
+/// Each example's logits and value bits, evaluated alone.
 fn alone_bits(l: &Layout, p: &[f32], examples: &[Example]) -> Vec<(Vec<u32>, u32)> {
     let mut s = l.scratch();
+    let na = l.actions();
     examples
         .iter()
         .map(|e| {
             let v = l.forward(p, &e.x, &mut s);
-            (bits(&s.logits[..5]), v.to_bits())
+            (bits(&s.logits[..na]), v.to_bits())
         })
         .collect()
 }
@@ -294,8 +340,9 @@ fn assert_batches_match(
             .flat_map(|e| e.x.iter().copied())
             .collect();
         l.forward_batch(p, &l.weights(p), &x, batch, s);
+        let na = l.actions();
         for k in 0..batch {
-            let got = (bits(&s.logits[k * 5..(k + 1) * 5]), s.values[k].to_bits());
+            let got = (bits(&s.logits[k * na..(k + 1) * na]), s.values[k].to_bits());
             assert_eq!(got, want[start + k], "{what} batch {batch} at {k}");
         }
     }
@@ -675,6 +722,232 @@ fn engine_speed_on_one_thread() {
                 b64 / old_inf,
                 new_train / old_train
             );
+        }
+    }
+}
+
+/// FNV-1a over the bits of `v`, chained from `h`.
+fn fnv(mut h: u64, v: &[f32]) -> u64 {
+    for x in v {
+        for b in x.to_bits().to_le_bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Each architecture's parameter count and a hash of the bits of its initial parameters,
+/// its outputs on a few positions, its gradient, and one training step.
+fn arch_fingerprint(arch: &Arch, input: Planes) -> (usize, u64) {
+    let l = Layout::new(arch, input, 5);
+    let mut p = params_with_statistics(&l, 11);
+    let examples = random_examples(input, 5, 20, 12);
+    let mut h = fnv(0xcbf2_9ce4_8422_2325, &p);
+    let mut s = l.scratch();
+    for e in &examples {
+        let v = l.forward(&p, &e.x, &mut s);
+        h = fnv(h, &s.logits[..5]);
+        h = fnv(h, &[v]);
+    }
+    h = fnv(h, &grad_of(&l, &p, &examples).0);
+    let mut opt = OptimState::new(&ADAM, l.params());
+    let refs: Vec<&Example> = examples.iter().collect();
+    let batch: Vec<usize> = (0..20).collect();
+    let mut t = Trainer::new(&l);
+    train_step(&l, &mut p, &mut opt, &ADAM, 0.01, &refs, &batch, &mut t);
+    (l.params(), fnv(h, &p))
+}
+
+/// The architectures that predate the valid stem and the convolution biases before batch
+/// normalisation keep their parameter counts and their bits (pinned before those options
+/// existed): old checkpoints load and runs verify.
+#[test]
+fn old_architectures_keep_their_counts_and_bits() {
+    let got: Vec<(usize, u64)> = archs()[..6]
+        .iter()
+        .map(|a| arch_fingerprint(a, planes(2, 3, 4)))
+        .collect();
+    let pinned = [
+        (458, 16172812526417474599),
+        (150, 17615431130860010391),
+        (962, 15085912280820925080),
+        (702, 534077073421262694),
+        (657, 17359801657556243058),
+        (361, 16714933841236268219),
+    ];
+    assert_eq!(got, pinned);
+}
+
+/// Liu et al.'s network on Chinese Checkers' 7 x 7 x 7 planes and 294 actions has the
+/// paper's 247,386 trainable values, layer by layer as counted from the authors' released
+/// model: stem 4,224, nine blocks of 13,696, policy head 118,966, value head 932 (batch
+/// normalisation's scale and shift counted, its running statistics not).
+#[test]
+fn liu_net_has_247386_trainable_values() {
+    let l = Layout::new(&Arch::ResNet(ResNet::liu()), planes(7, 7, 7), 294);
+    assert_eq!(l.trainable(), 247_386);
+    assert_eq!(4_224 + 9 * 13_696 + 118_966 + 932, 247_386);
+    // Running mean and variance of every normalised channel: 64 (stem), 9 x (32 + 32 + 64),
+    // 16 (policy), 1 (value).
+    assert_eq!(l.params() - l.trainable(), 2 * (64 + 9 * 128 + 16 + 1));
+    // The parts: the stem (a 3x3 over 7 planes with bias, and its normalisation) and one
+    // block, from the graph's ranges.
+    let upto = |name: &str| {
+        let i = l.graph.names.iter().position(|n| n == name).unwrap();
+        match l.graph.ops[i].layer {
+            graph::Layer::Conv(c) => c.w,
+            graph::Layer::Dense(d) => d.w,
+            graph::Layer::Norm(n) => n.gamma,
+        }
+    };
+    let trainable_in = |a: usize, b: usize| {
+        let frozen: usize = l
+            .frozen()
+            .iter()
+            .filter(|&&(at, _)| (a..b).contains(&at))
+            .map(|&(_, len)| len)
+            .sum();
+        b - a - frozen
+    };
+    assert_eq!(trainable_in(0, upto("blocks.0.conv1")), 4_224);
+    let (b0, b1) = (upto("blocks.0.conv1"), upto("blocks.1.conv1"));
+    assert_eq!(trainable_in(b0, b1), 13_696);
+    let (p0, v0) = (upto("policy.conv"), upto("value.conv"));
+    assert_eq!(trainable_in(p0, v0), 118_966);
+    assert_eq!(trainable_in(v0, l.params()), 932);
+    // The trunk runs on the 5 x 5 interior: the policy layer reads 16 x 25 features.
+    let fc = l.graph.names.iter().position(|n| n == "policy.fc").unwrap();
+    match l.graph.ops[fc].layer {
+        graph::Layer::Dense(d) => assert_eq!((d.n_in, d.n_out), (400, 294)),
+        _ => panic!("policy.fc is dense"),
+    }
+}
+
+/// An unpadded stem needs a board of 3 x 3 or more: a smaller one is refused with a message
+/// that says so; 3 x 3 itself runs (a 1 x 1 trunk).
+#[test]
+fn a_valid_stem_on_a_small_board_is_refused() {
+    let arch = res_valid(1, 3);
+    for (h, w) in [(2, 5), (5, 2), (1, 1)] {
+        let e = Layout::try_new(&arch, planes(2, h, w), 4).unwrap_err();
+        assert_eq!(
+            e,
+            ShapeError::ValidStemTooSmall {
+                height: h,
+                width: w
+            }
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains(&format!("{h} x {w}")) && text.contains("same"),
+            "{text}"
+        );
+    }
+    let l = Layout::try_new(&arch, planes(2, 3, 3), 4).unwrap();
+    let p = l.init(&mut stream(1, "nn-test-init"));
+    let mut s = l.scratch();
+    let v = l.forward(&p, &[0.5; 18], &mut s);
+    assert!(v.is_finite());
+    // The padded stem runs on any board.
+    assert!(Layout::try_new(&res(1, 3), planes(2, 1, 2), 4).is_ok());
+}
+
+/// The full Liu et al. network on its 7 x 7 x 7 planes: a position's inference bits are the
+/// same alone and at any place of batches of 1, 7 and 33, on every vector path, with its
+/// convolutions and normalisations fused or not; a gradient is the same bits on every path;
+/// training steps the same bits on one thread and on three.
+#[test]
+fn liu_net_gives_the_same_bits_everywhere() {
+    let input = planes(7, 7, 7);
+    let arch = Arch::ResNet(ResNet::liu());
+    let base = Layout::new(&arch, input, 294);
+    let p = params_with_statistics(&base, 8);
+    let examples = random_examples(input, 294, 40, 9);
+    let want = alone_bits(&base.clone().with_fused_norm(false), &p, &examples);
+    for simd in Simd::available() {
+        for fuse in [true, false] {
+            let l = base.clone().with_simd(simd).with_fused_norm(fuse);
+            let mut s = l.scratch();
+            let cases = [(0, 1), (3, 7), (1, 33)];
+            let what = format!("liu {simd:?} fused {fuse}");
+            assert_batches_match(&l, &p, &examples, &want, &mut s, &cases, &what);
+        }
+    }
+    let batch = &examples[..CHUNK + 3];
+    let g = grad_of(&base.clone().with_simd(Simd::Scalar), &p, batch).0;
+    for simd in Simd::available() {
+        let got = grad_of(&base.clone().with_simd(simd), &p, batch).0;
+        assert_eq!(bits(&got), bits(&g), "liu {simd:?}");
+    }
+    let train = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut q = p.clone();
+            let mut opt = OptimState::new(&SGD, base.params());
+            let refs: Vec<&Example> = examples.iter().collect();
+            let mut t = Trainer::new(&base);
+            let batch: Vec<usize> = (0..35).collect();
+            for _ in 0..2 {
+                train_step(&base, &mut q, &mut opt, &SGD, 0.01, &refs, &batch, &mut t);
+            }
+            bits(&q)
+        })
+    };
+    let one = train(1);
+    assert_ne!(one, bits(&p), "the step moved the parameters");
+    assert_eq!(one, train(3));
+}
+
+/// Every residual net's inference gives, to the bit, what a naive pass written from the
+/// architecture alone gives (`reference::resnet_infer`: its own parameter offsets, one
+/// element at a time): padded and unpadded stems, biases before batch normalisation or
+/// not, basic and bottleneck blocks, dense and conv heads, on both arithmetics and every
+/// vector path, alone and in a batch, with convolutions and normalisations fused or not;
+/// Liu et al.'s full net on its 7 x 7 x 7 planes too.
+#[test]
+fn resnet_outputs_match_the_naive_reference() {
+    let mut cases: Vec<(ResNet, Planes, usize)> = archs()
+        .into_iter()
+        .filter_map(|a| match a {
+            Arch::ResNet(r) => Some((r, planes(2, 3, 4), 5)),
+            Arch::Mlp { .. } => None,
+        })
+        .collect();
+    // A trunk of several squares after the unpadded stem (3 x 4 on a 5 x 6 board).
+    let (liu_small, _, _) = cases.last().cloned().unwrap();
+    cases.push((liu_small, planes(3, 5, 6), 7));
+    cases.push((ResNet::liu(), planes(7, 7, 7), 294));
+    for (r, input, na) in cases {
+        let arch = Arch::ResNet(r.clone());
+        for arith in [Arith::Separate, Arith::Fused] {
+            let base = Layout::new(&arch, input, na).with_arith(arith);
+            let mut p = params_with_statistics(&base, 13);
+            // Biases off zero, so that a misplaced one shows.
+            let mut rng = stream(13, "nn-test-jitter");
+            for x in &mut p {
+                *x += (uniform_index(&mut rng, 101) as f32 - 50.0) / 1000.0;
+            }
+            let examples = random_examples(input, na, 9, 14);
+            let fma = arith == Arith::Fused;
+            let want: Vec<(Vec<u32>, u32)> = examples
+                .iter()
+                .map(|e| {
+                    let (l, v) = reference::resnet_infer(&r, input, na, &p, &e.x, fma);
+                    (bits(&l), v.to_bits())
+                })
+                .collect();
+            for simd in Simd::available() {
+                for fuse in [true, false] {
+                    let l = base.clone().with_simd(simd).with_fused_norm(fuse);
+                    let mut s = l.scratch();
+                    let what = format!("{r:?} {arith:?} {simd:?} fused {fuse}");
+                    assert_eq!(alone_bits(&l, &p, &examples), want, "{what}");
+                    assert_batches_match(&l, &p, &examples, &want, &mut s, &[(0, 9)], &what);
+                }
+            }
         }
     }
 }

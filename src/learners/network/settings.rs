@@ -7,7 +7,7 @@ use crate::error::SettingError;
 use crate::eval::reference::ReferenceSettings;
 use crate::learners::gate::GateSettings;
 use crate::learners::{LearnerSettings, SettingsCheck};
-use crate::nn::{Arch, Arith, Head, OptimConfig, ResNet, ValueHead};
+use crate::nn::{Arch, Arith, Head, OptimConfig, ResNet, Stem, ValueHead};
 
 /// The architecture's name in the spec.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +27,23 @@ pub enum HeadKind {
     Dense,
     #[serde(rename = "conv")]
     Conv,
+}
+
+/// The residual net's stem in the spec (`nn::Stem`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StemKind {
+    /// A 3x3 convolution with zero padding: the trunk keeps the board's size.
+    #[default]
+    #[serde(rename = "same")]
+    Same,
+    /// An unpadded 3x3 convolution: the trunk runs on the (h - 2) x (w - 2) interior (Liu
+    /// et al.'s net: 7 x 7 planes, a 5 x 5 trunk).
+    #[serde(rename = "valid")]
+    Valid,
+}
+
+fn is_same_stem(x: &StemKind) -> bool {
+    *x == StemKind::Same
 }
 
 fn is_zero(x: &u32) -> bool {
@@ -128,9 +145,19 @@ pub struct NetworkSettings {
     /// settings record at their defaults, so earlier runs' settings hash as before.
     #[serde(skip_serializing_if = "is_zero")]
     pub bottleneck: u32,
-    /// ResNet: batch normalisation after every convolution (no convolution biases).
+    /// ResNet: batch normalisation after every convolution (no convolution biases unless
+    /// `conv_bias`).
     #[serde(skip_serializing_if = "is_false")]
     pub batch_norm: bool,
+    /// ResNet with batch normalisation: the convolutions keep their biases (Liu et al.'s
+    /// released model). Left out of the record at its default, as the keys above.
+    #[serde(skip_serializing_if = "is_false")]
+    pub conv_bias: bool,
+    /// ResNet: `same` (a zero-padded 3x3 stem) or `valid` (unpadded: the trunk and heads run
+    /// on the (h - 2) x (w - 2) interior, Liu et al.'s). Left out of the record at its
+    /// default.
+    #[serde(skip_serializing_if = "is_same_stem")]
+    pub stem: StemKind,
     /// ResNet: `dense` heads (fully connected from the trunk) or AlphaGo Zero's `conv` heads.
     #[serde(skip_serializing_if = "is_dense")]
     pub head: HeadKind,
@@ -210,6 +237,8 @@ impl Default for NetworkSettings {
             channels: 32,
             bottleneck: 0,
             batch_norm: false,
+            conv_bias: false,
+            stem: StemKind::Same,
             head: HeadKind::Dense,
             policy_channels: None,
             value_channels: None,
@@ -307,11 +336,21 @@ impl NetworkSettings {
             let resnet_only = [
                 ("bottleneck", self.bottleneck != 0),
                 ("batch_norm", self.batch_norm),
+                ("conv_bias", self.conv_bias),
+                ("stem", self.stem != StemKind::Same),
                 ("head", self.head != HeadKind::Dense),
             ];
             if let Some((key, _)) = resnet_only.iter().find(|k| k.1) {
                 return Err(bad(key, "set", "only with arch = \"resnet\""));
             }
+        }
+        if self.conv_bias && !self.batch_norm {
+            return Err(bad(
+                "conv_bias",
+                true,
+                "set only with batch_norm = true (without batch normalisation every \
+                 convolution has its bias already)",
+            ));
         }
         Ok(())
     }
@@ -449,6 +488,11 @@ impl NetworkSettings {
                 channels: self.channels as usize,
                 bottleneck: (self.bottleneck > 0).then_some(self.bottleneck as usize),
                 batch_norm: self.batch_norm,
+                conv_bias: self.conv_bias,
+                stem: match self.stem {
+                    StemKind::Same => Stem::Same,
+                    StemKind::Valid => Stem::Valid,
+                },
                 head: match self.head {
                     HeadKind::Dense => Head::Dense,
                     HeadKind::Conv => Head::Conv {
@@ -520,6 +564,14 @@ pub(crate) const FIXED_SETTINGS: &[(&str, &str)] = &[
         "the weights the branch continues have its shape",
     ),
     (
+        "learner.network.conv_bias",
+        "the weights the branch continues have its shape",
+    ),
+    (
+        "learner.network.stem",
+        "the weights the branch continues have its shape",
+    ),
+    (
         "learner.network.head",
         "the weights the branch continues have its shape",
     ),
@@ -540,3 +592,68 @@ pub(crate) const FIXED_SETTINGS: &[(&str, &str)] = &[
         "the optimiser state the branch continues is this optimiser's",
     ),
 ];
+
+#[cfg(test)]
+mod stem_and_conv_bias {
+    use super::*;
+    use crate::runs::{RunConfig, settings_hash};
+
+    const BASE: &str = "variant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\n\
+                        games_per_iteration = 10\nwindow = 2\n[learner]\nkind = \"network\"\n\
+                        [learner.network]\n";
+
+    fn parse(extra: &str) -> Result<RunConfig, String> {
+        RunConfig::from_toml(&format!("{BASE}{extra}"), "x").map_err(|e| e.to_string())
+    }
+
+    /// `stem` and `conv_bias`: absent by default (the record and its hash as before the keys
+    /// existed, written out or not), Liu et al.'s net on request, and errors that name the
+    /// key and what it allows.
+    #[test]
+    fn stem_and_conv_bias_parse_default_and_name_the_key() {
+        let plain = "arch = \"resnet\"\nbatch_norm = true\n";
+        let c = parse(plain).unwrap();
+        let n = settings_of(&c.settings.learner);
+        assert_eq!((n.stem, n.conv_bias), (StemKind::Same, false));
+        let json = serde_json::to_value(&n).unwrap();
+        assert!(json.get("stem").is_none() && json.get("conv_bias").is_none());
+        let explicit = parse(&format!("{plain}stem = \"same\"\nconv_bias = false\n")).unwrap();
+        assert_eq!(
+            settings_hash(&c.settings).unwrap(),
+            settings_hash(&explicit.settings).unwrap()
+        );
+        let liu = parse(
+            "arch = \"resnet\"\nblocks = 9\nchannels = 64\nbottleneck = 32\n\
+             batch_norm = true\nconv_bias = true\nstem = \"valid\"\nhead = \"conv\"\n\
+             policy_channels = 16\nvalue_channels = 1\nvalue_hidden = 32\n",
+        )
+        .unwrap();
+        let n = settings_of(&liu.settings.learner);
+        assert_eq!(n.arch(), Arch::ResNet(ResNet::liu()));
+        let json = serde_json::to_value(&n).unwrap();
+        assert_eq!(
+            (&json["stem"], &json["conv_bias"]),
+            (&"valid".into(), &true.into())
+        );
+        assert_ne!(
+            settings_hash(&liu.settings).unwrap(),
+            settings_hash(&c.settings).unwrap()
+        );
+        for (spec, key, allowed) in [
+            ("stem = \"valid\"\n", "learner.network.stem", "resnet"),
+            ("conv_bias = true\n", "learner.network.conv_bias", "resnet"),
+            (
+                "arch = \"resnet\"\nconv_bias = true\n",
+                "learner.network.conv_bias",
+                "batch_norm = true",
+            ),
+            ("arch = \"resnet\"\nstem = \"full\"\n", "stem", "valid"),
+        ] {
+            let e = parse(spec).unwrap_err();
+            assert!(e.contains(key) && e.contains(allowed), "{spec}: {e}");
+        }
+        for key in ["learner.network.stem", "learner.network.conv_bias"] {
+            assert!(FIXED_SETTINGS.iter().any(|(k, _)| *k == key), "{key}");
+        }
+    }
+}

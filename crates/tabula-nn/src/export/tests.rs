@@ -2,7 +2,7 @@ use std::collections::HashMap;
 
 use super::*;
 use crate::encode::Planes;
-use crate::{Arch, Head, ResNet};
+use crate::{Arch, Head, ResNet, Stem};
 use tabula_core::rng::{stream, uniform_index};
 
 fn layout(arch: &Arch) -> Layout {
@@ -32,7 +32,33 @@ fn archs() -> Vec<Arch> {
             },
             ..ResNet::basic(2, 3)
         }),
+        // Liu et al.'s shape: an unpadded stem (a 4 x 5 board, a 2 x 3 trunk), biases
+        // before the normalisations.
+        Arch::ResNet(ResNet {
+            stem: Stem::Valid,
+            conv_bias: true,
+            ..liu_like()
+        }),
+        // The biases alone.
+        Arch::ResNet(ResNet {
+            conv_bias: true,
+            ..liu_like()
+        }),
     ]
+}
+
+/// A small bottleneck net with batch normalisation and conv heads.
+fn liu_like() -> ResNet {
+    ResNet {
+        bottleneck: Some(2),
+        batch_norm: true,
+        head: Head::Conv {
+            policy_channels: 3,
+            value_channels: 1,
+            value_hidden: 4,
+        },
+        ..ResNet::basic(2, 3)
+    }
 }
 
 /// Initial weights plus a little noise on every parameter (init leaves the biases 0, which
@@ -87,16 +113,19 @@ fn interpret(g: &Graph, x: &[f32]) -> HashMap<String, (Vec<usize>, Vec<f64>)> {
                     .collect();
                 (vec![o], y)
             }
-            Op::Conv3x3 | Op::Conv1x1 => {
+            Op::Conv3x3 | Op::Conv3x3Valid | Op::Conv1x1 => {
                 let wt = tensors[&n.inputs[1][..]];
                 let bias = n.inputs.get(2).map(|b| tensors[&b[..]]);
                 let (co, ci, k) = (wt.shape[0], wt.shape[1], wt.shape[2]);
-                assert_eq!(shape, vec![ci, h, w], "{}", n.output);
-                let r = k / 2;
-                let mut y = vec![0.0; co * h * w];
+                let (h, w) = (shape[1], shape[2]);
+                assert_eq!(shape[0], ci, "{}", n.output);
+                // Padding r on every side: the output is (h + 2r - k + 1) x (w + 2r - k + 1).
+                let r = if n.op == Op::Conv3x3 { 1 } else { 0 };
+                let (oh, ow) = (h + 2 * r + 1 - k, w + 2 * r + 1 - k);
+                let mut y = vec![0.0; co * oh * ow];
                 for o in 0..co {
-                    for yy in 0..h {
-                        for xx in 0..w {
+                    for yy in 0..oh {
+                        for xx in 0..ow {
                             let mut s = bias.map_or(0.0, |b| f64::from(b.data[o]));
                             for i in 0..ci {
                                 for ky in 0..k {
@@ -111,16 +140,16 @@ fn interpret(g: &Graph, x: &[f32]) -> HashMap<String, (Vec<usize>, Vec<f64>)> {
                                     }
                                 }
                             }
-                            y[(o * h + yy) * w + xx] = s;
+                            y[(o * oh + yy) * ow + xx] = s;
                         }
                     }
                 }
-                (vec![co, h, w], y)
+                (vec![co, oh, ow], y)
             }
             Op::BatchNorm => {
                 let t = |k: usize| tensors[&n.inputs[k][..]];
                 let (g, b, m, v) = (t(1), t(2), t(3), t(4));
-                let area = h * w;
+                let area = shape[1] * shape[2];
                 let y = x
                     .iter()
                     .enumerate()
@@ -415,4 +444,56 @@ fn the_safetensors_file_reads_back() {
         })
         .unwrap();
     assert_eq!(t.data[8 + 3], p[d.w + 3 * d.n_out + 1]);
+}
+
+/// An unpadded stem is a Conv with pads 0 and the trunk runs on the interior; the
+/// convolutions' biases before batch normalisation are exported under PyTorch's names, each
+/// before its normalisation's tensors.
+#[test]
+fn a_valid_stem_and_conv_biases_export() {
+    let l = layout(&archs()[5]);
+    let p = params(&l, 9);
+    let g = Graph::of(&l, &p).unwrap();
+    assert_eq!(
+        g.arch,
+        "resnet 2x3 stem valid bottleneck 2 batch_norm conv_bias conv-heads"
+    );
+    let names: Vec<&str> = g.tensors.iter().map(|t| &t.name[..]).collect();
+    assert_eq!(
+        names[..8],
+        [
+            "stem.weight",
+            "stem.bias",
+            "stem.bn.weight",
+            "stem.bn.bias",
+            "stem.bn.running_mean",
+            "stem.bn.running_var",
+            "blocks.0.conv1.weight",
+            "blocks.0.conv1.bias",
+        ]
+    );
+    // The policy head flattens 3 channels of the 2 x 3 trunk.
+    let fc = g.tensors.iter().find(|t| t.name == "policy.fc.weight");
+    assert_eq!(fc.map(|t| t.shape.clone()), Some(vec![6, 18]));
+    let bytes = g.onnx(&[]).unwrap();
+    let graph = read(&one_bytes(&read(&bytes), 7));
+    let nodes = messages(&graph, 1);
+    let pads = |k: usize| -> Vec<u64> {
+        messages(&nodes[k], 5)
+            .iter()
+            .find(|a| text(a, 1) == "pads")
+            .map(|a| ints(a, 8))
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        strings(&nodes[0], 1),
+        ["planes", "stem.weight", "stem.bias"]
+    );
+    assert_eq!(pads(0), [0, 0, 0, 0]);
+    // The first block's 3x3 keeps the trunk's size: pads 1.
+    let conv2 = nodes
+        .iter()
+        .position(|n| text(n, 2) == "blocks.0.conv2")
+        .unwrap();
+    assert_eq!(pads(conv2), [1, 1, 1, 1]);
 }
