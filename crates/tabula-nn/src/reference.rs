@@ -527,7 +527,7 @@ pub(super) fn resnet_infer(
     x: &[f32],
     fma: bool,
 ) -> (Vec<f32>, f32) {
-    use super::{Head, Stem};
+    use super::Stem;
     let add = |acc: f32, a: f32, b: f32| if fma { a.mul_add(b, acc) } else { acc + a * b };
     // The next `len` parameters (a cursor shared by the layers below, in call order).
     let at = std::cell::Cell::new(0usize);
@@ -578,10 +578,6 @@ pub(super) fn resnet_infer(
             }
             (out, (oh, ow))
         };
-    let relu = |v: &mut [f32]| {
-        v.iter_mut()
-            .for_each(|x| *x = if *x < 0.0 { 0.0 } else { *x })
-    };
     let (c, h, w) = (input.channels, input.height, input.width);
     let pad = if r.stem == Stem::Valid { 0 } else { 1 };
     let (mut t, hw) = conv(x, (c, r.channels, 3), (h, w), pad);
@@ -617,21 +613,39 @@ pub(super) fn resnet_infer(
             })
             .collect::<Vec<f32>>()
     };
-    match r.head {
-        Head::Dense => {
-            let logits = dense(&t, actions);
-            let value = dense(&t, 1);
+    reference_heads(r.head, (r.channels, actions), &t, hw, &conv, &dense)
+}
+
+/// A convolution of [`resnet_infer`]: input, (cin, cout, taps per side), the planes' (h, w)
+/// and the zero padding; returns the output and its planes' (h, w).
+type RefConv<'a> =
+    dyn Fn(&[f32], (usize, usize, usize), (usize, usize), usize) -> (Vec<f32>, (usize, usize)) + 'a;
+
+/// [`resnet_infer`]'s heads over the trunk's output `t` of `channels` planes of `hw`: the
+/// logits over `actions` and the value before its squashing.
+fn reference_heads(
+    head: super::Head,
+    (channels, actions): (usize, usize),
+    t: &[f32],
+    hw: (usize, usize),
+    conv: &RefConv<'_>,
+    dense: &dyn Fn(&[f32], usize) -> Vec<f32>,
+) -> (Vec<f32>, f32) {
+    match head {
+        super::Head::Dense => {
+            let logits = dense(t, actions);
+            let value = dense(t, 1);
             (logits, value[0])
         }
-        Head::Conv {
+        super::Head::Conv {
             policy_channels: pc,
             value_channels: vc,
             value_hidden: vh,
         } => {
-            let (mut pol, _) = conv(&t, (r.channels, pc, 1), hw, 0);
+            let (mut pol, _) = conv(t, (channels, pc, 1), hw, 0);
             relu(&mut pol);
             let logits = dense(&pol, actions);
-            let (mut val, _) = conv(&t, (r.channels, vc, 1), hw, 0);
+            let (mut val, _) = conv(t, (channels, vc, 1), hw, 0);
             relu(&mut val);
             let mut hid = dense(&val, vh);
             relu(&mut hid);

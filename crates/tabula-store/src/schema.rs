@@ -42,6 +42,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0013_c4_search_setting",
         include_str!("../schema/0013_c4_search_setting.sql"),
     ),
+    (
+        "0014_network_input_setting",
+        include_str!("../schema/0014_network_input_setting.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands.

@@ -55,7 +55,8 @@ impl<G: Abilities> Network<G> {
         let encoder = g
             .input(settings.input.as_deref())
             .map_err(|e| LearnerError::Usage(format!("learner.network.input: {e}")))?;
-        let layout = Layout::new(&settings.arch(), encoder.planes(), g.num_actions())
+        let layout = Layout::try_new(&settings.arch(), encoder.planes(), g.num_actions())
+            .map_err(|e| LearnerError::Usage(format!("learner.network.stem: {e}")))?
             .with_arith(settings.arith())
             .with_value_head(settings.value_head.head());
         let params = layout.init(&mut stream(ctx.model_seed, "network-init"));

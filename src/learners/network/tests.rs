@@ -59,9 +59,11 @@ fn settings_default_to_the_2023_study_and_parse() {
     assert!(!json.contains("network"), "{json}");
 }
 
-/// The example spec is a tiny MLP on EWN 3x3x3 (docs/network.md).
-/// The literature spec of Liu et al.'s pipeline (`runs/checkers-liu.toml`) is valid, and
-/// its network's size is what docs/checkers.md reports.
+/// The literature spec of Liu et al.'s pipeline (`runs/checkers-liu.toml`) is valid, reads
+/// their 7 x 7 x 7 input, and its network has their 247,386 trainable values (batch norm's
+/// scale and shift counted, its running statistics not); with tabula's earlier reading (the
+/// position's 3 planes, a padded stem, no convolution biases, AlphaGo Zero's head sizes) it
+/// had 168,767 values, running statistics included.
 #[test]
 fn the_liu_spec_parses_and_its_network_has_the_reported_size() {
     let text = include_str!("../../../runs/checkers-liu.toml");
@@ -70,6 +72,17 @@ fn the_liu_spec_parses_and_its_network_has_the_reported_size() {
     let crate::games::AnyGame::Checkers(g) = &cfg.game else {
         panic!("{:?}", cfg.game)
     };
+    let net = Network::build(g, cfg.learner_context(1)).unwrap();
+    let input = net.layout().input();
+    assert_eq!((input.channels, input.height, input.width), (7, 7, 7));
+    assert_eq!(net.layout().trainable(), 247_386);
+    let earlier = text
+        .replace("input = \"liu\"", "input = \"position\"")
+        .replace("stem = \"valid\"", "stem = \"same\"")
+        .replace("conv_bias = true", "conv_bias = false")
+        .replace("policy_channels = 16", "policy_channels = 2")
+        .replace("value_hidden = 32", "value_hidden = 256");
+    let cfg = RunConfig::from_toml(&earlier, "t").unwrap();
     let net = Network::build(g, cfg.learner_context(1)).unwrap();
     assert_eq!(net.parameters(), 168_767);
 }
