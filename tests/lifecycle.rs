@@ -1722,7 +1722,8 @@ fn solved_checkers_runs_report_exact_and_greedy_metrics() {
 }
 
 /// The tiny Q-learning runs (a lookup table and a network, against the greedy player in the
-/// opponent seat) and the tiny tabula rasa run (the soft move limit): the same head at 1 and
+/// opponent seat), the tiny tabula rasa run (the soft move limit) and the pipeline with Liu et
+/// al.'s input (the game's history): the same head at 1 and
 /// 2 threads and after kill -9 + `resume`; `verify` re-executes them; a branch with no
 /// overrides ends at the parent's head; a self-play game replays; the trained model plays
 /// the greedy player; the table's greedy policy really learns to beat the greedy player.
@@ -1732,6 +1733,9 @@ fn q_learning_and_rasa_runs_are_deterministic_resume_branch_and_verify() {
         ("checkers-tiny-tabular-q", 40, 128, "checkers:4x4-1"),
         ("checkers-tiny-dqn", 10, 128, "checkers:4x4-1"),
         ("checkers-tiny-rasa", 4, 16, "checkers:5x5-3,max_plies=200"),
+        // Liu et al.'s input, which reads the game's past: resume, verify and replay hand the
+        // network the history self-play did.
+        ("checkers-tiny-liu", 4, 16, "checkers:5x5-3,max_plies=60"),
     ];
     for (spec, iterations, games, variant) in specs {
         let dir = tempfile::tempdir().unwrap();

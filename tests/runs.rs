@@ -446,7 +446,7 @@ fn a_checkers_pipeline_with_history_is_the_same_at_any_thread_count() {
     same_at_any_thread_count(&text);
     // Deep Q-Learning with it: transitions keep the past of both their states.
     let dqn = std::fs::read_to_string("runs/checkers-tiny-dqn.toml").unwrap();
-    let dqn = dqn.replace("[learner.network]\n", "[learner.network]\ninput = \"liu\"\n");
+    let dqn = dqn.replace("arch = \"mlp\"", "input = \"liu\"\narch = \"mlp\"");
     assert!(dqn.contains("input = \"liu\""), "{dqn}");
     same_at_any_thread_count(&dqn.replace("iterations = 10", "iterations = 3"));
 }

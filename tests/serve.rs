@@ -185,6 +185,7 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
         ),
         ("GET", "/positions", 400, "?run=ID"),
         ("GET", "/api/positions?position=x", 400, "?run=ID"),
+        ("GET", "/api/positions?run=1&past=x", 400, "past= needs position="),
         ("GET", "/positions?run=999", 404, "no run `999`"),
         (
             "GET",
@@ -312,6 +313,16 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
         p1["positions"][0], *first,
         "the same position, the same outputs"
     );
+    // The game's past (for an input that reads it): a bad one is named; the table reads the
+    // position alone, so its outputs are the same with a past.
+    let (status, body) = request(port, "GET", &format!("{one}&past=nonsense"));
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("past=, position 1 of the list"), "{body}");
+    let past = one.split("position=").nth(1).unwrap();
+    let (status, body) = request(port, "GET", &format!("{one}&past={past}%3B{past}"));
+    assert_eq!(status, 200, "{body}");
+    let p2: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(p2["positions"][0], *first, "a table reads no past");
     let (_, body) = request(port, "GET", "/api/runs/1/games?iteration=2&per_page=3");
     let gl: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(gl["total"], 6);

@@ -1,6 +1,8 @@
-//! `/api/positions?run=ID&position=P`: the policy and value of a run's model at one position
-//! across iterations, against the position's exact values (the 2023 study's Fig. 22;
-//! docs/dashboard.md "Positions").
+//! `/api/positions?run=ID&position=P[&past=P1;P2;...]`: the policy and value of a run's model
+//! at one position across iterations, against the position's exact values (the 2023 study's
+//! Fig. 22; docs/dashboard.md "Positions"). `past` gives the game's earlier decision positions,
+//! oldest first, for a network whose input reads the game's history (docs/network.md,
+//! "Inputs"); without it a position is evaluated as the first of its game.
 //!
 //! Only models whose checkpoints are stored in full are evaluated: restoring one reads it
 //! from the store (milliseconds), while a derived checkpoint is rebuilt by re-training from
@@ -49,12 +51,37 @@ static STORED: Mutex<std::collections::BTreeSet<ObjectHash>> =
 
 /// The reply of `/api/positions`.
 pub(super) fn positions(store: &Store, row: &RunRow, req: &Request) -> Result<Json, Reply> {
-    req.only(&["run", "position"])?;
+    req.only(&["run", "position", "past"])?;
     let any: AnyGame = row
         .variant
         .parse()
         .map_err(|e| Reply::error(500, format!("the run's variant `{}`: {e}", row.variant)))?;
-    with_game!(&any, |g| across(g, store, row, req.param("position")))
+    let (position, past) = (req.param("position"), req.param("past"));
+    if past.is_some() && position.is_none() {
+        return Err(Reply::error(
+            400,
+            "past= needs position=: the earlier positions of the game that reached it",
+        ));
+    }
+    with_game!(&any, |g| across(g, store, row, position, past))
+}
+
+/// The game's earlier decision positions `past=P1;P2;...` (oldest first), each as `position`
+/// takes it; a 400 naming the bad one.
+fn parse_past<G: Game>(g: &G, text: Option<&str>) -> Result<Vec<G::State>, Reply> {
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return Ok(Vec::new());
+    };
+    text.split(';')
+        .enumerate()
+        .map(|(k, p)| {
+            parse(g, p).map_err(|e| {
+                let why: Json = serde_json::from_slice(&e.body).unwrap_or_default();
+                let why = why["error"]["message"].as_str().unwrap_or("not a position");
+                Reply::error(400, format!("past=, position {} of the list: {why}", k + 1))
+            })
+        })
+        .collect()
 }
 
 /// Whether `text` is a decision position of the run's game (a 400 naming what is allowed
@@ -174,11 +201,13 @@ fn across<G: Abilities>(
     store: &Store,
     row: &RunRow,
     position: Option<&str>,
+    past: Option<&str>,
 ) -> Result<Json, Reply> {
     let states = match position {
         Some(text) => vec![parse(g, text)?],
         None => defaults(g),
     };
+    let past = parse_past(g, past)?;
     let (cfg, record) = crate::runs::load_config(store, row)
         .map_err(|e| Reply::error(500, format!("run {}: {e}", row.id)))?;
     let seed = crate::runs::model_seed_of(store, &record)
@@ -201,7 +230,7 @@ fn across<G: Abilities>(
         }
     }
     let evaluated = crate::with_learner!(cfg.settings.learner.kind, L => {
-        evaluate::<G, L<G>>(g, store, row.id, &cfg.settings, seed, &roots, &states)?
+        evaluate::<G, L<G>>(g, store, row.id, &cfg.settings, seed, &roots, &states, &past)?
     });
     let Evaluated {
         iterations,
@@ -288,6 +317,7 @@ fn evaluate<G: Abilities, L: Learner<G>>(
     seed: u64,
     roots: &[(u32, Option<ObjectHash>)],
     states: &[G::State],
+    past: &[G::State],
 ) -> Result<Evaluated, Reply> {
     let learner_error = |e: crate::learners::LearnerError| Reply::error(500, e.to_string());
     let mut stored = Vec::with_capacity(roots.len());
@@ -312,7 +342,12 @@ fn evaluate<G: Abilities, L: Learner<G>>(
     }
     let derived = roots.len() - stored.len();
     let picked = spread(&stored, MAX_MODELS);
-    let names: Vec<String> = states.iter().map(|s| g.notation(s)).collect();
+    // A model's output depends on the past it is handed: the memo's key names it.
+    let before: Vec<String> = past.iter().map(|s| g.notation(s)).collect();
+    let names: Vec<String> = states
+        .iter()
+        .map(|s| format!("{}|{}", g.notation(s), before.join(";")))
+        .collect();
     let ctx = settings.learner_context(seed);
     let mut rng = crate::rng::stream(seed, "positions");
     let mut legal = Vec::new();
@@ -339,8 +374,7 @@ fn evaluate<G: Abilities, L: Learner<G>>(
         for s in states {
             g.legal_actions(s, &mut legal);
             let mut priors = vec![0.0; legal.len()];
-            // A position on its own: no game before it.
-            let v = eval.evaluate(g, s, &[], &legal, &mut priors, &mut rng);
+            let v = eval.evaluate(g, s, past, &legal, &mut priors, &mut rng);
             row.push((v, priors));
         }
         if let Ok(mut m) = MEMO.lock() {
