@@ -58,7 +58,10 @@ fn uniform<G: Game>(c: &mut Criterion, g: &G) {
                 pool.broadcast(|ctx| {
                     let mut search = Search::<G>::new(SearchConfig::evaluation(SIMS)).unwrap();
                     let mut rng = stream(ctx.index() as u64, "bench(uniform)");
-                    search.run(g, &s, &[], 0, &mut Uniform, &mut rng).unwrap().visits[0]
+                    search
+                        .run(g, &s, &[], 0, &mut Uniform, &mut rng)
+                        .unwrap()
+                        .visits[0]
                 })
             })
         });

@@ -183,7 +183,9 @@ fn fingerprint<G: Game>(g: &G, games: u64, playouts: u64, searches: u64, sims: u
         let Some(s) = random_decision(g, &mut rng, (i % 3) as u32) else {
             continue;
         };
-        let r = search.run(g, &s, &[], 0, &mut one, &mut rng).expect("decision");
+        let r = search
+            .run(g, &s, &[], 0, &mut one, &mut rng)
+            .expect("decision");
         pin.search(40, &r, &rng);
         let r = solver.run(g, &s, &mut rng).expect("decision");
         pin.tag(41);

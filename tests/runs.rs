@@ -460,13 +460,16 @@ fn a_model_player_sees_the_history_self_play_saw() {
     use tabula::game::{Game, Turn};
     use tabula::game_record::{GameRecord, Step};
     use tabula::games::Checkers;
-    use tabula::players::{Player, PlayerSpec};
     use tabula::play::Decision;
+    use tabula::players::{Player, PlayerSpec};
     let text = std::fs::read_to_string("runs/checkers-tiny-liu.toml").unwrap();
     let cut = text.find("[[stage]]").unwrap();
     let text = text[..cut]
         .replace("window = 1", "window = 1\niterations = 2")
-        .replace("dirichlet_epsilon = 0.25", "dirichlet_epsilon = 0.0\ntemperature = 0.0\ntie_break = \"lowest\"")
+        .replace(
+            "dirichlet_epsilon = 0.25",
+            "dirichlet_epsilon = 0.0\ntemperature = 0.0\ntie_break = \"lowest\"",
+        )
         .replace("greedy_games = 4", "greedy_games = 0");
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("t.db")).unwrap();

@@ -185,7 +185,12 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
         ),
         ("GET", "/positions", 400, "?run=ID"),
         ("GET", "/api/positions?position=x", 400, "?run=ID"),
-        ("GET", "/api/positions?run=1&past=x", 400, "past= needs position="),
+        (
+            "GET",
+            "/api/positions?run=1&past=x",
+            400,
+            "past= needs position=",
+        ),
         ("GET", "/positions?run=999", 404, "no run `999`"),
         (
             "GET",

@@ -207,8 +207,9 @@ pub fn win_rate_of<G: Game, S>(
         .map_init(
             || (init(), Vec::new(), Vec::new()),
             |(state, actions, outcomes), i| {
-                let mut pick =
-                    |s: &G::State, past: &[G::State], legal: &[Action]| choose(state, s, past, legal);
+                let mut pick = |s: &G::State, past: &[G::State], legal: &[Action]| {
+                    choose(state, s, past, legal)
+                };
                 let slot = GameSlot::new(seed, iteration, i);
                 eval_game(g, &mut pick, &truth.solution, slot, actions, outcomes)
             },
@@ -217,11 +218,14 @@ pub fn win_rate_of<G: Game, S>(
     WinRate::of_scores(&scores)
 }
 
+/// The evaluated player's move at a state, given the game's past and the legal actions.
+type Pick<'a, S> = dyn FnMut(&S, &[S], &[Action]) -> Action + 'a;
+
 /// One evaluation game (game `slot.game` of the evaluation at `slot.iteration`); returns the
 /// player's score.
 fn eval_game<G: Game>(
     g: &G,
-    pick: &mut dyn FnMut(&G::State, &[G::State], &[Action]) -> Action,
+    pick: &mut Pick<'_, G::State>,
     sol: &Solution<G::Key>,
     slot: GameSlot,
     actions: &mut Vec<Action>,

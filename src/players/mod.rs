@@ -320,9 +320,9 @@ impl<G: Abilities> Agent<G> {
                 g.legal_actions(s, &mut self.actions);
                 Ok(play(model.greedy_action(g, s, past, &self.actions)))
             }
-            AgentKind::Model(model, Some(search)) => {
-                Ok(Decision::searched(model.search(g, search, s, past, ply, rng)?))
-            }
+            AgentKind::Model(model, Some(search)) => Ok(Decision::searched(
+                model.search(g, search, s, past, ply, rng)?,
+            )),
             AgentKind::Gtp(engine) => engine.decide(g, s),
             AgentKind::MctsSolver(m) => {
                 let r = m.run(g, s, rng)?;

@@ -334,9 +334,8 @@ pub(super) fn play_lanes<G: Abilities, L: Learner<G>>(
     until: Option<Instant>,
 ) -> Result<Vec<Option<Played<G::State>>>, RunError> {
     let search = settings.search.at_iteration(i);
-    let greedy = |s: &G::State, past: &[G::State], legal: &[Action]| {
-        model.greedy_action(g, s, past, legal)
-    };
+    let greedy =
+        |s: &G::State, past: &[G::State], legal: &[Action]| model.greedy_action(g, s, past, legal);
     let seats = seats_of::<G, L>(settings, ctx, i, &greedy);
     let evaluator = || model.evaluator();
     let lanes = L::SELF_PLAY_LANES;

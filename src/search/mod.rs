@@ -58,9 +58,9 @@ pub use config::{
     Algorithm, ForcedPlayouts, GumbelQScale, InitQ, PlayoutCap, SearchConfig, SearchConfigError,
     Simulations,
 };
-pub use evaluator::{Evaluator, Leaf, Rollout, Uniform};
 #[cfg(test)]
 pub(crate) use evaluator::PastProbe;
+pub use evaluator::{Evaluator, Leaf, Rollout, Uniform};
 pub use mcts_solver::{MctsSolver, SolverConfig, SolverResult};
 pub use puct::{Search, SearchResult, Step};
 

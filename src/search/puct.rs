@@ -281,7 +281,13 @@ impl<G: Game> Search<G> {
         if k == 0 {
             return;
         }
-        let at_root = matches!(self.progress, Some(Progress { pending: Some((_, _, None)), .. }));
+        let at_root = matches!(
+            self.progress,
+            Some(Progress {
+                pending: Some((_, _, None)),
+                ..
+            })
+        );
         if !at_root {
             // `path` holds the nodes the waiting descent left, root first.
             for &(_, n) in self.path.iter().rev() {
@@ -959,7 +965,14 @@ mod tests {
         for i in 0..200 {
             let mut search = Search::new(paper(4, InitQ::Loss)).unwrap();
             let r = search
-                .run(&g, &0, &[], 0, &mut Fixed(priors.clone()), &mut stream(i, "tie"))
+                .run(
+                    &g,
+                    &0,
+                    &[],
+                    0,
+                    &mut Fixed(priors.clone()),
+                    &mut stream(i, "tie"),
+                )
                 .unwrap();
             match r.visits.as_slice() {
                 [0, 1, 1, 1] => a1 += 1,
@@ -1144,7 +1157,12 @@ mod tests {
         let mut search = Search::new(cfg).unwrap();
         let mut rng = stream(4, "cap");
         let full = (0..400)
-            .filter(|_| search.run(&g, &0, &[], 0, &mut Uniform, &mut rng).unwrap().full)
+            .filter(|_| {
+                search
+                    .run(&g, &0, &[], 0, &mut Uniform, &mut rng)
+                    .unwrap()
+                    .full
+            })
             .count();
         assert!((70..130).contains(&full), "{full} of 400 full");
     }
@@ -1234,7 +1252,14 @@ mod tests {
         };
         let mut search = Search::new(quiet(4000, InitQ::Loss)).unwrap();
         let r = search
-            .run(&g, &0, &[], 0, &mut Rollout::new(1), &mut stream(2, "lottery"))
+            .run(
+                &g,
+                &0,
+                &[],
+                0,
+                &mut Rollout::new(1),
+                &mut stream(2, "lottery"),
+            )
             .unwrap();
         assert!((r.value - 0.75).abs() < 0.03, "{r:?}");
         assert_eq!(r.action, 0);
@@ -1272,7 +1297,9 @@ mod tests {
         let mut chosen = [[0; 3]; 3];
         for ply in 0..3u32 {
             for _ in 0..200 {
-                let r = search.run(&g, &0, &[], ply, &mut Uniform, &mut rng).unwrap();
+                let r = search
+                    .run(&g, &0, &[], ply, &mut Uniform, &mut rng)
+                    .unwrap();
                 chosen[ply as usize][r.action as usize] += 1;
             }
         }

@@ -30,7 +30,13 @@ pub(crate) fn recorded_game<G: Game>(
     g: &G,
     slot: GameSlot,
     start: Option<&G::State>,
-    decide: impl FnMut(&G::State, &[G::State], Player, u32, &mut StreamRng) -> Result<Decision, SearchError>,
+    decide: impl FnMut(
+        &G::State,
+        &[G::State],
+        Player,
+        u32,
+        &mut StreamRng,
+    ) -> Result<Decision, SearchError>,
 ) -> Result<GameRecord, SearchError> {
     let mut rng = slot.stream("self-play");
     let notation = start.map(|s| g.notation(s));
@@ -67,18 +73,17 @@ pub fn self_play_game<G: Game, E: Evaluator<G>>(
     mut tree: Option<&mut Vec<G::State>>,
 ) -> Result<GameRecord, SearchError> {
     recorded_game(g, slot, start, |s, past, _, ply, rng| {
-        searched_move(g, search, eval, s, past, ply, rng, tree.as_deref_mut())
+        searched_move(g, search, eval, (s, past), ply, rng, tree.as_deref_mut())
     })
 }
 
-/// The search's move at `s`, recorded with its statistics; with `tree`, the search tree's
-/// decision states appended to it (Go-Exploit's archives).
+/// The search's move at `s` (after the game's `past`), recorded with its statistics; with
+/// `tree`, the search tree's decision states appended to it (Go-Exploit's archives).
 pub(crate) fn searched_move<G: Game, E: Evaluator<G>>(
     g: &G,
     search: &mut Search<G>,
     eval: &mut E,
-    s: &G::State,
-    past: &[G::State],
+    (s, past): (&G::State, &[G::State]),
     ply: u32,
     rng: &mut StreamRng,
     tree: Option<&mut Vec<G::State>>,

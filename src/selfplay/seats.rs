@@ -188,7 +188,7 @@ pub(crate) fn seated_game<G: Abilities, E: Evaluator<G>>(
         match seats.moves {
             Moves::Mover(Mover::Greedy) => greedy_decision(g, s, rng, &mut scratch),
             Moves::Mover(Mover::Search) => {
-                searched_move(g, search, eval, s, past, ply, rng, tree.as_deref_mut())
+                searched_move(g, search, eval, (s, past), ply, rng, tree.as_deref_mut())
             }
             Moves::EpsilonGreedy { epsilon, greedy } => {
                 g.legal_actions(s, &mut legal);
@@ -306,10 +306,9 @@ mod tests {
     #[test]
     fn epsilon_greedy_moves_follow_epsilon() {
         let g = checkers();
-        let first =
-            |_: &<Checkers as Game>::State, _: &[<Checkers as Game>::State], legal: &[Action]| {
-                legal[0]
-            };
+        let first = |_: &<Checkers as Game>::State,
+                     _: &[<Checkers as Game>::State],
+                     legal: &[Action]| { legal[0] };
         let greedy = Moves::EpsilonGreedy {
             epsilon: 0.0,
             greedy: &first,

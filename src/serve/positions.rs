@@ -230,7 +230,7 @@ fn across<G: Abilities>(
         }
     }
     let evaluated = crate::with_learner!(cfg.settings.learner.kind, L => {
-        evaluate::<G, L<G>>(g, store, row.id, &cfg.settings, seed, &roots, &states, &past)?
+        evaluate::<G, L<G>>(g, store, row.id, &cfg.settings, seed, &roots, (&states, &past))?
     });
     let Evaluated {
         iterations,
@@ -316,8 +316,7 @@ fn evaluate<G: Abilities, L: Learner<G>>(
     settings: &crate::runs::Settings,
     seed: u64,
     roots: &[(u32, Option<ObjectHash>)],
-    states: &[G::State],
-    past: &[G::State],
+    (states, past): (&[G::State], &[G::State]),
 ) -> Result<Evaluated, Reply> {
     let learner_error = |e: crate::learners::LearnerError| Reply::error(500, e.to_string());
     let mut stored = Vec::with_capacity(roots.len());

@@ -102,8 +102,8 @@ impl DynEncode<Checkers> for LiuInput {
 mod tests {
     use super::*;
     use crate::game::Game;
-    use crate::games::VariantSpec;
     use crate::games::Abilities;
+    use crate::games::VariantSpec;
 
     /// The legal action of `s` named `name` (`from-to`).
     fn named(g: &Checkers, s: &CheckersState, name: &str) -> u16 {
@@ -190,6 +190,11 @@ mod tests {
         enc.encode(&s1, &[], &mut a);
         enc.encode(&s1, &[s0], &mut b);
         assert_eq!(a, b);
-        assert!(g.input(Some("nope")).err().unwrap().contains("position, liu"));
+        assert!(
+            g.input(Some("nope"))
+                .err()
+                .unwrap()
+                .contains("position, liu")
+        );
     }
 }

@@ -189,10 +189,9 @@ impl<G: Abilities> Learner<G> for Network<G> {
         let Ok(enc) = g.input(settings.and_then(|n| n.input.as_deref())) else {
             return Ok(());
         };
-        let (retain, augment, skip_draws) = settings
-            .map_or((1.0, AugmentKind::None, false), |n| {
-                (n.retain, n.augment, n.skip_draws)
-            });
+        let (retain, augment, skip_draws) = settings.map_or((1.0, AugmentKind::None, false), |n| {
+            (n.retain, n.augment, n.skip_draws)
+        });
         if skip_draws && record.end == GameEnd::Finished(GameResult::Draw) {
             return Ok(());
         }
@@ -206,20 +205,21 @@ impl<G: Abilities> Learner<G> for Network<G> {
             )
         });
         let mut first = true;
-        let mut push = |s: &G::State, past: &[G::State], legal: Vec<Action>, target: Vec<f32>, z: f64| {
-            let mut x = vec![0.0; enc.planes().len()];
-            enc.encode(s, past, &mut x);
-            out.push(NetSample {
-                example: Example {
-                    x,
-                    legal,
-                    target,
-                    z: z as f32,
-                },
-                first,
-            });
-            first = false;
-        };
+        let mut push =
+            |s: &G::State, past: &[G::State], legal: Vec<Action>, target: Vec<f32>, z: f64| {
+                let mut x = vec![0.0; enc.planes().len()];
+                enc.encode(s, past, &mut x);
+                out.push(NetSample {
+                    example: Example {
+                        x,
+                        legal,
+                        target,
+                        z: z as f32,
+                    },
+                    first,
+                });
+                first = false;
+            };
         let mut mirrored = Vec::new();
         crate::learners::searched_decisions(g, record, states, |s, past, legal, counts, z| {
             if let Some(rng) = keep.as_mut()

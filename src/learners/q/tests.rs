@@ -136,9 +136,8 @@ fn epsilon_falls_linearly_then_stays() {
 #[test]
 fn transitions_of_a_game_against_the_greedy_player() {
     let g = checkers("checkers:4x4-3");
-    let first = |_: &<Checkers as Game>::State, _: &[<Checkers as Game>::State], legal: &[Action]| {
-        legal[0]
-    };
+    let first =
+        |_: &<Checkers as Game>::State, _: &[<Checkers as Game>::State], legal: &[Action]| legal[0];
     let seats = Seats {
         moves: Moves::EpsilonGreedy {
             epsilon: 0.5,
