@@ -291,13 +291,17 @@ impl<G: Game> Search<G> {
         if !at_root {
             // `path` holds the nodes the waiting descent left, root first.
             for &(_, n) in self.path.iter().rev() {
+                if out.len() == k {
+                    break;
+                }
                 let node = &self.nodes[n as usize];
-                if matches!(node.kind, Kind::Decision(_)) && out.len() < k {
+                if matches!(node.kind, Kind::Decision(_)) {
                     out.push(node.state);
                 }
             }
         }
-        out.extend(self.root_past.iter().rev().take(k - out.len().min(k)));
+        let rest = k - out.len();
+        out.extend(self.root_past.iter().rev().take(rest));
         out.reverse();
     }
 
