@@ -66,7 +66,9 @@ pub(super) fn logit(p: f64) -> f64 {
 /// where N(a) > 0, else v_mix (the paper's eq. 33; mctx `_compute_mixed_value`,
 /// `_complete_qvalues`):
 ///
-///     v_mix = (v + sum_b N(b) * sum_{N(a)>0} p(a) q(a) / sum_{N(a)>0} p(a)) / (1 + sum_b N(b))
+/// ```text
+/// v_mix = (v + sum_b N(b) * sum_{N(a)>0} p(a) q(a) / sum_{N(a)>0} p(a)) / (1 + sum_b N(b))
+/// ```
 ///
 /// with v the evaluator's value of the node (`raw`) and p the priors (floored at the
 /// smallest positive f64). With no visit, v_mix = v.
