@@ -27,6 +27,9 @@ const QUICK: &[&str] = &[
 ];
 const NETWORK: &[&str] = &["runs/network-tiny.toml", "--set", "iterations=3"];
 const STAGED: &[&str] = &["runs/checkers-tiny-pipeline.toml"];
+/// An input that reads the game's past: a worker's lanes hand the network the history the
+/// trainer's would.
+const HISTORY: &[&str] = &["runs/checkers-tiny-liu.toml"];
 
 fn head_of(out: &serde_json::Value) -> String {
     out["head"].as_str().expect("a head").to_string()
@@ -51,6 +54,7 @@ fn heads_are_the_one_process_heads_with_1_2_and_3_workers() {
         ("network", NETWORK, &[2][..]),
         ("every", &every[..], &[2][..]),
         ("staged", STAGED, &[3][..]),
+        ("history", HISTORY, &[2][..]),
     ] {
         let one = run(&db(&format!("{name}-0")), spec, &[]);
         for n in counts {

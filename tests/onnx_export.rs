@@ -270,6 +270,104 @@ fn exported_valid_stem_conv_bias_net_matches_onnx_runtime_and_numpy() {
     );
 }
 
+/// The literature spec's network itself (`runs/checkers-liu.toml`: 247,386 trainable values
+/// on Liu et al.'s 7 x 7 x 7 input of the last three states), trained one greedy epoch in
+/// small, exported through the binary and run in ONNX Runtime and the NumPy forward pass on
+/// positions of random games, each encoded with its game's past.
+#[test]
+fn the_literature_network_matches_onnx_runtime_on_its_history_input() {
+    use tabula::games::{AnyGame, Checkers};
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string("runs/checkers-liu.toml").unwrap();
+    let cut = text.find("[[stage]]").unwrap();
+    let text = text[..cut]
+        .replace(
+            "games_per_iteration = 15000",
+            "games_per_iteration = 4\niterations = 1",
+        )
+        .replace("retain = 0.04", "retain = 0.5")
+        .replace("greedy_games = 300", "greedy_games = 0")
+        + "\n[selfplay]\nmover = \"greedy\"\n";
+    let spec = dir.path().join("liu.toml");
+    std::fs::write(&spec, text).unwrap();
+    let db = dir.path().join("liu.db");
+    ok(&tabula(
+        &db,
+        &["run", spec.to_str().unwrap(), "--threads", "2"],
+    ));
+    let onnx = dir.path().join("liu.onnx");
+    let st = dir.path().join("liu.safetensors");
+    for f in [&onnx, &st] {
+        ok(&tabula(
+            &db,
+            &[
+                "checkout",
+                "checkers-liu@1",
+                "--export",
+                f.to_str().unwrap(),
+            ],
+        ));
+    }
+    let g = match "checkers:7x7-6,max_plies=100".parse::<AnyGame>().unwrap() {
+        AnyGame::Checkers(g) => g,
+        _ => unreachable!(),
+    };
+    let store = Store::open_read_only(&db).unwrap();
+    let net: Network<Checkers> = tabula::runs::model_at(&g, &store, "checkers-liu", 1).unwrap();
+    let layout = net.layout();
+    assert_eq!(layout.trainable(), 247_386);
+    let (mut x, mut scratch) = (vec![0.0f32; layout.input().len()], layout.scratch());
+    let (mut ps, mut legal) = (Vec::new(), Vec::new());
+    let mut r: u64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..3 {
+        let mut game = vec![g.initial_state()];
+        while let (Turn::Player(_), true) = (g.turn(game.last().unwrap()), ps.len() < 60) {
+            let (s, past) = game.split_last().unwrap();
+            let pre = net.infer(s, past, &mut x, &mut scratch);
+            let value = f64::from(pre).tanh();
+            ps.push(
+                serde_json::json!({"planes": x, "policy_logits": scratch.logits, "value": value}),
+            );
+            g.legal_actions(s, &mut legal);
+            r = r.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let next = g.apply(s, legal[(r >> 33) as usize % legal.len()]);
+            game.push(next);
+            if game.len() > 25 {
+                break;
+            }
+        }
+    }
+    assert!(ps.len() >= 40, "{} positions", ps.len());
+    let cases = serde_json::json!({"input": [7, 7, 7], "actions": 294, "positions": ps});
+    let py = match python() {
+        Ok(py) => py,
+        Err(why) => return loud_skip(&why),
+    };
+    let cases_path = dir.path().join("liu-cases.json");
+    std::fs::write(&cases_path, cases.to_string()).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/onnx_check.py");
+    let out = Command::new(&py)
+        .arg(&script)
+        .args([&cases_path, &onnx, &st])
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "onnx_check.py failed\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(r["failures"], serde_json::json!([]));
+    for what in ["onnxruntime", "numpy"] {
+        for head in ["policy", "value"] {
+            let d = r[what][head].as_f64().unwrap();
+            assert!(d <= TOL, "{what} {head}: {d}");
+        }
+    }
+    assert_eq!(r["metadata"]["variant"], "checkers:7x7-6,max_plies=100");
+}
+
 /// The files in `dir` (names), to show that a failed export leaves nothing behind.
 fn files(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
