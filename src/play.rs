@@ -27,8 +27,9 @@ pub enum Decision {
 }
 
 /// A game from the start between `seat` and its opponent, neither recorded: `choose(state,
-/// past, player, ply, rng)` picks each move (`past` as in [`play_loop`]); returns `seat`'s score (win 1, draw 0.5), 0 when a
-/// choice fails (impossible from a decision state for the searches that use this). The
+/// past, player, ply, rng)` picks each move (`past` as in [`play_loop`]); returns `seat`'s
+/// score (win 1, draw 0.5), 0 when a choice fails (impossible from a decision state for the
+/// searches that use this). The
 /// evaluation matches (against MCTS-Solver, the greedy player, gating) play through it.
 pub(crate) fn seat_score<G: Game, E>(
     g: &G,

@@ -99,6 +99,43 @@ fn cases(db: &Path, run: &str, i: u32) -> serde_json::Value {
     serde_json::json!({"input": [2, 6, 7], "actions": layout.actions(), "positions": ps})
 }
 
+/// Runs `tests/python/onnx_check.py` on `cases` (tabula's outputs) and the exported `onnx` and
+/// `st` files; returns its report, whose failures it asserts are none, or `None` after a loud
+/// skip where the venv cannot be had.
+fn onnx_check(
+    dir: &Path,
+    name: &str,
+    cases: &serde_json::Value,
+    onnx: &Path,
+    st: &Path,
+) -> Option<serde_json::Value> {
+    let py = match python() {
+        Ok(py) => py,
+        Err(why) => {
+            loud_skip(&why);
+            return None;
+        }
+    };
+    let cases_path = dir.join(format!("{name}-cases.json"));
+    std::fs::write(&cases_path, cases.to_string()).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/onnx_check.py");
+    let out = Command::new(&py)
+        .arg(&script)
+        .args([&cases_path, onnx, st])
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{name}: onnx_check.py\n{stdout}");
+    assert!(
+        out.status.success(),
+        "{name}: onnx_check.py failed\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(r["failures"], serde_json::json!([]));
+    Some(r)
+}
+
 /// Trains `name`, exports it both ways through the binary and, where the venv is there,
 /// checks both files against tabula's outputs.
 fn export_and_check(dir: &Path, name: &str, net: &str) {
@@ -162,27 +199,9 @@ fn export_and_check(dir: &Path, name: &str, net: &str) {
     };
     assert!(text.contains(squash), "{text}");
 
-    let py = match python() {
-        Ok(py) => py,
-        Err(why) => return loud_skip(&why),
+    let Some(r) = onnx_check(dir, name, &cases(&db, name, 2), &onnx, &st) else {
+        return;
     };
-    let cases_path = dir.join(format!("{name}-cases.json"));
-    std::fs::write(&cases_path, cases(&db, name, 2).to_string()).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/onnx_check.py");
-    let out = Command::new(&py)
-        .arg(&script)
-        .args([&cases_path, &onnx, &st])
-        .output()
-        .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    eprintln!("{name}: onnx_check.py\n{stdout}");
-    assert!(
-        out.status.success(),
-        "{name}: onnx_check.py failed\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(r["failures"], serde_json::json!([]));
     assert!(r["positions"].as_u64().unwrap() >= 40);
     // Beyond the basic nets the script's PyTorch module does not go: ONNX Runtime and
     // NumPy only.
@@ -339,26 +358,9 @@ fn the_literature_network_matches_onnx_runtime_on_its_history_input() {
     }
     assert!(ps.len() >= 40, "{} positions", ps.len());
     let cases = serde_json::json!({"input": [7, 7, 7], "actions": 294, "positions": ps});
-    let py = match python() {
-        Ok(py) => py,
-        Err(why) => return loud_skip(&why),
+    let Some(r) = onnx_check(dir.path(), "liu", &cases, &onnx, &st) else {
+        return;
     };
-    let cases_path = dir.path().join("liu-cases.json");
-    std::fs::write(&cases_path, cases.to_string()).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/onnx_check.py");
-    let out = Command::new(&py)
-        .arg(&script)
-        .args([&cases_path, &onnx, &st])
-        .output()
-        .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "onnx_check.py failed\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(r["failures"], serde_json::json!([]));
     for what in ["onnxruntime", "numpy"] {
         for head in ["policy", "value"] {
             let d = r[what][head].as_f64().unwrap();

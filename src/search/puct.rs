@@ -10,7 +10,7 @@ use super::arena::{
 use super::config::{Algorithm, ForcedPlayouts, SearchConfig, SearchConfigError};
 use super::gumbel;
 use super::{Evaluator, SearchError};
-use crate::game::{Action, ChanceOutcome, Game, MAX_PAST, Player, Turn};
+use crate::game::{Action, ChanceOutcome, Game, MAX_PAST, Player, Turn, last_past};
 use crate::rng::StreamRng;
 use rand::RngExt;
 use rand::distr::Distribution;
@@ -244,8 +244,7 @@ impl<G: Game> Search<G> {
         self.nodes.clear();
         self.edges.clear();
         self.root_past.clear();
-        self.root_past
-            .extend_from_slice(&past[past.len().saturating_sub(MAX_PAST)..]);
+        self.root_past.extend_from_slice(last_past(past, MAX_PAST));
         // `new` refused a schedule: one count.
         let sims = cfg.simulations.first();
         let (full, sims) = match cfg.playout_cap {

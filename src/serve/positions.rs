@@ -75,9 +75,7 @@ fn parse_past<G: Game>(g: &G, text: Option<&str>) -> Result<Vec<G::State>, Reply
     text.split(';')
         .enumerate()
         .map(|(k, p)| {
-            parse(g, p).map_err(|e| {
-                let why: Json = serde_json::from_slice(&e.body).unwrap_or_default();
-                let why = why["error"]["message"].as_str().unwrap_or("not a position");
+            parse_position(g, "past", p).map_err(|why| {
                 Reply::error(400, format!("past=, position {} of the list: {why}", k + 1))
             })
         })
@@ -97,6 +95,11 @@ pub(super) fn check(row: &RunRow, text: &str) -> Result<(), Reply> {
 /// A position from the text the user gave: the game's notation (as `tabula value` takes it;
 /// Connect Four also as the columns played, `4453`); a 400 naming what is allowed otherwise.
 fn parse<G: Game>(g: &G, text: &str) -> Result<G::State, Reply> {
+    parse_position(g, "position", text).map_err(|why| Reply::error(400, why))
+}
+
+/// [`parse`] for parameter `key`, its error the message naming what is allowed.
+fn parse_position<G: Game>(g: &G, key: &str, text: &str) -> Result<G::State, String> {
     let t = text.trim();
     let parsed =
         if g.variant().starts_with("c4:") && !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
@@ -107,23 +110,17 @@ fn parse<G: Game>(g: &G, text: &str) -> Result<G::State, Reply> {
         };
     let example = g.notation(&first_decision(g));
     let s = parsed.map_err(|e| {
-        Reply::error(
-            400,
-            format!(
-                "position={text}: {e}; give a position of {} in its notation (as `tabula value` \
-                 takes it), e.g. position={example}",
-                g.variant()
-            ),
+        format!(
+            "{key}={text}: {e}; give a position of {} in its notation (as `tabula value` takes \
+             it), e.g. position={example}",
+            g.variant()
         )
     })?;
     match g.turn(&s) {
         Turn::Player(_) => Ok(s),
-        t => Err(Reply::error(
-            400,
-            format!(
-                "position={text}: it is not a decision position (it is {t}); allowed: a \
-                 position where a player moves, e.g. position={example}"
-            ),
+        t => Err(format!(
+            "{key}={text}: it is not a decision position (it is {t}); allowed: a position where \
+             a player moves, e.g. position={example}"
         )),
     }
 }

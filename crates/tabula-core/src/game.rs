@@ -152,6 +152,12 @@ impl<T> PositionKey for T where
 /// "Inputs").
 pub const MAX_PAST: usize = 7;
 
+/// The last `n` states of a game's `past` (all of it when shorter), oldest first: what an
+/// input that reads `n` earlier states, or a search that keeps them, takes of it.
+pub fn last_past<S>(past: &[S], n: usize) -> &[S] {
+    &past[past.len().saturating_sub(n)..]
+}
+
 /// A two-player zero-sum game with perfect information and explicit chance.
 ///
 /// Methods take `&self` because a game value carries its parameters (board size, material,

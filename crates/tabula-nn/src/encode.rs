@@ -49,7 +49,7 @@ pub trait Encode: Game {
     fn encode(&self, s: &Self::State, out: &mut [f32]);
 }
 
-pub use tabula_core::game::MAX_PAST;
+pub use tabula_core::game::{MAX_PAST, last_past};
 
 /// An encoding with its game type erased to `G`'s state type.
 pub trait DynEncode<G: Game>: Send + Sync {
@@ -75,11 +75,6 @@ impl<G: Encode> DynEncode<G> for G {
     fn encode(&self, s: &G::State, _: &[G::State], out: &mut [f32]) {
         Encode::encode(self, s, out)
     }
-}
-
-/// The last `n` of `past` (all of it when shorter), most recent first.
-pub fn recent<S>(past: &[S], n: usize) -> impl Iterator<Item = &S> {
-    past.iter().rev().take(n)
 }
 
 /// A game's encoding, shared by every thread.

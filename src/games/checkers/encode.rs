@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::{Checkers, CheckersState};
 use crate::game::Player;
 use crate::games::abilities::Input;
-use crate::nn::encode::{DynEncode, Encode, Planes, recent, side_to_move};
+use crate::nn::encode::{DynEncode, Encode, Planes, last_past, side_to_move};
 
 /// The side to move's checkers, the opponent's, and one constant plane (1 when the second
 /// player is to move; the triangles are not symmetric to the network).
@@ -88,7 +88,7 @@ impl DynEncode<Checkers> for LiuInput {
         let area = g.side() * g.side();
         out.fill(0.0);
         let me = side_to_move(g, s);
-        let states = std::iter::once(s).chain(recent(past, LIU_STATES - 1));
+        let states = std::iter::once(s).chain(last_past(past, LIU_STATES - 1).iter().rev());
         for (k, t) in states.enumerate() {
             self.id_matrices(t, me, &mut out[2 * k * area..(2 * k + 2) * area]);
         }

@@ -186,7 +186,7 @@ impl<G: Abilities> Learner<G> for Network<G> {
     ) -> Result<(), ReplayError> {
         let settings = ctx.learner.network.as_ref();
         // The run's input (the model was built with it, so it exists).
-        let Ok(enc) = g.input(settings.and_then(|n| n.input.as_deref())) else {
+        let Ok(enc) = super::input_of(g, ctx.learner) else {
             return Ok(());
         };
         let (retain, augment, skip_draws) = settings.map_or((1.0, AugmentKind::None, false), |n| {
@@ -244,7 +244,7 @@ impl<G: Abilities> Learner<G> for Network<G> {
                 // The history is mirrored too: the image is the game played in the mirror.
                 let ms = (m.state)(g, s);
                 mirrored.clear();
-                let read = &past[past.len().saturating_sub(enc.past())..];
+                let read = crate::game::last_past(past, enc.past());
                 mirrored.extend(read.iter().map(|t| (m.state)(g, t)));
                 push(s, past, legal.to_vec(), target, z);
                 push(

@@ -52,8 +52,7 @@ impl<G: Game> std::fmt::Debug for Network<G> {
 impl<G: Abilities> Network<G> {
     pub(super) fn build(g: &G, ctx: LearnerContext<'_>) -> Result<Network<G>, LearnerError> {
         let settings = settings_of(ctx.learner);
-        let encoder = g
-            .input(settings.input.as_deref())
+        let encoder = super::input_of(g, ctx.learner)
             .map_err(|e| LearnerError::Usage(format!("learner.network.input: {e}")))?;
         let layout = Layout::try_new(&settings.arch(), encoder.planes(), g.num_actions())
             .map_err(|e| LearnerError::Usage(format!("learner.network.stem: {e}")))?

@@ -532,6 +532,15 @@ pub(crate) fn settings_of(s: &LearnerSettings) -> NetworkSettings {
     s.network.clone().unwrap_or_default()
 }
 
+/// The run's network input: `[learner.network] input`, the game's default when absent
+/// (docs/network.md, "Inputs"); `Err` names the inputs the game has.
+pub(crate) fn input_of<G: crate::games::Abilities>(
+    g: &G,
+    s: &LearnerSettings,
+) -> Result<crate::nn::encode::Encoder<G>, String> {
+    g.input(s.network.as_ref().and_then(|n| n.input.as_deref()))
+}
+
 /// Settings a branch cannot change ([`crate::learners::LearnerKind::fixed_settings`]): they decide the
 /// shape of the weights or of the optimiser state the branch continues.
 pub(crate) const FIXED_SETTINGS: &[(&str, &str)] = &[

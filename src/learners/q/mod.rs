@@ -549,12 +549,9 @@ impl<G: Abilities> Learner<G> for QLearning<G> {
         // The history the network's input reads (none for a table).
         let depth = match q.approximator {
             Approximator::Table => 0,
-            Approximator::Network => ctx
-                .learner
-                .network
-                .as_ref()
-                .and_then(|n| g.input(n.input.as_deref()).ok())
-                .map_or(0, |e| e.past()),
+            Approximator::Network => {
+                crate::learners::network::input_of(g, ctx.learner).map_or(0, |e| e.past())
+            }
         };
         transitions::transitions(g, &q, record, states, depth, out);
         Ok(())
