@@ -726,6 +726,8 @@ c_visit = 30.0
 c_scale = 0.1
 gumbel_q_scale = "min_max"
 gumbel_eval_noise = true
+gumbel_scale = 0.5
+chance = "proportional"
 "#;
     let id = created(&path, gumbel);
     let row = settings_row(&path, id);
@@ -736,6 +738,8 @@ gumbel_eval_noise = true
         "search.algorithm",
         "search.c_visit",
         "search.gumbel_eval_noise",
+        "search.gumbel_scale",
+        "search.chance",
     ] {
         assert!(keys.iter().any(|(k, _)| k == key), "{key} in {json}");
     }
@@ -752,6 +756,8 @@ gumbel_eval_noise = true
         ("c_scale", "1"),
         ("gumbel_q_scale", "bounds"),
         ("gumbel_eval_noise", "false"),
+        ("gumbel_scale", "none"),
+        ("chance", "sample"),
     ] {
         assert_eq!(get(&plain, c), want, "{c}");
     }

@@ -538,12 +538,7 @@ pub(crate) fn c4_search_scores<G: Abilities, E: Evaluator<G>>(
 /// The learner's search settings in reference games: the run's knobs as evaluation play (no
 /// root noise, most visited move, every search full).
 pub(crate) fn evaluation_search(run: &SearchConfig) -> SearchConfig {
-    SearchConfig {
-        dirichlet_epsilon: 0.0,
-        temperature: 0.0,
-        playout_cap: None,
-        ..*run
-    }
+    run.as_evaluation()
 }
 
 /// The scores against MCTS-Solver at every multiplier of `settings` after iteration

@@ -105,10 +105,8 @@ impl<G: Abilities> Player<G> {
                     .map_err(|e| unsupported(&e.to_string()))?;
                 // The run's search knobs, as evaluation play: no root noise, most visited.
                 let config = SearchConfig {
-                    dirichlet_epsilon: 0.0,
-                    temperature: 0.0,
                     simulations: sims.unwrap_or(1).into(),
-                    ..run_search
+                    ..run_search.as_evaluation()
                 };
                 model = Some((m, config));
                 None

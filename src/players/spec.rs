@@ -17,7 +17,8 @@
 //!   `init` (loss|draw|win|first, loss), `alpha` (1.5), `eps` (0), `tau` (0), `sample_moves`
 //!   (all|N, all), `eval` (rollout|uniform, rollout), `rollouts` (playouts per leaf, 1),
 //!   `p_full` and `n_fast` (playout cap), `forced` (k of forced playouts), `prune`
-//!   (true|false).
+//!   (true|false), `chance` (sample|proportional, sample: how a chance node below the root
+//!   picks its outcome).
 //! - `mcts-solver[:sims=N,c=X]`: MCTS-Solver ([`crate::search::mcts_solver`]), `sims` 1000,
 //!   `c` 1.
 //! - `model:RUN@I[,sims=N]`: a trained model from the store (a run's id, name or hash prefix
@@ -34,7 +35,7 @@ use std::str::FromStr;
 
 use super::PlayerError;
 use crate::search::{
-    ForcedPlayouts, InitQ, PlayoutCap, SearchConfig, SearchConfigError, SolverConfig,
+    ChanceRule, ForcedPlayouts, InitQ, PlayoutCap, SearchConfig, SearchConfigError, SolverConfig,
 };
 
 /// Every player name, for error messages.
@@ -282,6 +283,15 @@ const MCTS_KEYS: &[Key<Mcts>] = &[
                     .map_or_else(|| "all".into(), |k| k.to_string()),
             )
         },
+    },
+    Key {
+        short: "chance",
+        field: Some("chance"),
+        set: |m, v| {
+            m.config.chance = ChanceRule::parse(v).ok_or(Refused::Allowed(ChanceRule::NAMES))?;
+            Ok(())
+        },
+        show: |m| (!m.config.chance.is_sample()).then(|| m.config.chance.name().to_string()),
     },
     Key {
         short: "eval",
@@ -724,6 +734,7 @@ mod tests {
             ("eps=0.25", ""),
             ("tau=1", ""),
             ("sample_moves=4", ""),
+            ("chance=proportional", ""),
             ("eval=uniform", ""),
             ("rollouts=3", ""),
             ("p_full=0.5", ",n_fast=10"),
@@ -740,7 +751,8 @@ mod tests {
         check("greedy", GREEDY_KEYS, &[("mode=stochastic", "")]);
         assert_eq!(
             key_names(MCTS_KEYS),
-            "sims, c, init, alpha, eps, tau, sample_moves, eval, rollouts, p_full, n_fast, forced, prune"
+            "sims, c, init, alpha, eps, tau, sample_moves, chance, eval, rollouts, p_full, n_fast, \
+             forced, prune"
         );
     }
 
@@ -754,6 +766,7 @@ mod tests {
                 n_fast: 10,
             }),
             forced_playouts: Some(ForcedPlayouts { k: 2.0 }),
+            chance: ChanceRule::Proportional,
             ..SearchConfig::default()
         };
         let json = serde_json::to_value(config).unwrap();
@@ -772,6 +785,7 @@ mod tests {
             "playout_cap.n_fast",
             "forced_playouts.k",
             "policy_target_pruning",
+            "chance",
         ] {
             assert!(fields.contains(&key), "{key}");
         }
@@ -804,9 +818,15 @@ mod tests {
             proptest::option::of((0.0..=1.0f64, any::<u32>())),
             proptest::option::of(positive()),
             any::<bool>(),
+            any::<bool>(),
         );
         (knobs, options).prop_map(|((sims, c, init, alpha, eps, tau, sample), options)| {
-            let (rollouts, cap, forced, prune) = options;
+            let (rollouts, cap, forced, prune, proportional) = options;
+            let chance = if proportional {
+                ChanceRule::Proportional
+            } else {
+                ChanceRule::Sample
+            };
             let init_q = [InitQ::Loss, InitQ::Draw, InitQ::Win, InitQ::First][init];
             let config = SearchConfig {
                 simulations: sims.into(),
@@ -822,6 +842,7 @@ mod tests {
                 }),
                 forced_playouts: forced.map(|k| ForcedPlayouts { k }),
                 policy_target_pruning: prune && forced.is_some(),
+                chance,
                 ..SearchConfig::evaluation(sims)
             };
             let eval = rollouts.map_or(EvalSpec::Uniform, |r| EvalSpec::Rollout(r + 1));

@@ -95,6 +95,9 @@ impl SearchConfigV1 {
             c_scale: d.c_scale,
             gumbel_q_scale: d.gumbel_q_scale,
             gumbel_eval_noise: d.gumbel_eval_noise,
+            // Added with the chance rule and the explicit noise scale: the old behaviour.
+            gumbel_scale: None,
+            chance: crate::search::ChanceRule::Sample,
         }
     }
 }

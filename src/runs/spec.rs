@@ -521,7 +521,11 @@ impl RunConfig {
             ));
         }
         validate_learning_rate(&s.learning_rate)?;
-        s.search.validate().map_err(|SearchConfigError(e)| {
+        let search = s
+            .search
+            .validate()
+            .and_then(|()| s.search.validate_self_play());
+        search.map_err(|SearchConfigError(e)| {
             SpecError::Range(SettingError {
                 key: format!("search.{}", e.key),
                 ..e
@@ -879,6 +883,16 @@ iterations = 4
             ("init_std = 1e308\n", "init_std"),
             ("learning_rate = [[1, 1e300]]\n", "learning_rate[0]"),
             ("checkpoint_every = 0\n", "checkpoint_every"),
+            ("[search]\ngumbel_scale = 1.0\n", "search.gumbel_scale"),
+            (
+                "[search]\nalgorithm = \"gumbel\"\ngumbel_scale = -1.0\n",
+                "search.gumbel_scale",
+            ),
+            (
+                "[search]\nalgorithm = \"gumbel\"\ndirichlet_epsilon = 0.0\n",
+                "gumbel_scale",
+            ),
+            ("[search]\nchance = \"expected\"\n", "proportional"),
         ];
         for (extra, key) in cases {
             let e = err(extra);

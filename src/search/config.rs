@@ -213,6 +213,46 @@ impl GumbelQScale {
     }
 }
 
+/// How a descent picks the outcome of a chance node (docs/search.md, "Chance nodes"). The
+/// root is always a decision, so the rule applies below it, under PUCT and Gumbel alike.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChanceRule {
+    /// An outcome drawn by its probability from the search's stream: unbiased, noisy at few
+    /// simulations. The default, and every run's behaviour before the setting existed.
+    #[default]
+    Sample,
+    /// The outcome c maximising P(c) / (N(c) + 1) (mctx's `stochastic_muzero_policy`, its
+    /// chance-node selection; Antonoglou et al., ICLR 2022): visits spread over the outcomes
+    /// in proportion to their probabilities without sampling noise. Exact ties by `tie_break`.
+    Proportional,
+}
+
+impl ChanceRule {
+    pub(crate) fn is_sample(&self) -> bool {
+        *self == ChanceRule::Sample
+    }
+
+    /// The names a spec may give.
+    pub(crate) const NAMES: &'static str = "sample, proportional";
+
+    /// The rule of a name in [`ChanceRule::NAMES`].
+    pub(crate) fn parse(text: &str) -> Option<ChanceRule> {
+        match text {
+            "sample" => Some(ChanceRule::Sample),
+            "proportional" => Some(ChanceRule::Proportional),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ChanceRule::Sample => "sample",
+            ChanceRule::Proportional => "proportional",
+        }
+    }
+}
+
 /// Gumbel's defaults (the paper's and MiniZero's): m = 16, c_visit = 50, c_scale = 1.
 pub(crate) const DEFAULT_GUMBEL_ACTIONS: u32 = 16;
 pub(crate) const DEFAULT_C_VISIT: f64 = 50.0;
@@ -333,6 +373,19 @@ pub struct SearchConfig {
     /// false: evaluation play ranks the root's actions by logits + sigma(q) alone.
     #[serde(skip_serializing_if = "is_false")]
     pub gumbel_eval_noise: bool,
+    /// Gumbel: the scale of the root's Gumbel noise g(a) (mctx's `gumbel_scale`; g ~
+    /// Gumbel(0, 1) times the scale, 0 draws nothing). Unset (the default, left out of the
+    /// record): 1 in self-play and 0 in evaluation play, which evaluation play tells apart
+    /// by its `dirichlet_epsilon = 0` as every Gumbel run stored before the setting did
+    /// ([`SearchConfig::gumbel_noise_scale`]); a self-play spec that sets
+    /// `dirichlet_epsilon = 0` under Gumbel must say the scale it means
+    /// ([`SearchConfig::validate_self_play`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gumbel_scale: Option<f64>,
+    /// How a chance node below the root picks its outcome ([`ChanceRule`]). Default
+    /// `sample`, left out of the record there.
+    #[serde(skip_serializing_if = "ChanceRule::is_sample")]
+    pub chance: ChanceRule,
 }
 
 impl Default for SearchConfig {
@@ -357,6 +410,8 @@ impl Default for SearchConfig {
             c_scale: DEFAULT_C_SCALE,
             gumbel_q_scale: GumbelQScale::Bounds,
             gumbel_eval_noise: false,
+            gumbel_scale: None,
+            chance: ChanceRule::Sample,
         }
     }
 }
@@ -409,6 +464,8 @@ impl SearchConfig {
             ("c_scale", json(&self.c_scale)),
             ("gumbel_q_scale", json(&self.gumbel_q_scale)),
             ("gumbel_eval_noise", json(&self.gumbel_eval_noise)),
+            ("gumbel_scale", json(&self.gumbel_scale)),
+            ("chance", json(&self.chance)),
         ]
     }
 
@@ -422,6 +479,31 @@ impl SearchConfig {
     pub fn at_iteration(self, i: u32) -> SearchConfig {
         SearchConfig {
             simulations: Simulations::fixed(self.simulations.at(i)),
+            ..self
+        }
+    }
+
+    /// The scale of the root's Gumbel noise in this search: `gumbel_scale` when set, else
+    /// 1 with `dirichlet_epsilon > 0` (self-play) or `gumbel_eval_noise`, else 0 (evaluation
+    /// play). The unset case is how every Gumbel run stored before the setting drew noise.
+    pub(crate) fn gumbel_noise_scale(&self) -> f64 {
+        match self.gumbel_scale {
+            Some(s) => s,
+            None if self.dirichlet_epsilon > 0.0 || self.gumbel_eval_noise => 1.0,
+            None => 0.0,
+        }
+    }
+
+    /// This search as evaluation play: no root noise (Dirichlet, and Gumbel unless
+    /// `gumbel_eval_noise`), the most visited action, every search full. Every evaluation
+    /// of a run's search (reference games, gating, `model:` players) goes through here.
+    pub(crate) fn as_evaluation(self) -> SearchConfig {
+        SearchConfig {
+            dirichlet_epsilon: 0.0,
+            temperature: 0.0,
+            playout_cap: None,
+            // Unset with epsilon 0 is scale 0; with `gumbel_eval_noise` the run's scale.
+            gumbel_scale: self.gumbel_scale.filter(|_| self.gumbel_eval_noise),
             ..self
         }
     }
@@ -489,6 +571,13 @@ impl SearchConfig {
             c,
             "a finite number > 0 (the paper: 1, or 0.1)",
         )?;
+        if let Some(g) = self.gumbel_scale {
+            let allowed = "a finite number >= 0 (mctx: 1 in self-play; 0 draws no noise)";
+            require(g.is_finite() && g >= 0.0, "gumbel_scale", g, allowed)?;
+            let puct = "absent when `algorithm = \"puct\"` (the scale of Gumbel search's root \
+                        noise; PUCT's root noise is `dirichlet_epsilon`)";
+            require(self.algorithm == Algorithm::Gumbel, "gumbel_scale", g, puct)?;
+        }
         if self.algorithm == Algorithm::Gumbel {
             let none = "absent when `algorithm = \"gumbel\"` (a KataGo option of the PUCT search)";
             if let Some(pc) = self.playout_cap {
@@ -499,6 +588,24 @@ impl SearchConfig {
             }
         }
         Ok(())
+    }
+
+    /// What a self-play search (a run's `[search]`) may not say, beyond [`Self::validate`]:
+    /// under Gumbel, `dirichlet_epsilon = 0` without `gumbel_scale`. Gumbel search reads no
+    /// Dirichlet noise; the zero once switched its Gumbel noise off silently, leaving
+    /// self-play deterministic and the policy-improvement guarantee void (it assumes sampled
+    /// noise), so the spec must name the scale it means.
+    pub(crate) fn validate_self_play(&self) -> Result<(), SearchConfigError> {
+        let silent = self.algorithm == Algorithm::Gumbel
+            && self.dirichlet_epsilon == 0.0
+            && self.gumbel_scale.is_none();
+        require(
+            !silent,
+            "dirichlet_epsilon",
+            self.dirichlet_epsilon,
+            "not read by Gumbel search (it has no Dirichlet noise); leave it out, and set \
+             `gumbel_scale` instead: 1 for self-play's Gumbel noise (mctx), 0 for none",
+        )
     }
 
     /// `simulations` and the playout cap's `p_full` and `n_fast`: both counts are at least
@@ -576,6 +683,106 @@ fn require(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The noise scale a search uses: the setting when given; unset, 1 in self-play
+    /// (epsilon > 0) and 0 in evaluation play unless `gumbel_eval_noise` (the behaviour of
+    /// every Gumbel run before the setting). Evaluation play drops a set scale unless
+    /// `gumbel_eval_noise`, and the playout cap.
+    #[test]
+    fn the_gumbel_noise_scale_is_explicit_or_what_it_always_was() {
+        let gumbel = SearchConfig {
+            algorithm: Algorithm::Gumbel,
+            ..SearchConfig::default()
+        };
+        let with = |scale, eps, eval_noise| SearchConfig {
+            gumbel_scale: scale,
+            dirichlet_epsilon: eps,
+            gumbel_eval_noise: eval_noise,
+            ..gumbel
+        };
+        assert_eq!(with(None, 0.25, false).gumbel_noise_scale(), 1.0);
+        assert_eq!(with(None, 0.0, false).gumbel_noise_scale(), 0.0);
+        assert_eq!(with(None, 0.0, true).gumbel_noise_scale(), 1.0);
+        assert_eq!(with(Some(0.5), 0.0, false).gumbel_noise_scale(), 0.5);
+        assert_eq!(with(Some(0.0), 0.25, false).gumbel_noise_scale(), 0.0);
+        let eval = with(Some(2.0), 0.25, false).as_evaluation();
+        assert_eq!((eval.gumbel_noise_scale(), eval.temperature), (0.0, 0.0));
+        assert_eq!(
+            with(Some(2.0), 0.25, true)
+                .as_evaluation()
+                .gumbel_noise_scale(),
+            2.0
+        );
+        assert_eq!(
+            with(None, 0.25, true).as_evaluation().gumbel_noise_scale(),
+            1.0
+        );
+        let capped = SearchConfig {
+            playout_cap: Some(PlayoutCap {
+                p_full: 0.25,
+                n_fast: 2,
+            }),
+            ..SearchConfig::default()
+        };
+        assert_eq!(capped.as_evaluation().playout_cap, None);
+    }
+
+    /// `gumbel_scale` and `chance` read from TOML, are left out of the record at their
+    /// defaults and written when set; a scale must be finite, at least 0 and under Gumbel;
+    /// a self-play Gumbel search may not switch its noise off by `dirichlet_epsilon = 0`.
+    #[test]
+    fn the_scale_and_the_chance_rule_parse_record_and_refuse() {
+        let plain = serde_json::to_string(&SearchConfig::default()).unwrap();
+        assert!(
+            !plain.contains("chance") && !plain.contains("gumbel_scale"),
+            "{plain}"
+        );
+        let text = "algorithm = \"gumbel\"\ngumbel_scale = 0.5\nchance = \"proportional\"\n";
+        let cfg: SearchConfig = toml::from_str(text).unwrap();
+        assert_eq!(
+            (cfg.gumbel_scale, cfg.chance),
+            (Some(0.5), ChanceRule::Proportional)
+        );
+        let json = serde_json::to_string(&cfg).unwrap();
+        assert!(
+            json.contains("\"gumbel_scale\":0.5") && json.contains("\"chance\":\"proportional\"")
+        );
+        assert!(cfg.validate().is_ok() && cfg.validate_self_play().is_ok());
+        let key = |c: SearchConfig| c.validate().unwrap_err().0.key;
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(
+                key(SearchConfig {
+                    gumbel_scale: Some(bad),
+                    ..cfg
+                }),
+                "gumbel_scale"
+            );
+        }
+        let puct = SearchConfig {
+            algorithm: Algorithm::Puct,
+            ..cfg
+        };
+        assert_eq!(key(puct), "gumbel_scale");
+        let silent = SearchConfig {
+            gumbel_scale: None,
+            dirichlet_epsilon: 0.0,
+            ..cfg
+        };
+        assert!(silent.validate().is_ok(), "evaluation play's form");
+        let e = silent.validate_self_play().unwrap_err().0;
+        assert_eq!(e.key, "dirichlet_epsilon");
+        assert!(e.to_string().contains("gumbel_scale"), "{e}");
+        let on_purpose = SearchConfig {
+            gumbel_scale: Some(0.0),
+            ..silent
+        };
+        assert!(on_purpose.validate_self_play().is_ok());
+        assert_eq!(
+            ChanceRule::parse("proportional"),
+            Some(ChanceRule::Proportional)
+        );
+        assert_eq!(ChanceRule::parse("uniform"), None);
+    }
 
     /// The paper's conventions are the defaults; the legacy ones are today's behaviour.
     #[test]

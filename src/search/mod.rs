@@ -55,8 +55,8 @@ pub(crate) mod toy;
 
 pub use arena::TieBreak;
 pub use config::{
-    Algorithm, ForcedPlayouts, GumbelQScale, InitQ, PlayoutCap, SearchConfig, SearchConfigError,
-    Simulations,
+    Algorithm, ChanceRule, ForcedPlayouts, GumbelQScale, InitQ, PlayoutCap, SearchConfig,
+    SearchConfigError, Simulations,
 };
 #[cfg(test)]
 pub(crate) use evaluator::PastProbe;

@@ -7,7 +7,7 @@ use std::num::NonZeroU32;
 use super::arena::{
     Edge, TieBreak, TieKeeper, edge_state, push_actions, push_outcomes, sample_outcome_edge,
 };
-use super::config::{Algorithm, ForcedPlayouts, SearchConfig, SearchConfigError};
+use super::config::{Algorithm, ChanceRule, ForcedPlayouts, SearchConfig, SearchConfigError};
 use super::gumbel;
 use super::{Evaluator, SearchError};
 use crate::game::{Action, ChanceOutcome, Game, MAX_PAST, Player, Turn, last_past};
@@ -482,7 +482,7 @@ impl<G: Game> Search<G> {
         }
     }
 
-    /// One descent from the root: down the tree by PUCT (chance by probability) to an
+    /// One descent from the root: down the tree by PUCT or Gumbel (chance by `chance`) to an
     /// unexpanded edge. A terminal or chance child is added at once (a chance node is
     /// descended through); a decision child is returned (state, mover, edge) to be evaluated
     /// and backed up by [`Search::answer`]. `None`: the descent ended at a terminal and its
@@ -510,7 +510,10 @@ impl<G: Game> Search<G> {
                     let root_forced = if cur == 0 { forced } else { None };
                     self.select(cur, root_forced, rng)
                 }
-                Kind::Chance => self.sample_chance(cur, rng),
+                Kind::Chance => match self.config.chance {
+                    ChanceRule::Sample => self.sample_chance(cur, rng),
+                    ChanceRule::Proportional => self.proportional_chance(cur, rng),
+                },
             };
             self.path.push((e, cur));
             let edge = self.edges[e as usize];
@@ -592,19 +595,21 @@ impl<G: Game> Search<G> {
     }
 
     /// Gumbel search at the expanded root, before its `descents`: the noise g(a) ~ Gumbel(0,
-    /// 1), one draw per legal action in action order from the search's stream (in self-play,
-    /// `dirichlet_epsilon > 0`; in evaluation play only with `gumbel_eval_noise`), and the
-    /// sequential-halving schedule for m = min(`gumbel_actions`, legal actions) and the
+    /// 1) times [`SearchConfig::gumbel_noise_scale`], one draw per legal action in action
+    /// order from the search's stream (none at scale 0: evaluation play unless
+    /// `gumbel_eval_noise`, or `gumbel_scale = 0`), and the sequential-halving schedule for m = min(`gumbel_actions`, legal actions) and the
     /// descents ([`gumbel::considered_visits`]).
     fn gumbel_root(&mut self, descents: u32, rng: &mut StreamRng) {
         let cfg = self.config;
         let len = self.nodes[0].len;
         self.gumbel.clear();
-        if cfg.dirichlet_epsilon > 0.0 || cfg.gumbel_eval_noise {
-            // -ln(-ln u) with u uniform in (0, 1): rand_distr's Gumbel(0, 1).
+        let scale = cfg.gumbel_noise_scale();
+        if scale > 0.0 {
+            // -ln(-ln u) with u uniform in (0, 1): rand_distr's Gumbel(0, 1). At scale 1 the
+            // product is the draw itself (the bits of runs before `gumbel_scale`).
             let noise = rand_distr::Gumbel::new(0.0, 1.0).expect("Gumbel(0, 1) is valid");
             for _ in 0..len {
-                self.gumbel.push(noise.sample(rng));
+                self.gumbel.push(scale * noise.sample(rng));
             }
         } else {
             self.gumbel.resize(len as usize, 0.0);
@@ -727,6 +732,27 @@ impl<G: Game> Search<G> {
         best
     }
 
+    /// The outcome edge of chance node `i` with the largest P(c) / (N(c) + 1) (mctx's
+    /// chance selection in `stochastic_muzero_policy`), exact ties by `tie_break`. N(c) are
+    /// the descents through the edge, so after n descents each outcome has had about
+    /// n * P(c) of them, with no draw from the stream unless two outcomes tie.
+    fn proportional_chance(&self, i: u32, rng: &mut StreamRng) -> u32 {
+        let node = &self.nodes[i as usize];
+        let mut ties = TieKeeper::new(self.config.tie_break);
+        let mut best = node.first;
+        let mut best_score = f64::NEG_INFINITY;
+        for e in node.first..node.first + node.len {
+            let edge = &self.edges[e as usize];
+            let score = edge.p / (1.0 + f64::from(edge.n));
+            let cmp = score.partial_cmp(&best_score).unwrap_or(Ordering::Less);
+            if ties.offer(cmp, rng) {
+                best = e;
+                best_score = score;
+            }
+        }
+        best
+    }
+
     /// Samples an outcome edge of chance node `i` by probability (like
     /// [`crate::rng::sample_outcome`]).
     #[inline]
@@ -815,6 +841,9 @@ pub(crate) fn sample_by_temperature(visits: &[u32], tau: f64, rng: &mut StreamRn
     }
     last
 }
+
+#[cfg(test)]
+mod properties;
 
 #[cfg(test)]
 mod tests {

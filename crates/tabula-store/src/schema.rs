@@ -46,6 +46,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0014_network_input_setting",
         include_str!("../schema/0014_network_input_setting.sql"),
     ),
+    (
+        "0015_chance_rule_setting",
+        include_str!("../schema/0015_chance_rule_setting.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands.
