@@ -603,8 +603,10 @@ impl SearchConfig {
             !silent,
             "dirichlet_epsilon",
             self.dirichlet_epsilon,
-            "not read by Gumbel search (it has no Dirichlet noise); leave it out, and set \
-             `gumbel_scale` instead: 1 for self-play's Gumbel noise (mctx), 0 for none",
+            "> 0, or any value with `gumbel_scale` set (Gumbel search reads no Dirichlet \
+             noise; a 0 here once switched its Gumbel noise off silently): set \
+             `gumbel_scale = 1` for self-play's Gumbel noise (mctx) or `gumbel_scale = 0` \
+             for none",
         )
     }
 

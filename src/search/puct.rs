@@ -594,11 +594,12 @@ impl<G: Game> Search<G> {
         best
     }
 
-    /// Gumbel search at the expanded root, before its `descents`: the noise g(a) ~ Gumbel(0,
-    /// 1) times [`SearchConfig::gumbel_noise_scale`], one draw per legal action in action
-    /// order from the search's stream (none at scale 0: evaluation play unless
-    /// `gumbel_eval_noise`, or `gumbel_scale = 0`), and the sequential-halving schedule for m = min(`gumbel_actions`, legal actions) and the
-    /// descents ([`gumbel::considered_visits`]).
+    /// Gumbel search at the expanded root, before its `descents`: the noise g(a), a draw of
+    /// Gumbel(0, 1) times [`SearchConfig::gumbel_noise_scale`], one draw per legal action in
+    /// action order from the search's stream (none at scale 0: evaluation play unless
+    /// `gumbel_eval_noise`, or `gumbel_scale = 0`), and the sequential-halving schedule for
+    /// m = min(`gumbel_actions`, legal actions) and the descents
+    /// ([`gumbel::considered_visits`]).
     fn gumbel_root(&mut self, descents: u32, rng: &mut StreamRng) {
         let cfg = self.config;
         let len = self.nodes[0].len;

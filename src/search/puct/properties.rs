@@ -305,7 +305,9 @@ fn chance_visits(s: &Search<TreeGame>) -> Vec<u32> {
 /// different from stream to stream); `proportional` gives each outcome n P(c) within one,
 /// the same from every stream (ties here go to the lowest index, so nothing is drawn). Catches: outcomes drawn
 /// uniformly or by index, the rule of one search used in the other, argmax P(c) alone
-/// (every descent to the first outcome).
+/// (every descent to the first outcome). The first three descents under `proportional` go
+/// to outcomes 0, 1, 0 (1/2, then 3/10 against 1/4, then 1/4 against 3/20 and 1/5): [2, 1,
+/// 0]. Catches: P(c) / N(c) with unvisited outcomes first (mctx's + 1 dropped: [1, 1, 1]).
 #[test]
 fn chance_outcomes_follow_their_probabilities_under_each_rule() {
     let g = lottery();
@@ -337,6 +339,16 @@ fn chance_outcomes_follow_their_probabilities_under_each_rule() {
             }
             let distinct = if chance.is_sample() { 4 } else { 1 };
             assert_eq!(seen.len(), distinct, "{algorithm:?} {chance:?}: {seen:?}");
+            if !chance.is_sample() {
+                let mut s = Search::new(SearchConfig {
+                    simulations: 4.into(),
+                    ..cfg
+                })
+                .unwrap();
+                s.run(&g, &0, &[], 0, &mut Uniform, &mut stream(0, "freq"))
+                    .unwrap();
+                assert_eq!(chance_visits(&s), [2, 1, 0], "{algorithm:?}");
+            }
         }
     }
 }
@@ -344,7 +356,7 @@ fn chance_outcomes_follow_their_probabilities_under_each_rule() {
 /// `proportional` breaks exact ties like every other tie: three outcomes of 1/3 under
 /// `lowest` are visited 0, 1, 2, 0, ... (after 7 descents [3, 2, 2]); under `random` every
 /// stream keeps the counts within one of each other, in an order of its own. Catches: ties
-/// always to the lowest index, P(c) / N(c) (the first outcome again after its visit).
+/// always to the lowest index.
 #[test]
 fn proportional_chance_breaks_ties_like_every_tie() {
     let third = 1.0 / 3.0;
