@@ -40,7 +40,9 @@ use std::io::{BufRead, Write};
 
 use crate::game::{Action, Turn, is_legal};
 use crate::games::{Abilities, Ability, AnyGame, GoRules, families_with};
-use crate::gtp::{Color, Command, Vertex, go_score, parse_command, response};
+use crate::gtp::{
+    Color, Command, MAX_LINE, Vertex, go_score, parse_command, read_line_capped, response,
+};
 use crate::players::{Agent, Decision, Player, PlayerError, PlayerSpec};
 use crate::rng::{StreamRng, stream};
 use crate::store::Store;
@@ -307,9 +309,16 @@ impl<'s> Engine<'s> {
     ) -> Result<bool, EngineError> {
         let mut line = Vec::new();
         loop {
-            line.clear();
-            if input.read_until(b'\n', &mut line)? == 0 {
+            let (read, long) = read_line_capped(&mut input, &mut line, true)?;
+            if read == 0 {
                 return Ok(false);
+            }
+            if long {
+                // A failure response without an id (the line's id may be in the dropped part).
+                let why = format!("command line longer than {MAX_LINE} bytes");
+                out.write_all(response(None, &Err(why)).as_bytes())?;
+                out.flush()?;
+                continue;
             }
             let text = String::from_utf8_lossy(&line);
             let Some(cmd) = parse_command(&text) else {

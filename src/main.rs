@@ -17,10 +17,31 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", message(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes, joined by `: ` as `{:#}` joins them, leaving out a cause whose
+/// text the message already holds (SQLite's `Error code N: ` prefix aside): a typed error that
+/// shows its source (`store PATH: database or disk is full`) would otherwise repeat it once
+/// per level of the chain.
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        let bare = match text.strip_prefix("Error code ") {
+            Some(rest) => rest.split_once(": ").map_or(text.as_str(), |(_, t)| t),
+            None => text.as_str(),
+        };
+        if out.is_empty() {
+            out = text;
+        } else if !out.contains(bare) {
+            out = format!("{out}: {text}");
+        }
+    }
+    out
 }
 
 /// glibc gives allocations of 128 KiB and more their own mappings and unmaps them when freed,

@@ -183,7 +183,36 @@ const CASES: &[Case] = &[
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "start.policy=\"mixed\"", "--set", "start.weights=[0, 0, 0]"], 1, "`start.weights` = [0.0, 0.0, 0.0] is out of range; allowed: three finite numbers >= 0, not all 0"),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "start.policy=\"mixed\"", "--set", "start.weights=[5, 3, 2]"], 1, "a first weight (random placements) of 0 for ewn:3x3x2"),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "selfplay.mover=\"greedy\""], 1, "`selfplay.mover` = \"greedy\" is out of range; allowed: \"search\" for ewn:3x3x2: only games with a greedy heuristic"),
-    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"a\\u001b[2Jb\""], 1, "without spaces at either end or control characters"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"a\\u001b[2Jb\""], 1, "without spaces at either end, control characters"),
+    // --- names refuse invisible characters wherever a name is taken (issue 49, cause 2) ------
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"a\\u2029b\""], 1, "invisible format characters"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"\\ufeffb\""], 1, "invisible format characters"),
+    case(&["--db", "{db}", "run", "{dir}/name-isolate.toml"], 1, "`name` = \"ti\\u{2066}ny\" is out of range"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "name=\"x\\u200dy\""], 1, "invisible format characters"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "name=x\u{2028}y"], 1, "invisible format characters"),
+    // --- every number out of range in one form (issue 49, cause 3) ------------------------------
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "search.dirichlet_alpha=NaN"], 1, "`search.dirichlet_alpha` = NaN is out of range; allowed: a finite number"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "search.c_puct=-1e999"], 1, "`search.c_puct` = -1e999 is out of range; allowed: a finite number"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "games_per_iteration=99999999999999999999"], 1, "`games_per_iteration` = 99999999999999999999 is out of range; allowed: an integer from"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "search.temperature=Infinity"], 1, "`search.temperature` = Infinity is out of range; allowed: a finite number"),
+    case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "eval.games=1e20"], 1, "`eval.games` = 1e20 is out of range"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "seed=-1"], 1, "`seed` = -1 is out of range; allowed: an integer from 0 to 18446744073709551615"),
+    case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "seed=18446744073709551616"], 1, "`seed` = 18446744073709551616 is out of range; allowed: an integer from 0 to 18446744073709551615"),
+    case(&["match", "ewn:3x3x2", "--a", "mcts:sims=8,rollouts=99999999999", "--b", "random"], 1, "rollouts=99999999999 is not allowed; allowed: an integer from 1 to 1000000"),
+    case(&["match", "ewn:3x3x2", "--a", "mcts:sims=8,n_fast=-3", "--b", "random"], 1, "n_fast=-3 is not allowed; allowed: an integer from 1 to 1000000"),
+    case(&["match", "ewn:3x3x2", "--a", "mcts-solver:sims=1e3", "--b", "random"], 1, "sims=1e3 is not allowed; allowed: an integer from 1 to 1000000"),
+    case(&["--db", "{db}", "match", "ewn:3x3x2", "--a", "model:tiny@99999999999", "--b", "random"], 1, "@=99999999999 is not allowed; allowed: an iteration from 0 to 4294967295"),
+    // --- a setting the architecture does not use is refused (issue 49, cause 10) ---------------
+    case(&["--db", "{db}", "run", "{dir}/net-mlp-channels.toml"], 1, "`learner.network.channels` = 16 is out of range; allowed: only with arch = \"resnet\""),
+    case(&["--db", "{db}", "run", "{dir}/net-resnet-hidden.toml"], 1, "`learner.network.hidden` = [8] is out of range; allowed: only with arch = \"mlp\""),
+    // --- migrate updates a store; it makes none (issue 49, cause 9) ---------------------------
+    case(&["--db", "{blank}", "migrate"], 1, "an empty SQLite database (no tabula schema yet); `migrate` updates a tabula store"),
+    case(&["--db", "{blank}", "migrate", "--json"], 1, "an empty SQLite database"),
+    // --- every output path is checked before any work (issue 49, cause 8) ---------------------
+    case(&["--db", "{db}", "rate", "ewn:3x3x2", "--player", "random", "--run", "tiny", "--svg", "{dir}/no-such-dir/r.svg"], 1, "--svg {dir}/no-such-dir/r.svg: the directory {dir}/no-such-dir cannot be used"),
+    case(&["--db", "{db}", "rate", "ewn:3x3x2", "--player", "random", "--run", "tiny", "--svg", "{text}/r.svg"], 1, "is not a directory; give a file path in an existing directory"),
+    case(&["--db", "{db}", "checkout", "tiny@2", "--export", "{dir}/no-such-dir/m.bin"], 1, "create it first"),
+    case(&["--db", "{db}", "plot", "some-sweep", "--out", "{dir}/no-such-dir/p.svg"], 1, "create it first"),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "name=\"a\\nb\""], 1, "control characters"),
     case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "name=\"a\\u0000b\""], 1, "control characters"),
     case(&["--db", "{db}", "sweep", "{dir}/sw-dup.toml", "--dry-run"], 1, "axis `search.c_puct`: value 1.0 is listed twice"),
@@ -319,6 +348,8 @@ games = 20
             ("net-retain.toml", "retain = 0.0"),
             ("net-mirror.toml", "augment = \"mirror\""),
             ("net-epochs.toml", "train_epochs = 2\ntrain_steps = 10"),
+            ("net-mlp-channels.toml", "channels = 16"),
+            ("net-resnet-hidden.toml", "arch = \"resnet\"\nhidden = [8]"),
         ] {
             std::fs::write(
                 dir.join(file),
@@ -326,6 +357,12 @@ games = 20
             )
             .unwrap();
         }
+        // A spec whose name holds an invisible character (U+2066, a bidirectional isolate).
+        std::fs::write(
+            dir.join("name-isolate.toml"),
+            tiny.replace("name = \"tiny\"", "name = \"ti\u{2066}ny\""),
+        )
+        .unwrap();
         // A game's address, as `show --games` lists it (packed games have none in SQL).
         let out = tabula()
             .args([
@@ -945,6 +982,31 @@ fn fsck_checks_run_rows_against_their_chains() {
             "RUN ROW run 2 (tiny2): the row says 2 iterations done (its own from 1); \
              `iterations` rows missing: [1], beyond it: []",
         ),
+        // Rows derived from a record are checked against it (issue 49, cause 1): a metric's
+        // value changed, an evaluation row gone (its metrics left behind), a game row gone.
+        (
+            "metric.db",
+            "UPDATE metrics SET value = value + 1 WHERE run_id = 1 AND iteration = 2 AND \
+             name = (SELECT min(name) FROM metrics WHERE run_id = 1 AND iteration = 2)",
+            "RUN ROW run 1 (tiny): iteration 2: `metrics` rows differ from the evaluation record",
+        ),
+        (
+            "evaluation.db",
+            "DELETE FROM evaluations WHERE run_id = 2 AND iteration = 1",
+            "RUN ROW run 2 (tiny2): iteration 1: `metrics` rows without an evaluation",
+        ),
+        (
+            "games.db",
+            "DELETE FROM run_games WHERE run_id = 1 AND iteration = 2 AND game = 3",
+            "RUN ROW run 1 (tiny): iteration 2: 19 `run_games` rows, but the iteration record \
+             lists 20 games",
+        ),
+        (
+            "metric0.db",
+            "DELETE FROM metrics WHERE run_id = 2 AND iteration = 0 AND \
+             name = (SELECT max(name) FROM metrics WHERE run_id = 2 AND iteration = 0)",
+            "RUN ROW run 2 (tiny2): iteration 0: `metrics` rows missing: [",
+        ),
     ] {
         let db = fx.dir.join(file);
         std::fs::copy(fx.dir.join("t.db"), &db).unwrap();
@@ -973,6 +1035,19 @@ fn fsck_checks_run_rows_against_their_chains() {
         err.contains("1 run row(s) disagree with their chains"),
         "{err}"
     );
+    assert!(!into.exists());
+    // ... and a source whose metrics disagree with their evaluation: never copied.
+    let (code, _, err) = on(
+        &into,
+        &[
+            "merge",
+            fx.dir.join("metric.db").to_str().unwrap(),
+            "--into",
+            into.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("`metrics` rows differ"), "{err}");
     assert!(!into.exists());
     // verify and branch on a row that says more than its chain: an error naming fsck, not an
     // index out of bounds.
@@ -1415,4 +1490,132 @@ fn merge_recognises_a_solution_written_in_other_bytes() {
             assert!(!err.contains("Text("), "{err}");
         }
     }
+}
+
+/// A command that creates a store leaves nothing behind when making it fails (issue 49,
+/// cause 4; a full disk fails the same steps): the failpoints `open` (the new file made,
+/// before the schema) and `migrate` (inside the schema's transaction) fail with SQLite's I/O
+/// error, for every command that creates a store. The cause is said once, not once per level
+/// of the error's chain.
+#[test]
+fn a_store_that_cannot_be_made_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let spec = dir.join("tiny.toml");
+    std::fs::write(
+        &spec,
+        "name = \"tiny\"\nvariant = \"ewn:3x3x2\"\nseed = 7\niterations = 1\n\
+         games_per_iteration = 2\n[search]\nsimulations = 4\n[eval]\ngames = 2\n",
+    )
+    .unwrap();
+    let source = dir.join("source.db");
+    let (code, _, err) = on(&source, &["solve", "ewn:3x3x2"]);
+    assert_eq!(code, 0, "{err}");
+    let spec = spec.to_str().unwrap();
+    let new = dir.join("new.db");
+    let merge = [
+        "merge",
+        source.to_str().unwrap(),
+        "--into",
+        new.to_str().unwrap(),
+    ];
+    for point in ["open:1", "migrate:1"] {
+        for args in [
+            &["solve", "ewn:3x3x2"][..],
+            &["run", spec][..],
+            &[
+                "rate",
+                "ewn:3x3x2",
+                "--player",
+                "random",
+                "--player",
+                "mcts:sims=4",
+                "--games",
+                "2",
+            ][..],
+            &merge[..],
+        ] {
+            let o = tabula()
+                .arg("--db")
+                .arg(&new)
+                .args(args)
+                .env("TABULA_FAILPOINT", format!("{point}:error"))
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{point} {args:?}: {err}");
+            assert_eq!(
+                err.matches("disk I/O error").count(),
+                1,
+                "{point} {args:?}: {err}"
+            );
+            let left: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .filter(|n| n.starts_with("new.db"))
+                .collect();
+            assert!(left.is_empty(), "{point} {args:?} left {left:?}: {err}");
+        }
+    }
+}
+
+/// A store a run is writing merges as it stood at one commit (issue 49, cause 5): each
+/// source is read in one read transaction, so merging a running shard, again and again while
+/// it runs, always succeeds, and every merged store passes fsck.
+#[test]
+fn a_running_shard_merges_at_any_moment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let spec = dir.join("long.toml");
+    std::fs::write(
+        &spec,
+        "name = \"long\"\nvariant = \"ewn:3x3x3\"\nseed = 3\niterations = 40\n\
+         games_per_iteration = 100\nwindow = 2\ncheckpoint_every = 3\n[search]\nsimulations = 50\n\
+         [eval]\ngames = 20\nwr_p = false\n",
+    )
+    .unwrap();
+    let shard = dir.join("shard.db");
+    let mut child = tabula()
+        .arg("--db")
+        .arg(&shard)
+        .args(["run", spec.to_str().unwrap(), "--threads", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut merged, mut k) = (0, 0);
+    loop {
+        let done = child.try_wait().unwrap().is_some();
+        if shard.exists() {
+            k += 1;
+            let into = dir.join(format!("m{k}.db"));
+            let (code, _, err) = on(
+                &into,
+                &[
+                    "merge",
+                    shard.to_str().unwrap(),
+                    "--into",
+                    into.to_str().unwrap(),
+                ],
+            );
+            // Before the run's first commit the shard may still be no store at all.
+            if code == 0 {
+                merged += 1;
+                let (code, out, err) = on(&into, &["fsck"]);
+                assert_eq!(code, 0, "merge {k}: {out}{err}");
+            } else {
+                assert!(
+                    err.contains("no tabula schema") || err.contains("the file is empty"),
+                    "merge {k}: {err}"
+                );
+            }
+            let _ = std::fs::remove_file(&into);
+        }
+        if done {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(merged >= 3, "only {merged} merges while the run ran");
 }

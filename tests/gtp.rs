@@ -358,3 +358,49 @@ fn whole_games_against_gnu_go_agree_on_the_score() {
         }
     }
 }
+
+/// Every line either side of the protocol reads has a length cap (issue 49, cause 6): a
+/// command line of 20 MB without a newline is answered `? command line longer than 65536
+/// bytes` and the engine goes on serving; an engine that writes without end is cut off and
+/// its game fails with an error, not with memory that grows to the end of the input.
+#[test]
+fn endless_lines_are_capped_both_ways() {
+    let mut child = Command::new(TABULA)
+        .args(["gtp", "random", "--variant", "go:5x5"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..20 {
+            stdin.write_all(&chunk).unwrap();
+        }
+        stdin.write_all(b"\n7 name\n").unwrap();
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "? command line longer than 65536 bytes\n\n=7 tabula\n\n"
+    );
+    let out = Command::new(TABULA)
+        .args([
+            "match",
+            "go:5x5",
+            "--a",
+            "random",
+            "--b",
+            "gtp:sh -c 'read x; yes x | tr -d \"\\n\"'",
+            "--games",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

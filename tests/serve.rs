@@ -158,6 +158,25 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
             "iteration=abc",
         ),
         ("GET", "/api/runs/1/games?page=0", 400, "page=0"),
+        // Parameters past the run's end are out of range, not an empty list (issue 49).
+        (
+            "GET",
+            "/api/runs/1/games?iteration=3",
+            400,
+            "iteration=3: allowed: an integer from 1 to 2",
+        ),
+        (
+            "GET",
+            "/api/runs/1/games?iteration=0",
+            400,
+            "iteration=0: allowed: an integer from 1 to 2",
+        ),
+        (
+            "GET",
+            "/api/runs/1/metrics?from=3",
+            400,
+            "from=3: allowed: an integer from 0 to 2",
+        ),
         (
             "GET",
             "/api/runs?color=red",

@@ -27,7 +27,8 @@ pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
     for s in &args.sources {
         Store::check_mergeable(s)?;
         let source = Store::open_read_only(s)?;
-        let problems = tabula::runs::check_run_rows(&source)?;
+        // One snapshot, as the merge reads it: a running shard's rows as of one commit.
+        let problems = source.in_snapshot(tabula::runs::check_run_rows)??;
         if let Some(first) = problems.first() {
             bail!(
                 "merge: {}: {} run row(s) disagree with their chains (the first: {first}); \

@@ -244,6 +244,43 @@ impl OutputFile<'_> {
                  file path",
                 self.flag
             ),
+            // A new file's folder must be there now: found missing only after the work (a
+            // tournament played and stored), the work's output would be lost.
+            None if !dir => {
+                let folder = match self.path.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d,
+                    _ => Path::new("."),
+                };
+                match std::fs::metadata(folder) {
+                    Ok(m) if m.is_dir() => Ok(()),
+                    Ok(_) => bail!(
+                        "{} {shown}: {} is not a directory; give a file path in an existing \
+                         directory",
+                        self.flag,
+                        folder.display()
+                    ),
+                    Err(e) => bail!(
+                        "{} {shown}: the directory {} cannot be used ({e}); create it first",
+                        self.flag,
+                        folder.display()
+                    ),
+                }
+            }
+            // A directory to be made: its nearest existing ancestor must be a directory.
+            None => {
+                let mut up = self.path.parent();
+                while let Some(d) = up.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+                    up = d.parent();
+                }
+                match up.filter(|d| !d.as_os_str().is_empty()) {
+                    Some(d) if !d.is_dir() => bail!(
+                        "{} {shown}: {} is not a directory, so the directory cannot be made",
+                        self.flag,
+                        d.display()
+                    ),
+                    _ => Ok(()),
+                }
+            }
             _ => Ok(()),
         }
     }

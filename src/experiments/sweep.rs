@@ -939,7 +939,11 @@ impl<'a> Queue<'a> {
         let mut games = 0u64;
         for &(r, id) in mine {
             let row = run_specs::find_run(store, id)?;
-            if row.iterations_done >= row.iterations_planned {
+            // A run with every iteration committed but not marked done (its process failed or
+            // was killed between its last commit and its status) is queued: resuming it
+            // marks it done and plays nothing.
+            let marked = row.status == crate::store::RunStatus::Done;
+            if row.iterations_done >= row.iterations_planned && marked {
                 finished.push(RunResult {
                     index: r.index,
                     point: r.point,
@@ -956,7 +960,7 @@ impl<'a> Queue<'a> {
             } else {
                 // Progress units: M games, or thousandths of a budget.
                 let m = u64::from(r.cfg.settings.progress_units());
-                games += u64::from(row.iterations_planned - row.iterations_done) * m;
+                games += u64::from(row.iterations_planned.saturating_sub(row.iterations_done)) * m;
                 pending.push((r, id, u64::from(row.iterations_done) * m));
             }
         }

@@ -5,7 +5,7 @@
 //! lines of the engine's stderr.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
@@ -100,9 +100,16 @@ impl GtpClient {
         std::thread::spawn(move || writer(stdin, texts, done));
         let (tx, lines) = channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
+            // Lines capped (super::MAX_LINE): an engine that writes without end is cut off,
+            // and the client's wait for its response ends in an error.
+            let (mut out, mut line) = (BufReader::new(stdout), Vec::new());
+            while let Ok((1.., false)) = super::read_line_capped(&mut out, &mut line, false) {
+                let text = String::from_utf8_lossy(&line);
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                if tx
+                    .send(text.strip_suffix('\r').unwrap_or(text).to_string())
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -110,8 +117,9 @@ impl GtpClient {
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let kept = stderr.clone();
         let stderr_reader = std::thread::spawn(move || {
-            for line in BufReader::new(err).lines() {
-                let Ok(line) = line else { break };
+            let (mut err, mut bytes) = (BufReader::new(err), Vec::new());
+            while let Ok((1.., _)) = super::read_line_capped(&mut err, &mut bytes, false) {
+                let line = String::from_utf8_lossy(&bytes).trim_end().to_string();
                 if let Ok(mut k) = kept.lock() {
                     if k.len() == STDERR_LINES {
                         k.pop_front();

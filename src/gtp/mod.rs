@@ -34,6 +34,43 @@ pub use client::GtpError;
 use crate::game::Action;
 use crate::games::Abilities;
 
+/// The longest line either side of the protocol reads (64 KiB, far above any command or
+/// response of a 19x19 game): a peer that sends endless bytes without a newline cannot make
+/// the reader's memory grow. The bytes past it are read and dropped.
+pub(crate) const MAX_LINE: usize = 1 << 16;
+
+/// Reads one line, up to and including its `\n`, into `line` (cleared first), keeping at most
+/// [`MAX_LINE`] bytes of it; returns the bytes consumed (0: the end of the input) and whether
+/// the line was longer than the cap. With `drain` the rest of a long line is read and dropped
+/// (the engine answers it and reads the next command); without, reading stops at the cap (a
+/// client gives up on an engine that writes without end).
+pub(crate) fn read_line_capped<R: std::io::BufRead>(
+    input: &mut R,
+    line: &mut Vec<u8>,
+    drain: bool,
+) -> std::io::Result<(usize, bool)> {
+    line.clear();
+    let (mut total, mut long) = (0, false);
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((total, long));
+        }
+        let (take, ends) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let room = MAX_LINE.saturating_sub(line.len());
+        long |= take > room;
+        line.extend_from_slice(&buf[..take.min(room)]);
+        input.consume(take);
+        total += take;
+        if ends || (long && !drain) {
+            return Ok((total, long));
+        }
+    }
+}
+
 /// The column letters of GTP vertices: no I.
 const COLS: &[u8] = b"ABCDEFGHJKLMNOPQRST";
 

@@ -194,7 +194,6 @@ struct Mcts {
 }
 
 const NUMBER: &str = "a number";
-const POSITIVE: &str = "an integer >= 1";
 
 /// Every count a player spec takes (`sims`, `rollouts`, `n_fast`) is at most the run spec's
 /// [`MAX_SIMULATIONS`](crate::runs::spec::MAX_SIMULATIONS), so a typo cannot start a search
@@ -202,13 +201,18 @@ const POSITIVE: &str = "an integer >= 1";
 const COUNT: &str = "an integer from 1 to 1000000";
 const _: () = assert!(crate::runs::spec::MAX_SIMULATIONS == 1_000_000);
 
-/// `value` as a count: an integer up to [`COUNT`]'s limit.
+/// `value` as a count: an integer up to [`COUNT`]'s limit (0 is refused where it is read,
+/// naming that key's own lower bound). Every other refusal names the range, whether the text
+/// is no integer or too large for any integer type (`99999999999`).
 fn count(value: &str) -> Result<u32, Refused> {
-    match parse::<u32>(value, POSITIVE)? {
-        n if n > crate::runs::spec::MAX_SIMULATIONS => Err(Refused::Allowed(COUNT)),
-        n => Ok(n),
+    match value.parse::<u32>() {
+        Ok(n) if n <= crate::runs::spec::MAX_SIMULATIONS => Ok(n),
+        _ => Err(Refused::Allowed(COUNT)),
     }
 }
+
+/// The iterations `model:RUN@I` may name (a run's iterations are `u32`s).
+const ITERATION: &str = "an iteration from 0 to 4294967295";
 
 /// The keys of `mcts:`, in the order of the canonical text.
 const MCTS_KEYS: &[Key<Mcts>] = &[
@@ -575,8 +579,8 @@ fn parse_model(text: &str, rest: &str) -> Result<PlayerSpec, PlayerError> {
     let Some((run, it)) = head.rsplit_once('@') else {
         return Err(bad(text, "give model:RUN@I (a run and an iteration)"));
     };
-    let iteration = parse(it.trim(), "an iteration number >= 0")
-        .map_err(|r| bad(text, r.message("@", it.trim())))?;
+    let iteration =
+        parse(it.trim(), ITERATION).map_err(|r| bad(text, r.message("@", it.trim())))?;
     let mut sims = None;
     for part in rest.split(',').filter(|p| !p.trim().is_empty()) {
         match part.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {

@@ -22,6 +22,7 @@
 
 use super::spec::{check_name, check_override};
 use super::{RunConfig, RunError, Settings};
+use crate::error::SettingError;
 
 /// An override: a dotted key and its TOML value.
 pub(crate) type Override = (String, toml::Value);
@@ -564,6 +565,9 @@ pub fn spec_with_overrides(
             "seed" => seed = Some(seed_of(v, what)?),
             _ => rest.push((k.clone(), v.clone())),
         }
+        // A number out of any range is named as such, before serde reads it as a type error.
+        check_override(k, v, Some(&base_cfg.settings))
+            .map_err(|e| RunError::Usage(format!("{what} {k}={v}: {e}")))?;
     }
     if seed.is_some() {
         table.remove("seed");
@@ -592,9 +596,10 @@ pub fn spec_with_overrides(
     Ok((cfg, text))
 }
 
-/// A `seed` override's value: a non-negative integer. TOML integers stop at 2^63 - 1: a
-/// larger seed arrives as the text `--set` kept.
+/// A `seed` override's value: an integer from 0 to 2^64 - 1. TOML integers stop at 2^63 - 1:
+/// a larger seed arrives as the text `--set` kept. Refused in the one form every number has.
 fn seed_of(v: &toml::Value, what: &str) -> Result<u64, RunError> {
+    let shown = v.as_str().map_or_else(|| v.to_string(), str::to_string);
     v.as_integer()
         .and_then(|i| u64::try_from(i).ok())
         .or_else(|| {
@@ -602,7 +607,10 @@ fn seed_of(v: &toml::Value, what: &str) -> Result<u64, RunError> {
                 .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
                 .and_then(|t| t.parse().ok())
         })
-        .ok_or_else(|| RunError::Usage(format!("{what} seed={v}: give a non-negative integer")))
+        .ok_or_else(|| {
+            let e = SettingError::new("seed", &shown, "an integer from 0 to 18446744073709551615");
+            RunError::Usage(format!("{what} seed={shown}: {e}"))
+        })
 }
 
 /// Writes `value` at the dotted `key` of `table` (`search.init_q` is `init_q` in the table

@@ -177,8 +177,9 @@ fn refs_of<G: Abilities>(
 /// Checks every run row against its chain (docs/store.md, "fsck"): its own `iterations` rows
 /// are exactly those after its branch point up to `iterations_done`, no more than planned;
 /// each row's record is that iteration, following the one before it (a branch's first, its
-/// parent's at the branch point); the head is the last one's hash. Returns one line per
-/// disagreement, naming the run.
+/// parent's at the branch point); the head is the last one's hash; and every row derived from
+/// a record agrees with it ([`check_derived_rows`]). Returns one line per disagreement, naming
+/// the run.
 pub fn check_run_rows(store: &Store) -> Result<Vec<String>, RunError> {
     let runs = store.runs()?;
     let mut problems = Vec::new();
@@ -256,5 +257,145 @@ pub fn check_run_rows(store: &Store) -> Result<Vec<String>, RunError> {
             }
         }
     }
+    problems.extend(check_derived_rows(store)?);
     Ok(problems)
+}
+
+/// Checks every row derived from a record against that record (docs/store.md, "fsck"):
+/// each `evaluations` row names the evaluation its iteration record names (none for an
+/// iteration the interval skipped), each evaluation's `metrics` rows are exactly the values
+/// its record holds, no metric row lacks its evaluation, and each iteration's `run_games`
+/// rows are the games its record lists, in order. Returns one line per disagreement, naming
+/// the run and the iteration; a run whose records cannot be read is left to the reference
+/// check, which names it.
+pub fn check_derived_rows(store: &Store) -> Result<Vec<String>, RunError> {
+    let mut problems = Vec::new();
+    for run in store.runs()? {
+        let Ok(r) = store.get::<RunRecord>(&run.hash) else {
+            continue;
+        };
+        let (Ok(settings), Ok(game)) = (load_settings(store, &r.settings), r.variant.parse())
+        else {
+            continue;
+        };
+        let kind = settings.learner.kind;
+        let found = crate::with_game!(&game, |g| derived_of(g, kind, store, &run))?;
+        let who = format!("run {} ({})", run.id, run.name);
+        problems.extend(found.into_iter().map(|p| format!("{who}: {p}")));
+    }
+    Ok(problems)
+}
+
+/// [`check_derived_rows`] for one run, its game type picked by `g` and its learner by `kind`.
+fn derived_of<G: Abilities>(
+    _: &G,
+    kind: LearnerKind,
+    store: &Store,
+    run: &RunRow,
+) -> Result<Vec<String>, RunError> {
+    crate::with_learner!(kind, L => derived_rows::<G, L<G>>(store, run))
+}
+
+/// The evaluation each of `run`'s own iterations names, as its record says (`None`: not
+/// measured), and the games it lists; records that cannot be read are skipped.
+type OwnRecords = Vec<(u32, Option<ObjectHash>, Vec<ObjectHash>)>;
+
+fn own_records(store: &Store, run: &RunRow) -> Result<OwnRecords, RunError> {
+    let mut out = Vec::new();
+    for (i, h) in store.iteration_hashes(run.id)? {
+        if let Ok(r) = store.get::<IterationRecord>(&h) {
+            let measured = !super::records::NotMeasured::is(&r.evaluation);
+            out.push((i, measured.then_some(r.evaluation), r.games));
+        }
+    }
+    Ok(out)
+}
+
+fn derived_rows<G: Abilities, L: Learner<G>>(
+    store: &Store,
+    run: &RunRow,
+) -> Result<Vec<String>, RunError> {
+    let mut problems = Vec::new();
+    let rows: std::collections::BTreeMap<u32, ObjectHash> =
+        store.evaluation_hashes(run.id)?.into_iter().collect();
+    for (i, evaluation, games) in own_records(store, run)? {
+        let row = rows.get(&i).copied();
+        if row != evaluation {
+            let show = |h: Option<ObjectHash>| h.map_or_else(|| "none".into(), |h| h.to_hex());
+            problems.push(format!(
+                "iteration {i}: the `evaluations` row names {}, the iteration record {}",
+                show(row),
+                show(evaluation)
+            ));
+        }
+        let listed: Vec<ObjectHash> = store
+            .run_games(run.id, i)?
+            .into_iter()
+            .map(|g| g.1)
+            .collect();
+        if listed != games {
+            problems.push(format!(
+                "iteration {i}: {} `run_games` rows, but the iteration record lists {} games \
+                 (or other ones)",
+                listed.len(),
+                games.len()
+            ));
+        }
+    }
+    let mut stored: std::collections::BTreeMap<u32, Vec<(String, f64)>> = Default::default();
+    for (i, name, value) in store.metric_rows(run.id)? {
+        stored.entry(i).or_default().push((name, value));
+    }
+    for (i, h) in &rows {
+        let Ok(e) = store.get::<L::Evaluation>(h) else {
+            continue; // an unreadable evaluation is named by the reference check
+        };
+        let mut expected: Vec<(String, f64)> = L::metric_values(&e)
+            .into_iter()
+            .filter_map(|(name, v)| v.map(|v| (name.to_string(), v)))
+            .collect();
+        expected.sort_by(|a, b| a.0.cmp(&b.0));
+        let got = stored.remove(i).unwrap_or_default();
+        if let Some(p) = metric_difference(&expected, &got) {
+            problems.push(format!("iteration {i}: {p}"));
+        }
+    }
+    for i in stored.keys() {
+        problems.push(format!(
+            "iteration {i}: `metrics` rows without an evaluation"
+        ));
+    }
+    Ok(problems)
+}
+
+/// How the stored `metrics` rows `got` differ from the record's values `expected` (both
+/// sorted by name), or `None`.
+fn metric_difference(expected: &[(String, f64)], got: &[(String, f64)]) -> Option<String> {
+    let names = |v: &[(String, f64)], other: &[(String, f64)]| -> Vec<String> {
+        v.iter()
+            .filter(|(n, _)| !other.iter().any(|(m, _)| m == n))
+            .map(|(n, _)| n.clone())
+            .collect()
+    };
+    let (missing, extra) = (names(expected, got), names(got, expected));
+    if !missing.is_empty() || !extra.is_empty() {
+        return Some(format!(
+            "`metrics` rows missing: [{}], not in the evaluation record: [{}]",
+            missing.join(", "),
+            extra.join(", ")
+        ));
+    }
+    // NUMERIC affinity stores an integral value as an integer: equal as numbers.
+    let differ: Vec<String> = expected
+        .iter()
+        .zip(got)
+        .filter(|((_, a), (_, b))| a != b)
+        .map(|((n, a), (_, b))| format!("{n} = {b} (the record's: {a})"))
+        .collect();
+    (!differ.is_empty()).then(|| {
+        format!(
+            "`metrics` rows differ from the evaluation record: {}",
+            differ.join(", ")
+        )
+    })
 }

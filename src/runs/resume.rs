@@ -52,9 +52,13 @@ pub fn resume_on(
     let since = Instant::now();
     let row = find(store, text)?;
     if row.iterations_done >= row.iterations_planned {
-        // A process killed between its last commit and its unlock leaves a dead holder:
-        // taken over and released (a live holder is left alone).
+        // A process killed (or failed) between its last commit and its unlock leaves a dead
+        // holder and a run stored as running: taken over, marked done (every iteration is
+        // committed) and released (a live holder is left alone).
         if store.lock_run(row.id).is_ok() {
+            if row.status != crate::store::RunStatus::Done {
+                let _ = store.set_run_status(row.id, crate::store::RunStatus::Done);
+            }
             let _ = store.unlock_run(row.id);
         }
         return Ok(Resumed::Finished {

@@ -250,19 +250,55 @@ impl From<SettingError> for SpecError {
 }
 
 /// A run name: not empty, not blank at either end, no control characters (a newline or an
-/// escape sequence would garble `ls`), and not a number (a number names a run
-/// by id; docs/store.md, "Naming runs, sweeps and objects").
+/// escape sequence would garble `ls`), no invisible characters ([`invisible`]: a name must
+/// read as what it is), and not a number (a number names a run by id; docs/store.md,
+/// "Naming runs, sweeps and objects"). Every name a run is given passes here: the spec's,
+/// `--set name=`, and a branch's.
 pub(crate) fn check_name(name: &str) -> Result<(), SpecError> {
-    let allowed = "a non-empty label without spaces at either end or control characters \
-                   that is not a number (numbers name runs by id)";
+    let allowed = "a non-empty label without spaces at either end, control characters or \
+                   invisible format characters (U+200B, U+202E, U+2028, ...) that is not a \
+                   number (numbers name runs by id)";
     if name.trim().is_empty()
         || name.trim() != name
         || name.parse::<i64>().is_ok()
-        || name.chars().any(char::is_control)
+        || name.chars().any(|c| c.is_control() || invisible(c))
     {
         return Err(range("name", format!("{name:?}"), allowed));
     }
     Ok(())
+}
+
+/// Whether `c` is a Unicode format character (general category Cf: zero-width spaces and
+/// joiners, bidirectional overrides and isolates, the byte order mark, tags, ...) or a line or
+/// paragraph separator (U+2028, U+2029): characters that print as nothing, or reorder or
+/// break the text around them, so that two names that look alike differ. The Cf ranges of
+/// Unicode 16 (std has no category table).
+pub(crate) fn invisible(c: char) -> bool {
+    const RANGES: &[(u32, u32)] = &[
+        (0x00AD, 0x00AD),
+        (0x0600, 0x0605),
+        (0x061C, 0x061C),
+        (0x06DD, 0x06DD),
+        (0x070F, 0x070F),
+        (0x0890, 0x0891),
+        (0x08E2, 0x08E2),
+        (0x180E, 0x180E),
+        (0x200B, 0x200F),
+        (0x2028, 0x202E),
+        (0x2060, 0x2064),
+        (0x2066, 0x206F),
+        (0xFEFF, 0xFEFF),
+        (0xFFF9, 0xFFFB),
+        (0x110BD, 0x110BD),
+        (0x110CD, 0x110CD),
+        (0x13430, 0x1343F),
+        (0x1BCA0, 0x1BCA3),
+        (0x1D173, 0x1D17A),
+        (0xE0001, 0xE0001),
+        (0xE0020, 0xE007F),
+    ];
+    let c = c as u32;
+    RANGES.iter().any(|&(lo, hi)| (lo..=hi).contains(&c))
 }
 
 /// The magnitudes a real-valued setting may have (besides 0): wide enough for every rate,
@@ -343,7 +379,24 @@ fn check_shapes(key: &str, input: &toml::Value, read: &toml::Value) -> Result<()
             got.get(k)
                 .map_or(Ok(()), |g| check_shapes(&join(key, k), x, g))
         }),
+        // A number TOML cannot hold arrives as the text `--set` kept (`NaN`, `1e400`,
+        // `18446744073709551616`): refused as out of range, like any number, not as serde's
+        // "invalid type: string".
+        (toml::Value::String(t), toml::Value::Integer(_) | toml::Value::Float(_))
+            if t.trim().parse::<f64>().is_ok() =>
+        {
+            Err(range(key, t.trim(), number_allowed(read)))
+        }
         _ => Ok(()),
+    }
+}
+
+/// What a setting whose value reads as `read` allows, for a number that is no number TOML
+/// holds (the setting's own range, narrower, is checked once the number is one).
+fn number_allowed(read: &toml::Value) -> &'static str {
+    match read {
+        toml::Value::Integer(_) => "an integer from -9223372036854775808 to 9223372036854775807",
+        _ => "a finite number, 0 or of magnitude 1e-12 to 1e12",
     }
 }
 

@@ -295,7 +295,8 @@ pub(super) fn run(store: &Store, row: &RunRow) -> Result<Json, Reply> {
 /// `next_from` says where the next reply starts when there are more.
 pub(super) fn metrics(store: &Store, row: &RunRow, req: &Request) -> Result<Json, Reply> {
     req.only(&["from"])?;
-    let from = req.int("from", 0, 0, u64::from(u32::MAX))?;
+    // `from` past the run's last iteration is a 400 naming the range, not an empty reply.
+    let from = req.int("from", 0, 0, u64::from(row.iterations_done))?;
     let id = row.id;
     let names = query(
         store,
@@ -386,12 +387,16 @@ pub(super) fn metrics(store: &Store, row: &RunRow, req: &Request) -> Result<Json
 /// and address), a page at a time; without `iteration`, the run's last.
 pub(super) fn games(store: &Store, row: &RunRow, req: &Request) -> Result<Json, Reply> {
     req.only(&["iteration", "page", "per_page"])?;
-    let iteration = req.int(
-        "iteration",
-        u64::from(row.iterations_done.max(1)),
-        1,
-        u64::from(u32::MAX),
-    )? as u32;
+    // Only the run's iterations: one past its end is a 400 naming the range, not an empty
+    // list (a run with none yet has no games to page through).
+    if row.iterations_done == 0 {
+        return Err(Reply::error(
+            404,
+            format!("run {} has no iterations yet, so no games", row.id),
+        ));
+    }
+    let done = u64::from(row.iterations_done);
+    let iteration = req.int("iteration", done, 1, done)? as u32;
     let page = req.int("page", 1, 1, MAX_PAGE)?;
     let per_page = req.int("per_page", 100, 1, MAX_GAMES_PER_PAGE)?;
     let all = store.run_games(row.id, iteration).map_err(store_error)?;

@@ -16,6 +16,8 @@
 //! store meanwhile.
 
 mod api;
+#[cfg(test)]
+mod fuzz;
 mod game_view;
 mod http;
 mod positions;

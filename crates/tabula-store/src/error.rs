@@ -57,6 +57,9 @@ pub enum StoreError {
         "cannot create a store at {path}: the directory {dir} does not exist (create it first)"
     )]
     NoDirectory { path: String, dir: String },
+    /// A new store could not be made; nothing was left at its path.
+    #[error("store {path} could not be created ({why}); nothing was left at that path")]
+    Create { path: String, why: String },
     #[error(
         "store {path} cannot be written (the file or its directory is read-only); commands \
          that only read it (ls, show, sql, fsck, checkout, verify, replay) still work"

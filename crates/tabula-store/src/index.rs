@@ -180,6 +180,16 @@ impl Store {
         runs::iteration_hashes(&self.conn, run_id).map_err(|e| self.err(e))
     }
 
+    /// The `evaluations` rows of a run: (iteration, evaluation record hash), ascending.
+    pub fn evaluation_hashes(&self, run_id: i64) -> Result<Vec<(u32, ObjectHash)>> {
+        runs::evaluation_hashes(&self.conn, run_id).map_err(|e| self.err(e))
+    }
+
+    /// The `metrics` rows of a run: (iteration, metric name, value), by iteration then name.
+    pub fn metric_rows(&self, run_id: i64) -> Result<Vec<(u32, String, f64)>> {
+        runs::metric_rows(&self.conn, run_id).map_err(|e| self.err(e))
+    }
+
     /// Snapshots whose objects were deliberately not all stored (full checkpoints derived
     /// like deltas; see `Learner::KEEP_FULL_EVERY` in the tabula crate).
     pub fn unkept_snapshots(&self) -> Result<Vec<ObjectHash>> {

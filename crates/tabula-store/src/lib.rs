@@ -33,6 +33,7 @@ mod batch;
 mod clock;
 mod encoded;
 mod error;
+mod failpoint;
 mod hash;
 mod index;
 mod merge;
@@ -177,16 +178,46 @@ impl Store {
                 Err(e) => return Err(sqlite(&path, e)),
             }
         };
-        let out = f(&Writer {
-            tx: &tx,
-            path: &path,
-        })
-        .and_then(|out| tx.commit().map_err(|e| sqlite(&path, e)).map(|()| out));
+        // The write steps a fault-injection test fails one at a time (failpoint.rs).
+        let step = |point| failpoint::hit(point).map_err(|e| sqlite(&path, e));
+        let out = step("begin")
+            .and_then(|()| {
+                f(&Writer {
+                    tx: &tx,
+                    path: &path,
+                })
+            })
+            .and_then(|out| step("commit").map(|()| out))
+            .and_then(|out| tx.commit().map_err(|e| sqlite(&path, e)).map(|()| out))
+            .and_then(|out| step("committed").map(|()| out));
         if out.is_err() {
             // Rolled back: pack ids read in this transaction may be reused.
             self.packs.clear();
         }
         out
+    }
+
+    /// Runs `f` inside one read transaction of this connection: every read `f` makes of the
+    /// store sees one snapshot, the state at one commit, whatever a writer commits meanwhile
+    /// (a check of a store a run is writing, `merge`'s check of a running shard).
+    pub fn in_snapshot<T>(&self, f: impl FnOnce(&Store) -> T) -> Result<T> {
+        // A read-only store's authorizer refuses transaction statements (the SQL console's
+        // guard); these two are the store's own, let through one at a time.
+        let own = |on: bool| {
+            if let Some(g) = &self.guard {
+                g.allow_own_transaction(on);
+            }
+        };
+        own(true);
+        let tx = self.conn.unchecked_transaction();
+        own(false);
+        let tx = tx.map_err(|e| self.err(e))?;
+        let out = f(self);
+        own(true);
+        // Nothing was written: ending it is a rollback.
+        drop(tx);
+        own(false);
+        Ok(out)
     }
 
     /// Recomputes every object's hash from its kind and bytes.

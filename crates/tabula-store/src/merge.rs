@@ -65,8 +65,18 @@ const SPECIAL: &[&str] = &[
 ];
 
 fn fail(path: &Path, what: impl std::fmt::Display) -> StoreError {
+    let what = what.to_string();
+    // SQLite names no row: say what a failed reference means here.
+    let why = match what.contains("FOREIGN KEY constraint failed") {
+        true => format!(
+            " (a row of the source names a record or run it does not hold: `tabula --db {} \
+             fsck` lists it)",
+            path.display()
+        ),
+        false => String::new(),
+    };
     StoreError::Query(format!(
-        "merge: {}: {what}; nothing was merged",
+        "merge: {}: {what}{why}; nothing was merged",
         path.display()
     ))
 }
@@ -133,12 +143,14 @@ pub(super) fn merge(
         let mut out = Vec::new();
         for (p, src) in &conns {
             let sql = |e: rusqlite::Error| fail(p, e);
-            out.push(
-                merge_one(w.tx, &src.conn, p, equivalent).map_err(|e| match e {
-                    MergeError::Sqlite(e) => sql(e),
-                    MergeError::Store(e) => e,
-                })?,
-            );
+            // Every table of a source is read in one read transaction: one snapshot of its
+            // committed state, so a source a run is writing (a running shard) merges as it
+            // stood at one commit, never half of one (a game row whose pack came later).
+            let merged = src.in_snapshot(|src| merge_one(w.tx, &src.conn, p, equivalent))?;
+            out.push(merged.map_err(|e| match e {
+                MergeError::Sqlite(e) => sql(e),
+                MergeError::Store(e) => e,
+            })?);
             // What was read of a source a writer changed meanwhile is not merged.
             src.check_unchanged()?;
         }

@@ -47,8 +47,19 @@ impl Store {
     /// migrations. A store written by a newer tabula is refused, and so is a path that is not
     /// a regular file, a file that is not SQLite, and a SQLite database that is not a tabula
     /// store (so its tables are never added to someone else's database).
+    ///
+    /// A new store is made whole or not at all ([`create`]): a failure while making it (a full
+    /// disk, an I/O error), or a kill, leaves nothing at `path`.
     pub fn open(path: &Path) -> Result<Store> {
-        check_path(path, true)?;
+        if check_path(path, true)?.is_none() {
+            create(path)?;
+        }
+        Store::open_existing_or_new(path)
+    }
+
+    /// [`Store::open`] after its path check: opens (SQLite creating a missing file), configures
+    /// and migrates.
+    fn open_existing_or_new(path: &Path) -> Result<Store> {
         let conn = Connection::open(path).map_err(|e| sqlite(path, e))?;
         let mut store = Store {
             conn,
@@ -69,6 +80,8 @@ impl Store {
         };
         store.refuse_foreign()?;
         store.configure().map_err(cannot_write)?;
+        // A write step of its own (failpoint.rs): the file is open, its schema not yet checked.
+        super::failpoint::hit("open").map_err(|e| store.err(e))?;
         schema::migrate(&mut store.conn)
             .map_err(|e| store.schema_err(e))
             .map_err(cannot_write)?;
@@ -105,6 +118,17 @@ impl Store {
             return Err(StoreError::NotAStore {
                 path: path.display().to_string(),
                 reason: "the file is empty".into(),
+            });
+        }
+        // `migrate` brings a tabula store up to date; it does not make one. An empty SQLite
+        // file (version 0, no tables) would otherwise get the whole schema and the report
+        // "nothing to do".
+        if schema::is_blank(path) {
+            return Err(StoreError::NotAStore {
+                path: path.display().to_string(),
+                reason: "an empty SQLite database (no tabula schema yet); `migrate` updates a \
+                         tabula store, a writing command (`run`, `solve`) creates one"
+                    .into(),
             });
         }
         let before = schema::older(path).unwrap_or(schema::VERSION);
@@ -338,4 +362,44 @@ fn read_only_connection(path: &Path, query: &str) -> Result<Connection> {
     };
     setup().map_err(|e| sqlite(path, e))?;
     Ok(conn)
+}
+
+/// Makes a new store at `path`, whole or not at all: its schema is written into a file beside
+/// it (`.NAME.new-PID`), which is closed and then hard-linked to `path`. A link never replaces
+/// a file, so a store another process made at `path` meanwhile is kept (and this one dropped);
+/// a failure or a kill before the link leaves nothing at `path` (a kill may leave the hidden
+/// file beside it). On a file system without hard links the file is renamed instead.
+fn create(path: &Path) -> Result<()> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "store".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.new-{}", std::process::id()));
+    let remove = |p: &Path| {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+        }
+    };
+    remove(&tmp);
+    // The error names the store the user asked for, not the file beside it.
+    let named = |e: StoreError| StoreError::Create {
+        path: path.display().to_string(),
+        why: e
+            .to_string()
+            .replace(&tmp.display().to_string(), &path.display().to_string()),
+    };
+    let made = Store::open_existing_or_new(&tmp).map(drop).map_err(named);
+    let linked = made.and_then(|()| match std::fs::hard_link(&tmp, path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(_) if !path.exists() => std::fs::rename(&tmp, path).map_err(|e| StoreError::Create {
+            path: path.display().to_string(),
+            why: e.to_string(),
+        }),
+        Err(e) => Err(StoreError::Create {
+            path: path.display().to_string(),
+            why: e.to_string(),
+        }),
+    });
+    remove(&tmp);
+    linked
 }

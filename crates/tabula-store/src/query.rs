@@ -200,6 +200,17 @@ pub(super) struct Guard {
     /// What the authorizer last refused, for the error message.
     denied: Mutex<Option<String>>,
     clock: Mutex<Clock>,
+    /// Set only while the store itself begins or ends a read transaction
+    /// ([`super::Store::in_snapshot`]): never while a console query is prepared.
+    own_transaction: std::sync::atomic::AtomicBool,
+}
+
+impl Guard {
+    /// Lets the store's own `BEGIN`/`ROLLBACK` through the authorizer while `on`.
+    pub(super) fn allow_own_transaction(&self, on: bool) {
+        self.own_transaction
+            .store(on, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// The working-time budget of the running query.
@@ -224,6 +235,12 @@ pub(super) fn install(conn: &mut Connection) -> rusqlite::Result<Arc<Guard>> {
     let g = Arc::clone(&guard);
     conn.authorizer(Some(move |ctx: AuthContext<'_>| match refusal(&ctx) {
         None => Authorization::Allow,
+        Some(_)
+            if matches!(ctx.action, AuthAction::Transaction { .. })
+                && g.own_transaction.load(std::sync::atomic::Ordering::SeqCst) =>
+        {
+            Authorization::Allow
+        }
         Some(what) => {
             // SQLite stops at the first refusal, so the first names the statement.
             lock(&g.denied).get_or_insert(what);

@@ -758,6 +758,30 @@ pub(super) fn has_evaluation(
         .exists(params![run_id, iteration])
 }
 
+/// The `evaluations` rows of a run: (iteration, record hash), ascending.
+pub(super) fn evaluation_hashes(
+    conn: &Connection,
+    run_id: i64,
+) -> rusqlite::Result<Vec<(u32, ObjectHash)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT iteration, hash FROM evaluations WHERE run_id = ?1 ORDER BY iteration",
+    )?;
+    stmt.query_map([run_id], |r| Ok((r.get(0)?, blob_hash(r.get(1)?, 1)?)))?
+        .collect()
+}
+
+/// The `metrics` rows of a run: (iteration, name, value), by iteration then name.
+pub(super) fn metric_rows(
+    conn: &Connection,
+    run_id: i64,
+) -> rusqlite::Result<Vec<(u32, String, f64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT iteration, name, value FROM metrics WHERE run_id = ?1 ORDER BY iteration, name",
+    )?;
+    stmt.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect()
+}
+
 /// The stored iteration rows of a run: (iteration, record hash), ascending.
 pub(super) fn iteration_hashes(
     conn: &Connection,

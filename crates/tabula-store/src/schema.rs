@@ -79,13 +79,32 @@ impl From<rusqlite::Error> for SchemaError {
 /// plain read-only open of a WAL store creates `-shm`). Version 0 (an empty or foreign SQLite
 /// file) is not an older store: a read-only open must not turn it into one.
 pub(super) fn older(path: &std::path::Path) -> Option<i64> {
+    version_in_file(path).filter(|v| (1..VERSION).contains(v))
+}
+
+/// The schema version in the file at `path` (0: a SQLite file without a tabula schema),
+/// read as [`older`] reads it; `None` when it cannot be read.
+pub(super) fn version_in_file(path: &std::path::Path) -> Option<i64> {
+    immutable(path).and_then(|c| version(&c)).ok()
+}
+
+/// Whether the file at `path` is an empty SQLite database: schema version 0, no table, view
+/// or index (a foreign database, with tables, is told apart by the writer's own check).
+pub(super) fn is_blank(path: &std::path::Path) -> bool {
+    let count = |c: Connection| {
+        c.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+            r.get::<_, i64>(0)
+        })
+    };
+    version_in_file(path) == Some(0) && immutable(path).and_then(count).ok() == Some(0)
+}
+
+/// `path` opened read-only and immutable: no lock, no side file.
+fn immutable(path: &std::path::Path) -> rusqlite::Result<Connection> {
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
         | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
         | rusqlite::OpenFlags::SQLITE_OPEN_URI;
     Connection::open_with_flags(super::paths::file_uri(path, "immutable=1"), flags)
-        .and_then(|c| version(&c))
-        .ok()
-        .filter(|v| (1..VERSION).contains(v))
 }
 
 /// Refuses stores newer than this build.
@@ -110,6 +129,8 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), SchemaError> {
     if v == VERSION {
         return Ok(());
     }
+    // A write step (failpoint.rs): inside the migrations' transaction.
+    super::failpoint::hit("migrate")?;
     for (_, sql) in &MIGRATIONS[v as usize..] {
         tx.execute_batch(sql)?;
     }

@@ -332,18 +332,7 @@ impl NetworkSettings {
                 }
             }
         }
-        if self.arch == ArchKind::Mlp {
-            let resnet_only = [
-                ("bottleneck", self.bottleneck != 0),
-                ("batch_norm", self.batch_norm),
-                ("conv_bias", self.conv_bias),
-                ("stem", self.stem != StemKind::Same),
-                ("head", self.head != HeadKind::Dense),
-            ];
-            if let Some((key, _)) = resnet_only.iter().find(|k| k.1) {
-                return Err(bad(key, "set", "only with arch = \"resnet\""));
-            }
-        }
+        self.validate_arch_keys()?;
         if self.conv_bias && !self.batch_norm {
             return Err(bad(
                 "conv_bias",
@@ -353,6 +342,49 @@ impl NetworkSettings {
             ));
         }
         Ok(())
+    }
+
+    /// Every key of the architecture the run does not use is refused, not ignored: the
+    /// ResNet's keys with `arch = "mlp"` (`blocks`, `channels` and the rest), the MLP's
+    /// `hidden` with `arch = "resnet"`. A key the record always holds counts as set when it
+    /// differs from its default (a spec that writes the default is the same spec).
+    fn validate_arch_keys(&self) -> Result<(), SettingError> {
+        let d = NetworkSettings::default();
+        let set = |differs: bool, v: String| differs.then_some(v);
+        let (unused, arch) = match self.arch {
+            ArchKind::Mlp => (
+                vec![
+                    (
+                        "blocks",
+                        set(self.blocks != d.blocks, self.blocks.to_string()),
+                    ),
+                    (
+                        "channels",
+                        set(self.channels != d.channels, self.channels.to_string()),
+                    ),
+                    (
+                        "bottleneck",
+                        set(self.bottleneck != 0, self.bottleneck.to_string()),
+                    ),
+                    ("batch_norm", set(self.batch_norm, "true".into())),
+                    ("conv_bias", set(self.conv_bias, "true".into())),
+                    ("stem", set(self.stem != StemKind::Same, "set".into())),
+                    ("head", set(self.head != HeadKind::Dense, "set".into())),
+                ],
+                "resnet",
+            ),
+            ArchKind::ResNet => (
+                vec![(
+                    "hidden",
+                    set(self.hidden != d.hidden, format!("{:?}", self.hidden)),
+                )],
+                "mlp",
+            ),
+        };
+        match unused.into_iter().find_map(|(k, v)| v.map(|v| (k, v))) {
+            Some((key, v)) => Err(bad(key, v, &format!("only with arch = \"{arch}\""))),
+            None => Ok(()),
+        }
     }
 
     /// The optimiser: the learning-rate schedule, momenta, weight decay and epsilon.
