@@ -204,7 +204,6 @@ const CASES: &[Case] = &[
     case(&["--db", "{db}", "match", "ewn:3x3x2", "--a", "model:tiny@99999999999", "--b", "random"], 1, "@=99999999999 is not allowed; allowed: an iteration from 0 to 4294967295"),
     // --- a setting the architecture does not use is refused (issue 49, cause 10) ---------------
     case(&["--db", "{db}", "run", "{dir}/net-mlp-channels.toml"], 1, "`learner.network.channels` = 16 is out of range; allowed: only with arch = \"resnet\""),
-    case(&["--db", "{db}", "run", "{dir}/net-resnet-hidden.toml"], 1, "`learner.network.hidden` = [8] is out of range; allowed: only with arch = \"mlp\""),
     // --- migrate updates a store; it makes none (issue 49, cause 9) ---------------------------
     case(&["--db", "{blank}", "migrate"], 1, "an empty SQLite database (no tabula schema yet); `migrate` updates a tabula store"),
     case(&["--db", "{blank}", "migrate", "--json"], 1, "an empty SQLite database"),
@@ -349,7 +348,6 @@ games = 20
             ("net-mirror.toml", "augment = \"mirror\""),
             ("net-epochs.toml", "train_epochs = 2\ntrain_steps = 10"),
             ("net-mlp-channels.toml", "channels = 16"),
-            ("net-resnet-hidden.toml", "arch = \"resnet\"\nhidden = [8]"),
         ] {
             std::fs::write(
                 dir.join(file),

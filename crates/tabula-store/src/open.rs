@@ -365,7 +365,7 @@ fn read_only_connection(path: &Path, query: &str) -> Result<Connection> {
 }
 
 /// Makes a new store at `path`, whole or not at all: its schema is written into a file beside
-/// it (`.NAME.new-PID`), which is closed and then hard-linked to `path`. A link never replaces
+/// it (`.NAME.new-PID-N`), which is closed and then hard-linked to `path`. A link never replaces
 /// a file, so a store another process made at `path` meanwhile is kept (and this one dropped);
 /// a failure or a kill before the link leaves nothing at `path` (a kill may leave the hidden
 /// file beside it). On a file system without hard links the file is renamed instead.
@@ -373,7 +373,10 @@ fn create(path: &Path) -> Result<()> {
     let name = path
         .file_name()
         .map_or_else(|| "store".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.new-{}", std::process::id()));
+    // Unique per process and per call: two threads may create one store at once.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_file_name(format!(".{name}.new-{}-{call}", std::process::id()));
     let remove = |p: &Path| {
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));

@@ -344,9 +344,8 @@ impl NetworkSettings {
         Ok(())
     }
 
-    /// Every key of the architecture the run does not use is refused, not ignored: the
-    /// ResNet's keys with `arch = "mlp"` (`blocks`, `channels` and the rest), the MLP's
-    /// `hidden` with `arch = "resnet"`. A key the record always holds counts as set when it
+    /// Every key of the residual net is refused, not ignored, with `arch = "mlp"` (`blocks`,
+    /// `channels` and the rest). A key the record always holds counts as set when it
     /// differs from its default (a spec that writes the default is the same spec).
     fn validate_arch_keys(&self) -> Result<(), SettingError> {
         let d = NetworkSettings::default();
@@ -373,13 +372,8 @@ impl NetworkSettings {
                 ],
                 "resnet",
             ),
-            ArchKind::ResNet => (
-                vec![(
-                    "hidden",
-                    set(self.hidden != d.hidden, format!("{:?}", self.hidden)),
-                )],
-                "mlp",
-            ),
+            // `hidden` with a residual net is not refused: stored runs' settings hold it.
+            ArchKind::ResNet => (vec![], "mlp"),
         };
         match unused.into_iter().find_map(|(k, v)| v.map(|v| (k, v))) {
             Some((key, v)) => Err(bad(key, v, &format!("only with arch = \"{arch}\""))),
