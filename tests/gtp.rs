@@ -9,17 +9,22 @@ use std::process::{Command, Stdio};
 
 const TABULA: &str = env!("CARGO_BIN_EXE_tabula");
 
-/// Sends `commands` one at a time to a running `tabula gtp ARGS` and returns each response
-/// (the text between the mark and the empty line), read before the next command is sent.
-fn session(args: &[&str], commands: &[&str]) -> Vec<String> {
-    let mut child = Command::new(TABULA)
+/// `tabula gtp ARGS` started with its stdin and stdout piped.
+fn gtp(args: &[&str]) -> std::process::Child {
+    Command::new(TABULA)
         .arg("gtp")
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Sends `commands` one at a time to a running `tabula gtp ARGS` and returns each response
+/// (the text between the mark and the empty line), read before the next command is sent.
+fn session(args: &[&str], commands: &[&str]) -> Vec<String> {
+    let mut child = gtp(args);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut answers = Vec::new();
@@ -365,13 +370,7 @@ fn whole_games_against_gnu_go_agree_on_the_score() {
 /// its game fails with an error, not with memory that grows to the end of the input.
 #[test]
 fn endless_lines_are_capped_both_ways() {
-    let mut child = Command::new(TABULA)
-        .args(["gtp", "random", "--variant", "go:5x5"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
+    let mut child = gtp(&["random", "--variant", "go:5x5"]);
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         let chunk = vec![b'x'; 1 << 20];

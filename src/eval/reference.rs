@@ -484,7 +484,7 @@ pub(crate) fn c4_scores<G: Abilities, S>(
 
 /// The search player's best moves on the game's reference sets (Connect Four 7x6's), when
 /// `settings.c4_search` asks for them (empty otherwise, and on a game without sets): the
-/// learner's search at the run's simulations as evaluation play ([`evaluation_search`]),
+/// learner's search at the run's simulations as evaluation play ([`SearchConfig::as_evaluation`]),
 /// its move optimal when it is among the position's value-preserving moves (AlphaZero.jl's
 /// benchmark of its MCTS player). Position n of set SET at iteration i draws from the stream
 /// `c4-search(i,SET,n)` of the model seed; positions run in parallel, counted in file order.
@@ -497,7 +497,7 @@ pub(crate) fn c4_search_scores<G: Abilities, E: Evaluator<G>>(
     make_eval: impl Fn() -> E + Sync + Send,
 ) -> Vec<C4SearchScore> {
     // The run's simulations at this iteration (a progressive schedule moves them).
-    let cfg = evaluation_search(&search.at_iteration(iteration));
+    let cfg = search.at_iteration(iteration).as_evaluation();
     let mut out = Vec::new();
     if !settings.c4_search {
         return out;
@@ -535,12 +535,6 @@ pub(crate) fn c4_search_scores<G: Abilities, E: Evaluator<G>>(
     out
 }
 
-/// The learner's search settings in reference games: the run's knobs as evaluation play (no
-/// root noise, most visited move, every search full).
-pub(crate) fn evaluation_search(run: &SearchConfig) -> SearchConfig {
-    run.as_evaluation()
-}
-
 /// The scores against MCTS-Solver at every multiplier of `settings` after iteration
 /// `iteration`; `make_eval` makes the learner's leaf evaluator (one per worker), `previous`
 /// holds the last measured iteration's metric values (for the AUC, a sum over the measured
@@ -555,7 +549,7 @@ pub(crate) fn solver_scores<G: Game, E: Evaluator<G>>(
     make_eval: impl Fn() -> E + Sync + Send,
 ) -> Vec<SolverScore> {
     // The learner's search at this iteration's simulations (a schedule resolved).
-    let cfg = evaluation_search(&search.at_iteration(iteration));
+    let cfg = search.at_iteration(iteration).as_evaluation();
     let mut out = Vec::new();
     if settings.solver_games == 0 {
         return out;
@@ -618,7 +612,7 @@ pub(crate) fn greedy_scores<G: Abilities, E: Evaluator<G>>(
     if settings.greedy_games == 0 || !g.greedy_features(&state, &[], &mut Vec::new()) {
         return None;
     }
-    let mut cfg = evaluation_search(&search.at_iteration(iteration));
+    let mut cfg = search.at_iteration(iteration).as_evaluation();
     if let Some(n) = settings.greedy_simulations {
         cfg.simulations = n.into();
     }

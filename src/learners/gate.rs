@@ -165,7 +165,7 @@ mod tests {
             ..GateSettings::default()
         };
         assert!(settings.validate().is_ok());
-        let search = crate::eval::reference::evaluation_search(&SearchConfig::default());
+        let search = SearchConfig::default().as_evaluation();
         let run = |threads: usize| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)

@@ -511,10 +511,8 @@ impl SearchConfig {
     /// Evaluation play: no root noise, always the most visited action.
     pub fn evaluation(simulations: u32) -> SearchConfig {
         SearchConfig {
-            dirichlet_epsilon: 0.0,
-            temperature: 0.0,
             simulations: Simulations::fixed(simulations),
-            ..SearchConfig::default()
+            ..SearchConfig::default().as_evaluation()
         }
     }
 

@@ -1,7 +1,6 @@
 //! The network learner's model: the weights, the optimiser and the inference over a batch.
 
 use super::{NetEval, NetworkSettings, settings_of};
-use crate::eval::reference::evaluation_search;
 use crate::game::Game;
 use crate::games::Abilities;
 use crate::learners::gate::{GateResult, gate_score};
@@ -109,7 +108,7 @@ impl<G: Abilities> Network<G> {
         let (Some(gate), Some(best)) = (&self.settings.gate, &self.best) else {
             return;
         };
-        let search = evaluation_search(&ctx.search.at_iteration(iteration));
+        let search = ctx.search.at_iteration(iteration).as_evaluation();
         let score = gate_score(
             &self.game,
             gate,
