@@ -45,8 +45,11 @@ python-venv:
 	@./scripts/python-venv.sh || \
 		echo '!!! the Python venv could not be made: tests/onnx_export.rs will SKIP its ONNX Runtime check !!!'
 
+# The library's, the binary's and every integration test. Benches and examples have no tests:
+# clippy --all-targets above already checks that they compile, and building them again,
+# optimised and linked, cost CI minutes for nothing.
 test: lint chromium gnugo python-venv
-	$(CARGO) test --workspace --all-targets --no-fail-fast
+	$(CARGO) test --workspace --lib --bins --tests --no-fail-fast
 
 # A single-node Slurm cluster on this machine runs a small sweep as a job array, merges the
 # shards and checks the heads against an unsharded run (needs root and the Debian mirrors).

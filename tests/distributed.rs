@@ -3,8 +3,7 @@
 //! iteration, or of the trainer, ends at the uninterrupted head. Workers here are local
 //! processes; `make slurm-check` runs the same under a real Slurm.
 
-#[path = "common/binary.rs"]
-mod binary;
+use crate::binary;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};

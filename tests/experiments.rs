@@ -10,10 +10,8 @@ use std::time::{Duration, Instant};
 
 use tabula::experiments::sweep::{Shard, Sweep};
 
-#[path = "common/binary.rs"]
-mod binary;
-#[path = "common/python.rs"]
-mod python;
+use crate::binary;
+use crate::python;
 use binary::{bin, fails, json, ok, tabula};
 
 /// Run name -> head, from `tabula ls --json`.

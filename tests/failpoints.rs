@@ -7,8 +7,7 @@
 //! command it names) must reach the state the uninterrupted command reaches: the same runs
 //! with the same heads, the same solutions, notes and tags. Nothing may panic.
 
-#[path = "common/binary.rs"]
-mod binary;
+use crate::binary;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -5,8 +5,7 @@
 
 use std::path::Path;
 
-#[path = "common/binary.rs"]
-mod binary;
+use crate::binary;
 use binary::{ok, tabula};
 
 const FIXTURE: &str = concat!(

@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 
 use rand_core::Rng;
 
-#[path = "common/binary.rs"]
-mod binary;
+use crate::binary;
 use binary::{bin, json, ok, tabula};
 
 fn spawn(db: &Path, args: &[&str]) -> Child {

@@ -11,10 +11,8 @@
 //! check is SKIPPED, loudly; the command's own behaviour (formats, errors, no partial files) is
 //! tested either way.
 
-#[path = "common/binary.rs"]
-mod binary;
-#[path = "common/python.rs"]
-mod python;
+use crate::binary;
+use crate::python;
 
 use std::path::Path;
 use std::process::Command;

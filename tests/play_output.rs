@@ -7,8 +7,7 @@
 //! event gained its `position` (issue 24), after checking that removing that field gives the
 //! earlier output exactly.
 
-#[path = "common/binary.rs"]
-mod binary;
+use crate::binary;
 
 use std::path::Path;
 

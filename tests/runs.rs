@@ -13,9 +13,7 @@ use tabula::learners::tabular::{EvaluationRecord, SnapshotRecord, TabularAz};
 use tabula::runs::{IterationRecord, Quiet, RunConfig, RunOutcome, RunRecord, start};
 use tabula::store::{Store, Value};
 
-#[path = "common/counting_alloc.rs"]
-mod counting_alloc;
-use counting_alloc::allocations;
+use crate::counting_alloc::allocations;
 
 /// Self-play's search with the table as evaluator does not allocate per simulation: a search
 /// of 20,000 simulations on CDC PPPP allocates its result vectors and a few growths of the

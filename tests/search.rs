@@ -9,9 +9,7 @@ use tabula::rng::{stream, uniform_index};
 use tabula::search::{InitQ, MctsSolver, Rollout, Search, SearchConfig, SolverConfig, Uniform};
 use tabula::solver::{Solution, best_actions, solve, to_unit};
 
-#[path = "common/counting_alloc.rs"]
-mod counting_alloc;
-use counting_alloc::allocations;
+use crate::counting_alloc::allocations;
 
 /// After the first move, a search reuses its arenas: a second search of 20,000 simulations
 /// allocates only its result vectors and the few arena growths of a slightly larger tree,

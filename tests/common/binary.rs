@@ -1,5 +1,5 @@
 //! Running the `tabula` binary against a store, shared by the integration tests that drive
-//! it (`#[path = "common/binary.rs"] mod binary;`). Not every test uses every helper.
+//! it (a module of `tests/it.rs`). Not every test uses every helper.
 #![allow(dead_code)]
 
 use std::path::Path;
