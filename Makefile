@@ -49,7 +49,7 @@ python-venv:
 # clippy --all-targets above already checks that they compile, and building them again,
 # optimised and linked, cost CI minutes for nothing.
 test: lint chromium gnugo python-venv
-	$(CARGO) test --workspace --lib --bins --tests --no-fail-fast
+	$(CARGO) test --workspace --lib --tests --no-fail-fast
 
 # A single-node Slurm cluster on this machine runs a small sweep as a job array, merges the
 # shards and checks the heads against an unsharded run (needs root and the Debian mirrors).

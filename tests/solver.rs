@@ -236,7 +236,10 @@ fn stored_solution_is_consistent<G: Solvable>(g: &G) {
     assert_eq!(save_solution(&mut store, &sol, v0, 1.0).unwrap(), h);
 }
 
-// Every variant `tabula solve --all` stores, and small boards of the other families.
+// The variants `tabula solve --all` stores but the largest of each family, and small boards
+// of the other families. CDC GGCC (4.0M positions) and EWN 3x3x4 (6.3M) run the code KPPP
+// (1.9M) and 3x4x3 (3.3M) run, at twice the size and CI's time: their position counts are
+// unit tests (games::cdc, games::ewn); `tabula solve --all` solves and stores them.
 #[test]
 fn stored_cdc_solutions_have_no_bellman_residual() {
     stored_solution_is_consistent(&cdc("PPPP"));
@@ -244,15 +247,9 @@ fn stored_cdc_solutions_have_no_bellman_residual() {
 }
 
 #[test]
-fn stored_ggcc_solution_has_no_bellman_residual() {
-    stored_solution_is_consistent(&cdc("GGCC"));
-}
-
-#[test]
 fn stored_ewn_solutions_have_no_bellman_residual() {
     stored_solution_is_consistent(&ewn("3x3x3"));
     stored_solution_is_consistent(&ewn("3x4x3"));
-    stored_solution_is_consistent(&ewn("3x3x4"));
 }
 
 #[test]
