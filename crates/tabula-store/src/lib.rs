@@ -45,6 +45,7 @@ mod prepare;
 mod provenance;
 mod query;
 mod resolve;
+mod retention;
 mod runs;
 mod schema;
 mod solutions;
