@@ -763,6 +763,9 @@ const PRINTING: &[&[&str]] = &[
     &["note", "tiny", "--json"],
     &["export", "tiny"],
     &["export", "sw", "--sweep", "--json"],
+    &["du"],
+    &["rm", "full-branch"],
+    &["gc"],
     // No trainer: it stops idle after a second, and reports what it played.
     &["worker", "{dir}/exchange", "--idle-exit", "1"],
     &["serve", "--port", "0", "--check"],

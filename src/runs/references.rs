@@ -408,3 +408,31 @@ fn metric_difference(expected: &[(String, f64)], got: &[(String, f64)]) -> Optio
         )
     })
 }
+
+/// Every object the store's runs and sweeps reach (what `tabula gc` keeps, docs/store.md
+/// "What a store holds: du, rm and gc"): every address the run tables hold, the sweeps'
+/// records, each run record's references, and each checkpoint's objects as its learner reads
+/// them. (The store itself keeps the small kinds a run writes ahead of its rows, solutions,
+/// and whatever a kept object is stored against.)
+pub fn reachable(store: &Store) -> Result<std::collections::BTreeSet<ObjectHash>, RunError> {
+    let mut keep: std::collections::BTreeSet<ObjectHash> = store
+        .run_references()?
+        .into_iter()
+        .map(|(_, h)| h)
+        .collect();
+    keep.extend(store.sweep_records()?);
+    for run in store.runs()? {
+        let mut refs = Vec::new();
+        let mut unread = |_: String, _: &ObjectHash, _: &str| {};
+        let owner = run_record_refs(store, &run, &mut refs, &mut unread)?;
+        keep.extend(refs.into_iter().map(|(_, h)| h));
+        let Some((game, kind)) = owner else {
+            continue;
+        };
+        for s in store.snapshots_of(run.id)? {
+            let c = crate::with_game!(&game, |g| { refs_of(g, kind, store, &s) })?;
+            keep.extend(c.references.iter().map(|r| r.hash));
+        }
+    }
+    Ok(keep)
+}

@@ -123,15 +123,18 @@ pub(crate) fn read_coverage<G: Abilities>(
     let mut depth = 0;
     while let Some(h) = next {
         let c: Coverage = store.get(&h)?;
-        let keys: Vec<G::Key> = postcard::from_bytes(&c.added).map_err(|e| StoreError::Corrupt {
-            hash: h,
-            reason: format!("its keys do not decode: {e}"),
-        })?;
+        let keys: Vec<G::Key> =
+            postcard::from_bytes(&c.added).map_err(|e| StoreError::Corrupt {
+                hash: h,
+                reason: format!("its keys do not decode: {e}"),
+            })?;
         seen.extend(keys);
         next = c.base;
         depth += 1;
         if depth > 1_000_000 {
-            return Err(RunError::Inconsistent(format!("coverage {h}: its bases loop")));
+            return Err(RunError::Inconsistent(format!(
+                "coverage {h}: its bases loop"
+            )));
         }
     }
     Ok(seen)
@@ -139,7 +142,10 @@ pub(crate) fn read_coverage<G: Abilities>(
 
 /// The games an iteration record lists, read from the store; games removed by a run's
 /// retention are named as such.
-pub(crate) fn stored_games(store: &Store, r: &IterationRecord) -> Result<Vec<GameRecord>, RunError> {
+pub(crate) fn stored_games(
+    store: &Store,
+    r: &IterationRecord,
+) -> Result<Vec<GameRecord>, RunError> {
     match r.games.iter().map(|h| store.get::<GameRecord>(h)).collect() {
         Ok(games) => Ok(games),
         Err(StoreError::NotFound(h)) => {
