@@ -87,6 +87,10 @@ impl Store {
         if let Some((run, holder)) = runs::first_live_lock(&self.conn).map_err(|e| self.err(e))? {
             return Err(StoreError::Locked { run, holder }.into());
         }
+        // Rows go table by table; the foreign keys are checked once, at the commit.
+        self.conn
+            .execute_batch("PRAGMA defer_foreign_keys = ON")
+            .map_err(|e| self.err(e))?;
         for &id in remove {
             self.remove_run_rows(id)?;
         }
