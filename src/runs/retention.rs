@@ -67,7 +67,7 @@ impl KeepGames {
     fn keeps(self, i: u32) -> bool {
         match self {
             KeepGames::All => true,
-            KeepGames::Every(k) => i % k == 0,
+            KeepGames::Every(k) => i.is_multiple_of(k),
             KeepGames::None => false,
         }
     }
