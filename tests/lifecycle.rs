@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use rand_core::Rng;
 
 use crate::binary;
-use binary::{bin, json, ok, tabula};
+use binary::{bin, fails, json, ok, tabula};
 
 fn spawn(db: &Path, args: &[&str]) -> Child {
     bin()
@@ -1776,4 +1776,144 @@ fn q_learning_and_rasa_runs_are_deterministic_resume_branch_and_verify() {
             assert!(first < 0.45 && last > 0.75, "wr_greedy {first} -> {last}");
         }
     }
+}
+
+/// Keeping fewer games (docs/store.md, "Keeping fewer games"): a run with
+/// `[store] keep_games = "every:3"` has the head of the same run keeping all (in another
+/// store, so no pack is shared), keeps the games of iterations 3 and 6 and those its stored
+/// checkpoints (4 and 6: every second full checkpoint and the last) train on next (4, 6),
+/// stores fewer pack bytes, passes fsck and verify, branches from its stored checkpoint to
+/// its own head, and refuses, naming why, a branch that needs games it no longer has.
+#[test]
+fn a_run_keeping_fewer_games_has_the_same_head_verifies_and_branches_from_its_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let (all_db, kept_db) = (dir.path().join("all.db"), dir.path().join("kept.db"));
+    let all = tiny(dir.path(), "k", 5, 6);
+    let text = std::fs::read_to_string(&all).unwrap() + "\n[store]\nkeep_games = \"every:3\"\n";
+    let kept = write_spec(dir.path(), "kept", &text);
+    ok(&tabula(&all_db, &["run", &all]));
+    ok(&tabula(&kept_db, &["run", &kept]));
+    assert_eq!(head(&all_db, "k"), head(&kept_db, "k"));
+    let iterations = |db: &Path, q: &str| -> Vec<i64> {
+        sql(db, q)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["iteration"].as_i64().unwrap())
+            .collect()
+    };
+    let with_games = "SELECT DISTINCT iteration FROM run_games ORDER BY iteration";
+    assert_eq!(iterations(&all_db, with_games), vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(iterations(&kept_db, with_games), vec![3, 4, 6]);
+    assert_eq!(
+        iterations(
+            &kept_db,
+            "SELECT iteration FROM iterations WHERE games_kept = 0 ORDER BY iteration"
+        ),
+        vec![1, 2, 5]
+    );
+    assert_eq!(
+        iterations(
+            &kept_db,
+            "SELECT iteration FROM iterations WHERE snapshot_kept = 1 ORDER BY iteration"
+        ),
+        vec![4, 6]
+    );
+    let packs = |db: &Path| sql(db, "SELECT sum(length(bytes)) AS b FROM packs")[0]["b"].as_i64();
+    let (a, k) = (packs(&all_db).unwrap(), packs(&kept_db).unwrap());
+    assert!(k * 6 < a * 4, "kept {k} pack bytes of {a}");
+    assert_eq!(
+        sql(&kept_db, "SELECT keep_games FROM runs")[0]["keep_games"],
+        "every:3"
+    );
+    ok(&tabula(&kept_db, &["fsck"]));
+    ok(&tabula(&kept_db, &["verify", "k"]));
+    let same = json(&tabula(
+        &kept_db,
+        &["branch", "k", "--at", "4", "--seed", "5", "--json"],
+    ));
+    assert_eq!(same["head"].as_str().unwrap(), head(&kept_db, "k"));
+    let err = fails(&tabula(
+        &kept_db,
+        &["branch", "k", "--at", "5", "--seed", "5"],
+    ));
+    assert!(
+        err.contains("iteration 5 are not stored") && err.contains("keep_games"),
+        "{err}"
+    );
+    ok(&tabula(&kept_db, &["fsck"]));
+}
+
+/// `du`, `rm` and `gc` (docs/store.md, "What a store holds: du, rm and gc"): removing a run
+/// frees its objects and packs and shrinks the file (VACUUM), leaves every other run
+/// verifying, refuses a run with branches unless told, and refuses beside a live writer
+/// (this test's own process holding a lock) leaving the store as it was.
+#[test]
+fn rm_returns_a_runs_bytes_and_leaves_the_other_runs_verifying() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rm.db");
+    ok(&tabula(&db, &["run", &tiny(dir.path(), "a", 1, 4)]));
+    ok(&tabula(&db, &["run", &tiny(dir.path(), "b", 2, 4)]));
+    ok(&tabula(
+        &db,
+        &["branch", "a", "--at", "2", "--set", "search.init_q=draw"],
+    ));
+    let du = json(&tabula(&db, &["du", "--json"]));
+    let games: Vec<i64> = du["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["games"].as_i64().unwrap())
+        .collect();
+    assert_eq!(games, vec![400, 400, 200], "{du}");
+    let err = fails(&tabula(&db, &["rm", "a"]));
+    assert!(
+        err.contains("--with-branches") && err.contains("(a+"),
+        "{err}"
+    );
+    // A live writer: refused, nothing changed.
+    let locked = dir.path().join("locked.db");
+    std::fs::copy(&db, &locked).unwrap();
+    rusqlite::Connection::open(&locked)
+        .unwrap()
+        .execute(
+            "UPDATE runs SET lock_pid = ?1, lock_host = ?2, lock_since = '2026-01-01T00:00:00Z'
+             WHERE id = 1",
+            rusqlite::params![std::process::id(), tabula::store::host_name()],
+        )
+        .unwrap();
+    let before = std::fs::read(&locked).unwrap();
+    for args in [&["rm", "b"][..], &["gc"][..]] {
+        let err = fails(&tabula(&locked, args));
+        assert!(err.contains("is locked"), "{err}");
+    }
+    assert!(std::fs::read(&locked).unwrap() == before);
+    let size = std::fs::metadata(&db).unwrap().len();
+    let rm = json(&tabula(&db, &["rm", "b", "--json"]));
+    assert!(
+        rm["objects"].as_i64().unwrap() > 0 && rm["packs"].as_i64().unwrap() >= 4,
+        "{rm}"
+    );
+    assert_eq!(rm["vacuumed"], true);
+    let after = std::fs::metadata(&db).unwrap().len();
+    assert!(after < size, "{after} >= {size}");
+    ok(&tabula(&db, &["fsck"]));
+    ok(&tabula(&db, &["verify", "a"]));
+    ok(&tabula(&db, &["verify", "3"]));
+    // Nothing left that no run reaches.
+    let gc = json(&tabula(&db, &["gc", "--json"]));
+    assert_eq!(
+        (gc["objects"].as_i64(), gc["packs"].as_i64()),
+        (Some(0), Some(0))
+    );
+    ok(&tabula(&db, &["rm", "a", "--with-branches"]));
+    assert_eq!(runs(&db).len(), 0);
+    let left = sql(
+        &db,
+        "SELECT (SELECT count(*) FROM packs) + (SELECT count(*) FROM objects
+        WHERE kind NOT IN ('run/v1', 'settings/v1', 'settings/v2', 'not-measured/v1',
+        'solution/v1', 'solution-chunk/v1')) AS n",
+    );
+    assert_eq!(left[0]["n"], 0);
+    ok(&tabula(&db, &["fsck"]));
 }

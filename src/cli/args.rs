@@ -54,6 +54,19 @@ pub(crate) enum Command {
     /// Bring a store written by an older tabula to this build's schema (commands that only
     /// read refuse such a store rather than change it; commands that write migrate it).
     Migrate(MigrateArgs),
+    /// What the store's bytes are spent on: by kind of record, and by run (its games' packs,
+    /// its kept checkpoints, which iterations keep their games). docs/store.md.
+    Du(DuArgs),
+    /// Remove a run: its rows, then every object and pack no other run reaches, then VACUUM.
+    ///
+    /// A run with branches (which continue from its iterations) is refused unless
+    /// --with-branches removes them too. Refused while a live process is writing any run of
+    /// the store. All or nothing: one transaction. docs/store.md.
+    Rm(RmArgs),
+    /// Free the objects and packs no run, sweep or solution reaches (left by a failed run,
+    /// a removed one, fewer kept games), then VACUUM. All or nothing, refused while a live
+    /// process is writing a run of the store. docs/store.md.
+    Gc(GcArgs),
     /// Play N games between two players, half with each first, in parallel; print A's score.
     ///
     /// Players: random, optimal, greedy, greedy-stochastic, mcts[:key=value,...],
@@ -606,6 +619,32 @@ fn seconds(s: &str) -> Result<f64, String> {
 #[derive(Debug, Args)]
 pub(crate) struct FsckArgs {
     /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DuArgs {
+    /// Print one JSON object (file_bytes, free_bytes, kinds, runs).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RmArgs {
+    /// The run: its id, name, or a hash prefix of its run hash or head.
+    pub run: String,
+    /// Remove its branches (and theirs) with it.
+    #[arg(long)]
+    pub with_branches: bool,
+    /// Print one JSON object (removed, objects, object_bytes, packs, pack_bytes, ...).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GcArgs {
+    /// Print one JSON object (objects, object_bytes, packs, pack_bytes, ...).
     #[arg(long)]
     pub json: bool,
 }

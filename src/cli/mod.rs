@@ -25,6 +25,7 @@ mod rows;
 mod run_cmd;
 mod serve_cmd;
 mod solve_cmd;
+mod space_cmd;
 mod store_cmd;
 mod sweep_cmd;
 mod worker_cmd;
@@ -46,6 +47,9 @@ fn command(cli: Cli) -> anyhow::Result<()> {
         Command::Sql(a) => store_cmd::sql(cli.db.as_deref(), &a),
         Command::Fsck(a) => store_cmd::fsck(cli.db.as_deref(), &a),
         Command::Migrate(a) => store_cmd::migrate(cli.db.as_deref(), &a),
+        Command::Du(a) => space_cmd::du(cli.db.as_deref(), &a),
+        Command::Rm(a) => space_cmd::rm(cli.db.as_deref(), &a),
+        Command::Gc(a) => space_cmd::gc(cli.db.as_deref(), &a),
         Command::Match(a) => match_cmd::run(cli.db.as_deref(), &a),
         Command::Rate(a) => rate_cmd::run(cli.db.as_deref(), &a),
         Command::Gtp(a) => gtp_cmd::run(cli.db.as_deref(), &a),

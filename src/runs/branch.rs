@@ -106,6 +106,7 @@ pub fn create_branch(
     }
     let branch_cfg = RunConfig {
         annotations: Default::default(),
+        keep_games: cfg.keep_games,
         name: match &o.name {
             Some(n) => n.clone(),
             None => store.unused_run_name(&branch_name(&row.name, at, &o.canonical, seed))?,
@@ -172,6 +173,7 @@ pub fn create_branch(
             threads,
             annotations: Default::default(),
         })?;
+        w.set_keep_games(id, &branch_cfg.keep_games.to_string())?;
         w.set_run_progress(id, at, Some(&at_record), RunStatus::Running)?;
         Ok((id, hash))
     })?;

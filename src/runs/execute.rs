@@ -47,6 +47,7 @@ pub fn create_run(
             threads,
             annotations: cfg.annotations.clone(),
         })?;
+        w.set_keep_games(id, &cfg.keep_games.to_string())?;
         // Locked from the start: no other process can take it up before this one works.
         w.lock_run(id)?;
         Ok((id, hash))
@@ -221,6 +222,11 @@ fn execute_any<G: Abilities>(
             Some(f) => joined(f, out),
         };
         if done >= cfg.iterations {
+            // What the store keeps of the finished run (docs/store.md, "Keeping fewer games").
+            let row = super::find(store, &work.run_id.to_string())?;
+            crate::with_learner!(stage.settings.learner.kind, L => {
+                super::retention::apply::<G, L<G>>(g, store, &stage, &row, work.model_seed)
+            })?;
             return Ok(out);
         }
         first = Some(out);

@@ -70,6 +70,7 @@ mod references;
 mod replay;
 mod restore;
 mod resume;
+mod retention;
 mod settings_codec;
 pub mod spec;
 mod stages;
@@ -96,9 +97,12 @@ pub use exchange::{Exchange, MIN_LEASE, SlicePlayed, WorkOptions, WorkSummary, w
 pub use execute::{create_run, start, start_on};
 pub use overrides::{Overridden, SELF_PLAY_KEYS, apply_overrides, setting_keys, settings_json};
 pub use records::{IterationRecord, RunRecord};
-pub use references::{Dangling, References, check_derived_rows, check_references, check_run_rows};
+pub use references::{
+    Dangling, References, check_derived_rows, check_references, check_run_rows, reachable,
+};
 pub use replay::{SelfPlayReplay, replay_self_play};
 pub use resume::{Resumed, resume, resume_on};
+pub use retention::{KeepGames, Retained};
 pub(crate) use settings_codec::{load_settings, settings_hash, settings_record};
 pub use spec::{EvalSettings, LearnerSettings, RunConfig, Settings, SpecError};
 pub use stages::Stage;

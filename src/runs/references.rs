@@ -64,6 +64,9 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
             iterations.entry(h).or_insert_with(|| owner.clone());
         }
     }
+    // Records whose games a run's retention removed (docs/store.md, "Keeping fewer games").
+    let without_games: std::collections::BTreeSet<ObjectHash> =
+        store.records_without_games()?.into_iter().collect();
     for (h, owner) in &iterations {
         let r: IterationRecord = match store.get(h) {
             Ok(r) => r,
@@ -82,8 +85,10 @@ pub fn check_references(store: &Store) -> Result<References, RunError> {
         if let Some(p) = r.previous {
             refs.push(("previous".into(), p));
         }
-        for (k, g) in r.games.iter().enumerate() {
-            refs.push((format!("game {k}"), *g));
+        if !without_games.contains(h) {
+            for (k, g) in r.games.iter().enumerate() {
+                refs.push((format!("game {k}"), *g));
+            }
         }
         for (what, x) in refs {
             if !store.contains(&x)? {
@@ -318,6 +323,10 @@ fn derived_rows<G: Abilities, L: Learner<G>>(
     let mut problems = Vec::new();
     let rows: std::collections::BTreeMap<u32, ObjectHash> =
         store.evaluation_hashes(run.id)?.into_iter().collect();
+    // Iterations whose games the run's retention removed have no `run_games` rows
+    // (docs/store.md, "Keeping fewer games").
+    let removed: std::collections::BTreeSet<u32> =
+        store.unkept_iterations(run.id)?.into_iter().collect();
     for (i, evaluation, games) in own_records(store, run)? {
         let row = rows.get(&i).copied();
         if row != evaluation {
@@ -333,7 +342,7 @@ fn derived_rows<G: Abilities, L: Learner<G>>(
             .into_iter()
             .map(|g| g.1)
             .collect();
-        if listed != games {
+        if listed != games && !(listed.is_empty() && removed.contains(&i)) {
             problems.push(format!(
                 "iteration {i}: {} `run_games` rows, but the iteration record lists {} games \
                  (or other ones)",
@@ -398,4 +407,32 @@ fn metric_difference(expected: &[(String, f64)], got: &[(String, f64)]) -> Optio
             differ.join(", ")
         )
     })
+}
+
+/// Every object the store's runs and sweeps reach (what `tabula gc` keeps, docs/store.md
+/// "What a store holds: du, rm and gc"): every address the run tables hold, the sweeps'
+/// records, each run record's references, and each checkpoint's objects as its learner reads
+/// them. (The store itself keeps the small kinds a run writes ahead of its rows, solutions,
+/// and whatever a kept object is stored against.)
+pub fn reachable(store: &Store) -> Result<std::collections::BTreeSet<ObjectHash>, RunError> {
+    let mut keep: std::collections::BTreeSet<ObjectHash> = store
+        .run_references()?
+        .into_iter()
+        .map(|(_, h)| h)
+        .collect();
+    keep.extend(store.sweep_records()?);
+    for run in store.runs()? {
+        let mut refs = Vec::new();
+        let mut unread = |_: String, _: &ObjectHash, _: &str| {};
+        let owner = run_record_refs(store, &run, &mut refs, &mut unread)?;
+        keep.extend(refs.into_iter().map(|(_, h)| h));
+        let Some((game, kind)) = owner else {
+            continue;
+        };
+        for s in store.snapshots_of(run.id)? {
+            let c = crate::with_game!(&game, |g| { refs_of(g, kind, store, &s) })?;
+            keep.extend(c.references.iter().map(|r| r.hash));
+        }
+    }
+    Ok(keep)
 }

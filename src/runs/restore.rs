@@ -12,7 +12,6 @@ use super::{
     load_settings, replay_tree,
 };
 use crate::eval::MetricValues;
-use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::{Learner, LearnerContext};
 use crate::search::{Evaluator, Uniform};
@@ -59,16 +58,22 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
     let previous_snapshot = records.last().map(|r| r.snapshot);
     let previous_metrics = last_measured::<G, L>(store, &records)?;
     let mut window = VecDeque::new();
-    let mut seen: FastSet<G::Key> = FastSet::default();
     let mut start = s.start.policy(g);
     let first_in_window = done.saturating_sub(s.window) + 1;
+    // A stored coverage set (docs/store.md, "Keeping fewer games") stands for the games up
+    // to its iteration, but for those the next iteration trains on.
+    let (covered, mut seen) = covered_until::<G>(store, cfg, &records, head)?;
     let mut before: Option<&IterationRecord> = None;
     for r in &records {
-        let games: Vec<GameRecord> = r
-            .games
-            .iter()
-            .map(|h| store.get::<GameRecord>(h))
-            .collect::<Result<_, _>>()?;
+        if r.iteration <= covered && r.iteration + s.window < done + 2 {
+            if r.iteration >= first_in_window {
+                // Never trained on again: the next iteration's window drops it.
+                window.push_back(Vec::new());
+            }
+            before = Some(r);
+            continue;
+        }
+        let games = super::retention::stored_games(store, r)?;
         // The model the games were played with: for search-state archives and KataGo's
         // search control only.
         let wants_tree = start.wants_tree_states();
@@ -106,7 +111,9 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
             None => &mut Uniform,
         };
         for (k, (d, rec)) in derived.into_iter().zip(&games).enumerate() {
-            seen.extend(d.positions);
+            if r.iteration > covered {
+                seen.extend(d.positions);
+            }
             let slot = crate::rng::GameSlot::new(cfg.seed, r.iteration, k as u32);
             start.observe(g, slot, rec, &d.states, &d.tree, eval);
             if r.iteration >= first_in_window {
@@ -128,6 +135,29 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
         previous_snapshot,
         previous_metrics,
     })
+}
+
+/// The last iteration of `records` (ending at `head`) with a stored coverage set, and that
+/// set; (0, empty) when there is none, or when the run's start policy learns from every game
+/// (which must then be read anyway).
+fn covered_until<G: Abilities>(
+    store: &Store,
+    cfg: &RunConfig,
+    records: &[IterationRecord],
+    head: Option<ObjectHash>,
+) -> Result<(u32, FastSet<G::Key>), RunError> {
+    let start = &cfg.settings.start;
+    if start.policy == crate::start::StartKind::GoExploit || start.katago.is_some() {
+        return Ok((0, FastSet::default()));
+    }
+    let hashes = super::retention::record_hashes(records, head);
+    for (k, h) in hashes.iter().enumerate().rev() {
+        if let Some(c) = store.coverage_of(h)? {
+            let seen = super::retention::read_coverage::<G>(store, c)?;
+            return Ok((k as u32 + 1, seen));
+        }
+    }
+    Ok((0, FastSet::default()))
 }
 
 /// The metric values of the last measured iteration of the chain `records` (oldest first):
@@ -265,12 +295,7 @@ fn window_samples<G: Abilities, L: Learner<G>>(
     j: u32,
     ctx: LearnerContext<'_>,
 ) -> Result<Vec<L::Sample>, RunError> {
-    let games: Vec<GameRecord> = records
-        .get(j)?
-        .games
-        .iter()
-        .map(|h| store.get::<GameRecord>(h))
-        .collect::<Result<_, _>>()?;
+    let games = super::retention::stored_games(store, records.get(j)?)?;
     let per_game: Vec<Vec<L::Sample>> = games
         .par_iter()
         .map(|rec| -> Result<_, RunError> {

@@ -34,6 +34,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::budget::{BUDGET_PROGRESS_UNITS, Budget, BudgetKind};
+use super::retention::KeepGames;
 use super::stages::{RawStage, Stage, stage_label, stages_of};
 use crate::error::{GameError, SettingError};
 use crate::games::{Ability, AnyGame, families_with};
@@ -211,6 +212,9 @@ pub struct RunConfig {
     pub name: String,
     /// A note and tags the run is created with (not hashed, like the name).
     pub annotations: Annotations,
+    /// Which self-play games the store keeps (`[store] keep_games`; not hashed: a run's
+    /// records are the same whatever it keeps; docs/store.md, "Keeping fewer games").
+    pub keep_games: KeepGames,
     pub game: AnyGame,
     pub seed: u64,
     /// Whether the seed was drawn from the OS (not given in the spec).
@@ -454,6 +458,16 @@ struct RawSpec {
     note: Option<String>,
     #[serde(default)]
     tags: Vec<String>,
+    /// Not hashed: what the store keeps of the run (docs/store.md, "Keeping fewer games").
+    #[serde(default)]
+    store: RawStoreSettings,
+}
+
+/// `[store]`: what the store keeps of a run (not hashed).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawStoreSettings {
+    keep_games: Option<String>,
 }
 
 impl RunConfig {
@@ -501,12 +515,19 @@ impl RunConfig {
             Some(s) => (s, false),
             None => (os_seed(), true),
         };
+        let keep_games = match &raw.store.keep_games {
+            None => KeepGames::All,
+            Some(t) => t
+                .parse()
+                .map_err(|why: String| range("store.keep_games", format!("{t:?}"), &why))?,
+        };
         let cfg = RunConfig {
             name,
             annotations: Annotations {
                 note: raw.note,
                 tags: raw.tags,
             },
+            keep_games,
             game,
             seed,
             seed_drawn,
@@ -563,6 +584,7 @@ impl RunConfig {
         if s.window == 0 {
             return Err(range("window", 0, "an integer >= 1 (K)"));
         }
+        super::retention::check_keep_games(self)?;
         if s.checkpoint_every == 0 {
             return Err(range("checkpoint_every", 0, "an integer >= 1"));
         }

@@ -23,6 +23,7 @@ pub fn load_config(store: &Store, row: &RunRow) -> Result<(RunConfig, RunRecord)
     let cfg = RunConfig {
         name: row.name.clone(),
         annotations: Default::default(),
+        keep_games: super::retention::stored_keep_games(store, row)?,
         game,
         seed: record.seed,
         seed_drawn: false,

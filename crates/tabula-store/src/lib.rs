@@ -34,6 +34,7 @@ mod clock;
 mod encoded;
 mod error;
 mod failpoint;
+mod gc;
 mod hash;
 mod index;
 mod merge;
@@ -45,10 +46,12 @@ mod prepare;
 mod provenance;
 mod query;
 mod resolve;
+mod retention;
 mod runs;
 mod schema;
 mod solutions;
 mod sweeps;
+mod usage;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -59,6 +62,7 @@ use rusqlite::Connection;
 pub use clock::utc_now_rfc3339;
 pub use encoded::Encoded;
 pub use error::{Result, StoreError};
+pub use gc::Collected;
 pub use hash::ObjectHash;
 pub use merge::{Equivalent, MergedSource};
 pub use objects::Record;
@@ -75,6 +79,7 @@ pub use runs::{
 pub use schema::SchemaProblem;
 pub use solutions::SolutionRow;
 pub use sweeps::{SweepMember, SweepRow};
+pub use usage::{KindUsage, RunUsage, Usage};
 pub use writer::{PackLedger, Writer};
 
 use error::{is_busy, sqlite};

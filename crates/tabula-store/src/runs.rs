@@ -797,7 +797,7 @@ pub(super) fn iteration_hashes(
 /// Every hash the run tables hold, with where it sits (for fsck's reference check).
 pub(super) fn references(conn: &Connection) -> rusqlite::Result<Vec<(String, ObjectHash)>> {
     let mut out = Vec::new();
-    let queries: [(&str, &str); 8] = [
+    let queries: [(&str, &str); 9] = [
         ("SELECT id, hash FROM runs", "run {} record"),
         ("SELECT id, settings FROM runs", "run {} settings"),
         (
@@ -824,6 +824,10 @@ pub(super) fn references(conn: &Connection) -> rusqlite::Result<Vec<(String, Obj
         (
             "SELECT run_id || ' iteration ' || iteration, hash FROM evaluations",
             "run {} evaluation row",
+        ),
+        (
+            "SELECT run_id || ' iteration ' || iteration, hash FROM run_coverage",
+            "run {} coverage",
         ),
     ];
     for (sql, label) in queries {

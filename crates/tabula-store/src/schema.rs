@@ -50,6 +50,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0015_chance_rule_setting",
         include_str!("../schema/0015_chance_rule_setting.sql"),
     ),
+    (
+        "0016_retention",
+        include_str!("../schema/0016_retention.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands.

@@ -1,0 +1,288 @@
+//! Keeping fewer games (docs/store.md, "Keeping fewer games"): a run's retention
+//! (`[store] keep_games`), applied when the run reaches its last iteration, and what reading
+//! a run without all its games takes instead (its stored coverage sets).
+//!
+//! Nothing hashed depends on it: the records and the head of a run are the same whatever it
+//! keeps. What is removed is the self-play games of the iterations retention does not keep
+//! (their packs and `run_games` rows); each such iteration's record is stored whole first, so
+//! the run's chain still reads and `verify` still compares every game's address. Kept besides
+//! the chosen iterations' games: those a stored checkpoint needs to be continued from (its
+//! training window), and, at each stored checkpoint, the coverage set `seen` counts.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use super::{IterationRecord, RunConfig, RunError, SpecError, chain, game_yield};
+use crate::error::SettingError;
+use crate::game_record::GameRecord;
+use crate::games::Abilities;
+use crate::learners::Learner;
+use crate::solver::fasthash::FastSet;
+use crate::start::StartKind;
+use crate::store::{Encoded, ObjectHash, Record, RunRow, Store, StoreError};
+
+/// Which self-play games the store keeps of a run.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum KeepGames {
+    /// Every game (the default).
+    #[default]
+    All,
+    /// The games of every K-th iteration (iterations K, 2K, ...).
+    Every(u32),
+    /// None beyond what the stored checkpoints need.
+    None,
+}
+
+const ALLOWED: &str = "\"all\" (every game), \"every:K\" (the games of every K-th iteration, \
+                       K >= 1) or \"none\"";
+
+impl std::str::FromStr for KeepGames {
+    type Err = String;
+    fn from_str(s: &str) -> Result<KeepGames, String> {
+        match s {
+            "all" => Ok(KeepGames::All),
+            "none" => Ok(KeepGames::None),
+            _ => match s.strip_prefix("every:").map(str::parse::<u32>) {
+                Some(Ok(1)) => Ok(KeepGames::All),
+                Some(Ok(k)) if k >= 2 => Ok(KeepGames::Every(k)),
+                _ => Err(ALLOWED.to_string()),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for KeepGames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeepGames::All => write!(f, "all"),
+            KeepGames::Every(k) => write!(f, "every:{k}"),
+            KeepGames::None => write!(f, "none"),
+        }
+    }
+}
+
+impl KeepGames {
+    /// Whether iteration `i`'s games are kept for their own sake.
+    fn keeps(self, i: u32) -> bool {
+        match self {
+            KeepGames::All => true,
+            KeepGames::Every(k) => i.is_multiple_of(k),
+            KeepGames::None => false,
+        }
+    }
+}
+
+/// Refuses retention for a run whose start policy learns from its past games (Go-Exploit's
+/// archives, KataGo's search control): they are rebuilt from every stored game.
+pub(crate) fn check_keep_games(cfg: &RunConfig) -> Result<(), SpecError> {
+    let start = &cfg.settings.start;
+    let learns = start.policy == StartKind::GoExploit || start.katago.is_some();
+    if cfg.keep_games != KeepGames::All && learns {
+        return Err(SpecError::Range(SettingError::new(
+            "store.keep_games",
+            format!("{:?}", cfg.keep_games.to_string()),
+            "\"all\" for a run whose start policy learns from its games (Go-Exploit, \
+             [start.katago]): resuming it rebuilds the policy from every game",
+        )));
+    }
+    Ok(())
+}
+
+/// A stored run's retention (`runs.keep_games`).
+pub(crate) fn stored_keep_games(store: &Store, row: &RunRow) -> Result<KeepGames, RunError> {
+    let text = store.keep_games(row.id)?;
+    text.parse().map_err(|why| {
+        RunError::Inconsistent(format!(
+            "run {} ({}): its `keep_games` is {text:?}; allowed: {why}",
+            row.id, row.name
+        ))
+    })
+}
+
+/// The coverage set after an iteration, stored where retention removed the games it is
+/// built from: the keys added since `base` (the coverage set stored before it, if any),
+/// sorted, as postcard bytes of a list of the game's keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Coverage {
+    pub base: Option<ObjectHash>,
+    pub added: Vec<u8>,
+}
+
+impl Record for Coverage {
+    const KIND: &'static str = "coverage/v1";
+}
+
+/// The coverage set stored at `hash` (its chain of bases unioned).
+pub(crate) fn read_coverage<G: Abilities>(
+    store: &Store,
+    hash: ObjectHash,
+) -> Result<FastSet<G::Key>, RunError> {
+    let mut seen = FastSet::default();
+    let mut next = Some(hash);
+    let mut depth = 0;
+    while let Some(h) = next {
+        let c: Coverage = store.get(&h)?;
+        let keys: Vec<G::Key> =
+            postcard::from_bytes(&c.added).map_err(|e| StoreError::Corrupt {
+                hash: h,
+                reason: format!("its keys do not decode: {e}"),
+            })?;
+        seen.extend(keys);
+        next = c.base;
+        depth += 1;
+        if depth > 1_000_000 {
+            return Err(RunError::Inconsistent(format!(
+                "coverage {h}: its bases loop"
+            )));
+        }
+    }
+    Ok(seen)
+}
+
+/// The games an iteration record lists, read from the store; games removed by a run's
+/// retention are named as such.
+pub(crate) fn stored_games(
+    store: &Store,
+    r: &IterationRecord,
+) -> Result<Vec<GameRecord>, RunError> {
+    match r.games.iter().map(|h| store.get::<GameRecord>(h)).collect() {
+        Ok(games) => Ok(games),
+        Err(StoreError::NotFound(h)) => {
+            let record = Encoded::of(r)?.hash;
+            match store.games_removed(&record)? {
+                Some((run, iteration, keep)) => Err(not_kept(run, iteration, &keep)),
+                None => Err(StoreError::NotFound(h).into()),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The error for a read that needs games retention removed.
+pub(crate) fn not_kept(run: i64, iteration: u32, keep: &str) -> RunError {
+    RunError::Usage(format!(
+        "the self-play games of run {run}'s iteration {iteration} are not stored (the run keeps \
+         games \"{keep}\", `[store] keep_games`); re-training a derived snapshot there and \
+         replaying those games need them. The run resumes, branches and checks out at its \
+         stored checkpoints and from there on (the `iterations` rows with `snapshot_kept = 1`), \
+         and `verify` re-executes from the start (docs/store.md, \"Keeping fewer games\")"
+    ))
+}
+
+/// What [`apply`] did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Retained {
+    pub iterations_removed: u32,
+    pub packs_removed: u64,
+    pub pack_bytes_removed: u64,
+    pub coverage_sets: u32,
+}
+
+/// Applies a finished run's retention: stores the coverage set at each of its stored
+/// checkpoints, then removes the games of the iterations retention keeps neither for their
+/// own sake nor for a stored checkpoint's training window, in one transaction.
+pub(crate) fn apply<G: Abilities, L: Learner<G>>(
+    g: &G,
+    store: &mut Store,
+    cfg: &RunConfig,
+    row: &RunRow,
+    model_seed: u64,
+) -> Result<Retained, RunError> {
+    let keep = stored_keep_games(store, row)?;
+    if keep == KeepGames::All {
+        return Ok(Retained::default());
+    }
+    let records = chain(store, row.head)?;
+    let hashes = record_hashes(&records, row.head);
+    let own_from = row.parent.map_or(1, |(_, at)| at + 1);
+    let removed: BTreeSet<u32> = store.unkept_iterations(row.id)?.into_iter().collect();
+    // The stored checkpoints of the run's own iterations: where it resumes and branches.
+    let mut points = Vec::new();
+    for r in records.iter().filter(|r| r.iteration >= own_from) {
+        if L::stored(store, &r.snapshot)? {
+            points.push(r.iteration);
+        }
+    }
+    let w = cfg.settings.window;
+    let needed = |j: u32| points.iter().any(|&c| j <= c && j + w >= c + 2);
+    let drop: Vec<u32> = (own_from..=records.len() as u32)
+        .filter(|&j| !keep.keeps(j) && !needed(j) && !removed.contains(&j))
+        .collect();
+    if drop.is_empty() {
+        return Ok(Retained::default());
+    }
+    let coverage = coverage_sets::<G, L>(g, store, cfg, &records, &hashes, &points, model_seed)?;
+    let run_id = row.id;
+    let done = store.write(|w| {
+        let mut out = Retained::default();
+        for (i, c) in &coverage {
+            w.add_coverage(run_id, *i, &hashes[*i as usize - 1], c)?;
+            out.coverage_sets += 1;
+        }
+        let mut packs = Vec::new();
+        for &j in &drop {
+            let e = Encoded::of(&records[j as usize - 1])?;
+            packs.extend(w.unkeep_games(run_id, j, &e)?);
+            out.iterations_removed += 1;
+        }
+        (out.packs_removed, out.pack_bytes_removed) = w.drop_unreferenced_packs(&packs)?;
+        Ok(out)
+    })?;
+    Ok(done)
+}
+
+/// The address of each record of a chain (oldest first) ending at `head`.
+pub(crate) fn record_hashes(
+    records: &[IterationRecord],
+    head: Option<ObjectHash>,
+) -> Vec<ObjectHash> {
+    let mut out: Vec<ObjectHash> = records.iter().skip(1).filter_map(|r| r.previous).collect();
+    out.extend(head);
+    out
+}
+
+/// The coverage sets at `points` not stored yet, each against the one before it: built from
+/// the last stored one before them (a branch's parent may have one) and the games after it.
+fn coverage_sets<G: Abilities, L: Learner<G>>(
+    g: &G,
+    store: &Store,
+    cfg: &RunConfig,
+    records: &[IterationRecord],
+    hashes: &[ObjectHash],
+    points: &[u32],
+    model_seed: u64,
+) -> Result<Vec<(u32, Encoded)>, RunError> {
+    let ctx = cfg.settings.learner_context(model_seed);
+    let (mut from, mut base) = (0u32, None);
+    for (k, h) in hashes.iter().enumerate().rev() {
+        if let Some(c) = store.coverage_of(h)? {
+            (from, base) = (k as u32 + 1, Some(c));
+            break;
+        }
+    }
+    let mut seen: FastSet<G::Key> = match base {
+        Some(c) => read_coverage::<G>(store, c)?,
+        None => FastSet::default(),
+    };
+    let mut added: Vec<G::Key> = Vec::new();
+    let mut out = Vec::new();
+    for r in records.iter().filter(|r| r.iteration > from) {
+        for rec in stored_games(store, r)? {
+            let y = game_yield::<G, L>(g, ctx, &rec, Vec::new())?;
+            added.extend(y.positions.into_iter().filter(|k| seen.insert(*k)));
+        }
+        if points.contains(&r.iteration) {
+            added.sort_unstable();
+            let bytes = postcard::to_stdvec(&added).map_err(|source| StoreError::Encode {
+                kind: Coverage::KIND,
+                source,
+            })?;
+            let e = Encoded::of(&Coverage { base, added: bytes })?;
+            base = Some(e.hash);
+            out.push((r.iteration, e));
+            added.clear();
+        }
+    }
+    Ok(out)
+}
