@@ -3,7 +3,7 @@
 #   make test  — format check, clippy with warnings as errors, then every test
 CARGO ?= cargo
 
-.PHONY: run test bench build lint chromium gnugo python-venv python-package slurm-check
+.PHONY: run test bench build lint chromium gnugo python-venv slurm-check
 
 # The example query `make run` ends with (README: "Asking the store questions").
 QUERY = SELECT s.name, s.simulations, m.iteration, round(m.wr_p, 3) AS wr_p, round(m.err_p, 4) AS err_p, round(m.mae_v, 4) AS mae_v, m.updated_1 FROM metrics_wide m JOIN run_settings s USING (run_id) WHERE m.iteration % 5 = 0 ORDER BY m.run_id, m.iteration
@@ -39,21 +39,14 @@ gnugo:
 	@(command -v gnugo || test -x /usr/games/gnugo) >/dev/null 2>&1 || ./scripts/install-gnugo.sh || \
 		echo '!!! gnugo could not be installed: tests/gtp.rs will SKIP its games against GNU Go !!!'
 
-# The export test's Python checks (ONNX Runtime, NumPy) run in a venv the project's script makes
-# (target/py-venv; pinned packages from PyPI).
+# The export test's Python checks (ONNX Runtime, NumPy) and the Python package's pytest suite
+# (python/tests/pytest.rs) run in a venv the project's script makes (target/py-venv; pinned
+# packages from PyPI).
 python-venv:
 	@./scripts/python-venv.sh || \
 		echo '!!! the Python venv could not be made: tests/onnx_export.rs will SKIP its ONNX Runtime check !!!'
 
-# The Python package (python/, docs/python.md) built into that venv, where
-# tests/python_package.rs runs its pytest suite: in Cargo's `test` profile, on top of the
-# library the tests build. A compile error fails; no venv makes the test SKIP, loudly.
-python-package: python-venv
-	@./scripts/python-package.sh; rc=$$?; \
-		if [ $$rc = 3 ]; then echo '!!! the Python package could not be built (no venv): tests/python_package.rs will SKIP !!!'; \
-		elif [ $$rc != 0 ]; then exit $$rc; fi
-
-test: lint chromium gnugo python-venv python-package
+test: lint chromium gnugo python-venv
 	$(CARGO) test --workspace --all-targets --no-fail-fast
 
 # A single-node Slurm cluster on this machine runs a small sweep as a job array, merges the

@@ -14,10 +14,9 @@ mod store;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyByteArray, PyDict};
 use tabula::game::{Player, Turn};
 
 use games::{CHANCE_PLAYER, DynGame, DynState, TERMINAL_PLAYER};
@@ -25,6 +24,24 @@ use games::{CHANCE_PLAYER, DynGame, DynState, TERMINAL_PLAYER};
 /// Any error as Python's `ValueError` with its message.
 pub(crate) fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
+}
+
+/// A NumPy array of `dtype` and `shape` over `bytes` (little-endian), made by NumPy itself
+/// (`numpy.frombuffer` on a bytearray: writable, owned by the array).
+pub(crate) fn ndarray<'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+    dtype: &str,
+    shape: &[usize],
+) -> PyResult<Bound<'py, PyAny>> {
+    let np = py.import("numpy")?;
+    np.call_method1("frombuffer", (PyByteArray::new(py, bytes), dtype))?
+        .call_method1("reshape", (shape.to_vec(),))
+}
+
+/// The little-endian bytes of `xs`.
+pub(crate) fn le_bytes<T: Copy, const N: usize>(xs: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
+    xs.iter().flat_map(|&x| f(x)).collect()
 }
 
 /// A game: `tabula.load_game("ewn:3x3x3")`.
@@ -175,12 +192,12 @@ impl PyState {
     }
 
     /// The 0/1 mask over the `num_distinct_actions()` actions.
-    fn legal_actions_mask<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u8>> {
+    fn legal_actions_mask<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let mut mask = vec![0u8; self.inner.game().num_actions()];
         for a in self.inner.legal() {
             mask[usize::from(a)] = 1;
         }
-        PyArray1::from_vec(py, mask)
+        ndarray(py, &mask, "uint8", &[mask.len()])
     }
 
     fn is_chance_node(&self) -> bool {
@@ -257,10 +274,8 @@ impl PyState {
     /// from the side to move's view.
     fn observation_tensor<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let planes = self.inner.observation().map_err(value_error)?;
-        let [c, h, w] = self.inner.game().observation_shape().unwrap_or([1, 1, 1]);
-        Ok(PyArray1::from_vec(py, planes)
-            .reshape([c, h, w])?
-            .into_any())
+        let shape = self.inner.game().observation_shape().unwrap_or([planes.len(), 1, 1]);
+        ndarray(py, &le_bytes(&planes, f32::to_le_bytes), "<f4", &shape)
     }
 
     /// The variant's line, then the history: `game.deserialize_state` reads it back.

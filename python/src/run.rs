@@ -138,7 +138,7 @@ fn run_spec(
     let n = pool.current_num_threads() as u32;
     pool.install(|| match same {
         Some(row) => match tabula::runs::resume_on(&mut store, &row.id.to_string(), None, lines) {
-            Ok(Resumed::Ran(out)) => Ok(out.into()),
+            Ok(Resumed::Ran(out)) => Ok((*out).into()),
             Ok(Resumed::Finished {
                 run_id,
                 iterations,

@@ -4,10 +4,9 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use numpy::{PyArray1, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use tabula::game::{Action, Game, Turn};
+use tabula::game::{Action, Turn};
 use tabula::games::Abilities;
 use tabula::learners::Model;
 use tabula::play::Decision;
@@ -17,7 +16,7 @@ use tabula::store::Store;
 use tabula::store::Value;
 
 use crate::games::{DynState, Shared, Typed};
-use crate::{PyGame, PyState, value_error};
+use crate::{PyGame, PyState, le_bytes, ndarray, value_error};
 
 /// A checked-out model with its game's type erased.
 pub(crate) trait DynModel: Send + Sync {
@@ -278,23 +277,20 @@ impl PyStore {
 impl PyModel {
     /// (policy, value) of decision states: policy float64 (N, |A|), zero off the legal
     /// actions; value float64 (N,), on [0, 1] for the side to move. The engine's own numbers.
-    #[allow(clippy::type_complexity)]
     fn evaluate<'py>(
         &self,
         py: Python<'py>,
         states: Vec<PyRef<'py, PyState>>,
-    ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<f64>>)> {
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let owned: Vec<Box<dyn DynState>> = states.iter().map(|s| s.inner.clone_box()).collect();
         let inner = &self.inner;
         let (policy, values) = py.detach(|| inner.evaluate(&owned)).map_err(value_error)?;
         let n = self.inner.num_actions();
-        let rows: Vec<Vec<f64>> = policy.chunks(n.max(1)).map(<[f64]>::to_vec).collect();
-        let policy = if rows.is_empty() {
-            PyArray2::zeros(py, [0, n], false)
-        } else {
-            PyArray2::from_vec2(py, &rows).map_err(value_error)?
-        };
-        Ok((policy, PyArray1::from_vec(py, values)))
+        let f64s = |xs: &[f64]| le_bytes(xs, f64::to_le_bytes);
+        Ok((
+            ndarray(py, &f64s(&policy), "<f8", &[values.len(), n])?,
+            ndarray(py, &f64s(&values), "<f8", &[values.len()])?,
+        ))
     }
 
     fn __repr__(&self) -> String {

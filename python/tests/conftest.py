@@ -1,6 +1,6 @@
 """Shared fixtures of the package's tests (docs/python.md, "Tests").
 
-`TABULA_BIN` names the `tabula` binary the tests compare with (tests/python_package.rs sets
+`TABULA_BIN` names the `tabula` binary the tests compare with (python/tests/pytest.rs sets
 it); `TABULA_REPO` the repository root (its tests/data). Without TABULA_BIN the tests that need
 the binary are skipped, loudly.
 """

@@ -87,10 +87,10 @@ class TabulaEnv(AECEnv):
             self.terminations = dict.fromkeys(self.agents, True)
         else:
             self.agent_selection = self.possible_agents[self.state.current_player()]
-        for i, a in enumerate(self.agents):
+        for a in self.agents:
             info = {"legal_moves": self.state.legal_actions() if a == self.agent_selection else []}
             if self.exact_values:
-                info["exact_value"] = self.state.exact_value(player=i)
+                info["exact_value"] = self.state.exact_value(player=self.possible_agents.index(a))
             self.infos[a] = info
 
     def observe(self, agent):
