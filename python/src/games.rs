@@ -10,8 +10,8 @@ use tabula::error::GameError;
 use tabula::game::{Action, ChanceOutcome, Game, MAX_PAST, Player, Turn};
 use tabula::games::{Abilities, AnyGame};
 use tabula::nn::encode::Encoder;
-use tabula::solver::{Progress, Solution, Solvable, value_for};
 use tabula::players::PlayerSpec;
+use tabula::solver::{Progress, Solution, Solvable, value_for};
 use tabula::store::Store;
 
 use crate::store::{DynModel, DynPlayer};
@@ -52,8 +52,12 @@ pub(crate) trait DynGame: Send + Sync {
     /// Whether exact values are at hand (a solution loaded, or an exact search per position).
     fn has_truth(&self) -> bool;
     /// The model of run `run` after iteration `i`.
-    fn checkout(self: Arc<Self>, store: &Store, run: &str, i: u32)
-    -> Result<Box<dyn DynModel>, String>;
+    fn checkout(
+        self: Arc<Self>,
+        store: &Store,
+        run: &str,
+        i: u32,
+    ) -> Result<Box<dyn DynModel>, String>;
     /// A player of this game.
     fn player(
         self: Arc<Self>,
@@ -101,10 +105,11 @@ pub(crate) struct Typed<G: Abilities> {
 /// The game of a variant name, or the registry's error (the CLI's message).
 pub(crate) fn load(variant: &str) -> Result<Arc<dyn DynGame>, GameError> {
     let any: AnyGame = variant.parse()?;
-    Ok(with_solvable_game!(any, |g| shared(g, Some(solve_or_load)), |other| with_game!(
-        other,
-        |g| shared(g, None)
-    )))
+    Ok(with_solvable_game!(
+        any,
+        |g| shared(g, Some(solve_or_load)),
+        |other| with_game!(other, |g| shared(g, None))
+    ))
 }
 
 fn shared<G: Abilities>(g: G, solve: Option<SolveFn<G>>) -> Arc<dyn DynGame> {

@@ -274,7 +274,11 @@ impl PyState {
     /// from the side to move's view.
     fn observation_tensor<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let planes = self.inner.observation().map_err(value_error)?;
-        let shape = self.inner.game().observation_shape().unwrap_or([planes.len(), 1, 1]);
+        let shape = self
+            .inner
+            .game()
+            .observation_shape()
+            .unwrap_or([planes.len(), 1, 1]);
         ndarray(py, &le_bytes(&planes, f32::to_le_bytes), "<f4", &shape)
     }
 

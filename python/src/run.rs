@@ -69,7 +69,12 @@ impl Observer for Lines {
     }
 
     fn baseline(&mut self, m: &MetricValues) {
-        self.line(format!("it {:>4}/{}  {}", 0, self.iterations, metrics_text(m)));
+        self.line(format!(
+            "it {:>4}/{}  {}",
+            0,
+            self.iterations,
+            metrics_text(m)
+        ));
         self.call(0, m);
     }
 
@@ -126,15 +131,21 @@ fn run_spec(
         }
         pool = pool.num_threads(n);
     }
-    let pool = pool.build().map_err(|e| format!("starting the worker threads: {e}"))?;
+    let pool = pool
+        .build()
+        .map_err(|e| format!("starting the worker threads: {e}"))?;
     let mut store = Store::open(db).map_err(|e| e.to_string())?;
     let hash = tabula::experiments::run_specs::run_hash(&cfg).map_err(|e| e.to_string())?;
-    let same = store.runs().map_err(|e| e.to_string())?.into_iter().find(|r| {
-        r.name == cfg.name
-            && r.hash == hash
-            && r.iterations_planned == cfg.iterations
-            && r.parent.is_none()
-    });
+    let same = store
+        .runs()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|r| {
+            r.name == cfg.name
+                && r.hash == hash
+                && r.iterations_planned == cfg.iterations
+                && r.parent.is_none()
+        });
     let n = pool.current_num_threads() as u32;
     pool.install(|| match same {
         Some(row) => match tabula::runs::resume_on(&mut store, &row.id.to_string(), None, lines) {

@@ -43,14 +43,16 @@ struct TypedPlayer<G: Abilities> {
 }
 
 /// The typed state of `state`, or an error naming both games.
-fn typed<'a, G: Abilities>(sh: &Shared<G>, state: &'a dyn DynState) -> Result<&'a Typed<G>, String> {
-    state.as_any().downcast_ref::<Typed<G>>().ok_or_else(|| {
-        format!(
-            "the state is of {}, not of {}",
-            state.game().variant(),
-            sh.g.variant()
-        )
-    })
+fn typed<'a, G: Abilities>(
+    sh: &Shared<G>,
+    state: &'a dyn DynState,
+) -> Result<&'a Typed<G>, String> {
+    let (of, want) = (state.game().variant(), sh.g.variant());
+    // Variants of one family share a Rust type: the names tell them apart.
+    match state.as_any().downcast_ref::<Typed<G>>() {
+        Some(t) if of == want => Ok(t),
+        _ => Err(format!("the state is of {of}, not of {want}")),
+    }
 }
 
 impl<G: Abilities> DynModel for TypedModel<G> {
@@ -109,9 +111,7 @@ impl<G: Abilities> DynPlayer for TypedPlayer<G> {
                     .copied()
                     .ok_or_else(|| "the player claimed a win it has no move for".to_string())
             }
-            Decision::Stop { result, .. } => {
-                Err(format!("the player stopped the game ({result})"))
-            }
+            Decision::Stop { result, .. } => Err(format!("the player stopped the game ({result})")),
         }
     }
 }
@@ -304,7 +304,12 @@ impl PyPlayer {
     /// `optimal` (without it, `optimal` uses `game.solve()`'s solution or solves in memory).
     #[new]
     #[pyo3(signature = (spec, game, store=None))]
-    fn new(py: Python<'_>, spec: &str, game: &PyGame, store: Option<&PyStore>) -> PyResult<PyPlayer> {
+    fn new(
+        py: Python<'_>,
+        spec: &str,
+        game: &PyGame,
+        store: Option<&PyStore>,
+    ) -> PyResult<PyPlayer> {
         let parsed: PlayerSpec = spec.parse().map_err(value_error)?;
         let game = game.inner.clone();
         let mut guard = store.map(PyStore::lock);

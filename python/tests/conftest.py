@@ -40,4 +40,7 @@ def run_cli(binary, *args, ok=True):
 
 def cli_json(binary, *args):
     stdout, _ = run_cli(binary, *args, "--json")
-    return json.loads(stdout.strip().splitlines()[-1])
+    try:
+        return json.loads(stdout)
+    except json.JSONDecodeError:
+        return json.loads(stdout.strip().splitlines()[-1])

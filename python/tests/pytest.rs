@@ -33,11 +33,16 @@ fn build_dir() -> PathBuf {
 /// The package laid out for import: `py-package/tabula/` with the Python files and the
 /// extension; its parent goes on PYTHONPATH.
 fn lay_out(root: &Path, build: &Path) -> Result<PathBuf, String> {
-    let lib = ["lib_tabula.so", "lib_tabula.dylib"]
-        .iter()
-        .map(|n| build.join(n))
-        .find(|p| p.exists())
-        .ok_or_else(|| format!("no lib_tabula.so in {}", build.display()))?;
+    // A library built as a test's dependency stays in deps/; `cargo build` copies it up.
+    let lib = [
+        "deps/lib_tabula.so",
+        "lib_tabula.so",
+        "deps/lib_tabula.dylib",
+    ]
+    .iter()
+    .map(|n| build.join(n))
+    .find(|p| p.exists())
+    .ok_or_else(|| format!("no lib_tabula.so in {}/deps", build.display()))?;
     let dir = build.join("py-package");
     let pkg = dir.join("tabula");
     let _ = std::fs::remove_dir_all(&pkg);
@@ -60,7 +65,10 @@ fn python_package_tests_pass() {
         .map_or_else(|| root.join("target/py-venv"), PathBuf::from);
     let py = venv.join("bin/python");
     let ready = Command::new(&py)
-        .args(["-c", "import numpy, pandas, onnxruntime, pytest, pettingzoo"])
+        .args([
+            "-c",
+            "import numpy, pandas, onnxruntime, pytest, pettingzoo",
+        ])
         .output()
         .is_ok_and(|o| o.status.success());
     if !ready {
@@ -79,7 +87,14 @@ fn python_package_tests_pass() {
         Err(why) => return loud_skip(&why),
     };
     let out = Command::new(&py)
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=8"])
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--durations=8",
+        ])
         .arg(root.join("python/tests"))
         .env("PYTHONPATH", &pkg)
         .env("TABULA_BIN", &bin)
