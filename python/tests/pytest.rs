@@ -49,7 +49,7 @@ fn lay_out(root: &Path, build: &Path) -> Result<PathBuf, String> {
     std::fs::create_dir_all(&pkg).map_err(|e| e.to_string())?;
     for entry in std::fs::read_dir(root.join("python/py/tabula")).map_err(|e| e.to_string())? {
         let path = entry.map_err(|e| e.to_string())?.path();
-        if path.is_file() && !path.extension().is_some_and(|x| x == "so") {
+        if path.is_file() && path.extension().is_none_or(|x| x != "so") {
             std::fs::copy(&path, pkg.join(path.file_name().unwrap())).map_err(|e| e.to_string())?;
         }
     }
