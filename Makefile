@@ -39,8 +39,9 @@ gnugo:
 	@(command -v gnugo || test -x /usr/games/gnugo) >/dev/null 2>&1 || ./scripts/install-gnugo.sh || \
 		echo '!!! gnugo could not be installed: tests/gtp.rs will SKIP its games against GNU Go !!!'
 
-# The export test's Python checks (ONNX Runtime, NumPy) run in a venv the project's script makes
-# (target/py-venv; pinned packages from PyPI).
+# The export test's Python checks (ONNX Runtime, NumPy) and the Python package's pytest suite
+# (python/tests/pytest.rs) run in a venv the project's script makes (target/py-venv; pinned
+# packages from PyPI).
 python-venv:
 	@./scripts/python-venv.sh || \
 		echo '!!! the Python venv could not be made: tests/onnx_export.rs will SKIP its ONNX Runtime check !!!'

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Creates the Python virtual environment the tests that run Python use (the ONNX export checks,
-# tests/onnx_export.rs, and docs/python.md's example, tests/experiments.rs): ONNX Runtime, the
-# onnx checker, NumPy and pandas from PyPI, pinned, in target/py-venv at
+# tests/onnx_export.rs, docs/python.md's example, tests/experiments.rs, and the Python
+# package's tests, python/tests/pytest.rs): ONNX Runtime, the onnx checker, NumPy, pandas,
+# pytest, PettingZoo and Gymnasium from PyPI, pinned, in target/py-venv at
 # the repository root (TABULA_PY_VENV overrides the place). Called by `make test`; with
 # TABULA_PY_TORCH=1 it adds PyTorch (large: the test's PyTorch check is skipped, loudly, when
 # torch is missing). Idempotent: an environment whose stamp names these pins is kept.
@@ -10,7 +11,7 @@
 set -eu
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 VENV="${TABULA_PY_VENV:-$ROOT/target/py-venv}"
-PINS="onnxruntime==1.32.0 onnx==1.23.2 numpy==2.4.6 pandas==3.1.1"
+PINS="onnxruntime==1.32.0 onnx==1.23.2 numpy==2.4.6 pandas==3.1.1 pytest==9.2.0 pettingzoo==1.27.0 gymnasium==1.4.0"
 if [ "${TABULA_PY_TORCH:-0}" = 1 ]; then
     PINS="$PINS torch==2.15.0"
 fi

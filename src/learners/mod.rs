@@ -364,6 +364,18 @@ pub trait Model<G: Game>: Send + Sync {
         ply: u32,
         rng: &mut crate::rng::StreamRng,
     ) -> Result<crate::search::SearchResult, crate::search::SearchError>;
+    /// The model's own evaluation of decision state `s` (after the game's `past`), what a
+    /// search it guides reads at a leaf: fills `priors` (one per action of `legal`) and
+    /// returns the value of `s` in [0, 1] for the side to move (the Python package's
+    /// `Model.evaluate`, docs/python.md).
+    fn evaluate(
+        &self,
+        g: &G,
+        s: &G::State,
+        past: &[G::State],
+        legal: &[Action],
+        priors: &mut [f64],
+    ) -> f64;
 }
 
 impl<G: Game, L: Learner<G>> Model<G> for L {
@@ -382,6 +394,20 @@ impl<G: Game, L: Learner<G>> Model<G> for L {
     ) -> Result<crate::search::SearchResult, crate::search::SearchError> {
         let mut eval = self.evaluator();
         search.run(g, s, past, ply, &mut eval, rng)
+    }
+
+    fn evaluate(
+        &self,
+        g: &G,
+        s: &G::State,
+        past: &[G::State],
+        legal: &[Action],
+        priors: &mut [f64],
+    ) -> f64 {
+        let mut eval = self.evaluator();
+        // Learners' evaluators draw nothing; the stream is there for the trait.
+        let mut rng = crate::rng::stream(0, "model-evaluate");
+        crate::search::Evaluator::evaluate(&mut eval, g, s, past, legal, priors, &mut rng)
     }
 }
 
