@@ -39,20 +39,32 @@ fn main() {
         std::env::var("PROFILE").unwrap_or_else(|_| "unknown".into())
     );
     // Run again when the commit or the index moves, or a source file changes (the tree's
-    // state is as of then: an edit to tests or docs alone is seen at the next commit).
-    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
-        let dir = PathBuf::from(dir);
-        for f in ["HEAD", "index"] {
-            println!("cargo:rerun-if-changed={}", dir.join(f).display());
-        }
-        if let Some(common) = git(&["rev-parse", "--git-common-dir"]) {
-            println!(
-                "cargo:rerun-if-changed={}",
-                PathBuf::from(common).join("refs/heads").display()
-            );
-        }
+    // state is as of then: an edit to tests or docs alone is seen at the next commit). Only
+    // this checkout's own branch is watched, not every branch: a commit in another worktree
+    // of the same repository must not rebuild this one. A watched file that does not exist
+    // would rerun the script on every build, so only existing ones are named.
+    for f in watched_git_files() {
+        println!("cargo:rerun-if-changed={}", f.display());
     }
     for d in ["src", "crates", "Cargo.toml", "Cargo.lock", "build.rs"] {
         println!("cargo:rerun-if-changed={d}");
     }
+}
+
+/// HEAD and the index of this checkout, its branch's ref file and the packed refs.
+fn watched_git_files() -> Vec<PathBuf> {
+    let Some(dir) = git(&["rev-parse", "--git-dir"]).map(PathBuf::from) else {
+        return Vec::new();
+    };
+    let common = git(&["rev-parse", "--git-common-dir"]).map_or_else(|| dir.clone(), PathBuf::from);
+    let mut files = vec![
+        dir.join("HEAD"),
+        dir.join("index"),
+        common.join("packed-refs"),
+    ];
+    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        files.push(common.join(branch));
+    }
+    files.retain(|f| f.exists());
+    files
 }
