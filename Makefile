@@ -46,11 +46,13 @@ python-venv:
 	@./scripts/python-venv.sh || \
 		echo '!!! the Python venv could not be made: tests/onnx_export.rs will SKIP its ONNX Runtime check !!!'
 
-# The library's, the binary's and every integration test. Benches and examples have no tests:
+# Every target with tests: the libraries' unit tests and the integration tests (`--tests`
+# takes the targets whose `test` flag is on, so the Python package's library, `test = false`,
+# is not built a second time as an empty test harness). Benches and examples have no tests:
 # clippy --all-targets above already checks that they compile, and building them again,
 # optimised and linked, cost CI minutes for nothing.
 test: lint chromium gnugo python-venv
-	$(CARGO) test --workspace --lib --tests --no-fail-fast
+	$(CARGO) test --workspace --tests --no-fail-fast
 
 # A single-node Slurm cluster on this machine runs a small sweep as a job array, merges the
 # shards and checks the heads against an unsharded run (needs root and the Debian mirrors).

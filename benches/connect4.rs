@@ -13,7 +13,10 @@ use tabula::games::ConnectFour;
 use tabula::games::connect4::solver::{C4Solver, DEFAULT_TABLE_BITS};
 
 fn positions(g: &ConnectFour, name: &str) -> Vec<(u64, i32)> {
-    let path = format!("{}/tests/data/connect4/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../tests/data/connect4/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).expect("test file");
     text.lines()
         .map(|l| {

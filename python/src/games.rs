@@ -14,6 +14,7 @@ use tabula::players::PlayerSpec;
 use tabula::solver::{Progress, Solution, Solvable, value_for};
 use tabula::store::Store;
 
+use crate::PyCache;
 use crate::store::{DynModel, DynPlayer};
 use tabula::{with_game, with_solvable_game};
 
@@ -36,6 +37,8 @@ pub(crate) struct Shared<G: Abilities> {
     encoder: Option<Encoder<G>>,
     solution: OnceLock<Arc<Solution<G::Key>>>,
     solve: Option<SolveFn<G>>,
+    /// Python objects made once for this game and handed out again.
+    pub(crate) cache: PyCache,
 }
 
 /// A game of any type.
@@ -70,6 +73,8 @@ pub(crate) trait DynGame: Send + Sync {
 pub(crate) trait DynState: Send + Sync {
     fn clone_box(&self) -> Box<dyn DynState>;
     fn game(&self) -> Arc<dyn DynGame>;
+    /// The game's cache of Python objects.
+    fn cache(&self) -> &PyCache;
     fn turn(&self) -> Turn;
     /// The legal actions of a decision state, the outcomes of a chance state, else none.
     fn legal(&self) -> Vec<Action>;
@@ -118,6 +123,7 @@ fn shared<G: Abilities>(g: G, solve: Option<SolveFn<G>>) -> Arc<dyn DynGame> {
         g,
         solution: OnceLock::new(),
         solve,
+        cache: PyCache::default(),
     })
 }
 
@@ -275,6 +281,10 @@ impl<G: Abilities> DynState for Typed<G> {
 
     fn game(&self) -> Arc<dyn DynGame> {
         self.sh.clone()
+    }
+
+    fn cache(&self) -> &PyCache {
+        &self.sh.cache
     }
 
     fn turn(&self) -> Turn {

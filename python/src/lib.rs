@@ -16,8 +16,10 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyDict};
-use tabula::game::{Player, Turn};
+use std::sync::Mutex;
+
+use pyo3::types::{PyByteArray, PyDict, PyList, PyTuple};
+use tabula::game::{ChanceOutcome, Player, Turn};
 
 use games::{CHANCE_PLAYER, DynGame, DynState, TERMINAL_PLAYER};
 
@@ -42,6 +44,53 @@ pub(crate) fn ndarray<'py>(
 /// The little-endian bytes of `xs`.
 pub(crate) fn le_bytes<T: Copy, const N: usize>(xs: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
     xs.iter().flat_map(|&x| f(x)).collect()
+}
+
+/// Python objects made once per game and handed out again: a chance node's `(outcome,
+/// probability)` tuples. EWN's two placements list 720 outcomes at the start of every game,
+/// and making 1,440 fresh int and float objects for each was where a playout from Python
+/// spent its time (docs/python.md, "Speed"); a tuple is immutable, so sharing one is
+/// invisible to the caller.
+#[derive(Default)]
+pub(crate) struct PyCache {
+    /// By outcome id: the probability's bits and the tuple made for them.
+    outcomes: Mutex<Vec<Option<(u64, Py<PyTuple>)>>>,
+}
+
+impl PyCache {
+    /// The list of `(outcome, probability)` tuples of `outcomes`, in their order.
+    fn outcome_list<'py>(
+        &self,
+        py: Python<'py>,
+        outcomes: &[ChanceOutcome],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let fresh = |o: &ChanceOutcome| (o.outcome, o.prob).into_pyobject(py);
+        // Not waited for: making a tuple may run the garbage collector, whose finalisers
+        // could ask for outcomes again on this thread; they get fresh tuples.
+        let Ok(mut slots) = self.outcomes.try_lock() else {
+            return PyList::new(
+                py,
+                outcomes.iter().map(fresh).collect::<PyResult<Vec<_>>>()?,
+            );
+        };
+        let mut items = Vec::with_capacity(outcomes.len());
+        for o in outcomes {
+            let i = usize::from(o.outcome);
+            if slots.len() <= i {
+                slots.resize_with(i + 1, || None);
+            }
+            let bits = o.prob.to_bits();
+            match &slots[i] {
+                Some((b, t)) if *b == bits => items.push(t.bind(py).clone()),
+                _ => {
+                    let t = fresh(o)?;
+                    slots[i] = Some((bits, t.clone().unbind()));
+                    items.push(t);
+                }
+            }
+        }
+        PyList::new(py, items)
+    }
 }
 
 /// A game: `tabula.load_game("ewn:3x3x3")`.
@@ -209,12 +258,8 @@ impl PyState {
     }
 
     /// The outcomes of a chance node with their exact probabilities (empty elsewhere).
-    fn chance_outcomes(&self) -> Vec<(u16, f64)> {
-        self.inner
-            .chance()
-            .iter()
-            .map(|o| (o.outcome, o.prob))
-            .collect()
+    fn chance_outcomes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.inner.cache().outcome_list(py, &self.inner.chance())
     }
 
     /// Plays an action (at a chance node: an outcome); an illegal one raises `ValueError`

@@ -8,24 +8,19 @@ use std::path::{Path, PathBuf};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tabula::eval::MetricValues;
+use tabula::learners::LearnerKind;
+use tabula::runs::progress::ProgressText;
 use tabula::runs::{IterationSummary, Observer, Resumed, RunConfig, RunOutcome};
 use tabula::store::{ObjectHash, Store};
 
 use crate::value_error;
 
-/// Progress lines (`run 3 (run record ..., seed 1)`, `it    2/10  wr_p 0.512 ...`) on
-/// standard error unless quiet, and each finished iteration's numbers to `callback`.
+/// Progress lines on standard error unless quiet (the command line's texts:
+/// [`ProgressText`]), and each measured iteration's numbers to `callback`.
 struct Lines {
-    iterations: u32,
+    text: ProgressText,
     quiet: bool,
     callback: Option<Py<PyAny>>,
-}
-
-fn metrics_text(m: &MetricValues) -> String {
-    m.iter()
-        .filter_map(|(name, v)| v.map(|v| format!("{name} {v:.4}")))
-        .collect::<Vec<_>>()
-        .join("  ")
 }
 
 impl Lines {
@@ -53,42 +48,26 @@ impl Lines {
 
 impl Observer for Lines {
     fn created(&mut self, run_id: i64, run_hash: &ObjectHash, seed: u64) {
-        self.line(format!(
-            "run {run_id}  (run record {}, seed {seed})",
-            run_hash.short()
-        ));
+        self.line(self.text.created(run_id, run_hash, seed));
+    }
+
+    fn stage(&mut self, index: usize, name: &str, first: u32, last: u32) {
+        self.line(self.text.stage(index, name, first, last));
     }
 
     fn resumed(&mut self, done: u32, reused: u32, restart_seconds: f64) {
-        if done > 0 || reused > 0 {
-            self.line(format!(
-                "continuing after iteration {done} ({reused} games of the next reused); \
-                 restart {restart_seconds:.2} s"
-            ));
+        if let Some(line) = self.text.resumed(done, reused, restart_seconds) {
+            self.line(line);
         }
     }
 
     fn baseline(&mut self, m: &MetricValues) {
-        self.line(format!(
-            "it {:>4}/{}  {}",
-            0,
-            self.iterations,
-            metrics_text(m)
-        ));
+        self.line(self.text.baseline(m));
         self.call(0, m);
     }
 
     fn iteration_done(&mut self, s: &IterationSummary) {
-        self.line(format!(
-            "it {:>4}/{}  {}  games {}  self-play {:.2}s  train {:.2}s  eval {:.2}s",
-            s.iteration,
-            self.iterations,
-            metrics_text(&s.metrics),
-            s.games,
-            s.self_play_seconds,
-            s.training_seconds,
-            s.evaluation_seconds
-        ));
+        self.line(self.text.iteration(s));
         self.call(s.iteration, &s.metrics);
     }
 }
@@ -123,7 +102,7 @@ fn run_spec(
         .file_stem()
         .map_or_else(|| "run".to_string(), |s| s.to_string_lossy().into_owned());
     let cfg = RunConfig::from_toml(&text, &name).map_err(|e| format!("{}: {e}", spec.display()))?;
-    lines.iterations = cfg.iterations;
+    lines.text = ProgressText::new(cfg.iterations, cfg.settings.learner.kind);
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         if n == 0 {
@@ -135,17 +114,8 @@ fn run_spec(
         .build()
         .map_err(|e| format!("starting the worker threads: {e}"))?;
     let mut store = Store::open(db).map_err(|e| e.to_string())?;
-    let hash = tabula::experiments::run_specs::run_hash(&cfg).map_err(|e| e.to_string())?;
-    let same = store
-        .runs()
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .find(|r| {
-            r.name == cfg.name
-                && r.hash == hash
-                && r.iterations_planned == cfg.iterations
-                && r.parent.is_none()
-        });
+    let same =
+        tabula::experiments::run_specs::stored_run_of(&store, &cfg).map_err(|e| e.to_string())?;
     let n = pool.current_num_threads() as u32;
     pool.install(|| match same {
         Some(row) => match tabula::runs::resume_on(&mut store, &row.id.to_string(), None, lines) {
@@ -184,7 +154,7 @@ pub(crate) fn run<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let db = Store::resolve_path(db.as_deref());
     let mut lines = Lines {
-        iterations: 0,
+        text: ProgressText::new(0, LearnerKind::default()),
         quiet,
         callback: progress,
     };

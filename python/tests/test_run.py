@@ -35,3 +35,37 @@ def test_run_equals_the_cli_and_is_resumable(tabula_bin, tmp_path):
     assert len(tabula.Store(str(tmp_path / "py.db")).runs()) == 1
     with pytest.raises(ValueError, match="reading the run spec"):
         tabula.run(str(tmp_path / "missing.toml"), db=str(tmp_path / "py.db"))
+
+
+def test_a_killed_run_resumes_to_the_clis_head(tabula_bin, tmp_path):
+    """A Python process running a spec is killed after its first iteration; `tabula.run` of
+    the same spec resumes it where it stopped and ends at the head of the CLI's whole run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    spec = tmp_path / "killed.toml"
+    spec.write_text(SPEC.replace('"tiny"', '"killed"').replace("iterations = 2", "iterations = 4"))
+    db = tmp_path / "py.db"
+    child = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, tabula\n"
+         "tabula.run(sys.argv[1], db=sys.argv[2], threads=1, quiet=True,\n"
+         "           progress=lambda m: print(m['iteration'], flush=True))\n",
+         str(spec), str(db)],
+        stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+    )
+    for line in child.stdout:
+        if int(line) >= 1:
+            child.send_signal(signal.SIGKILL)
+            break
+    child.wait()
+    assert child.returncode == -signal.SIGKILL, "the child finished before it was killed"
+    done = tabula.Store(str(db)).sql("SELECT iterations_done FROM runs")["iterations_done"][0]
+    assert 1 <= done < 4
+    out = tabula.run(str(spec), db=str(db), threads=2, quiet=True)
+    assert out["iterations"] == 4
+    run_cli(tabula_bin, "--db", str(tmp_path / "cli.db"), "run", str(spec), "--threads", "1")
+    cli_head = tabula.Store(str(tmp_path / "cli.db")).sql("SELECT head FROM runs_hex")["head"][0]
+    assert out["head"] == cli_head

@@ -40,6 +40,7 @@ def store_path(tabula_bin, tmp_path_factory):
     db = str(d / "s.db")
     run_cli(tabula_bin, "--db", db, "run", str(d / "net.toml"), "--threads", "1")
     run_cli(tabula_bin, "--db", db, "checkout", "net@2", "--export", str(d / "net.onnx"))
+    run_cli(tabula_bin, "--db", db, "branch", "net", "--at", "1", "--threads", "1")
     return d
 
 
@@ -58,10 +59,17 @@ def c4_states(n):
 def test_runs_metrics_and_sql(store_path, monkeypatch):
     store = tabula.Store(str(store_path / "s.db"))
     runs = store.runs()
-    assert list(runs["name"]) == ["net"] and list(runs["iterations_done"]) == [2]
+    assert list(runs["name"])[0] == "net" and list(runs["iterations_done"]) == [2, 2]
     metrics = store.metrics("net")
     assert list(metrics["iteration"]) == [0, 1, 2]
-    assert store.sql("SELECT count(*) AS n FROM runs_hex")["n"][0] == 1
+    # A branch at iteration 1: its own row is iteration 2; inherited, 0 and 1 are its parent's.
+    net_id, b_id = store.sql("SELECT id FROM runs ORDER BY id")["id"]
+    assert list(store.metrics(b_id)["iteration"]) == [2]
+    whole = store.metrics(b_id, inherited=True)
+    assert list(whole["iteration"]) == [0, 1, 2]
+    assert list(whole["run_id"]) == [net_id, net_id, b_id]
+    assert whole.iloc[:2].reset_index(drop=True).equals(metrics.iloc[:2].reset_index(drop=True))
+    assert store.sql("SELECT count(*) AS n FROM runs_hex")["n"][0] == 2
     with pytest.raises(ValueError, match="no run `nope` in the store"):
         store.metrics("nope")
     with pytest.raises(ValueError):

@@ -7,10 +7,11 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;
 use serde::Serialize;
-use tabula::eval::{MetricDef, MetricValues};
+use tabula::eval::MetricValues;
 use tabula::game::{Game, Outcome, Turn};
 use tabula::game_record::{GameEnd, GameRecord, SearchStats, Step};
 use tabula::learners::LearnerKind;
+use tabula::runs::progress::ProgressText;
 use tabula::runs::{IterationSummary, Observer, Resumed, RunConfig, RunOutcome};
 use tabula::store::{ObjectHash, Store, Subject};
 
@@ -199,15 +200,14 @@ impl std::fmt::Display for AlreadyFinished {
     }
 }
 
-/// Progress on the terminal: a bar over all self-play games, one line per iteration.
+/// Progress on the terminal: a bar over all self-play games, one line per iteration (the
+/// lines' texts are the library's, [`ProgressText`], which the Python package prints too).
 pub(crate) struct Console {
     /// Lines go above the bar on a terminal, else straight to stdout.
     pub(crate) bar: ProgressBar,
     json: bool,
-    iterations: u32,
     games: u32,
-    /// The metrics the learner says show progress ([`LearnerKind::progress_metrics`]).
-    progress: &'static [MetricDef],
+    text: ProgressText,
 }
 
 impl Console {
@@ -221,9 +221,8 @@ impl Console {
         Console {
             bar,
             json,
-            iterations,
             games,
-            progress: learner.progress_metrics(),
+            text: ProgressText::new(iterations, learner),
         }
     }
 
@@ -239,111 +238,34 @@ impl Console {
     }
 }
 
-fn fmt_opt(x: Option<f64>, digits: usize) -> String {
-    x.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
-}
-
-/// The progress line of an iteration's declared metrics: WR_p, ERR_p, MAE_v and coverage
-/// where the learner declares them, then any metric not among the learner's `progress`
-/// metrics as `name value` (the detail columns of tabular AlphaZero are in `show`).
-fn metrics_line(m: &MetricValues, progress: &[MetricDef]) -> String {
-    if m.is_empty() {
-        // The evaluation interval (`[eval] every`) skipped this iteration.
-        return "not measured".to_string();
-    }
-    let get = |name: &str| m.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v);
-    let count = |name: &str| get(name).map_or_else(|| "-".to_string(), |v| format!("{v}"));
-    let wr = get("wr_p").map_or_else(
-        || "WR_p -".to_string(),
-        |w| match (get("wr_p_wins"), get("wr_p_draws"), get("wr_p_losses")) {
-            (Some(wi), Some(d), Some(l)) => {
-                let [lo, hi] = tabula::stats::score_interval95(wi as u32, d as u32, l as u32);
-                format!("WR_p {w:.4} [{lo:.4}, {hi:.4}]")
-            }
-            _ => format!("WR_p {w:.4}"),
-        },
-    );
-    let mut line = format!(
-        "{wr}  ERR_p {}  MAE_v {}",
-        fmt_opt(get("err_p"), 4),
-        fmt_opt(get("mae_v"), 4)
-    );
-    if get("updated_1").is_some() {
-        line.push_str(&format!(
-            "  upd≥1/4/16 {}/{}/{}",
-            count("updated_1"),
-            count("updated_4"),
-            count("updated_16")
-        ));
-    }
-    line.push_str(&format!("  seen {}", count("seen")));
-    // Other metrics only where they have a value: a learner declares every metric it can
-    // report (a network run on EWN declares the Connect Four and reference metrics too), and
-    // a line of thirty dashes hides the numbers. `show` lists all of them.
-    for (name, v) in m {
-        if let Some(v) = v.filter(|_| !progress.iter().any(|d| d.name == *name)) {
-            line.push_str(&format!("  {name} {v:.4}"));
-        }
-    }
-    line
-}
-
 impl Observer for Console {
     fn created(&mut self, run_id: i64, run_hash: &ObjectHash, seed: u64) {
-        self.line(format!(
-            "run {run_id}  (run record {}, seed {seed})",
-            run_hash.short()
-        ));
+        self.line(self.text.created(run_id, run_hash, seed));
     }
 
     fn stage(&mut self, index: usize, name: &str, first: u32, last: u32) {
-        let last = last.min(self.iterations);
-        self.line(format!(
-            "stage {} `{name}`: iterations {first}..={last}",
-            index + 1
-        ));
+        self.line(self.text.stage(index, name, first, last));
     }
 
     fn resumed(&mut self, done: u32, reused: u32, restart_seconds: f64) {
-        if done > 0 || reused > 0 {
-            self.line(format!(
-                "continuing after iteration {done} ({reused} games of the next reused); \
-                 restart {restart_seconds:.2} s"
-            ));
+        if let Some(line) = self.text.resumed(done, reused, restart_seconds) {
+            self.line(line);
         }
     }
 
     fn baseline(&mut self, m: &MetricValues) {
-        self.line(format!(
-            "it {:>4}/{}  {}",
-            0,
-            self.iterations,
-            metrics_line(m, self.progress)
-        ));
+        self.line(self.text.baseline(m));
     }
 
     fn games_done(&mut self, iteration: u32, done: u32, _of: u32) {
         self.bar
             .set_position(u64::from(iteration - 1) * u64::from(self.games) + u64::from(done));
         self.bar
-            .set_message(format!("iteration {iteration}/{}", self.iterations));
+            .set_message(format!("iteration {iteration}/{}", self.text.iterations));
     }
 
     fn iteration_done(&mut self, s: &IterationSummary) {
-        {
-            self.line(format!(
-                "it {:>4}/{}  {}  games {}  beta {}  self-play {:.2}s  train {:.2}s  eval {:.2}s  store wait {:.3}s",
-                s.iteration,
-                self.iterations,
-                metrics_line(&s.metrics, self.progress),
-                s.games,
-                s.beta,
-                s.self_play_seconds,
-                s.training_seconds,
-                s.evaluation_seconds,
-                s.store_wait_seconds
-            ));
-        }
+        self.line(self.text.iteration(s));
     }
 }
 

@@ -61,17 +61,12 @@ fn again(
     if !path.exists() {
         return Ok(false);
     }
-    let hash = tabula::experiments::run_specs::run_hash(cfg)?;
     // Opened as the writer `run` is: a store another process is creating this instant
     // (an empty file) is waited for, not refused.
     let mut store = Store::open(&path)?;
-    let row = store.runs()?.into_iter().find(|r| r.name == cfg.name);
-    let Some(row) = row else {
+    let Some(row) = tabula::experiments::run_specs::stored_run_of(&store, cfg)? else {
         return Ok(false);
     };
-    if row.hash != hash || row.iterations_planned != cfg.iterations || row.parent.is_some() {
-        return Ok(false);
-    }
     if !args.json {
         let state = if row.iterations_done >= row.iterations_planned {
             "finished"

@@ -50,6 +50,20 @@ pub fn run_hash(cfg: &RunConfig) -> Result<ObjectHash, ExperimentError> {
     Ok(address(&record)?.0)
 }
 
+/// The run a spec made before: a root run of the spec's name, run record (variant, seed,
+/// settings) and planned iterations. `tabula run` and the Python package's `tabula.run`
+/// resume it (or show it finished) instead of starting another; a run of the same name with
+/// anything else is not it (the store refuses the name).
+pub fn stored_run_of(store: &Store, cfg: &RunConfig) -> Result<Option<RunRow>, ExperimentError> {
+    let hash = run_hash(cfg)?;
+    Ok(store.runs()?.into_iter().find(|r| {
+        r.name == cfg.name
+            && r.hash == hash
+            && r.iterations_planned == cfg.iterations
+            && r.parent.is_none()
+    }))
+}
+
 /// Creates a run's records and row and leaves it unlocked, ready for [`resume`].
 pub fn create(store: &mut Store, cfg: &RunConfig, spec_toml: &str) -> Result<i64, ExperimentError> {
     cfg.validate().map_err(RunError::from)?;

@@ -65,6 +65,7 @@ mod game_yield;
 mod iterate;
 pub mod overrides;
 mod play;
+pub mod progress;
 pub mod records;
 mod references;
 mod replay;

@@ -1,0 +1,129 @@
+//! The progress lines of a run, one text for every front end: the command line's `run`,
+//! `resume` and `branch`, and the Python package's `tabula.run`. Each front end's observer
+//! decides where a line goes (above a progress bar, to standard error, nowhere with
+//! `--json`); what a line says is decided here.
+
+use crate::eval::{MetricDef, MetricValues};
+use crate::learners::LearnerKind;
+use crate::store::ObjectHash;
+
+use super::IterationSummary;
+
+/// The texts of one run's progress lines.
+#[derive(Clone, Copy, Debug)]
+pub struct ProgressText {
+    /// The run's planned iterations (the `/N` of an iteration's line).
+    pub iterations: u32,
+    /// The metrics the learner says show progress ([`LearnerKind::progress_metrics`]).
+    progress: &'static [MetricDef],
+}
+
+impl ProgressText {
+    /// The lines of a run of `learner` planned for `iterations` iterations.
+    pub fn new(iterations: u32, learner: LearnerKind) -> ProgressText {
+        ProgressText {
+            iterations,
+            progress: learner.progress_metrics(),
+        }
+    }
+
+    /// The run's records and row exist.
+    pub fn created(&self, run_id: i64, run_hash: &ObjectHash, seed: u64) -> String {
+        format!(
+            "run {run_id}  (run record {}, seed {seed})",
+            run_hash.short()
+        )
+    }
+
+    /// A stage (runs/stages.rs) starts: `index` is 0-based.
+    pub fn stage(&self, index: usize, name: &str, first: u32, last: u32) -> String {
+        let last = last.min(self.iterations);
+        format!("stage {} `{name}`: iterations {first}..={last}", index + 1)
+    }
+
+    /// The state to continue from is rebuilt; nothing for a run that starts from scratch.
+    pub fn resumed(&self, done: u32, reused: u32, restart_seconds: f64) -> Option<String> {
+        (done > 0 || reused > 0).then(|| {
+            format!(
+                "continuing after iteration {done} ({reused} games of the next reused); \
+                 restart {restart_seconds:.2} s"
+            )
+        })
+    }
+
+    /// The untrained model's metrics (iteration 0).
+    pub fn baseline(&self, m: &MetricValues) -> String {
+        format!(
+            "it {:>4}/{}  {}",
+            0,
+            self.iterations,
+            metrics_line(m, self.progress)
+        )
+    }
+
+    /// A committed iteration: its metrics, games and where its time went.
+    pub fn iteration(&self, s: &IterationSummary) -> String {
+        format!(
+            "it {:>4}/{}  {}  games {}  beta {}  self-play {:.2}s  train {:.2}s  eval {:.2}s  \
+             store wait {:.3}s",
+            s.iteration,
+            self.iterations,
+            metrics_line(&s.metrics, self.progress),
+            s.games,
+            s.beta,
+            s.self_play_seconds,
+            s.training_seconds,
+            s.evaluation_seconds,
+            s.store_wait_seconds
+        )
+    }
+}
+
+fn fmt_opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// The progress line of an iteration's declared metrics: WR_p, ERR_p, MAE_v and coverage
+/// where the learner declares them, then any metric not among the learner's `progress`
+/// metrics as `name value` (the detail columns of tabular AlphaZero are in `show`).
+fn metrics_line(m: &MetricValues, progress: &[MetricDef]) -> String {
+    if m.is_empty() {
+        // The evaluation interval (`[eval] every`) skipped this iteration.
+        return "not measured".to_string();
+    }
+    let get = |name: &str| m.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v);
+    let count = |name: &str| get(name).map_or_else(|| "-".to_string(), |v| format!("{v}"));
+    let wr = get("wr_p").map_or_else(
+        || "WR_p -".to_string(),
+        |w| match (get("wr_p_wins"), get("wr_p_draws"), get("wr_p_losses")) {
+            (Some(wi), Some(d), Some(l)) => {
+                let [lo, hi] = crate::stats::score_interval95(wi as u32, d as u32, l as u32);
+                format!("WR_p {w:.4} [{lo:.4}, {hi:.4}]")
+            }
+            _ => format!("WR_p {w:.4}"),
+        },
+    );
+    let mut line = format!(
+        "{wr}  ERR_p {}  MAE_v {}",
+        fmt_opt(get("err_p"), 4),
+        fmt_opt(get("mae_v"), 4)
+    );
+    if get("updated_1").is_some() {
+        line.push_str(&format!(
+            "  upd≥1/4/16 {}/{}/{}",
+            count("updated_1"),
+            count("updated_4"),
+            count("updated_16")
+        ));
+    }
+    line.push_str(&format!("  seen {}", count("seen")));
+    // Other metrics only where they have a value: a learner declares every metric it can
+    // report (a network run on EWN declares the Connect Four and reference metrics too), and
+    // a line of thirty dashes hides the numbers. `show` lists all of them.
+    for (name, v) in m {
+        if let Some(v) = v.filter(|_| !progress.iter().any(|d| d.name == *name)) {
+            line.push_str(&format!("  {name} {v:.4}"));
+        }
+    }
+    line
+}
