@@ -53,9 +53,12 @@ pub(crate) fn le_bytes<T: Copy, const N: usize>(xs: &[T], f: fn(T) -> [u8; N]) -
 /// invisible to the caller.
 #[derive(Default)]
 pub(crate) struct PyCache {
-    /// By outcome id: the probability's bits and the tuple made for them.
-    outcomes: Mutex<Vec<Option<(u64, Py<PyTuple>)>>>,
+    /// By outcome id.
+    outcomes: Mutex<Vec<Option<CachedOutcome>>>,
 }
+
+/// An outcome's probability (its bits) and the tuple made for them.
+type CachedOutcome = (u64, Py<PyTuple>);
 
 impl PyCache {
     /// The list of `(outcome, probability)` tuples of `outcomes`, in their order.
