@@ -104,6 +104,8 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
         .find(|w| w.len() == 64)
         .expect(&listing)
         .to_string();
+    let out = tabula(&db, &["note", "tiny", "a first look", "--tag", "probe"]);
+    assert!(out.status.success(), "{out:?}");
     let before = digest(&db);
     let (_server, port) = serve(&db);
 
@@ -114,6 +116,24 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
     assert_eq!(j["total"], 1);
     assert_eq!(j["runs"][0]["name"], "tiny");
     assert_eq!(j["runs"][0]["status"], "done");
+    // Tags and notes: each run carries them; `tag=` filters, `group=tag` groups.
+    assert_eq!(j["runs"][0]["tags"], serde_json::json!(["probe"]));
+    assert_eq!(j["runs"][0]["note"], "a first look");
+    assert_eq!(j["tags"], serde_json::json!([{"tag": "probe", "runs": 1}]));
+    for (target, total) in [("/api/runs?tag=probe", 1), ("/api/runs?tag=probe,other", 0)] {
+        let (status, body) = request(port, "GET", target);
+        assert_eq!(status, 200, "{target}: {body}");
+        let t: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(t["total"], total, "{target}: {body}");
+    }
+    let (_, body) = request(port, "GET", "/api/runs?group=tag");
+    let t: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        t["groups"],
+        serde_json::json!([{"tag": "probe", "runs": [1]}])
+    );
+    let (status, _) = request(port, "GET", "/?tag=probe&group=tag&q=tiny");
+    assert_eq!(status, 200, "a filtered runs list is a link");
     let (status, body) = request(port, "GET", &format!("/api/games/{game}"));
     assert_eq!(status, 200, "{body}");
     let g: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -182,6 +202,19 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
             "/api/runs?color=red",
             400,
             "unknown query parameter `color`",
+        ),
+        (
+            "GET",
+            "/api/runs?group=sweep",
+            400,
+            "group=sweep: allowed: tag",
+        ),
+        ("GET", "/?group=sweep", 400, "group=sweep: allowed: tag"),
+        (
+            "GET",
+            "/?colour=red",
+            400,
+            "unknown query parameter `colour`",
         ),
         ("GET", "/compare", 400, "?runs=A,B"),
         ("GET", "/compare?runs=1,999", 404, "no run `999`"),
@@ -307,6 +340,10 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
     let first = &p["positions"][0];
     let notation = first["notation"].as_str().unwrap().to_string();
     assert!(first["value"].is_number(), "{body}");
+    assert!(
+        first["input"].is_null(),
+        "a table reads no input planes: {body}"
+    );
     let actions = first["actions"].as_array().unwrap();
     assert!(actions.iter().any(|a| a["best"] == true), "{body}");
     for k in 0..2 {
