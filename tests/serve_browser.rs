@@ -398,6 +398,12 @@ fn every_page_works_live_in_headless_chromium() {
     assert_eq!(status, "running");
     errors.extend(b.console_errors().into_iter().map(|e| format!("/: {e}")));
 
+    // The long run's id, for its page below.
+    let id = b.js(
+        "return [...document.querySelectorAll('tr[data-run]')].find(t => \
+         t.textContent.includes('long')).dataset.run",
+    );
+    let id = id.as_str().unwrap().to_string();
     // `/?tag=baseline&group=tag`: the runs of one tag, a table per tag, notes shown; the
     // view is the URL (unticking the grouping leaves `?tag=baseline`).
     b.go(&format!("{url}/?tag=baseline&group=tag"));
@@ -423,11 +429,6 @@ fn every_page_works_live_in_headless_chromium() {
     );
 
     // `/runs/ID`: the WR_p curve gains points without a reload.
-    let id = b.js(
-        "return [...document.querySelectorAll('tr[data-run]')].find(t => \
-         t.textContent.includes('long')).dataset.run",
-    );
-    let id = id.as_str().unwrap().to_string();
     b.go(&format!("{url}/runs/{id}"));
     let points = "const c = document.querySelector('.chart[data-metric=wr_p]'); \
                   return c && c.querySelector('canvas') ? Number(c.dataset.points) : -1";

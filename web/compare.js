@@ -18,7 +18,7 @@
   let runs = [];
 
   // A setting's value as text: an object or a list as JSON, not "[object Object]".
-  function shown(v) {
+  function asText(v) {
     return v !== null && typeof v === "object" ? JSON.stringify(v) : String(v);
   }
 
@@ -34,7 +34,7 @@
       if (same && !all.checked) continue;
       shown++;
       t.append(T.el("tr", { class: same ? null : "differs" }, T.el("td", { text: k }),
-        ...runs.map((r) => T.el("td", { text: shown((r.settings || {})[k]) }))));
+        ...runs.map((r) => T.el("td", { text: asText((r.settings || {})[k]) }))));
     }
     diff.replaceChildren(shown ? t : T.el("p", { class: "note", text: "every setting is the same" }));
     diff.dataset.differing = String(keys.filter((k) => !runs.every((r) => JSON.stringify((r.settings || {})[k]) === JSON.stringify((runs[0].settings || {})[k]))).length);
