@@ -583,7 +583,7 @@ fn every_page_works_live_in_headless_chromium() {
     b.wait(
         "return document.getElementById('main').dataset.step",
         30,
-        |v| *v == first.to_string(),
+        |v| v.as_str().and_then(|s| s.parse::<usize>().ok()) == Some(first),
     );
     let shown = b.js("return [document.getElementById('board').textContent, \
          document.querySelector('#moves h3').textContent]");
