@@ -266,7 +266,8 @@ fn every_page_works_live_in_headless_chromium() {
     }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // A finished sweep of four runs (its store holds the solution of ewn:3x3x3), a full
+    // A finished sweep of four runs (its store holds the solution of ewn:3x3x3; its name as
+    // long as a study's, so the compare page's column heads are too), a full
     // checkpoint each iteration (iteration 2's kept: the positions page draws 0 and 2).
     std::fs::write(
         d.join("base.toml"),
@@ -276,7 +277,7 @@ fn every_page_works_live_in_headless_chromium() {
     .unwrap();
     std::fs::write(
         d.join("s.toml"),
-        "name = \"grid\"\nbase = \"base.toml\"\nseeds = [1, 2]\n[axes]\n\
+        "name = \"ewn-3x3x3-simulations-by-seed-grid\"\nbase = \"base.toml\"\nseeds = [1, 2]\n[axes]\n\
          \"search.simulations\" = [4, 8]\n",
     )
     .unwrap();
@@ -478,7 +479,7 @@ fn every_page_works_live_in_headless_chromium() {
     );
 
     // `/sweeps/grid`: "k of N" and a final-value figure.
-    b.go(&format!("{url}/sweeps/grid"));
+    b.go(&format!("{url}/sweeps/ewn-3x3x3-simulations-by-seed-grid"));
     let progress = b.wait(
         "return document.getElementById('progress').textContent",
         30,
