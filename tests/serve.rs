@@ -472,3 +472,44 @@ fn the_metrics_api_lists_the_measured_iterations_only() {
         assert!(wr.iter().all(|v| v.is_number()), "{body}");
     }
 }
+
+/// A network run's positions carry the planes its network reads there (`/api/positions`'s
+/// `input`), the same values `tabula encode` prints for the position.
+#[test]
+fn a_network_runs_positions_carry_its_input_planes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("net.toml"),
+        "name = \"net\"\nvariant = \"ewn:3x3x2\"\nseed = 1\niterations = 1\n\
+         games_per_iteration = 4\ncheckpoint_every = 1\n[search]\nsimulations = 4\n\
+         [eval]\nwr_p = false\nerrors = false\n[learner]\nkind = \"network\"\n\
+         [learner.network]\narch = \"mlp\"\nhidden = [8]\nbatch_size = 4\ntrain_steps = 1\n\
+         [learner.network.reference]\nsolver_games = 0\n",
+    )
+    .unwrap();
+    let db = d.join("t.db");
+    let out = tabula(&db, &["run", &d.join("net.toml").display().to_string()]);
+    assert!(out.status.success(), "{out:?}");
+    let (_server, port) = serve(&db);
+    let (status, body) = request(port, "GET", "/api/positions?run=net");
+    assert_eq!(status, 200, "{body}");
+    let p: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let first = &p["positions"][0];
+    let input = &first["input"];
+    assert_eq!(input["input"], "position", "{body}");
+    assert_eq!(input["shape"], serde_json::json!([7, 3, 3]));
+    let notation = first["notation"].as_str().unwrap();
+    let out = tabula(&db, &["encode", "ewn:3x3x2", notation, "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let cli: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let floats = |v: &serde_json::Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    assert_eq!(floats(&input["values"]), floats(&cli["values"]));
+    assert_eq!(input["plane_names"], cli["plane_names"]);
+}
