@@ -374,3 +374,100 @@ fn the_main_run_step_succeeds_again_on_the_same_store() {
         "{err}"
     );
 }
+
+/// The decision states of a game walked from the start by its last legal action and first
+/// chance outcome each turn, at most `n` of them.
+fn decision_states<G: tabula::game::Game>(g: &G, n: usize) -> Vec<G::State> {
+    use tabula::game::Turn;
+    let (mut s, mut out, mut legal, mut states) =
+        (g.initial_state(), Vec::new(), Vec::new(), vec![]);
+    while states.len() < n {
+        match g.turn(&s) {
+            Turn::Chance => {
+                g.chance_outcomes(&s, &mut out);
+                s = g.apply_chance(&s, out[0].outcome);
+            }
+            Turn::Player(_) => {
+                states.push(s);
+                g.legal_actions(&s, &mut legal);
+                s = g.apply(&s, *legal.last().unwrap());
+            }
+            Turn::Terminal(_) => break,
+        }
+    }
+    states
+}
+
+/// `tabula encode --json` prints the library's encoder's planes for the position (and, with
+/// `--past`, for an input that reads the game's history: Chinese Checkers' `liu`), with a
+/// name for every channel; Connect Four's columns-played form is the same position.
+#[test]
+fn encode_prints_the_library_encoders_planes() {
+    use tabula::games::{Abilities, AnyGame};
+    fn check<G: Abilities>(g: &G, input: Option<&str>, plies: usize) {
+        let states = decision_states(g, plies);
+        let (s, past) = states.split_last().unwrap();
+        let enc = g.input(input).unwrap();
+        let mut want = vec![0.0f32; enc.planes().len()];
+        enc.encode(s, past, &mut want);
+        let v = g.variant();
+        let pos = g.notation(s);
+        let past_text: Vec<String> = past.iter().map(|p| g.notation(p)).collect();
+        let past_text = past_text.join(";");
+        let mut args: Vec<&str> = vec!["encode", v.as_str(), pos.as_str(), "--json"];
+        if let Some(i) = input {
+            args.extend(["--input", i, "--past", past_text.as_str()]);
+        }
+        let out = json(&tabula(Path::new("unused.db"), &args));
+        let got: Vec<f32> = out["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect();
+        assert_eq!(got, want, "{v} {pos}");
+        let p = enc.planes();
+        assert_eq!(
+            out["shape"],
+            serde_json::json!([p.channels, p.height, p.width])
+        );
+        assert_eq!(
+            out["plane_names"].as_array().unwrap().len(),
+            p.channels,
+            "{v}"
+        );
+        assert!(
+            want.iter().any(|&x| x != 0.0),
+            "{v}: a position with something on it"
+        );
+    }
+    for variant in [
+        "ewn:3x3x3",
+        "cdc:PPPP",
+        "c4:5x4",
+        "go:5x5",
+        "checkers:5x5-1",
+    ] {
+        let any: AnyGame = variant.parse().unwrap();
+        tabula::with_game!(&any, |g| check(g, None, 4));
+    }
+    let Ok(AnyGame::Checkers(g)) = "checkers:5x5-1".parse::<AnyGame>() else {
+        panic!("a Chinese Checkers variant")
+    };
+    check(&g, Some("liu"), 4);
+    // The columns played and the notation of the position they reach encode alike.
+    let a = json(&tabula(
+        Path::new("unused.db"),
+        &["encode", "c4:5x4", "3312", "--json"],
+    ));
+    let b = tabula(
+        Path::new("unused.db"),
+        &[
+            "encode",
+            "c4:5x4",
+            a["position"].as_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(a, json(&b));
+}

@@ -220,6 +220,12 @@ const CASES: &[Case] = &[
     case(&["--db", "{db}", "show", "tiny", "--games", "3"], 1, "run 1 has iterations 1..=2; --games 3 is not one of them"),
     case(&["--db", "{db}", "run", "{dir}/tiny.toml", "--set", "seed=9223372036854775808", "--set", "eval.games=0"], 1, "`eval.games` = 0 is out of range"),
     case(&["--db", "{db}", "report", "some-sweep", "--out", "{text}"], 1, "--out {text}: that is a file, not a directory"),
+    // --- encode names the bad variant, position or input ------------------------------------
+    case(&["encode", "ewn:9x9x9", "x"], 1, "ewn:9x9x9"),
+    case(&["encode", "ewn:3x3x3", "R1R2./R3.B3 red 2"], 1, "POSITION `R1R2./R3.B3 red 2` is not a position of ewn:3x3x3"),
+    case(&["encode", "c4:7x6", "48"], 1, "move 2 (column 8) is not legal there"),
+    case(&["encode", "ewn:3x3x3", "R1R2./R3.B3/.B1B2 red 2", "--input", "liu"], 1, "ewn:3x3x3 has no input `liu`; it has: position"),
+    case(&["encode", "ewn:3x3x3", "R1R2./R3.B3/.B1B2 red 2", "--past", "x"], 1, "--past position 1 `x` is not a position of ewn:3x3x3"),
 ];
 
 /// The fixtures, made once in one directory.
@@ -697,6 +703,7 @@ const PRINTING: &[&[&str]] = &[
     &["play", "ewn:3x3x2", "--seed", "1"],
     &["solve", "ewn:3x3x2"],
     &["value", "ewn:3x3x2", "{position}"],
+    &["encode", "ewn:3x3x2", "{position}"],
     &["sql", "SELECT * FROM objects"],
     &["sql", "SELECT 1", "--json"],
     &["sql", "SELECT 1", "--csv"],

@@ -87,10 +87,15 @@ fn whole_and_sharded_merged_sweeps_have_the_same_heads() {
         dir.path().join("s2.db"),
         dir.path().join("all.db"),
     );
-    ok(&tabula(
+    let said = ok(&tabula(
         &s1,
         &["sweep", f, "--shard", "1/2", "--threads", "1"],
     ));
+    // The work ahead in plain words (issue 48): 2 runs of 3 iterations of 40 games.
+    assert!(
+        said.contains("2 runs to run (6 iterations, 240 self-play games), 0 already finished"),
+        "{said}"
+    );
     ok(&tabula(
         &s2,
         &["sweep", f, "--shard", "2/2", "--threads", "1"],
@@ -117,13 +122,13 @@ fn whole_and_sharded_merged_sweeps_have_the_same_heads() {
         &[
             "sql",
             "--json",
-            "SELECT run_name, head FROM sweep_runs WHERE sweep = 'tiny' ORDER BY point, seed_index",
+            "SELECT name, head FROM sweep_runs WHERE sweep = 'tiny' ORDER BY point, seed_index",
         ],
     ));
     assert_eq!(rows.as_array().unwrap().len(), 4);
     for r in rows.as_array().unwrap() {
         assert_eq!(
-            want[r["run_name"].as_str().unwrap()],
+            want[r["name"].as_str().unwrap()],
             r["head"].as_str().unwrap()
         );
     }
@@ -174,6 +179,16 @@ fn whole_and_sharded_merged_sweeps_have_the_same_heads() {
         picture.contains("<svg") && picture.contains("<polyline"),
         "{picture}"
     );
+    // The figure says what it shows (issue 48): metric, seeds, interval, sweep, commit, date.
+    for needle in [
+        ">wr_p: mean over 2 seeds a point</text>",
+        ">interval: 95% Student-t interval over the seeds</text>",
+        ">sweep tiny (",
+        "; commit ",
+        "; run 20",
+    ] {
+        assert!(picture.contains(needle), "{needle}: {picture}");
+    }
     let out = dir.path().join("report");
     ok(&tabula(
         &all,
@@ -186,6 +201,10 @@ fn whole_and_sharded_merged_sweeps_have_the_same_heads() {
         "wr_p final",
         "<svg",
         "varies:",
+        "<p class=\"provenance\">Built from commit ",
+        "class=\"caption\"",
+        // One axis: its second value against its first, both seeds paired.
+        "<td class=\"l\">init_q=draw − init_q=loss</td><td class=\"l\"></td><td>2</td>",
     ] {
         assert!(page.contains(needle), "{needle}");
     }
@@ -852,6 +871,26 @@ fn final_values_against_an_axis_one_line_per_value() {
     assert_eq!(page.matches("<div class=\"fig final\"").count(), 4);
     assert!(page.contains("<th>simulations=16</th>"), "pivot");
     assert!(page.contains("1 unfinished runs left out of this table."));
+    // Paired per seed: init_q=draw against loss at each simulations value; at 16 the draw
+    // line's seed 2 is unfinished, so one seed pairs and there is no interval.
+    let paired = &page[at("<table class=\"paired\" data-metric=\"wr_p\"")..];
+    let paired = &paired[..paired.find("</table>").unwrap()];
+    assert_eq!(
+        paired
+            .matches("<tr><td class=\"l\">init_q=draw − init_q=loss</td>")
+            .count(),
+        3,
+        "{paired}"
+    );
+    assert!(
+        paired.contains("<td class=\"l\">simulations=16</td><td>1</td><td>")
+            && paired.contains("(one pair: no interval)"),
+        "{paired}"
+    );
+    assert!(
+        paired.contains("<td class=\"l\">simulations=4</td><td>2</td><td>"),
+        "{paired}"
+    );
     // Every WR_p figure shares one y-range: the reference line sits at the same height.
     let ys: Vec<String> = page
         .split("<line class=\"ref\"")

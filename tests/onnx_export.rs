@@ -234,7 +234,7 @@ fn export_and_check(dir: &Path, name: &str, net: &str) {
     }
     assert_eq!(meta["variant"], "c4:7x6");
     assert_eq!(meta["iteration"], "2");
-    assert_eq!(meta["run_name"], name);
+    assert_eq!(meta["name"], name);
 }
 
 #[test]

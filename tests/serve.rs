@@ -104,6 +104,8 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
         .find(|w| w.len() == 64)
         .expect(&listing)
         .to_string();
+    let out = tabula(&db, &["note", "tiny", "a first look", "--tag", "probe"]);
+    assert!(out.status.success(), "{out:?}");
     let before = digest(&db);
     let (_server, port) = serve(&db);
 
@@ -114,6 +116,24 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
     assert_eq!(j["total"], 1);
     assert_eq!(j["runs"][0]["name"], "tiny");
     assert_eq!(j["runs"][0]["status"], "done");
+    // Tags and notes: each run carries them; `tag=` filters, `group=tag` groups.
+    assert_eq!(j["runs"][0]["tags"], serde_json::json!(["probe"]));
+    assert_eq!(j["runs"][0]["note"], "a first look");
+    assert_eq!(j["tags"], serde_json::json!([{"tag": "probe", "runs": 1}]));
+    for (target, total) in [("/api/runs?tag=probe", 1), ("/api/runs?tag=probe,other", 0)] {
+        let (status, body) = request(port, "GET", target);
+        assert_eq!(status, 200, "{target}: {body}");
+        let t: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(t["total"], total, "{target}: {body}");
+    }
+    let (_, body) = request(port, "GET", "/api/runs?group=tag");
+    let t: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        t["groups"],
+        serde_json::json!([{"tag": "probe", "runs": [1]}])
+    );
+    let (status, _) = request(port, "GET", "/?tag=probe&group=tag&q=tiny");
+    assert_eq!(status, 200, "a filtered runs list is a link");
     let (status, body) = request(port, "GET", &format!("/api/games/{game}"));
     assert_eq!(status, 200, "{body}");
     let g: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -182,6 +202,19 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
             "/api/runs?color=red",
             400,
             "unknown query parameter `color`",
+        ),
+        (
+            "GET",
+            "/api/runs?group=sweep",
+            400,
+            "group=sweep: allowed: tag",
+        ),
+        ("GET", "/?group=sweep", 400, "group=sweep: allowed: tag"),
+        (
+            "GET",
+            "/?colour=red",
+            400,
+            "unknown query parameter `colour`",
         ),
         ("GET", "/compare", 400, "?runs=A,B"),
         ("GET", "/compare?runs=1,999", 404, "no run `999`"),
@@ -307,6 +340,10 @@ fn bad_requests_get_json_errors_and_the_store_is_untouched() {
     let first = &p["positions"][0];
     let notation = first["notation"].as_str().unwrap().to_string();
     assert!(first["value"].is_number(), "{body}");
+    assert!(
+        first["input"].is_null(),
+        "a table reads no input planes: {body}"
+    );
     let actions = first["actions"].as_array().unwrap();
     assert!(actions.iter().any(|a| a["best"] == true), "{body}");
     for k in 0..2 {
@@ -434,4 +471,45 @@ fn the_metrics_api_lists_the_measured_iterations_only() {
         assert_eq!(wr.len(), iterations.len());
         assert!(wr.iter().all(|v| v.is_number()), "{body}");
     }
+}
+
+/// A network run's positions carry the planes its network reads there (`/api/positions`'s
+/// `input`), the same values `tabula encode` prints for the position.
+#[test]
+fn a_network_runs_positions_carry_its_input_planes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("net.toml"),
+        "name = \"net\"\nvariant = \"ewn:3x3x2\"\nseed = 1\niterations = 1\n\
+         games_per_iteration = 4\ncheckpoint_every = 1\n[search]\nsimulations = 4\n\
+         [eval]\nwr_p = false\nerrors = false\n[learner]\nkind = \"network\"\n\
+         [learner.network]\narch = \"mlp\"\nhidden = [8]\nbatch_size = 4\ntrain_steps = 1\n\
+         [learner.network.reference]\nsolver_games = 0\n",
+    )
+    .unwrap();
+    let db = d.join("t.db");
+    let out = tabula(&db, &["run", &d.join("net.toml").display().to_string()]);
+    assert!(out.status.success(), "{out:?}");
+    let (_server, port) = serve(&db);
+    let (status, body) = request(port, "GET", "/api/positions?run=net");
+    assert_eq!(status, 200, "{body}");
+    let p: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let first = &p["positions"][0];
+    let input = &first["input"];
+    assert_eq!(input["input"], "position", "{body}");
+    assert_eq!(input["shape"], serde_json::json!([7, 3, 3]));
+    let notation = first["notation"].as_str().unwrap();
+    let out = tabula(&db, &["encode", "ewn:3x3x2", notation, "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let cli: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let floats = |v: &serde_json::Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    assert_eq!(floats(&input["values"]), floats(&cli["values"]));
+    assert_eq!(input["plane_names"], cli["plane_names"]);
 }

@@ -3,10 +3,13 @@
 //! installed by `scripts/install-chromium.sh`), speaking WebDriver's JSON over HTTP from here.
 //! Each page is opened once and read twice from its live DOM: the runs table lists the run
 //! and its iteration count grows, the run page's WR_p curve gains points, all without a reload
-//! (the page's navigation entries stay one); no page logs a console error; the sweep page
-//! says "k of N" and draws a final-value figure; the game viewer steps through a stored EWN
-//! game with the keyboard, showing exact values; the positions page draws a run's policy
-//! and value against the exact values. Skipped loudly when either program is missing.
+//! (the page's navigation entries stay one); no page logs a console error; the runs list
+//! filters and groups by tag from its URL and shows notes; the run page says its ETA once and
+//! every chart's tick labels differ; the sweep page says "k of N", draws a final-value figure
+//! and shows one seed without an interval; the compare page's settings of four runs fit a
+//! 1280 px window; the game viewer opens at the first move's position and steps through a
+//! stored EWN game with the keyboard, showing exact values; the positions page draws a run's
+//! policy and value against the exact values. Skipped loudly when either program is missing.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -263,7 +266,8 @@ fn every_page_works_live_in_headless_chromium() {
     }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // A finished sweep of four runs (its store holds the solution of ewn:3x3x3), a full
+    // A finished sweep of four runs (its store holds the solution of ewn:3x3x3; its name as
+    // long as a study's, so the compare page's column heads are too), a full
     // checkpoint each iteration (iteration 2's kept: the positions page draws 0 and 2).
     std::fs::write(
         d.join("base.toml"),
@@ -273,13 +277,20 @@ fn every_page_works_live_in_headless_chromium() {
     .unwrap();
     std::fs::write(
         d.join("s.toml"),
-        "name = \"grid\"\nbase = \"base.toml\"\nseeds = [1, 2]\n[axes]\n\
+        "name = \"ewn-3x3x3-simulations-by-seed-grid\"\nbase = \"base.toml\"\nseeds = [1, 2]\n[axes]\n\
          \"search.simulations\" = [4, 8]\n",
     )
     .unwrap();
     let db = d.join("t.db");
     let out = tabula(&db, &["sweep", &d.join("s.toml").display().to_string()]);
     assert!(out.status.success(), "{out:?}");
+    for args in [
+        &["note", "1", "the first seed", "--tag", "baseline"][..],
+        &["note", "2", "--tag", "baseline", "--tag", "probe"],
+    ] {
+        let out = tabula(&db, args);
+        assert!(out.status.success(), "{out:?}");
+    }
     // The server starts on the finished store (an immutable read), then a run starts writing.
     let mut serve = Command::new(env!("CARGO_BIN_EXE_tabula"))
         .arg("--db")
@@ -388,12 +399,37 @@ fn every_page_works_live_in_headless_chromium() {
     assert_eq!(status, "running");
     errors.extend(b.console_errors().into_iter().map(|e| format!("/: {e}")));
 
-    // `/runs/ID`: the WR_p curve gains points without a reload.
+    // The long run's id, for its page below.
     let id = b.js(
         "return [...document.querySelectorAll('tr[data-run]')].find(t => \
          t.textContent.includes('long')).dataset.run",
     );
     let id = id.as_str().unwrap().to_string();
+    // `/?tag=baseline&group=tag`: the runs of one tag, a table per tag, notes shown; the
+    // view is the URL (unticking the grouping leaves `?tag=baseline`).
+    b.go(&format!("{url}/?tag=baseline&group=tag"));
+    let groups = b.wait(
+        "return [...document.querySelectorAll('#tables table')].map(t => t.dataset.group + \
+         ':' + t.querySelectorAll('tr[data-run]').length).join(' ')",
+        30,
+        |v| v.as_str().is_some_and(|s| s.contains("tag baseline:")),
+    );
+    assert_eq!(groups, "tag baseline:2 tag probe:1");
+    let note = b.js("return document.querySelector('tr[data-run=\"1\"] td.note-cell').textContent");
+    assert_eq!(note, "the first seed");
+    b.js("document.getElementById('group').click(); return null");
+    assert_eq!(b.js("return location.search"), "?tag=baseline");
+    assert_eq!(
+        b.js("return document.querySelectorAll('tr[data-run]').length"),
+        2
+    );
+    errors.extend(
+        b.console_errors()
+            .into_iter()
+            .map(|e| format!("/?tag: {e}")),
+    );
+
+    // `/runs/ID`: the WR_p curve gains points without a reload.
     b.go(&format!("{url}/runs/{id}"));
     let points = "const c = document.querySelector('.chart[data-metric=wr_p]'); \
                   return c && c.querySelector('canvas') ? Number(c.dataset.points) : -1";
@@ -405,6 +441,32 @@ fn every_page_works_live_in_headless_chromium() {
     let i1 = b.js(its);
     b.wait(its, 60, |v| v.as_i64() > i1.as_i64());
     assert!(b.not_reloaded(), "the run page reloaded");
+    // The running run's ETA is said once (the status cell's), not again after the iterations.
+    let etas = b.wait(
+        "return document.getElementById('status').textContent.split('ETA').length - 1",
+        30,
+        |v| v.as_u64().is_some_and(|n| n >= 1),
+    );
+    assert_eq!(etas, 1, "the ETA is printed once");
+    // Every chart's y tick labels differ (wr_p_ci95's once all read "0.006").
+    let ticks = b.js(
+        "return [...document.querySelectorAll('.chart[data-metric]')].map(c => \
+         [c.dataset.metric, c.dataset.yTicks || ''])",
+    );
+    let ticks = ticks.as_array().unwrap();
+    assert!(
+        ticks.iter().any(|t| t[0] == "wr_p_ci95"),
+        "a wr_p_ci95 chart: {ticks:?}"
+    );
+    for t in ticks {
+        let labels: Vec<&str> = t[1].as_str().unwrap().split('|').collect();
+        let distinct: std::collections::BTreeSet<&&str> = labels.iter().collect();
+        assert!(
+            labels.len() >= 2 && distinct.len() == labels.len(),
+            "{}: tick labels {labels:?}",
+            t[0]
+        );
+    }
     let settings = b.js("return document.getElementById('info').textContent");
     assert!(
         settings.as_str().unwrap().contains("simulations"),
@@ -417,7 +479,7 @@ fn every_page_works_live_in_headless_chromium() {
     );
 
     // `/sweeps/grid`: "k of N" and a final-value figure.
-    b.go(&format!("{url}/sweeps/grid"));
+    b.go(&format!("{url}/sweeps/ewn-3x3x3-simulations-by-seed-grid"));
     let progress = b.wait(
         "return document.getElementById('progress').textContent",
         30,
@@ -438,14 +500,25 @@ fn every_page_works_live_in_headless_chromium() {
     assert!(figures.as_u64().unwrap() >= 4, "one per metric: {figures}");
     let pivot = b.js("return document.querySelector('table.pivot').textContent");
     assert!(pivot.as_str().unwrap().contains("n=2"), "{pivot}");
+    // One seed is shown without an interval; tick labels 0.0005 apart keep 4 decimals.
+    let one = b.js("return T.stat({mean: 0.087, lo: 0.087, hi: 0.087, n: 1}, 3)");
+    assert_eq!(one, "0.087 (n=1, no interval)");
+    let labels = b.js("return T.tickLabels([0.0055, 0.006, 0.0065], 0.0005).join(' ')");
+    assert_eq!(labels, "0.0055 0.0060 0.0065");
     errors.extend(
         b.console_errors()
             .into_iter()
             .map(|e| format!("/sweeps/grid: {e}")),
     );
 
-    // `/compare`: the sweep's first run against the long one.
-    b.go(&format!("{url}/compare?runs=1,{id}"));
+    // `/compare`: three of the sweep's runs and the long one, every setting shown, in a
+    // 1280 px window: the settings table fits it.
+    b.call(
+        "POST",
+        "/window/rect",
+        Some(json!({"width": 1280, "height": 900})),
+    );
+    b.go(&format!("{url}/compare?runs=1,2,3,{id}"));
     let differing = b.wait(
         "return document.getElementById('diff').dataset.differing",
         30,
@@ -459,6 +532,22 @@ fn every_page_works_live_in_headless_chromium() {
         "return document.querySelectorAll('#charts canvas').length",
         30,
         |v| v.as_u64().is_some_and(|n| n >= 1),
+    );
+    let fits = b.js("document.getElementById('all').click(); \
+         const t = document.querySelector('#diff table'); \
+         return [t.querySelectorAll('tr').length, Math.ceil(t.getBoundingClientRect().right), \
+                 document.documentElement.scrollWidth, window.innerWidth]");
+    let f: Vec<u64> = fits
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert!(f[0] > 20, "every setting shown: {f:?}");
+    assert!(
+        f[1] <= f[3] && f[2] <= f[3],
+        "the settings table (right edge, page width) fits the {} px window: {f:?}",
+        f[3]
     );
     errors.extend(
         b.console_errors()
@@ -474,20 +563,48 @@ fn every_page_works_live_in_headless_chromium() {
         None,
     );
     let hash = games["games"][0]["hash"].as_str().unwrap().to_string();
+    let (_, game) = http(
+        url.rsplit(':').next().unwrap().parse().unwrap(),
+        "GET",
+        &format!("/api/games/{hash}"),
+        None,
+    );
+    // The viewer opens at the position of the first move (after EWN's first roll), its board
+    // beside that move's table.
+    let first = game["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|s| s["kind"] == "move")
+        .unwrap();
+    assert!(first >= 1, "EWN places and rolls before the first move");
+    // Six steps on, or to the game's end.
+    let last = (first + 6).min(game["steps"].as_array().unwrap().len());
     b.go(&format!("{url}/games/{hash}"));
     b.wait(
         "return document.getElementById('main').dataset.step",
         30,
-        |v| v == "0",
+        |v| v.as_str().and_then(|s| s.parse::<usize>().ok()) == Some(first),
+    );
+    let shown = b.js("return [document.getElementById('board').textContent, \
+         document.querySelector('#moves h3').textContent]");
+    assert_eq!(
+        shown[0], game["positions"][first]["board"],
+        "the board of the first move"
+    );
+    let heading = shown[1].as_str().unwrap();
+    assert!(
+        heading.starts_with("ply 1,") && !heading.contains("after the chance steps"),
+        "{heading}"
     );
     let value = b.js("return document.getElementById('exact').dataset.value");
     assert!(
         value.as_str().unwrap().parse::<f64>().is_ok(),
-        "the start's exact value: {value}"
+        "the first position's exact value: {value}"
     );
     let mut moves_seen = 0;
     let mut chance_seen = 0;
-    for step in 1..=8 {
+    for step in first + 1..=last {
         b.key("\u{E014}"); // ArrowRight
         let at = b.js("return document.getElementById('main').dataset.step");
         assert_eq!(at, step.to_string(), "step {step}");
@@ -507,17 +624,19 @@ fn every_page_works_live_in_headless_chromium() {
         }
     }
     assert!(
-        moves_seen >= 4,
-        "exact move values shown on {moves_seen} of 8 steps"
+        moves_seen >= 2,
+        "exact move values shown on {moves_seen} of {} steps",
+        last - first
     );
     assert!(
-        chance_seen >= 2,
-        "a die roll shown on {chance_seen} of 8 steps"
+        chance_seen >= 1,
+        "a die roll shown on {chance_seen} of {} steps",
+        last - first
     );
     b.key("\u{E012}"); // ArrowLeft
     assert_eq!(
         b.js("return document.getElementById('main').dataset.step"),
-        "7"
+        (last - 1).to_string()
     );
     errors.extend(
         b.console_errors()

@@ -59,6 +59,30 @@ const T = (() => {
     return v.toFixed(digits === undefined ? 3 : digits);
   }
 
+  // A mean over seeds with its 95% interval, as the report and `tabula plot` write it: one
+  // seed has no interval, so none is shown (not "[0.087, 0.087]").
+  function stat(s, digits) {
+    if (!s) return "–";
+    if (!(s.n > 1)) return `${fmt(s.mean, digits)} (n=${s.n}, no interval)`;
+    return `${fmt(s.mean, digits)} [${fmt(s.lo, digits)}, ${fmt(s.hi, digits)}] n=${s.n}`;
+  }
+
+  // The decimals that tell ticks `step` apart: 3 for 0.001, 4 for 0.0005 and 0.0025.
+  function decimalsOf(step) {
+    if (!(step > 0) || !isFinite(step)) return 0;
+    let d = Math.max(0, Math.ceil(-Math.log10(step) - 1e-9));
+    while (d < 12 && Math.abs(step * 10 ** d - Math.round(step * 10 ** d)) > 1e-6) d++;
+    return d;
+  }
+
+  // An axis's tick labels, ticks `step` apart, with the decimals the step needs. (uPlot's
+  // default keeps 3 significant decimals whatever the range: ticks 0.0055, 0.006 and 0.0065
+  // all read "0.006".)
+  function tickLabels(ticks, step) {
+    const d = decimalsOf(step);
+    return ticks.map((t) => (t === null || t === undefined ? "" : (Math.abs(t) < step / 1e6 ? 0 : t).toFixed(d)));
+  }
+
   function hms(s) {
     if (s === null || s === undefined || !isFinite(s)) return "–";
     s = Math.round(s);
@@ -140,8 +164,12 @@ const T = (() => {
           y: { range: (u, lo, hi) => (range && range.min !== undefined ? [range.min, range.max] : withRef(lo, hi)) },
         },
         axes: [
-          { label: opts.x || "iteration", values: opts.xValues ? (u, ticks) => ticks.map((t) => (Number.isInteger(t) && opts.xValues[t] !== undefined ? opts.xValues[t] : "")) : undefined },
-          { label: opts.y || "", size: 60 },
+          { label: opts.x || "iteration", values: opts.xValues ? (u, ticks) => ticks.map((t) => (Number.isInteger(t) && opts.xValues[t] !== undefined ? opts.xValues[t] : "")) : (u, ticks, axis, space, step) => tickLabels(ticks, step) },
+          { label: opts.y || "", size: 60, values: (u, ticks, axis, space, step) => {
+            const labels = tickLabels(ticks, step);
+            box.dataset.yTicks = labels.join("|");
+            return labels;
+          } },
         ],
         cursor: { drag: { x: true, y: true, uni: 20 } },
         legend: { live: true },
@@ -317,5 +345,5 @@ const T = (() => {
 
   function crumb(...nodes) { document.getElementById("crumb").replaceChildren(...nodes); }
 
-  return { el, get, poll, fmt, hms, chart, rangeOf, family, sharedRanges, metricCharts, sortable, statusCell, link, crumb, colour, dash, key, showError };
+  return { el, get, poll, fmt, stat, tickLabels, hms, chart, rangeOf, family, sharedRanges, metricCharts, sortable, statusCell, link, crumb, colour, dash, key, showError };
 })();

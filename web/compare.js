@@ -17,10 +17,15 @@
   const metricCharts = T.metricCharts(charts);
   let runs = [];
 
+  // A setting's value as text: an object or a list as JSON, not "[object Object]".
+  function asText(v) {
+    return v !== null && typeof v === "object" ? JSON.stringify(v) : String(v);
+  }
+
   function drawDiff() {
     const keys = [];
     for (const r of runs) for (const k of Object.keys(r.settings || {})) if (!keys.includes(k) && k !== "run_id") keys.push(k);
-    const t = T.el("table", {}, T.el("tr", {}, T.el("th", { text: "setting" }),
+    const t = T.el("table", { class: "settings-diff" }, T.el("tr", {}, T.el("th", { text: "setting" }),
       ...runs.map((r) => T.el("th", {}, T.link("/runs/" + r.run.id, `${r.run.id} ${r.run.name}`)))));
     let shown = 0;
     for (const k of keys) {
@@ -29,7 +34,7 @@
       if (same && !all.checked) continue;
       shown++;
       t.append(T.el("tr", { class: same ? null : "differs" }, T.el("td", { text: k }),
-        ...runs.map((r) => T.el("td", { text: String((r.settings || {})[k]) }))));
+        ...runs.map((r) => T.el("td", { text: asText((r.settings || {})[k]) }))));
     }
     diff.replaceChildren(shown ? t : T.el("p", { class: "note", text: "every setting is the same" }));
     diff.dataset.differing = String(keys.filter((k) => !runs.every((r) => JSON.stringify((r.settings || {})[k]) === JSON.stringify((runs[0].settings || {})[k]))).length);

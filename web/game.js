@@ -85,7 +85,10 @@
       const text = s.kind === "chance" ? `chance: ${s.text}` : `ply ${s.ply} (player ${s.player}): ${s.text}` + (s.lost > 1e-9 ? ` (lost ${s.lost.toFixed(3)})` : "");
       steps.append(T.el("li", { class: s.lost > 1e-9 ? "lost" : null, text, on: { click: () => go(i + 1) } }));
     });
-    go(0);
+    // Open at the position of the first move (after the chance steps that set the game up,
+    // EWN's first roll): the board shown is the one the move table beside it is about.
+    const first = j.steps.findIndex((s) => s.kind === "move");
+    go(first < 0 ? 0 : first);
     document.getElementById("live").textContent = "a stored game (fixed)";
   }).catch(T.showError);
 })();

@@ -31,9 +31,9 @@
     const r = j.run;
     title.textContent = `run ${r.id}: ${r.name}`;
     T.crumb(T.link("/runs/" + r.id, "run " + r.id));
-    const eta = r.status === "running" && r.eta_seconds !== null ? `, ETA ${T.hms(r.eta_seconds)}` : "";
+    // The status cell says the ETA of a running run (once: not again after the iterations).
     status.replaceChildren(T.statusCell(r), ` — iteration `, T.el("span", { id: "iterations", text: String(r.iterations_done) }),
-      ` of ${r.iterations_planned}${eta}; ${r.variant}, seed ${r.seed}, learner ${r.learner || "–"}; head ${r.head ? r.head.slice(0, 16) : "–"}`);
+      ` of ${r.iterations_planned}; ${r.variant}, seed ${r.seed}, learner ${r.learner || "–"}; head ${r.head ? r.head.slice(0, 16) : "–"}`);
     status.dataset.iterations = String(r.iterations_done);
     if (infoDrawn) return;
     infoDrawn = true;

@@ -1,15 +1,24 @@
-// The runs page (/): every run with its status, progress, ETA and headline metrics, sorted
-// and filtered in place; sweeps with "k of N"; runs picked for /compare. Polls /api/runs.
+// The runs page (/): every run with its status, progress, ETA, headline metrics, tags and
+// note, sorted and filtered in place, shown by tag or grouped by tag; sweeps with "k of N";
+// runs picked for /compare. The filter, the tag and the grouping are the page's URL
+// (`/?q=TEXT&tag=T&group=tag`), so a filtered view can be linked. Polls /api/runs.
 "use strict";
 
 (() => {
   const main = document.getElementById("main");
-  const state = { sort: "id", desc: false, picked: new Set(), filter: "", rows: [] };
+  const asked = new URLSearchParams(location.search);
+  const state = { sort: "id", desc: false, picked: new Set(), filter: asked.get("q") || "", tag: asked.get("tag") || "", group: asked.get("group") === "tag", rows: [] };
   const filter = T.el("input", { type: "text", id: "filter", placeholder: "filter: text, column=value or setting=value (status=running simulations=12)", size: 60 });
   const compare = T.el("button", { id: "compare", disabled: true, text: "compare picked runs" });
+  filter.value = state.filter;
+  const tagPick = T.el("select", { id: "tag", title: "show only the runs with this tag" }, T.el("option", { value: "", text: "every tag" }));
+  const groupBox = T.el("input", { type: "checkbox", id: "group" });
+  groupBox.checked = state.group;
   const count = T.el("span", { class: "note", id: "count" });
   const sweeps = T.el("div", { id: "sweeps" });
-  main.append(T.el("h1", { text: "Runs" }), T.el("div", { class: "controls" }, filter, compare, count));
+  const tables = T.el("div", { id: "tables" });
+  main.append(T.el("h1", { text: "Runs" }), T.el("div", { class: "controls" }, filter, tagPick,
+    T.el("label", {}, groupBox, " group by tag"), compare, count));
 
   const cols = [
     { label: "", render: (r) => {
@@ -29,12 +38,19 @@
     { key: "wr_p", label: "WR_p", num: true, digits: 3, title: "latest WR_p (score vs the optimal player)" },
     { key: "err_p", label: "ERR_p", num: true, digits: 4 },
     { key: "mae_v", label: "MAE_v", num: true, digits: 4 },
+    { key: "tags", label: "tags", cls: () => "tags", render: (r) => T.el("span", {}, ...(r.tags || []).map((t) => T.el("a", { class: "tag", href: "/?tag=" + encodeURIComponent(t), text: t }))) },
+    { key: "note", label: "note", cls: () => "note-cell", render: (r) => (r.note ? T.el("span", { title: r.note, text: r.note }) : "–") },
     { key: "head", label: "head", render: (r) => (r.head ? r.head.slice(0, 12) : "–") },
   ];
   state.rowAttrs = (r) => ({ "data-run": r.id, "data-iterations": r.iterations_done, "data-status": r.status });
   state.redraw = draw;
-  const table = T.sortable(cols, state);
-  main.append(table.table, T.el("h2", { text: "Sweeps" }), sweeps);
+  main.append(tables, T.el("h2", { text: "Sweeps" }), sweeps);
+  // One sortable table per group (one group when not grouped), kept by its name.
+  const byGroup = new Map();
+  function tableFor(name) {
+    if (!byGroup.has(name)) byGroup.set(name, T.sortable(cols, state));
+    return byGroup.get(name);
+  }
 
   function pickedChanged() {
     compare.disabled = state.picked.size < 1;
@@ -43,7 +59,27 @@
   compare.addEventListener("click", () => {
     location.href = "/compare?runs=" + Array.from(state.picked).join(",");
   });
-  filter.addEventListener("input", () => { state.filter = filter.value; draw(); });
+  // The view is the URL: a filtered or grouped list can be linked (and reloaded).
+  function remember() {
+    const q = new URLSearchParams();
+    if (state.filter.trim()) q.set("q", state.filter.trim());
+    if (state.tag) q.set("tag", state.tag);
+    if (state.group) q.set("group", "tag");
+    const search = q.toString();
+    history.replaceState(null, "", search ? "/?" + search : "/");
+  }
+  filter.addEventListener("input", () => { state.filter = filter.value; remember(); draw(); });
+  tagPick.addEventListener("change", () => { state.tag = tagPick.value; remember(); draw(); });
+  groupBox.addEventListener("change", () => { state.group = groupBox.checked; remember(); draw(); });
+
+  function drawTags(list) {
+    const want = [["", "every tag"], ...list.map((t) => [t.tag, `tag ${t.tag} (${t.runs})`])];
+    if (state.tag && !list.some((t) => t.tag === state.tag)) want.push([state.tag, `tag ${state.tag} (0)`]);
+    const have = [...tagPick.options].map((o) => o.value + "|" + o.text).join("\n");
+    if (have !== want.map((w) => w.join("|")).join("\n"))
+      tagPick.replaceChildren(...want.map(([v, text]) => T.el("option", { value: v, text })));
+    tagPick.value = state.tag;
+  }
 
   function matches(r) {
     const terms = state.filter.trim().split(/\s+/).filter(Boolean);
@@ -60,8 +96,25 @@
   }
 
   function draw() {
-    const rows = state.rows.filter(matches);
-    table.fill(rows);
+    const rows = state.rows.filter((r) => matches(r) && (!state.tag || (r.tags || []).includes(state.tag)));
+    // Grouped: a table per tag (a run with two tags in both), then the untagged runs.
+    const groups = new Map();
+    if (state.group) {
+      for (const t of [...new Set(rows.flatMap((r) => r.tags || []))].sort()) groups.set("tag " + t, rows.filter((r) => (r.tags || []).includes(t)));
+      const untagged = rows.filter((r) => !(r.tags || []).length);
+      if (untagged.length) groups.set("no tag", untagged);
+    } else {
+      groups.set("", rows);
+    }
+    const parts = [];
+    for (const [name, list] of groups) {
+      const t = tableFor(name);
+      t.fill(list);
+      t.table.dataset.group = name;
+      if (name) parts.push(T.el("h3", { class: "group", text: `${name} (${list.length})` }));
+      parts.push(t.table);
+    }
+    tables.replaceChildren(...parts);
     count.textContent = `${rows.length} of ${state.rows.length} runs shown`;
   }
 
@@ -81,6 +134,7 @@
     const j = await T.get("/api/runs?per_page=1000&settings=1");
     state.rows = j.runs;
     if (j.total > j.runs.length) count.dataset.more = String(j.total - j.runs.length);
+    drawTags(j.tags || []);
     draw();
     drawSweeps(j.sweeps);
   }, 2000);

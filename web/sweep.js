@@ -51,12 +51,12 @@
       const at = new Map(pts.map((p) => [p[0], p[1]]));
       t.append(T.el("tr", {}, T.el("td", { text: label || "all runs" }), ...f.x_values.map((_, i) => {
         const s = at.get(i);
-        return T.el("td", { class: "num", text: s ? `${T.fmt(s.mean, fig.digits)} [${T.fmt(s.lo, fig.digits)}, ${T.fmt(s.hi, fig.digits)}] n=${s.n}` : "–" });
+        return T.el("td", { class: "num", text: T.stat(s, fig.digits) });
       })));
     }
     let holder = tables.get(key);
     if (!holder) { holder = T.el("div", { class: "pivot-holder" }); tables.set(key, holder); }
-    holder.replaceChildren(T.el("p", { class: "note", text: `final ${metric}${facetText ? " at " + facetText : ""}: mean [95% interval] over the seeds` }), t);
+    holder.replaceChildren(T.el("p", { class: "note", text: `final ${metric}${facetText ? " at " + facetText : ""}: mean [95% interval] over the seeds (one seed: no interval)` }), t);
     return holder;
   }
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tabula
-from conftest import run_cli
+from conftest import cli_json, run_cli
 
 # `tabula play VARIANT --seed N --json` transcripts (random players) pinned in tests/data/play.
 TRANSCRIPTS = [
@@ -100,6 +100,27 @@ def test_observation_is_the_engines_encoder():
     assert obs.shape == (2, 6, 7)
     assert obs.sum() == 3.0
     assert obs[1].sum() == 2.0 and obs[0].sum() == 1.0
+
+
+@pytest.mark.parametrize("variant", ["ewn:3x3x3", "cdc:PPPP", "c4:5x4", "checkers:5x5-1"])
+def test_observation_equals_tabula_encode(tabula_bin, variant):
+    # `tabula encode VARIANT POSITION --json` prints the planes observation_tensor() gives.
+    game = tabula.load_game(variant)
+    rng = random.Random(3)
+    state = game.new_initial_state()
+    checked = 0
+    while not state.is_terminal() and checked < 3:
+        if state.is_chance_node():
+            outcomes, probs = zip(*state.chance_outcomes())
+            state.apply_action(rng.choices(outcomes, probs)[0])
+            continue
+        cli = cli_json(tabula_bin, "encode", variant, state.notation())
+        obs = state.observation_tensor()
+        assert cli["shape"] == list(obs.shape)
+        assert np.array_equal(np.array(cli["values"], dtype=np.float32).reshape(obs.shape), obs)
+        checked += 1
+        state.apply_action(rng.choice(state.legal_actions()))
+    assert checked == 3
 
 
 def test_bad_variant_and_illegal_action_carry_the_cli_message(tabula_bin):

@@ -143,7 +143,7 @@ cat "$OUT"/tabula-merge-*.out
 
 echo "== the same sweep unsharded, compared"
 "$TABULA" --db "$WORK/whole.db" sweep "$WORK/sweep.toml" --json >/dev/null
-Q="SELECT run_name, head FROM sweep_runs ORDER BY run_name"
+Q="SELECT name, head FROM sweep_runs ORDER BY name"
 "$TABULA" --db "$WORK/whole.db" sql --csv "$Q" > "$WORK/whole.csv"
 "$TABULA" --db "$OUT/all.db" sql --csv "$Q" > "$WORK/merged.csv"
 if ! diff "$WORK/whole.csv" "$WORK/merged.csv"; then

@@ -32,6 +32,14 @@ pub(crate) enum Command {
     Solve(SolveArgs),
     /// A position's exact value and every legal action's value.
     Value(ValueArgs),
+    /// A position's network input: the planes a run's network reads there (shape, what each
+    /// channel holds, the values), as the library's encoder writes them.
+    ///
+    /// For checking an exported model (`checkout --export`) from another program without
+    /// writing an encoder: `--json` prints `values` flat, channel major, then rows, then
+    /// columns, to reshape to `shape`. Examples: `tabula encode ewn:3x3x3 "R1R2./R3.B3/.B1B2
+    /// red 2" --json`, `tabula encode c4:7x6 4453`. docs/network.md, "Inputs".
+    Encode(EncodeArgs),
     /// Run one SQL query on a read-only connection to the store and print the rows.
     ///
     /// Nothing a query does can change the store. Try
@@ -578,6 +586,27 @@ pub(crate) struct ValueArgs {
     /// The position in the game's notation (as `tabula play --json` and `solve` print it);
     /// Connect Four also takes the columns played from the empty board (`4453`, 1-based).
     pub position: String,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EncodeArgs {
+    /// The variant, e.g. ewn:3x3x3.
+    pub variant: String,
+    /// A decision position in the game's notation (as `tabula value` takes it); Connect Four
+    /// also takes the columns played from the empty board (`4453`, 1-based).
+    pub position: String,
+    /// The input by name, as a run's `[learner.network] input` names it (default: the game's
+    /// default input, `position`).
+    #[arg(long, value_name = "NAME")]
+    pub input: Option<String>,
+    /// The game's earlier decision positions, oldest first, separated by `;` (an input that
+    /// reads the game's history reads the last of them; without them the position is the
+    /// first of its game).
+    #[arg(long, value_name = "P1;P2;...")]
+    pub past: Option<String>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

@@ -7,6 +7,7 @@
 
 pub(crate) mod args;
 mod common;
+mod encode_cmd;
 mod export_cmd;
 mod games_cmd;
 mod gtp_cmd;
@@ -44,6 +45,7 @@ fn command(cli: Cli) -> anyhow::Result<()> {
         Command::Play(a) => play_cmd::run(cli.db.as_deref(), &a),
         Command::Solve(a) => solve_cmd::solve_cmd(cli.db.as_deref(), &a),
         Command::Value(a) => solve_cmd::value_cmd(cli.db.as_deref(), &a),
+        Command::Encode(a) => encode_cmd::encode(&a),
         Command::Sql(a) => store_cmd::sql(cli.db.as_deref(), &a),
         Command::Fsck(a) => store_cmd::fsck(cli.db.as_deref(), &a),
         Command::Migrate(a) => store_cmd::migrate(cli.db.as_deref(), &a),

@@ -50,7 +50,7 @@ pub(crate) fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
     if !args.filter.is_empty() {
         title = format!("{title} ({})", args.filter.join(", "));
     }
-    let picture = svg(&cs, &title, &args.metric, (860, 500))?;
+    let picture = svg(&data, &cs, &title, &args.metric, (860, 500))?;
     out.write(&db, |w| w.write_all(picture.as_bytes()))?;
     if args.csv {
         outln!("label,iteration,mean,lo,hi,seeds");
@@ -86,7 +86,7 @@ fn plot_finals(
         title = format!("{title} ({})", args.filter.join(", "));
     }
     let counts = tabula::experiments::plot::is_count_metric(data, &args.metric);
-    let picture = f.svg(&title, (860, 500), None, counts);
+    let picture = f.svg(data, &title, (860, 500), None, counts);
     out.write(db, |w| w.write_all(picture.as_bytes()))?;
     if args.csv {
         outln!("line,x,mean,lo,hi,seeds");

@@ -433,6 +433,7 @@ fn chart(report: &RateReport<'_>, specs: &[PlayerSpec]) -> Chart {
         reference: Some((0.0, format!("anchor: {}", report.anchor))),
         series,
         size: (720, 420),
+        caption: Vec::new(),
     }
 }
 

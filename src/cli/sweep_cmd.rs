@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::bail;
 use indicatif::ProgressBar;
-use tabula::experiments::cost::{Costs, calibrate, hms};
+use tabula::experiments::cost::{Costs, calibrate, grouped, hms};
 use tabula::experiments::sweep::{
     Options, Outcome, Plan, PlannedRun, Progress, RunResult, Shard, Standing, Sweep, run, standing,
 };
@@ -105,6 +105,29 @@ fn headline(metrics: &[(String, f64)]) -> String {
         .join("  ")
 }
 
+/// `1 run` or `12 runs`.
+fn runs_text(n: usize) -> String {
+    if n == 1 {
+        "1 run".into()
+    } else {
+        format!("{n} runs")
+    }
+}
+
+/// The self-play ahead in words: the iterations, and the games when every run plays M games
+/// an iteration (a budget's games are not known before they are played).
+fn work_text(plan: &Plan) -> String {
+    let iterations: u64 = plan.pending.iter().map(|p| u64::from(p.2)).sum();
+    let its = format!("{} iterations", grouped(iterations));
+    match plan.budget_runs {
+        0 => format!("{its}, {} self-play games", grouped(plan.games)),
+        b if b == plan.runs => format!("{its}, each a self-play budget"),
+        b => {
+            format!("{its}; {b} of the runs play a self-play budget an iteration, the others games")
+        }
+    }
+}
+
 impl Progress for Console {
     fn start(&self, plan: &Plan) {
         self.total.store(plan.games, Ordering::SeqCst);
@@ -120,9 +143,10 @@ impl Progress for Console {
             None => String::new(),
         };
         self.line(format!(
-            "{} runs to run ({} self-play games, or thousandths of a budget per iteration), {} \
-             already finished{cost}",
-            plan.runs, plan.games, plan.skipped
+            "{} to run ({}), {} already finished{cost}",
+            runs_text(plan.runs),
+            work_text(plan),
+            plan.skipped
         ));
         *self.plan.lock().unwrap_or_else(|p| p.into_inner()) = Some(plan.clone());
     }

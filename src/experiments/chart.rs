@@ -42,6 +42,9 @@ const MARKERS: [Marker; 6] = [
     Marker::Cross,
 ];
 
+/// The height of a caption line, in pixels.
+const CAPTION_LINE: f64 = 15.0;
+
 /// One line: a label and its points (x, mean and interval over the seeds).
 #[derive(Clone, Debug)]
 pub struct Series {
@@ -72,6 +75,9 @@ pub struct Chart {
     pub reference: Option<(f64, String)>,
     pub series: Vec<Series>,
     pub size: (u32, u32),
+    /// Lines written under the plot, left-aligned (a figure's provenance: the metric, its
+    /// seeds and interval, the sweep, the commit, the dates); the figure grows by a line each.
+    pub caption: Vec<String>,
 }
 
 fn esc(s: &str) -> String {
@@ -233,6 +239,20 @@ fn dash_attr(dash: &str) -> String {
 }
 
 impl Chart {
+    /// The caption's lines under the x axis's name, `text.caption`.
+    fn caption_lines(&self, o: &mut String, f: &Frame) {
+        let n = self.caption.len() as f64;
+        for (k, line) in self.caption.iter().enumerate() {
+            let y = f.h - 6.0 - CAPTION_LINE * (n - 1.0 - k as f64);
+            let _ = write!(
+                o,
+                "<text class=\"caption\" x=\"8\" y=\"{y:.1}\" font-size=\"11\" \
+                 fill=\"#444\">{}</text>",
+                esc(line)
+            );
+        }
+    }
+
     /// The figure as an SVG document: the frame, the y axis, the x axis, the box with the
     /// axis names, the reference line, the series, the legend.
     pub fn svg(&self) -> String {
@@ -259,6 +279,7 @@ impl Chart {
         if f.legend_w > 0.0 {
             self.legend(&mut o, &f);
         }
+        self.caption_lines(&mut o, &f);
         o.push_str("</svg>\n");
         o
     }
@@ -266,7 +287,8 @@ impl Chart {
     /// The layout: margins around the plot (the legend's column as wide as its longest
     /// label, about 7 px a character), the y-range (given, else the data's) and the x-range.
     fn frame(&self) -> Frame {
-        let (w, h) = (f64::from(self.size.0), f64::from(self.size.1));
+        let w = f64::from(self.size.0);
+        let h = f64::from(self.size.1) + CAPTION_LINE * self.caption.len() as f64;
         let longest = self
             .series
             .iter()
@@ -278,7 +300,8 @@ impl Chart {
         } else {
             0.0
         };
-        let (left, right, top, bottom) = (64.0, 12.0 + legend_w, 34.0, 48.0);
+        let bottom = 48.0 + CAPTION_LINE * self.caption.len() as f64;
+        let (left, right, top) = (64.0, 12.0 + legend_w, 34.0);
         let reference = self.reference.as_ref().map(|r| r.0);
         let (y0, y1) = self
             .y_range
@@ -376,7 +399,8 @@ impl Chart {
             f.pw,
             f.ph,
             f.left + f.pw / 2.0,
-            f.h - 10.0,
+            // 10 px above the bottom margin's end (the caption's lines below it).
+            f.top + f.ph + 38.0,
             esc(x_name),
             f.top + f.ph / 2.0,
             esc(&self.y_name)
@@ -539,6 +563,7 @@ mod tests {
                 .map(|k| line(&format!("lr={k}"), 0.02 * k as f64, 3, 25))
                 .collect(),
             size: (720, 420),
+            caption: Vec::new(),
         };
         let categorical = Chart {
             title: "finals".into(),
@@ -561,6 +586,7 @@ mod tests {
                 },
             ],
             size: (640, 400),
+            caption: Vec::new(),
         };
         let single = Chart {
             title: String::new(),
@@ -571,6 +597,7 @@ mod tests {
             reference: None,
             series: vec![line("", 0.0, 1, 4)],
             size: (300, 200),
+            caption: Vec::new(),
         };
         let empty = Chart {
             series: Vec::new(),
@@ -606,6 +633,29 @@ mod tests {
                 (1592, 2659920075466055383),
             ]
         );
+    }
+
+    /// A caption is written under the plot, a line each, and the figure grows to hold it;
+    /// the plot itself is drawn as without one.
+    #[test]
+    fn a_caption_adds_its_lines_below_the_plot() {
+        let plain = sample_charts().swap_remove(2);
+        let with = Chart {
+            caption: vec!["wr_p: 3 seeds".into(), "sweep <g> & co".into()],
+            ..plain.clone()
+        };
+        let (a, b) = (plain.svg(), with.svg());
+        assert!(
+            b.contains("height=\"230\"") && a.contains("height=\"200\""),
+            "{b}"
+        );
+        assert_eq!(b.matches("class=\"caption\"").count(), 2);
+        assert!(b.contains(">sweep &lt;g&gt; &amp; co</text>"), "{b}");
+        let body = |s: &str| {
+            s[s.find("</text>").unwrap()..s.find("<text class=\"caption\"").unwrap_or(s.len() - 7)]
+                .to_string()
+        };
+        assert_eq!(body(&a), body(&b), "the plot is drawn the same");
     }
 
     #[test]

@@ -122,6 +122,19 @@ pub fn hms(seconds: f64) -> String {
     format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }
 
+/// `2400000` as `2,400,000`: a count for people, its digits grouped by three.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Calibrates the grid points `points` of `sweep`: iteration 1 of each point's first run,
 /// played on `threads` threads into a temporary store (solution included) that is removed
 /// afterwards; adds each iteration's self-play, training and evaluation time to `costs`.
@@ -179,6 +192,15 @@ pub fn calibrate(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn counts_are_grouped_by_three_digits() {
+        let g = super::grouped;
+        assert_eq!(
+            [g(0), g(999), g(1000), g(2_400_000), g(12_345_678)],
+            ["0", "999", "1,000", "2,400,000", "12,345,678"]
+        );
+    }
+
     use super::*;
 
     fn costs(points: &[&[&str]]) -> Costs {

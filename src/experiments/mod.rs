@@ -12,6 +12,9 @@
 //! - [`plot`]: a metric against iteration per axis value, mean over seeds and a 95% band
 //!   (SVG via [`chart`]), or a final value against an axis (the Fig. 20 form), read from the
 //!   store's SQL views only.
+//! - `paired`: paired per-seed comparisons of a final-value figure's lines (the report's).
+//! - [`provenance`]: what a figure says about itself (the metric, its seeds and interval, the
+//!   sweep, the commits and dates of its runs), a caption under every plot and report figure.
 //! - [`report`]: one self-contained HTML page per sweep.
 //! - [`tidy`]: a run's or sweep's results as one table (`tabula export`).
 //!
@@ -19,7 +22,9 @@
 
 pub mod chart;
 pub mod cost;
+mod paired;
 pub mod plot;
+pub mod provenance;
 pub mod report;
 pub mod run_specs;
 pub mod sweep;

@@ -34,6 +34,8 @@ pub struct SweepData {
     pub metrics: BTreeMap<i64, RunMetrics>,
     /// The member runs that have run all their planned iterations.
     pub finished: std::collections::BTreeSet<i64>,
+    /// The builds, hosts and dates of the member runs' sessions (the figures' captions).
+    pub provenance: super::provenance::Provenance,
 }
 
 /// Reads a sweep and its runs' metrics from a store opened read-only.
@@ -79,10 +81,13 @@ pub fn load(store: &Store, sweep: &str) -> Result<SweepData, ExperimentError> {
             finished.insert(m.run_id);
         }
     }
+    let ids: Vec<i64> = ids.into_iter().collect();
+    let provenance = super::provenance::Provenance::of_runs(store, &ids)?;
     Ok(SweepData {
         stored,
         metrics,
         finished,
+        provenance,
     })
 }
 
@@ -270,19 +275,37 @@ pub(crate) fn reference(metric: &str) -> Option<(f64, String)> {
     (metric == "wr_p").then(|| (0.5, "0.5".to_string()))
 }
 
-/// Draws curves (a metric against iteration) as an SVG document (`width` x `height`
-/// pixels); `y_range` shared with other figures if given, else from the data.
+/// A figure's caption (its provenance, [`super::provenance`]): `metric` and what its points
+/// are, the sweep of `data`, its runs' commits and dates.
+pub(crate) fn caption(
+    data: &SweepData,
+    metric: &str,
+    series: &[super::chart::Series],
+) -> Vec<String> {
+    let row = &data.stored.row;
+    super::provenance::caption(
+        metric,
+        series,
+        (&row.name, &row.hash.to_hex()),
+        &data.provenance,
+    )
+}
+
+/// Draws curves (a metric against iteration) of sweep `data` as an SVG document (`width` x
+/// `height` pixels, and a caption saying where they come from).
 pub fn svg(
+    data: &SweepData,
     curves: &[Curve],
     title: &str,
     y_label: &str,
     size: (u32, u32),
 ) -> Result<String, ExperimentError> {
-    svg_styled(curves, title, y_label, size, None, false)
+    svg_styled(data, curves, title, y_label, size, None, false)
 }
 
-/// [`svg`] with a given y-range and integer ticks for counts.
+/// [`svg`] with a given y-range (shared with other figures) and integer ticks for counts.
 pub(crate) fn svg_styled(
+    data: &SweepData,
     curves: &[Curve],
     title: &str,
     y_label: &str,
@@ -312,6 +335,7 @@ pub(crate) fn svg_styled(
         y_range,
         integer_y,
         reference,
+        caption: caption(data, y_label, &series),
         series,
         size,
     }
@@ -354,7 +378,8 @@ impl At {
         }
     }
 
-    fn of(self, series: &BTreeMap<u32, f64>) -> Option<f64> {
+    /// The value of a run's series of a metric (iteration -> value) at this point.
+    pub(crate) fn of(self, series: &BTreeMap<u32, f64>) -> Option<f64> {
         let after = series.range(1..).map(|(_, v)| *v);
         match self {
             At::Final => series.iter().next_back().map(|(_, v)| *v),
@@ -565,15 +590,23 @@ impl Finals {
             .collect()
     }
 
-    /// The figure as SVG; `y_range` shared with other figures if given.
+    /// The figure as SVG, its caption saying where it comes from (`data`, its sweep);
+    /// `y_range` shared with other figures if given.
     pub fn svg(
         &self,
+        data: &SweepData,
         title: &str,
         size: (u32, u32),
         y_range: Option<(f64, f64)>,
         integer_y: bool,
     ) -> String {
+        let series = self.series();
         super::chart::Chart {
+            caption: caption(
+                data,
+                &format!("{} ({}, finished runs)", self.metric, self.at.name()),
+                &series,
+            ),
             title: title.to_string(),
             x: super::chart::XAxis::Categories {
                 name: self.x.clone(),
@@ -587,7 +620,7 @@ impl Finals {
             } else {
                 reference(&self.metric)
             },
-            series: self.series(),
+            series,
             size,
         }
         .svg()

@@ -4,7 +4,10 @@
 //! mean and 95% interval over the seeds) with their pivoted tables, then the settings table,
 //! the curves of WR_p, ERR_p, MAE_v and coverage (positions updated at least once) against
 //! iteration, a summary per grid point (final value, area under the curve, first iteration
-//! with WR_p >= 0.49) and the runs.
+//! with WR_p >= 0.49) and the runs. The heading states where the runs come from (their
+//! commits, hosts and dates, from the store's sessions), every figure carries a caption
+//! (`super::provenance`), and the final values get a paired per-seed comparison between
+//! lines whose seeds match (`super::paired`).
 //!
 //! Layout: the final-value figures take the last numeric axis as x (else the last axis) and
 //! the first other axis as lines; the curves take the first axis as lines. Every combination
@@ -131,7 +134,10 @@ fn contents(h: &mut String, layout: &Layout) {
         for (m, title, _) in METRICS {
             let _ = write!(h, "<li><a href=\"#finals-{m}\">{}</a></li>", esc(title));
         }
-        h.push_str("<li><a href=\"#finals-tables\">the pivoted tables</a></li></ol></li>");
+        h.push_str(
+            "<li><a href=\"#finals-tables\">the pivoted tables</a></li>\
+             <li><a href=\"#finals-paired\">paired comparisons, seed by seed</a></li></ol></li>",
+        );
     }
     h.push_str("<li><a href=\"#settings\">Settings</a></li><li><a href=\"#curves\">Curves against iteration</a><ol>");
     for (m, title, _) in METRICS {
@@ -187,6 +193,7 @@ fn final_figures(
                 format!("{metric} final, {}", facet_text.join(", "))
             };
             let picture = f.svg(
+                data,
                 &fig_title,
                 (620, 360),
                 ranges.get(metric).copied(),
@@ -305,6 +312,7 @@ pub(crate) fn render(store: &Store, data: &SweepData) -> Result<(String, usize),
     let ranges = y_ranges(data, &layout);
     contents(&mut h, &layout);
     let mut figures = final_figures(&mut h, data, &layout, &ranges)?;
+    paired_section(&mut h, data, &layout);
     settings(&mut h, store, data)?;
     figures += self::figures(&mut h, data, &ranges)?;
     summary(&mut h, data);
@@ -332,13 +340,95 @@ fn heading(h: &mut String, data: &SweepData) {
          .wide{{overflow-x:auto}}\
          code{{font-size:12px}}</style></head>\n<body>\n<h1>Sweep {name}</h1>\n\
          <p>sweep record <code>{hash}</code>; {points} grid points × {seeds} seeds = {n} runs \
-         ({present} in this store).</p>\n",
+         ({present} in this store).</p>\n<p class=\"provenance\">Built from {commits}; ran \
+         on {hosts}; {dates}. Every point is a mean over the seeds' runs with a 95% interval \
+         (Student's t over the seeds; none for one seed); each figure's caption says how many \
+         seeds.</p>\n",
+        commits = esc(&data.provenance.commits_text()),
+        hosts = esc(&if data.provenance.hosts.is_empty() {
+            "hosts not recorded".to_string()
+        } else {
+            data.provenance.hosts.join(", ")
+        }),
+        dates = esc(&data.provenance.dates_text()),
         name = esc(&row.name),
         hash = row.hash.to_hex(),
         points = row.points,
         seeds = row.seeds,
         n = rec.runs.len(),
         present = data.stored.members.len(),
+    );
+}
+
+/// The paired per-seed comparisons of the final-value figures' lines (`super::paired`): per
+/// metric, each line against the first at every x value (without lines, each x value against
+/// the first), over the seeds both have.
+fn paired_section(h: &mut String, data: &SweepData, layout: &Layout) {
+    let Some(x) = &layout.x else {
+        return;
+    };
+    let against = match &layout.by {
+        Some(b) => format!("each value of <code>{}</code> against its first", esc(b)),
+        None => format!("each value of <code>{}</code> against its first", esc(x)),
+    };
+    let _ = writeln!(
+        h,
+        "<h3 id=\"finals-paired\">Paired comparisons, seed by seed</h3>\n<p>The final values \
+         of {against}, run against run where both runs have the same seed: the difference per \
+         seed, its mean and 95% interval (Student's t over the pairs), and how many seeds \
+         paired. What two runs of one seed share cancels, so the interval is narrower than the \
+         two lines' own when their seeds move together. One pair has no interval.</p>"
+    );
+    for (metric, _, d) in METRICS {
+        let mut rows = String::new();
+        for facet in &layout.facets {
+            let facet_text: Vec<String> = facet
+                .iter()
+                .map(|(k, v)| format!("{}={}", k.rsplit('.').next().unwrap_or(k), v))
+                .collect();
+            for c in super::paired::paired(data, metric, x, layout.by.as_deref(), facet) {
+                paired_row(&mut rows, &c, &facet_text.join(", ").replace('"', ""), d);
+            }
+        }
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            h,
+            "<table class=\"paired\" data-metric=\"{metric}\"><tr><th class=\"l\">{metric} \
+             final</th><th class=\"l\">at</th><th>seeds paired</th><th>mean difference \
+             [95% interval]</th><th class=\"l\">per seed (seed: difference)</th></tr>\n{rows}\
+             </table>"
+        );
+    }
+}
+
+/// One comparison's row of the paired table.
+fn paired_row(rows: &mut String, c: &super::paired::Comparison, facet: &str, digits: usize) {
+    let d = digits.max(3);
+    let at = match (c.at.is_empty(), facet.is_empty()) {
+        (false, false) => format!("{}, {facet}", c.at),
+        (false, true) => c.at.clone(),
+        (true, _) => facet.to_string(),
+    };
+    let mean = match c.stat {
+        Some(s) if s.n > 1 => format!("{:+.d$} [{:+.d$}, {:+.d$}]", s.mean, s.lo, s.hi),
+        Some(s) => format!("{:+.d$} (one pair: no interval)", s.mean),
+        None => "no seed in both".to_string(),
+    };
+    let each: Vec<String> = c
+        .diffs
+        .iter()
+        .map(|(seed, v)| format!("{seed}: {v:+.d$}"))
+        .collect();
+    let _ = writeln!(
+        rows,
+        "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{mean}</td>\
+         <td class=\"l\">{}</td></tr>",
+        esc(&c.label),
+        esc(&at),
+        c.diffs.len(),
+        esc(&each.join(", "))
     );
 }
 
@@ -435,6 +525,7 @@ fn figures(
                 format!("{metric}, {}", facet_text.join(", ")).replace('"', "")
             };
             let picture = svg_styled(
+                data,
                 &cs,
                 &fig_title,
                 metric,

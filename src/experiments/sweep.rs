@@ -664,6 +664,9 @@ pub struct Plan {
     /// thousandth of an iteration's budget for a run with a budget
     /// ([`crate::runs::Settings::progress_units`]).
     pub games: u64,
+    /// How many of the runs to run play a self-play budget per iteration instead of M games
+    /// (their part of `games` is in thousandths of a budget).
+    pub budget_runs: usize,
     /// Runs at once.
     pub jobs: usize,
     /// Every run to run: (grid order index, grid point, iterations left).
@@ -773,10 +776,16 @@ pub fn run(
         ));
     }
     drop(read);
+    let budget_runs = queue
+        .pending
+        .iter()
+        .filter(|(r, _, _)| r.cfg.settings.games_per_iteration.is_none())
+        .count();
     progress.start(&Plan {
         runs: queue.pending.len(),
         skipped,
         games,
+        budget_runs,
         jobs,
         pending,
         costs,

@@ -16,6 +16,7 @@ pub mod connect4;
 pub mod ewn;
 pub mod go;
 pub(crate) mod greedy;
+pub mod inputs;
 
 use std::fmt;
 use std::str::FromStr;

@@ -477,6 +477,21 @@ impl LearnerKind {
         }
     }
 
+    /// The name of the input planes this learner's models read, as [`Abilities::input`]
+    /// takes it (`None` within: the game's default): the network learner's and a network
+    /// Q-learner's `[learner.network] input`; `None` for a table, which reads no planes.
+    pub(crate) fn input(self, s: &LearnerSettings) -> Option<Option<&str>> {
+        let named = || s.network.as_ref().and_then(|n| n.input.as_deref());
+        match self {
+            LearnerKind::TabularAz => None,
+            LearnerKind::Network => Some(named()),
+            LearnerKind::QLearning => match q::settings_of(s).approximator {
+                q::Approximator::Table => None,
+                q::Approximator::Network => Some(named()),
+            },
+        }
+    }
+
     /// The settings a branch of a run of this learner cannot change, with the reason (the
     /// model it continues depends on them); `tabula branch --set` refuses them.
     pub(crate) fn fixed_settings(self) -> Vec<(&'static str, &'static str)> {

@@ -377,7 +377,7 @@ pub fn export_model_at(
     ))?;
     let meta: Vec<(String, String)> = [
         ("run", row.id.to_string()),
-        ("run_name", row.name.clone()),
+        ("name", row.name.clone()),
         ("variant", cfg.game.variant()),
         ("iteration", i.to_string()),
         ("snapshot", snapshot),

@@ -175,14 +175,43 @@ fn extras(store: &Store, ids: Option<&[i64]>) -> Result<BTreeMap<i64, Extra>, Re
     Ok(out)
 }
 
-/// `/api/runs?page=P&per_page=N&settings=1`: the runs, oldest first, a page at a time; with
-/// `settings=1` each with its `run_settings` row (what the runs page filters by).
+/// `/api/runs?page=P&per_page=N&settings=1&tag=T1,T2&group=tag`: the runs, oldest first, a
+/// page at a time, each with its tags and note; with `settings=1` each with its
+/// `run_settings` row (what the runs page filters by); with `tag=` only the runs that carry
+/// every tag named; with `group=tag` the page's runs grouped by tag (`groups`). `tags` lists
+/// every tag of the store with its number of runs.
 pub(super) fn runs(store: &Store, req: &Request) -> Result<Json, Reply> {
-    req.only(&["page", "per_page", "settings"])?;
+    req.only(&["page", "per_page", "settings", "tag", "group"])?;
     let with_settings = req.int("settings", 0, 0, 1)? == 1;
     let page = req.int("page", 1, 1, MAX_PAGE)?;
     let per_page = req.int("per_page", 500, 1, MAX_PER_PAGE)?;
-    let all = store.runs().map_err(store_error)?;
+    let wanted: Vec<&str> = req
+        .param("tag")
+        .map(|t| {
+            t.split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let grouped = match req.param("group") {
+        None | Some("") => false,
+        Some("tag") => true,
+        Some(g) => {
+            return Err(Reply::error(400, format!("group={g}: allowed: tag")));
+        }
+    };
+    let labels = labels(store)?;
+    let carries = |id: i64| {
+        let tags = labels.get(&id).map_or(&[][..], |l| &l.tags[..]);
+        wanted.iter().all(|w| tags.iter().any(|t| t == w))
+    };
+    let all: Vec<RunRow> = store
+        .runs()
+        .map_err(store_error)?
+        .into_iter()
+        .filter(|r| carries(r.id))
+        .collect();
     let total = all.len();
     let start = ((page - 1) * per_page).min(total as u64) as usize;
     let end = (start + per_page as usize).min(total);
@@ -198,38 +227,128 @@ pub(super) fn runs(store: &Store, req: &Request) -> Result<Json, Reply> {
         "SELECT sweep, sweep_hash, runs, done, iterations_done, iterations_planned
          FROM sweep_progress ORDER BY sweep",
     )?;
-    let mut settings: BTreeMap<i64, Json> = BTreeMap::new();
-    if with_settings && !ids.is_empty() {
-        let q = query(
-            store,
-            &format!(
-                "SELECT * FROM run_settings WHERE run_id IN ({})",
-                ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-            ),
-        )?;
-        for (r, o) in q.rows.iter().zip(objects(&q)) {
-            if let crate::store::Value::Integer(id) = r[0] {
-                settings.insert(id, o);
-            }
-        }
-    }
+    let mut settings = if with_settings {
+        settings_of(store, &ids)?
+    } else {
+        BTreeMap::new()
+    };
     let runs: Vec<Json> = rows
         .iter()
         .map(|r| {
             let mut j = summary(r, extra.get(&r.id));
-            if let (Some(s), Json::Object(m)) = (settings.remove(&r.id), &mut j) {
-                m.insert("settings".into(), s);
+            if let Json::Object(m) = &mut j {
+                let l = labels.get(&r.id);
+                m.insert("tags".into(), json!(l.map_or(&[][..], |l| &l.tags[..])));
+                m.insert("note".into(), json!(l.and_then(|l| l.note.as_deref())));
+                if let Some(s) = settings.remove(&r.id) {
+                    m.insert("settings".into(), s);
+                }
             }
             j
         })
         .collect();
-    Ok(json!({
+    let mut reply = json!({
         "page": page,
         "per_page": per_page,
         "total": total,
+        "tag": wanted,
+        "tags": tag_counts(&labels),
         "runs": runs,
         "sweeps": objects(&sweeps),
-    }))
+    });
+    if grouped && let Json::Object(m) = &mut reply {
+        m.insert("groups".into(), groups(&labels, &ids));
+    }
+    Ok(reply)
+}
+
+/// A run's tags (sorted) and note.
+#[derive(Debug, Default)]
+struct Labels {
+    tags: Vec<String>,
+    note: Option<String>,
+}
+
+/// Every run's tags and note, by run id (runs with neither are absent).
+fn labels(store: &Store) -> Result<BTreeMap<i64, Labels>, Reply> {
+    let mut out: BTreeMap<i64, Labels> = BTreeMap::new();
+    let q = query(
+        store,
+        "SELECT run_id, tag FROM run_tags ORDER BY run_id, tag",
+    )?;
+    for r in &q.rows {
+        if let crate::store::Value::Integer(id) = r[0] {
+            out.entry(id).or_default().tags.push(r[1].to_text());
+        }
+    }
+    let q = query(store, "SELECT run_id, note FROM run_notes")?;
+    for r in &q.rows {
+        if let crate::store::Value::Integer(id) = r[0] {
+            out.entry(id).or_default().note = Some(r[1].to_text());
+        }
+    }
+    Ok(out)
+}
+
+/// Every tag with its number of runs, by tag.
+fn tag_counts(labels: &BTreeMap<i64, Labels>) -> Json {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for l in labels.values() {
+        for t in &l.tags {
+            *counts.entry(t.as_str()).or_default() += 1;
+        }
+    }
+    Json::Array(
+        counts
+            .into_iter()
+            .map(|(tag, runs)| json!({"tag": tag, "runs": runs}))
+            .collect(),
+    )
+}
+
+/// The runs `ids` by tag, tags in order, then the untagged ones (`tag: null`); a run with
+/// several tags is in each of their groups.
+fn groups(labels: &BTreeMap<i64, Labels>, ids: &[i64]) -> Json {
+    let mut by: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    let mut untagged = Vec::new();
+    for id in ids {
+        match labels.get(id).filter(|l| !l.tags.is_empty()) {
+            Some(l) => l
+                .tags
+                .iter()
+                .for_each(|t| by.entry(t.as_str()).or_default().push(*id)),
+            None => untagged.push(*id),
+        }
+    }
+    let mut out: Vec<Json> = by
+        .into_iter()
+        .map(|(tag, runs)| json!({"tag": tag, "runs": runs}))
+        .collect();
+    if !untagged.is_empty() {
+        out.push(json!({"tag": null, "runs": untagged}));
+    }
+    Json::Array(out)
+}
+
+/// The `run_settings` rows of runs `ids`, by run id.
+fn settings_of(store: &Store, ids: &[i64]) -> Result<BTreeMap<i64, Json>, Reply> {
+    let mut settings = BTreeMap::new();
+    if ids.is_empty() {
+        return Ok(settings);
+    }
+    let q = query(
+        store,
+        &format!(
+            "SELECT * FROM run_settings WHERE run_id IN ({})",
+            ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+        ),
+    )?;
+    for (r, o) in q.rows.iter().zip(objects(&q)) {
+        if let crate::store::Value::Integer(id) = r[0] {
+            settings.insert(id, o);
+        }
+    }
+    Ok(settings)
 }
 
 /// `/api/runs/ID`: the run's line, every setting, its spec, provenance, lineage, children

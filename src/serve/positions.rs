@@ -100,14 +100,7 @@ fn parse<G: Game>(g: &G, text: &str) -> Result<G::State, Reply> {
 
 /// [`parse`] for parameter `key`, its error the message naming what is allowed.
 fn parse_position<G: Game>(g: &G, key: &str, text: &str) -> Result<G::State, String> {
-    let t = text.trim();
-    let parsed =
-        if g.variant().starts_with("c4:") && !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
-        {
-            moves_c4(g, t)
-        } else {
-            g.parse_notation(t).map_err(|e| e.to_string())
-        };
+    let parsed = crate::games::inputs::parse_position(g, text);
     let example = g.notation(&first_decision(g));
     let s = parsed.map_err(|e| {
         format!(
@@ -123,25 +116,6 @@ fn parse_position<G: Game>(g: &G, key: &str, text: &str) -> Result<G::State, Str
              a player moves, e.g. position={example}"
         )),
     }
-}
-
-/// Connect Four's move-sequence form, columns 1..W, through the notation of the position
-/// reached (only Connect Four takes it).
-fn moves_c4<G: Game>(g: &G, moves: &str) -> Result<G::State, String> {
-    let mut s = g.initial_state();
-    let mut legal = Vec::new();
-    for (k, c) in moves.bytes().enumerate() {
-        let col = u32::from(c - b'0');
-        g.legal_actions(&s, &mut legal);
-        let Some(&a) = legal
-            .iter()
-            .find(|&&a| col >= 1 && g.action_name(&s, a) == format!("col {col}"))
-        else {
-            return Err(format!("move {} (column {col}) is not legal there", k + 1));
-        };
-        s = g.apply(&s, a);
-    }
-    Ok(s)
 }
 
 /// The first decision position from the start (through the first outcome of each chance
@@ -193,23 +167,9 @@ fn to_unit(v: f64) -> f64 {
     (v + 1.0) / 2.0
 }
 
-fn across<G: Abilities>(
-    g: &G,
-    store: &Store,
-    row: &RunRow,
-    position: Option<&str>,
-    past: Option<&str>,
-) -> Result<Json, Reply> {
-    let states = match position {
-        Some(text) => vec![parse(g, text)?],
-        None => defaults(g),
-    };
-    let past = parse_past(g, past)?;
-    let (cfg, record) = crate::runs::load_config(store, row)
-        .map_err(|e| Reply::error(500, format!("run {}: {e}", row.id)))?;
-    let seed = crate::runs::model_seed_of(store, &record)
-        .map_err(|e| Reply::error(500, format!("run {}: {e}", row.id)))?;
-    // Every iteration's checkpoint root (a branch's inherited ones included).
+/// Every iteration's checkpoint root (a branch's inherited ones included), iteration 0's
+/// (the untrained model) first.
+fn checkpoint_roots(store: &Store, row: &RunRow) -> Result<Vec<(u32, Option<ObjectHash>)>, Reply> {
     let q = store
         .query(&format!(
             "SELECT iteration, lower(hex(snapshot)) FROM run_iterations WHERE run_id = {} \
@@ -226,6 +186,26 @@ fn across<G: Abilities>(
             roots.push((u32::try_from(*i).unwrap_or(u32::MAX), Some(hash)));
         }
     }
+    Ok(roots)
+}
+
+fn across<G: Abilities>(
+    g: &G,
+    store: &Store,
+    row: &RunRow,
+    position: Option<&str>,
+    past: Option<&str>,
+) -> Result<Json, Reply> {
+    let states = match position {
+        Some(text) => vec![parse(g, text)?],
+        None => defaults(g),
+    };
+    let past = parse_past(g, past)?;
+    let (cfg, record) = crate::runs::load_config(store, row)
+        .map_err(|e| Reply::error(500, format!("run {}: {e}", row.id)))?;
+    let seed = crate::runs::model_seed_of(store, &record)
+        .map_err(|e| Reply::error(500, format!("run {}: {e}", row.id)))?;
+    let roots = checkpoint_roots(store, row)?;
     let evaluated = crate::with_learner!(cfg.settings.learner.kind, L => {
         evaluate::<G, L<G>>(g, store, row.id, &cfg.settings, seed, &roots, (&states, &past))?
     });
@@ -237,6 +217,8 @@ fn across<G: Abilities>(
     } = evaluated;
     let solution = super::game_view::solution::<G>(store, &g.variant())?;
     let sol = solution.as_deref();
+    // The planes the run's network reads at each position (`tabula encode`'s; a table none).
+    let input_name = cfg.settings.learner.kind.input(&cfg.settings.learner);
     let mut list = Vec::with_capacity(states.len());
     let mut legal = Vec::new();
     for (k, s) in states.iter().enumerate() {
@@ -267,8 +249,16 @@ fn across<G: Abilities>(
                 })
             })
             .collect();
+        let input = match input_name {
+            Some(name) => Some(
+                crate::games::inputs::network_input(g, name, s, &past)
+                    .map_err(|e| Reply::error(500, format!("run {}: {e}", row.id)))?,
+            ),
+            None => None,
+        };
         list.push(json!({
             "notation": g.notation(s),
+            "input": input,
             "board": g.render(s),
             "player": mover.index(),
             "value": exact.map(to_unit),

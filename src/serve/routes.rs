@@ -196,7 +196,11 @@ fn use_store(slot: &mut Option<Store>, db: &Path, f: impl FnOnce(&Store) -> Repl
 fn answer(req: &Request, seg: &[&str], store: &Store) -> Result<Reply, Reply> {
     Ok(match seg {
         [] => {
-            req.only(&[])?;
+            // A filtered or grouped runs list is a link: `/?tag=T1,T2&group=tag&q=TEXT`.
+            req.only(&["tag", "group", "q"])?;
+            if let Some(g) = req.param("group").filter(|g| !g.is_empty() && *g != "tag") {
+                return Err(Reply::error(400, format!("group={g}: allowed: tag")));
+            }
             page("runs", "runs", "")
         }
         ["runs", id] => {

@@ -43,6 +43,10 @@ pub trait Encode: Game {
     /// The shape of every state's planes.
     fn planes(&self) -> Planes;
 
+    /// What each channel holds, in channel order, in a few words (`tabula encode` prints
+    /// them; docs/network.md, "Inputs", says the same at length).
+    fn plane_names(&self) -> Vec<String>;
+
     /// Writes the planes of decision state `s` into `out` (length [`Planes::len`], channel
     /// major, then rows, then columns), overwriting every entry. A pure function of the
     /// state's position key and side to move.
@@ -54,6 +58,9 @@ pub use tabula_core::game::{MAX_PAST, last_past};
 /// An encoding with its game type erased to `G`'s state type.
 pub trait DynEncode<G: Game>: Send + Sync {
     fn planes(&self) -> Planes;
+
+    /// What each channel holds, in channel order ([`Encode::plane_names`]).
+    fn plane_names(&self) -> Vec<String>;
 
     /// How many of the last earlier decision states [`DynEncode::encode`] reads (0: a
     /// function of the position alone), at most [`MAX_PAST`].
@@ -70,6 +77,10 @@ pub trait DynEncode<G: Game>: Send + Sync {
 impl<G: Encode> DynEncode<G> for G {
     fn planes(&self) -> Planes {
         Encode::planes(self)
+    }
+
+    fn plane_names(&self) -> Vec<String> {
+        Encode::plane_names(self)
     }
 
     fn encode(&self, s: &G::State, _: &[G::State], out: &mut [f32]) {

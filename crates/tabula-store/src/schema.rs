@@ -54,6 +54,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0016_retention",
         include_str!("../schema/0016_retention.sql"),
     ),
+    (
+        "0017_one_run_name",
+        include_str!("../schema/0017_one_run_name.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands.

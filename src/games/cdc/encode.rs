@@ -38,6 +38,23 @@ fn encode_cdc<const N: usize, const HB: usize>(s: &CdcState<N, HB>, out: &mut [f
 /// Channels of [`encode_cdc`].
 const CDC_CHANNELS: usize = 30;
 
+/// What each of [`encode_cdc`]'s channels holds (kinds by their letters, `KGMRNCP`).
+fn cdc_plane_names() -> Vec<String> {
+    let kinds = "KGMRNCP".chars();
+    let colours = ["mover's colour", "opponent's colour"];
+    kinds
+        .clone()
+        .map(|k| format!("mover's {k} face up"))
+        .chain(kinds.clone().map(|k| format!("opponent's {k} face up")))
+        .chain(std::iter::once("face down".to_string()))
+        .chain(colours.iter().flat_map(|c| {
+            let kinds = kinds.clone();
+            kinds.map(move |k| format!("face-down {k} of the {c} / 5"))
+        }))
+        .chain(std::iter::once("colours assigned".to_string()))
+        .collect()
+}
+
 impl Encode for Cdc {
     fn planes(&self) -> Planes {
         Planes {
@@ -45,6 +62,10 @@ impl Encode for Cdc {
             height: 2,
             width: 4,
         }
+    }
+
+    fn plane_names(&self) -> Vec<String> {
+        cdc_plane_names()
     }
 
     fn encode(&self, s: &Self::State, out: &mut [f32]) {
@@ -59,6 +80,10 @@ impl Encode for Cdc4x8 {
             height: 4,
             width: 8,
         }
+    }
+
+    fn plane_names(&self) -> Vec<String> {
+        cdc_plane_names()
     }
 
     fn encode(&self, s: &Self::State, out: &mut [f32]) {

@@ -20,6 +20,12 @@ impl Encode for Checkers {
         }
     }
 
+    fn plane_names(&self) -> Vec<String> {
+        ["mover's checkers", "opponent's checkers", "P1 to move"]
+            .map(String::from)
+            .to_vec()
+    }
+
     fn encode(&self, s: &Self::State, out: &mut [f32]) {
         let area = self.side() * self.side();
         out.fill(0.0);
@@ -77,6 +83,20 @@ impl DynEncode<Checkers> for LiuInput {
             height: n,
             width: n,
         }
+    }
+
+    fn plane_names(&self) -> Vec<String> {
+        let ago = ["now", "1 state ago", "2 states ago"];
+        ago.iter()
+            .take(LIU_STATES)
+            .flat_map(|t| {
+                [
+                    format!("mover's checker ids, {t}"),
+                    format!("opponent's checker ids, {t}"),
+                ]
+            })
+            .chain(std::iter::once("P1 to move".to_string()))
+            .collect()
     }
 
     fn past(&self) -> usize {

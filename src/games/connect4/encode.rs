@@ -13,6 +13,10 @@ impl Encode for ConnectFour {
         }
     }
 
+    fn plane_names(&self) -> Vec<String> {
+        vec!["mover's stones".into(), "opponent's stones".into()]
+    }
+
     fn encode(&self, s: &Self::State, out: &mut [f32]) {
         let (w, h) = (self.width(), self.height());
         out.fill(0.0);

@@ -16,6 +16,16 @@ impl Encode for Ewn {
         }
     }
 
+    fn plane_names(&self) -> Vec<String> {
+        let k = self.pieces();
+        (1..=k)
+            .map(|n| format!("mover's piece {n}"))
+            .chain((1..=k).map(|n| format!("opponent's piece {n}")))
+            .chain((1..=k).map(|d| format!("die shows {d}")))
+            .chain(std::iter::once("blue (P1) to move".to_string()))
+            .collect()
+    }
+
     fn encode(&self, s: &Self::State, out: &mut [f32]) {
         let k = self.pieces();
         let area = self.width() * self.height();

@@ -29,6 +29,17 @@ impl<const P: usize, const H: usize, const K: usize> Encode for Go<P, H, K> {
         }
     }
 
+    fn plane_names(&self) -> Vec<String> {
+        [
+            "mover's stones",
+            "opponent's stones",
+            "empty points",
+            "white (P1) to move",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
     /// Row 0 is the bottom row (`1`), column 0 the left (`A`): plane index r * N + c is the
     /// point of action r * N + c.
     fn encode(&self, s: &Self::State, out: &mut [f32]) {
