@@ -38,15 +38,18 @@ def test_run_equals_the_cli_and_is_resumable(tabula_bin, tmp_path):
 
 
 def test_a_killed_run_resumes_to_the_clis_head(tabula_bin, tmp_path):
-    """A Python process running a spec is killed after its first iteration; `tabula.run` of
-    the same spec resumes it where it stopped and ends at the head of the CLI's whole run."""
+    """A Python process running a spec is killed once its first iteration is in the store;
+    `tabula.run` of the same spec resumes it where it stopped and ends at the head of the
+    CLI's whole run."""
     import os
     import signal
+    import sqlite3
     import subprocess
     import sys
+    import time
 
     spec = tmp_path / "killed.toml"
-    spec.write_text(SPEC.replace('"tiny"', '"killed"').replace("iterations = 2", "iterations = 4"))
+    spec.write_text(SPEC.replace('"tiny"', '"killed"').replace("iterations = 2", "iterations = 8"))
     db = tmp_path / "py.db"
     child = subprocess.Popen(
         [sys.executable, "-c",
@@ -56,16 +59,33 @@ def test_a_killed_run_resumes_to_the_clis_head(tabula_bin, tmp_path):
          str(spec), str(db)],
         stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
     )
+
+    def committed():
+        # The callback comes when an iteration is handed to the store's writer thread, which
+        # commits it a moment later: the store says what is committed.
+        try:
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            try:
+                return con.execute("SELECT iterations_done FROM runs").fetchone()[0]
+            finally:
+                con.close()
+        except (sqlite3.Error, TypeError):
+            return 0
+
     for line in child.stdout:
         if int(line) >= 1:
-            child.send_signal(signal.SIGKILL)
             break
+    deadline = time.time() + 60
+    while committed() < 1 and time.time() < deadline:
+        time.sleep(0.005)
+    child.send_signal(signal.SIGKILL)
     child.wait()
     assert child.returncode == -signal.SIGKILL, "the child finished before it was killed"
-    done = tabula.Store(str(db)).sql("SELECT iterations_done FROM runs")["iterations_done"][0]
-    assert 1 <= done < 4
+    done = committed()
+    assert 1 <= done < 8
     out = tabula.run(str(spec), db=str(db), threads=2, quiet=True)
-    assert out["iterations"] == 4
+    assert out["iterations"] == 8
+    assert len(tabula.Store(str(db)).runs()) == 1
     run_cli(tabula_bin, "--db", str(tmp_path / "cli.db"), "run", str(spec), "--threads", "1")
     cli_head = tabula.Store(str(tmp_path / "cli.db")).sql("SELECT head FROM runs_hex")["head"][0]
     assert out["head"] == cli_head
