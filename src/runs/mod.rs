@@ -203,7 +203,9 @@ pub trait Observer {
     fn baseline(&mut self, metrics: &MetricValues) {
         let _ = metrics;
     }
-    /// Called after each committed iteration.
+    /// Called after each iteration, once its records are handed to the store's writer
+    /// thread, which commits them a moment later: the store, not this call, says what is
+    /// committed (a process killed right after it may resume before that iteration).
     fn iteration_done(&mut self, summary: &IterationSummary) {
         let _ = summary;
     }
