@@ -219,23 +219,16 @@ impl Store {
 
     /// The checkpoint roots (`snapshot`) of run `run_id`'s own iterations.
     pub fn snapshots_of(&self, run_id: i64) -> Result<Vec<ObjectHash>> {
-        self.conn
-            .prepare_cached("SELECT snapshot FROM iterations WHERE run_id = ?1 ORDER BY iteration")
-            .and_then(|mut s| {
-                s.query_map([run_id], |r| runs::blob_hash(r.get(0)?, 0))?
-                    .collect::<rusqlite::Result<_>>()
-            })
-            .map_err(|e| self.err(e))
+        runs::hash_column(
+            &self.conn,
+            "SELECT snapshot FROM iterations WHERE run_id = ?1 ORDER BY iteration",
+            [run_id],
+        )
+        .map_err(|e| self.err(e))
     }
 
     /// The `sweep/v1` records of the store's sweeps.
     pub fn sweep_records(&self) -> Result<Vec<ObjectHash>> {
-        self.conn
-            .prepare("SELECT hash FROM sweeps")
-            .and_then(|mut s| {
-                s.query_map([], |r| runs::blob_hash(r.get(0)?, 0))?
-                    .collect::<rusqlite::Result<_>>()
-            })
-            .map_err(|e| self.err(e))
+        runs::hash_column(&self.conn, "SELECT hash FROM sweeps", []).map_err(|e| self.err(e))
     }
 }

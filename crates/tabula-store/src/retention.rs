@@ -170,13 +170,12 @@ impl Store {
 
     /// The iteration records whose games a run's retention removed.
     pub fn records_without_games(&self) -> Result<Vec<ObjectHash>> {
-        self.conn
-            .prepare_cached("SELECT DISTINCT hash FROM iterations WHERE games_kept = 0")
-            .and_then(|mut s| {
-                s.query_map([], |r| runs::blob_hash(r.get(0)?, 0))?
-                    .collect::<rusqlite::Result<_>>()
-            })
-            .map_err(|e| self.err(e))
+        runs::hash_column(
+            &self.conn,
+            "SELECT DISTINCT hash FROM iterations WHERE games_kept = 0",
+            [],
+        )
+        .map_err(|e| self.err(e))
     }
 
     /// Whether the games of the iteration whose record is `record` were removed by a run's

@@ -915,8 +915,20 @@ pub(super) fn packed_game_owner(
 /// The snapshots whose objects were deliberately not all stored: full checkpoints derived like
 /// deltas (`iterations.snapshot_kept = 0`).
 pub(super) fn unkept_snapshots(conn: &Connection) -> rusqlite::Result<Vec<ObjectHash>> {
-    let mut stmt = conn.prepare(
+    hash_column(
+        conn,
         "SELECT DISTINCT snapshot FROM iterations WHERE snapshot_kept = 0 ORDER BY snapshot",
-    )?;
-    stmt.query_map([], |r| blob_hash(r.get(0)?, 0))?.collect()
+        [],
+    )
+}
+
+/// The hashes of a query's one column, in its rows' order.
+pub(super) fn hash_column(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<Vec<ObjectHash>> {
+    conn.prepare_cached(sql)?
+        .query_map(params, |r| blob_hash(r.get(0)?, 0))?
+        .collect()
 }
