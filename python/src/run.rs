@@ -9,28 +9,27 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tabula::eval::MetricValues;
 use tabula::learners::LearnerKind;
-use tabula::runs::progress::ProgressText;
-use tabula::runs::{IterationSummary, Observer, Resumed, RunConfig, RunOutcome};
+use tabula::runs::progress::{ProgressLines, ProgressSink, ProgressText};
+use tabula::runs::{Resumed, RunConfig, RunOutcome};
 use tabula::store::{ObjectHash, Store};
 
 use crate::value_error;
 
-/// Progress lines on standard error unless quiet (the command line's texts:
-/// [`ProgressText`]), and each measured iteration's numbers to `callback`.
+/// Progress lines on standard error unless quiet (the command line's lines:
+/// [`ProgressLines`]), and each measured iteration's numbers to `callback`.
 struct Lines {
-    text: ProgressText,
     quiet: bool,
     callback: Option<Py<PyAny>>,
 }
 
-impl Lines {
-    fn line(&self, text: String) {
+impl ProgressSink for Lines {
+    fn line(&mut self, text: String) {
         if !self.quiet {
             eprintln!("{text}");
         }
     }
 
-    fn call(&self, iteration: u32, metrics: &MetricValues) {
+    fn measured(&mut self, iteration: u32, metrics: &MetricValues) {
         let Some(cb) = &self.callback else { return };
         Python::attach(|py| {
             let d = PyDict::new(py);
@@ -43,32 +42,6 @@ impl Lines {
                 e.print(py);
             }
         });
-    }
-}
-
-impl Observer for Lines {
-    fn created(&mut self, run_id: i64, run_hash: &ObjectHash, seed: u64) {
-        self.line(self.text.created(run_id, run_hash, seed));
-    }
-
-    fn stage(&mut self, index: usize, name: &str, first: u32, last: u32) {
-        self.line(self.text.stage(index, name, first, last));
-    }
-
-    fn resumed(&mut self, done: u32, reused: u32, restart_seconds: f64) {
-        if let Some(line) = self.text.resumed(done, reused, restart_seconds) {
-            self.line(line);
-        }
-    }
-
-    fn baseline(&mut self, m: &MetricValues) {
-        self.line(self.text.baseline(m));
-        self.call(0, m);
-    }
-
-    fn iteration_done(&mut self, s: &IterationSummary) {
-        self.line(self.text.iteration(s));
-        self.call(s.iteration, &s.metrics);
     }
 }
 
@@ -94,7 +67,7 @@ fn run_spec(
     spec: &Path,
     db: &Path,
     threads: Option<usize>,
-    lines: &mut Lines,
+    lines: &mut ProgressLines<Lines>,
 ) -> Result<Ran, String> {
     let text = tabula::runs::spec::read_spec_file(spec)
         .map_err(|e| format!("reading the run spec {}: {e}", spec.display()))?;
@@ -153,10 +126,12 @@ pub(crate) fn run<'py>(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let db = Store::resolve_path(db.as_deref());
-    let mut lines = Lines {
+    let mut lines = ProgressLines {
         text: ProgressText::new(0, LearnerKind::default()),
-        quiet,
-        callback: progress,
+        sink: Lines {
+            quiet,
+            callback: progress,
+        },
     };
     let ran = py
         .detach(|| run_spec(&spec, &db, threads, &mut lines))

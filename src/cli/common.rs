@@ -7,13 +7,12 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;
 use serde::Serialize;
-use tabula::eval::MetricValues;
 use tabula::game::{Game, Outcome, Turn};
 use tabula::game_record::{GameEnd, GameRecord, SearchStats, Step};
 use tabula::learners::LearnerKind;
-use tabula::runs::progress::ProgressText;
-use tabula::runs::{IterationSummary, Observer, Resumed, RunConfig, RunOutcome};
-use tabula::store::{ObjectHash, Store, Subject};
+use tabula::runs::progress::{ProgressLines, ProgressSink, ProgressText};
+use tabula::runs::{Resumed, RunConfig, RunOutcome};
+use tabula::store::{Store, Subject};
 
 use super::args::AnnotateArgs;
 
@@ -201,32 +200,43 @@ impl std::fmt::Display for AlreadyFinished {
 }
 
 /// Progress on the terminal: a bar over all self-play games, one line per iteration (the
-/// lines' texts are the library's, [`ProgressText`], which the Python package prints too).
+/// lines are the library's, [`ProgressLines`], which the Python package prints too).
 pub(crate) struct Console {
     /// Lines go above the bar on a terminal, else straight to stdout.
     pub(crate) bar: ProgressBar,
     json: bool,
+    iterations: u32,
     games: u32,
-    text: ProgressText,
 }
 
 impl Console {
     /// A console for a run of `learner` of `iterations` iterations of `games` games each.
-    pub(crate) fn new(iterations: u32, games: u32, learner: LearnerKind, json: bool) -> Console {
+    pub(crate) fn new(
+        iterations: u32,
+        games: u32,
+        learner: LearnerKind,
+        json: bool,
+    ) -> ProgressLines<Console> {
         let bar = if json {
             ProgressBar::hidden()
         } else {
             super::progress::bar(u64::from(iterations) * u64::from(games), "iteration 1")
         };
-        Console {
+        let sink = Console {
             bar,
             json,
+            iterations,
             games,
+        };
+        ProgressLines {
             text: ProgressText::new(iterations, learner),
+            sink,
         }
     }
+}
 
-    pub(crate) fn line(&self, text: String) {
+impl ProgressSink for Console {
+    fn line(&mut self, text: String) {
         if self.json {
             return;
         }
@@ -236,36 +246,12 @@ impl Console {
             self.bar.println(text);
         }
     }
-}
 
-impl Observer for Console {
-    fn created(&mut self, run_id: i64, run_hash: &ObjectHash, seed: u64) {
-        self.line(self.text.created(run_id, run_hash, seed));
-    }
-
-    fn stage(&mut self, index: usize, name: &str, first: u32, last: u32) {
-        self.line(self.text.stage(index, name, first, last));
-    }
-
-    fn resumed(&mut self, done: u32, reused: u32, restart_seconds: f64) {
-        if let Some(line) = self.text.resumed(done, reused, restart_seconds) {
-            self.line(line);
-        }
-    }
-
-    fn baseline(&mut self, m: &MetricValues) {
-        self.line(self.text.baseline(m));
-    }
-
-    fn games_done(&mut self, iteration: u32, done: u32, _of: u32) {
+    fn games(&mut self, iteration: u32, done: u32, _of: u32) {
         self.bar
             .set_position(u64::from(iteration - 1) * u64::from(self.games) + u64::from(done));
         self.bar
-            .set_message(format!("iteration {iteration}/{}", self.text.iterations));
-    }
-
-    fn iteration_done(&mut self, s: &IterationSummary) {
-        self.line(self.text.iteration(s));
+            .set_message(format!("iteration {iteration}/{}", self.iterations));
     }
 }
 
@@ -307,7 +293,7 @@ pub(crate) fn start_and_report(
     );
     let out = pool
         .install(|| tabula::runs::start_on(&mut store, cfg, text, threads, exchange, &mut console));
-    console.bar.finish_and_clear();
+    console.sink.bar.finish_and_clear();
     print_outcome(
         &out?,
         &cfg.name,
@@ -338,11 +324,12 @@ pub(crate) fn resume_and_report(
         json,
     );
     console
+        .sink
         .bar
         .set_position(u64::from(row.iterations_done) * u64::from(games));
     let t = std::time::Instant::now();
     let out = pool.install(|| tabula::runs::resume_on(store, run, exchange, &mut console));
-    console.bar.finish_and_clear();
+    console.sink.bar.finish_and_clear();
     match out? {
         Resumed::Finished {
             run_id,

@@ -1,13 +1,13 @@
 //! The progress lines of a run, one text for every front end: the command line's `run`,
-//! `resume` and `branch`, and the Python package's `tabula.run`. Each front end's observer
+//! `resume` and `branch`, and the Python package's `tabula.run`. Each front end's sink
 //! decides where a line goes (above a progress bar, to standard error, nowhere with
-//! `--json`); what a line says is decided here.
+//! `--json`); what a line says, and which event prints which, is decided here.
 
 use crate::eval::{MetricDef, MetricValues};
 use crate::learners::LearnerKind;
 use crate::store::ObjectHash;
 
-use super::IterationSummary;
+use super::{IterationSummary, Observer};
 
 /// The texts of one run's progress lines.
 #[derive(Clone, Copy, Debug)]
@@ -126,4 +126,56 @@ fn metrics_line(m: &MetricValues, progress: &[MetricDef]) -> String {
         }
     }
     line
+}
+
+/// Where a run's progress goes: its lines, and, for a front end with a bar or a callback,
+/// the games played and each measured iteration's metrics.
+pub trait ProgressSink {
+    /// A progress line ([`ProgressText`]'s).
+    fn line(&mut self, text: String);
+    /// `done` of the `of` games of iteration `iteration` are played.
+    fn games(&mut self, iteration: u32, done: u32, of: u32) {
+        let _ = (iteration, done, of);
+    }
+    /// Iteration `iteration`'s metrics (0: the untrained model's).
+    fn measured(&mut self, iteration: u32, metrics: &MetricValues) {
+        let _ = (iteration, metrics);
+    }
+}
+
+/// A run's observer that writes its progress lines, and hands its games and metrics on, to
+/// a front end's sink (the command line's console, the Python package's `tabula.run`).
+pub struct ProgressLines<S> {
+    pub text: ProgressText,
+    pub sink: S,
+}
+
+impl<S: ProgressSink> Observer for ProgressLines<S> {
+    fn created(&mut self, run_id: i64, run_hash: &ObjectHash, seed: u64) {
+        self.sink.line(self.text.created(run_id, run_hash, seed));
+    }
+
+    fn stage(&mut self, index: usize, name: &str, first: u32, last: u32) {
+        self.sink.line(self.text.stage(index, name, first, last));
+    }
+
+    fn resumed(&mut self, done: u32, reused: u32, restart_seconds: f64) {
+        if let Some(line) = self.text.resumed(done, reused, restart_seconds) {
+            self.sink.line(line);
+        }
+    }
+
+    fn games_done(&mut self, iteration: u32, done: u32, of: u32) {
+        self.sink.games(iteration, done, of);
+    }
+
+    fn baseline(&mut self, m: &MetricValues) {
+        self.sink.line(self.text.baseline(m));
+        self.sink.measured(0, m);
+    }
+
+    fn iteration_done(&mut self, s: &IterationSummary) {
+        self.sink.line(self.text.iteration(s));
+        self.sink.measured(s.iteration, &s.metrics);
+    }
 }
