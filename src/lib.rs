@@ -6,6 +6,7 @@
 //! - [`error`]: errors every layer shares (`GameError`, `SettingError`);
 //! - [`game`]: the `Game` trait (explicit chance, fixed action spaces, canonical keys);
 //! - [`rng`]: named ChaCha streams, the only source of randomness;
+//! - `par`: parallel loops, rayon's machinery instantiated once for the whole library;
 //! - [`stats`]: confidence intervals;
 //! - [`ratings`]: Bradley-Terry (Elo) ratings by maximum likelihood, with 95% intervals;
 //! - [`store`]: the content-addressed SQLite experiment store;
@@ -39,6 +40,7 @@ pub mod gtp_engine;
 pub mod learners;
 pub mod matches;
 pub use tabula_nn as nn;
+pub(crate) mod par;
 pub mod play;
 pub mod players;
 pub mod ratings;

@@ -5,7 +5,7 @@
 //! a match is a pure function of (variant, players, seed, N): the same results and the same
 //! game-record hashes on any number of threads. Results are folded in game order.
 
-use rayon::prelude::*;
+use crate::par;
 use serde::Serialize;
 
 use crate::game::{Game, Player as Seat, Turn};
@@ -218,14 +218,11 @@ pub fn run_match_observed<G: Abilities>(
     seed: u64,
     game_done: &(dyn Fn() + Sync),
 ) -> Result<MatchReport, PlayerError> {
-    let game_list: Vec<MatchGame> = (0..games)
-        .into_par_iter()
-        .map(|i| {
-            let r = play_match_game(g, a, b, seed, i);
-            game_done();
-            r
-        })
-        .collect::<Result<_, _>>()?;
+    let game_list: Vec<MatchGame> = par::try_map(games as usize, |i| {
+        let r = play_match_game(g, a, b, seed, i as u32);
+        game_done();
+        r
+    })?;
     Ok(summarise(g.variant(), a, b, seed, game_list))
 }
 
@@ -298,30 +295,27 @@ pub fn run_tournament<G: Abilities>(
     let jobs: Vec<(usize, u32)> = (0..pairs.len())
         .flat_map(|k| (0..games).map(move |i| (k, i)))
         .collect();
-    let played: Vec<MatchGame> = jobs
-        .into_par_iter()
-        .map(|(k, i)| {
-            let (a, b) = pairs[k];
-            let (na, nb) = (&names[a], &names[b]);
-            let start = if openings == 0 {
-                None
-            } else {
-                let mut rng = stream(seed, &opening_stream(na, nb, i / 2));
-                let s = random_opening(g, openings, &mut rng).ok_or_else(|| {
-                    PlayerError::NoOpening {
-                        variant: g.variant(),
-                        plies: openings,
-                        draws: OPENING_DRAWS,
-                    }
+    let played: Vec<MatchGame> = par::try_map(jobs.len(), |j| {
+        let (k, i) = jobs[j];
+        let (a, b) = pairs[k];
+        let (na, nb) = (&names[a], &names[b]);
+        let start = if openings == 0 {
+            None
+        } else {
+            let mut rng = stream(seed, &opening_stream(na, nb, i / 2));
+            let s =
+                random_opening(g, openings, &mut rng).ok_or_else(|| PlayerError::NoOpening {
+                    variant: g.variant(),
+                    plies: openings,
+                    draws: OPENING_DRAWS,
                 })?;
-                Some(g.notation(&s))
-            };
-            let name = tournament_stream(na, nb, i);
-            let r = play_named_game(g, &players[a], &players[b], seed, i, name, start);
-            game_done();
-            r
-        })
-        .collect::<Result<_, _>>()?;
+            Some(g.notation(&s))
+        };
+        let name = tournament_stream(na, nb, i);
+        let r = play_named_game(g, &players[a], &players[b], seed, i, name, start);
+        game_done();
+        r
+    })?;
     let mut played = played.into_iter();
     Ok(pairs
         .iter()

@@ -645,6 +645,7 @@ fn the_layer_list_is_the_module_list() {
             let l = l.trim();
             let rest = l
                 .strip_prefix("pub mod ")
+                .or_else(|| l.strip_prefix("pub(crate) mod "))
                 .or_else(|| l.strip_prefix("mod "))?;
             Some(rest.trim_end_matches(';').to_string())
         })

@@ -25,7 +25,6 @@
 //! Determinism: games run in parallel but their scores are reduced in game order; positions
 //! are scored in file order. So every value is the same bits on any number of threads.
 
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{MetricDef, MetricValues, metric};
@@ -33,6 +32,7 @@ use crate::error::SettingError;
 use crate::game::{Action, Game, Player};
 use crate::games::greedy::{GreedyMode, greedy_choice};
 use crate::games::{Abilities, MetricText, REFERENCE_METRICS as SETS};
+use crate::par;
 use crate::play::seat_score;
 use crate::rng::stream_fmt;
 use crate::search::{Evaluator, MctsSolver, Search, SearchConfig, SearchError, SolverConfig};
@@ -455,17 +455,17 @@ pub(crate) fn c4_scores<G: Abilities, S>(
         let Ok(tests) = g.reference_set(name, positions)? else {
             continue;
         };
-        let terms: Vec<(f64, bool)> = tests
-            .par_iter()
-            .map_init(
-                || (init(), Vec::new()),
-                |(scratch, legal), t| {
-                    g.legal_actions(&t.state, legal);
-                    let (a, v) = model(scratch, &t.state, legal);
-                    ((v - t.value).abs(), t.best.contains(&a))
-                },
-            )
-            .collect();
+        let terms: Vec<(f64, bool)> = par::map_init(
+            tests.len(),
+            1,
+            || (init(), Vec::new()),
+            |(scratch, legal), k| {
+                let t = &tests[k];
+                g.legal_actions(&t.state, legal);
+                let (a, v) = model(scratch, &t.state, legal);
+                ((v - t.value).abs(), t.best.contains(&a))
+            },
+        );
         let (mut err, mut best) = (0.0, 0u32);
         for (e, b) in terms {
             err += e;
@@ -507,25 +507,23 @@ pub(crate) fn c4_search_scores<G: Abilities, E: Evaluator<G>>(
         let Some(Ok(tests)) = g.reference_set(name, positions) else {
             continue;
         };
-        let best: Vec<bool> = tests
-            .par_iter()
-            .enumerate()
-            .map_init(
-                || (Search::<G>::new(cfg).ok(), make_eval()),
-                |(search, eval), (n, t)| {
-                    let Some(search) = search else {
-                        return false;
-                    };
-                    let mut rng =
-                        stream_fmt(seed, format_args!("c4-search({iteration},{name},{n})"));
-                    // The ply serves only `sample_moves`, and evaluation play never samples
-                    // (temperature 0).
-                    search
-                        .run(g, &t.state, &[], 0, eval, &mut rng)
-                        .is_ok_and(|r| t.best.contains(&r.action))
-                },
-            )
-            .collect();
+        let best: Vec<bool> = par::map_init(
+            tests.len(),
+            1,
+            || (Search::<G>::new(cfg).ok(), make_eval()),
+            |(search, eval), n| {
+                let Some(search) = search else {
+                    return false;
+                };
+                let t = &tests[n];
+                let mut rng = stream_fmt(seed, format_args!("c4-search({iteration},{name},{n})"));
+                // The ply serves only `sample_moves`, and evaluation play never samples
+                // (temperature 0).
+                search
+                    .run(g, &t.state, &[], 0, eval, &mut rng)
+                    .is_ok_and(|r| t.best.contains(&r.action))
+            },
+        );
         out.push(C4SearchScore {
             set: name.to_string(),
             positions: best.len() as u32,
@@ -559,24 +557,23 @@ pub(crate) fn solver_scores<G: Game, E: Evaluator<G>>(
             simulations: cfg.simulations.first().saturating_mul(k),
             ..SolverConfig::default()
         };
-        let scores: Vec<f64> = (0..settings.solver_games)
-            .into_par_iter()
-            .map_init(
-                || {
-                    (
-                        Search::<G>::new(cfg).ok(),
-                        MctsSolver::<G>::new(solver),
-                        make_eval(),
-                    )
-                },
-                |(search, mcts, eval), n| {
-                    let Some(search) = search else {
-                        return 0.0;
-                    };
-                    solver_game(g, search, eval, mcts, seed, iteration, k, n)
-                },
-            )
-            .collect();
+        let scores: Vec<f64> = par::map_init(
+            settings.solver_games as usize,
+            1,
+            || {
+                (
+                    Search::<G>::new(cfg).ok(),
+                    MctsSolver::<G>::new(solver),
+                    make_eval(),
+                )
+            },
+            |(search, mcts, eval), n| {
+                let Some(search) = search else {
+                    return 0.0;
+                };
+                solver_game(g, search, eval, mcts, seed, iteration, k, n as u32)
+            },
+        );
         let w = super::WinRate::of_scores(&scores);
         let name = format!("auc_solver_{k}x");
         let before = if iteration >= 2 {
@@ -616,16 +613,15 @@ pub(crate) fn greedy_scores<G: Abilities, E: Evaluator<G>>(
     if let Some(n) = settings.greedy_simulations {
         cfg.simulations = n.into();
     }
-    let scores: Vec<f64> = (0..settings.greedy_games)
-        .into_par_iter()
-        .map_init(
-            || (Search::<G>::new(cfg).ok(), make_eval()),
-            |(search, eval), n| match search {
-                Some(search) => greedy_game(g, search, eval, seed, iteration, n),
-                None => 0.0,
-            },
-        )
-        .collect();
+    let scores: Vec<f64> = par::map_init(
+        settings.greedy_games as usize,
+        1,
+        || (Search::<G>::new(cfg).ok(), make_eval()),
+        |(search, eval), n| match search {
+            Some(search) => greedy_game(g, search, eval, seed, iteration, n as u32),
+            None => 0.0,
+        },
+    );
     Some(greedy_score(&scores))
 }
 
@@ -655,22 +651,19 @@ pub(crate) fn greedy_policy_score<G: Abilities>(
     if games == 0 || !g.greedy_features(&g.initial_state(), &[], &mut Vec::new()) {
         return None;
     }
-    let scores: Vec<f64> = (0..games)
-        .into_par_iter()
-        .map(|n| {
-            let mut rng = stream_fmt(seed, format_args!("greedy-eval({iteration},{n})"));
-            let seat = Player::from_index(n as usize % 2);
-            let (mut legal, mut features) = (Vec::new(), Vec::new());
-            seat_score(g, &mut rng, seat, |s, past, p, _, rng| {
-                g.legal_actions(s, &mut legal);
-                if p == seat {
-                    return Ok::<_, SearchError>(choose(s, past, &legal));
-                }
-                g.greedy_features(s, &legal, &mut features);
-                Ok(legal[greedy_choice(GreedyMode::Deterministic, &features, rng)])
-            })
+    let scores: Vec<f64> = par::map(games as usize, |n| {
+        let mut rng = stream_fmt(seed, format_args!("greedy-eval({iteration},{n})"));
+        let seat = Player::from_index(n % 2);
+        let (mut legal, mut features) = (Vec::new(), Vec::new());
+        seat_score(g, &mut rng, seat, |s, past, p, _, rng| {
+            g.legal_actions(s, &mut legal);
+            if p == seat {
+                return Ok::<_, SearchError>(choose(s, past, &legal));
+            }
+            g.greedy_features(s, &legal, &mut features);
+            Ok(legal[greedy_choice(GreedyMode::Deterministic, &features, rng)])
         })
-        .collect();
+    });
     Some(greedy_score(&scores))
 }
 

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use rayon::prelude::*;
+use crate::par;
 use serde::{Deserialize, Serialize};
 
 use crate::game::{Action, ChanceOutcome, Game, Player};
@@ -202,19 +202,17 @@ pub fn win_rate_of<G: Game, S>(
     init: impl Fn() -> S + Sync + Send,
     choose: impl Fn(&mut S, &G::State, &[G::State], &[Action]) -> Action + Sync + Send,
 ) -> WinRate {
-    let scores: Vec<f64> = (0..games)
-        .into_par_iter()
-        .map_init(
-            || (init(), Vec::new(), Vec::new()),
-            |(state, actions, outcomes), i| {
-                let mut pick = |s: &G::State, past: &[G::State], legal: &[Action]| {
-                    choose(state, s, past, legal)
-                };
-                let slot = GameSlot::new(seed, iteration, i);
-                eval_game(g, &mut pick, &truth.solution, slot, actions, outcomes)
-            },
-        )
-        .collect();
+    let scores: Vec<f64> = par::map_init(
+        games as usize,
+        1,
+        || (init(), Vec::new(), Vec::new()),
+        |(state, actions, outcomes), i| {
+            let mut pick =
+                |s: &G::State, past: &[G::State], legal: &[Action]| choose(state, s, past, legal);
+            let slot = GameSlot::new(seed, iteration, i as u32);
+            eval_game(g, &mut pick, &truth.solution, slot, actions, outcomes)
+        },
+    );
     WinRate::of_scores(&scores)
 }
 

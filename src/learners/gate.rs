@@ -10,7 +10,7 @@
 //! here). Game n at iteration i draws from the stream `gate(i,n)` of the model seed, and the
 //! scores are reduced in game order, so the decision is the same on any number of threads.
 
-use rayon::prelude::*;
+use crate::par;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SettingError;
@@ -105,18 +105,18 @@ pub(crate) fn gate_score<G: Game, E: Evaluator<G>, F: Evaluator<G>>(
     if let Some(n) = settings.simulations {
         cfg.simulations = n.into();
     }
-    let scores: Vec<f64> = (0..settings.games)
-        .into_par_iter()
-        .map_init(
-            || (Search::<G>::new(cfg).ok(), candidate(), best()),
-            |(search, m, b), n| match search {
-                Some(search) => {
-                    gate_game(g, settings, search, m, b, GameSlot::new(seed, iteration, n))
-                }
-                None => 0.0,
-            },
-        )
-        .collect();
+    let scores: Vec<f64> = par::map_init(
+        settings.games as usize,
+        1,
+        || (Search::<G>::new(cfg).ok(), candidate(), best()),
+        |(search, m, b), n| match search {
+            Some(search) => {
+                let slot = GameSlot::new(seed, iteration, n as u32);
+                gate_game(g, settings, search, m, b, slot)
+            }
+            None => 0.0,
+        },
+    );
     scores.iter().sum::<f64>() / f64::from(settings.games.max(1))
 }
 

@@ -7,8 +7,6 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use rayon::prelude::*;
-
 use super::Settings;
 use super::budget::{Quota, Tally};
 use super::exchange::{Exchange, Gather, Task, object_bytes, play_slice};
@@ -21,6 +19,7 @@ use crate::game::{Action, Player};
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::{Learner, LearnerContext};
+use crate::par;
 use crate::rng::GameSlot;
 use crate::selfplay::{GreedyPolicy, LaneGame, Moves, Played, Seats, play_games_by};
 use crate::store::Encoded;
@@ -181,30 +180,28 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
         let (g, seed, ctx) = (self.g, self.cfg.seed, self.ctx());
         let (model, policy) = (&start.model, &start.start);
         let wants_tree = policy.wants_tree_states();
-        let games: Vec<LaneGame<G::State>> = ids
-            .into_par_iter()
-            .map_init(
-                || model.evaluator(),
-                |eval, game| {
-                    let slot = GameSlot::new(seed, i, game);
-                    let from = policy.start(g, slot, eval);
-                    let tree = wants_tree && from.is_none();
-                    LaneGame {
-                        slot,
-                        start: from,
-                        tree,
-                    }
-                },
-            )
-            .collect();
+        let games: Vec<LaneGame<G::State>> = par::map_init(
+            ids.len(),
+            1,
+            || model.evaluator(),
+            |eval, k| {
+                let slot = GameSlot::new(seed, i, ids.start + k as u32);
+                let from = policy.start(g, slot, eval);
+                let tree = wants_tree && from.is_none();
+                LaneGame {
+                    slot,
+                    start: from,
+                    tree,
+                }
+            },
+        );
         let played = play_lanes(g, &self.cfg.settings, ctx, model, i, &games, until)?;
-        played
-            .into_par_iter()
-            .map(|p| {
-                p.map(|p| played_game::<G, L>(g, ctx, p.record, p.tree))
-                    .transpose()
-            })
-            .collect()
+        par::map_owned(played, |_, p| {
+            p.map(|p| played_game::<G, L>(g, ctx, p.record, p.tree))
+                .transpose()
+        })
+        .into_iter()
+        .collect()
     }
 
     /// Games `ids` of iteration `i` from the exchange (module docs of runs/exchange), in game
@@ -222,17 +219,16 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
         let play = |task: &Task, k: u32| play_slice(g, task, settings, model, k);
         let records = gather.games(ids.clone(), &play)?;
         let wants_tree = start.start.wants_tree_states();
-        records
-            .into_par_iter()
-            .zip(ids.into_par_iter())
-            .map(|(record, game)| {
-                let tree = match wants_tree && record.start.is_none() {
-                    true => replay_tree(g, model, cfg, &record, i, game)?,
-                    false => Vec::new(),
-                };
-                played_game::<G, L>(g, ctx, record, tree).map(Some)
-            })
-            .collect()
+        par::map_owned(records, |k, record| {
+            let game = ids.start + k as u32;
+            let tree = match wants_tree && record.start.is_none() {
+                true => replay_tree(g, model, cfg, &record, i, game)?,
+                false => Vec::new(),
+            };
+            played_game::<G, L>(g, ctx, record, tree).map(Some)
+        })
+        .into_iter()
+        .collect()
     }
 
     /// The task of iteration `i` for the exchange `x`: the settings in force, the model that
@@ -265,13 +261,16 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
             }
         };
         let policy = &start.start;
-        let starts = (0..m)
-            .into_par_iter()
-            .map_init(
-                || start.model.evaluator(),
-                |eval, game| start_text(g, policy.start(g, GameSlot::new(seed, i, game), eval)),
-            )
-            .collect::<Result<Vec<_>, RunError>>()?;
+        let starts = par::try_map_init(
+            m as usize,
+            || start.model.evaluator(),
+            |eval, game| {
+                start_text(
+                    g,
+                    policy.start(g, GameSlot::new(seed, i, game as u32), eval),
+                )
+            },
+        )?;
         Ok(Task {
             build: super::execute::build_line(),
             run: self.line,
@@ -298,25 +297,23 @@ impl<G: Abilities, L: Learner<G>> Loop<'_, G, L> {
     ) -> Result<Vec<PlayedGame<G, L>>, RunError> {
         let (g, cfg, ctx, model) = (self.g, self.cfg, self.ctx(), &start.model);
         let wants_tree = start.start.wants_tree_states();
-        reuse
-            .into_par_iter()
-            .enumerate()
-            .map(|(k, record)| {
-                let tree = match wants_tree && record.start.is_none() {
-                    true => replay_tree(g, model, cfg, &record, i, k as u32)?,
-                    false => Vec::new(),
-                };
-                let derived = game_yield::<G, L>(g, ctx, &record, tree)?;
-                let (hash, size) = address(&record)?;
-                Ok(PlayedGame {
-                    record,
-                    derived,
-                    hash,
-                    size,
-                    encoded: None,
-                })
+        par::map_owned(reuse, |k, record| {
+            let tree = match wants_tree && record.start.is_none() {
+                true => replay_tree(g, model, cfg, &record, i, k as u32)?,
+                false => Vec::new(),
+            };
+            let derived = game_yield::<G, L>(g, ctx, &record, tree)?;
+            let (hash, size) = address(&record)?;
+            Ok(PlayedGame {
+                record,
+                derived,
+                hash,
+                size,
+                encoded: None,
             })
-            .collect()
+        })
+        .into_iter()
+        .collect()
     }
 }
 

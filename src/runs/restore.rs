@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use rayon::prelude::*;
+use crate::par;
 
 use super::records::NotMeasured;
 use super::{
@@ -89,19 +89,16 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
         } else {
             None
         };
-        let derived: Vec<GameYield<G, L>> = games
-            .par_iter()
-            .enumerate()
-            .map(|(k, rec)| {
-                let tree = match &replay_model {
-                    Some(m) if wants_tree && rec.start.is_none() => {
-                        replay_tree(g, m, cfg, rec, r.iteration, k as u32)?
-                    }
-                    _ => Vec::new(),
-                };
-                game_yield::<G, L>(g, ctx, rec, tree)
-            })
-            .collect::<Result<_, _>>()?;
+        let derived: Vec<GameYield<G, L>> = par::try_map(games.len(), |k| {
+            let rec = &games[k];
+            let tree = match &replay_model {
+                Some(m) if wants_tree && rec.start.is_none() => {
+                    replay_tree(g, m, cfg, rec, r.iteration, k as u32)?
+                }
+                _ => Vec::new(),
+            };
+            game_yield::<G, L>(g, ctx, rec, tree)
+        })?;
         let mut iteration_samples = Vec::new();
         // The model the games were played with; a policy without `wants_model` is handed
         // one that knows nothing.
@@ -296,14 +293,12 @@ fn window_samples<G: Abilities, L: Learner<G>>(
     ctx: LearnerContext<'_>,
 ) -> Result<Vec<L::Sample>, RunError> {
     let games = super::retention::stored_games(store, records.get(j)?)?;
-    let per_game: Vec<Vec<L::Sample>> = games
-        .par_iter()
-        .map(|rec| -> Result<_, RunError> {
-            let states = rec.states(g)?;
-            let mut out = Vec::new();
-            L::samples(g, ctx, rec, &states, &mut out)?;
-            Ok(out)
-        })
-        .collect::<Result<_, _>>()?;
+    let per_game: Vec<Vec<L::Sample>> = par::try_map(games.len(), |k| -> Result<_, RunError> {
+        let rec = &games[k];
+        let states = rec.states(g)?;
+        let mut out = Vec::new();
+        L::samples(g, ctx, rec, &states, &mut out)?;
+        Ok(out)
+    })?;
     Ok(per_game.into_iter().flatten().collect())
 }

@@ -25,7 +25,7 @@ mod seats;
 
 use std::time::Instant;
 
-use rayon::prelude::*;
+use crate::par;
 use serde::{Deserialize, Serialize};
 
 use crate::game::Game;
@@ -68,13 +68,12 @@ pub(crate) fn play_games<G: Game, E: Evaluator<G> + Send>(
     // depend on the chunking, so neither do they on the thread count.
     let lanes = lanes.min(games.len().div_ceil(rayon::current_num_threads()));
     if lanes > 1 {
-        let chunks: Vec<Vec<Option<Played<G::State>>>> = games
-            .par_chunks(lanes)
-            .map(|chunk| {
+        let chunks: Vec<Vec<Option<Played<G::State>>>> =
+            par::try_map(par::chunks(games.len(), lanes), |k| {
                 let mut eval = evaluator();
+                let chunk = par::chunk(games, lanes, k);
                 self_play_lanes_until(g, config, &mut eval, chunk, lanes, until)
-            })
-            .collect::<Result<_, _>>()?;
+            })?;
         return Ok(chunks.into_iter().flatten().collect());
     }
     one_by_one(config, evaluator, games, until, |search, eval, lg, tree| {
@@ -101,23 +100,21 @@ fn one_by_one<G: Game, E: Evaluator<G> + Send>(
 ) -> Result<Vec<Option<Played<G::State>>>, SearchError> {
     let late = || until.is_some_and(|d| Instant::now() >= d);
     Search::<G>::new(config).map_err(|e| SearchError::Start(e.to_string()))?;
-    games
-        .par_iter()
-        .map_init(
-            || {
-                let search = Search::<G>::new(config).expect("search settings checked above");
-                (search, evaluator())
-            },
-            |(search, eval), lg| {
-                if late() {
-                    return Ok(None);
-                }
-                let mut tree = Vec::new();
-                let record = play(search, eval, lg, lg.tree.then_some(&mut tree))?;
-                Ok((!late()).then_some(Played { record, tree }))
-            },
-        )
-        .collect()
+    par::try_map_init(
+        games.len(),
+        || {
+            let search = Search::<G>::new(config).expect("search settings checked above");
+            (search, evaluator())
+        },
+        |(search, eval), k| {
+            if late() {
+                return Ok(None);
+            }
+            let (lg, mut tree) = (&games[k], Vec::new());
+            let record = play(search, eval, lg, lg.tree.then_some(&mut tree))?;
+            Ok((!late()).then_some(Played { record, tree }))
+        },
+    )
 }
 
 /// Who plays the moves of self-play games (`[selfplay] mover`).

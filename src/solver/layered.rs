@@ -38,7 +38,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering as Atomic};
 
-use rayon::prelude::*;
+use crate::par;
 
 use super::index::PerfectIndex;
 use super::{Progress, Solution, Solvable, SolveError, value_for_pooled};
@@ -228,9 +228,10 @@ fn close_levels<S: Default>(
     for level in (0..bits.len()).rev() {
         let mut frontier = bits[level].ranks();
         while !frontier.is_empty() {
-            let parts: Vec<Result<Vec<u32>, SolveError>> = frontier
-                .par_chunks(chunk_len(frontier.len()))
-                .map(|chunk| {
+            let per = chunk_len(frontier.len());
+            let parts: Vec<Result<Vec<u32>, SolveError>> =
+                par::map(par::chunks(frontier.len(), per), |c| {
+                    let chunk = par::chunk(&frontier, per, c);
                     let mut stack = Vec::new();
                     let mut scratch = S::default();
                     for &r in chunk {
@@ -241,8 +242,7 @@ fn close_levels<S: Default>(
                         expand(&mut scratch, level, r, &mut stack)?;
                     }
                     Ok(stack)
-                })
-                .collect();
+                });
             frontier = Vec::new();
             for p in parts {
                 frontier.extend(p?);
@@ -397,9 +397,10 @@ fn solve_level<G: Solvable>(
     };
 
     // Phase 1, parallel: exits and internal edges.
-    let chunks: Vec<Result<ChunkEdges<G::Key>, SolveError>> = ranks
-        .par_chunks(chunk_len(ranks.len()))
-        .map(|chunk| {
+    let per = chunk_len(ranks.len());
+    let chunks: Vec<Result<ChunkEdges<G::Key>, SolveError>> =
+        par::map(par::chunks(ranks.len(), per), |c| {
+            let chunk = par::chunk(ranks, per, c);
             let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
             let mut actions: Vec<Action> = Vec::new();
             let mut pool = Vec::new();
@@ -444,8 +445,7 @@ fn solve_level<G: Solvable>(
                 counts.push(internal);
             }
             Ok((keys, best, counts, succ))
-        })
-        .collect();
+        });
 
     let mut keys = Vec::with_capacity(ranks.len());
     let value = gather_and_settle(ranks, size, chunks, &mut keys)?;
@@ -774,34 +774,30 @@ fn level_edges<K: KeySpace>(
     ranks: &[u32],
     lower: &[f64],
 ) -> Vec<Result<ChunkEdges<u64>, SolveError>> {
-    ranks
-        .par_chunks(chunk_len(ranks.len()))
-        .map(|chunk| {
-            let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
-            let mut hint = K::Hint::default();
-            for &r in chunk {
-                let key =
-                    space
-                        .unrank(level, r, &mut hint)
-                        .ok_or_else(|| SolveError::Invariant {
-                            variant: variant.to_string(),
-                            reason: format!(
-                                "rank {r} of level {level} was reached but names no position"
-                            ),
-                        })?;
-                let before = succ.len();
-                let b = space.expand(key, &mut |k| succ.push(space.place(k).1), &mut |k| {
-                    let (l, rk) = space.place(k);
-                    debug_assert_eq!(l + 1, level);
-                    lower[rk as usize]
-                });
-                keys.push(key);
-                best.push(b);
-                counts.push((succ.len() - before) as u32);
-            }
-            Ok((keys, best, counts, succ))
-        })
-        .collect()
+    let per = chunk_len(ranks.len());
+    par::map(par::chunks(ranks.len(), per), |c| {
+        let chunk = par::chunk(ranks, per, c);
+        let (mut keys, mut best, mut counts, mut succ) = chunk_edges(chunk.len());
+        let mut hint = K::Hint::default();
+        for &r in chunk {
+            let key = space
+                .unrank(level, r, &mut hint)
+                .ok_or_else(|| SolveError::Invariant {
+                    variant: variant.to_string(),
+                    reason: format!("rank {r} of level {level} was reached but names no position"),
+                })?;
+            let before = succ.len();
+            let b = space.expand(key, &mut |k| succ.push(space.place(k).1), &mut |k| {
+                let (l, rk) = space.place(k);
+                debug_assert_eq!(l + 1, level);
+                lower[rk as usize]
+            });
+            keys.push(key);
+            best.push(b);
+            counts.push((succ.len() - before) as u32);
+        }
+        Ok((keys, best, counts, succ))
+    })
 }
 
 /// Ranges shorter than this are sorted by insertion.

@@ -297,18 +297,20 @@ pub fn start_value<G: Game>(g: &G, sol: &Solution<G::Key>) -> Option<f64> {
 /// The largest Bellman residual |V(p) - max_a v*_a| over all positions of the solution, in
 /// parallel (a max is exact in any order). `None` if a successor is missing.
 pub fn bellman_residual<G: Game>(g: &G, sol: &Solution<G::Key>) -> Result<f64, String> {
-    use rayon::prelude::*;
-    sol.keys
-        .par_iter()
-        .zip(sol.values.par_iter())
-        .map(|(k, &v)| {
+    const CHUNK: usize = 4096;
+    let maxima = crate::par::try_map(crate::par::chunks(sol.keys.len(), CHUNK), |c| {
+        let mut worst = 0.0f64;
+        for i in c * CHUNK..((c + 1) * CHUNK).min(sol.keys.len()) {
+            let (k, v) = (&sol.keys[i], sol.values[i]);
             let s = g.state_from_key(*k).map_err(|e| e.to_string())?;
             let av = action_values(g, sol, &s)
                 .ok_or_else(|| format!("position {k:?}: a successor has no value"))?;
             let best = av.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
-            Ok((v - best).abs())
-        })
-        .try_reduce(|| 0.0, |a, b| Ok(a.max(b)))
+            worst = worst.max((v - best).abs());
+        }
+        Ok::<f64, String>(worst)
+    })?;
+    Ok(maxima.into_iter().fold(0.0, f64::max))
 }
 
 /// Solves a game with the method it asks for.

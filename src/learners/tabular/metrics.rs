@@ -5,7 +5,7 @@
 //! Every float reduction runs in a fixed order (per position in key order, then summed
 //! sequentially), so the metrics are bit-identical on any number of threads.
 
-use rayon::prelude::*;
+use crate::par;
 use serde::{Deserialize, Serialize};
 
 use super::table::{Table, TableEval, greedy_action, legal_priors, sigmoid};
@@ -86,16 +86,15 @@ pub fn measure<G: Game>(
 /// ERR_p and MAE_v of `table` over S_test and over every trained position, into `m`.
 fn errors<G: Game>(g: &G, table: &Table<G::Key>, truth: &Truth<G>, m: &mut Metrics) {
     // Per test position in S_test order (in parallel), then summed in that order.
-    let tests: Vec<(f64, f64)> = truth
-        .tests()
-        .par_iter()
-        .map_init(
-            || (Vec::new(), Vec::new()),
-            |(scratch, priors), (key, solved)| {
-                row_errors(solved, table.lookup(key, scratch), priors)
-            },
-        )
-        .collect();
+    let tests: Vec<(f64, f64)> = par::map_init(
+        truth.tests().len(),
+        1,
+        || (Vec::new(), Vec::new()),
+        |(scratch, priors), k| {
+            let (key, solved) = &truth.tests()[k];
+            row_errors(solved, table.lookup(key, scratch), priors)
+        },
+    );
     let (mut err, mut mae) = (0.0, 0.0);
     for (e, a) in tests {
         err += e;
@@ -106,15 +105,14 @@ fn errors<G: Game>(g: &G, table: &Table<G::Key>, truth: &Truth<G>, m: &mut Metri
     m.mae_v = Some(mae / n);
     // Every trained position, in key order; per-position terms first, summed in order.
     let rows = table.sorted_rows();
-    let terms: Vec<Option<(f64, f64, f64)>> = rows
-        .par_iter()
-        .map_init(Vec::new, |priors, &i| {
+    let terms: Vec<Option<(f64, f64, f64)>> =
+        par::map_init(rows.len(), 1, Vec::new, |priors, k| {
+            let i = rows[k];
             let s = g.state_from_key(*table.key(i)).ok()?;
             let solved = Solved::of(g, &truth.solution, &s)?;
             let (e, a) = row_errors(&solved, table.row(i), priors);
             Some((e, a, f64::from(table.updates(i))))
-        })
-        .collect();
+        });
     let (mut n, mut e, mut a, mut w, mut we, mut wa) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for (te, ta, tw) in terms.into_iter().flatten() {
         n += 1.0;

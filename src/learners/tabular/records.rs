@@ -109,17 +109,15 @@ pub(crate) fn encode_chunks<K: PositionKey>(
     table: &Table<K>,
     rows: &[usize],
 ) -> Result<Vec<Encoded>, StoreError> {
-    use rayon::prelude::*;
-    rows.par_chunks(rows_per_chunk(table.num_actions()))
-        .map(|part| {
-            let bytes = encode_chunk(table, part)?;
-            Ok(Encoded {
-                kind: <TableChunk<K> as Record>::KIND,
-                hash: ObjectHash::of(<TableChunk<K> as Record>::KIND, &bytes),
-                bytes,
-            })
+    let per = rows_per_chunk(table.num_actions());
+    crate::par::try_map(crate::par::chunks(rows.len(), per), |k| {
+        let bytes = encode_chunk(table, crate::par::chunk(rows, per, k))?;
+        Ok(Encoded {
+            kind: <TableChunk<K> as Record>::KIND,
+            hash: ObjectHash::of(<TableChunk<K> as Record>::KIND, &bytes),
+            bytes,
         })
-        .collect()
+    })
 }
 
 /// Postcard's bytes of the [`TableChunk`] of `part`: each field a length, then the keys and
