@@ -762,7 +762,7 @@ const PRINTING: &[&[&str]] = &[
     &["verify", "tiny"],
     &["checkout", "tiny@2"],
     &["sweep", "{dir}/sw.toml", "--dry-run"],
-    &["sweep", "{dir}/sw.toml", "--threads", "1"],
+    &["sweep", "{dir}/sw.toml", "--no-calibrate", "--threads", "1"],
     &["merge", "{db}", "--into", "{dir}/merged.db"],
     &["plot", "sw", "--out", "{dir}/sw.svg"],
     &["report", "sw", "--out", "{dir}/sw-report"],
@@ -940,7 +940,16 @@ fn sweeps_and_seeds_are_refused_before_anything_is_written() {
         "name = \"sw-two\"\nbase = \"tiny.toml\"\nseeds = [1]\n\n[axes]\n\"search.simulations\" = [10, 12]\n",
     )
     .unwrap();
-    let (code, _, err) = on(&db, &["sweep", two.to_str().unwrap(), "--threads", "1"]);
+    let (code, _, err) = on(
+        &db,
+        &[
+            "sweep",
+            two.to_str().unwrap(),
+            "--no-calibrate",
+            "--threads",
+            "1",
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     let svg = fx.dir.join("two.svg").display().to_string();
     let (code, _, err) = on(

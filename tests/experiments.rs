@@ -57,7 +57,10 @@ fn whole_and_sharded_merged_sweeps_have_the_same_heads() {
     let f = file.to_str().unwrap();
     let whole = dir.path().join("whole.db");
     // Whole: one run at a time on 2 threads; shards below: 1 thread each.
-    let out = json(&tabula(&whole, &["sweep", f, "--threads", "2", "--json"]));
+    let out = json(&tabula(
+        &whole,
+        &["sweep", f, "--no-calibrate", "--threads", "2", "--json"],
+    ));
     assert_eq!(out["runs"].as_array().unwrap().len(), 4);
     assert!(
         out["runs"]
@@ -72,7 +75,7 @@ fn whole_and_sharded_merged_sweeps_have_the_same_heads() {
     assert!(want.values().all(|h| h.len() == 64));
 
     // Running it again skips every finished run.
-    let again = json(&tabula(&whole, &["sweep", f, "--json"]));
+    let again = json(&tabula(&whole, &["sweep", f, "--no-calibrate", "--json"]));
     assert!(
         again["runs"]
             .as_array()
@@ -89,7 +92,15 @@ fn whole_and_sharded_merged_sweeps_have_the_same_heads() {
     );
     let said = ok(&tabula(
         &s1,
-        &["sweep", f, "--shard", "1/2", "--threads", "1"],
+        &[
+            "sweep",
+            f,
+            "--no-calibrate",
+            "--shard",
+            "1/2",
+            "--threads",
+            "1",
+        ],
     ));
     // The work ahead in plain words (issue 48): 2 runs of 3 iterations of 40 games.
     assert!(
@@ -98,7 +109,15 @@ fn whole_and_sharded_merged_sweeps_have_the_same_heads() {
     );
     ok(&tabula(
         &s2,
-        &["sweep", f, "--shard", "2/2", "--threads", "1"],
+        &[
+            "sweep",
+            f,
+            "--no-calibrate",
+            "--shard",
+            "2/2",
+            "--threads",
+            "1",
+        ],
     ));
     assert_eq!(heads(&s1).len(), 2);
     assert_eq!(heads(&s2).len(), 2);
@@ -254,7 +273,10 @@ fn a_killed_sweep_continues_to_the_same_heads() {
     let file = setup(dir.path(), 4, 300);
     let f = file.to_str().unwrap();
     let whole = dir.path().join("whole.db");
-    ok(&tabula(&whole, &["sweep", f, "--threads", "1"]));
+    ok(&tabula(
+        &whole,
+        &["sweep", f, "--no-calibrate", "--threads", "1"],
+    ));
     let want = heads(&whole);
 
     let killed = dir.path().join("killed.db");
@@ -262,7 +284,15 @@ fn a_killed_sweep_continues_to_the_same_heads() {
         let mut child = bin()
             .arg("--db")
             .arg(&killed)
-            .args(["sweep", f, "--jobs", "2", "--threads", "2"])
+            .args([
+                "sweep",
+                f,
+                "--no-calibrate",
+                "--jobs",
+                "2",
+                "--threads",
+                "2",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -300,7 +330,7 @@ fn a_killed_sweep_continues_to_the_same_heads() {
         let _ = child.kill();
         let _ = child.wait();
     }
-    let out = json(&tabula(&killed, &["sweep", f, "--json"]));
+    let out = json(&tabula(&killed, &["sweep", f, "--no-calibrate", "--json"]));
     assert_eq!(out["runs"].as_array().unwrap().len(), 4);
     assert_eq!(heads(&killed), want);
 }
@@ -452,7 +482,13 @@ fn bad_input_is_refused_with_nothing_written() {
     let good = d.join("good.db");
     ok(&tabula(
         &good,
-        &["sweep", file.to_str().unwrap(), "--shard", "1/2"],
+        &[
+            "sweep",
+            file.to_str().unwrap(),
+            "--no-calibrate",
+            "--shard",
+            "1/2",
+        ],
     ));
     let copy = |name: &str| {
         let p = d.join(name);
@@ -587,6 +623,18 @@ fn an_edited_sweep_grows_under_its_name_and_keeps_its_runs() {
     let db = dir.path().join("grow.db");
     let first = ok(&tabula(&db, &["sweep", f, "--threads", "1"]));
     assert!(first.contains("[4/4] run"), "{first}");
+    // Before the runs start, the unmeasured grid points are calibrated and the start line
+    // carries the estimate --dry-run would give (issue 48).
+    assert!(
+        first.contains("calibrating: iteration 1") && first.contains("  point 1, iterations 1-2: "),
+        "{first}"
+    );
+    assert!(
+        first.contains(
+            "4 runs to run (8 iterations, 160 self-play games), 0 already finished; about 0:0"
+        ) && first.contains("calibrated on iteration 1)"),
+        "{first}"
+    );
     assert!(
         first.contains("WR_p 0.") && first.contains("MAE_v 0."),
         "{first}"
@@ -628,7 +676,15 @@ fn an_edited_sweep_grows_under_its_name_and_keeps_its_runs() {
 
     let grown = json(&tabula(
         &db,
-        &["sweep", f, "--extend", "--threads", "1", "--json"],
+        &[
+            "sweep",
+            f,
+            "--no-calibrate",
+            "--extend",
+            "--threads",
+            "1",
+            "--json",
+        ],
     ));
     let runs = grown["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 9);
@@ -656,7 +712,7 @@ fn an_edited_sweep_grows_under_its_name_and_keeps_its_runs() {
         (Some(1), Some(9))
     );
     // Running it again continues (nothing to do) without --extend.
-    let again = json(&tabula(&db, &["sweep", f, "--json"]));
+    let again = json(&tabula(&db, &["sweep", f, "--no-calibrate", "--json"]));
     assert!(
         again["runs"]
             .as_array()
@@ -732,7 +788,13 @@ fn final_values_against_an_axis_one_line_per_value() {
     let db = dir.path().join("grid.db");
     ok(&tabula(
         &db,
-        &["sweep", file.to_str().unwrap(), "--threads", "1"],
+        &[
+            "sweep",
+            file.to_str().unwrap(),
+            "--no-calibrate",
+            "--threads",
+            "1",
+        ],
     ));
     // One run made unfinished (as if interrupted with more iterations planned).
     {

@@ -71,7 +71,15 @@ const WRITERS: &[Writer] = &[
     },
     Writer {
         name: "sweep",
-        args: &["sweep", "{dir}/sw.toml", "--threads", "1", "--jobs", "1"],
+        args: &[
+            "sweep",
+            "{dir}/sw.toml",
+            "--no-calibrate",
+            "--threads",
+            "1",
+            "--jobs",
+            "1",
+        ],
         setup: Setup::Tiny,
         finish: None,
     },

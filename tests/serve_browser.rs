@@ -282,7 +282,14 @@ fn every_page_works_live_in_headless_chromium() {
     )
     .unwrap();
     let db = d.join("t.db");
-    let out = tabula(&db, &["sweep", &d.join("s.toml").display().to_string()]);
+    let out = tabula(
+        &db,
+        &[
+            "sweep",
+            &d.join("s.toml").display().to_string(),
+            "--no-calibrate",
+        ],
+    );
     assert!(out.status.success(), "{out:?}");
     for args in [
         &["note", "1", "the first seed", "--tag", "baseline"][..],

@@ -126,13 +126,11 @@ pub(crate) fn run<'py>(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let db = Store::resolve_path(db.as_deref());
-    let mut lines = ProgressLines {
-        text: ProgressText::new(0, LearnerKind::default()),
-        sink: Lines {
-            quiet,
-            callback: progress,
-        },
+    let sink = Lines {
+        quiet,
+        callback: progress,
     };
+    let mut lines = ProgressLines::new(ProgressText::new(0, LearnerKind::default()), sink);
     let ran = py
         .detach(|| run_spec(&spec, &db, threads, &mut lines))
         .map_err(value_error)?;

@@ -732,6 +732,13 @@ pub(crate) struct SweepArgs {
     /// one calibration iteration per grid point played into a temporary store.
     #[arg(long)]
     pub dry_run: bool,
+    /// Start without calibrating. By default the runs start after the estimate `--dry-run`
+    /// gives: the grid points the store has not measured are calibrated first (iteration 1
+    /// of each point's first run, in a temporary store: seconds for small games), and the
+    /// start line says what the runs left should cost. With this flag the start line's
+    /// estimate covers only points the store has measured (none for a new sweep).
+    #[arg(long)]
+    pub no_calibrate: bool,
     /// Grow the stored sweep of this file's name when the file adds seeds or axis values
     /// (its finished runs are kept). Without it such a file is refused, saying what it adds.
     #[arg(long)]

@@ -228,10 +228,7 @@ impl Console {
             iterations,
             games,
         };
-        ProgressLines {
-            text: ProgressText::new(iterations, learner),
-            sink,
-        }
+        ProgressLines::new(ProgressText::new(iterations, learner), sink)
     }
 }
 

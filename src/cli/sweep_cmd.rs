@@ -137,10 +137,12 @@ impl Progress for Console {
         let at_once = plan.jobs.min(left.len()).max(1);
         let cost = match plan.costs.estimate(&left) {
             Some(s) => format!(
-                "; about {} at {at_once} at once (seconds per iteration measured in the store)",
+                "; about {} at {at_once} at once (seconds per iteration by grid point: \
+                 measured in the store, else calibrated on iteration 1)",
                 hms(s / at_once as f64),
             ),
-            None => String::new(),
+            None if left.is_empty() => String::new(),
+            None => "; cost unknown (grid points neither measured nor calibrated)".to_string(),
         };
         self.line(format!(
             "{} to run ({}), {} already finished{cost}",
@@ -149,6 +151,14 @@ impl Progress for Console {
             plan.skipped
         ));
         *self.plan.lock().unwrap_or_else(|p| p.into_inner()) = Some(plan.clone());
+    }
+
+    fn calibrating(&self, points: usize, threads: usize) {
+        self.line(calibrating_text(points, threads));
+    }
+
+    fn calibrated(&self, point: u32, range: (u32, u32), seconds: f64) {
+        self.line(calibrated_text(point, range, seconds));
     }
 
     fn advance(&self, games: u64) {
@@ -227,6 +237,7 @@ pub(crate) fn sweep(db: Option<&Path>, args: &SweepArgs) -> anyhow::Result<()> {
         threads: args.threads,
         shard,
         extend: args.extend,
+        calibrate: !args.no_calibrate,
     };
     let out = run(&path, &sweep, &opts, &console);
     console.bar.finish_and_clear();
@@ -328,18 +339,27 @@ fn calibrate_unmeasured(
         return Ok(false);
     }
     if !json {
-        outln!(
-            "calibrating: iteration 1 (of each stage, in a staged run) of the first run of {} \
-             grid points not measured in the store, on {per_run} threads, in a temporary store",
-            unmeasured.len()
-        );
+        outln!("{}", calibrating_text(unmeasured.len(), per_run));
     }
-    calibrate(sweep, &unmeasured, per_run, costs, &mut |p, (a, b), s| {
+    calibrate(sweep, &unmeasured, per_run, costs, &mut |p, r, s| {
         if !json {
-            outln!("  point {p}, iterations {a}-{b}: {s:.2} s per iteration");
+            outln!("{}", calibrated_text(p, r, s));
         }
     })?;
     Ok(true)
+}
+
+/// The line before a calibration of `points` grid points on `threads` threads.
+fn calibrating_text(points: usize, threads: usize) -> String {
+    format!(
+        "calibrating: iteration 1 (of each stage, in a staged run) of the first run of {points} \
+         grid points not measured in the store, on {threads} threads, in a temporary store"
+    )
+}
+
+/// The line of a calibrated grid point.
+fn calibrated_text(point: u32, (a, b): (u32, u32), seconds: f64) -> String {
+    format!("  point {point}, iterations {a}-{b}: {seconds:.2} s per iteration")
 }
 
 /// Where the sweep file stands against the store, in words.

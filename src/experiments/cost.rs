@@ -116,11 +116,7 @@ impl Costs {
     }
 }
 
-/// `h:mm:ss`.
-pub fn hms(seconds: f64) -> String {
-    let s = seconds.max(0.0).round() as u64;
-    format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
-}
+pub use crate::runs::progress::hms;
 
 /// `2400000` as `2,400,000`: a count for people, its digits grouped by three.
 pub fn grouped(n: u64) -> String {

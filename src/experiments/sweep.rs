@@ -456,6 +456,10 @@ pub struct Options {
     /// Grow the stored sweep of this name when the file adds seeds or values
     /// ([`Standing::Grows`]); without it such a file is refused.
     pub extend: bool,
+    /// Calibrate the grid points the store has not measured before the runs start
+    /// ([`super::cost::calibrate`], as `--dry-run` does), so that the start's estimate
+    /// covers every run left.
+    pub calibrate: bool,
 }
 
 /// A sweep file against the store's sweep of the same name.
@@ -690,6 +694,39 @@ pub trait Progress: Sync {
     fn run_done(&self, result: &RunResult, done: usize, of: usize) {
         let _ = (result, done, of);
     }
+    /// `points` grid points the store has not measured are calibrated on `threads` threads.
+    fn calibrating(&self, points: usize, threads: usize) {
+        let _ = (points, threads);
+    }
+    /// Grid point `point`'s iterations `a..=b` were calibrated at `seconds` an iteration.
+    fn calibrated(&self, point: u32, (a, b): (u32, u32), seconds: f64) {
+        let _ = (point, a, b, seconds);
+    }
+}
+
+/// Calibrates the grid points of `pending` (run index, point, iterations left) that `costs`
+/// has not measured, into `costs`.
+fn calibrate_pending(
+    sweep: &Sweep,
+    pending: &[(usize, u32, u32)],
+    threads: usize,
+    costs: &mut super::cost::Costs,
+    progress: &dyn Progress,
+) -> Result<(), ExperimentError> {
+    let mut points: Vec<u32> = pending
+        .iter()
+        .filter(|&&(_, p, left)| left > 0 && !costs.is_measured(p))
+        .map(|&(_, p, _)| p)
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    if points.is_empty() {
+        return Ok(());
+    }
+    progress.calibrating(points.len(), threads);
+    super::cost::calibrate(sweep, &points, threads, costs, &mut |p, r, s| {
+        progress.calibrated(p, r, s);
+    })
 }
 
 /// Per run: turns the run's game counts into progress steps; keeps the last iteration's
@@ -752,7 +789,7 @@ pub fn run(
     let mine = link_runs(&mut store, sweep, opts.shard)?;
     let (queue, skipped, games) = Queue::of(&store, &mine)?;
     let read = Store::open_read_only(db)?;
-    let costs = super::cost::Costs::from_store(&read, sweep)?;
+    let mut costs = super::cost::Costs::from_store(&read, sweep)?;
     // The exact solutions the metrics need, solved once before runs start in parallel.
     let mut prepared = std::collections::BTreeSet::new();
     for (r, _, _) in &queue.pending {
@@ -776,6 +813,9 @@ pub fn run(
         ));
     }
     drop(read);
+    if opts.calibrate {
+        calibrate_pending(sweep, &pending, per_run, &mut costs, progress)?;
+    }
     let budget_runs = queue
         .pending
         .iter()

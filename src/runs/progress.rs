@@ -61,6 +61,23 @@ impl ProgressText {
         )
     }
 
+    /// What the iterations left should cost, at the rate of the first iteration this
+    /// process ran (`s`); `None` when none are left. A run's later iterations can cost more
+    /// (a growing table, longer games) or less than the one it is judged by.
+    pub fn estimate(&self, s: &IterationSummary) -> Option<String> {
+        let left = self
+            .iterations
+            .checked_sub(s.iteration)
+            .filter(|&n| n > 0)?;
+        let each = s.self_play_seconds + s.training_seconds + s.evaluation_seconds;
+        Some(format!(
+            "estimated cost: about {} for the {left} iterations left, at iteration {}'s {each:.2} s \
+             each (later iterations can cost more or less)",
+            hms(each * f64::from(left)),
+            s.iteration
+        ))
+    }
+
     /// A committed iteration: its metrics, games and where its time went.
     pub fn iteration(&self, s: &IterationSummary) -> String {
         format!(
@@ -77,6 +94,12 @@ impl ProgressText {
             s.store_wait_seconds
         )
     }
+}
+
+/// `h:mm:ss`.
+pub fn hms(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }
 
 fn fmt_opt(x: Option<f64>, digits: usize) -> String {
@@ -148,6 +171,19 @@ pub trait ProgressSink {
 pub struct ProgressLines<S> {
     pub text: ProgressText,
     pub sink: S,
+    /// Whether the cost estimate was printed (after the first iteration this process ran).
+    estimated: bool,
+}
+
+impl<S> ProgressLines<S> {
+    /// `text`'s lines into `sink`.
+    pub fn new(text: ProgressText, sink: S) -> ProgressLines<S> {
+        ProgressLines {
+            text,
+            sink,
+            estimated: false,
+        }
+    }
 }
 
 impl<S: ProgressSink> Observer for ProgressLines<S> {
@@ -176,6 +212,64 @@ impl<S: ProgressSink> Observer for ProgressLines<S> {
 
     fn iteration_done(&mut self, s: &IterationSummary) {
         self.sink.line(self.text.iteration(s));
+        if !std::mem::replace(&mut self.estimated, true)
+            && let Some(line) = self.text.estimate(s)
+        {
+            self.sink.line(line);
+        }
         self.sink.measured(s.iteration, &s.metrics);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(iteration: u32, seconds: [f64; 3]) -> IterationSummary {
+        IterationSummary {
+            iteration,
+            head: ObjectHash([0; 32]),
+            metrics: MetricValues::default(),
+            games: 10,
+            samples: 0,
+            beta: 1.0,
+            self_play_seconds: seconds[0],
+            training_seconds: seconds[1],
+            evaluation_seconds: seconds[2],
+            store_wait_seconds: 0.5,
+        }
+    }
+
+    /// The estimate after the first iteration this process ran: the iterations left at its
+    /// self-play, training and evaluation time (not the store wait, which overlaps them),
+    /// once, and none for a run with nothing left.
+    #[test]
+    fn the_first_iteration_prices_the_iterations_left() {
+        let text = ProgressText::new(100, LearnerKind::default());
+        let line = text.estimate(&summary(1, [0.5, 0.25, 0.75])).unwrap();
+        assert!(
+            line.starts_with("estimated cost: about 0:02:29 for the 99 iterations left"),
+            "{line}"
+        );
+        assert!(line.contains("at iteration 1's 1.50 s each"), "{line}");
+        assert_eq!(text.estimate(&summary(100, [1.0, 1.0, 1.0])), None);
+
+        struct Sink(Vec<String>);
+        impl ProgressSink for Sink {
+            fn line(&mut self, text: String) {
+                self.0.push(text);
+            }
+        }
+        let mut lines = ProgressLines::new(text, Sink(Vec::new()));
+        lines.iteration_done(&summary(41, [1.0, 0.0, 0.0]));
+        lines.iteration_done(&summary(42, [9.0, 0.0, 0.0]));
+        let estimates: Vec<&String> = lines
+            .sink
+            .0
+            .iter()
+            .filter(|l| l.starts_with("estimated"))
+            .collect();
+        assert_eq!(estimates.len(), 1, "{:?}", lines.sink.0);
+        assert!(estimates[0].contains("0:00:59 for the 59 iterations left"));
     }
 }
