@@ -56,11 +56,19 @@ pub(crate) fn map_init<S, R: Send>(
             .unwrap_or_else(|e| e.into_inner())
             .push((start, out));
     });
-    let mut parts = parts.into_inner().unwrap_or_else(|e| e.into_inner());
-    parts.sort_unstable_by_key(|p| p.0);
+    concat_in_order(parts.into_inner().unwrap_or_else(|e| e.into_inner()), n)
+}
+
+/// The parts' items in the order of their first index. Generic over the item only (not over
+/// a call site's closures), and the sort is of plain index pairs: one instantiation of
+/// the sort for the whole library.
+fn concat_in_order<R>(parts: Vec<(usize, Vec<R>)>, n: usize) -> Vec<R> {
+    let mut order: Vec<(usize, usize)> = parts.iter().enumerate().map(|(k, p)| (p.0, k)).collect();
+    order.sort_unstable();
+    let mut slots: Vec<Option<Vec<R>>> = parts.into_iter().map(|p| Some(p.1)).collect();
     let mut all = Vec::with_capacity(n);
-    for (_, part) in parts {
-        all.extend(part);
+    for (_, k) in order {
+        all.extend(slots[k].take().unwrap_or_default());
     }
     all
 }
