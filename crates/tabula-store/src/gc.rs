@@ -102,6 +102,14 @@ impl Store {
         Ok(())
     }
 
+    /// `VACUUM`s the file, giving its free pages back to the file system: (whether it could
+    /// run, the file's bytes before, after). It cannot while another connection reads.
+    pub fn vacuum(&mut self) -> Result<(bool, u64, u64)> {
+        let before = self.file_bytes()?;
+        let done = self.conn.execute_batch("VACUUM").is_ok();
+        Ok((done, before, self.file_bytes()?))
+    }
+
     fn file_bytes(&self) -> Result<u64> {
         self.conn
             .query_row(
