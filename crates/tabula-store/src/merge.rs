@@ -55,6 +55,8 @@ pub type Equivalent = BTreeSet<(String, ObjectHash)>;
 const SPECIAL: &[&str] = &[
     "objects",
     "packs",
+    // Derived from `packs` as each pack is copied (`packs::index_members`).
+    "pack_members",
     "solutions",
     "runs",
     "sweeps",
