@@ -139,6 +139,14 @@ pub struct ReplayError {
     pub reason: String,
 }
 
+/// The iteration and game index a self-play game's stream names (`self-play(3,17)`): where
+/// its run lists it (`Store::game_owner_at` looks it up there by key).
+pub(crate) fn self_play_place(stream: &str) -> Option<(u32, u32)> {
+    let inner = stream.strip_prefix("self-play(")?.strip_suffix(')')?;
+    let (i, g) = inner.split_once(',')?;
+    Some((i.trim().parse().ok()?, g.trim().parse().ok()?))
+}
+
 impl GameRecord {
     /// The record's address in the store (what [`crate::store::Store::put`] returns).
     pub fn hash(&self) -> ObjectHash {

@@ -113,6 +113,8 @@ const CASES: &[Case] = &[
     case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "budget.moves=5", "--set", "games_per_iteration=3"], 1, "are alternatives"),
     case(&["--db", "{db}", "branch", "tiny", "--at", "1", "--set", "search.simulations=4294967295"], 1, "allowed: an integer from 1 to 1000000"),
     case(&["--db", "{db}", "resume", "tiny", "--threads", "100000"], 1, "--threads 100000 is out of range"),
+    case(&["--db", "{db}", "keep", "tiny", "sometimes"], 2, "store.keep_games = \"sometimes\" is not one; allowed: \"all\" (every game)"),
+    case(&["--db", "{db}", "keep", "no-such-run", "none"], 1, "no run `no-such-run` in the store"),
     case(&["--db", "{db}", "verify", "tiny", "--threads", "100000"], 1, "--threads 100000 is out of range"),
     case(&["match", "ewn:3x3x2", "--a", "random", "--b", "random", "--games", "4294967295"], 1, "--games 4294967295 is out of range; allowed: 1 to 1000000"),
     case(&["match", "ewn:3x3x2", "--a", "random", "--b", "random", "--threads", "100000"], 1, "--threads 100000 is out of range"),
@@ -771,6 +773,7 @@ const PRINTING: &[&[&str]] = &[
     &["export", "tiny"],
     &["export", "sw", "--sweep", "--json"],
     &["du"],
+    &["keep", "tiny", "every:2"],
     &["rm", "full-branch"],
     &["gc"],
     // No trainer: it stops idle after a second, and reports what it played.

@@ -1842,6 +1842,41 @@ fn a_run_keeping_fewer_games_has_the_same_head_verifies_and_branches_from_its_ch
         "{err}"
     );
     ok(&tabula(&kept_db, &["fsck"]));
+
+    // Changed later (`tabula keep`): the finished run that kept all, told "every:3", keeps
+    // what the run that chose it from the start keeps; told "all" again, it says the removed
+    // games stay removed. An unfinished run (a branch not yet run) stores the change and
+    // applies it when it finishes: keeping none, its own iterations 5 and 6 keep only what its
+    // last checkpoint (6) trains on next.
+    let kept = json(&tabula(&all_db, &["keep", "k", "every:3", "--json"]));
+    assert_eq!(
+        (&kept["applied"], &kept["was"], &kept["iterations_removed"]),
+        (&true.into(), &"all".into(), &3.into()),
+        "{kept}"
+    );
+    assert_eq!(iterations(&all_db, with_games), vec![3, 4, 6]);
+    ok(&tabula(&all_db, &["fsck"]));
+    let back = ok(&tabula(&all_db, &["keep", "k", "all"]));
+    assert!(back.contains("cannot be brought back"), "{back}");
+    assert_eq!(iterations(&all_db, with_games), vec![3, 4, 6]);
+    ok(&tabula(
+        &all_db,
+        &[
+            "branch", "k", "--at", "4", "--seed", "5", "--no-run", "--set", "name=b",
+        ],
+    ));
+    let later = json(&tabula(&all_db, &["keep", "b", "none", "--json"]));
+    assert_eq!(later["applied"], false, "{later}");
+    ok(&tabula(&all_db, &["resume", "b"]));
+    assert_eq!(head(&all_db, "b"), head(&all_db, "k"));
+    assert_eq!(
+        iterations(
+            &all_db,
+            "SELECT i.iteration FROM iterations i JOIN runs r ON r.id = i.run_id
+             WHERE r.name = 'b' AND i.games_kept = 0"
+        ),
+        vec![5]
+    );
 }
 
 /// `du`, `rm` and `gc` (docs/store.md, "What a store holds: du, rm and gc"): removing a run
@@ -1897,6 +1932,10 @@ fn rm_returns_a_runs_bytes_and_leaves_the_other_runs_verifying() {
     assert_eq!(rm["vacuumed"], true);
     let after = std::fs::metadata(&db).unwrap().len();
     assert!(after < size, "{after} >= {size}");
+    // Once removed, the run is no more: said plainly, the store unchanged.
+    let err = fails(&tabula(&db, &["rm", "b"]));
+    assert!(err.contains("no run `b` in the store"), "{err}");
+    assert_eq!(std::fs::metadata(&db).unwrap().len(), after);
     ok(&tabula(&db, &["fsck"]));
     ok(&tabula(&db, &["verify", "a"]));
     ok(&tabula(&db, &["verify", "3"]));
@@ -1910,8 +1949,8 @@ fn rm_returns_a_runs_bytes_and_leaves_the_other_runs_verifying() {
     assert_eq!(runs(&db).len(), 0);
     let left = sql(
         &db,
-        "SELECT (SELECT count(*) FROM packs) + (SELECT count(*) FROM objects
-        WHERE kind NOT IN ('run/v1', 'settings/v1', 'settings/v2', 'not-measured/v1',
+        "SELECT (SELECT count(*) FROM packs) + (SELECT count(*) FROM pack_members)
+        + (SELECT count(*) FROM objects WHERE kind NOT IN ('run/v1', 'settings/v1', 'settings/v2', 'not-measured/v1',
         'solution/v1', 'solution-chunk/v1')) AS n",
     );
     assert_eq!(left[0]["n"], 0);

@@ -75,6 +75,14 @@ pub(crate) enum Command {
     /// a removed one, fewer kept games), then VACUUM. All or nothing, refused while a live
     /// process is writing a run of the store. docs/store.md.
     Gc(GcArgs),
+    /// Change which self-play games a run keeps: all, every:K (the games of every K-th
+    /// iteration) or none, as its spec's `[store] keep_games`.
+    ///
+    /// A finished run's games are removed at once, in one transaction, refused while a live
+    /// process holds the run's lock; the file is then VACUUMed. An unfinished run keeps the
+    /// new setting and applies it when it finishes. Games already removed cannot be brought
+    /// back: `all` keeps every game from then on. docs/store.md, "Keeping fewer games".
+    Keep(KeepArgs),
     /// Play N games between two players, half with each first, in parallel; print A's score.
     ///
     /// Players: random, optimal, greedy, greedy-stochastic, mcts[:key=value,...],
@@ -669,6 +677,23 @@ pub(crate) struct RmArgs {
     /// Print one JSON object (removed, objects, object_bytes, packs, pack_bytes, ...).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct KeepArgs {
+    /// The run: its id, name, or a hash prefix of its run hash or head.
+    pub run: String,
+    /// What it keeps: all, every:K (K >= 2; every:1 is all) or none.
+    #[arg(value_parser = parse_keep_games)]
+    pub keep: tabula::runs::KeepGames,
+    /// Print one JSON object (run_id, was, keep, applied, iterations_removed, ...).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_keep_games(s: &str) -> Result<tabula::runs::KeepGames, String> {
+    s.parse()
+        .map_err(|allowed| format!("store.keep_games = {s:?} is not one; allowed: {allowed}"))
 }
 
 #[derive(Debug, Args)]

@@ -52,6 +52,7 @@ fn command(cli: Cli) -> anyhow::Result<()> {
         Command::Du(a) => space_cmd::du(cli.db.as_deref(), &a),
         Command::Rm(a) => space_cmd::rm(cli.db.as_deref(), &a),
         Command::Gc(a) => space_cmd::gc(cli.db.as_deref(), &a),
+        Command::Keep(a) => space_cmd::keep(cli.db.as_deref(), &a),
         Command::Match(a) => match_cmd::run(cli.db.as_deref(), &a),
         Command::Rate(a) => rate_cmd::run(cli.db.as_deref(), &a),
         Command::Gtp(a) => gtp_cmd::run(cli.db.as_deref(), &a),

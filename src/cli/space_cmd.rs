@@ -1,13 +1,15 @@
-//! `tabula du`, `tabula rm` and `tabula gc`: what a store's bytes are spent on, removing runs
-//! and the objects no run reaches (docs/store.md, "What a store holds: du, rm and gc").
+//! `tabula du`, `tabula rm`, `tabula gc` and `tabula keep`: what a store's bytes are spent
+//! on, removing runs and the objects no run reaches (docs/store.md, "What a store holds: du,
+//! rm and gc"), and changing which games a run keeps ("Keeping fewer games").
 
 use std::path::Path;
 
 use anyhow::bail;
 use serde::Serialize;
+use tabula::runs::KeepChanged;
 use tabula::store::{Collected, Store, Usage};
 
-use super::args::{DuArgs, GcArgs, RmArgs};
+use super::args::{DuArgs, GcArgs, KeepArgs, RmArgs};
 use super::output::{JsonLayout, Report, emit};
 
 pub(crate) fn du(db: Option<&Path>, args: &DuArgs) -> anyhow::Result<()> {
@@ -140,6 +142,96 @@ pub(crate) fn gc(db: Option<&Path>, args: &GcArgs) -> anyhow::Result<()> {
         },
         args.json,
     )
+}
+
+pub(crate) fn keep(db: Option<&Path>, args: &KeepArgs) -> anyhow::Result<()> {
+    let path = Store::resolve_path(db);
+    let mut store = Store::open(&path)?;
+    let changed = tabula::runs::change_keep_games(&mut store, &args.run, args.keep)?;
+    let (vacuumed, file_bytes_before, file_bytes_after) = match changed.retained.iterations_removed
+    {
+        0 => (false, 0, 0),
+        _ => store.vacuum()?,
+    };
+    emit(
+        &KeepReport {
+            store: path.display().to_string(),
+            changed,
+            vacuumed,
+            file_bytes_before,
+            file_bytes_after,
+        },
+        args.json,
+    )
+}
+
+/// What `keep` did.
+#[derive(Serialize)]
+struct KeepReport {
+    store: String,
+    #[serde(flatten)]
+    changed: KeepChanged,
+    /// Whether `VACUUM` gave the freed pages back (only when games were removed), and the
+    /// file's size before and after it.
+    vacuumed: bool,
+    file_bytes_before: u64,
+    file_bytes_after: u64,
+}
+
+impl Report for KeepReport {
+    const JSON: JsonLayout = JsonLayout::Line;
+}
+
+impl std::fmt::Display for KeepReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.changed;
+        write!(
+            f,
+            "run {} ({}) keeps games \"{}\" (it kept \"{}\")",
+            c.run_id, c.name, c.keep, c.was
+        )?;
+        if !c.applied {
+            writeln!(f, "; applied when it finishes its last iteration")?;
+        } else {
+            writeln!(f)?;
+            let r = &c.retained;
+            if r.iterations_removed > 0 {
+                writeln!(
+                    f,
+                    "removed the games of {} iterations: {} packs ({}); their iteration \
+                     records are kept whole, with the games' addresses",
+                    r.iterations_removed,
+                    r.packs_removed,
+                    mb(r.pack_bytes_removed)
+                )?;
+            }
+        }
+        if !c.iterations_without_games.is_empty() && c.keep == "all" {
+            writeln!(
+                f,
+                "the games of {} iterations were removed before and cannot be brought back \
+                 (`verify` still re-plays them and checks their addresses)",
+                c.iterations_without_games.len()
+            )?;
+        }
+        match (c.retained.iterations_removed, self.vacuumed) {
+            (0, _) => Ok(()),
+            (_, true) => writeln!(
+                f,
+                "{}: {} -> {} (VACUUM)",
+                self.store,
+                mb(self.file_bytes_before),
+                mb(self.file_bytes_after)
+            ),
+            (_, false) => writeln!(
+                f,
+                "{}: {} (VACUUM could not run: another process has the store open; `tabula \
+                 gc` gives the freed pages back when it is idle)",
+                self.store,
+                mb(self.file_bytes_after)
+            ),
+        }
+    }
 }
 
 /// What `rm` and `gc` did.

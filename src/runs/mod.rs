@@ -103,7 +103,7 @@ pub use references::{
 };
 pub use replay::{SelfPlayReplay, replay_self_play};
 pub use resume::{Resumed, resume, resume_on};
-pub use retention::{KeepGames, Retained};
+pub use retention::{KeepChanged, KeepGames, Retained, change_keep_games};
 pub(crate) use settings_codec::{load_settings, settings_hash, settings_record};
 pub use spec::{EvalSettings, LearnerSettings, RunConfig, Settings, SpecError};
 pub use stages::Stage;

@@ -27,7 +27,14 @@ pub fn replay_self_play(
     store: &Store,
     hash: &ObjectHash,
 ) -> Result<Option<SelfPlayReplay>, RunError> {
-    let Some((run_id, iteration, game)) = store.game_owner(hash)? else {
+    let stored: GameRecord = store.get(hash)?;
+    // A self-play game's stream names its place: its owner is found by the run tables' key,
+    // not by scanning every game row (docs/store.md, "Packs and codecs").
+    let owner = match crate::game_record::self_play_place(&stored.stream) {
+        Some((iteration, game)) => store.game_owner_at(hash, iteration, game)?,
+        None => store.game_owner(hash)?,
+    };
+    let Some((run_id, iteration, game)) = owner else {
         return Ok(None);
     };
     let row = find(store, &run_id.to_string())?;
@@ -39,7 +46,6 @@ pub fn replay_self_play(
             "run {run_id} iteration {iteration}: the previous iteration is not committed"
         )));
     }
-    let stored: GameRecord = store.get(hash)?;
     // The settings the game was played under: its iteration's stage's (runs/stages.rs).
     let cfg = cfg.in_force(iteration)?;
     let slot = GameSlot::new(cfg.seed, iteration, game);

@@ -63,6 +63,7 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
     // A stored coverage set (docs/store.md, "Keeping fewer games") stands for the games up
     // to its iteration, but for those the next iteration trains on.
     let (covered, mut seen) = covered_until::<G>(store, cfg, &records, head)?;
+    let learns = super::retention::start_learns(cfg);
     let mut before: Option<&IterationRecord> = None;
     for r in &records {
         if r.iteration <= covered && r.iteration + s.window < done + 2 {
@@ -70,6 +71,13 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
                 // Never trained on again: the next iteration's window drops it.
                 window.push_back(Vec::new());
             }
+            before = Some(r);
+            continue;
+        }
+        if !learns && r.iteration < first_in_window {
+            // Neither trained on again nor taken in by the start policy: only its games'
+            // positions count (`seen`), read without the learner's samples.
+            add_positions(g, store, r, &mut seen)?;
             before = Some(r);
             continue;
         }
@@ -134,6 +142,30 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
     })
 }
 
+/// Adds the decision positions of the stored games of iteration record `r` to `seen` (the
+/// games replayed in parallel, their keys added in game order).
+fn add_positions<G: Abilities>(
+    g: &G,
+    store: &Store,
+    r: &IterationRecord,
+    seen: &mut FastSet<G::Key>,
+) -> Result<(), RunError> {
+    let games = super::retention::stored_games(store, r)?;
+    let keys: Vec<Vec<G::Key>> = games
+        .par_iter()
+        .map(|rec| {
+            let states = rec.states(g)?;
+            Ok(super::game_yield::decision_states(g, &states)
+                .map(|s| g.key(s))
+                .collect())
+        })
+        .collect::<Result<_, RunError>>()?;
+    for k in keys {
+        seen.extend(k);
+    }
+    Ok(())
+}
+
 /// The last iteration of `records` (ending at `head`) with a stored coverage set, and that
 /// set; (0, empty) when there is none, or when the run's start policy learns from every game
 /// (which must then be read anyway).
@@ -143,8 +175,7 @@ fn covered_until<G: Abilities>(
     records: &[IterationRecord],
     head: Option<ObjectHash>,
 ) -> Result<(u32, FastSet<G::Key>), RunError> {
-    let start = &cfg.settings.start;
-    if start.policy == crate::start::StartKind::GoExploit || start.katago.is_some() {
+    if super::retention::start_learns(cfg) {
         return Ok((0, FastSet::default()));
     }
     let hashes = super::retention::record_hashes(records, head);

@@ -73,12 +73,17 @@ impl KeepGames {
     }
 }
 
+/// Whether a run's start policy learns from its past games (Go-Exploit's archives, KataGo's
+/// search control): resuming it rebuilds the policy from every stored game.
+pub(crate) fn start_learns(cfg: &RunConfig) -> bool {
+    let start = &cfg.settings.start;
+    start.policy == StartKind::GoExploit || start.katago.is_some()
+}
+
 /// Refuses retention for a run whose start policy learns from its past games (Go-Exploit's
 /// archives, KataGo's search control): they are rebuilt from every stored game.
 pub(crate) fn check_keep_games(cfg: &RunConfig) -> Result<(), SpecError> {
-    let start = &cfg.settings.start;
-    let learns = start.policy == StartKind::GoExploit || start.katago.is_some();
-    if cfg.keep_games != KeepGames::All && learns {
+    if cfg.keep_games != KeepGames::All && start_learns(cfg) {
         return Err(SpecError::Range(SettingError::new(
             "store.keep_games",
             format!("{:?}", cfg.keep_games.to_string()),
@@ -190,7 +195,26 @@ pub(crate) fn apply<G: Abilities, L: Learner<G>>(
     model_seed: u64,
 ) -> Result<Retained, RunError> {
     let keep = stored_keep_games(store, row)?;
+    apply_keep::<G, L>(g, store, cfg, row, model_seed, keep, false)
+}
+
+/// [`apply`] with the retention `keep`, stored as the run's in the same transaction when
+/// `store_it` (`tabula keep` on a finished run).
+fn apply_keep<G: Abilities, L: Learner<G>>(
+    g: &G,
+    store: &mut Store,
+    cfg: &RunConfig,
+    row: &RunRow,
+    model_seed: u64,
+    keep: KeepGames,
+    store_it: bool,
+) -> Result<Retained, RunError> {
+    let set = |store: &mut Store| match store_it {
+        true => store.write(|w| w.set_keep_games(row.id, &keep.to_string())),
+        false => Ok(()),
+    };
     if keep == KeepGames::All {
+        set(store)?;
         return Ok(Retained::default());
     }
     let records = chain(store, row.head)?;
@@ -210,12 +234,16 @@ pub(crate) fn apply<G: Abilities, L: Learner<G>>(
         .filter(|&j| !keep.keeps(j) && !needed(j) && !removed.contains(&j))
         .collect();
     if drop.is_empty() {
+        set(store)?;
         return Ok(Retained::default());
     }
     let coverage = coverage_sets::<G, L>(g, store, cfg, &records, &hashes, &points, model_seed)?;
     let run_id = row.id;
     let done = store.write(|w| {
         let mut out = Retained::default();
+        if store_it {
+            w.set_keep_games(run_id, &keep.to_string())?;
+        }
         for (i, c) in &coverage {
             w.add_coverage(run_id, *i, &hashes[*i as usize - 1], c)?;
             out.coverage_sets += 1;
@@ -230,6 +258,78 @@ pub(crate) fn apply<G: Abilities, L: Learner<G>>(
         Ok(out)
     })?;
     Ok(done)
+}
+
+/// What [`change_keep_games`] did (`tabula keep`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct KeepChanged {
+    pub run_id: i64,
+    pub name: String,
+    /// The retention before and after (`all`, `every:K`, `none`).
+    pub was: String,
+    pub keep: String,
+    /// Whether it was applied now (a finished run); else it is applied when the run
+    /// finishes its last iteration.
+    pub applied: bool,
+    /// The iterations whose games an earlier retention removed: no change brings them back.
+    pub iterations_without_games: Vec<u32>,
+    /// What applying it removed.
+    #[serde(flatten)]
+    pub retained: Retained,
+}
+
+/// Changes a run's retention (`tabula keep RUN KEEP`; docs/store.md, "Keeping fewer games"):
+/// applied at once to a finished run, under its lock (refused while a live process holds it)
+/// and in one transaction with what it removes; stored for an unfinished one, which applies
+/// it when it finishes. Removed games stay removed whatever the retention becomes.
+pub fn change_keep_games(
+    store: &mut Store,
+    text: &str,
+    keep: KeepGames,
+) -> Result<KeepChanged, RunError> {
+    let row = super::find(store, text)?;
+    let (mut cfg, record) = super::load_config(store, &row)?;
+    let was = cfg.keep_games;
+    cfg.keep_games = keep;
+    check_keep_games(&cfg)?;
+    let mut out = KeepChanged {
+        run_id: row.id,
+        name: row.name.clone(),
+        was: was.to_string(),
+        keep: keep.to_string(),
+        applied: row.iterations_done >= row.iterations_planned,
+        iterations_without_games: Vec::new(),
+        retained: Retained::default(),
+    };
+    if !out.applied {
+        store.write(|w| w.set_keep_games(row.id, &out.keep))?;
+        out.iterations_without_games = store.unkept_iterations(row.id)?;
+        return Ok(out);
+    }
+    store.lock_run(row.id)?;
+    let applied = (|| {
+        let stage = cfg.in_force(row.iterations_done)?;
+        let seed = super::model_seed_of(store, &record)?;
+        crate::with_game!(&cfg.game, |g| apply_now(g, store, &stage, &row, seed, keep))
+    })();
+    let unlocked = store.unlock_run(row.id);
+    out.retained = applied?;
+    unlocked?;
+    out.iterations_without_games = store.unkept_iterations(row.id)?;
+    Ok(out)
+}
+
+fn apply_now<G: Abilities>(
+    g: &G,
+    store: &mut Store,
+    cfg: &RunConfig,
+    row: &RunRow,
+    model_seed: u64,
+    keep: KeepGames,
+) -> Result<Retained, RunError> {
+    crate::with_learner!(cfg.settings.learner.kind, L => {
+        apply_keep::<G, L<G>>(g, store, cfg, row, model_seed, keep, true)
+    })
 }
 
 /// The address of each record of a chain (oldest first) ending at `head`.

@@ -33,7 +33,7 @@ pub(super) fn game(store: &Store, hash: &ObjectHash) -> Result<Json, Reply> {
     })?;
     // A self-play game's stream names its place (`self-play(I,G)`): looked up by key, not
     // by scanning every game row.
-    let owner = match self_play_place(&record.stream) {
+    let owner = match crate::game_record::self_play_place(&record.stream) {
         Some((iteration, game)) => store.game_owner_at(hash, iteration, game),
         None => store.game_owner(hash),
     }
@@ -56,13 +56,6 @@ pub(super) fn game(store: &Store, hash: &ObjectHash) -> Result<Json, Reply> {
         );
     }
     Ok(out)
-}
-
-/// The iteration and game index a self-play game's stream names (`self-play(3,17)`).
-fn self_play_place(stream: &str) -> Option<(u32, u32)> {
-    let inner = stream.strip_prefix("self-play(")?.strip_suffix(')')?;
-    let (i, g) = inner.split_once(',')?;
-    Some((i.trim().parse().ok()?, g.trim().parse().ok()?))
 }
 
 /// Solutions read lately, by their manifest's address (shared by the handler threads): a
@@ -192,7 +185,7 @@ fn positions<G: Game>(store: &Store, g: &G, record: &GameRecord) -> Result<Json,
 
 #[cfg(test)]
 mod tests {
-    use super::self_play_place;
+    use crate::game_record::self_play_place;
 
     #[test]
     fn a_self_play_stream_names_its_place() {

@@ -81,8 +81,6 @@ impl Server {
 
     /// Serves until the process ends.
     pub fn run(self) {
-        let db = self.db.clone();
-        std::thread::spawn(move || routes::warm(&db));
         let addr = self.addr;
         std::thread::spawn(move || nudge(addr));
         let mut handles = Vec::new();

@@ -6,7 +6,6 @@
 //! `{"error": {"status": N, "message": "..."}}`.
 
 use std::path::Path;
-use std::sync::Mutex;
 
 use serde_json::json;
 
@@ -113,15 +112,9 @@ pub(super) fn route(req: &Request, db: &Path) -> Reply {
     if !known {
         return not_found(req);
     }
-    let games = matches!(seg.as_slice(), ["games", _] | ["api", "games", _]);
-    let f = |store: &Store| match answer(req, &seg, store) {
+    with_store(db, |store: &Store| match answer(req, &seg, store) {
         Ok(r) | Err(r) => r,
-    };
-    if games {
-        with_games_store(db, f)
-    } else {
-        with_store(db, f)
-    }
+    })
 }
 
 thread_local! {
@@ -130,46 +123,17 @@ thread_local! {
     static STORE: std::cell::RefCell<Option<Store>> = const { std::cell::RefCell::new(None) };
 }
 
-/// The connection every game lookup uses, shared by the handler threads: its index of packed
-/// games' addresses (16 bytes a game, built on the first lookup: about a second for a
-/// million games) is built once, not once per thread.
-static GAMES: Mutex<Option<Store>> = Mutex::new(None);
-
-/// Drops this thread's connection and the games' one (after a panic in a handler: nothing of
-/// them is trusted).
+/// Drops this thread's connection (after a panic in a handler: nothing of it is trusted).
 pub(super) fn reset() {
     STORE.with(|cell| {
         if let Ok(mut slot) = cell.try_borrow_mut() {
             *slot = None;
         }
     });
-    if let Ok(mut g) = GAMES.try_lock() {
-        *g = None;
-    }
-}
-
-/// Builds the games' address index before the first game is asked for (the server's start,
-/// in the background).
-pub(super) fn warm(db: &Path) {
-    with_games_store(db, |store| {
-        let _ = store.find_object("0000", <GameRecord as Record>::KIND);
-        Reply::json(&serde_json::Value::Null)
-    });
 }
 
 fn with_store(db: &Path, f: impl FnOnce(&Store) -> Reply) -> Reply {
     STORE.with(|cell| use_store(&mut cell.borrow_mut(), db, f))
-}
-
-fn with_games_store(db: &Path, f: impl FnOnce(&Store) -> Reply) -> Reply {
-    let mut slot = GAMES.lock().unwrap_or_else(|poisoned| {
-        // A handler panicked holding it: start afresh.
-        let mut g = poisoned.into_inner();
-        *g = None;
-        g
-    });
-    GAMES.clear_poison();
-    use_store(&mut slot, db, f)
 }
 
 /// Runs `f` on the connection in `slot`, opened again when it no longer reads the latest

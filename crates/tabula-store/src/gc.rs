@@ -102,6 +102,14 @@ impl Store {
         Ok(())
     }
 
+    /// `VACUUM`s the file, giving its free pages back to the file system: (whether it could
+    /// run, the file's bytes before, after). It cannot while another connection reads.
+    pub fn vacuum(&mut self) -> Result<(bool, u64, u64)> {
+        let before = self.file_bytes()?;
+        let done = self.conn.execute_batch("VACUUM").is_ok();
+        Ok((done, before, self.file_bytes()?))
+    }
+
     fn file_bytes(&self) -> Result<u64> {
         self.conn
             .query_row(
@@ -197,24 +205,28 @@ impl Store {
         Ok((n, bytes))
     }
 
-    /// Deletes the packs no `run_games` row names.
+    /// Deletes the packs no `run_games` row names (with their `pack_members` rows).
     fn remove_unnamed_packs(&self) -> Result<(u64, u64)> {
-        self.conn
-            .query_row(
-                "SELECT count(*), coalesce(sum(length(bytes)), 0) FROM packs WHERE id NOT IN
-                 (SELECT pack FROM run_games WHERE pack IS NOT NULL)",
-                [],
-                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+        let e = |e| sqlite(&self.path, e);
+        let ids: Vec<i64> = self
+            .conn
+            .prepare(
+                "SELECT id FROM packs WHERE id NOT IN
+                 (SELECT pack FROM run_games WHERE pack IS NOT NULL) ORDER BY id",
             )
-            .and_then(|c| {
-                self.conn.execute(
-                    "DELETE FROM packs WHERE id NOT IN
-                     (SELECT pack FROM run_games WHERE pack IS NOT NULL)",
-                    [],
-                )?;
-                Ok(c)
+            .and_then(|mut s| {
+                s.query_map([], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()
             })
-            .map_err(|e| sqlite(&self.path, e))
+            .map_err(e)?;
+        let (mut n, mut bytes) = (0u64, 0u64);
+        for id in ids {
+            if let Some(s) = packs::delete(&self.conn, id).map_err(e)? {
+                n += 1;
+                bytes += s as u64;
+            }
+        }
+        Ok((n, bytes))
     }
 
     /// The checkpoint roots (`snapshot`) of run `run_id`'s own iterations.

@@ -55,6 +55,8 @@ pub type Equivalent = BTreeSet<(String, ObjectHash)>;
 const SPECIAL: &[&str] = &[
     "objects",
     "packs",
+    // Derived from `packs` as each pack is copied (`packs::index_members`).
+    "pack_members",
     "solutions",
     "runs",
     "sweeps",
@@ -409,6 +411,10 @@ impl Merging<'_> {
                     .query_row("SELECT id FROM packs WHERE hash = ?1", [&stored], |r| {
                         r.get(0)
                     })?;
+            super::packs::index_members(self.dest, to).map_err(|e| match e {
+                super::objects::Error::Sqlite(e) => MergeError::Sqlite(e),
+                super::objects::Error::Store(e) => MergeError::Store(e),
+            })?;
             pack_ids.insert(id, to);
         }
         Ok(pack_ids)

@@ -284,6 +284,17 @@ fn fsck_packs(
             Ok(p) => {
                 report.objects += p.members.len() as u64;
                 report.bytes += size as u64;
+                let id: i64 = row.get(5)?;
+                if let Some(slot) = packs::unindexed_member(conn, id, &p)? {
+                    report.damaged.push((
+                        hash,
+                        format!(
+                            "pack: member {slot}'s address prefix has no `pack_members` row, so \
+                             a lookup by address does not find it{}",
+                            packs::holdings(conn, id)?
+                        ),
+                    ));
+                }
             }
             Err(Error::Store(StoreError::Corrupt { hash, reason })) => {
                 let id: i64 = row.get(5)?;

@@ -6,11 +6,12 @@
 //! alone it barely shrinks. A pack of a committed batch (256 games) compresses about 3.5x,
 //! and a member's address is computed from its bytes when read, never stored beside it.
 //!
-//! Finding a member by address: each pack keeps the first 4 bytes of its members' addresses;
-//! the store builds a sorted in-memory list of (prefix, pack, slot) on the first lookup
-//! that misses the `objects` table, extends it with newer packs as it goes, and checks every
-//! candidate by hashing its bytes. Decompressed packs are kept in a small cache, so reading an
-//! iteration's games in order decompresses each pack once.
+//! Finding a member by address: the table `pack_members` (`schema/0018_pack_members.sql`)
+//! holds each pack's distinct 4-byte member address prefixes, kept by the transaction that
+//! stores or deletes the pack; a lookup reads the packs under its prefix (an index search, so
+//! its cost does not grow with the store) and checks every candidate by hashing its bytes.
+//! Decompressed packs are kept in a small cache, so reading an iteration's games in order
+//! decompresses each pack once.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -74,10 +75,6 @@ pub(super) struct Pack {
 
 #[derive(Default)]
 struct Inner {
-    /// (member address prefix, pack id, slot) for packs with id <= `indexed_to`, sorted:
-    /// 16 bytes a member (a sweep of 2 M games: 32 MB).
-    index: Vec<([u8; 4], i64, u32)>,
-    indexed_to: i64,
     recent: VecDeque<(i64, Arc<Pack>)>,
     /// The place after the member last found ([`find_next`]).
     next: Option<(i64, u32)>,
@@ -92,7 +89,7 @@ struct Inner {
     prefix: Vec<u8>,
 }
 
-/// The per-connection cache of the prefix map and recently read packs.
+/// The per-connection cache of recently read packs and decoded references.
 #[derive(Default)]
 pub(super) struct Cache(RefCell<Inner>);
 
@@ -206,7 +203,47 @@ pub(super) fn insert(conn: &Connection, p: &PreparedPack) -> Result<i64, Error> 
         p.prefixes,
         p.bytes
     ])?;
-    Ok(conn.last_insert_rowid())
+    let id = conn.last_insert_rowid();
+    index_members(conn, id)?;
+    Ok(id)
+}
+
+/// The slots 0 .. `members` - 1 of pack `?1`'s row, each with its member's address prefix
+/// (a piece of the statements below: `prefixes` holds 4 bytes a member, in slot order).
+macro_rules! member_prefixes {
+    () => {
+        "WITH RECURSIVE slot(i) AS (
+             SELECT 0 UNION ALL
+             SELECT i + 1 FROM slot WHERE i + 1 < (SELECT members FROM packs WHERE id = ?1))"
+    };
+}
+
+/// Adds pack `id`'s rows to `pack_members` (one per distinct member address prefix), from
+/// its `prefixes` column: by the transaction that stores the pack (here, and `merge`).
+pub(super) fn index_members(conn: &Connection, id: i64) -> Result<(), Error> {
+    conn.prepare_cached(concat!(
+        member_prefixes!(),
+        " INSERT OR IGNORE INTO pack_members (prefix, pack)
+          SELECT substr(p.prefixes, 4 * slot.i + 1, 4), p.id FROM packs p CROSS JOIN slot
+          WHERE p.id = ?1 AND slot.i < p.members"
+    ))?
+    .execute([id])?;
+    Ok(())
+}
+
+/// Deletes pack `id` and its `pack_members` rows (each by its key: the table has no index by
+/// pack); returns its stored bytes, `None` when there is no such pack.
+pub(super) fn delete(conn: &Connection, id: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached(concat!(
+        member_prefixes!(),
+        " DELETE FROM pack_members WHERE (prefix, pack) IN
+          (SELECT substr(p.prefixes, 4 * slot.i + 1, 4), p.id FROM packs p CROSS JOIN slot
+           WHERE p.id = ?1 AND slot.i < p.members)"
+    ))?
+    .execute([id])?;
+    conn.prepare_cached("DELETE FROM packs WHERE id = ?1 RETURNING length(bytes)")?
+        .query_row([id], |r| r.get(0))
+        .optional()
 }
 
 /// Stores a pack of `members` (address, bytes) of `kind` (if not already there); returns its
@@ -292,38 +329,33 @@ pub(super) fn decode(
     })
 }
 
-/// Extends the prefix map with packs stored since it was last read.
-fn refresh(conn: &Connection, cache: &Cache) -> Result<(), Error> {
-    let mut inner = cache.0.borrow_mut();
-    let mut stmt =
-        conn.prepare_cached("SELECT id, prefixes FROM packs WHERE id > ?1 ORDER BY id")?;
-    let mut rows = stmt.query([inner.indexed_to])?;
-    let before = inner.index.len();
-    while let Some(r) = rows.next()? {
-        let id: i64 = r.get(0)?;
-        let prefixes: Vec<u8> = r.get(1)?;
-        for (slot, p) in prefixes.chunks_exact(4).enumerate() {
-            inner
-                .index
-                .push(([p[0], p[1], p[2], p[3]], id, slot as u32));
-        }
-        inner.indexed_to = id;
-    }
-    if inner.index.len() > before {
-        inner.index.sort_unstable();
-    }
-    Ok(())
+/// The packs (ids, ascending) holding a member whose address prefix is in [lo, hi]: an index
+/// search of `pack_members`, whatever the number of packs.
+fn candidates(conn: &Connection, lo: [u8; 4], hi: [u8; 4]) -> Result<Vec<i64>, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT DISTINCT pack FROM pack_members WHERE prefix BETWEEN ?1 AND ?2 ORDER BY pack",
+    )?;
+    let ids = stmt
+        .query_map(params![&lo[..], &hi[..]], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(ids)
 }
 
-/// The (pack id, slot) of every member whose address prefix is in [lo, hi].
-fn candidates(cache: &Cache, lo: [u8; 4], hi: [u8; 4]) -> Vec<(i64, u32)> {
-    let inner = cache.0.borrow();
-    let from = inner.index.partition_point(|e| e.0 < lo);
-    let to = inner.index.partition_point(|e| e.0 <= hi);
-    inner.index[from..to.max(from)]
-        .iter()
-        .map(|&(_, id, slot)| (id, slot))
-        .collect()
+/// The first slot of pack `id` (read as `pack`) whose address prefix lacks its
+/// `pack_members` row (fsck).
+pub(super) fn unindexed_member(
+    conn: &Connection,
+    id: i64,
+    pack: &Pack,
+) -> Result<Option<usize>, Error> {
+    let mut stmt =
+        conn.prepare_cached("SELECT 1 FROM pack_members WHERE prefix = ?1 AND pack = ?2")?;
+    for (slot, (h, _)) in pack.members.iter().enumerate() {
+        if !stmt.exists(params![&h.0[..4], id])? {
+            return Ok(Some(slot));
+        }
+    }
+    Ok(None)
 }
 
 /// The pack (id, slot, contents) that holds the object at `hash`, if one does. A damaged pack
@@ -333,9 +365,8 @@ fn locate(
     cache: &Cache,
     hash: &ObjectHash,
 ) -> Result<Option<(i64, u32, Arc<Pack>)>, Error> {
-    refresh(conn, cache)?;
     let key = [hash.0[0], hash.0[1], hash.0[2], hash.0[3]];
-    for (id, slot) in candidates(cache, key, key) {
+    for id in candidates(conn, key, key)? {
         let pack = load(conn, cache, id).map_err(|e| match e {
             Error::Store(StoreError::Corrupt { hash: p, reason }) => corrupt(
                 *hash,
@@ -347,11 +378,8 @@ fn locate(
             ),
             e => e,
         })?;
-        if pack
-            .members
-            .get(slot as usize)
-            .is_some_and(|(h, _)| h == hash)
-        {
+        if let Some(slot) = pack.members.iter().position(|(h, _)| h == hash) {
+            let slot = slot as u32;
             cache.0.borrow_mut().next = Some((id, slot + 1));
             return Ok(Some((id, slot, pack)));
         }
@@ -402,20 +430,19 @@ pub(super) fn in_range(
     kind: &str,
     limit: usize,
 ) -> Result<Vec<ObjectHash>, Error> {
-    refresh(conn, cache)?;
     let (klo, khi) = ([lo[0], lo[1], lo[2], lo[3]], [hi[0], hi[1], hi[2], hi[3]]);
-    let mut places = candidates(cache, klo, khi);
-    places.sort_unstable();
     let mut out = Vec::new();
-    for (id, slot) in places {
+    for id in candidates(conn, klo, khi)? {
         let pack = load(conn, cache, id)?;
-        if let Some((h, _)) = pack.members.get(slot as usize)
-            && pack.kind == kind
-            && h.0 >= *lo
-            && h.0 <= *hi
-        {
-            out.push(*h);
+        if pack.kind != kind {
+            continue;
         }
+        out.extend(
+            pack.members
+                .iter()
+                .map(|(h, _)| *h)
+                .filter(|h| h.0 >= *lo && h.0 <= *hi),
+        );
     }
     out.sort_unstable();
     out.dedup();
@@ -872,6 +899,144 @@ mod tests {
             in_range(&c, &cache, &h.0, &h.0, "other/v1", 5)
                 .unwrap()
                 .is_empty()
+        );
+    }
+
+    /// The SQLite virtual-machine instructions `f` runs on `c` (its cost in statements and
+    /// rows stepped, whatever the machine's speed).
+    fn vm_steps<T>(c: &mut Connection, f: impl FnOnce(&Connection) -> T) -> (u64, T) {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let n = Arc::new(AtomicU64::new(0));
+        let counter = n.clone();
+        c.progress_handler(
+            1,
+            Some(move || {
+                counter.fetch_add(1, Ordering::Relaxed);
+                false
+            }),
+        )
+        .unwrap();
+        let out = f(c);
+        c.progress_handler(1, None::<fn() -> bool>).unwrap();
+        (n.load(Ordering::Relaxed), out)
+    }
+
+    /// A store of `packs` packs of 256 members, each member's bytes unique to its pack.
+    fn store_of(packs: usize) -> (Connection, Vec<Vec<(ObjectHash, Vec<u8>)>>) {
+        let c = store();
+        let all: Vec<Vec<(ObjectHash, Vec<u8>)>> = (0..packs)
+            .map(|p| {
+                (0..256u32)
+                    .map(|i| {
+                        let b = format!("pack {p} member {i}").into_bytes();
+                        (ObjectHash::of("game/v1", &b), b)
+                    })
+                    .collect()
+            })
+            .collect();
+        for m in &all {
+            let refs: Vec<(ObjectHash, &[u8])> =
+                m.iter().map(|(h, b)| (*h, b.as_slice())).collect();
+            put(&c, "game/v1", &refs).unwrap();
+        }
+        (c, all)
+    }
+
+    /// A lookup by address reads what it finds, not the store (issue 48): finding a member,
+    /// its place, whether it is stored, and the members in its address range run the same
+    /// SQLite instructions in a store of one pack and in one of forty (the map of every
+    /// pack's prefixes that they built before stepped every pack's row).
+    #[test]
+    fn a_lookup_by_address_costs_the_same_whatever_the_number_of_packs() {
+        let steps = |packs: usize| {
+            let (mut c, all) = store_of(packs);
+            let (h, b) = all[0][77].clone();
+            let absent = ObjectHash::of("game/v1", b"not stored");
+            let mut counts = Vec::new();
+            let (n, found) = vm_steps(&mut c, |c| find(c, &Cache::default(), &h).unwrap());
+            assert_eq!(found, Some(("game/v1".to_string(), b)));
+            counts.push(n);
+            let (n, at) = vm_steps(&mut c, |c| place(c, &Cache::default(), &h).unwrap());
+            assert_eq!(at, Some((1, 77)));
+            counts.push(n);
+            let (n, yes) = vm_steps(&mut c, |c| {
+                super::super::objects::contains(c, &Cache::default(), &h).unwrap()
+            });
+            assert!(yes);
+            counts.push(n);
+            let (n, range) = vm_steps(&mut c, |c| {
+                in_range(c, &Cache::default(), &h.0, &h.0, "game/v1", 5).unwrap()
+            });
+            assert_eq!(range, vec![h]);
+            counts.push(n);
+            let (n, none) = vm_steps(&mut c, |c| find(c, &Cache::default(), &absent).unwrap());
+            assert_eq!(none, None);
+            counts.push(n);
+            counts
+        };
+        let one = steps(1);
+        assert!(one.iter().all(|&n| n > 0), "{one:?}");
+        assert_eq!(steps(40), one);
+    }
+
+    /// Migration 18 indexes the packs a store already holds: every member is found by its
+    /// address after it as before it, and a pack deleted takes its rows with it.
+    #[test]
+    fn a_store_migrated_to_the_member_index_finds_its_packed_members() {
+        let mut c = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate_to(&c, 17).unwrap();
+        let mut all = Vec::new();
+        for p in 0..3usize {
+            let m: Vec<(ObjectHash, Vec<u8>)> = (0..(100 + 60 * p))
+                .map(|i| {
+                    let b = format!("old pack {p} member {i}").into_bytes();
+                    (ObjectHash::of("game/v1", &b), b)
+                })
+                .collect();
+            let refs: Vec<(ObjectHash, &[u8])> =
+                m.iter().map(|(h, b)| (*h, b.as_slice())).collect();
+            let pp = prepare("game/v1", &refs).unwrap();
+            c.execute(
+                "INSERT INTO packs (hash, kind, members, size, prefixes, bytes)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    &pp.hash.0[..],
+                    pp.kind,
+                    pp.members as i64,
+                    pp.size as i64,
+                    pp.prefixes,
+                    pp.bytes
+                ],
+            )
+            .unwrap();
+            all.push(m);
+        }
+        super::super::schema::migrate(&mut c).unwrap();
+        assert_eq!(super::super::schema::check(&c).unwrap(), vec![]);
+        let rows: i64 = c
+            .query_row("SELECT count(*) FROM pack_members", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 100 + 160 + 220);
+        let cache = Cache::default();
+        for (p, m) in all.iter().enumerate() {
+            for (slot, (h, _)) in m.iter().enumerate() {
+                assert_eq!(
+                    place(&c, &cache, h).unwrap(),
+                    Some((p as i64 + 1, slot as u32))
+                );
+            }
+            let pack = load(&c, &cache, p as i64 + 1).unwrap();
+            assert_eq!(unindexed_member(&c, p as i64 + 1, &pack).unwrap(), None);
+        }
+        assert!(delete(&c, 2).unwrap().is_some());
+        let rows: i64 = c
+            .query_row("SELECT count(*) FROM pack_members", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 100 + 220);
+        assert_eq!(place(&c, &Cache::default(), &all[1][5].0).unwrap(), None);
+        assert_eq!(
+            place(&c, &Cache::default(), &all[2][5].0).unwrap(),
+            Some((3, 5))
         );
     }
 

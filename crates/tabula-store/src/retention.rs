@@ -95,15 +95,7 @@ impl Writer<'_> {
             .map_err(e)?;
         let (mut n, mut bytes) = (0u64, 0u64);
         for p in packs.iter().filter(|p| !named.contains(p)) {
-            let size: Option<i64> = self
-                .tx
-                .query_row(
-                    "DELETE FROM packs WHERE id = ?1 RETURNING length(bytes)",
-                    [p],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(e)?;
+            let size = super::packs::delete(self.tx, *p).map_err(e)?;
             if let Some(s) = size {
                 n += 1;
                 bytes += s as u64;

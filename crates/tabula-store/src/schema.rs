@@ -58,6 +58,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0017_one_run_name",
         include_str!("../schema/0017_one_run_name.sql"),
     ),
+    (
+        "0018_pack_members",
+        include_str!("../schema/0018_pack_members.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands.
@@ -146,6 +150,16 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), SchemaError> {
     tx.commit()?;
     conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
     Ok(())
+}
+
+/// Applies the first `version` migrations to a new database, as a build of that schema
+/// version left it (migration tests).
+#[cfg(test)]
+pub(super) fn migrate_to(conn: &Connection, version: usize) -> rusqlite::Result<()> {
+    for (_, sql) in &MIGRATIONS[..version] {
+        conn.execute_batch(sql)?;
+    }
+    conn.pragma_update(None, "user_version", version as i64)
 }
 
 /// One difference between a store's schema and the one its migrations create.
