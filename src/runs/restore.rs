@@ -151,15 +151,12 @@ fn add_positions<G: Abilities>(
     seen: &mut FastSet<G::Key>,
 ) -> Result<(), RunError> {
     let games = super::retention::stored_games(store, r)?;
-    let keys: Vec<Vec<G::Key>> = games
-        .par_iter()
-        .map(|rec| {
-            let states = rec.states(g)?;
-            Ok(super::game_yield::decision_states(g, &states)
-                .map(|s| g.key(s))
-                .collect())
-        })
-        .collect::<Result<_, RunError>>()?;
+    let keys: Vec<Vec<G::Key>> = par::try_map(games.len(), |k| -> Result<_, RunError> {
+        let states = games[k].states(g)?;
+        Ok(super::game_yield::decision_states(g, &states)
+            .map(|s| g.key(s))
+            .collect())
+    })?;
     for k in keys {
         seen.extend(k);
     }
