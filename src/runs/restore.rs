@@ -47,13 +47,7 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
 ) -> Result<StartPoint<G, L>, RunError> {
     let s = &cfg.settings;
     let ctx = s.learner_context(model_seed);
-    let records = chain(store, head)?;
-    if records.len() != done as usize {
-        return Err(RunError::Inconsistent(format!(
-            "the run says {done} iterations are committed, but its head's chain has {}",
-            records.len()
-        )));
-    }
+    let records = committed_chain(store, head, done)?;
     let model = restore_at::<G, L>(g, store, s, model_seed, &mut Chain::Whole(&records), done)?;
     let previous_snapshot = records.last().map(|r| r.snapshot);
     let previous_metrics = last_measured::<G, L>(store, &records)?;
@@ -75,8 +69,7 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
             continue;
         }
         if !learns && r.iteration < first_in_window {
-            // Neither trained on again nor taken in by the start policy: only its games'
-            // positions count (`seen`), read without the learner's samples.
+            // Not trained on again nor taken in by the start policy: its positions only.
             add_positions(g, store, r, &mut seen)?;
             before = Some(r);
             continue;
@@ -140,6 +133,22 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
         previous_snapshot,
         previous_metrics,
     })
+}
+
+/// The chain ending at `head`, which must hold the `done` iterations the run says it committed.
+fn committed_chain(
+    store: &Store,
+    head: Option<ObjectHash>,
+    done: u32,
+) -> Result<Vec<IterationRecord>, RunError> {
+    let records = chain(store, head)?;
+    if records.len() != done as usize {
+        return Err(RunError::Inconsistent(format!(
+            "the run says {done} iterations are committed, but its head's chain has {}",
+            records.len()
+        )));
+    }
+    Ok(records)
 }
 
 /// Adds the decision positions of the stored games of iteration record `r` to `seen` (the

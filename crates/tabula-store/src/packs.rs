@@ -921,13 +921,13 @@ mod tests {
         (n.load(Ordering::Relaxed), out)
     }
 
-    /// Each pack's members: address and bytes.
-    type Members = Vec<Vec<(ObjectHash, Vec<u8>)>>;
+    /// A pack's members: (address, bytes) in slot order.
+    type Members = Vec<(ObjectHash, Vec<u8>)>;
 
     /// A store of `packs` packs of 256 members, each member's bytes unique to its pack.
-    fn store_of(packs: usize) -> (Connection, Members) {
+    fn store_of(packs: usize) -> (Connection, Vec<Members>) {
         let c = store();
-        let all: Members = (0..packs)
+        let all: Vec<Members> = (0..packs)
             .map(|p| {
                 (0..256u32)
                     .map(|i| {
