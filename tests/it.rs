@@ -15,6 +15,9 @@ mod counting_alloc;
 mod binary;
 #[path = "common/python.rs"]
 mod python;
+// Mutated inputs and the fuzz runner, shared with the library's fuzz targets.
+#[path = "common/mutate.rs"]
+mod mutate;
 
 mod budgets;
 mod cli;
@@ -27,6 +30,7 @@ mod examples;
 mod experiments;
 mod failpoints;
 mod fixture;
+mod fuzz;
 mod gtp;
 mod layers;
 mod lifecycle;

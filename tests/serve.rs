@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// One raw HTTP/1.1 request (the target sent exactly as given): status and body.
-fn request(port: u16, method: &str, target: &str) -> (u16, String) {
+pub(crate) fn request(port: u16, method: &str, target: &str) -> (u16, String) {
     request_for(port, method, target, &format!("127.0.0.1:{port}"))
 }
 
@@ -37,7 +37,7 @@ fn request_for(port: u16, method: &str, target: &str, host: &str) -> (u16, Strin
     (status, body)
 }
 
-struct Serving(Child);
+pub(crate) struct Serving(Child);
 
 impl Drop for Serving {
     fn drop(&mut self) {
@@ -47,7 +47,7 @@ impl Drop for Serving {
 }
 
 /// Starts `tabula serve --port 0 --json` on `db`; returns it and its port.
-fn serve(db: &Path) -> (Serving, u16) {
+pub(crate) fn serve(db: &Path) -> (Serving, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tabula"))
         .arg("--db")
         .arg(db)
