@@ -103,12 +103,23 @@ fn runs(db: &Path) -> Vec<serde_json::Value> {
 /// Kill -9 at random instants (self-play, training, evaluation, a commit: wherever the delay
 /// falls), resume, again and again; the final head equals the uninterrupted run's. The delays
 /// come from a seeded ChaCha stream and are printed, so a failure can be reproduced; what is
-/// asserted holds whatever they are.
+/// asserted holds whatever they are. Each resume starts from the coverage set stored with the
+/// last committed iteration (docs/store.md, "Finding a game in a big store"), which the
+/// metric `seen` in the evaluation records, and so the head, depend on.
 #[test]
 fn killed_and_resumed_runs_end_with_the_uninterrupted_head() {
     let dir = tempfile::tempdir().unwrap();
     let s = spec(dir.path(), "k", 7, 10);
     kill_and_resume(dir.path(), &s, 10, Some(600), 8, 2026, 0.0);
+    for db in ["clean.db", "killed.db"] {
+        let q = "SELECT count(DISTINCT iteration) AS n, min(iteration) AS a FROM run_coverage";
+        let v = sql(&dir.path().join(db), q);
+        assert_eq!(
+            (v[0]["n"].as_u64(), v[0]["a"].as_u64()),
+            (Some(10), Some(1)),
+            "{db}"
+        );
+    }
 }
 
 /// A moves budget: kill -9 at random instants and resume give the uninterrupted head (the
