@@ -310,7 +310,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         // Compressed here (in parallel), not on the writer thread.
         let objects = trained.checkpoint.objects;
         let checkpoint = prepare_checkpoint(objects, snapshot, trained.kept, &mut out.delta_base);
-        let coverage = start.coverage.commit(games.bytes)?;
+        let coverage = start.coverage.commit()?;
         out.send(Commit::Iteration(Box::new(IterationCommit {
             games: games.held,
             checkpoint,

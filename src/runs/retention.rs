@@ -121,24 +121,25 @@ impl Record for Coverage {
 /// The coverage set `seen` of a run being worked on, and what of it is not stored yet: the
 /// last stored set (`base`) and the keys added since (docs/store.md, "Finding a game in a big
 /// store"). A run stores it after every iteration where the new keys are few enough
-/// ([`COVERAGE_SHARE`]), so that a restart re-plays only the games since.
+/// ([`NEW_SHARE`]), so that a restart re-plays only the games since.
 pub(crate) struct CoverageLog<K> {
     pub seen: FastSet<K>,
     base: Option<ObjectHash>,
     added: Vec<K>,
-    /// The record bytes of the games played since `base` was stored, and their iterations.
-    game_bytes: u64,
+    /// The positions taken in since `base` was stored (repeats counted), and the iterations.
+    played: u64,
     iterations: u32,
     /// Whether the new keys are kept (off for a start policy that learns from its games,
     /// which rebuilds from every game anyway, and once a run's keys proved too many).
     tracked: bool,
 }
 
-/// A run stores its coverage set after an iteration while the keys added since the last stored
-/// one take at most 1/`COVERAGE_SHARE` of the bytes of the games played since (their
-/// records): so the sets cost a run at most that share of its games' bytes. A game whose
-/// positions rarely repeat stops storing them (the whole process).
-const COVERAGE_SHARE: u64 = 8;
+/// A run stores its coverage set after an iteration while at most 1/`NEW_SHARE` of the
+/// positions its games played since the last stored set are new to it: a game whose positions
+/// repeat (EinStein würfelt nicht!'s after its first iterations) stores a few keys an
+/// iteration; one whose positions rarely repeat (Go) would store about a key a position, more
+/// than its games' own bytes, and stores none.
+const NEW_SHARE: u64 = 2;
 
 /// After this many iterations without a stored coverage set, a process stops keeping its new
 /// keys (its memory stays bounded).
@@ -158,42 +159,42 @@ impl<K: crate::game::PositionKey> CoverageLog<K> {
             seen,
             base,
             added: Vec::new(),
-            game_bytes: 0,
+            played: 0,
             iterations: 0,
             tracked,
         }
     }
 
-    /// Adds positions to the set.
+    /// Adds the positions of a game to the set.
     pub(crate) fn extend(&mut self, keys: impl IntoIterator<Item = K>) {
         for k in keys {
+            self.played += 1;
             if self.seen.insert(k) && self.tracked {
                 self.added.push(k);
             }
         }
     }
 
-    /// The set after an iteration whose games' records took `game_bytes`, to store with it:
-    /// `None` when it is not stored (untracked, or too many new keys).
-    pub(crate) fn commit(&mut self, game_bytes: u64) -> Result<Option<CoverageCommit>, RunError> {
+    /// The set after an iteration, to store with it: `None` when it is not stored (untracked,
+    /// or too many new keys).
+    pub(crate) fn commit(&mut self) -> Result<Option<CoverageCommit>, RunError> {
         if !self.tracked {
             return Ok(None);
         }
-        self.game_bytes += game_bytes;
         self.iterations += 1;
         if let (Some(hash), true) = (self.base, self.added.is_empty()) {
-            (self.game_bytes, self.iterations) = (0, 0);
+            (self.played, self.iterations) = (0, 0);
             return Ok(Some(CoverageCommit { hash, object: None }));
         }
-        self.added.sort_unstable();
-        let e = encode_coverage(self.base, &self.added)?;
-        if e.bytes.len() as u64 * COVERAGE_SHARE > self.game_bytes {
+        if self.added.len() as u64 * NEW_SHARE > self.played {
             if self.iterations >= COVERAGE_PATIENCE {
                 (self.tracked, self.added) = (false, Vec::new());
             }
             return Ok(None);
         }
-        (self.base, self.game_bytes, self.iterations) = (Some(e.hash), 0, 0);
+        self.added.sort_unstable();
+        let e = encode_coverage(self.base, &self.added)?;
+        (self.base, self.played, self.iterations) = (Some(e.hash), 0, 0);
         self.added.clear();
         Ok(Some(CoverageCommit {
             hash: e.hash,
@@ -508,34 +509,39 @@ mod tests {
     #[test]
     fn a_coverage_set_is_stored_while_its_new_keys_are_few() {
         let mut log = CoverageLog::<u64>::new(FastSet::default(), None, true);
-        log.extend([5, 3, 5, 9]);
-        // 3 keys (4 bytes of postcard) and a record of no base: stored against 1,000 bytes
-        // of games, its object holding the keys in order.
-        let first = log.commit(1_000).unwrap().expect("stored");
+        // 3 new keys of 6 positions: stored, the keys in order.
+        log.extend([5, 3, 5, 9, 3, 3]);
+        let first = log.commit().unwrap().expect("stored");
         let object = first.object.expect("a new set");
         assert_eq!(object.hash, first.hash);
+        let c: super::Coverage = postcard::from_bytes(&object.bytes).unwrap();
+        assert_eq!(c.base, None);
+        assert_eq!(
+            postcard::from_bytes::<Vec<u64>>(&c.added).unwrap(),
+            [3, 5, 9]
+        );
         // No new key: the same set, no new object.
         log.extend([3, 9]);
-        let same = log.commit(1_000).unwrap().expect("stored");
+        let same = log.commit().unwrap().expect("stored");
         assert_eq!((same.hash, same.object.is_none()), (first.hash, true));
-        // Too many new keys for the games' bytes: not stored, kept for the next iteration,
-        // whose games' bytes count with these.
+        // More than half the positions new: not stored, kept for the next iteration, whose
+        // positions count with these.
         log.extend(100..200);
-        assert!(log.commit(100).unwrap().is_none());
-        let later = log.commit(10_000).unwrap().expect("stored");
-        let keys = later.object.expect("a new set");
-        let c: super::Coverage = postcard::from_bytes(&keys.bytes).unwrap();
+        assert!(log.commit().unwrap().is_none());
+        log.extend(std::iter::repeat_n(3, 150));
+        let later = log.commit().unwrap().expect("stored");
+        let c: super::Coverage = postcard::from_bytes(&later.object.unwrap().bytes).unwrap();
         assert_eq!(c.base, Some(first.hash));
         let added: Vec<u64> = postcard::from_bytes(&c.added).unwrap();
         assert_eq!(added, (100..200).collect::<Vec<_>>());
-        // A game whose positions never repeat enough: after the patience, no more tracking.
+        // Positions that never repeat: after the patience, no more keys kept.
         for k in 0..COVERAGE_PATIENCE {
             log.extend(1_000 * (k as u64 + 1)..1_000 * (k as u64 + 2));
-            assert!(log.commit(10).unwrap().is_none());
+            assert!(log.commit().unwrap().is_none());
         }
         assert!(log.added.is_empty() && !log.tracked);
-        log.extend([1]);
-        assert!(log.commit(1_000_000).unwrap().is_none());
+        log.extend(std::iter::repeat_n(1, 100));
+        assert!(log.commit().unwrap().is_none());
         assert_eq!(
             log.seen.len(),
             3 + 100 + 1_000 * COVERAGE_PATIENCE as usize + 1
