@@ -460,8 +460,10 @@ pub(crate) fn record_hashes(
     out
 }
 
-/// The coverage sets at `points` not stored yet, each against the one before it: built from
-/// the last stored one before them (a branch's parent may have one) and the games after it.
+/// The coverage sets at `points` not stored yet (a run stores one with each iteration where
+/// few of its positions are new, [`CoverageLog`]), each against the one stored before it:
+/// built from the last stored one before the first such point (a branch's parent may have
+/// one) and the games after it.
 fn coverage_sets<G: Abilities, L: Learner<G>>(
     g: &G,
     store: &Store,
@@ -472,10 +474,20 @@ fn coverage_sets<G: Abilities, L: Learner<G>>(
     model_seed: u64,
 ) -> Result<Vec<(u32, Encoded)>, RunError> {
     let ctx = cfg.settings.learner_context(model_seed);
+    let stored = |i: u32| store.coverage_of(&hashes[i as usize - 1]);
+    let mut missing = Vec::new();
+    for &c in points {
+        if stored(c)?.is_none() {
+            missing.push(c);
+        }
+    }
+    let (Some(&first), Some(&last)) = (missing.first(), missing.last()) else {
+        return Ok(Vec::new());
+    };
     let (mut from, mut base) = (0u32, None);
-    for (k, h) in hashes.iter().enumerate().rev() {
-        if let Some(c) = store.coverage_of(h)? {
-            (from, base) = (k as u32 + 1, Some(c));
+    for i in (1..first).rev() {
+        if let Some(c) = stored(i)? {
+            (from, base) = (i, Some(c));
             break;
         }
     }
@@ -485,17 +497,23 @@ fn coverage_sets<G: Abilities, L: Learner<G>>(
     };
     let mut added: Vec<G::Key> = Vec::new();
     let mut out = Vec::new();
-    for r in records.iter().filter(|r| r.iteration > from) {
+    for r in records
+        .iter()
+        .filter(|r| r.iteration > from && r.iteration <= last)
+    {
         for rec in stored_games(store, r)? {
             let y = game_yield::<G, L>(g, ctx, &rec, Vec::new())?;
             added.extend(y.positions.into_iter().filter(|k| seen.insert(*k)));
         }
-        if points.contains(&r.iteration) {
+        if missing.contains(&r.iteration) {
             added.sort_unstable();
             let e = encode_coverage(base, &added)?;
             base = Some(e.hash);
             out.push((r.iteration, e));
             added.clear();
+        } else if let Some(c) = stored(r.iteration)? {
+            // The run's own set here: the same keys; the next is stored against it.
+            (base, added) = (Some(c), Vec::new());
         }
     }
     Ok(out)
