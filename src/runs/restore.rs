@@ -58,9 +58,8 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
     let first_in_window = done.saturating_sub(s.window) + 1;
     // A stored coverage set (docs/store.md, "Keeping fewer games") stands for the games up
     // to its iteration, but for those the next iteration trains on.
-    let (covered, base, seen) = covered_until::<G>(store, cfg, &records, head)?;
+    let (covered, mut coverage) = covered_until::<G>(store, cfg, &records, head)?;
     let learns = super::retention::start_learns(cfg);
-    let mut coverage = CoverageLog::new(seen, base, !learns);
     let mut before: Option<&IterationRecord> = None;
     for r in &records {
         if r.iteration <= covered && r.iteration + s.window < done + 2 {
@@ -175,26 +174,26 @@ fn add_positions<G: Abilities>(
     Ok(())
 }
 
-/// The last iteration of `records` (ending at `head`) with a stored coverage set, that set's
-/// address and the set; (0, none, empty) when there is none, or when the run's start policy
-/// learns from every game (which must then be read anyway).
+/// The last iteration of `records` (ending at `head`) with a stored coverage set, and that
+/// set; (0, empty) when there is none, or when the run's start policy learns from every game
+/// (which must then be read anyway, and whose new keys are not kept).
 fn covered_until<G: Abilities>(
     store: &Store,
     cfg: &RunConfig,
     records: &[IterationRecord],
     head: Option<ObjectHash>,
-) -> Result<(u32, Option<ObjectHash>, FastSet<G::Key>), RunError> {
+) -> Result<(u32, CoverageLog<G::Key>), RunError> {
     if super::retention::start_learns(cfg) {
-        return Ok((0, None, FastSet::default()));
+        return Ok((0, CoverageLog::new(FastSet::default(), None, false)));
     }
     let hashes = super::retention::record_hashes(records, head);
     for (k, h) in hashes.iter().enumerate().rev() {
         if let Some(c) = store.coverage_of(h)? {
             let seen = super::retention::read_coverage::<G>(store, c)?;
-            return Ok((k as u32 + 1, Some(c), seen));
+            return Ok((k as u32 + 1, CoverageLog::new(seen, Some(c), true)));
         }
     }
-    Ok((0, None, FastSet::default()))
+    Ok((0, CoverageLog::new(FastSet::default(), None, true)))
 }
 
 /// The metric values of the last measured iteration of the chain `records` (oldest first):
