@@ -103,9 +103,9 @@ fn runs(db: &Path) -> Vec<serde_json::Value> {
 /// Kill -9 at random instants (self-play, training, evaluation, a commit: wherever the delay
 /// falls), resume, again and again; the final head equals the uninterrupted run's. The delays
 /// come from a seeded ChaCha stream and are printed, so a failure can be reproduced; what is
-/// asserted holds whatever they are. Each resume starts from the coverage set stored with the
-/// last committed iteration (docs/store.md, "Finding a game in a big store"), which the
-/// metric `seen` in the evaluation records, and so the head, depend on.
+/// asserted holds whatever they are. Each resume starts from the last coverage set stored (with
+/// the iterations where few positions were new; docs/store.md, "Finding a game in a big
+/// store"), which the metric `seen` in the evaluation records, and so the head, depend on.
 #[test]
 fn killed_and_resumed_runs_end_with_the_uninterrupted_head() {
     let dir = tempfile::tempdir().unwrap();
