@@ -103,12 +103,24 @@ fn runs(db: &Path) -> Vec<serde_json::Value> {
 /// Kill -9 at random instants (self-play, training, evaluation, a commit: wherever the delay
 /// falls), resume, again and again; the final head equals the uninterrupted run's. The delays
 /// come from a seeded ChaCha stream and are printed, so a failure can be reproduced; what is
-/// asserted holds whatever they are.
+/// asserted holds whatever they are. Each resume starts from the last coverage set stored (with
+/// the iterations where few positions were new; docs/store.md, "Finding a game in a big
+/// store"), which the metric `seen` in the evaluation records, and so the head, depend on.
 #[test]
 fn killed_and_resumed_runs_end_with_the_uninterrupted_head() {
     let dir = tempfile::tempdir().unwrap();
     let s = spec(dir.path(), "k", 7, 10);
     kill_and_resume(dir.path(), &s, 10, Some(600), 8, 2026, 0.0);
+    // The same iterations store a set whatever the kills (here 5..=10: more than half of the
+    // positions of iterations 1-4 were new), the last one among them.
+    let q = "SELECT group_concat(iteration) AS i FROM (SELECT iteration FROM run_coverage \
+             ORDER BY iteration)";
+    let clean = sql(&dir.path().join("clean.db"), q)[0]["i"].clone();
+    assert_eq!(sql(&dir.path().join("killed.db"), q)[0]["i"], clean);
+    assert!(
+        clean.as_str().is_some_and(|i| i.ends_with(",10")),
+        "{clean}"
+    );
 }
 
 /// A moves budget: kill -9 at random instants and resume give the uninterrupted head (the

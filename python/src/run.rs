@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tabula::eval::MetricValues;
-use tabula::learners::LearnerKind;
 use tabula::runs::progress::{ProgressLines, ProgressSink, ProgressText};
 use tabula::runs::{Resumed, RunConfig, RunOutcome};
 use tabula::store::{ObjectHash, Store};
@@ -62,20 +61,18 @@ impl From<RunOutcome> for Ran {
     }
 }
 
-/// Runs (or resumes) the spec at `spec` into the store at `db` on `threads` threads.
-fn run_spec(
-    spec: &Path,
-    db: &Path,
-    threads: Option<usize>,
-    lines: &mut ProgressLines<Lines>,
-) -> Result<Ran, String> {
+/// Runs (or resumes) the spec at `spec` into the store at `db` on `threads` threads, its
+/// progress lines into `sink` (a call's own lines: the cost estimate follows its first
+/// iteration).
+fn run_spec(spec: &Path, db: &Path, threads: Option<usize>, sink: Lines) -> Result<Ran, String> {
     let text = tabula::runs::spec::read_spec_file(spec)
         .map_err(|e| format!("reading the run spec {}: {e}", spec.display()))?;
     let name = spec
         .file_stem()
         .map_or_else(|| "run".to_string(), |s| s.to_string_lossy().into_owned());
     let cfg = RunConfig::from_toml(&text, &name).map_err(|e| format!("{}: {e}", spec.display()))?;
-    lines.text = ProgressText::new(cfg.iterations, cfg.settings.learner.kind);
+    let progress = ProgressText::new(cfg.iterations, cfg.settings.learner.kind);
+    let lines = &mut ProgressLines::new(progress, sink);
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         if n == 0 {
@@ -130,9 +127,8 @@ pub(crate) fn run<'py>(
         quiet,
         callback: progress,
     };
-    let mut lines = ProgressLines::new(ProgressText::new(0, LearnerKind::default()), sink);
     let ran = py
-        .detach(|| run_spec(&spec, &db, threads, &mut lines))
+        .detach(|| run_spec(&spec, &db, threads, sink))
         .map_err(value_error)?;
     let d = PyDict::new(py);
     d.set_item("run_id", ran.run_id)?;

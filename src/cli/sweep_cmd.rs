@@ -8,9 +8,10 @@ use std::time::Instant;
 
 use anyhow::bail;
 use indicatif::ProgressBar;
-use tabula::experiments::cost::{Costs, calibrate, grouped, hms};
+use tabula::experiments::cost::{Costs, grouped, hms};
 use tabula::experiments::sweep::{
-    Options, Outcome, Plan, PlannedRun, Progress, RunResult, Shard, Standing, Sweep, run, standing,
+    Options, Outcome, Plan, PlannedRun, Progress, RunResult, Shard, Standing, Sweep,
+    calibrate_pending, run, standing,
 };
 use tabula::store::Store;
 
@@ -295,7 +296,9 @@ fn dry_run(
     });
     let per_run = (threads / args.jobs.max(1)).max(1);
     let calibration = Instant::now();
-    let calibrated = calibrate_unmeasured(sweep, &left, per_run, &mut costs, args.json)?;
+    // Iteration 1 of the grid points the store has not measured, timed in a temporary store.
+    let lines = DryRunLines { json: args.json };
+    let calibrated = calibrate_pending(sweep, &left, per_run, &mut costs, &lines)?;
     let jobs = args.jobs.min(left.len()).max(1);
     let report = DryRun {
         sweep: sweep.name.clone(),
@@ -319,34 +322,23 @@ fn dry_run(
     emit(&report, args.json)
 }
 
-/// Times iteration 1 of the grid points of `left` that the store has not measured (in a
-/// temporary store) into `costs`, saying so on the terminal unless `json`; returns whether
-/// any was.
-fn calibrate_unmeasured(
-    sweep: &Sweep,
-    left: &[(u32, u32)],
-    per_run: usize,
-    costs: &mut Costs,
+/// What a dry run's calibration says on the terminal (nothing with `--json`).
+struct DryRunLines {
     json: bool,
-) -> anyhow::Result<bool> {
-    let mut unmeasured: Vec<u32> = left
-        .iter()
-        .map(|&(p, _)| p)
-        .filter(|p| !costs.is_measured(*p))
-        .collect();
-    unmeasured.dedup();
-    if unmeasured.is_empty() {
-        return Ok(false);
-    }
-    if !json {
-        outln!("{}", calibrating_text(unmeasured.len(), per_run));
-    }
-    calibrate(sweep, &unmeasured, per_run, costs, &mut |p, r, s| {
-        if !json {
-            outln!("{}", calibrated_text(p, r, s));
+}
+
+impl Progress for DryRunLines {
+    fn calibrating(&self, points: usize, threads: usize) {
+        if !self.json {
+            outln!("{}", calibrating_text(points, threads));
         }
-    })?;
-    Ok(true)
+    }
+
+    fn calibrated(&self, point: u32, range: (u32, u32), seconds: f64) {
+        if !self.json {
+            outln!("{}", calibrated_text(point, range, seconds));
+        }
+    }
 }
 
 /// The line before a calibration of `points` grid points on `threads` threads.

@@ -704,29 +704,31 @@ pub trait Progress: Sync {
     }
 }
 
-/// Calibrates the grid points of `pending` (run index, point, iterations left) that `costs`
-/// has not measured, into `costs`.
-fn calibrate_pending(
+/// Calibrates the grid points of `pending` (grid point, iterations left) that `costs` has not
+/// measured, into `costs` (a sweep before it starts, and `sweep --dry-run`); returns whether
+/// any was.
+pub fn calibrate_pending(
     sweep: &Sweep,
-    pending: &[(usize, u32, u32)],
+    pending: &[(u32, u32)],
     threads: usize,
     costs: &mut super::cost::Costs,
     progress: &dyn Progress,
-) -> Result<(), ExperimentError> {
+) -> Result<bool, ExperimentError> {
     let mut points: Vec<u32> = pending
         .iter()
-        .filter(|&&(_, p, left)| left > 0 && !costs.is_measured(p))
-        .map(|&(_, p, _)| p)
+        .filter(|&&(p, left)| left > 0 && !costs.is_measured(p))
+        .map(|&(p, _)| p)
         .collect();
     points.sort_unstable();
     points.dedup();
     if points.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     progress.calibrating(points.len(), threads);
     super::cost::calibrate(sweep, &points, threads, costs, &mut |p, r, s| {
         progress.calibrated(p, r, s);
-    })
+    })?;
+    Ok(true)
 }
 
 /// Per run: turns the run's game counts into progress steps; keeps the last iteration's
@@ -814,7 +816,8 @@ pub fn run(
     }
     drop(read);
     if opts.calibrate {
-        calibrate_pending(sweep, &pending, per_run, &mut costs, progress)?;
+        let left: Vec<(u32, u32)> = pending.iter().map(|&(_, p, n)| (p, n)).collect();
+        calibrate_pending(sweep, &left, per_run, &mut costs, progress)?;
     }
     let budget_runs = queue
         .pending

@@ -172,7 +172,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
             return Ok(Evaluated::skipped());
         }
         let previous = start.previous_metrics.as_ref().filter(|_| i >= 2);
-        self.evaluate(&start.model, i, start.seen.len() as u64, previous)
+        self.evaluate(&start.model, i, start.coverage.seen.len() as u64, previous)
     }
 
     /// The start policy and the coverage set take in iteration `i`'s games, in game order;
@@ -192,7 +192,7 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
             start
                 .start
                 .observe(g, slot, &record, &d.states, &d.tree, &mut eval);
-            start.seen.extend(d.positions);
+            start.coverage.extend(d.positions);
             samples.extend(d.samples);
         }
         samples
@@ -310,9 +310,11 @@ impl<'a, G: Abilities, L: Learner<G>> Loop<'a, G, L> {
         // Compressed here (in parallel), not on the writer thread.
         let objects = trained.checkpoint.objects;
         let checkpoint = prepare_checkpoint(objects, snapshot, trained.kept, &mut out.delta_base);
+        let coverage = start.coverage.commit()?;
         out.send(Commit::Iteration(Box::new(IterationCommit {
             games: games.held,
             checkpoint,
+            coverage,
             evaluation: evaluated.encoded,
             record,
             evaluation_row: (evaluated.metrics.as_ref())

@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use crate::par;
 
 use super::records::NotMeasured;
+use super::retention::CoverageLog;
 use super::{
     Chain, GameYield, IterationRecord, RunConfig, RunError, Settings, chain, game_yield,
     load_settings, replay_tree,
@@ -24,7 +25,8 @@ pub(crate) struct StartPoint<G: Abilities, L: Learner<G>> {
     pub done: u32,
     pub model: L,
     pub window: VecDeque<Vec<L::Sample>>,
-    pub seen: FastSet<G::Key>,
+    /// The coverage set `seen` and what of it is not stored yet.
+    pub coverage: CoverageLog<G::Key>,
     pub start: Box<dyn StartPolicy<G>>,
     pub previous: Option<ObjectHash>,
     pub(crate) previous_snapshot: Option<ObjectHash>,
@@ -56,7 +58,7 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
     let first_in_window = done.saturating_sub(s.window) + 1;
     // A stored coverage set (docs/store.md, "Keeping fewer games") stands for the games up
     // to its iteration, but for those the next iteration trains on.
-    let (covered, mut seen) = covered_until::<G>(store, cfg, &records, head)?;
+    let (covered, mut coverage) = covered_until::<G>(store, cfg, &records, head)?;
     let learns = super::retention::start_learns(cfg);
     let mut before: Option<&IterationRecord> = None;
     for r in &records {
@@ -70,7 +72,7 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
         }
         if !learns && r.iteration < first_in_window {
             // Not trained on again nor taken in by the start policy: its positions only.
-            add_positions(g, store, r, &mut seen)?;
+            add_positions(g, store, r, &mut coverage)?;
             before = Some(r);
             continue;
         }
@@ -110,7 +112,7 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
         };
         for (k, (d, rec)) in derived.into_iter().zip(&games).enumerate() {
             if r.iteration > covered {
-                seen.extend(d.positions);
+                coverage.extend(d.positions);
             }
             let slot = crate::rng::GameSlot::new(cfg.seed, r.iteration, k as u32);
             start.observe(g, slot, rec, &d.states, &d.tree, eval);
@@ -127,7 +129,7 @@ pub(crate) fn start_point<G: Abilities, L: Learner<G>>(
         done,
         model,
         window,
-        seen,
+        coverage,
         start,
         previous: head,
         previous_snapshot,
@@ -151,13 +153,13 @@ fn committed_chain(
     Ok(records)
 }
 
-/// Adds the decision positions of the stored games of iteration record `r` to `seen` (the
-/// games replayed in parallel, their keys added in game order).
+/// Adds the decision positions of the stored games of iteration record `r` to the coverage
+/// set (the games replayed in parallel, their keys added in game order).
 fn add_positions<G: Abilities>(
     g: &G,
     store: &Store,
     r: &IterationRecord,
-    seen: &mut FastSet<G::Key>,
+    coverage: &mut CoverageLog<G::Key>,
 ) -> Result<(), RunError> {
     let games = super::retention::stored_games(store, r)?;
     let keys: Vec<Vec<G::Key>> = par::try_map(games.len(), |k| -> Result<_, RunError> {
@@ -167,31 +169,31 @@ fn add_positions<G: Abilities>(
             .collect())
     })?;
     for k in keys {
-        seen.extend(k);
+        coverage.extend(k);
     }
     Ok(())
 }
 
 /// The last iteration of `records` (ending at `head`) with a stored coverage set, and that
 /// set; (0, empty) when there is none, or when the run's start policy learns from every game
-/// (which must then be read anyway).
+/// (which must then be read anyway, and whose new keys are not kept).
 fn covered_until<G: Abilities>(
     store: &Store,
     cfg: &RunConfig,
     records: &[IterationRecord],
     head: Option<ObjectHash>,
-) -> Result<(u32, FastSet<G::Key>), RunError> {
+) -> Result<(u32, CoverageLog<G::Key>), RunError> {
     if super::retention::start_learns(cfg) {
-        return Ok((0, FastSet::default()));
+        return Ok((0, CoverageLog::new(FastSet::default(), None, false)));
     }
     let hashes = super::retention::record_hashes(records, head);
     for (k, h) in hashes.iter().enumerate().rev() {
         if let Some(c) = store.coverage_of(h)? {
             let seen = super::retention::read_coverage::<G>(store, c)?;
-            return Ok((k as u32 + 1, seen));
+            return Ok((k as u32 + 1, CoverageLog::new(seen, Some(c), true)));
         }
     }
-    Ok((0, FastSet::default()))
+    Ok((0, CoverageLog::new(FastSet::default(), None, true)))
 }
 
 /// The metric values of the last measured iteration of the chain `records` (oldest first):

@@ -118,6 +118,103 @@ impl Record for Coverage {
     const KIND: &'static str = "coverage/v1";
 }
 
+/// The coverage set `seen` of a run being worked on, and what of it is not stored yet: the
+/// last stored set (`base`) and the keys added since (docs/store.md, "Finding a game in a big
+/// store"). A run stores it after every iteration where the new keys are few enough
+/// ([`NEW_SHARE`]), so that a restart re-plays only the games since.
+pub(crate) struct CoverageLog<K> {
+    pub seen: FastSet<K>,
+    base: Option<ObjectHash>,
+    added: Vec<K>,
+    /// The positions taken in since `base` was stored (repeats counted), and the iterations.
+    played: u64,
+    iterations: u32,
+    /// Whether the new keys are kept (off for a start policy that learns from its games,
+    /// which rebuilds from every game anyway, and once a run's keys proved too many).
+    tracked: bool,
+}
+
+/// A run stores its coverage set after an iteration while at most 1/`NEW_SHARE` of the
+/// positions its games played since the last stored set are new to it: a game whose positions
+/// repeat (EinStein würfelt nicht!'s after its first iterations) stores a few keys an
+/// iteration; one whose positions rarely repeat (Go) would store about a key a position, more
+/// than its games' own bytes, and stores none.
+const NEW_SHARE: u64 = 2;
+
+/// After this many iterations without a stored coverage set, a process stops keeping its new
+/// keys (its memory stays bounded).
+const COVERAGE_PATIENCE: u32 = 8;
+
+/// The coverage set to store with an iteration: its address and, unless an earlier
+/// iteration's set is the same one, its object.
+pub(crate) struct CoverageCommit {
+    pub hash: ObjectHash,
+    pub object: Option<Encoded>,
+}
+
+impl<K: crate::game::PositionKey> CoverageLog<K> {
+    /// `seen` as the stored set `base` holds it (`tracked`: whether new keys are kept).
+    pub(crate) fn new(seen: FastSet<K>, base: Option<ObjectHash>, tracked: bool) -> Self {
+        CoverageLog {
+            seen,
+            base,
+            added: Vec::new(),
+            played: 0,
+            iterations: 0,
+            tracked,
+        }
+    }
+
+    /// Adds the positions of a game to the set.
+    pub(crate) fn extend(&mut self, keys: impl IntoIterator<Item = K>) {
+        for k in keys {
+            self.played += 1;
+            if self.seen.insert(k) && self.tracked {
+                self.added.push(k);
+            }
+        }
+    }
+
+    /// The set after an iteration, to store with it: `None` when it is not stored (untracked,
+    /// or too many new keys).
+    pub(crate) fn commit(&mut self) -> Result<Option<CoverageCommit>, RunError> {
+        if !self.tracked {
+            return Ok(None);
+        }
+        self.iterations += 1;
+        if let (Some(hash), true) = (self.base, self.added.is_empty()) {
+            (self.played, self.iterations) = (0, 0);
+            return Ok(Some(CoverageCommit { hash, object: None }));
+        }
+        if self.added.len() as u64 * NEW_SHARE > self.played {
+            if self.iterations >= COVERAGE_PATIENCE {
+                (self.tracked, self.added) = (false, Vec::new());
+            }
+            return Ok(None);
+        }
+        self.added.sort_unstable();
+        let e = encode_coverage(self.base, &self.added)?;
+        (self.base, self.played, self.iterations) = (Some(e.hash), 0, 0);
+        self.added.clear();
+        Ok(Some(CoverageCommit {
+            hash: e.hash,
+            object: Some(e),
+        }))
+    }
+}
+
+/// A `coverage/v1` object: `added` (sorted) on top of the set `base`.
+fn encode_coverage<K: crate::game::PositionKey>(
+    base: Option<ObjectHash>,
+    added: &[K],
+) -> Result<Encoded, RunError> {
+    let bytes = postcard::to_stdvec(added).map_err(|source| StoreError::Encode {
+        kind: Coverage::KIND,
+        source,
+    })?;
+    Ok(Encoded::of(&Coverage { base, added: bytes })?)
+}
+
 /// The coverage set stored at `hash` (its chain of bases unioned).
 pub(crate) fn read_coverage<G: Abilities>(
     store: &Store,
@@ -195,20 +292,38 @@ pub(crate) fn apply<G: Abilities, L: Learner<G>>(
     model_seed: u64,
 ) -> Result<Retained, RunError> {
     let keep = stored_keep_games(store, row)?;
-    apply_keep::<G, L>(g, store, cfg, row, model_seed, keep, false)
+    let run = Retaining {
+        cfg,
+        row,
+        model_seed,
+        keep,
+    };
+    apply_keep::<G, L>(g, store, &run, false)
 }
 
-/// [`apply`] with the retention `keep`, stored as the run's in the same transaction when
+/// A run and the retention to apply to it.
+struct Retaining<'a> {
+    /// The settings in force at its last iteration.
+    cfg: &'a RunConfig,
+    row: &'a RunRow,
+    model_seed: u64,
+    keep: KeepGames,
+}
+
+/// [`apply`] with the retention `run.keep`, stored as the run's in the same transaction when
 /// `store_it` (`tabula keep` on a finished run).
 fn apply_keep<G: Abilities, L: Learner<G>>(
     g: &G,
     store: &mut Store,
-    cfg: &RunConfig,
-    row: &RunRow,
-    model_seed: u64,
-    keep: KeepGames,
+    run: &Retaining<'_>,
     store_it: bool,
 ) -> Result<Retained, RunError> {
+    let Retaining {
+        cfg,
+        row,
+        model_seed,
+        keep,
+    } = *run;
     let set = |store: &mut Store| match store_it {
         true => store.write(|w| w.set_keep_games(row.id, &keep.to_string())),
         false => Ok(()),
@@ -245,7 +360,7 @@ fn apply_keep<G: Abilities, L: Learner<G>>(
             w.set_keep_games(run_id, &keep.to_string())?;
         }
         for (i, c) in &coverage {
-            w.add_coverage(run_id, *i, &hashes[*i as usize - 1], c)?;
+            w.add_coverage(run_id, *i, &hashes[*i as usize - 1], &c.hash, Some(c))?;
             out.coverage_sets += 1;
         }
         let mut packs = Vec::new();
@@ -309,8 +424,13 @@ pub fn change_keep_games(
     store.lock_run(row.id)?;
     let applied = (|| {
         let stage = cfg.in_force(row.iterations_done)?;
-        let seed = super::model_seed_of(store, &record)?;
-        crate::with_game!(&cfg.game, |g| apply_now(g, store, &stage, &row, seed, keep))
+        let run = Retaining {
+            cfg: &stage,
+            row: &row,
+            model_seed: super::model_seed_of(store, &record)?,
+            keep,
+        };
+        crate::with_game!(&cfg.game, |g| apply_now(g, store, &run))
     })();
     let unlocked = store.unlock_run(row.id);
     out.retained = applied?;
@@ -319,16 +439,14 @@ pub fn change_keep_games(
     Ok(out)
 }
 
+/// [`apply_keep`] of `run`'s learner, the retention stored with it.
 fn apply_now<G: Abilities>(
     g: &G,
     store: &mut Store,
-    cfg: &RunConfig,
-    row: &RunRow,
-    model_seed: u64,
-    keep: KeepGames,
+    run: &Retaining<'_>,
 ) -> Result<Retained, RunError> {
-    crate::with_learner!(cfg.settings.learner.kind, L => {
-        apply_keep::<G, L<G>>(g, store, cfg, row, model_seed, keep, true)
+    crate::with_learner!(run.cfg.settings.learner.kind, L => {
+        apply_keep::<G, L<G>>(g, store, run, true)
     })
 }
 
@@ -342,8 +460,10 @@ pub(crate) fn record_hashes(
     out
 }
 
-/// The coverage sets at `points` not stored yet, each against the one before it: built from
-/// the last stored one before them (a branch's parent may have one) and the games after it.
+/// The coverage sets at `points` not stored yet (a run stores one with each iteration where
+/// few of its positions are new, [`CoverageLog`]), each against the one stored before it:
+/// built from the last stored one before the first such point (a branch's parent may have
+/// one) and the games after it.
 fn coverage_sets<G: Abilities, L: Learner<G>>(
     g: &G,
     store: &Store,
@@ -354,10 +474,20 @@ fn coverage_sets<G: Abilities, L: Learner<G>>(
     model_seed: u64,
 ) -> Result<Vec<(u32, Encoded)>, RunError> {
     let ctx = cfg.settings.learner_context(model_seed);
+    let stored = |i: u32| store.coverage_of(&hashes[i as usize - 1]);
+    let mut missing = Vec::new();
+    for &c in points {
+        if stored(c)?.is_none() {
+            missing.push(c);
+        }
+    }
+    let (Some(&first), Some(&last)) = (missing.first(), missing.last()) else {
+        return Ok(Vec::new());
+    };
     let (mut from, mut base) = (0u32, None);
-    for (k, h) in hashes.iter().enumerate().rev() {
-        if let Some(c) = store.coverage_of(h)? {
-            (from, base) = (k as u32 + 1, Some(c));
+    for i in (1..first).rev() {
+        if let Some(c) = stored(i)? {
+            (from, base) = (i, Some(c));
             break;
         }
     }
@@ -367,22 +497,72 @@ fn coverage_sets<G: Abilities, L: Learner<G>>(
     };
     let mut added: Vec<G::Key> = Vec::new();
     let mut out = Vec::new();
-    for r in records.iter().filter(|r| r.iteration > from) {
+    for r in records
+        .iter()
+        .filter(|r| r.iteration > from && r.iteration <= last)
+    {
         for rec in stored_games(store, r)? {
             let y = game_yield::<G, L>(g, ctx, &rec, Vec::new())?;
             added.extend(y.positions.into_iter().filter(|k| seen.insert(*k)));
         }
-        if points.contains(&r.iteration) {
+        if missing.contains(&r.iteration) {
             added.sort_unstable();
-            let bytes = postcard::to_stdvec(&added).map_err(|source| StoreError::Encode {
-                kind: Coverage::KIND,
-                source,
-            })?;
-            let e = Encoded::of(&Coverage { base, added: bytes })?;
+            let e = encode_coverage(base, &added)?;
             base = Some(e.hash);
             out.push((r.iteration, e));
             added.clear();
+        } else if let Some(c) = stored(r.iteration)? {
+            // The run's own set here: the same keys; the next is stored against it.
+            (base, added) = (Some(c), Vec::new());
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{COVERAGE_PATIENCE, CoverageLog};
+    use crate::solver::fasthash::FastSet;
+
+    #[test]
+    fn a_coverage_set_is_stored_while_its_new_keys_are_few() {
+        let mut log = CoverageLog::<u64>::new(FastSet::default(), None, true);
+        // 3 new keys of 6 positions: stored, the keys in order.
+        log.extend([5, 3, 5, 9, 3, 3]);
+        let first = log.commit().unwrap().expect("stored");
+        let object = first.object.expect("a new set");
+        assert_eq!(object.hash, first.hash);
+        let c: super::Coverage = postcard::from_bytes(&object.bytes).unwrap();
+        assert_eq!(c.base, None);
+        assert_eq!(
+            postcard::from_bytes::<Vec<u64>>(&c.added).unwrap(),
+            [3, 5, 9]
+        );
+        // No new key: the same set, no new object.
+        log.extend([3, 9]);
+        let same = log.commit().unwrap().expect("stored");
+        assert_eq!((same.hash, same.object.is_none()), (first.hash, true));
+        // More than half the positions new: not stored, kept for the next iteration, whose
+        // positions count with these.
+        log.extend(100..200);
+        assert!(log.commit().unwrap().is_none());
+        log.extend(std::iter::repeat_n(3, 150));
+        let later = log.commit().unwrap().expect("stored");
+        let c: super::Coverage = postcard::from_bytes(&later.object.unwrap().bytes).unwrap();
+        assert_eq!(c.base, Some(first.hash));
+        let added: Vec<u64> = postcard::from_bytes(&c.added).unwrap();
+        assert_eq!(added, (100..200).collect::<Vec<_>>());
+        // Positions that never repeat: after the patience, no more keys kept.
+        for k in 0..COVERAGE_PATIENCE {
+            log.extend(1_000 * (k as u64 + 1)..1_000 * (k as u64 + 2));
+            assert!(log.commit().unwrap().is_none());
+        }
+        assert!(log.added.is_empty() && !log.tracked);
+        log.extend(std::iter::repeat_n(1, 100));
+        assert!(log.commit().unwrap().is_none());
+        assert_eq!(
+            log.seen.len(),
+            3 + 100 + 1_000 * COVERAGE_PATIENCE as usize + 1
+        );
+    }
 }

@@ -42,6 +42,9 @@ pub(crate) struct IterationCommit {
     /// The iteration's games not yet sent (those of its last [`GAMES_FLUSH`]).
     pub games: Vec<GameBatch>,
     pub checkpoint: Vec<Prepared>,
+    /// The coverage set after the iteration, when it is stored (docs/store.md, "Finding a
+    /// game in a big store").
+    pub coverage: Option<super::retention::CoverageCommit>,
     pub evaluation: Encoded,
     pub record: IterationRecord,
     /// `None`: the iteration was not measured (`[eval] every`), no `evaluations` row.
@@ -124,6 +127,10 @@ pub(super) fn write_commits(
                         )?;
                         if let Some(row) = &job.evaluation_row {
                             w.add_evaluation(row)?;
+                        }
+                        if let Some(c) = &job.coverage {
+                            let i = job.record.iteration;
+                            w.add_coverage(run_id, i, &head, &c.hash, c.object.as_ref())?;
                         }
                         w.set_run_progress(run_id, job.record.iteration, Some(&head), job.status)?;
                         // The commit itself is cheap (WAL, synchronous=NORMAL: no fsync per

@@ -211,8 +211,8 @@ impl Store {
         let ids: Vec<i64> = self
             .conn
             .prepare(
-                "SELECT id FROM packs WHERE id NOT IN
-                 (SELECT pack FROM run_games WHERE pack IS NOT NULL) ORDER BY id",
+                "SELECT id FROM packs p WHERE NOT EXISTS
+                 (SELECT 1 FROM run_games g WHERE g.pack = p.id) ORDER BY id",
             )
             .and_then(|mut s| {
                 s.query_map([], |r| r.get(0))?

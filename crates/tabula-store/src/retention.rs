@@ -104,21 +104,26 @@ impl Writer<'_> {
         Ok((n, bytes))
     }
 
-    /// Stores the coverage set after `run_id`'s iteration `iteration` (record `record`).
+    /// Stores the coverage set after `run_id`'s iteration `iteration` (record `record`): the
+    /// object `hash`, stored from `object` when given (else already stored: the set equals
+    /// an earlier iteration's).
     pub fn add_coverage(
         &self,
         run_id: i64,
         iteration: u32,
         record: &ObjectHash,
-        coverage: &Encoded,
+        hash: &ObjectHash,
+        object: Option<&Encoded>,
     ) -> Result<()> {
-        objects::put_compressed(self.tx, coverage.kind, &coverage.bytes, &coverage.hash)
-            .map_err(|e| e.into_store_error(self.path))?;
+        if let Some(c) = object {
+            objects::put_compressed(self.tx, c.kind, &c.bytes, &c.hash)
+                .map_err(|e| e.into_store_error(self.path))?;
+        }
         self.tx
             .execute(
                 "INSERT INTO run_coverage (run_id, iteration, record, hash) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT(run_id, iteration) DO UPDATE SET record = ?3, hash = ?4",
-                params![run_id, iteration, &record.0[..], &coverage.hash.0[..]],
+                params![run_id, iteration, &record.0[..], &hash.0[..]],
             )
             .map(|_| ())
             .map_err(|e| sqlite(self.path, e))

@@ -62,6 +62,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0018_pack_members",
         include_str!("../schema/0018_pack_members.sql"),
     ),
+    (
+        "0019_run_games_pack",
+        include_str!("../schema/0019_run_games_pack.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands.
