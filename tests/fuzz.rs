@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::binary::{ok, tabula};
-use crate::mutate::{fuzz, mutated, mutated_bytes};
+use crate::mutate::{DASHBOARD_URLS, fuzz, mutated, mutated_bytes};
 use tabula::store::{Record, Store};
 
 /// A store with one finished run (ewn:3x3x2, 2 iterations), made once for the targets here
@@ -68,26 +68,7 @@ fn http_targets_and_the_sql_console() {
     let db = store_with_run();
     let before = files_of(db);
     let (_server, port) = crate::serve::serve(db);
-    let urls: Vec<String> = [
-        "/",
-        "/runs/1",
-        "/runs/tiny",
-        "/sweeps/x",
-        "/compare?runs=1,1",
-        "/games/abcd",
-        "/positions?run=1",
-        "/api/runs?page=1&per_page=5&settings=1",
-        "/api/runs/1",
-        "/api/runs/1/metrics?from=0",
-        "/api/runs/1/games?iteration=1&page=1&per_page=2",
-        "/api/sweeps",
-        "/api/games/0000",
-        "/api/positions?run=1&position=x&past=y",
-        "/assets/app.js",
-        "/favicon.ico",
-    ]
-    .map(String::from)
-    .to_vec();
+    let urls: Vec<String> = DASHBOARD_URLS.iter().map(|u| u.to_string()).collect();
     let seen = std::cell::RefCell::new(std::collections::BTreeMap::<u16, usize>::new());
     fuzz(mutated(urls), |url| {
         let (status, _) = crate::serve::request(port, "GET", &request_target(&url));

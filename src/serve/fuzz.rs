@@ -20,7 +20,7 @@ use std::path::PathBuf;
 // The inputs and the runner, shared with the store targets of tests/fuzz.rs.
 #[path = "../../tests/common/mutate.rs"]
 mod mutate;
-use mutate::{fuzz, mutated};
+use mutate::{DASHBOARD_URLS, fuzz, mutated};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -187,22 +187,7 @@ fn gtp_lines() {
 /// server's answers are fuzzed in tests/fuzz.rs.
 #[test]
 fn dashboard_urls() {
-    let urls: Vec<String> = [
-        "/",
-        "/runs/1",
-        "/runs/tiny",
-        "/sweeps/x",
-        "/compare?runs=1,1",
-        "/games/abcd",
-        "/positions?run=1",
-        "/api/runs?page=1&per_page=5&settings=1",
-        "/api/runs/1/metrics?from=0",
-        "/api/runs/1/games?iteration=1&page=1&per_page=2",
-        "/api/positions?run=1&position=x&past=y",
-        "/assets/app.js",
-    ]
-    .map(String::from)
-    .to_vec();
+    let urls: Vec<String> = DASHBOARD_URLS.iter().map(|u| u.to_string()).collect();
     fuzz(mutated(urls), |url| {
         if let Ok(req) = super::http::Request::parse(&url) {
             let bad = |s: &String| s.is_empty() || s == "." || s == "..";

@@ -53,6 +53,27 @@ pub(crate) enum Edit {
     Replace(f64, char),
 }
 
+/// The dashboard's URLs, one of each page and API (docs/dashboard.md), the corpus of its
+/// request parser and of a live server's routes.
+pub(crate) const DASHBOARD_URLS: &[&str] = &[
+    "/",
+    "/runs/1",
+    "/runs/tiny",
+    "/sweeps/x",
+    "/compare?runs=1,1",
+    "/games/abcd",
+    "/positions?run=1",
+    "/api/runs?page=1&per_page=5&settings=1",
+    "/api/runs/1",
+    "/api/runs/1/metrics?from=0",
+    "/api/runs/1/games?iteration=1&page=1&per_page=2",
+    "/api/sweeps",
+    "/api/games/0000",
+    "/api/positions?run=1&position=x&past=y",
+    "/assets/app.js",
+    "/favicon.ico",
+];
+
 /// Pieces worth inserting: the syntax of every input, numbers at and past their ranges, and
 /// characters that have broken parsers before.
 pub(crate) const PIECES: &[&str] = &[
