@@ -225,7 +225,7 @@ fn execute_any<G: Abilities>(
             // What the store keeps of the finished run (docs/store.md, "Keeping fewer games").
             let row = super::find(store, &work.run_id.to_string())?;
             crate::with_learner!(stage.settings.learner.kind, L => {
-                super::retention::apply::<G, L<G>>(g, store, &stage, &row, work.model_seed)
+                super::retention::apply::<G, L<G>>(g, store, &stage, &row)
             })?;
             return Ok(out);
         }

@@ -154,22 +154,15 @@ fn committed_chain(
 }
 
 /// Adds the decision positions of the stored games of iteration record `r` to the coverage
-/// set (the games replayed in parallel, their keys added in game order).
+/// set, in game order.
 fn add_positions<G: Abilities>(
     g: &G,
     store: &Store,
     r: &IterationRecord,
     coverage: &mut CoverageLog<G::Key>,
 ) -> Result<(), RunError> {
-    let games = super::retention::stored_games(store, r)?;
-    let keys: Vec<Vec<G::Key>> = par::try_map(games.len(), |k| -> Result<_, RunError> {
-        let states = games[k].states(g)?;
-        Ok(super::game_yield::decision_states(g, &states)
-            .map(|s| g.key(s))
-            .collect())
-    })?;
-    for k in keys {
-        coverage.extend(k);
+    for keys in super::retention::stored_positions(g, store, r)? {
+        coverage.extend(keys);
     }
     Ok(())
 }

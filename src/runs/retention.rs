@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::{IterationRecord, RunConfig, RunError, SpecError, chain, game_yield};
+use super::{IterationRecord, RunConfig, RunError, SpecError, chain};
 use crate::error::SettingError;
 use crate::game_record::GameRecord;
 use crate::games::Abilities;
@@ -261,6 +261,22 @@ pub(crate) fn stored_games(
     }
 }
 
+/// The decision positions of the stored games of iteration record `r`, a list per game in game
+/// order (the games replayed in parallel): what a coverage set takes in from an iteration.
+pub(crate) fn stored_positions<G: Abilities>(
+    g: &G,
+    store: &Store,
+    r: &IterationRecord,
+) -> Result<Vec<Vec<G::Key>>, RunError> {
+    let games = stored_games(store, r)?;
+    crate::par::try_map(games.len(), |k| -> Result<_, RunError> {
+        let states = games[k].states(g)?;
+        Ok(super::decision_states(g, &states)
+            .map(|s| g.key(s))
+            .collect())
+    })
+}
+
 /// The error for a read that needs games retention removed.
 pub(crate) fn not_kept(run: i64, iteration: u32, keep: &str) -> RunError {
     RunError::Usage(format!(
@@ -289,15 +305,9 @@ pub(crate) fn apply<G: Abilities, L: Learner<G>>(
     store: &mut Store,
     cfg: &RunConfig,
     row: &RunRow,
-    model_seed: u64,
 ) -> Result<Retained, RunError> {
     let keep = stored_keep_games(store, row)?;
-    let run = Retaining {
-        cfg,
-        row,
-        model_seed,
-        keep,
-    };
+    let run = Retaining { cfg, row, keep };
     apply_keep::<G, L>(g, store, &run, false)
 }
 
@@ -306,7 +316,6 @@ struct Retaining<'a> {
     /// The settings in force at its last iteration.
     cfg: &'a RunConfig,
     row: &'a RunRow,
-    model_seed: u64,
     keep: KeepGames,
 }
 
@@ -318,12 +327,7 @@ fn apply_keep<G: Abilities, L: Learner<G>>(
     run: &Retaining<'_>,
     store_it: bool,
 ) -> Result<Retained, RunError> {
-    let Retaining {
-        cfg,
-        row,
-        model_seed,
-        keep,
-    } = *run;
+    let Retaining { cfg, row, keep } = *run;
     let set = |store: &mut Store| match store_it {
         true => store.write(|w| w.set_keep_games(row.id, &keep.to_string())),
         false => Ok(()),
@@ -352,7 +356,7 @@ fn apply_keep<G: Abilities, L: Learner<G>>(
         set(store)?;
         return Ok(Retained::default());
     }
-    let coverage = coverage_sets::<G, L>(g, store, cfg, &records, &hashes, &points, model_seed)?;
+    let coverage = coverage_sets::<G>(g, store, &records, &hashes, &points)?;
     let run_id = row.id;
     let done = store.write(|w| {
         let mut out = Retained::default();
@@ -403,7 +407,7 @@ pub fn change_keep_games(
     keep: KeepGames,
 ) -> Result<KeepChanged, RunError> {
     let row = super::find(store, text)?;
-    let (mut cfg, record) = super::load_config(store, &row)?;
+    let (mut cfg, _) = super::load_config(store, &row)?;
     let was = cfg.keep_games;
     cfg.keep_games = keep;
     check_keep_games(&cfg)?;
@@ -427,7 +431,6 @@ pub fn change_keep_games(
         let run = Retaining {
             cfg: &stage,
             row: &row,
-            model_seed: super::model_seed_of(store, &record)?,
             keep,
         };
         crate::with_game!(&cfg.game, |g| apply_now(g, store, &run))
@@ -464,16 +467,13 @@ pub(crate) fn record_hashes(
 /// few of its positions are new, [`CoverageLog`]), each against the one stored before it:
 /// built from the last stored one before the first such point (a branch's parent may have
 /// one) and the games after it.
-fn coverage_sets<G: Abilities, L: Learner<G>>(
+fn coverage_sets<G: Abilities>(
     g: &G,
     store: &Store,
-    cfg: &RunConfig,
     records: &[IterationRecord],
     hashes: &[ObjectHash],
     points: &[u32],
-    model_seed: u64,
 ) -> Result<Vec<(u32, Encoded)>, RunError> {
-    let ctx = cfg.settings.learner_context(model_seed);
     let stored = |i: u32| store.coverage_of(&hashes[i as usize - 1]);
     let mut missing = Vec::new();
     for &c in points {
@@ -501,9 +501,8 @@ fn coverage_sets<G: Abilities, L: Learner<G>>(
         .iter()
         .filter(|r| r.iteration > from && r.iteration <= last)
     {
-        for rec in stored_games(store, r)? {
-            let y = game_yield::<G, L>(g, ctx, &rec, Vec::new())?;
-            added.extend(y.positions.into_iter().filter(|k| seen.insert(*k)));
+        for keys in stored_positions(g, store, r)? {
+            added.extend(keys.into_iter().filter(|k| seen.insert(*k)));
         }
         if missing.contains(&r.iteration) {
             added.sort_unstable();
