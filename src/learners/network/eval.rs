@@ -1,6 +1,7 @@
 //! The network as the search's leaf evaluator.
 
 use super::Network;
+use super::cache::{EvalCache, same_bits};
 use crate::game::{Action, Game};
 use crate::games::Abilities;
 use crate::nn::{Scratch, legal_softmax};
@@ -13,7 +14,22 @@ pub struct NetEval<'a, G: Game> {
     pub(super) net: &'a Network<G>,
     pub(super) x: Vec<f32>,
     pub(super) scratch: Scratch,
+    /// The search's evaluations: made on the first (greedy play never allocates it).
+    pub(super) cache: Option<EvalCache>,
+    /// A batch's encoded planes, a position a row.
+    pub(super) staged: Vec<f32>,
+    /// Per position of the batch: its row among the network's inputs, or `HIT`.
+    pub(super) rows: Vec<usize>,
+    /// Per network input: the position of the batch it came from, and its tag.
+    pub(super) fresh: Vec<(usize, u64)>,
+    /// The network's inputs: the rows of `fresh`, in order.
+    pub(super) inputs: Vec<f32>,
+    /// Positions the network computed for the search.
+    pub(super) computed: u64,
 }
+
+/// A position answered from the cache.
+const HIT: usize = usize::MAX;
 
 impl<G: Abilities> NetEval<'_, G> {
     /// The greedy move at `s` after the game's `past`: the legal action of highest logit,
@@ -54,6 +70,49 @@ impl<G: Abilities> NetEval<'_, G> {
     }
 }
 
+impl<G: Abilities> NetEval<'_, G> {
+    /// How many positions the search asked for were answered from the cache, and how many
+    /// the network computed (a position asked twice in one batch is computed once).
+    pub fn cache_counts(&self) -> (u64, u64) {
+        (self.cache.as_ref().map_or(0, |c| c.hits), self.computed)
+    }
+
+    /// Encodes every leaf into `staged` and answers the ones the cache holds; the others
+    /// get a row in `inputs` (a position asked twice in the batch gets one), listed in `fresh`.
+    fn stage(&mut self, leaves: &mut [Leaf<'_, G>]) {
+        let (len, layout) = (self.net.layout.input().len(), &self.net.layout);
+        let cache = self
+            .cache
+            .get_or_insert_with(|| EvalCache::new(len, layout.actions()));
+        self.staged.resize(leaves.len() * len, 0.0);
+        for (l, row) in leaves.iter().zip(self.staged.chunks_exact_mut(len)) {
+            self.net.encoder.encode(l.state, l.past, row);
+        }
+        self.rows.clear();
+        self.fresh.clear();
+        self.inputs.clear();
+        for (k, l) in leaves.iter_mut().enumerate() {
+            let planes = &self.staged[k * len..(k + 1) * len];
+            let tag = EvalCache::tag(planes);
+            if let Some((logits, pre)) = cache.get(tag, planes) {
+                legal_softmax(logits, l.legal, l.priors);
+                l.value = layout.unit_value(pre);
+                self.rows.push(HIT);
+                continue;
+            }
+            let same = |&(j, t): &(usize, u64)| {
+                t == tag && same_bits(&self.staged[j * len..(j + 1) * len], planes)
+            };
+            let row = self.fresh.iter().position(same).unwrap_or_else(|| {
+                self.fresh.push((k, tag));
+                self.inputs.extend_from_slice(planes);
+                self.fresh.len() - 1
+            });
+            self.rows.push(row);
+        }
+    }
+}
+
 impl<G: Abilities> Evaluator<G> for NetEval<'_, G> {
     fn past(&self) -> usize {
         self.net.past()
@@ -61,25 +120,57 @@ impl<G: Abilities> Evaluator<G> for NetEval<'_, G> {
 
     fn evaluate(
         &mut self,
-        _: &G,
+        g: &G,
         s: &G::State,
         past: &[G::State],
         legal: &[Action],
         priors: &mut [f64],
-        _: &mut StreamRng,
+        rng: &mut StreamRng,
     ) -> f64 {
-        self.priors_value(s, past, legal, priors)
+        let mut leaf = [Leaf {
+            state: s,
+            past,
+            legal,
+            priors,
+            rng,
+            value: 0.0,
+        }];
+        self.evaluate_batch(g, &mut leaf);
+        leaf[0].value
     }
 
-    /// One forward pass over all the leaves: each gets the bits it would get alone.
+    /// One forward pass over the leaves the cache does not hold: each gets the bits it would
+    /// get alone (the cache's invariant, `cache.rs`).
     fn evaluate_batch(&mut self, _: &G, leaves: &mut [Leaf<'_, G>]) {
-        let na = self.net.layout.actions();
-        self.net
-            .forward_states(leaves.iter().map(|l| (l.state, l.past)), &mut self.scratch);
-        for (k, l) in leaves.iter_mut().enumerate() {
-            let logits = &self.scratch.logits[k * na..(k + 1) * na];
-            legal_softmax(logits, l.legal, l.priors);
-            l.value = self.net.layout.unit_value(self.scratch.values[k]);
+        self.stage(leaves);
+        let (n, len, na) = (
+            self.fresh.len(),
+            self.net.layout.input().len(),
+            self.net.layout.actions(),
+        );
+        if n == 0 {
+            return;
+        }
+        self.computed += n as u64;
+        let net = self.net;
+        net.layout.forward_batch(
+            &net.params,
+            &net.weights,
+            &self.inputs,
+            n,
+            &mut self.scratch,
+        );
+        let (logits, values) = (&self.scratch.logits, &self.scratch.values);
+        for (l, &row) in leaves.iter_mut().zip(&self.rows) {
+            if row != HIT {
+                legal_softmax(&logits[row * na..(row + 1) * na], l.legal, l.priors);
+                l.value = net.layout.unit_value(values[row]);
+            }
+        }
+        let cache = self.cache.as_mut().expect("staged");
+        for (row, &(k, tag)) in self.fresh.iter().enumerate() {
+            let planes = &self.staged[k * len..(k + 1) * len];
+            cache.put(tag, planes, &logits[row * na..(row + 1) * na], values[row]);
         }
     }
 }

@@ -18,6 +18,7 @@ use super::tabular::TABULAR_METRICS as SHARED;
 use crate::eval::MetricDef;
 use crate::eval::reference::REFERENCE_METRICS;
 
+mod cache;
 mod eval;
 mod learner;
 mod model;

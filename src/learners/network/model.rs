@@ -284,6 +284,12 @@ impl<G: Abilities> Network<G> {
             net: self,
             x: vec![0.0; self.layout.input().len()],
             scratch: self.layout.scratch(),
+            cache: None,
+            staged: Vec::new(),
+            rows: Vec::new(),
+            fresh: Vec::new(),
+            inputs: Vec::new(),
+            computed: 0,
         }
     }
 }

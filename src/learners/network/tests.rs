@@ -573,3 +573,67 @@ fn a_positions_output_does_not_depend_on_what_came_before() {
         );
     }
 }
+
+/// The evaluation cache (`cache.rs`) answers with the network's own bits: a batch holding
+/// every test position twice, then the same positions again in reverse order (all answered
+/// from the cache), give each position the priors and value it gets alone, uncached.
+#[test]
+fn the_evaluation_cache_answers_with_the_networks_bits() {
+    use crate::search::{Evaluator, Leaf};
+    let g = crate::games::Ewn::new(3, 3, 3).unwrap();
+    let c = parse("[learner.network]\narch = \"resnet\"\nblocks = 1\nchannels = 4\n").unwrap();
+    let net = <Network<crate::games::Ewn> as Learner<_>>::new(&g, c.learner_context(9)).unwrap();
+    let states = g.test_positions();
+    let legal: Vec<Vec<crate::game::Action>> = states
+        .iter()
+        .map(|s| {
+            let mut l = Vec::new();
+            g.legal_actions(s, &mut l);
+            l
+        })
+        .collect();
+    let alone = |k: usize| {
+        let mut p = vec![0.0; legal[k].len()];
+        let v = net.eval().priors_value(&states[k], &[], &legal[k], &mut p);
+        (
+            p.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            v.to_bits(),
+        )
+    };
+    let want: Vec<_> = (0..states.len()).map(alone).collect();
+    let mut ev = net.eval();
+    let twice: Vec<usize> = (0..states.len()).chain(0..states.len()).collect();
+    let reverse: Vec<usize> = (0..states.len()).rev().collect();
+    for order in [twice, reverse] {
+        let mut priors: Vec<Vec<f64>> = order.iter().map(|&k| vec![0.0; legal[k].len()]).collect();
+        let mut rngs: Vec<_> = order
+            .iter()
+            .map(|_| crate::rng::stream(1, "cache"))
+            .collect();
+        let mut leaves: Vec<Leaf<'_, crate::games::Ewn>> = order
+            .iter()
+            .zip(priors.iter_mut().zip(rngs.iter_mut()))
+            .map(|(&k, (p, rng))| Leaf {
+                state: &states[k],
+                past: &[],
+                legal: &legal[k],
+                priors: p,
+                rng,
+                value: 0.0,
+            })
+            .collect();
+        ev.evaluate_batch(&g, &mut leaves);
+        for (l, &k) in leaves.iter().zip(&order) {
+            let got = (
+                l.priors.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                l.value.to_bits(),
+            );
+            assert_eq!(got, want[k], "position {k}");
+        }
+    }
+    // The first batch computes each position once; the second finds them in the cache but
+    // for those a later position of the first batch evicted (two positions of one slot).
+    let (n, (hits, computed)) = (states.len() as u64, ev.cache_counts());
+    assert_eq!(hits + computed, 2 * n, "{hits} hits, {computed} computed");
+    assert!(hits * 2 > n, "{hits} of {n} from the cache");
+}
