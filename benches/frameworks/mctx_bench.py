@@ -17,7 +17,8 @@ Settings against mctx's defaults (stated in every JSON line's "notes"):
 - Dirichlet noise is mixed into the softmax over all 7 columns, then illegal ones are masked (mctx).
 
 Compile (JIT) time is excluded from rates and reported as compile_s. --batch auto (1 thread)
-tries 32, 64, 128, 256 games for a quarter of --seconds each (at least 2 s) and measures the best.
+tries 32, 64, 128, 256 games (--quick-sweep: 32 and 256) for a quarter of --seconds each (at least
+2 s) and measures the best.
 """
 import functools
 import os
@@ -227,7 +228,7 @@ def rate_cell(params, kind, sims, batch, seconds, args):
 def best_batch(params, kind, sims, args):
     seconds = max(2.0, args.seconds / 4)
     sweep = {}
-    for b in (32, 64, 128, 256):
+    for b in ((32, 256) if args.quick_sweep else (32, 64, 128, 256)):
         r = rate_cell(params, kind, sims, b, seconds, args)
         sweep[b] = round(r["moves_per_s"], 1)
     return max(sweep, key=sweep.get), sweep
@@ -327,6 +328,7 @@ NOTES = ("PUCT: pb_c_init 1, pb_c_base 1e30 (log term 0), raw-Q qtransform, unvi
 
 def extra_args(p):
     p.add_argument("--batch", default="auto", help="games per search batch, or auto")
+    p.add_argument("--quick-sweep", action="store_true", help="--batch auto tries 32 and 256 only")
     p.add_argument("--processes", action="store_true",
                    help="--threads 2 as two 1-thread processes on cores 0 and 1, summed")
 
