@@ -30,11 +30,15 @@ import common  # noqa: E402
 
 
 def xla_threads(argv):
-    """XLA_FLAGS must be set before jax is imported: 1 thread unless --threads 2 in one process."""
+    """XLA_FLAGS must be set before jax is imported: 1 thread unless --threads 2 in one process.
+
+    These flags alone leave XLA's Eigen pool at one thread per CPU of the affinity mask (two busy
+    tf_XLAEigen threads unpinned, cpu/wall 1.9): `taskset -c 0` is what makes a cell 1-thread."""
     one = "--threads" not in argv or argv[argv.index("--threads") + 1] == "1" or "--processes" in argv
     if one:
-        os.environ["XLA_FLAGS"] = ("--xla_cpu_multi_thread_eigen=false "
-                                   "intra_op_parallelism_threads=1")
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                                   " --xla_cpu_multi_thread_eigen=false"
+                                   " intra_op_parallelism_threads=1").strip()
 
 
 xla_threads(sys.argv)
