@@ -300,10 +300,12 @@ def train(params, data, steps, batch):
 
 def iteration_cell(params, args):
     it = common.iteration_settings(args)
-    # compile both programs first (a tiny game set and one SGD step), then time
+    # compile both programs first (one search step of the game batch, one SGD step), then time
     t0 = time.perf_counter()
-    data = play_games(params, it["games"], args.simulations)
-    train(params, data, 1, it["batch"])
+    out = selfplay_step(params, batch_init(it["games"]), jax.random.PRNGKey(0), "puct",
+                        args.simulations, False)
+    obs, pi = np.asarray(out[1]), np.asarray(out[2])
+    train(params, (obs, pi, np.zeros(len(obs), np.float32)), 1, it["batch"])
     compile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     data = play_games(params, it["games"], args.simulations)
