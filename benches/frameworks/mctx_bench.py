@@ -16,6 +16,8 @@ Settings against mctx's defaults (stated in every JSON line's "notes"):
   (c_scale) 1 (mctx's default value_scale is 0.1), 16 simulations, 16 considered actions.
 - Dirichlet noise is mixed into the softmax over all 7 columns, then illegal ones are masked (mctx).
 
+EWN (ewn:5x5x6): `mctx.stochastic_muzero_policy` driven by the real dynamics (mctx_ewn.py), batch 64.
+
 Compile (JIT) time is excluded from rates and reported as compile_s. --batch auto (1 thread)
 tries 32, 64, 128, 256 games (--quick-sweep: 32 and 256) for a quarter of --seconds each (at least
 2 s) and measures the best.
@@ -46,6 +48,7 @@ xla_threads(sys.argv)
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import mctx  # noqa: E402
+import mctx_ewn as ew  # noqa: E402
 import numpy as np  # noqa: E402
 from typing import NamedTuple  # noqa: E402
 
@@ -319,6 +322,104 @@ def iteration_cell(params, args):
             "parallelism": "%d games batched, %s" % (it["games"], thread_words(args))}
 
 
+# ---------------------------------------------------------------- EWN: stochastic_muzero_policy
+
+def ewn_decision_fn(params, rng, action, states):
+    """state + move -> afterstate; the net on the afterstate's board (kept for the chance step)."""
+    del rng
+    after = jax.vmap(ew.move)(states, action)
+    logits, value = net(params, jax.vmap(ew.observation)(after))
+    after_value = jnp.where(after.done, after.won.astype(jnp.float32), -value)
+    out = mctx.DecisionRecurrentFnOutput(chance_logits=jnp.zeros((action.shape[0], 6)),
+                                         afterstate_value=after_value)
+    return out, (after, logits, value)
+
+
+def ewn_chance_fn(params, rng, die, afterstate):
+    """afterstate + die -> state: priors over this die's legal moves from the kept net output."""
+    del params, rng
+    after, logits, value = afterstate
+    states = jax.vmap(ew.roll)(after, die)
+    legal = jax.vmap(ew.legal)(states)
+    out = mctx.ChanceRecurrentFnOutput(action_logits=masked(logits, legal),
+                                       value=jnp.where(after.done, 0.0, value),
+                                       reward=after.won.astype(jnp.float32),
+                                       discount=jnp.where(after.done, 0.0, -1.0))
+    return out, states
+
+
+@functools.partial(jax.jit, static_argnums=(3,))
+def ewn_step(params, states, key, simulations):
+    """One stochastic search per game, one move each; the next die; finished games restart."""
+    k_search, k_die, k_new = jax.random.split(key, 3)
+    logits, value = net(params, jax.vmap(ew.observation)(states))
+    legal = jax.vmap(ew.legal)(states)
+    root = mctx.RootFnOutput(prior_logits=masked(logits, legal), value=value, embedding=states)
+    out = mctx.stochastic_muzero_policy(
+        params, k_search, root, ewn_decision_fn, ewn_chance_fn, simulations,
+        invalid_actions=~legal, qtransform=q_raw, dirichlet_fraction=common.DIRICHLET_EPS,
+        dirichlet_alpha=common.DIRICHLET_ALPHA, pb_c_init=common.C_PUCT, pb_c_base=1e30,
+        temperature=1.0)
+    root_visits = out.search_tree.summary().visit_counts.sum(-1)
+    after = jax.vmap(ew.move)(states, out.action)
+    n = states.player.shape[0]
+    fresh = jax.vmap(ew.initial_jax)(jax.random.split(k_new, n))
+    after = jax.tree_util.tree_map(
+        lambda f, a: jnp.where(after.done.reshape((-1,) + (1,) * (a.ndim - 1)), f, a), fresh, after)
+    dice = jax.random.randint(k_die, (n,), 0, 6)
+    return jax.vmap(ew.roll)(after, dice), root_visits
+
+
+def ewn_states(batch, key):
+    k_new, k_die = jax.random.split(key)
+    states = jax.vmap(ew.initial_jax)(jax.random.split(k_new, batch))
+    return jax.vmap(ew.roll)(states, jax.random.randint(k_die, (batch,), 0, 6))
+
+
+def ewn_rate_cell(params, sims, batch, seconds, args):
+    key = jax.random.PRNGKey(common.SEED)
+    t0 = time.perf_counter()
+    states, visits = ewn_step(params, ewn_states(batch, key), key, sims)
+    jax.block_until_ready(states)
+    compile_s = time.perf_counter() - t0
+    # stochastic_muzero: the root's decision children's visits sum to the simulation count
+    assert (np.asarray(visits) == sims).all(), np.asarray(visits)
+    holder = {"states": states, "key": key}
+
+    def step():
+        holder["key"], sub = jax.random.split(holder["key"])
+        holder["states"], _ = ewn_step(params, holder["states"], sub, sims)
+        jax.block_until_ready(holder["states"])
+        return batch, batch * (sims + 1)
+
+    step()
+    common.wait_for_go(args)
+    rec = common.timed(step, seconds)
+    rec["compile_s"] = round(compile_s, 2)
+    return rec
+
+
+def ewn_cell(args, rec):
+    blocks, channels = common.NETS[args.net]
+    params = init_params(blocks, channels, 12, ew.CELLS, ew.ACTIONS, common.SEED)
+    rec["params"] = count_params(params)
+    assert rec["params"] == common.resnet_params(blocks, channels, 12, 25, 300)
+    batch = 64 if args.batch == "auto" else int(args.batch)
+    rec["batch"] = batch
+    rec.update(ewn_rate_cell(params, args.simulations, batch, args.seconds, args))
+    rec["parallelism"] = "batch %d games, %s" % (batch, thread_words(args))
+    rec["notes"] = EWN_NOTES
+    return rec
+
+
+EWN_NOTES = ("stochastic_muzero_policy driven by the real EWN dynamics (mctx_ewn, OpenSpiel's "
+             "rules/actions/observation, checked vs pyspiel): decision fn = move + net on the "
+             "afterstate board, chance fn = die (uniform 1/6 logits) with priors masked to that "
+             "die's legal moves; a chance node's outcome is mctx's argmax P / (N + 1) (deterministic "
+             "spreading, not sampling); placements and dice of the real game sampled outside the search; "
+             "PUCT settings as for Connect Four; batch fixed (no sweep)")
+
+
 # ---------------------------------------------------------------- main
 
 def thread_words(args):
@@ -346,9 +447,7 @@ def main():
                              args, common.C4_PARAMS[args.net])
     rec["notes"] = NOTES
     if args.game != "c4:7x6":
-        rec["unsupported"] = ("chance nodes only in stochastic_muzero_policy (learned model); "
-                              "not built")
-        return common.emit(rec)
+        return common.emit(ewn_cell(args, rec))
     if args.threads == 2 and args.processes and not args.sync:
         return two_process_cell(args)
     params = init_params(blocks, channels, 2, ROWS * COLS, COLS, common.SEED)
