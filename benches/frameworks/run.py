@@ -134,8 +134,10 @@ def run_framework(fw, opts):
                 "selfplay_bench)" % TABULA)
             return [], []
         rates = [tag(tabula_cell(c, opts), fw, c, "rate") for c in rate_cells()]
-        return rates, [tag(tabula_cell(c, opts, True), fw, c, "iteration")
-                       for c in iteration_cells()]
+        iters = [tag(tabula_cell(c, opts, True), fw, c, "iteration") for c in iteration_cells()]
+        for r in rates + iters:
+            save(opts, r)
+        return rates, iters
     py = ensure_venv(fw, opts.venvs)
     batches = {}
     rates = []
@@ -145,9 +147,22 @@ def run_framework(fw, opts):
         else:
             rec = python_cell(fw, py, cell, opts)
         rates.append(tag(rec, fw, cell, "rate"))
-    iters = [tag(python_cell(fw, py, c, opts, iteration=True), fw, c, "iteration")
-             for c in iteration_cells()]
+        save(opts, rates[-1])
+    iters = []
+    for cell in iteration_cells():
+        iters.append(tag(python_cell(fw, py, cell, opts, iteration=True), fw, cell, "iteration"))
+        save(opts, iters[-1])
     return rates, iters
+
+
+def save(opts, rec):
+    """Append one record to --json as soon as it is measured (a long run keeps what it did)."""
+    log("    -> " + ", ".join("%s %s" % (k, rec[k]) for k in
+                             ("moves_per_s", "evals_per_s", "iteration_s", "unsupported", "error")
+                             if k in rec))
+    if opts.json:
+        with open(opts.json, "a") as f:
+            f.write(json.dumps(rec) + "\n")
 
 
 def tag(rec, fw, cell, kind):
@@ -203,13 +218,16 @@ def main():
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--venvs", default=os.path.join(ROOT, "target", "frameworks"))
-    p.add_argument("--json", help="also write every record, one JSON line each, to this file")
+    p.add_argument("--json", help="also write every record, one JSON line each, to this file "
+                   "(appended cell by cell)")
     p.add_argument("--quick", action="store_true", help="2 s cells, 8-game iterations")
     opts = p.parse_args()
     if opts.quick:
         opts.seconds = 2.0
     opts.venvs = os.path.abspath(opts.venvs)
     fws = [f for f in opts.frameworks.split(",") if f]
+    if opts.json:
+        open(opts.json, "w").close()
     records, loads = [], []
     for fw in fws:
         before = uptime()
@@ -217,9 +235,6 @@ def main():
         rates, iters = run_framework(fw, opts)
         loads.append("- %s (%.0f s): before `%s`; after `%s`" % (fw, time.time() - t0, before, uptime()))
         records += rates + iters
-        if opts.json:
-            with open(opts.json, "w") as f:
-                f.writelines(json.dumps(r) + "\n" for r in records)
     rates = [r for r in records if r.get("kind") != "iteration"]
     iters = [r for r in records if r.get("kind") == "iteration"]
     print("## Self-play rates (%s s per cell%s)\n" % (opts.seconds, ", --quick" if opts.quick else ""))
