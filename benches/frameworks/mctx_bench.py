@@ -102,12 +102,13 @@ def c4_obs(s):
 # ---------------------------------------------------------------- the net in plain JAX
 
 def init_params(blocks, channels, planes, cells, actions, seed):
+    """He-normal weights (std sqrt(2 / fan_in)), zero biases; conv kernels stored HWIO."""
     key = jax.random.PRNGKey(seed)
     keys = iter(jax.random.split(key, 2 * blocks + 3))
 
     def conv(cin, cout):
         std = (2.0 / (cin * 9)) ** 0.5
-        return {"w": std * jax.random.normal(next(keys), (cout, cin, 3, 3)), "b": jnp.zeros(cout)}
+        return {"w": std * jax.random.normal(next(keys), (3, 3, cin, cout)), "b": jnp.zeros(cout)}
 
     def dense(nin, nout):
         std = (2.0 / nin) ** 0.5
@@ -124,17 +125,24 @@ def count_params(params):
 
 
 def conv3(p, x):
+    """3x3 conv, padding 1, with bias, on NHWC activations.
+
+    NHWC, not NCHW, inside: XLA CPU (jax 0.10.2) keeps an NCHW convolution inside a loop body
+    (mctx's simulation loop) in NCHW layout and runs it ~35x slower than an NHWC one (measured:
+    34 against 1212 evaluations/s of resnet6x64 at batch 32 in a lax.scan, one core)."""
     y = jax.lax.conv_general_dilated(x, p["w"], (1, 1), ((1, 1), (1, 1)),
-                                     dimension_numbers=("NCHW", "OIHW", "NCHW"))
-    return y + p["b"][None, :, None, None]
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return y + p["b"]
 
 
 def net(params, x):
-    """x (B, planes, H, W) -> (policy logits (B, A), value (B,) in [-1, 1])."""
-    h = jax.nn.relu(conv3(params["stem"], x))
+    """x (B, planes, H, W) channels first -> (policy logits (B, A), value (B,) in [-1, 1]).
+
+    The trunk runs NHWC; its output is flattened in (C, H, W) order as the workload's net does."""
+    h = jax.nn.relu(conv3(params["stem"], jnp.transpose(x, (0, 2, 3, 1))))
     for c1, c2 in params["blocks"]:
         h = jax.nn.relu(conv3(c2, jax.nn.relu(conv3(c1, h))) + h)
-    flat = h.reshape(h.shape[0], -1)
+    flat = jnp.transpose(h, (0, 3, 1, 2)).reshape(h.shape[0], -1)
     logits = flat @ params["policy"]["w"] + params["policy"]["b"]
     value = jnp.tanh(flat @ params["value"]["w"] + params["value"]["b"])[:, 0]
     return logits, value
