@@ -201,6 +201,23 @@ def table(records, cells, columns, fws):
     return "\n".join(out)
 
 
+def lead(records, cells, fws):
+    """tabula's moves/s over the best other framework's, per rate row (issue 47's goal: 2x)."""
+    by = {(r["framework"], tuple(r["cell"])): r for r in records}
+    out = ["| game | net | search | sims | threads | tabula moves/s | best other | ratio |",
+           "|---|---|---|---|---|---|---|---|"]
+    for cell in cells:
+        ours = by.get(("tabula", tuple(cell)), {}).get("moves_per_s")
+        others = [(by[(fw, tuple(cell))].get("moves_per_s") or 0, fw) for fw in fws
+                  if fw != "tabula" and (fw, tuple(cell)) in by]
+        best = max(others, default=(0, "-"))
+        ratio = "%.2f" % (ours / best[0]) if ours and best[0] else "-"
+        out.append("| %s | %s | %s | %s |" % (
+            " | ".join(str(x) for x in cell), "-" if ours is None else "%.1f" % ours,
+            "%.1f (%s)" % best if best[0] else "-", ratio))
+    return "\n".join(out)
+
+
 def notes(records):
     lines = []
     seen = set()
@@ -239,6 +256,9 @@ def main():
     iters = [r for r in records if r.get("kind") == "iteration"]
     print("## Self-play rates (%s s per cell%s)\n" % (opts.seconds, ", --quick" if opts.quick else ""))
     print(table(rates, rate_cells(), [("moves_per_s", "moves/s"), ("evals_per_s", "evals/s")], fws))
+    if "tabula" in fws:
+        print("\n## tabula against the best other framework (moves/s)\n")
+        print(lead(rates, rate_cells(), fws))
     print("\n## Iterations (PUCT 50; self-play %s games + %s SGD steps), seconds\n" % (
         (8, 20) if opts.quick else (32, 100)))
     print(table(iters, iteration_cells(), [("selfplay_s", "self-play s"), ("train_s", "train s"),
