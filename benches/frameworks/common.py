@@ -141,6 +141,22 @@ def two_processes(script, argv, env=None):
     return total, records
 
 
+def two_process_cell(script, each):
+    """The 2-thread cell of this command line: it at 1 thread in two pinned processes
+    (`two_processes`), the summed record emitted; `each(total)` says what each process ran."""
+    argv = [a for a in sys.argv[1:] if a != "--processes"]
+    argv[argv.index("--threads") + 1] = "1"
+    total, _ = two_processes(os.path.abspath(script), argv)
+    total["parallelism"] = "2 processes (taskset -c 0 and -c 1), %s, moves summed" % each(total)
+    emit(total)
+
+
+def version(dist):
+    """The installed version of a distribution (package metadata)."""
+    from importlib.metadata import version as v
+    return v(dist)
+
+
 def sgd_schedule_doc():
     return ("SGD lr 0.1 momentum 0.9 Nesterov, weight decay 1e-4, batch 256, loss = policy "
             "cross-entropy vs visit distribution + (v - z)^2")

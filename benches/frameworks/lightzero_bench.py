@@ -121,7 +121,7 @@ def main():
     args = common.cell_args()
     torch.set_num_threads(1)
     rec = common.base_record("lightzero", "LightZero %s, torch %s" % (
-        version("LightZero"), torch.__version__), args,
+        common.version("LightZero"), torch.__version__), args,
         common.C4_PARAMS[args.net] if args.game == "c4:7x6" else None)
     rec["notes"] = notes()
     if args.game != "c4:7x6":
@@ -131,7 +131,7 @@ def main():
         rec["unsupported"] = "none: Gumbel only in LightZero's MuZero trees, not AlphaZero's"
         return common.emit(rec)
     if args.threads == 2 and not args.iteration and not args.sync:
-        return two_process_cell(args)
+        return common.two_process_cell(__file__, lambda _: "1 game each")
     model = torchnet.make_net(args.net, 2, ROWS, COLS, COLS, common.C4_PARAMS[args.net])
     if args.iteration:
         rec.update(torchnet.iteration(play_game_fn(model, args.simulations), model, args))
@@ -139,19 +139,6 @@ def main():
     rec.update(rate_cell(model, args))
     rec["parallelism"] = "1 game at a time, 1 process, torch 1 thread"
     common.emit(rec)
-
-
-def version(dist):
-    from importlib.metadata import version as v
-    return v(dist)
-
-
-def two_process_cell(args):
-    argv = sys.argv[1:]
-    argv[argv.index("--threads") + 1] = "1"
-    total, _ = common.two_processes(os.path.abspath(__file__), argv)
-    total["parallelism"] = "2 processes (taskset -c 0 and -c 1), 1 game each, moves summed"
-    common.emit(total)
 
 
 if __name__ == "__main__":

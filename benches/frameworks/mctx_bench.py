@@ -458,7 +458,8 @@ def main():
     if args.game != "c4:7x6":
         return common.emit(ewn_cell(args, rec))
     if args.threads == 2 and args.processes and not args.sync:
-        return two_process_cell(args)
+        return common.two_process_cell(
+            __file__, lambda t: "batch %s games each, 1 XLA thread each" % t["batch"])
     params = init_params(blocks, channels, 2, ROWS * COLS, COLS, common.SEED)
     assert count_params(params) == common.C4_PARAMS[args.net], count_params(params)
     if args.search == "gumbel":
@@ -479,15 +480,6 @@ def main():
                                      args))
     rec["parallelism"] = "batch %d games, %s" % (batch, thread_words(args))
     common.emit(rec)
-
-
-def two_process_cell(args):
-    argv = [a for a in sys.argv[1:] if a != "--processes"]
-    argv[argv.index("--threads") + 1] = "1"
-    total, _ = common.two_processes(os.path.abspath(__file__), argv)
-    total["parallelism"] = ("2 processes (taskset -c 0 and -c 1), batch %s games each, "
-                            "1 XLA thread each, moves summed" % total["batch"])
-    common.emit(total)
 
 
 if __name__ == "__main__":

@@ -171,14 +171,14 @@ def main():
     torch.set_num_threads(1)
     game = Game(args.game)
     rec = common.base_record("openspiel", "open_spiel %s, torch %s" % (
-        version("open_spiel"), torch.__version__), args,
+        common.version("open_spiel"), torch.__version__), args,
         common.C4_PARAMS[args.net] if args.game == "c4:7x6" else None)
     rec["notes"] = NOTES
     if args.search == "gumbel":
         rec["unsupported"] = "none: OpenSpiel has no Gumbel search"
         return common.emit(rec)
     if args.threads == 2 and not args.iteration and not args.sync:
-        return two_process_cell(args)
+        return common.two_process_cell(__file__, lambda _: "1 game each")
     expected = common.C4_PARAMS[args.net] if args.game == "c4:7x6" else None
     model = torchnet.make_net(args.net, game.planes, game.height, game.width, game.actions,
                               expected)
@@ -191,19 +191,6 @@ def main():
     rec.update(rate_cell(game, model, args))
     rec["parallelism"] = "1 game at a time, 1 process, torch 1 thread"
     common.emit(rec)
-
-
-def version(dist):
-    from importlib.metadata import version as v
-    return v(dist)
-
-
-def two_process_cell(args):
-    argv = sys.argv[1:]
-    argv[argv.index("--threads") + 1] = "1"
-    total, _ = common.two_processes(os.path.abspath(__file__), argv)
-    total["parallelism"] = "2 processes (taskset -c 0 and -c 1), 1 game each, moves summed"
-    common.emit(total)
 
 
 if __name__ == "__main__":
