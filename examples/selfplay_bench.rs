@@ -10,7 +10,7 @@
 //!
 //! `cargo run --release --example selfplay_bench -- --net resnet2x16 --search puct
 //! --simulations 50 --threads 1 --seconds 20 [--lanes 32] [--game c4:7x6|ewn:5x5x6]
-//! [--iteration --games 32]`
+//! [--iteration --games 32 --train-steps 100]`
 
 use std::process::Command;
 use std::time::Instant;
@@ -36,6 +36,7 @@ struct Args {
     lanes: usize,
     iteration: bool,
     games: u32,
+    train_steps: u32,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -49,6 +50,7 @@ fn parse_args() -> Result<Args, String> {
         lanes: 32,
         iteration: false,
         games: 32,
+        train_steps: 100,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -67,6 +69,7 @@ fn parse_args() -> Result<Args, String> {
             "--seconds" => a.seconds = value.parse().map_err(|e| bad(&e))?,
             "--lanes" => a.lanes = value.parse().map_err(|e| bad(&e))?,
             "--games" => a.games = value.parse().map_err(|e| bad(&e))?,
+            "--train-steps" => a.train_steps = value.parse().map_err(|e| bad(&e))?,
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -83,7 +86,8 @@ fn net_keys(net: &str) -> Result<&'static str, String> {
 }
 
 /// The run spec of a cell: the run defaults (c_puct 1, Dirichlet 1.5 / 0.25, temperature 1)
-/// and the iteration's training (100 SGD steps of 256, momentum 0.9 Nesterov). The rate is
+/// and the iteration's training (`--train-steps`, default 100, SGD steps of 256, momentum 0.9
+/// Nesterov). The rate is
 /// 0.01, not the workload's 0.1: at 0.1 the ResNet 6 x 64's loss is NaN after the first
 /// iteration's training and the run stops there (a diverged model is refused); a step's time
 /// does not depend on the rate.
@@ -96,11 +100,12 @@ fn spec(a: &Args) -> Result<String, String> {
         "name = \"bench\"\nvariant = \"{}\"\nseed = 1\niterations = 1\ngames_per_iteration = {}\n\
          [search]\nsimulations = {}\nalgorithm = \"{algorithm}\"\n\
          [eval]\nwr_p = false\nerrors = false\n[learner]\nkind = \"network\"\n\
-         [learner.network]\n{}\nbatch_size = 256\ntrain_steps = 100\nlr = [[1, 0.01]]\n",
+         [learner.network]\n{}\nbatch_size = 256\ntrain_steps = {}\nlr = [[1, 0.01]]\n",
         a.game,
         a.games,
         a.simulations,
-        net_keys(&a.net)?
+        net_keys(&a.net)?,
+        a.train_steps
     ))
 }
 

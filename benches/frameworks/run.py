@@ -122,7 +122,8 @@ def tabula_cell(cell, opts, iteration=False):
     argv = [TABULA, "--net", net, "--search", search, "--simulations", str(sims),
             "--threads", str(threads), "--seconds", str(opts.seconds), "--game", game]
     if iteration:
-        argv += ["--iteration", "--games", "8" if opts.quick else "32"]
+        argv += ["--iteration", "--games", "8" if opts.quick else "32",
+                 "--train-steps", "20" if opts.quick else "100"]
     return run_json(pin(threads) + argv)
 
 
