@@ -6,7 +6,8 @@
 //! Self-play is the run driver's: each worker plays `lanes` games at once with their leaves
 //! batched (`selfplay::self_play_lanes`, as a run's iteration does), rounds of `threads x
 //! lanes` games repeated until `--seconds` have passed; moves are the decisions of finished
-//! games, evaluations the positions the network was asked for.
+//! games, leaves the positions the searches asked for, evaluations the ones the network
+//! computed (the others came from its evaluation cache).
 //!
 //! `cargo run --release --example selfplay_bench -- --net resnet2x16 --search puct
 //! --simulations 50 --threads 1 --seconds 20 [--lanes 32] [--game c4:7x6|ewn:5x5x6]
@@ -17,7 +18,6 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use tabula::game::Game;
-use tabula::game_record::{GameRecord, Step};
 use tabula::games::{Abilities, ConnectFour, Ewn};
 use tabula::learners::Learner;
 use tabula::learners::network::Network;
@@ -87,10 +87,9 @@ fn net_keys(net: &str) -> Result<&'static str, String> {
 
 /// The run spec of a cell: the run defaults (c_puct 1, Dirichlet 1.5 / 0.25, temperature 1)
 /// and the iteration's training (`--train-steps`, default 100, SGD steps of 256, momentum 0.9
-/// Nesterov). The rate is
-/// 0.01, not the workload's 0.1: at 0.1 the ResNet 6 x 64's loss is NaN after the first
-/// iteration's training and the run stops there (a diverged model is refused); a step's time
-/// does not depend on the rate.
+/// Nesterov). The rate is 0.01, not the workload's 0.1: at 0.1 the ResNet 6 x 64's loss is
+/// NaN after the first iteration's training and the run stops there (a diverged model is
+/// refused); a step's time does not depend on the rate.
 fn spec(a: &Args) -> Result<String, String> {
     let algorithm = match a.search.as_str() {
         "puct" | "gumbel" => &a.search,
@@ -139,13 +138,6 @@ impl<G: Game, E: Evaluator<G>> Evaluator<G> for Counting<E> {
     }
 }
 
-fn decisions(r: &GameRecord) -> u64 {
-    r.steps
-        .iter()
-        .filter(|s| matches!(s, Step::Move { .. }))
-        .count() as u64
-}
-
 /// What self-play did in its rounds.
 struct Rates {
     /// Decisions of the finished games.
@@ -189,7 +181,7 @@ where
                     };
                     let played = self_play_lanes(g, cfg.settings.search, &mut eval, chunk, a.lanes)
                         .expect("self-play");
-                    let m = played.iter().map(|p| decisions(&p.record)).sum();
+                    let m = played.iter().map(|p| p.record.plies() as u64).sum();
                     (m, eval.evals, eval.inner.cache_counts().1)
                 })
                 .collect()

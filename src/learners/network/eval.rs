@@ -68,9 +68,7 @@ impl<G: Abilities> NetEval<'_, G> {
         legal_softmax(&self.scratch.logits, legal, priors);
         self.net.layout.unit_value(pre)
     }
-}
 
-impl<G: Abilities> NetEval<'_, G> {
     /// How many positions the search asked for were answered from the cache, and how many
     /// the network computed (a position asked twice in one batch is computed once).
     pub fn cache_counts(&self) -> (u64, u64) {
