@@ -73,6 +73,11 @@ fn parse_args() -> Result<Args, String> {
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
+    for (flag, n) in [("--threads", a.threads), ("--lanes", a.lanes)] {
+        if n == 0 {
+            return Err(format!("{flag} 0: allowed 1 or more"));
+        }
+    }
     Ok(a)
 }
 
@@ -227,11 +232,13 @@ fn iteration(a: &Args) -> Result<(f64, f64, f64), String> {
     };
     let t = Instant::now();
     let threads = a.threads.to_string();
-    run(&["run", &spec_path.to_string_lossy(), "--threads", &threads])?;
+    let ran = run(&["run", &spec_path.to_string_lossy(), "--threads", &threads]);
     let wall = t.elapsed().as_secs_f64();
     let sql = "SELECT self_play_seconds || ' ' || training_seconds FROM iterations";
-    let row = run(&["sql", sql])?;
+    let row = ran.and_then(|_| run(&["sql", sql]));
+    // The temporary store goes whether the run succeeded or not.
     let _ = std::fs::remove_dir_all(&dir);
+    let row = row?;
     let nums: Vec<f64> = row
         .split_whitespace()
         .filter_map(|w| w.parse().ok())
