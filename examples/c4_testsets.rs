@@ -1,9 +1,9 @@
 //! Mean time per position of the Connect Four test sets (`tests/data/connect4/`), beside the
 //! published times of Pons' solver (the data README):
 //!
-//!     cargo run --release --example c4_testsets -- [FILE ...] [--first N]
+//!     cargo run --release --example c4_testsets -- [FILE ...] [--first N] [--bits B]
 //!
-//! One solver (one transposition table, 2^24 entries) per file, reused across its positions;
+//! One solver (one transposition table, 2^B entries, B = 24 by default) per file, reused across its positions;
 //! every score is checked against the file. Prints file, positions, mean microseconds, mean
 //! nodes.
 
@@ -15,6 +15,7 @@ use tabula::games::connect4::solver::{C4Solver, DEFAULT_TABLE_BITS};
 fn main() {
     let mut files = Vec::new();
     let mut first = usize::MAX;
+    let mut bits = DEFAULT_TABLE_BITS;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--first" {
@@ -22,6 +23,11 @@ fn main() {
                 .next()
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(usize::MAX);
+        } else if a == "--bits" {
+            bits = args
+                .next()
+                .and_then(|n| n.parse().ok())
+                .expect("--bits takes a number of bits (10..=30)");
         } else {
             files.push(a);
         }
@@ -44,7 +50,7 @@ fn main() {
     );
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{f}: {e}"));
-        let mut solver = C4Solver::new(&g, DEFAULT_TABLE_BITS).expect("7x6 fits");
+        let mut solver = C4Solver::new(&g, bits).expect("7x6 fits");
         let (mut n, mut secs) = (0usize, 0.0f64);
         for line in text.lines().take(first) {
             let (moves, score) = line.split_once(' ').expect("moves score");

@@ -18,12 +18,17 @@
 //! once per board height (a const parameter), so every shift of the threat detection is a
 //! constant.
 //!
-//! # Transposition table
+//! # Transposition tables
+//! Two tables (docs/solver.md, "Connect Four 7x6"): nodes within [`NEAR_LEFT`] stones of a
+//! full board, the great majority and each searched briefly, use a small table that stays in
+//! the processor's cache; the rest use the large one, whose probes mostly go to memory.
+//!
 //! Slot `key mod size`, `size` a prime just above 2^bits. An entry is one machine word holding
 //! the quotient `key / size` and a 7-bit bound, so a probe is a single memory access; slot and
 //! quotient together give back the whole key, so an entry never answers for another position.
 //! The word is 32 bits when the quotient fits in 25 (7x6 with the default 2^24 slots: keys of
-//! 49 bits), 64 bits otherwise. Boards whose keys need more than `32 + bits` bits are refused.
+//! 49 bits), 64 bits otherwise (always in the small table). Boards whose keys need more than
+//! `32 + bits` bits are refused.
 //!
 //! A search's answer is exact whatever the table holds (it only stores proven bounds), so one
 //! solver can be reused across positions; the node count depends on what it holds.
@@ -35,6 +40,12 @@ use crate::game::{Action, Game};
 
 /// Bits of the table's size (a prime just above 2^this).
 pub const DEFAULT_TABLE_BITS: u32 = 24;
+
+/// Nodes with at most this many empty squares use the small table.
+const NEAR_LEFT: i32 = 20;
+
+/// Bits of the small table's size (at most the large table's): 2^18 entries of 8 bytes, 2 MiB.
+const NEAR_BITS: u32 = 18;
 
 /// Bits of a bound in a table entry. Bounds are encoded in `1..=2 * (max - min) + 2`, at most
 /// 102 on any board the search takes (56 cells: scores -25..=25).
@@ -158,6 +169,12 @@ struct Search<const H: usize, E> {
     size: u64,
     /// floor(2^64 / size), for the slot's remainder without a division.
     reciprocal: u64,
+    /// The small table of the nodes near the end ([`NEAR_LEFT`]), its size and reciprocal.
+    near: Vec<u64>,
+    near_size: u64,
+    near_reciprocal: u64,
+    /// Whether this processor has the `popcnt` instruction (the move ordering counts bits).
+    popcnt: bool,
     nodes: u64,
 }
 
@@ -183,6 +200,11 @@ fn is_prime(n: u64) -> bool {
             .all(|d| !n.is_multiple_of(d))
 }
 
+/// The least prime above `n`.
+fn prime_above(n: u64) -> u64 {
+    (n + 1..).find(|&m| is_prime(m)).expect("a prime above n")
+}
+
 impl C4Solver {
     /// A solver for `game`'s board with a table of about 2^`table_bits` entries (4 bytes
     /// each on 7x6 with 24 or more bits, otherwise 8).
@@ -198,18 +220,17 @@ impl C4Solver {
                 most: 32 + table_bits as usize,
             });
         }
-        let mut size = (1u64 << table_bits) + 1;
-        while !is_prime(size) {
-            size += 1;
-        }
+        let size = prime_above(1 << table_bits);
+        let near_size = prime_above(1 << NEAR_BITS.min(table_bits));
         // The largest quotient of a key of `bits` bits decides the entry's width.
         let narrow = (u64::MAX >> (64 - bits)) / size < 1 << <u32 as Entry>::TAG_BITS;
         macro_rules! by_height {
             ($($hh:literal)*) => {
                 match (h, narrow) {
                     $(
-                        ($hh, true) => Box::new(Search::<$hh, u32>::new(w, size)) as Box<dyn Searcher>,
-                        ($hh, false) => Box::new(Search::<$hh, u64>::new(w, size)),
+                        ($hh, true) => Box::new(Search::<$hh, u32>::new(w, size, near_size))
+                            as Box<dyn Searcher>,
+                        ($hh, false) => Box::new(Search::<$hh, u64>::new(w, size, near_size)),
                     )*
                     // `ConnectFour::new` takes heights 4..=15 only.
                     _ => unreachable!("c4 height {h} passed the key-size check"),
@@ -280,7 +301,7 @@ fn huge_page_table<E: Entry>(len: usize) -> Vec<E> {
 }
 
 impl<const H: usize, E: Entry> Search<H, E> {
-    fn new(w: usize, size: u64) -> Search<H, E> {
+    fn new(w: usize, size: u64, near_size: u64) -> Search<H, E> {
         let mut bottom = 0u64;
         let mut columns = [0u64; 16];
         for (c, col) in columns.iter_mut().enumerate().take(w) {
@@ -307,6 +328,13 @@ impl<const H: usize, E: Entry> Search<H, E> {
             table: huge_page_table(size as usize),
             size,
             reciprocal: u64::MAX / size,
+            near: huge_page_table(near_size as usize),
+            near_size,
+            near_reciprocal: u64::MAX / near_size,
+            #[cfg(target_arch = "x86_64")]
+            popcnt: std::arch::is_x86_feature_detected!("popcnt"),
+            #[cfg(not(target_arch = "x86_64"))]
+            popcnt: false,
             nodes: 0,
         }
     }
@@ -389,60 +417,138 @@ impl<const H: usize, E: Entry> Search<H, E> {
         }
     }
 
-    /// `(key mod size, key / size)` by Barrett reduction: the estimated quotient is at most
-    /// one short.
+    /// `(key mod size, key / size)` by Barrett reduction (`reciprocal` = floor(2^64 / size)):
+    /// the estimated quotient is at most one short.
     #[inline(always)]
-    fn slot(&self, key: u64) -> (usize, u64) {
-        let mut q = ((u128::from(key) * u128::from(self.reciprocal)) >> 64) as u64;
-        let mut r = key - q * self.size;
-        if r >= self.size {
-            r -= self.size;
+    fn reduce(key: u64, size: u64, reciprocal: u64) -> (usize, u64) {
+        let mut q = ((u128::from(key) * u128::from(reciprocal)) >> 64) as u64;
+        let mut r = key - q * size;
+        if r >= size {
+            r -= size;
             q += 1;
         }
         (r as usize, q)
     }
 
-    /// Starts loading the table entry of `key` into the cache (no effect on the result).
+    /// The slot and quotient of `key` in the table of a node with `left` empty squares.
     #[inline(always)]
-    fn prefetch(&self, key: u64) {
+    fn slot(&self, key: u64, left: i32) -> (usize, u64) {
+        if left <= NEAR_LEFT {
+            Self::reduce(key, self.near_size, self.near_reciprocal)
+        } else {
+            Self::reduce(key, self.size, self.reciprocal)
+        }
+    }
+
+    /// The bound stored for `key` (0: none) of a node with `left` empty squares, with its
+    /// slot and quotient for the store that follows.
+    #[inline(always)]
+    fn probe(&self, key: u64, left: i32) -> (usize, u64, u32) {
+        let (slot, tag) = self.slot(key, left);
+        let (stored, v) = if left <= NEAR_LEFT {
+            self.near[slot].unpack()
+        } else {
+            self.table[slot].unpack()
+        };
+        (slot, tag, if stored == tag { v } else { 0 })
+    }
+
+    #[inline(always)]
+    fn store(&mut self, slot: usize, tag: u64, v: u32, left: i32) {
+        if left <= NEAR_LEFT {
+            self.near[slot] = <u64 as Entry>::pack(tag, v);
+        } else {
+            self.table[slot] = E::pack(tag, v);
+        }
+    }
+
+    /// Starts loading the table entry of `key` (a node with `left` empty squares) into the
+    /// cache (no effect on the result).
+    #[inline(always)]
+    fn prefetch(&self, key: u64, left: i32) {
         #[cfg(target_arch = "x86_64")]
         {
-            let (slot, _) = self.slot(key);
-            let at = self.table.as_ptr().wrapping_add(slot);
+            let (slot, _) = self.slot(key, left);
+            let at = if left <= NEAR_LEFT {
+                self.near.as_ptr().wrapping_add(slot).cast::<i8>()
+            } else {
+                self.table.as_ptr().wrapping_add(slot).cast::<i8>()
+            };
             // SAFETY: a prefetch is a hint; it reads nothing into the program and cannot
-            // fault, and `at` lies inside the table anyway.
+            // fault, and `at` lies inside its table anyway.
             unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    at.cast::<i8>(),
-                );
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at);
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        let _ = (key, left);
     }
 
-    fn negamax(&mut self, p: &Position, mut alpha: i32, mut beta: i32) -> i32 {
+    /// The score of `p` if it lies in (alpha, beta), else a bound beyond the window on the
+    /// same side (fail-hard). `p`'s side to move cannot win at once (the caller checks).
+    fn negamax(&mut self, p: &Position, alpha: i32, beta: i32) -> i32 {
+        #[cfg(target_arch = "x86_64")]
+        if self.popcnt {
+            // SAFETY: the processor has `popcnt` (detected when the search was made).
+            return unsafe { self.negamax_popcnt(p, alpha, beta) };
+        }
+        self.negamax_plain(p, alpha, beta)
+    }
+
+    /// The search compiled with the `popcnt` instruction (the move ordering counts the
+    /// squares each move threatens; without it a count is a dozen instructions).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn negamax_popcnt(&mut self, p: &Position, alpha: i32, beta: i32) -> i32 {
+        self.node::<true>(p, alpha, beta)
+    }
+
+    fn negamax_plain(&mut self, p: &Position, alpha: i32, beta: i32) -> i32 {
+        self.node::<false>(p, alpha, beta)
+    }
+
+    /// A child's search, in the same compilation as its parent's.
+    #[inline(always)]
+    fn child<const POPCNT: bool>(&mut self, p: &Position, alpha: i32, beta: i32) -> i32 {
+        #[cfg(target_arch = "x86_64")]
+        if POPCNT {
+            // SAFETY: `node::<true>` runs only inside `negamax_popcnt`, which runs only on a
+            // processor that has `popcnt`.
+            return unsafe { self.negamax_popcnt(p, alpha, beta) };
+        }
+        self.negamax_plain(p, alpha, beta)
+    }
+
+    /// One node of [`Search::negamax`].
+    #[inline(always)]
+    fn node<const POPCNT: bool>(&mut self, p: &Position, mut alpha: i32, mut beta: i32) -> i32 {
         self.nodes += 1;
-        let cells = self.cells;
+        let left = self.cells - p.moves;
         let next = self.non_losing_moves(p);
         if next == 0 {
-            return -(cells - p.moves) / 2;
+            return -left / 2;
         }
-        if p.moves >= cells - 2 {
+        if left <= 2 {
             return 0;
         }
-        let min = -(cells - 2 - p.moves) / 2;
+        // Two of the mover's winning squares stacked above a playable square: playing there
+        // forces the opponent to block the first, and the second wins with the mover's next
+        // stone, the best any move can do now (the mover cannot win at once). The square is
+        // in `next`, so the opponent's block does not win for them.
+        let own = self.winning_squares(p.current, p.mask);
+        if next & (own >> 1) & (own >> 2) != 0 {
+            return (left - 1) / 2;
+        }
+        let min = -(left - 2) / 2;
         if alpha < min {
             alpha = min;
             if alpha >= beta {
                 return alpha;
             }
         }
-        let mut max = (cells - 1 - p.moves) / 2;
-        let key = p.current + p.mask;
-        let (slot, tag) = self.slot(key);
-        let (stored, v) = self.table[slot].unpack();
-        if stored == tag && v > 0 {
+        let mut max = (left - 1) / 2;
+        let (slot, tag, v) = self.probe(p.current + p.mask, left);
+        if v > 0 {
             let v = v as i32;
             if v > self.max_score - self.min_score + 1 {
                 let lower = v + 2 * self.min_score - self.max_score - 2;
@@ -467,26 +573,31 @@ impl<const H: usize, E: Entry> Search<H, E> {
         for i in (0..self.w).rev() {
             let mv = next & self.ordered[i];
             if mv != 0 {
-                let score = self.winning_squares(p.current | mv, p.mask).count_ones();
+                // The squares the move threatens; one fewer for a move just below one of the
+                // mover's own winning squares, which lets the opponent block it.
+                let mut score = self.winning_squares(p.current | mv, p.mask).count_ones();
+                if own & (mv << 1) != 0 {
+                    score = score.saturating_sub(1);
+                }
                 sorter.add(mv, score);
                 // The child's key is `other + (mask | mv)`; its entry is fetched while the
                 // siblings are scored and searched.
-                self.prefetch(other + (p.mask | mv));
+                self.prefetch(other + (p.mask | mv), left - 1);
             }
         }
         while let Some(mv) = sorter.next() {
             let child = Self::play(p, mv);
-            let score = -self.negamax(&child, -beta, -alpha);
+            let score = -self.child::<POPCNT>(&child, -beta, -alpha);
             if score >= beta {
                 let v = score + self.max_score - 2 * self.min_score + 2;
-                self.table[slot] = E::pack(tag, v as u32);
+                self.store(slot, tag, v as u32, left);
                 return score;
             }
             if score > alpha {
                 alpha = score;
             }
         }
-        self.table[slot] = E::pack(tag, (alpha - self.min_score + 1) as u32);
+        self.store(slot, tag, (alpha - self.min_score + 1) as u32, left);
         alpha
     }
 
