@@ -153,8 +153,24 @@ pub(crate) fn step_chance<G: Game>(
 }
 
 /// Plays uniformly random actions (and chance by its probabilities) from `s` to the end.
-/// Returns the result and the number of plies (decisions) played.
+/// Returns the result and the number of plies (decisions) played. A game's own loop
+/// ([`Game::fused_playout`]) where it has one, which draws what [`generic_playout`] draws.
+#[inline]
 pub fn random_playout<G: Game>(
+    g: &G,
+    s: G::State,
+    rng: &mut StreamRng,
+    scratch: &mut Scratch,
+) -> (GameResult, u32) {
+    match g.fused_playout(&s, rng) {
+        Some(r) => r,
+        None => generic_playout(g, s, rng, scratch),
+    }
+}
+
+/// [`random_playout`]'s generic loop: chance by [`sample_outcome`] over the outcomes, a
+/// decision by [`Game::random_action`].
+pub fn generic_playout<G: Game>(
     g: &G,
     mut s: G::State,
     rng: &mut StreamRng,

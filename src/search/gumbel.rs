@@ -169,13 +169,9 @@ mod tests {
     use proptest::prelude::*;
 
     fn edge(n: u32, w: f64, p: f64) -> Edge {
-        Edge {
-            child: None,
-            label: 0,
-            n,
-            w,
-            p,
-        }
+        let mut e = Edge::new(0, p);
+        e.set(n, w);
+        e
     }
 
     /// Schedules computed by hand from mctx's rule.

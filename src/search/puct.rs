@@ -580,7 +580,7 @@ impl<G: Game> Search<G> {
             } else if forced.is_some_and(|fp| n < (fp.k * edge.p * total).sqrt()) {
                 (2, u)
             } else {
-                (0, edge.w / n + u)
+                (0, edge.q + u)
             };
             let cmp = tier
                 .cmp(&best_tier)

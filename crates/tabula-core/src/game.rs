@@ -202,6 +202,23 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
         scratch[index(scratch.len())]
     }
 
+    /// A random playout from `s` to the end in one loop of the game's own, or `None` to
+    /// leave it to the generic loop (`tabula::play::random_playout`). A game overrides it
+    /// only to save the generic loop's lists: it must draw from `rng` exactly what the
+    /// generic loop draws (chance: one [`crate::rng::sample_outcome`] over
+    /// [`Game::chance_outcomes`]; a decision: one [`crate::rng::uniform_index`] over the
+    /// legal actions, ascending) and return its result and plies (decisions), so a playout
+    /// is the same bits either way. The default declines.
+    #[inline(always)]
+    fn fused_playout(
+        &self,
+        s: &Self::State,
+        rng: &mut crate::rng::StreamRng,
+    ) -> Option<(GameResult, u32)> {
+        let _ = (s, rng);
+        None
+    }
+
     /// The state after a legal action of a decision state. Illegal actions are a caller bug
     /// (check with [`is_legal`] first where the action comes from outside).
     fn apply(&self, s: &Self::State, a: Action) -> Self::State;

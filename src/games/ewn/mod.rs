@@ -72,9 +72,12 @@
 mod abilities;
 mod encode;
 
+use rand::RngExt;
+
 use crate::error::GameError;
 use crate::game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};
 use crate::games::{FamilyInfo, VariantSpec, parse_dims};
+use crate::rng::{StreamRng, uniform_index};
 
 pub(crate) const FAMILY: FamilyInfo = FamilyInfo {
     name: "ewn",
@@ -311,6 +314,9 @@ pub struct Ewn {
     side_bytes: [u128; 2],
     /// The die roll's outcomes, `1/k` each.
     die_outcomes: [ChanceOutcome; KMAX],
+    /// The running sums of `die_outcomes`' probabilities, added in the order
+    /// `sample_outcome` adds them (so the fused playout draws the same die).
+    die_sums: [f64; KMAX],
 }
 
 impl std::fmt::Debug for Ewn {
@@ -452,6 +458,13 @@ impl Ewn {
             target: [(n - 1) as u8, 0],
             side_bytes: [0, ku].map(|base| ((1u128 << (8 * ku)) - 1) << (8 * base)),
             die_outcomes,
+            die_sums: std::array::from_fn(|o| {
+                let mut acc = 0.0;
+                for x in &die_outcomes[..=o] {
+                    acc += x.prob;
+                }
+                acc
+            }),
         })
     }
 
@@ -597,6 +610,15 @@ impl Ewn {
             Player::P0 => 0,
             Player::P1 => self.k as usize,
         }
+    }
+
+    /// A uniformly random legal move of decision state `s`, applied: one uniform index into
+    /// the legal actions, ascending (as `legal_actions` lists them; a table lookup, no loop
+    /// whose length the branch predictor would have to guess).
+    #[inline(always)]
+    fn random_move(&self, s: &EwnState, rng: &mut StreamRng) -> EwnState {
+        let (list, n) = &ACTION_LISTS[self.action_mask(s)];
+        self.apply(s, list[uniform_index(rng, *n as usize)])
     }
 
     /// The `movers` of a decision state with pieces `v` (its `u128`), `side` to move and
@@ -782,6 +804,35 @@ impl Game for Ewn {
         let meta = pack_meta(opp, if won { Phase::Over } else { Phase::Roll }, 0);
         v = v & POS_BYTES | u128::from(meta) << (8 * META) | u128::from(NO_MOVERS) << (8 * MOVERS);
         EwnState { v }
+    }
+
+    /// The generic playout's draws without its lists: a roll is one `f64` compared with the
+    /// running sums of the die's probabilities (`sample_outcome`'s count of sums at most
+    /// the draw), a move one uniform index among the set bits of the action mask
+    /// (ascending, as `legal_actions` lists them). A roll is always followed by a move (a
+    /// side with no piece has lost), so the loop is roll-and-move until the game is over.
+    /// From a placement state (the start) the generic loop plays.
+    #[inline]
+    fn fused_playout(&self, s: &EwnState, rng: &mut StreamRng) -> Option<(GameResult, u32)> {
+        let mut s = *s;
+        let mut plies = 0;
+        match s.phase() {
+            Phase::PlaceRed | Phase::PlaceBlue => return None,
+            Phase::Move => {
+                s = self.random_move(&s, rng);
+                plies += 1;
+            }
+            Phase::Roll | Phase::Over => {}
+        }
+        while s.phase() != Phase::Over {
+            let u: f64 = rng.random();
+            let k = self.k as usize;
+            let below = self.die_sums[..k].iter().filter(|&&acc| acc <= u).count();
+            s = self.apply_chance(&s, below.min(k - 1) as Outcome);
+            s = self.random_move(&s, rng);
+            plies += 1;
+        }
+        Some((GameResult::Win(s.side().other()), plies))
     }
 
     #[inline(always)]
@@ -1102,6 +1153,45 @@ impl crate::solver::Solvable for Ewn {
 mod tests {
     use super::*;
     use crate::games::AnyGame;
+
+    /// The fused playout is the generic one bit for bit: from every state along random games
+    /// (chance and decision states, both sides, captures and wins) of three sizes, the same
+    /// result and plies, and the stream left at the same place.
+    #[test]
+    fn the_fused_playout_draws_what_the_generic_loop_draws() {
+        use crate::play::{Scratch, generic_playout, random_playout, step_chance};
+        use crate::rng::stream;
+        use rand::Rng;
+        let mut scratch = Scratch::new();
+        let mut checked = 0;
+        for (v, w, h, k) in [("3x3x3", 3, 3, 3), ("4x4x4", 4, 4, 4), ("5x5x6", 5, 5, 6)] {
+            let g = Ewn::new(w, h, k).unwrap();
+            let mut walk = stream(7, v);
+            for game in 0..200u64 {
+                let mut s = g.initial_state();
+                loop {
+                    let mut fused = stream(game, "fused");
+                    let mut generic = fused.clone();
+                    let a = random_playout(&g, s, &mut fused, &mut scratch);
+                    let b = generic_playout(&g, s, &mut generic, &mut scratch);
+                    assert_eq!(a, b, "{v} game {game}: {s:?}");
+                    assert_eq!(fused.next_u64(), generic.next_u64(), "{v}: the stream");
+                    checked += 1;
+                    s = match g.turn(&s) {
+                        Turn::Terminal(_) => break,
+                        Turn::Chance => step_chance(&g, &s, &mut walk, &mut scratch),
+                        Turn::Player(_) => {
+                            let a = g.random_action(&s, &mut scratch.actions, &mut |n| {
+                                uniform_index(&mut walk, n)
+                            });
+                            g.apply(&s, a)
+                        }
+                    };
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked} states");
+    }
     use std::collections::HashSet;
     use std::hash::{BuildHasherDefault, Hasher};
 

@@ -33,8 +33,7 @@ fn root_by_hand(cfg: SearchConfig, edges: &[(u32, f64, f64)], raw: f64) -> Searc
     s.priors = edges.iter().map(|e| e.2).collect();
     let (root, _) = s.new_decision(0, P0, raw);
     for (edge, &(n, w, _)) in s.edges.iter_mut().zip(edges) {
-        edge.n = n;
-        edge.w = w;
+        edge.set(n, w);
     }
     s.nodes[root as usize].visits = edges.iter().map(|e| e.0).sum();
     s.gumbel = vec![0.0; edges.len()];
