@@ -24,9 +24,12 @@ pub(super) struct Edge {
     /// Sum of the values backed up through this edge, for its chooser (decision edges).
     pub w: f64,
     pub p: f64,
-    /// `w / n` (0 while `n` = 0), kept by [`Edge::record`]: PUCT's selection reads the mean
-    /// of every child at every descent, and a division there, per child, was a sixth of a
-    /// rollout search's time; the same quotient computed once per backup is the same bits.
+    /// A decision edge: `w / n` (0 while `n` = 0), kept by [`Edge::record`]: PUCT's
+    /// selection reads the mean of every child at every descent, and a division there, per
+    /// child, was a sixth of a rollout search's time; the same quotient computed once per
+    /// backup is the same bits. A chance edge: the running sum of its node's outcome
+    /// probabilities up to and including this one, added in outcome order
+    /// ([`push_outcomes`]), which [`sample_outcome_edge`] compares with its draw.
     pub q: f64,
 }
 
@@ -67,7 +70,14 @@ impl Edge {
 /// Appends one edge per chance outcome, in the game's outcome order.
 #[inline]
 pub(super) fn push_outcomes(edges: &mut Vec<Edge>, outcomes: &[ChanceOutcome]) {
-    edges.extend(outcomes.iter().map(|o| Edge::new(o.outcome, o.prob)));
+    let mut acc = 0.0;
+    edges.extend(outcomes.iter().map(|o| {
+        acc += o.prob;
+        Edge {
+            q: acc,
+            ..Edge::new(o.outcome, o.prob)
+        }
+    }));
 }
 
 /// Appends one edge per action with prior `p`.
@@ -107,14 +117,12 @@ pub(super) fn sample_outcome_edge(
     rng: &mut StreamRng,
 ) -> u32 {
     let u: f64 = rng.random();
-    let mut acc = 0.0;
-    for e in first..first + len {
-        acc += edges[e as usize].p;
-        if u < acc {
-            return e;
-        }
-    }
-    first + len - 1
+    // The running sums are the walk's own (`Edge::q`), so the first edge whose sum exceeds
+    // `u` is the count of those that do not: independent comparisons instead of a chain of
+    // additions and an early exit.
+    let sums = &edges[first as usize..(first + len) as usize];
+    let below = sums.iter().filter(|e| e.q <= u).count() as u32;
+    first + below.min(len - 1)
 }
 
 /// How exact ties in a selection or in the final move choice are broken.

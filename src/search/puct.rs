@@ -571,16 +571,21 @@ impl<G: Game> Search<G> {
         for e in node.first..node.first + node.len {
             let edge = &self.edges[e as usize];
             let n = f64::from(edge.n);
-            let u = c * edge.p * sqrt_total / (1.0 + n);
             let (tier, score) = if edge.n == 0 {
+                // The exploration term over 1 + 0 visits: dividing by 1.0 is exact, so it
+                // is skipped.
+                let u = c * edge.p * sqrt_total;
                 match init {
                     Some(q) => (0, q + u),
                     None => (1, u),
                 }
-            } else if forced.is_some_and(|fp| n < (fp.k * edge.p * total).sqrt()) {
-                (2, u)
             } else {
-                (0, edge.q + u)
+                let u = c * edge.p * sqrt_total / (1.0 + n);
+                if forced.is_some_and(|fp| n < (fp.k * edge.p * total).sqrt()) {
+                    (2, u)
+                } else {
+                    (0, edge.q + u)
+                }
             };
             let cmp = tier
                 .cmp(&best_tier)

@@ -261,6 +261,16 @@ fn pack_meta(side: Player, phase: Phase, die: u8) -> u8 {
 
 /// Every byte 0x01.
 const ONES: u128 = u128::MAX / 0xFF;
+/// 0xFF in byte j of entry j.
+const BYTE_MASKS: [u128; 16] = {
+    let mut m = [0; 16];
+    let mut j = 0;
+    while j < 16 {
+        m[j] = 0xFF << (8 * j);
+        j += 1;
+    }
+    m
+};
 /// Every byte 0x7F.
 const LOW7: u128 = ONES * 0x7F;
 /// The `pos` bytes (0..14) of a state's `u128`.
@@ -612,6 +622,53 @@ impl Ewn {
         }
     }
 
+    /// The state after `side`'s piece at `pos` index `i` steps to square `to` in the state
+    /// `v` (a legal step): whatever stands on `to` is captured, and the opponent rolls next
+    /// or has lost.
+    #[inline(always)]
+    fn moved(&self, v: u128, side: Player, i: usize, to: u8) -> EwnState {
+        // Whatever stands on `to` is captured (set OFF), then piece i moves there (byte i
+        // taken from `to` in every byte: a table mask, not a variable 128-bit shift).
+        let spread = ONES * u128::from(to);
+        let hit = zero_bytes(v ^ spread) & POS_BYTES;
+        let mut v = v | hit | (hit - (hit >> 7));
+        v = v & !BYTE_MASKS[i] | spread & BYTE_MASKS[i];
+        // The opponent loses on the mover's target, or when all its bytes are OFF.
+        let opp = side.other();
+        let won = to == self.target[side.index()] || !v & self.side_bytes[opp.index()] == 0;
+        let meta = pack_meta(opp, if won { Phase::Over } else { Phase::Roll }, 0);
+        v = v & POS_BYTES | u128::from(meta) << (8 * META) | u128::from(NO_MOVERS) << (8 * MOVERS);
+        EwnState { v }
+    }
+
+    /// A roll of `side`'s die in the state `v` (its `Roll` phase), drawn as `sample_outcome`
+    /// draws it, then a uniformly random legal move, applied: what the generic playout's
+    /// chance step and decision do, without building the decision state in between.
+    #[inline(always)]
+    fn roll_and_move(&self, v: u128, side: Player, rng: &mut StreamRng) -> EwnState {
+        let k = self.k as usize;
+        let u: f64 = rng.random();
+        let below = self.die_sums[..k].iter().filter(|&&acc| acc <= u).count();
+        let die = below.min(k - 1) as u8 + 1;
+        let movers = self.movable(v, side, die);
+        let si = side.index();
+        let byte = |i: u8| (EwnState { v }).byte(usize::from(i));
+        let steps = |i: u8| {
+            if usize::from(i) < 2 * KMAX {
+                self.step_mask[si][usize::from(byte(i))]
+            } else {
+                0
+            }
+        };
+        let (lo, hi) = (movers & NO_MOVER, movers >> 4);
+        let mask = usize::from(steps(lo)) | usize::from(steps(hi)) << 3;
+        let (list, n) = &ACTION_LISTS[mask];
+        let a = usize::from(list[uniform_index(rng, usize::from(*n))]);
+        let i = if a >= 3 { hi } else { lo };
+        let to = byte(i).wrapping_add(self.step_delta[si][a % 3]);
+        self.moved(v, side, usize::from(i), to)
+    }
+
     /// A uniformly random legal move of decision state `s`, applied: one uniform index into
     /// the legal actions, ascending (as `legal_actions` lists them; a table lookup, no loop
     /// whose length the branch predictor would have to guess).
@@ -792,18 +849,7 @@ impl Game for Ewn {
             return *s;
         }
         let to = from.wrapping_add(self.step_delta[si][dir]);
-        // Whatever stands on `to` is captured (set OFF), then piece i moves there.
-        let hit = zero_bytes(s.v ^ (ONES * u128::from(to))) & POS_BYTES;
-        let mut v = s.v | hit | (hit - (hit >> 7));
-        v = v & !(0xFF << (8 * i)) | u128::from(to) << (8 * i);
-        // The opponent loses on the mover's target, or when its last piece is captured
-        // (worked out from the state before the move, off the update's critical path).
-        // The opponent loses on the mover's target, or when all its bytes are OFF.
-        let opp = side.other();
-        let won = to == self.target[si] || !v & self.side_bytes[opp.index()] == 0;
-        let meta = pack_meta(opp, if won { Phase::Over } else { Phase::Roll }, 0);
-        v = v & POS_BYTES | u128::from(meta) << (8 * META) | u128::from(NO_MOVERS) << (8 * MOVERS);
-        EwnState { v }
+        self.moved(s.v, side, i, to)
     }
 
     /// The generic playout's draws without its lists: a roll is one `f64` compared with the
@@ -825,11 +871,7 @@ impl Game for Ewn {
             Phase::Roll | Phase::Over => {}
         }
         while s.phase() != Phase::Over {
-            let u: f64 = rng.random();
-            let k = self.k as usize;
-            let below = self.die_sums[..k].iter().filter(|&&acc| acc <= u).count();
-            s = self.apply_chance(&s, below.min(k - 1) as Outcome);
-            s = self.random_move(&s, rng);
+            s = self.roll_and_move(s.v, s.side(), rng);
             plies += 1;
         }
         Some((GameResult::Win(s.side().other()), plies))
