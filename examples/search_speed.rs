@@ -11,6 +11,7 @@ use tabula::game::{Game, Turn};
 use tabula::games::AnyGame;
 use tabula::rng::{sample_outcome, stream};
 use tabula::search::{MctsSolver, Rollout, Search, SearchConfig, SolverConfig};
+use tabula::thread_cpu_seconds;
 use tabula::with_game;
 
 fn first_decision<G: Game>(g: &G) -> G::State {
@@ -22,18 +23,6 @@ fn first_decision<G: Game>(g: &G) -> G::State {
         s = g.apply_chance(&s, outcomes[sample_outcome(&mut rng, &outcomes)].outcome);
     }
     s
-}
-
-/// This thread's CPU time in seconds (what a busy machine does not stretch, unlike the
-/// wall clock).
-fn thread_cpu_seconds() -> f64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec to write; the clock id is a constant Linux has.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 /// Simulations done, wall seconds and CPU seconds.

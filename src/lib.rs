@@ -41,6 +41,7 @@ pub mod learners;
 pub mod matches;
 pub use tabula_nn as nn;
 pub(crate) mod par;
+pub use par::thread_cpu_seconds;
 pub mod play;
 pub mod players;
 pub mod ratings;

@@ -111,6 +111,24 @@ pub(crate) fn chunk<T>(xs: &[T], chunk: usize, k: usize) -> &[T] {
     &xs[k * c..((k + 1) * c).min(xs.len())]
 }
 
+/// CPU seconds the calling thread has used (0 where there is no thread clock): a rate over
+/// it is not stretched by other work on the machine (the store writer's accounting, the
+/// speed examples).
+pub fn thread_cpu_seconds() -> f64 {
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid, writable timespec; the call only writes it.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
+            return t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9;
+        }
+    }
+    0.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

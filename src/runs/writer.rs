@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use super::{IterationRecord, RunError};
+use crate::par::thread_cpu_seconds;
 use crate::store::Encoded;
 use crate::store::{
     EvaluationRow, IterationRow, Prepared, PreparedPack, RunGameRow, RunStatus, Store, StoreError,
@@ -59,22 +60,6 @@ const WRITER_CHECKPOINT_PAGES: u32 = 16_384;
 
 /// Jobs waiting for the writer at most; self-play blocks beyond (memory stays bounded).
 pub(super) const WRITE_QUEUE: usize = 4;
-
-/// CPU seconds the calling thread has used (0 where there is no thread clock).
-fn thread_cpu_seconds() -> f64 {
-    #[cfg(unix)]
-    {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `t` is a valid, writable timespec; the call only writes it.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
-            return t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9;
-        }
-    }
-    0.0
-}
 
 /// The writer thread: commits jobs in order; returns its busy seconds (wall clock) and the
 /// CPU seconds it used. Jobs already waiting when one arrives are committed with it, in one
