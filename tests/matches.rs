@@ -545,6 +545,15 @@ fn rate_checkpoints_and_bad_input() {
     );
     // A marker per checkpoint, and the legend's.
     assert_eq!(figure.matches("class=\"marker\"").count(), 5, "{figure}");
+    // The caption says how the ratings were fitted and on which games (the 4 models and
+    // `random` in a round robin: 10 pairs of 40).
+    for needle in [
+        "Elo: maximum likelihood",
+        "over 400 games, 40 a pair, round robin",
+        "anchor random at 0",
+    ] {
+        assert!(figure.contains(needle), "{needle}: {figure}");
+    }
 
     for (args, needle) in [
         (&["--player", "random"][..], "at least 2 players"),

@@ -159,7 +159,7 @@ fn check_players(out: &[(PlayerSpec, String)]) -> anyhow::Result<()> {
     for (i, (p, name)) in out.iter().enumerate() {
         if let Some((_, first)) = out[..i].iter().find(|(q, _)| q == p) {
             bail!(
-                "player `{name}` is given twice (as `{first}` before; both are `{p}`); give                  each player once"
+                "player `{name}` is given twice (as `{first}` before; both are `{p}`); give each player once"
             );
         }
     }
@@ -433,8 +433,35 @@ fn chart(report: &RateReport<'_>, specs: &[PlayerSpec]) -> Chart {
         reference: Some((0.0, format!("anchor: {}", report.anchor))),
         series,
         size: (720, 420),
-        caption: Vec::new(),
+        caption: caption(report),
     }
+}
+
+/// The chart's provenance, under the plot: how the ratings were fitted, on which games, and
+/// what their bands are.
+fn caption(report: &RateReport<'_>) -> Vec<String> {
+    let openings = match report.openings {
+        0 => "from the game's start".to_string(),
+        k => format!("after {k} random opening moves a pair"),
+    };
+    vec![
+        format!(
+            "Elo: maximum likelihood (Bradley-Terry, draws half a win, a prior of {} draws a \
+             pair, {} Newton steps) over {} games, {} a pair, {} ({}), seed {}",
+            report.fit.prior_draws_per_pair,
+            report.fit.newton_steps,
+            report.recorded,
+            report.games_per_pair,
+            report.mode,
+            openings,
+            report.seed
+        ),
+        format!(
+            "band: the 95% interval (1.96 standard errors from the fit's information matrix); \
+             anchor {} at 0",
+            report.anchor
+        ),
+    ]
 }
 
 impl Report for RateReport<'_> {
