@@ -37,7 +37,7 @@ use crate::search::{Evaluator, Search, SearchConfig, SearchError};
 use greedy::greedy_self_play_game;
 use seats::seated_game;
 pub use seats::{
-    DEFAULT_MARGIN, GREEDY, GreedyPolicy, Moves, Seats, SoftLimit, epsilon_greedy, learner_seat,
+    DEFAULT_MARGIN, GREEDY, GreedyPolicy, Moves, Planner, Seats, SoftLimit, epsilon_greedy, learner_seat,
     learner_seats,
 };
 

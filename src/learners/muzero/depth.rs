@@ -1,0 +1,99 @@
+//! MAE_v by unroll depth (issue 50, point 3; docs/muzero.md "MAE_v by depth"): how far the
+//! learned model's value drifts from the truth as it is unrolled along real actions.
+//!
+//! From each test position s of S_test (in S_test's order) the model unrolls s^0 = h(s), then
+//! s^k = g(s^{k-1}, a^k) along K real moves drawn from the stream `muzero-depth(I)` of the
+//! model seed (each a uniformly random legal move of the real state; chance outcomes by their
+//! probabilities, from the same stream, in game order). At depth k the model's value
+//! v(s^k) for step k's side (the root's mover at even k, the other at odd k) is compared
+//! with the exact value, for that side, of the real state after the k-th move: a decision
+//! state's solved value, a terminal's score, a chance state's expectation over its outcomes
+//! (`solver::value_for`; so the chance right after the move is averaged exactly, while the
+//! outcomes of earlier chance events, which the model cannot see either, are the drawn
+//! ones). A sequence that reaches the end stops there: depths past the end are not measured.
+//! The metric at depth k is the mean |v - v*| over the sequences that reach it.
+
+use crate::eval::Truth;
+use crate::game::{ChanceOutcome, Game, Turn};
+use crate::games::Abilities;
+use crate::rng::{StreamRng, stream_fmt, uniform_index};
+use crate::solver::{to_unit, value_for};
+
+use super::model::MuZero;
+
+impl<G: Abilities> MuZero<G> {
+    /// Mean |v - v*| at depths 0..=K (see the module docs); a depth no sequence reached is
+    /// NaN-free: it is left out (the vector ends before it).
+    pub(crate) fn mae_by_depth(&self, g: &G, truth: &Truth<G>, iteration: u32, seed: u64) -> Vec<f64> {
+        let k = self.settings.unroll_steps as usize;
+        let mut rng = stream_fmt(seed, format_args!("muzero-depth({iteration})"));
+        let (mut sum, mut count) = (vec![0.0f64; k + 1], vec![0u64; k + 1]);
+        let mut sc = self.scratch();
+        let (mut state, mut next) = (vec![0.0; self.state_len()], vec![0.0; self.state_len()]);
+        let lookup = |s: &G::State| truth.solution.value_of_key(&g.key(s));
+        let (mut legal, mut outcomes) = (Vec::new(), Vec::new());
+        for s0 in truth.test_states(g) {
+            let Turn::Player(root) = g.turn(&s0) else {
+                continue;
+            };
+            self.represent(&s0, &[], &mut sc, &mut state);
+            let mut real = s0;
+            for depth in 0..=k {
+                let side = if depth % 2 == 0 { root } else { root.other() };
+                let v = self.predict(&state, &mut sc);
+                let Some(exact) = value_for(g, &real, side, &lookup) else {
+                    break;
+                };
+                sum[depth] += (v - to_unit(exact)).abs();
+                count[depth] += 1;
+                if depth == k {
+                    break;
+                }
+                // The next real move from the next decision state (chance drawn first).
+                let Some(decision) = next_decision(g, real, &mut rng, &mut outcomes) else {
+                    break;
+                };
+                g.legal_actions(&decision, &mut legal);
+                let a = legal[uniform_index(&mut rng, legal.len())];
+                real = g.apply(&decision, a);
+                self.dynamics(&state, a, &mut sc, &mut next);
+                std::mem::swap(&mut state, &mut next);
+            }
+        }
+        sum.iter()
+            .zip(&count)
+            .take_while(|(_, c)| **c > 0)
+            .map(|(s, &c)| s / c as f64)
+            .collect()
+    }
+}
+
+/// The decision state reached from `s` through chance (outcomes drawn by their
+/// probabilities); `None` at the end of the game.
+fn next_decision<G: Game>(
+    g: &G,
+    mut s: G::State,
+    rng: &mut StreamRng,
+    outcomes: &mut Vec<ChanceOutcome>,
+) -> Option<G::State> {
+    loop {
+        match g.turn(&s) {
+            Turn::Player(_) => return Some(s),
+            Turn::Terminal(_) => return None,
+            Turn::Chance => {
+                g.chance_outcomes(&s, outcomes);
+                let u: f64 = rand::RngExt::random(rng);
+                let mut acc = 0.0;
+                let mut pick = outcomes[outcomes.len() - 1].outcome;
+                for o in outcomes.iter() {
+                    acc += o.prob;
+                    if u < acc {
+                        pick = o.outcome;
+                        break;
+                    }
+                }
+                s = g.apply_chance(&s, pick);
+            }
+        }
+    }
+}
