@@ -199,6 +199,22 @@ impl<G: crate::games::Abilities> MuZero<G> {
 }
 
 impl<G: Game> MuZero<G> {
+    /// A copy of the model (tests perturb one network of a copy).
+    #[cfg(test)]
+    pub(crate) fn copy_for_test(&self) -> MuZero<G> {
+        MuZero {
+            settings: self.settings.clone(),
+            encoder: self.encoder.clone(),
+            optim: self.optim,
+            h: self.h.clone(),
+            g: self.g.clone(),
+            f: self.f.clone(),
+            losses: self.losses,
+            buffer: self.buffer,
+            actions: self.actions,
+        }
+    }
+
     /// Parameters of the three networks together.
     pub fn parameters(&self) -> usize {
         self.h.params.len() + self.g.params.len() + self.f.params.len()

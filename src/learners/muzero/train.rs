@@ -51,6 +51,22 @@ impl MuTrainer {
     }
 }
 
+#[cfg(test)]
+impl MuTrainer {
+    /// Each network's gradient: its chunk vectors summed in order (h, g, f).
+    pub(crate) fn grads_for_test(&self) -> [Vec<f32>; 3] {
+        self.grads.clone().map(|gs| {
+            let mut out = vec![0.0f32; gs.first().map_or(0, Vec::len)];
+            for g in &gs {
+                for (x, &y) in out.iter_mut().zip(g) {
+                    *x += y;
+                }
+            }
+            out
+        })
+    }
+}
+
 /// Zeroed chunk gradients for `n` positions of `l`.
 fn zeroed(gs: &mut Vec<Vec<f32>>, l: &Layout, n: usize) {
     let c = Layout::grad_chunks(n);
