@@ -273,6 +273,17 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
         with_rows: bool,
     ) -> Result<ModelSummary, LearnerError>;
 
+    /// The model's networks as export graphs (`checkout --export PATH.onnx`), each with its
+    /// name: one unnamed graph is written to PATH, named ones each to PATH with the name
+    /// before the extension (MuZero's three). The default, for a learner without networks,
+    /// is a usage error.
+    fn graphs(&self) -> Result<Vec<(&'static str, crate::nn::export::Graph)>, LearnerError> {
+        Err(LearnerError::Usage(format!(
+            "a {} model has no network to export",
+            Self::NAME
+        )))
+    }
+
     /// The model as the search's leaf evaluator.
     fn evaluator(&self) -> Self::Eval<'_>;
 

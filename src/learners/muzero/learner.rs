@@ -137,6 +137,20 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
         })
     }
 
+    /// One graph per network (docs/muzero.md, "Export"): h reads the game's planes and
+    /// writes s^0 before its scaling as `policy` (its `value` output is unused); g reads s
+    /// then the action's one-hot features and writes s' before its scaling as `policy` and
+    /// the reward as `value`; f reads s and writes the policy logits and tanh(v).
+    fn graphs(&self) -> Result<Vec<(&'static str, crate::nn::export::Graph)>, LearnerError> {
+        let mut out = Vec::with_capacity(3);
+        for (name, net) in NETS.into_iter().zip([&self.h, &self.g, &self.f]) {
+            let graph = crate::nn::export::Graph::of(&net.layout, &net.params)
+                .map_err(|e| LearnerError::Usage(format!("muzero {name} network: {e}")))?;
+            out.push((name, graph));
+        }
+        Ok(out)
+    }
+
     fn evaluator(&self) -> MuEval<'_, G> {
         self.eval()
     }
