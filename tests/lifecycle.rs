@@ -945,6 +945,66 @@ fn network_runs_are_deterministic_resume_and_play() {
     same_head_at_1_and_2_threads(dir.path(), &r, "res");
 }
 
+/// MuZero (docs/muzero.md) on `runs/muzero-tiny.toml`: the same head at 1 and 2 threads
+/// and after kill -9 + `resume` (all three networks and their optimiser states come back
+/// from the checkpoint); `verify` re-executes it and fsck follows its six references; a
+/// branch with no overrides ends at the parent's head; a self-play game (searched in the
+/// learned model) replays; the model plays in `tabula match`, greedily and searching its
+/// learned model; `checkout --export` writes one ONNX file per network; MAE_v by unroll
+/// depth is stored.
+#[test]
+fn muzero_tiny_is_deterministic_resumes_branches_verifies_and_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = format!("{}/runs/muzero-tiny.toml", env!("CARGO_MANIFEST_DIR"));
+    let h = kill_and_resume(dir.path(), &s, 6, Some(100), 3, 29, 0.0);
+    let one = dir.path().join("one.db");
+    ok(&tabula(&one, &["run", &s, "--threads", "1"]));
+    assert_eq!(head(&one, "1"), h, "1 thread");
+    ok(&tabula(&one, &["verify", "1"]));
+    ok(&tabula(&one, &["fsck"]));
+    let b = ok(&tabula(&one, &["branch", "1", "--at", "3", "--seed", "1"]));
+    assert!(b.contains(&format!("head {h}")), "branch: {b}");
+    let games = ok(&tabula(&one, &["show", "1", "--games", "2"]));
+    let game = games.lines().nth(2).unwrap().split_whitespace().nth(1);
+    let r = ok(&tabula(&one, &["replay", game.unwrap()]));
+    assert!(r.contains("identical, hash checked"), "{r}");
+    for a in ["model:1@6", "model:1@6,sims=8"] {
+        let m = json(&tabula(
+            &one,
+            &[
+                "match",
+                "ewn:3x3x3",
+                "--a",
+                a,
+                "--b",
+                "random",
+                "--games",
+                "20",
+                "--json",
+            ],
+        ));
+        assert_eq!(m["games"], 20, "{a}");
+    }
+    let path = dir.path().join("m.onnx");
+    let c = json(&tabula(
+        &one,
+        &["checkout", "1@6", "--export", path.to_str().unwrap(), "--json"],
+    ));
+    assert_eq!(c["learner"], "muzero");
+    for net in ["representation", "dynamics", "prediction"] {
+        let f = dir.path().join(format!("m.{net}.onnx"));
+        assert!(std::fs::metadata(&f).unwrap().len() > 1000, "{net}");
+    }
+    assert!(!path.exists(), "the networks' files only");
+    let depth = sql(
+        &one,
+        "SELECT value FROM metrics WHERE name = 'mae_v_depth_5' AND run_id = 1 \
+         AND iteration = 6",
+    );
+    let v = depth[0]["value"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&v), "{v}");
+}
+
 /// Liu et al.'s data pipeline on a small Chinese Checkers board (docs/network.md, "Liu et
 /// al.'s data pipeline"; docs/learners.md, `mixed`): mixed starts, retained and mirrored
 /// samples, drawn games skipped, passes over the buffer.
