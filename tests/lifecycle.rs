@@ -988,7 +988,13 @@ fn muzero_tiny_is_deterministic_resumes_branches_verifies_and_exports() {
     let path = dir.path().join("m.onnx");
     let c = json(&tabula(
         &one,
-        &["checkout", "1@6", "--export", path.to_str().unwrap(), "--json"],
+        &[
+            "checkout",
+            "1@6",
+            "--export",
+            path.to_str().unwrap(),
+            "--json",
+        ],
     ));
     assert_eq!(c["learner"], "muzero");
     for net in ["representation", "dynamics", "prediction"] {

@@ -23,7 +23,7 @@ use crate::par;
 use crate::rng::{GameSlot, StreamRng};
 use crate::search::{SearchConfig, SearchError, SearchResult};
 use crate::selfplay::{
-    GreedyPolicy, LaneGame, Moves, Mover, Played, Planner, Seats, play_games_by,
+    GreedyPolicy, LaneGame, Mover, Moves, Planner, Played, Seats, play_games_by,
 };
 use crate::store::Encoded;
 use crate::store::{ObjectHash, RunGameRow, address};

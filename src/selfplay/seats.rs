@@ -45,13 +45,15 @@ pub type GreedyPolicy<'a, G> =
 
 /// A learner's search of its own model ([`crate::learners::Learner::plan`]: MuZero) from a
 /// decision state after the game's past, `ply` plies in, its draws from the game's stream.
-pub type Planner<'a, G> = &'a (dyn Fn(
+pub type Planner<'a, G> = &'a (
+        dyn Fn(
     &<G as Game>::State,
     &[<G as Game>::State],
     u32,
     &mut StreamRng,
 ) -> Result<crate::search::SearchResult, SearchError>
-             + Sync);
+            + Sync
+    );
 
 /// How the learner's seat moves.
 pub enum Moves<'a, G: Game> {

@@ -24,7 +24,13 @@ use super::model::MuZero;
 impl<G: Abilities> MuZero<G> {
     /// Mean |v - v*| at depths 0..=K (see the module docs); a depth no sequence reached is
     /// NaN-free: it is left out (the vector ends before it).
-    pub(crate) fn mae_by_depth(&self, g: &G, truth: &Truth<G>, iteration: u32, seed: u64) -> Vec<f64> {
+    pub(crate) fn mae_by_depth(
+        &self,
+        g: &G,
+        truth: &Truth<G>,
+        iteration: u32,
+        seed: u64,
+    ) -> Vec<f64> {
         let k = self.settings.unroll_steps as usize;
         let mut rng = stream_fmt(seed, format_args!("muzero-depth({iteration})"));
         let (mut sum, mut count) = (vec![0.0f64; k + 1], vec![0u64; k + 1]);

@@ -1,13 +1,13 @@
 //! MuZero as a [`Learner`]: build, restore, samples, training, checkpoints, planning and
 //! evaluation.
 
+use super::MUZERO_METRICS;
 use super::eval::MuEval;
 use super::model::{MuLosses, MuZero, Net};
 use super::records::{MuCheckpointRecord, MuZeroEvaluation};
 use super::settings::settings_of;
 use super::train::MuTrainer;
 use super::unroll::{MuSample, game_samples};
-use super::MUZERO_METRICS;
 use crate::error::SettingError;
 use crate::eval::phases::timed;
 use crate::eval::{MetricDef, MetricValues, WinRate, win_rate_of};
@@ -259,7 +259,13 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
         if e.plan.wr_p_games > 0 {
             let config = ctx.search.at_iteration(e.iteration.max(1)).as_evaluation();
             out.wr_p = Some(timed("wr_p", || {
-                self.planned_win_rate(g, truth, ctx.model_seed, (e.iteration, e.plan.wr_p_games), config)
+                self.planned_win_rate(
+                    g,
+                    truth,
+                    ctx.model_seed,
+                    (e.iteration, e.plan.wr_p_games),
+                    config,
+                )
             }));
         }
         if e.plan.errors {
@@ -269,7 +275,9 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
             });
             out.err_p = Some(err);
             out.mae_v = Some(mae);
-            out.mae_v_depth = timed("mae_v_depth", || self.mae_by_depth(g, truth, e.iteration, ctx.model_seed));
+            out.mae_v_depth = timed("mae_v_depth", || {
+                self.mae_by_depth(g, truth, e.iteration, ctx.model_seed)
+            });
         }
         out
     }

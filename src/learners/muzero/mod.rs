@@ -36,8 +36,8 @@ mod unroll;
 pub use eval::MuEval;
 pub use model::MuZero;
 pub use records::MuZeroEvaluation;
-pub use settings::{MuOptimizer, MuZeroSettings, ValueTarget};
 pub(crate) use settings::FIXED_SETTINGS;
+pub use settings::{MuOptimizer, MuZeroSettings, ValueTarget};
 pub use unroll::MuSample;
 
 /// Unroll depths whose MAE_v is a declared metric (k = 0..=5: the paper's K).

@@ -182,8 +182,22 @@ impl<G: crate::games::Abilities> MuZero<G> {
             seed,
             "representation",
         );
-        let gn = Net::new(&settings.dynamics, flat(hs + a), hs, &optim, seed, "dynamics");
-        let f = Net::new(&settings.prediction, flat(hs), a, &optim, seed, "prediction");
+        let gn = Net::new(
+            &settings.dynamics,
+            flat(hs + a),
+            hs,
+            &optim,
+            seed,
+            "dynamics",
+        );
+        let f = Net::new(
+            &settings.prediction,
+            flat(hs),
+            a,
+            &optim,
+            seed,
+            "prediction",
+        );
         Ok(MuZero {
             settings,
             encoder,

@@ -182,7 +182,11 @@ impl MuZeroSettings {
 
     fn validate_training(&self, check: SettingsCheck<'_>) -> Result<(), SettingError> {
         if !(1..=65_536).contains(&self.batch_size) {
-            return Err(bad("batch_size", self.batch_size, "an integer from 1 to 65536"));
+            return Err(bad(
+                "batch_size",
+                self.batch_size,
+                "an integer from 1 to 65536",
+            ));
         }
         if self.train_steps > 1_000_000 {
             return Err(bad(

@@ -60,15 +60,33 @@ fn decision(g: &Ewn, o: usize) -> <Ewn as Game>::State {
 #[test]
 fn settings_parse_and_bad_keys_are_named() {
     let c = parse("").unwrap();
-    assert_eq!(super::settings::settings_of(&c.settings.learner).unroll_steps, 5);
+    assert_eq!(
+        super::settings::settings_of(&c.settings.learner).unroll_steps,
+        5
+    );
     for (extra, key) in [
-        ("[learner.muzero]\nunroll_steps = 0\n", "learner.muzero.unroll_steps"),
+        (
+            "[learner.muzero]\nunroll_steps = 0\n",
+            "learner.muzero.unroll_steps",
+        ),
         ("[learner.muzero]\nstate = 0\n", "learner.muzero.state"),
-        ("[learner.muzero]\nvalue_target = \"n-step\"\n", "learner.muzero.value_target"),
+        (
+            "[learner.muzero]\nvalue_target = \"n-step\"\n",
+            "learner.muzero.value_target",
+        ),
         ("[learner.muzero]\nlr = [[2, 0.1]]\n", "learner.muzero.lr"),
-        ("[learner.muzero]\nbatch_size = 0\n", "learner.muzero.batch_size"),
-        ("[learner.muzero]\nreplay_games = 21\n", "learner.muzero.replay_games"),
-        ("[learner.muzero]\ndynamics = [0]\n", "learner.muzero.dynamics"),
+        (
+            "[learner.muzero]\nbatch_size = 0\n",
+            "learner.muzero.batch_size",
+        ),
+        (
+            "[learner.muzero]\nreplay_games = 21\n",
+            "learner.muzero.replay_games",
+        ),
+        (
+            "[learner.muzero]\ndynamics = [0]\n",
+            "learner.muzero.dynamics",
+        ),
     ] {
         let e = parse(extra).unwrap_err();
         assert!(e.contains(key), "{extra}: {e}");
@@ -165,7 +183,10 @@ fn step_losses(h: &MuZero<Ewn>, gs: [&MuZero<Ewn>; 2], f: &MuZero<Ewn>, s: &MuSa
         let u = f.predict(&state, &mut sc);
         let v = 2.0 * u - 1.0;
         let t = 2.0 * f64::from(s.value[step]) - 1.0;
-        let logits: Vec<f64> = sc.f.logits[..f.actions].iter().map(|&x| f64::from(x)).collect();
+        let logits: Vec<f64> = sc.f.logits[..f.actions]
+            .iter()
+            .map(|&x| f64::from(x))
+            .collect();
         let max = logits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let z: f64 = logits.iter().map(|x| (x - max).exp()).sum();
         let ce: f64 = s.policy[step]
@@ -195,7 +216,11 @@ fn gradients_match_finite_differences_with_the_papers_scalings() {
     let sample = MuSample {
         x,
         actions: vec![1, 2],
-        policy: vec![vec![(0, 0.25), (1, 0.75)], vec![(2, 1.0)], vec![(0, 0.5), (3, 0.5)]],
+        policy: vec![
+            vec![(0, 0.25), (1, 0.75)],
+            vec![(2, 1.0)],
+            vec![(0, 0.5), (3, 0.5)],
+        ],
         value: vec![1.0, 0.0, 0.75],
         reward: vec![0.0, 0.5, -1.0],
         first: true,
@@ -219,8 +244,8 @@ fn gradients_match_finite_differences_with_the_papers_scalings() {
     };
     let mut checked = [0usize; 3];
     // The representation: steps 0 and 1 whole, step 2 through the halved edge.
-    for i in 0..m.h.params.len() {
-        let an = f64::from(grads[0][i]);
+    for (i, &an) in grads[0].iter().enumerate() {
+        let an = f64::from(an);
         if an.abs() < 1e-3 || checked[0] >= 6 {
             continue;
         }
@@ -239,8 +264,8 @@ fn gradients_match_finite_differences_with_the_papers_scalings() {
     }
     // The dynamics: its second application whole; its first whole for step 1, halved for
     // step 2.
-    for i in 0..m.g.params.len() {
-        let an = f64::from(grads[1][i]);
+    for (i, &an) in grads[1].iter().enumerate() {
+        let an = f64::from(an);
         if an.abs() < 1e-3 || checked[1] >= 6 {
             continue;
         }
@@ -257,8 +282,8 @@ fn gradients_match_finite_differences_with_the_papers_scalings() {
         checked[1] += 1;
     }
     // The prediction: every step's loss, each weighted.
-    for i in 0..m.f.params.len() {
-        let an = f64::from(grads[2][i]);
+    for (i, &an) in grads[2].iter().enumerate() {
+        let an = f64::from(an);
         if an.abs() < 1e-3 || checked[2] >= 6 {
             continue;
         }
@@ -266,7 +291,9 @@ fn gradients_match_finite_differences_with_the_papers_scalings() {
             mm.f.params[i] += e;
             mm.f.repack();
         };
-        let want = fd(&p, &|mm| step_losses(&m, [&m, &m], mm, &sample).iter().sum());
+        let want = fd(&p, &|mm| {
+            step_losses(&m, [&m, &m], mm, &sample).iter().sum()
+        });
         close(an, want, &format!("prediction {i}"));
         checked[2] += 1;
     }
@@ -295,7 +322,12 @@ fn the_learned_search_and_training_are_the_same_bits_at_any_thread_count() {
     let step = |m: &mut MuZero<Ewn>| {
         let mut t = MuTrainer::new(m);
         m.train_step(&batch, 0.05, &mut t);
-        m.h.params.iter().chain(&m.g.params).chain(&m.f.params).map(|x| x.to_bits()).collect::<Vec<_>>()
+        m.h.params
+            .iter()
+            .chain(&m.g.params)
+            .chain(&m.f.params)
+            .map(|x| x.to_bits())
+            .collect::<Vec<_>>()
     };
     let mut a = m.copy_for_test();
     let one = pool(1).install(|| step(&mut a));
@@ -303,10 +335,8 @@ fn the_learned_search_and_training_are_the_same_bits_at_any_thread_count() {
     assert_eq!(one, two);
     let s = decision(&g, 1);
     for algorithm in ["puct", "gumbel"] {
-        let config: SearchConfig = toml::from_str(&format!(
-            "simulations = 24\nalgorithm = \"{algorithm}\"\n"
-        ))
-        .unwrap();
+        let config: SearchConfig =
+            toml::from_str(&format!("simulations = 24\nalgorithm = \"{algorithm}\"\n")).unwrap();
         let run = || {
             let mut rng = stream(3, "plan");
             m.plan(&g, config, (&s, &[]), 0, &mut rng).unwrap()
@@ -321,7 +351,9 @@ fn the_learned_search_and_training_are_the_same_bits_at_any_thread_count() {
     // The learner's plan is the same search.
     let config: SearchConfig = toml::from_str("simulations = 16\n").unwrap();
     let mut rng = stream(3, "plan");
-    let via = Learner::plan(&m, &g, config, (&s, &[]), 0, &mut rng).unwrap().unwrap();
+    let via = Learner::plan(&m, &g, config, (&s, &[]), 0, &mut rng)
+        .unwrap()
+        .unwrap();
     let mut rng = stream(3, "plan");
     assert_eq!(via, m.plan(&g, config, (&s, &[]), 0, &mut rng).unwrap());
 }

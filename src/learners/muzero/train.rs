@@ -21,7 +21,9 @@
 use crate::game::Game;
 use crate::nn::{Layout, Scratch, Weights};
 
-use super::model::{MinMax, MuLosses, MuZero, Net, encode_dynamics_input, min_max, min_max_backward};
+use super::model::{
+    MinMax, MuLosses, MuZero, Net, encode_dynamics_input, min_max, min_max_backward,
+};
 use super::unroll::MuSample;
 
 /// Working memory of training steps (kept between them).
@@ -99,11 +101,19 @@ struct OutputGrads {
 impl<G: Game> MuZero<G> {
     /// One optimiser step of all three networks on `batch` at learning rate `lr`; returns
     /// the mean losses before the step.
-    pub(crate) fn train_step(&mut self, batch: &[&MuSample], lr: f64, t: &mut MuTrainer) -> MuLosses {
+    pub(crate) fn train_step(
+        &mut self,
+        batch: &[&MuSample],
+        lr: f64,
+        t: &mut MuTrainer,
+    ) -> MuLosses {
         let grads = self.gradients(batch, t);
         let b = batch.len();
         let optim = self.optim;
-        for (net, gs) in [&mut self.h, &mut self.g, &mut self.f].into_iter().zip(&t.grads) {
+        for (net, gs) in [&mut self.h, &mut self.g, &mut self.f]
+            .into_iter()
+            .zip(&t.grads)
+        {
             step(net, gs, b, &optim, lr);
         }
         self.losses = grads;
@@ -232,8 +242,14 @@ impl<G: Game> MuZero<G> {
         let mut ds_all = vec![0.0f32; (k + 1) * b * hs];
         let (f, g, h) = (&self.f, &self.g, &self.h);
         let out = (o.dlog_f.as_slice(), o.dval_f.as_slice());
-        f.layout
-            .backward_to_input(&t.fw, &mut t.fs, (k + 1) * b, out, &mut t.grads[2], &mut ds_all);
+        f.layout.backward_to_input(
+            &t.fw,
+            &mut t.fs,
+            (k + 1) * b,
+            out,
+            &mut t.grads[2],
+            &mut ds_all,
+        );
         let mut carry = vec![0.0f32; b * hs];
         let mut du = vec![0.0f32; b * hs];
         let mut dgin = vec![0.0f32; b * (hs + a)];
@@ -274,7 +290,11 @@ impl<G: Game> MuZero<G> {
         let mut ds = vec![0.0f32; hs];
         for i in 0..b {
             let at = (step * b + i) * hs;
-            for ((d, &x), &c) in ds.iter_mut().zip(&ds_all[at..at + hs]).zip(&carry[i * hs..]) {
+            for ((d, &x), &c) in ds
+                .iter_mut()
+                .zip(&ds_all[at..at + hs])
+                .zip(&carry[i * hs..])
+            {
                 *d = x + c;
             }
             let s = &fwd.states[at..at + hs];
@@ -292,7 +312,10 @@ fn policy_grad(
     dl: &mut [f32],
     w: f64,
 ) -> f64 {
-    let max = logits.iter().map(|&x| f64::from(x)).fold(f64::NEG_INFINITY, f64::max);
+    let max = logits
+        .iter()
+        .map(|&x| f64::from(x))
+        .fold(f64::NEG_INFINITY, f64::max);
     let mut total = 0.0;
     for (p, &x) in probs.iter_mut().zip(logits) {
         *p = (f64::from(x) - max).exp();

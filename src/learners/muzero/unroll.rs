@@ -136,7 +136,11 @@ pub(crate) fn game_samples<G: Game>(
                 sample.reward.push(r as f32);
                 match ds.get(i) {
                     Some(real) => {
-                        let pi = if real.full { real.policy.clone() } else { Vec::new() };
+                        let pi = if real.full {
+                            real.policy.clone()
+                        } else {
+                            Vec::new()
+                        };
                         sample.policy.push(pi);
                         if step < k {
                             sample.actions.push(real.action);
