@@ -8,8 +8,8 @@
 //! parent is always evaluated before its children). So `apply` is pure and cheap, and the
 //! search's arenas hold small `Copy` states as for any game.
 //!
-//! - **Legal actions masked at the root only** (the paper, Appendix B "Search": "legal
-//!   actions ... at the root"; below it, every action of the action space).
+//! - **Legal actions masked at the root only** (the paper, Appendix A: only at the root can
+//!   the environment be queried; below it, every action of the action space).
 //! - **No terminal states**: the model does not know where the game ends; the unroll's
 //!   absorbing steps teach it that the state after the end keeps the outcome (unroll.rs).
 //! - **Sides alternate** at every step (the pseudocode's board-game `to_play`), as the
@@ -205,22 +205,27 @@ impl<G: Abilities> Evaluator<LearnedGame> for LearnedEval<'_, G> {
         priors: &mut [f64],
         _: &mut StreamRng,
     ) -> f64 {
-        let mut state = vec![0.0; self.model.state_len()];
+        let LearnedEval {
+            model,
+            root,
+            states,
+            sc,
+        } = self;
+        let mut state = vec![0.0; model.state_len()];
         if s.depth == 0 {
-            state.copy_from_slice(&self.root);
+            state.copy_from_slice(root);
         } else {
-            // A parent is evaluated before its children: its vector is there (the root's
-            // is `root`).
+            // A parent is evaluated before its children, so its vector is stored (the
+            // root's is `root`); the fallback to the root is never taken.
             let parent = match s.depth {
-                1 => &self.root,
-                _ => self.states.get(&s.parent).unwrap_or(&self.root),
+                1 => &*root,
+                _ => states.get(&s.parent).unwrap_or(root),
             };
-            self.model
-                .dynamics(&parent.clone(), s.action, &mut self.sc, &mut state);
+            model.dynamics(parent, s.action, sc, &mut state);
         }
-        let v = self.model.predict(&state, &mut self.sc);
-        crate::nn::legal_softmax(&self.sc.f.logits, legal, priors);
-        self.states.insert(s.node, state);
+        let v = model.predict(&state, sc);
+        crate::nn::legal_softmax(&sc.f.logits, legal, priors);
+        states.insert(s.node, state);
         v
     }
 }

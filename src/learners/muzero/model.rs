@@ -17,7 +17,7 @@
 use crate::game::{Action, Game};
 use crate::learners::{LearnerContext, LearnerError};
 use crate::nn::encode::{Encoder, Planes};
-use crate::nn::{Arch, Layout, OptimConfig, OptimState, Scratch, Weights};
+use crate::nn::{Arch, Arith, Layout, OptimConfig, OptimState, Scratch, Weights};
 
 use super::settings::{MuZeroSettings, settings_of};
 
@@ -44,8 +44,10 @@ impl Net {
         let arch = Arch::Mlp {
             hidden: hidden.iter().map(|&h| h as usize).collect(),
         };
-        // An MLP fits any input: `Layout::new` refuses only unpadded residual stems.
-        let layout = Layout::new(&arch, input, outputs);
+        // An MLP fits any input: `Layout::new` refuses only unpadded residual stems. The
+        // arithmetic is pinned (fused, the default of new network runs) so that a change of
+        // the engine's default moves no MuZero run's bits.
+        let layout = Layout::new(&arch, input, outputs).with_arith(Arith::Fused);
         let params = layout.init(&mut crate::rng::stream_fmt(
             seed,
             format_args!("muzero-init({name})"),
@@ -295,8 +297,8 @@ pub(crate) fn unit(pre: f32) -> f64 {
     (f64::from(pre).tanh() + 1.0) / 2.0
 }
 
-/// The dynamics' input: the state, then the action's one-hot plane (Appendix F: the action
-/// "encoded as a plane" of ones; here one feature per action).
+/// The dynamics' input: the state, then the action one-hot (Appendix F encodes the action
+/// as planes beside the state's; here one feature per action).
 pub(crate) fn encode_dynamics_input(state: &[f32], a: Action, out: &mut [f32]) {
     let hs = state.len();
     out[..hs].copy_from_slice(state);

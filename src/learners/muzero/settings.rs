@@ -22,7 +22,7 @@ pub enum MuOptimizer {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ValueTarget {
     /// The game's final outcome for the side to move (the paper's board-game choice:
-    /// Appendix G, td_steps = max_moves, "the final outcome of the game").
+    /// Appendix G; td_steps = max_moves in the pseudocode).
     #[default]
     #[serde(rename = "outcome")]
     Outcome,
