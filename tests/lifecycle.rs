@@ -951,7 +951,7 @@ fn network_runs_are_deterministic_resume_and_play() {
 /// branch with no overrides ends at the parent's head; a self-play game (searched in the
 /// learned model) replays; the model plays in `tabula match`, greedily and searching its
 /// learned model; `checkout --export` writes one ONNX file per network; MAE_v by unroll
-/// depth is stored.
+/// depth and the root values' errors are stored.
 #[test]
 fn muzero_tiny_is_deterministic_resumes_branches_verifies_and_exports() {
     let dir = tempfile::tempdir().unwrap();
@@ -1002,13 +1002,13 @@ fn muzero_tiny_is_deterministic_resumes_branches_verifies_and_exports() {
         assert!(std::fs::metadata(&f).unwrap().len() > 1000, "{net}");
     }
     assert!(!path.exists(), "the networks' files only");
-    let depth = sql(
-        &one,
-        "SELECT value FROM metrics WHERE name = 'mae_v_depth_5' AND run_id = 1 \
-         AND iteration = 6",
-    );
-    let v = depth[0]["value"].as_f64().unwrap();
-    assert!((0.0..=1.0).contains(&v), "{v}");
+    for name in ["mae_v_depth_5", "mae_root_model", "mae_root_rules"] {
+        let q = format!(
+            "SELECT value FROM metrics WHERE name = '{name}' AND run_id = 1 AND iteration = 6"
+        );
+        let v = sql(&one, &q)[0]["value"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&v), "{name}: {v}");
+    }
 }
 
 /// Liu et al.'s data pipeline on a small Chinese Checkers board (docs/network.md, "Liu et

@@ -12,11 +12,20 @@
 //! outcomes of earlier chance events, which the model cannot see either, are the drawn
 //! ones). A sequence that reaches the end stops there: depths past the end are not measured.
 //! The metric at depth k is the mean |v - v*| over the sequences that reach it.
+//!
+//! **The model's cost at the root** (issue 50, point 3): on every test position, the root
+//! value of the run's search at evaluation settings (no root noise) in the learned model and
+//! of the same search over the game's rules guided by f(h(s)) at its leaves (terminal states
+//! by their scores), each against the position's exact value: `mae_root_model` and
+//! `mae_root_rules`, their difference the learned model's cost in one number. Each search
+//! draws from its own stream, `muzero-root-model(I)` and `muzero-root-rules(I)` of the model
+//! seed, the positions in S_test's order.
 
 use crate::eval::Truth;
 use crate::game::{ChanceOutcome, Game, Turn};
 use crate::games::Abilities;
 use crate::rng::{StreamRng, stream_fmt, uniform_index};
+use crate::search::{Search, SearchConfig};
 use crate::solver::{to_unit, value_for};
 
 use super::model::MuZero;
@@ -71,6 +80,37 @@ impl<G: Abilities> MuZero<G> {
             .take_while(|(_, c)| **c > 0)
             .map(|(s, &c)| s / c as f64)
             .collect()
+    }
+}
+
+impl<G: Abilities> MuZero<G> {
+    /// (MAE of the root value in the learned model, MAE of the root value over the rules)
+    /// on S_test, both searches at `config` (see the module docs); `None` without test
+    /// positions or where a search fails.
+    pub(crate) fn root_errors(
+        &self,
+        g: &G,
+        truth: &Truth<G>,
+        config: SearchConfig,
+        (iteration, seed): (u32, u64),
+    ) -> Option<(f64, f64)> {
+        let mut model_rng = stream_fmt(seed, format_args!("muzero-root-model({iteration})"));
+        let mut rules_rng = stream_fmt(seed, format_args!("muzero-root-rules({iteration})"));
+        let mut rules = Search::<G>::new(config).ok()?;
+        let mut eval = self.eval();
+        let (mut model_sum, mut rules_sum, mut n) = (0.0, 0.0, 0u64);
+        for s in truth.test_states(g) {
+            let Some(exact) = truth.solution.value_of_key(&g.key(&s)) else {
+                continue;
+            };
+            let exact = to_unit(exact);
+            let planned = self.plan(g, config, (&s, &[]), 0, &mut model_rng).ok()?;
+            let searched = rules.run(g, &s, &[], 0, &mut eval, &mut rules_rng).ok()?;
+            model_sum += (planned.value - exact).abs();
+            rules_sum += (searched.value - exact).abs();
+            n += 1;
+        }
+        (n > 0).then(|| (model_sum / n as f64, rules_sum / n as f64))
     }
 }
 

@@ -252,12 +252,14 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
             loss_policy: self.losses.policy,
             buffer: self.buffer,
             mae_v_depth: Vec::new(),
+            mae_root_model: None,
+            mae_root_rules: None,
         };
         let Some(truth) = e.truth else {
             return out;
         };
+        let config = ctx.search.at_iteration(e.iteration.max(1)).as_evaluation();
         if e.plan.wr_p_games > 0 {
-            let config = ctx.search.at_iteration(e.iteration.max(1)).as_evaluation();
             out.wr_p = Some(timed("wr_p", || {
                 self.planned_win_rate(
                     g,
@@ -275,6 +277,10 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
             });
             out.err_p = Some(err);
             out.mae_v = Some(mae);
+            let at = (e.iteration, ctx.model_seed);
+            let roots = timed("mae_root", || self.root_errors(g, truth, config, at));
+            out.mae_root_model = roots.map(|r| r.0);
+            out.mae_root_rules = roots.map(|r| r.1);
             out.mae_v_depth = timed("mae_v_depth", || {
                 self.mae_by_depth(g, truth, e.iteration, ctx.model_seed)
             });
@@ -295,7 +301,8 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
                 Some(e.loss_policy),
                 Some(e.buffer as f64),
             ])
-            .chain((0..super::DEPTHS).map(depth));
+            .chain((0..super::DEPTHS).map(depth))
+            .chain([e.mae_root_model, e.mae_root_rules]);
         MUZERO_METRICS
             .iter()
             .zip(values)

@@ -97,6 +97,16 @@ pub(crate) const MUZERO_METRICS: &[MetricDef] = &[
     depth_def(3),
     depth_def(4),
     depth_def(5),
+    MetricDef {
+        name: "mae_root_model",
+        description: "muzero: mean |root value - v*| over the test positions of the run's \
+                      search (evaluation settings) in the learned model",
+    },
+    MetricDef {
+        name: "mae_root_rules",
+        description: "muzero: mean |root value - v*| over the test positions of the same \
+                      search over the game's rules, f(h(s)) at its leaves",
+    },
 ];
 
 #[cfg(test)]

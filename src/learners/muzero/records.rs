@@ -44,6 +44,10 @@ pub struct MuZeroEvaluation {
     pub buffer: u64,
     /// MAE_v at unroll depth k = 0..=K (docs/muzero.md, "MAE_v by depth").
     pub mae_v_depth: Vec<f64>,
+    /// The root value's MAE against the exact value on S_test: the search in the learned
+    /// model, and the same search over the rules (depth.rs).
+    pub mae_root_model: Option<f64>,
+    pub mae_root_rules: Option<f64>,
 }
 
 impl Record for MuZeroEvaluation {
