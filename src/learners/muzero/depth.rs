@@ -22,7 +22,7 @@
 //! seed, the positions in S_test's order.
 
 use crate::eval::Truth;
-use crate::game::{ChanceOutcome, Game, Turn};
+use crate::game::{Action, ChanceOutcome, Game, Turn};
 use crate::games::Abilities;
 use crate::rng::{StreamRng, stream_fmt, uniform_index};
 use crate::search::{Search, SearchConfig};
@@ -47,15 +47,22 @@ impl<G: Abilities> MuZero<G> {
         let (mut state, mut next) = (vec![0.0; self.state_len()], vec![0.0; self.state_len()]);
         let lookup = |s: &G::State| truth.solution.value_of_key(&g.key(s));
         let (mut legal, mut outcomes) = (Vec::new(), Vec::new());
+        let (mut after, mut sigma) = (vec![0.0; self.state_len()], Vec::new());
         for s0 in truth.test_states(g) {
             let Turn::Player(root) = g.turn(&s0) else {
                 continue;
             };
             self.represent(&s0, &[], &mut sc, &mut state);
             let mut real = s0;
+            // Stochastic MuZero: the afterstate's Q at this depth (the model state right
+            // after the move).
+            let mut q: Option<f64> = None;
             for depth in 0..=k {
                 let side = if depth % 2 == 0 { root } else { root.other() };
-                let v = self.predict(&state, &mut sc);
+                let v = match q {
+                    Some(q) => q,
+                    None => self.predict(&state, &mut sc),
+                };
                 let Some(exact) = value_for(g, &real, side, &lookup) else {
                     break;
                 };
@@ -68,11 +75,21 @@ impl<G: Abilities> MuZero<G> {
                 let Some(decision) = next_decision(g, real, &mut rng, &mut outcomes) else {
                     break;
                 };
+                if q.is_some() {
+                    // The drawn chance as the encoder codes the decision state it led to.
+                    let c = self.code(&decision, &[], &mut sc);
+                    self.dynamics(&after, c as Action, &mut sc, &mut state);
+                }
                 g.legal_actions(&decision, &mut legal);
                 let a = legal[uniform_index(&mut rng, legal.len())];
                 real = g.apply(&decision, a);
-                self.dynamics(&state, a, &mut sc, &mut next);
-                std::mem::swap(&mut state, &mut next);
+                if self.chance.is_some() {
+                    self.afterstate(&state, a, &mut sc, &mut after);
+                    q = Some(self.afterstate_predict(&after, &mut sc, &mut sigma));
+                } else {
+                    self.dynamics(&state, a, &mut sc, &mut next);
+                    std::mem::swap(&mut state, &mut next);
+                }
             }
         }
         sum.iter()
@@ -111,6 +128,59 @@ impl<G: Abilities> MuZero<G> {
             n += 1;
         }
         (n > 0).then(|| (model_sum / n as f64, rules_sum / n as f64))
+    }
+}
+
+impl<G: Abilities> MuZero<G> {
+    /// Stochastic MuZero's chance metrics (docs/muzero.md, "Stochastic MuZero's metrics"):
+    /// over every test position s and every legal action a whose real successor a(s) is a
+    /// chance state, the real outcomes o (probabilities p(o)) are carried to the codes by
+    /// the encoder, q(c) = sum of p(o) over the outcomes whose next state o(a(s)) the
+    /// encoder codes c (its past: s); the total variation 1/2 sum_c |sigma(c) - q(c)| with
+    /// sigma = psi(phi(h(s), a)). Returns (the distinct codes over all those next states,
+    /// the mean total variation); `None` where no chance state is reached.
+    pub(crate) fn chance_errors(&self, g: &G, truth: &Truth<G>) -> (Option<f64>, Option<f64>) {
+        let c = self.codes();
+        let mut sc = self.scratch();
+        let (mut state, mut after) = (vec![0.0; self.state_len()], vec![0.0; self.state_len()]);
+        let (mut legal, mut outcomes, mut sigma) = (Vec::new(), Vec::new(), Vec::new());
+        let mut used = vec![false; c];
+        let (mut tv, mut n) = (0.0f64, 0u64);
+        for s in truth.test_states(g) {
+            if !matches!(g.turn(&s), Turn::Player(_)) {
+                continue;
+            }
+            self.represent(&s, &[], &mut sc, &mut state);
+            g.legal_actions(&s, &mut legal);
+            for &a in &legal {
+                let real = g.apply(&s, a);
+                if g.turn(&real) != Turn::Chance {
+                    continue;
+                }
+                g.chance_outcomes(&real, &mut outcomes);
+                self.afterstate(&state, a, &mut sc, &mut after);
+                self.afterstate_predict(&after, &mut sc, &mut sigma);
+                let mut q = vec![0.0f64; c];
+                for o in &outcomes {
+                    let next = g.apply_chance(&real, o.outcome);
+                    let code = self.code(&next, &[s], &mut sc);
+                    q[code] += o.prob;
+                    used[code] = true;
+                }
+                tv += 0.5
+                    * sigma
+                        .iter()
+                        .zip(&q)
+                        .map(|(x, y)| (x - y).abs())
+                        .sum::<f64>();
+                n += 1;
+            }
+        }
+        if n == 0 {
+            return (None, None);
+        }
+        let usage = used.iter().filter(|&&u| u).count() as f64;
+        (Some(usage), Some(tv / n as f64))
     }
 }
 

@@ -23,6 +23,7 @@
 //!   loss is reported) but not read by the search.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use crate::error::GameError;
 use crate::game::{Action, ChanceOutcome, Game, Outcome, Player, Turn};
@@ -32,11 +33,19 @@ use crate::search::{Evaluator, Search, SearchConfig, SearchError, SearchResult};
 
 use super::model::{MuScratch, MuZero};
 
-/// The learned model as a game: the root's legal actions and the action space.
+/// Stochastic MuZero's learned chance: each afterstate's sigma over the codes, by node,
+/// filled by the evaluator when it expands the afterstate's parent (so before the search
+/// adds the afterstate's chance node) and read by [`Game::chance_outcomes`].
+pub(crate) type Sigmas = Arc<Mutex<HashMap<u128, Vec<f64>>>>;
+
+/// The learned model as a game: the root's legal actions and the action space; for
+/// Stochastic MuZero the codebook's size and the learned chance.
 #[derive(Clone, Debug)]
 pub(crate) struct LearnedGame {
     actions: usize,
     root_legal: Vec<Action>,
+    /// C and sigma (None: MuZero, no chance nodes).
+    chance: Option<(usize, Sigmas)>,
 }
 
 /// A model state (see the module docs).
@@ -47,6 +56,9 @@ pub(crate) struct ModelState {
     pub(crate) action: Action,
     pub(crate) depth: u32,
     pub(crate) player: Player,
+    /// An afterstate (Stochastic MuZero): a chance node over the codes; `player` moves
+    /// after chance.
+    pub(crate) after: bool,
 }
 
 /// The root's node identity.
@@ -67,10 +79,15 @@ fn child_node(parent: u128, a: Action) -> u128 {
 }
 
 impl LearnedGame {
-    pub(crate) fn new(actions: usize, root_legal: Vec<Action>) -> LearnedGame {
+    pub(crate) fn new(
+        actions: usize,
+        root_legal: Vec<Action>,
+        chance: Option<(usize, Sigmas)>,
+    ) -> LearnedGame {
         LearnedGame {
             actions,
             root_legal,
+            chance,
         }
     }
 
@@ -82,6 +99,7 @@ impl LearnedGame {
             action: 0,
             depth: 0,
             player,
+            after: false,
         }
     }
 }
@@ -103,7 +121,11 @@ impl Game for LearnedGame {
     }
 
     fn turn(&self, s: &ModelState) -> Turn {
-        Turn::Player(s.player)
+        if s.after {
+            Turn::Chance
+        } else {
+            Turn::Player(s.player)
+        }
     }
 
     fn legal_actions(&self, s: &ModelState, out: &mut Vec<Action>) {
@@ -122,15 +144,48 @@ impl Game for LearnedGame {
             action: a,
             depth: s.depth + 1,
             player: s.player.other(),
+            after: self.chance.is_some(),
         }
     }
 
-    fn chance_outcomes(&self, _: &ModelState, out: &mut Vec<ChanceOutcome>) {
+    /// The codes 0..C with the learned sigma (an afterstate's parent was expanded before
+    /// the afterstate is reached, so its sigma is in the table; uniform otherwise, never
+    /// taken).
+    fn chance_outcomes(&self, s: &ModelState, out: &mut Vec<ChanceOutcome>) {
         out.clear();
+        let Some((c, sigmas)) = &self.chance else {
+            return;
+        };
+        if !s.after {
+            return;
+        }
+        let table = sigmas
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match table.get(&s.node) {
+            Some(sigma) => out.extend(sigma.iter().enumerate().map(|(o, &prob)| ChanceOutcome {
+                outcome: o as Outcome,
+                prob,
+            })),
+            None => out.extend((0..*c).map(|o| ChanceOutcome {
+                outcome: o as Outcome,
+                prob: 1.0 / *c as f64,
+            })),
+        }
     }
 
-    fn apply_chance(&self, s: &ModelState, _: Outcome) -> ModelState {
-        *s
+    fn apply_chance(&self, s: &ModelState, o: Outcome) -> ModelState {
+        if !s.after {
+            return *s;
+        }
+        ModelState {
+            node: child_node(s.node, Action::from(o)),
+            parent: s.node,
+            action: Action::from(o),
+            depth: s.depth + 1,
+            player: s.player,
+            after: false,
+        }
     }
 
     fn key(&self, s: &ModelState) -> u128 {
@@ -171,13 +226,17 @@ impl Game for LearnedGame {
 }
 
 /// The model as the learned game's leaf evaluator: the root's hidden state from the
-/// representation of the real position, every other node's from the dynamics.
+/// representation of the real position, every other node's from the dynamics. Stochastic
+/// MuZero: a decision node's expansion also computes the afterstate phi(s, a) of each of
+/// its actions and psi's sigma over the codes (into the game's table); a decision node
+/// below an afterstate is g(afterstate, code).
 pub(crate) struct LearnedEval<'a, G: Game> {
     model: &'a MuZero<G>,
     /// The root's hidden state.
     root: Vec<f32>,
     states: HashMap<u128, Vec<f32>>,
     sc: MuScratch,
+    sigmas: Option<Sigmas>,
 }
 
 impl<'a, G: Abilities> LearnedEval<'a, G> {
@@ -191,7 +250,14 @@ impl<'a, G: Abilities> LearnedEval<'a, G> {
             root,
             states: HashMap::new(),
             sc,
+            sigmas: None,
         }
+    }
+
+    /// The evaluator of a Stochastic MuZero search filling `sigmas`.
+    pub(crate) fn with_sigmas(mut self, sigmas: Sigmas) -> Self {
+        self.sigmas = Some(sigmas);
+        self
     }
 }
 
@@ -210,6 +276,7 @@ impl<G: Abilities> Evaluator<LearnedGame> for LearnedEval<'_, G> {
             root,
             states,
             sc,
+            sigmas,
         } = self;
         let mut state = vec![0.0; model.state_len()];
         if s.depth == 0 {
@@ -225,6 +292,21 @@ impl<G: Abilities> Evaluator<LearnedGame> for LearnedEval<'_, G> {
         }
         let v = model.predict(&state, sc);
         crate::nn::legal_softmax(&sc.f.logits, legal, priors);
+        if let Some(sigmas) = sigmas {
+            // Each action's afterstate and its learned chance, in `legal`'s order.
+            let mut after = vec![0.0; model.state_len()];
+            let mut sigma = Vec::new();
+            let mut table = sigmas
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for &a in legal {
+                model.afterstate(&state, a, sc, &mut after);
+                model.afterstate_predict(&after, sc, &mut sigma);
+                let node = child_node(s.node, a);
+                table.insert(node, sigma.clone());
+                states.insert(node, after.clone());
+            }
+        }
         states.insert(s.node, state);
         v
     }
@@ -248,10 +330,15 @@ impl<G: Abilities> MuZero<G> {
         };
         let mut legal = Vec::new();
         g.legal_actions(s, &mut legal);
-        let lg = LearnedGame::new(g.num_actions(), legal);
+        let sigmas: Option<Sigmas> = self.chance.as_ref().map(|_| Sigmas::default());
+        let chance = sigmas.clone().map(|t| (self.codes(), t));
+        let lg = LearnedGame::new(g.num_actions(), legal, chance);
         let mut search =
             Search::<LearnedGame>::new(config).map_err(|e| SearchError::Start(e.to_string()))?;
         let mut eval = LearnedEval::new(self, s, past);
+        if let Some(t) = sigmas {
+            eval = eval.with_sigmas(t);
+        }
         search.run(&lg, &LearnedGame::root(player), &[], ply, &mut eval, rng)
     }
 }

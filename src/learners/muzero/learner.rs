@@ -23,8 +23,15 @@ use crate::rng::{StreamRng, stream_fmt, uniform_index};
 use crate::search::{SearchConfig, SearchError, SearchResult};
 use crate::store::{Encoded, ObjectHash, Store};
 
-/// The networks' names, in checkpoint order.
-const NETS: [&str; 3] = ["representation", "dynamics", "prediction"];
+/// The networks' names, in checkpoint order (the last three Stochastic MuZero's).
+const NETS: [&str; 6] = [
+    "representation",
+    "dynamics",
+    "prediction",
+    "afterstate_dynamics",
+    "afterstate_prediction",
+    "encoder",
+];
 
 impl<G: Abilities> Learner<G> for MuZero<G> {
     const NAME: &'static str = "muzero";
@@ -66,7 +73,15 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
         };
         let c: MuCheckpointRecord = store.get(root)?;
         let optim = m.optim;
-        for (k, net) in [&mut m.h, &mut m.g, &mut m.f].into_iter().enumerate() {
+        let nets = m.nets().len();
+        if c.params.len() != nets || c.optimizers.len() != nets {
+            return Err(LearnerError::Usage(format!(
+                "muzero checkpoint {root}: {} networks where the run's settings have {nets} \
+                 (learner.muzero.stochastic adds three)",
+                c.params.len()
+            )));
+        }
+        for (k, net) in m.nets_mut().into_iter().enumerate() {
             let params: ParamsRecord = store.get(&c.params[k])?;
             let opt: OptimizerRecord = store.get(&c.optimizers[k])?;
             let n = net.layout.params();
@@ -86,6 +101,9 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
             value: c.loss_value,
             reward: c.loss_reward,
             policy: c.loss_policy,
+            q: c.loss_q,
+            sigma: c.loss_sigma,
+            commitment: c.loss_commitment,
         };
         m.buffer = c.buffer;
         Ok(m)
@@ -94,8 +112,8 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
     fn references(store: &Store, root: &ObjectHash) -> Result<CheckpointRefs, LearnerError> {
         let c: MuCheckpointRecord = store.get(root)?;
         let mut references = Vec::new();
-        for (k, name) in NETS.iter().enumerate() {
-            for (what, hash) in [("params", c.params[k]), ("optimizer", c.optimizers[k])] {
+        for ((name, &p), &o) in NETS.iter().zip(&c.params).zip(&c.optimizers) {
+            for (what, hash) in [("params", p), ("optimizer", o)] {
                 references.push(Reference {
                     what: format!("{name} {what}"),
                     hash,
@@ -122,7 +140,9 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
                 "checkout --export PATH writes a table's rows where PATH ends in anything but \
                  .onnx or .safetensors; a MuZero model has no rows: export it as PATH.onnx \
                  (one file per network: PATH.representation.onnx, PATH.dynamics.onnx, \
-                 PATH.prediction.onnx)"
+                 PATH.prediction.onnx, and for Stochastic MuZero \
+                 PATH.afterstate_dynamics.onnx, PATH.afterstate_prediction.onnx, \
+                 PATH.encoder.onnx)"
                     .into(),
             ));
         }
@@ -141,9 +161,12 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
     /// writes s^0 before its scaling as `policy` (its `value` output is unused); g reads s
     /// then the action's one-hot features and writes s' before its scaling as `policy` and
     /// the reward as `value`; f reads s and writes the policy logits and tanh(v).
+    /// Stochastic MuZero adds phi (s then the action's one-hot; the afterstate before its
+    /// scaling as `policy`), psi (the afterstate; sigma's logits and tanh(Q)) and e (the
+    /// game's planes; the code's logits: the code is their argmax).
     fn graphs(&self) -> Result<Vec<(&'static str, crate::nn::export::Graph)>, LearnerError> {
-        let mut out = Vec::with_capacity(3);
-        for (name, net) in NETS.into_iter().zip([&self.h, &self.g, &self.f]) {
+        let mut out = Vec::with_capacity(6);
+        for (name, net) in NETS.into_iter().zip(self.nets()) {
             let graph = crate::nn::export::Graph::of(&net.layout, &net.params)
                 .map_err(|e| LearnerError::Usage(format!("muzero {name} network: {e}")))?;
             out.push((name, graph));
@@ -183,7 +206,14 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
             return Ok(());
         };
         let k = settings.unroll_steps as usize;
-        game_samples(g, &enc, k, record, states, out);
+        game_samples(
+            g,
+            &enc,
+            (k, settings.stochastic.is_some()),
+            record,
+            states,
+            out,
+        );
         Ok(())
     }
 
@@ -254,7 +284,17 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
             mae_v_depth: Vec::new(),
             mae_root_model: None,
             mae_root_rules: None,
+            loss_q: None,
+            loss_sigma: None,
+            loss_commitment: None,
+            code_usage: None,
+            tv_chance: None,
         };
+        if self.chance.is_some() {
+            out.loss_q = Some(self.losses.q);
+            out.loss_sigma = Some(self.losses.sigma);
+            out.loss_commitment = Some(self.losses.commitment);
+        }
         let Some(truth) = e.truth else {
             return out;
         };
@@ -284,6 +324,11 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
             out.mae_v_depth = timed("mae_v_depth", || {
                 self.mae_by_depth(g, truth, e.iteration, ctx.model_seed)
             });
+            if self.chance.is_some() {
+                let (usage, tv) = timed("chance", || self.chance_errors(g, truth));
+                out.code_usage = usage;
+                out.tv_chance = tv;
+            }
         }
         out
     }
@@ -302,7 +347,14 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
                 Some(e.buffer as f64),
             ])
             .chain((0..super::DEPTHS).map(depth))
-            .chain([e.mae_root_model, e.mae_root_rules]);
+            .chain([e.mae_root_model, e.mae_root_rules])
+            .chain([
+                e.loss_q,
+                e.loss_sigma,
+                e.loss_commitment,
+                e.code_usage,
+                e.tv_chance,
+            ]);
         MUZERO_METRICS
             .iter()
             .zip(values)
@@ -347,11 +399,11 @@ impl<G: Abilities> MuZero<G> {
     /// The checkpoint of iteration `iteration`: each network's weights and optimiser state,
     /// then the root.
     fn encode_checkpoint(&self, iteration: u32) -> Result<Checkpoint, LearnerError> {
-        let nets: [&Net; 3] = [&self.h, &self.g, &self.f];
-        let mut objects = Vec::with_capacity(7);
-        let mut params = Vec::with_capacity(3);
-        let mut optimizers = Vec::with_capacity(3);
-        for net in nets {
+        let nets: Vec<&Net> = self.nets();
+        let mut objects = Vec::with_capacity(2 * nets.len() + 1);
+        let mut params = Vec::with_capacity(nets.len());
+        let mut optimizers = Vec::with_capacity(nets.len());
+        for net in &nets {
             let p = Encoded::of(&ParamsRecord {
                 values: net.params.clone(),
             })?;
@@ -365,12 +417,15 @@ impl<G: Abilities> MuZero<G> {
         }
         let root = Encoded::of(&MuCheckpointRecord {
             iteration,
-            parameters: nets.map(|n| n.params.len() as u64),
-            params: [params[0], params[1], params[2]],
-            optimizers: [optimizers[0], optimizers[1], optimizers[2]],
+            parameters: nets.iter().map(|n| n.params.len() as u64).collect(),
+            params,
+            optimizers,
             loss_value: self.losses.value,
             loss_reward: self.losses.reward,
             loss_policy: self.losses.policy,
+            loss_q: self.losses.q,
+            loss_sigma: self.losses.sigma,
+            loss_commitment: self.losses.commitment,
             buffer: self.buffer,
         })?;
         let root_hash = root.hash;

@@ -37,7 +37,7 @@ pub use eval::MuEval;
 pub use model::MuZero;
 pub use records::MuZeroEvaluation;
 pub(crate) use settings::FIXED_SETTINGS;
-pub use settings::{MuOptimizer, MuZeroSettings, ValueTarget};
+pub use settings::{MuOptimizer, MuZeroSettings, StochasticSettings, ValueTarget};
 pub use unroll::MuSample;
 
 /// Unroll depths whose MAE_v is a declared metric (k = 0..=5: the paper's K).
@@ -107,7 +107,35 @@ pub(crate) const MUZERO_METRICS: &[MetricDef] = &[
         description: "muzero: mean |root value - v*| over the test positions of the same \
                       search over the game's rules, f(h(s)) at its leaves",
     },
+    MetricDef {
+        name: "loss_q",
+        description: "stochastic muzero: mean squared afterstate value error ([-1, 1] scale) \
+                      of the iteration's last minibatch, weighted 1/K",
+    },
+    MetricDef {
+        name: "loss_sigma",
+        description: "stochastic muzero: mean cross-entropy of the learned chance sigma \
+                      against the encoder's codes, last minibatch, weighted 1/K",
+    },
+    MetricDef {
+        name: "loss_commitment",
+        description: "stochastic muzero: mean commitment loss beta ||c - c^e||^2 of the \
+                      encoder, last minibatch, weighted 1/K",
+    },
+    MetricDef {
+        name: "code_usage",
+        description: "stochastic muzero: distinct codes the encoder gives the observations \
+                      after chance from the test positions (docs/muzero.md)",
+    },
+    MetricDef {
+        name: "tv_chance",
+        description: "stochastic muzero: mean total variation between the learned sigma and \
+                      the real chance distribution carried to the codes by the encoder, over \
+                      the test positions' chance afterstates (docs/muzero.md)",
+    },
 ];
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_stochastic;

@@ -84,6 +84,32 @@ pub(crate) struct MuLosses {
     pub(crate) value: f64,
     pub(crate) reward: f64,
     pub(crate) policy: f64,
+    /// Stochastic MuZero: the afterstate value's, sigma's cross-entropy and the
+    /// commitment's (0 for MuZero).
+    pub(crate) q: f64,
+    pub(crate) sigma: f64,
+    pub(crate) commitment: f64,
+}
+
+/// Stochastic MuZero's networks (Antonoglou et al., ICLR 2022; docs/muzero.md,
+/// "Stochastic MuZero"):
+/// - phi, the afterstate dynamics: input s then the action's one-hot; `logits` the afterstate
+///   before its scaling (its `value` output unused; board games have no afterstate reward);
+/// - psi, the afterstate prediction: input the afterstate; `logits` sigma's logits over the
+///   C codes, `value` tanh(Q) for the side to move after chance;
+/// - e, the encoder: input the game's planes of the observation after chance; `logits` the
+///   encoder's output before its softmax (the code is the one-hot of its argmax).
+///
+/// The dynamics g then reads the afterstate and the code's one-hot (C features).
+#[derive(Clone, Debug)]
+pub(crate) struct ChanceNets {
+    pub(crate) phi: Net,
+    pub(crate) psi: Net,
+    pub(crate) e: Net,
+    /// C.
+    pub(crate) codes: usize,
+    /// beta.
+    pub(crate) commitment: f64,
 }
 
 /// The MuZero learner's model (docs/muzero.md).
@@ -94,6 +120,8 @@ pub struct MuZero<G: Game> {
     pub(crate) h: Net,
     pub(crate) g: Net,
     pub(crate) f: Net,
+    /// Stochastic MuZero's networks (None: MuZero).
+    pub(crate) chance: Option<ChanceNets>,
     pub(crate) losses: MuLosses,
     pub(crate) buffer: u64,
     pub(crate) actions: usize,
@@ -163,6 +191,8 @@ pub(crate) struct MuScratch {
     pub(crate) f: Scratch,
     pub(crate) x: Vec<f32>,
     pub(crate) gin: Vec<f32>,
+    /// Stochastic MuZero: phi's, psi's and e's scratch, and phi's input.
+    pub(crate) chance: Option<(Scratch, Scratch, Scratch, Vec<f32>)>,
 }
 
 impl<G: crate::games::Abilities> MuZero<G> {
@@ -184,9 +214,35 @@ impl<G: crate::games::Abilities> MuZero<G> {
             seed,
             "representation",
         );
+        let chance = settings.stochastic.as_ref().map(|st| {
+            let c = st.codes as usize;
+            ChanceNets {
+                phi: Net::new(
+                    &st.afterstate_dynamics,
+                    flat(hs + a),
+                    hs,
+                    &optim,
+                    seed,
+                    "afterstate_dynamics",
+                ),
+                psi: Net::new(
+                    &st.afterstate_prediction,
+                    flat(hs),
+                    c,
+                    &optim,
+                    seed,
+                    "afterstate_prediction",
+                ),
+                e: Net::new(&st.encoder, encoder.planes(), c, &optim, seed, "encoder"),
+                codes: c,
+                commitment: st.commitment,
+            }
+        });
+        // MuZero's dynamics reads an action, Stochastic MuZero's a chance code.
+        let moves = chance.as_ref().map_or(a, |c| c.codes);
         let gn = Net::new(
             &settings.dynamics,
-            flat(hs + a),
+            flat(hs + moves),
             hs,
             &optim,
             seed,
@@ -207,6 +263,7 @@ impl<G: crate::games::Abilities> MuZero<G> {
             h,
             g: gn,
             f,
+            chance,
             losses: MuLosses::default(),
             buffer: 0,
             actions: a,
@@ -225,15 +282,39 @@ impl<G: Game> MuZero<G> {
             h: self.h.clone(),
             g: self.g.clone(),
             f: self.f.clone(),
+            chance: self.chance.clone(),
             losses: self.losses,
             buffer: self.buffer,
             actions: self.actions,
         }
     }
 
-    /// Parameters of the three networks together.
+    /// Parameters of all the networks together.
     pub fn parameters(&self) -> usize {
-        self.h.params.len() + self.g.params.len() + self.f.params.len()
+        self.nets().iter().map(|n| n.params.len()).sum()
+    }
+
+    /// The networks in checkpoint order: h, g, f, then phi, psi, e (Stochastic MuZero).
+    pub(crate) fn nets(&self) -> Vec<&Net> {
+        let mut out = vec![&self.h, &self.g, &self.f];
+        if let Some(c) = &self.chance {
+            out.extend([&c.phi, &c.psi, &c.e]);
+        }
+        out
+    }
+
+    /// The networks in checkpoint order, mutable.
+    pub(crate) fn nets_mut(&mut self) -> Vec<&mut Net> {
+        let mut out = vec![&mut self.h, &mut self.g, &mut self.f];
+        if let Some(c) = &mut self.chance {
+            out.extend([&mut c.phi, &mut c.psi, &mut c.e]);
+        }
+        out
+    }
+
+    /// C, the codebook's size (0 for MuZero).
+    pub(crate) fn codes(&self) -> usize {
+        self.chance.as_ref().map_or(0, |c| c.codes)
     }
 
     /// The hidden state's size.
@@ -247,7 +328,15 @@ impl<G: Game> MuZero<G> {
             g: self.g.layout.scratch(),
             f: self.f.layout.scratch(),
             x: vec![0.0; self.encoder.planes().len()],
-            gin: vec![0.0; self.state_len() + self.actions],
+            gin: vec![0.0; self.g.layout.input().len()],
+            chance: self.chance.as_ref().map(|c| {
+                (
+                    c.phi.layout.scratch(),
+                    c.psi.layout.scratch(),
+                    c.e.layout.scratch(),
+                    vec![0.0; c.phi.layout.input().len()],
+                )
+            }),
         }
     }
 
@@ -282,6 +371,49 @@ impl<G: Game> MuZero<G> {
         sc.g.values[0]
     }
 
+    /// The afterstate phi(s, a), scaled, into `out` (Stochastic MuZero only: a MuZero model
+    /// leaves `out` as it is).
+    pub(crate) fn afterstate(&self, state: &[f32], a: Action, sc: &mut MuScratch, out: &mut [f32]) {
+        let (Some(c), Some((phi, _, _, ain))) = (&self.chance, &mut sc.chance) else {
+            return;
+        };
+        encode_dynamics_input(state, a, ain);
+        let n = &c.phi;
+        n.layout.forward_batch(&n.params, &n.weights, ain, 1, phi);
+        min_max(&phi.logits[..out.len()], out);
+    }
+
+    /// psi(afterstate): sigma over the C codes into `sigma`; returns Q on the [0, 1] scale
+    /// for the side to move after chance (Stochastic MuZero only; 0.5 otherwise).
+    pub(crate) fn afterstate_predict(
+        &self,
+        afterstate: &[f32],
+        sc: &mut MuScratch,
+        sigma: &mut Vec<f64>,
+    ) -> f64 {
+        sigma.clear();
+        let (Some(c), Some((_, psi, _, _))) = (&self.chance, &mut sc.chance) else {
+            return 0.5;
+        };
+        let n = &c.psi;
+        n.layout
+            .forward_batch(&n.params, &n.weights, afterstate, 1, psi);
+        softmax(&psi.logits[..c.codes], sigma);
+        unit(psi.values[0])
+    }
+
+    /// The code e assigns to the observation `s` after the game's `past`: the argmax of
+    /// its output (ties to the first; Stochastic MuZero only, 0 otherwise).
+    pub(crate) fn code(&self, s: &G::State, past: &[G::State], sc: &mut MuScratch) -> usize {
+        let (Some(c), Some((_, _, e, _))) = (&self.chance, &mut sc.chance) else {
+            return 0;
+        };
+        self.encoder.encode(s, past, &mut sc.x);
+        let n = &c.e;
+        n.layout.forward_batch(&n.params, &n.weights, &sc.x, 1, e);
+        argmax(&e.logits[..c.codes])
+    }
+
     /// f(s^k): the logits over every action into `sc.f.logits`; returns the value on the
     /// [0, 1] scale for the side to move.
     pub(crate) fn predict(&self, state: &[f32], sc: &mut MuScratch) -> f64 {
@@ -290,6 +422,67 @@ impl<G: Game> MuZero<G> {
             .forward_batch(&n.params, &n.weights, state, 1, &mut sc.f);
         unit(sc.f.values[0])
     }
+}
+
+/// The softmax of `logits` (f64, max-shifted, sums in index order) into `out`.
+pub(crate) fn softmax(logits: &[f32], out: &mut Vec<f64>) {
+    out.clear();
+    let max = logits
+        .iter()
+        .map(|&x| f64::from(x))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut total = 0.0;
+    for &x in logits {
+        let p = (f64::from(x) - max).exp();
+        total += p;
+        out.push(p);
+    }
+    for p in out.iter_mut() {
+        *p /= total;
+    }
+}
+
+/// The index of the largest element (ties to the first).
+pub(crate) fn argmax(x: &[f32]) -> usize {
+    let mut best = 0;
+    for (i, &v) in x.iter().enumerate() {
+        if v > x[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+/// The encoder's code and the straight-through step (Antonoglou et al. 2022, Section 4; van
+/// den Oord et al. 2017): the encoder's output c^e = softmax(logits), the code c the one-hot
+/// of its argmax (the codebook's nearest entry: the C one-hot vectors). The forward pass
+/// reads c; the backward pass copies the gradient `dc` reaching c onto c^e (the
+/// straight-through estimator) and adds the commitment loss beta ||c - c^e||^2's gradient,
+/// then goes through the softmax into `dlogits` (weighted `w`). Returns the code and the
+/// unweighted commitment loss.
+pub(crate) fn straight_through(
+    logits: &[f32],
+    dc: &[f32],
+    beta: f64,
+    w: f64,
+    dlogits: &mut [f32],
+) -> (usize, f64) {
+    let mut p = Vec::with_capacity(logits.len());
+    softmax(logits, &mut p);
+    let code = argmax(logits);
+    let mut commit = 0.0;
+    // d/dc^e: the straight-through copy plus the commitment's -2 beta (c - c^e).
+    let mut dp = vec![0.0f64; p.len()];
+    for (j, (d, &pj)) in dp.iter_mut().zip(&p).enumerate() {
+        let c = if j == code { 1.0 } else { 0.0 };
+        commit += (c - pj) * (c - pj);
+        *d = f64::from(dc[j]) + w * beta * 2.0 * (pj - c);
+    }
+    let dot: f64 = dp.iter().zip(&p).map(|(d, q)| d * q).sum();
+    for ((o, &d), &pj) in dlogits.iter_mut().zip(&dp).zip(&p) {
+        *o = (pj * (d - dot)) as f32;
+    }
+    (code, commit)
 }
 
 /// The value head's tanh output on the [0, 1] scale.

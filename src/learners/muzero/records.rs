@@ -8,18 +8,23 @@ use crate::eval::WinRate;
 use crate::store::{ObjectHash, Record};
 
 /// `muzero-checkpoint/v1`: the root of a checkpoint. Networks in the order representation,
-/// dynamics, prediction.
+/// dynamics, prediction, then (Stochastic MuZero) afterstate dynamics, afterstate
+/// prediction, encoder.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct MuCheckpointRecord {
     pub(crate) iteration: u32,
     /// Each network's parameters in all (a check against the run's settings).
-    pub(crate) parameters: [u64; 3],
-    pub(crate) params: [ObjectHash; 3],
-    pub(crate) optimizers: [ObjectHash; 3],
-    /// Mean losses of the iteration's last training step.
+    pub(crate) parameters: Vec<u64>,
+    pub(crate) params: Vec<ObjectHash>,
+    pub(crate) optimizers: Vec<ObjectHash>,
+    /// Mean losses of the iteration's last training step (the last three Stochastic
+    /// MuZero's: afterstate value, sigma, commitment).
     pub(crate) loss_value: f64,
     pub(crate) loss_reward: f64,
     pub(crate) loss_policy: f64,
+    pub(crate) loss_q: f64,
+    pub(crate) loss_sigma: f64,
+    pub(crate) loss_commitment: f64,
     /// Samples in the replay buffer at the last training.
     pub(crate) buffer: u64,
 }
@@ -48,6 +53,14 @@ pub struct MuZeroEvaluation {
     /// model, and the same search over the rules (depth.rs).
     pub mae_root_model: Option<f64>,
     pub mae_root_rules: Option<f64>,
+    /// Stochastic MuZero (None for MuZero): the last step's afterstate-value, sigma and
+    /// commitment losses, the codes the encoder uses and the total variation of the
+    /// learned chance (docs/muzero.md, "Stochastic MuZero's metrics").
+    pub(crate) loss_q: Option<f64>,
+    pub(crate) loss_sigma: Option<f64>,
+    pub(crate) loss_commitment: Option<f64>,
+    pub code_usage: Option<f64>,
+    pub tv_chance: Option<f64>,
 }
 
 impl Record for MuZeroEvaluation {

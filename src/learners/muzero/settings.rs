@@ -65,6 +65,39 @@ pub struct MuZeroSettings {
     pub batch_size: u32,
     /// Optimiser steps per iteration (minibatches drawn with replacement).
     pub train_steps: u32,
+    /// `[learner.muzero.stochastic]`: Stochastic MuZero (Antonoglou et al., ICLR 2022):
+    /// afterstates, chance codes from an encoder, chance nodes in the search
+    /// (docs/muzero.md, "Stochastic MuZero"). Absent: MuZero.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stochastic: Option<StochasticSettings>,
+}
+
+/// `[learner.muzero.stochastic]`: the codebook and the three networks Stochastic MuZero
+/// adds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StochasticSettings {
+    /// C: the codebook's size (the chance codes, one-hot vectors of C features).
+    pub codes: u32,
+    /// The hidden layers of the afterstate dynamics phi, the afterstate prediction psi and
+    /// the encoder e.
+    pub afterstate_dynamics: Vec<u32>,
+    pub afterstate_prediction: Vec<u32>,
+    pub encoder: Vec<u32>,
+    /// beta: the weight of the encoder's commitment loss.
+    pub commitment: f64,
+}
+
+impl Default for StochasticSettings {
+    fn default() -> StochasticSettings {
+        StochasticSettings {
+            codes: 32,
+            afterstate_dynamics: vec![64],
+            afterstate_prediction: vec![64],
+            encoder: vec![64],
+            commitment: 0.25,
+        }
+    }
 }
 
 impl Default for MuZeroSettings {
@@ -88,6 +121,7 @@ impl Default for MuZeroSettings {
             replay_games: None,
             batch_size: 256,
             train_steps: 100,
+            stochastic: None,
         }
     }
 }
@@ -114,13 +148,10 @@ impl MuZeroSettings {
             ("dynamics", &self.dynamics),
             ("prediction", &self.prediction),
         ] {
-            if widths.len() > 16 || widths.iter().any(|&w| !(1..=65_536).contains(&w)) {
-                return Err(bad(
-                    key,
-                    format!("{widths:?}"),
-                    "a list of at most 16 hidden-layer widths, each from 1 to 65536",
-                ));
-            }
+            widths_ok(key, widths)?;
+        }
+        if let Some(st) = &self.stochastic {
+            st.validate()?;
         }
         if !(1..=64).contains(&self.unroll_steps) {
             return Err(bad(
@@ -229,6 +260,49 @@ impl MuZeroSettings {
     }
 }
 
+/// A list of hidden-layer widths is at most 16 widths from 1 to 65536.
+fn widths_ok(key: &str, widths: &[u32]) -> Result<(), SettingError> {
+    if widths.len() > 16 || widths.iter().any(|&w| !(1..=65_536).contains(&w)) {
+        return Err(bad(
+            key,
+            format!("{widths:?}"),
+            "a list of at most 16 hidden-layer widths, each from 1 to 65536",
+        ));
+    }
+    Ok(())
+}
+
+impl StochasticSettings {
+    /// Checks every key (errors name `learner.muzero.stochastic.KEY`).
+    fn validate(&self) -> Result<(), SettingError> {
+        if !(2..=1024).contains(&self.codes) {
+            return Err(bad(
+                "stochastic.codes",
+                self.codes,
+                "an integer from 2 to 1024 (the codebook's size C)",
+            ));
+        }
+        for (key, widths) in [
+            ("stochastic.afterstate_dynamics", &self.afterstate_dynamics),
+            (
+                "stochastic.afterstate_prediction",
+                &self.afterstate_prediction,
+            ),
+            ("stochastic.encoder", &self.encoder),
+        ] {
+            widths_ok(key, widths)?;
+        }
+        if !(self.commitment.is_finite() && (0.0..=100.0).contains(&self.commitment)) {
+            return Err(bad(
+                "stochastic.commitment",
+                self.commitment,
+                "a number from 0 to 100 (the commitment loss's weight beta)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The MuZero settings of a run (its `[learner.muzero]` table or the defaults).
 pub(crate) fn settings_of(s: &LearnerSettings) -> MuZeroSettings {
     s.muzero.clone().unwrap_or_default()
@@ -255,6 +329,26 @@ pub(crate) const FIXED_SETTINGS: &[(&str, &str)] = &[
     ),
     (
         "learner.muzero.prediction",
+        "the weights the branch continues have these layers",
+    ),
+    (
+        "learner.muzero.stochastic",
+        "the branch continues a model with (or without) afterstates and chance codes",
+    ),
+    (
+        "learner.muzero.stochastic.codes",
+        "the weights the branch continues have this codebook size",
+    ),
+    (
+        "learner.muzero.stochastic.afterstate_dynamics",
+        "the weights the branch continues have these layers",
+    ),
+    (
+        "learner.muzero.stochastic.afterstate_prediction",
+        "the weights the branch continues have these layers",
+    ),
+    (
+        "learner.muzero.stochastic.encoder",
         "the weights the branch continues have these layers",
     ),
     (

@@ -9,14 +9,14 @@ use crate::rng::{GameSlot, stream};
 use crate::runs::RunConfig;
 use crate::search::{Search, SearchConfig, Uniform};
 
-const BASE: &str = "variant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\n\
+pub(super) const BASE: &str = "variant = \"ewn:3x3x3\"\nseed = 1\niterations = 2\n\
                     games_per_iteration = 10\nwindow = 2\n[learner]\nkind = \"muzero\"\n";
 
-fn parse(extra: &str) -> Result<RunConfig, String> {
+pub(super) fn parse(extra: &str) -> Result<RunConfig, String> {
     RunConfig::from_toml(&format!("{BASE}{extra}"), "x").map_err(|e| e.to_string())
 }
 
-fn ewn(cfg: &RunConfig) -> Ewn {
+pub(super) fn ewn(cfg: &RunConfig) -> Ewn {
     let AnyGame::Ewn(g) = &cfg.game else {
         panic!("{:?}", cfg.game)
     };
@@ -24,7 +24,7 @@ fn ewn(cfg: &RunConfig) -> Ewn {
 }
 
 /// A tiny model (state 4, one hidden layer of 6 in each network) with unroll `k`.
-fn tiny(k: u32) -> (Ewn, MuZero<Ewn>) {
+pub(super) fn tiny(k: u32) -> (Ewn, MuZero<Ewn>) {
     let cfg = parse(&format!(
         "[learner.muzero]\nstate = 4\nrepresentation = [6]\ndynamics = [6]\n\
          prediction = [6]\nunroll_steps = {k}\n"
@@ -36,7 +36,7 @@ fn tiny(k: u32) -> (Ewn, MuZero<Ewn>) {
 }
 
 /// A self-play game of EWN searched with uniform priors (8 simulations).
-fn record(g: &Ewn, game: u32) -> GameRecord {
+pub(super) fn record(g: &Ewn, game: u32) -> GameRecord {
     let config = SearchConfig {
         simulations: crate::search::Simulations::fixed(8),
         ..SearchConfig::default()
@@ -47,7 +47,7 @@ fn record(g: &Ewn, game: u32) -> GameRecord {
 }
 
 /// The first decision state, chance taking its `o`-th outcome (or its last) on the way.
-fn decision(g: &Ewn, o: usize) -> <Ewn as Game>::State {
+pub(super) fn decision(g: &Ewn, o: usize) -> <Ewn as Game>::State {
     let mut s = g.initial_state();
     let mut outs = Vec::new();
     while g.turn(&s) == Turn::Chance {
@@ -126,7 +126,7 @@ fn unroll_targets_fold_chance_and_absorb_past_the_end() {
             .collect();
         assert!(rec.steps.iter().any(|s| matches!(s, Step::Chance { .. })));
         let mut out: Vec<MuSample> = Vec::new();
-        game_samples(&g, &m.encoder, k, &rec, &states, &mut out);
+        game_samples(&g, &m.encoder, (k, false), &rec, &states, &mut out);
         assert_eq!(out.len(), ds.len(), "one sample per searched decision");
         assert!(out[0].first && out[1..].iter().all(|s| !s.first));
         for (j, s) in out.iter().enumerate() {
@@ -155,7 +155,7 @@ fn unroll_targets_fold_chance_and_absorb_past_the_end() {
         }
         // The samples are a function of the record.
         let mut again = Vec::new();
-        game_samples(&g, &m.encoder, k, &rec, &states, &mut again);
+        game_samples(&g, &m.encoder, (k, false), &rec, &states, &mut again);
         assert_eq!(out, again);
     }
 }
@@ -223,6 +223,7 @@ fn gradients_match_finite_differences_with_the_papers_scalings() {
         ],
         value: vec![1.0, 0.0, 0.75],
         reward: vec![0.0, 0.5, -1.0],
+        chance: Vec::new(),
         first: true,
     };
     let mut t = MuTrainer::new(&m);
@@ -300,7 +301,7 @@ fn gradients_match_finite_differences_with_the_papers_scalings() {
     assert!(checked.iter().all(|&c| c >= 3), "{checked:?}");
 }
 
-fn pool(threads: usize) -> rayon::ThreadPool {
+pub(super) fn pool(threads: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -316,7 +317,7 @@ fn the_learned_search_and_training_are_the_same_bits_at_any_thread_count() {
     for game in 0..4 {
         let rec = record(&g, game);
         let states = rec.states(&g).unwrap();
-        game_samples(&g, &m.encoder, 3, &rec, &states, &mut samples);
+        game_samples(&g, &m.encoder, (3, false), &rec, &states, &mut samples);
     }
     let batch: Vec<&MuSample> = samples.iter().cycle().take(40).collect();
     let step = |m: &mut MuZero<Ewn>| {

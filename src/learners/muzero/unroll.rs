@@ -42,6 +42,10 @@ pub struct MuSample {
     /// Per step: the reward target of the transition into it ([-1, 1]; step 0's is 0 and is
     /// not trained).
     pub(crate) reward: Vec<f32>,
+    /// Stochastic MuZero: per step k = 1..=K, the encoder's input (the game's planes) of
+    /// the observation at step k: the next real decision's state after chance, past the end
+    /// the game's final state (empty for MuZero).
+    pub(crate) chance: Vec<Vec<f32>>,
     /// Whether the sample is its game's first (the replay buffer counts games by it).
     pub(crate) first: bool,
 }
@@ -88,17 +92,35 @@ fn decisions<G: Game>(g: &G, record: &GameRecord, states: &[G::State]) -> Vec<De
     out
 }
 
-/// Appends the samples of one stored game: one per fully searched decision, in order.
+/// Appends the samples of one stored game: one per fully searched decision, in order;
+/// `stochastic`: with the encoder's observations of the steps (Stochastic MuZero).
 pub(crate) fn game_samples<G: Game>(
     g: &G,
     enc: &Encoder<G>,
-    k: usize,
+    (k, stochastic): (usize, bool),
     record: &GameRecord,
     states: &[G::State],
     out: &mut Vec<MuSample>,
 ) {
     let result = record.end.result();
     let ds = decisions(g, record, states);
+    // The encoder's input at decision i (its state after the earlier decisions' states),
+    // and past the end the final state's after every decision's.
+    let observations: Vec<Vec<f32>> = if stochastic {
+        let dstates: Vec<G::State> = ds.iter().map(|d| states[d.at]).collect();
+        let last = states.last().copied();
+        (0..=ds.len())
+            .map(|i| {
+                let mut x = vec![0.0; enc.planes().len()];
+                if let Some(s) = dstates.get(i).copied().or(last) {
+                    enc.encode(&s, &dstates[..i], &mut x);
+                }
+                x
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut absorbing = stream_fmt(
         record.seed,
         format_args!("muzero-absorbing({})", record.stream),
@@ -115,8 +137,16 @@ pub(crate) fn game_samples<G: Game>(
                 policy: Vec::with_capacity(k + 1),
                 value: Vec::with_capacity(k + 1),
                 reward: Vec::with_capacity(k + 1),
+                chance: Vec::new(),
                 first,
             };
+            if stochastic {
+                for step in 1..=k {
+                    sample
+                        .chance
+                        .push(observations[(j + step).min(ds.len())].clone());
+                }
+            }
             for step in 0..=k {
                 let side = if step % 2 == 0 {
                     d.player
