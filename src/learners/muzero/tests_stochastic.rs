@@ -379,3 +379,52 @@ fn the_stochastic_search_and_training_are_the_same_bits_at_any_thread_count() {
     let mut rng = stream(3, "plan");
     assert_eq!(via, m.plan(&g, config, (&s, &[]), 0, &mut rng).unwrap());
 }
+
+/// The learned game's afterstates are chance nodes over the C codes with the learned sigma
+/// of psi(phi(s, a)), filled when their parent is evaluated; a code leads to the decision
+/// state g(as, c), the other player to move, valued f(g(as, c)).
+#[test]
+fn the_learned_game_has_chance_nodes_with_the_learned_sigma() {
+    use super::learned::{LearnedEval, LearnedGame, Sigmas};
+    use crate::search::Evaluator;
+    let (g, m) = tiny_stochastic(2);
+    let s = decision(&g, 2);
+    let Turn::Player(p) = g.turn(&s) else {
+        unreachable!()
+    };
+    let mut legal = Vec::new();
+    g.legal_actions(&s, &mut legal);
+    let sigmas = Sigmas::default();
+    let lg = LearnedGame::new(g.num_actions(), legal.clone(), Some((3, sigmas.clone())));
+    let mut eval = LearnedEval::new(&m, &s, &[]).with_sigmas(sigmas);
+    let root = LearnedGame::root(p);
+    let mut priors = vec![0.0; legal.len()];
+    let mut rng = stream(5, "eval");
+    eval.evaluate(&lg, &root, &[], &legal, &mut priors, &mut rng);
+    let mut sc = m.scratch();
+    let mut h0 = vec![0.0; m.state_len()];
+    m.represent(&s, &[], &mut sc, &mut h0);
+    let mut outs = Vec::new();
+    for &a in &legal {
+        let after = lg.apply(&root, a);
+        assert_eq!(lg.turn(&after), Turn::Chance);
+        lg.chance_outcomes(&after, &mut outs);
+        let mut as_ = vec![0.0; m.state_len()];
+        m.afterstate(&h0, a, &mut sc, &mut as_);
+        let mut sigma = Vec::new();
+        m.afterstate_predict(&as_, &mut sc, &mut sigma);
+        let probs: Vec<f64> = outs.iter().map(|o| o.prob).collect();
+        assert_eq!(probs, sigma, "action {a}");
+        assert_eq!(outs.len(), 3);
+        for o in &outs {
+            let next = lg.apply_chance(&after, o.outcome);
+            assert_eq!(lg.turn(&next), Turn::Player(p.other()));
+            let all: Vec<Action> = (0..g.num_actions() as Action).collect();
+            let mut pr = vec![0.0; all.len()];
+            let v = eval.evaluate(&lg, &next, &[], &all, &mut pr, &mut rng);
+            let mut st = vec![0.0; m.state_len()];
+            m.dynamics(&as_, o.outcome as Action, &mut sc, &mut st);
+            assert_eq!(v, m.predict(&st, &mut sc));
+        }
+    }
+}
