@@ -1005,6 +1005,16 @@ fn muzero_lifecycle(name: &str, delay_seed: u64, nets: &[&str], metrics: &[(&str
     ok(&tabula(&one, &["fsck"]));
     let b = ok(&tabula(&one, &["branch", "1", "--at", "3", "--seed", "1"]));
     assert!(b.contains(&format!("head {h}")), "branch: {b}");
+    // Commitment is Stochastic MuZero's only branchable key; a MuZero run's branch cannot
+    // become Stochastic MuZero.
+    let set = "learner.muzero.stochastic.commitment=0.5";
+    let b = tabula(&one, &["branch", "1", "--at", "3", "--set", set]);
+    let plain = !nets.contains(&"encoder");
+    assert_eq!(b.status.success(), !plain, "{b:?}");
+    if plain {
+        let e = String::from_utf8_lossy(&b.stderr);
+        assert!(e.contains("learner.muzero.stochastic.commitment"), "{e}");
+    }
     let games = ok(&tabula(&one, &["show", "1", "--games", "2"]));
     let game = games.lines().nth(2).unwrap().split_whitespace().nth(1);
     let r = ok(&tabula(&one, &["replay", game.unwrap()]));

@@ -550,6 +550,25 @@ impl LearnerKind {
     }
 }
 
+impl LearnerSettings {
+    /// The settings a branch of a run with these settings cannot change
+    /// ([`LearnerKind::fixed_settings`]), and for a MuZero run without
+    /// `[learner.muzero.stochastic]` the table's remaining key too: such a branch would
+    /// continue a model without afterstates, codes or encoder.
+    pub(crate) fn fixed_settings(&self) -> Vec<(&'static str, &'static str)> {
+        let mut out = self.kind.fixed_settings();
+        let plain = self.muzero.as_ref().is_none_or(|m| m.stochastic.is_none());
+        if self.kind == LearnerKind::MuZero && plain {
+            out.push((
+                "learner.muzero.stochastic.commitment",
+                "a MuZero run's branch cannot become Stochastic MuZero: the model it continues \
+                 has no afterstates, codes or encoder",
+            ));
+        }
+        out
+    }
+}
+
 /// A model file a learner's checkout can export ([`LearnerKind::exports`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ModelFormat {
