@@ -945,6 +945,123 @@ fn network_runs_are_deterministic_resume_and_play() {
     same_head_at_1_and_2_threads(dir.path(), &r, "res");
 }
 
+/// MuZero (docs/muzero.md) on `runs/muzero-tiny.toml`: the same head at 1 and 2 threads
+/// and after kill -9 + `resume` (all three networks and their optimiser states come back
+/// from the checkpoint); `verify` re-executes it and fsck follows its six references; a
+/// branch with no overrides ends at the parent's head; a self-play game (searched in the
+/// learned model) replays; the model plays in `tabula match`, greedily and searching its
+/// learned model; `checkout --export` writes one ONNX file per network; MAE_v by unroll
+/// depth and the root values' errors are stored.
+#[test]
+fn muzero_tiny_is_deterministic_resumes_branches_verifies_and_exports() {
+    muzero_lifecycle(
+        "muzero-tiny",
+        29,
+        &["representation", "dynamics", "prediction"],
+        &[
+            ("mae_v_depth_5", 1.0),
+            ("mae_root_model", 1.0),
+            ("mae_root_rules", 1.0),
+        ],
+    );
+}
+
+/// Stochastic MuZero (docs/muzero.md, "Stochastic MuZero") on
+/// `runs/stochastic-muzero-tiny.toml`: as MuZero's, with six networks (the afterstate
+/// dynamics and prediction and the encoder too, checkpointed and exported) and the chance
+/// metrics stored.
+#[test]
+fn muzero_stochastic_tiny_is_deterministic_resumes_branches_verifies_and_exports() {
+    muzero_lifecycle(
+        "stochastic-muzero-tiny",
+        37,
+        &[
+            "representation",
+            "dynamics",
+            "prediction",
+            "afterstate_dynamics",
+            "afterstate_prediction",
+            "encoder",
+        ],
+        &[
+            ("mae_v_depth_5", 1.0),
+            ("mae_root_model", 1.0),
+            ("tv_chance", 1.0),
+            ("code_usage", 8.0),
+        ],
+    );
+}
+
+/// The lifecycle of a MuZero spec `runs/NAME.toml`: its networks' export names, and
+/// metrics stored at iteration 6 in [0, their bound].
+fn muzero_lifecycle(name: &str, delay_seed: u64, nets: &[&str], metrics: &[(&str, f64)]) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = format!("{}/runs/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let h = kill_and_resume(dir.path(), &s, 6, Some(100), 3, delay_seed, 0.0);
+    let one = dir.path().join("one.db");
+    ok(&tabula(&one, &["run", &s, "--threads", "1"]));
+    assert_eq!(head(&one, "1"), h, "1 thread");
+    ok(&tabula(&one, &["verify", "1"]));
+    ok(&tabula(&one, &["fsck"]));
+    let b = ok(&tabula(&one, &["branch", "1", "--at", "3", "--seed", "1"]));
+    assert!(b.contains(&format!("head {h}")), "branch: {b}");
+    // Commitment is Stochastic MuZero's only branchable key; a MuZero run's branch cannot
+    // become Stochastic MuZero.
+    let set = "learner.muzero.stochastic.commitment=0.5";
+    let b = tabula(&one, &["branch", "1", "--at", "3", "--set", set]);
+    let plain = !nets.contains(&"encoder");
+    assert_eq!(b.status.success(), !plain, "{b:?}");
+    if plain {
+        let e = String::from_utf8_lossy(&b.stderr);
+        assert!(e.contains("learner.muzero.stochastic.commitment"), "{e}");
+    }
+    let games = ok(&tabula(&one, &["show", "1", "--games", "2"]));
+    let game = games.lines().nth(2).unwrap().split_whitespace().nth(1);
+    let r = ok(&tabula(&one, &["replay", game.unwrap()]));
+    assert!(r.contains("identical, hash checked"), "{r}");
+    for a in ["model:1@6", "model:1@6,sims=8"] {
+        let m = json(&tabula(
+            &one,
+            &[
+                "match",
+                "ewn:3x3x3",
+                "--a",
+                a,
+                "--b",
+                "random",
+                "--games",
+                "20",
+                "--json",
+            ],
+        ));
+        assert_eq!(m["games"], 20, "{a}");
+    }
+    let path = dir.path().join("m.onnx");
+    let c = json(&tabula(
+        &one,
+        &[
+            "checkout",
+            "1@6",
+            "--export",
+            path.to_str().unwrap(),
+            "--json",
+        ],
+    ));
+    assert_eq!(c["learner"], "muzero");
+    for net in nets {
+        let f = dir.path().join(format!("m.{net}.onnx"));
+        assert!(std::fs::metadata(&f).unwrap().len() > 1000, "{net}");
+    }
+    assert!(!path.exists(), "the networks' files only");
+    for &(name, most) in metrics {
+        let q = format!(
+            "SELECT value FROM metrics WHERE name = '{name}' AND run_id = 1 AND iteration = 6"
+        );
+        let v = sql(&one, &q)[0]["value"].as_f64().unwrap();
+        assert!((0.0..=most).contains(&v), "{name}: {v}");
+    }
+}
+
 /// Liu et al.'s data pipeline on a small Chinese Checkers board (docs/network.md, "Liu et
 /// al.'s data pipeline"; docs/learners.md, `mixed`): mixed starts, retained and mirrored
 /// samples, drawn games skipped, passes over the buffer.

@@ -260,10 +260,24 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
     };
     let c = checkout_at(&store, run, i, format == Some(ExportFormat::Rows))?;
     if let Some(out) = &export {
-        out.write(&db_path, |w| match &model {
-            Some(m) => w.write_all(&m.bytes),
-            None => write_rows(w, &c, !args.no_header),
-        })?;
+        match &model {
+            // A model of several networks: one file each, named beside the asked path.
+            Some(m) if !m.parts.is_empty() => {
+                for (name, bytes) in &m.parts {
+                    let path = part_path(out.path, name);
+                    let part = OutputFile {
+                        flag: "--export",
+                        path: &path,
+                    };
+                    part.check(&db_path, false)?;
+                    part.write(&db_path, |w| w.write_all(bytes))?;
+                }
+            }
+            _ => out.write(&db_path, |w| match &model {
+                Some(m) => w.write_all(&m.bytes),
+                None => write_rows(w, &c, !args.no_header),
+            })?,
+        }
     }
     let report = CheckoutReport {
         run: c.run_id,
@@ -281,7 +295,9 @@ pub(crate) fn checkout(db: Option<&Path>, args: &CheckoutArgs) -> anyhow::Result
         export: args.export.as_ref().map(|p| p.display().to_string()),
         format: format.map(ExportFormat::name),
         opset: model.as_ref().and_then(|m| m.opset),
-        export_bytes: model.as_ref().map(|m| m.bytes.len()),
+        export_bytes: model
+            .as_ref()
+            .map(|m| m.bytes.len() + m.parts.iter().map(|p| p.1.len()).sum::<usize>()),
         model: model.as_ref(),
     };
     emit(&report, args.json)
@@ -339,6 +355,15 @@ impl std::fmt::Display for CheckoutReport<'_> {
         let Some(m) = self.model else {
             return writeln!(f, "rows written to {p}");
         };
+        if !m.parts.is_empty() {
+            let files: Vec<String> = (m.parts.iter())
+                .map(|(name, b)| {
+                    let path = part_path(std::path::Path::new(p), name);
+                    format!("{name} to {} ({} bytes)", path.display(), b.len())
+                })
+                .collect();
+            return writeln!(f, "one network a file: {}", files.join(", "));
+        }
         let [ch, h, w] = m.input;
         let what = match (m.ir_version, m.opset) {
             (Some(ir), Some(opset)) => {
@@ -356,6 +381,15 @@ impl std::fmt::Display for CheckoutReport<'_> {
             m.actions,
             m.value
         )
+    }
+}
+
+/// The file of network `name` of a model exported to `path`: the name before the extension
+/// (`m.onnx` -> `m.dynamics.onnx`).
+fn part_path(path: &std::path::Path, name: &str) -> std::path::PathBuf {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(ext) => path.with_extension(format!("{name}.{ext}")),
+        None => path.with_extension(name),
     }
 }
 

@@ -156,6 +156,14 @@ impl<G: Game> Truth<G> {
 }
 
 impl<G: Game> Truth<G> {
+    /// The test positions S_test, in order (those whose keys give a state).
+    pub(crate) fn test_states(&self, g: &G) -> Vec<G::State> {
+        self.test
+            .iter()
+            .filter_map(|(key, _)| g.state_from_key(*key).ok())
+            .collect()
+    }
+
     /// ERR_p and MAE_v over S_test of any model: `model(s, legal, priors)` fills the priors
     /// over the legal actions of test position `s` and returns its value on the [0, 1] scale.
     /// Positions in S_test order, summed in that order.

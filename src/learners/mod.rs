@@ -27,6 +27,7 @@
 //! How to add a learner: docs/learners.md.
 
 mod gate;
+pub mod muzero;
 pub mod network;
 pub mod q;
 pub mod tabular;
@@ -42,6 +43,7 @@ use crate::search::Evaluator;
 use crate::search::SearchConfig;
 use crate::store::{Encoded, ObjectHash, Record, Store, StoreError};
 
+pub use muzero::MuZero;
 pub use network::Network;
 pub use q::QLearning;
 pub use tabular::TabularAz;
@@ -220,6 +222,11 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
     /// what is stored and how far a checkout may have to re-train.
     const KEEP_FULL_EVERY: u32 = 1;
 
+    /// Whether the learner searches a model of its own instead of the game's rules
+    /// ([`Learner::plan`]; MuZero, docs/muzero.md): then self-play's searched moves, the
+    /// `model:RUN@I,sims=N` player's and the replays of stored games are its plans.
+    const PLANS: bool = false;
+
     /// One training sample.
     type Sample: Send + Sync;
     /// The model as a leaf evaluator, one per searcher thread (it may keep scratch space);
@@ -266,6 +273,17 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
         with_rows: bool,
     ) -> Result<ModelSummary, LearnerError>;
 
+    /// The model's networks as export graphs (`checkout --export PATH.onnx`), each with its
+    /// name: one unnamed graph is written to PATH, named ones each to PATH with the name
+    /// before the extension (MuZero's three). The default, for a learner without networks,
+    /// is a usage error.
+    fn graphs(&self) -> Result<Vec<(&'static str, crate::nn::export::Graph)>, LearnerError> {
+        Err(LearnerError::Usage(format!(
+            "a {} model has no network to export",
+            Self::NAME
+        )))
+    }
+
     /// The model as the search's leaf evaluator.
     fn evaluator(&self) -> Self::Eval<'_>;
 
@@ -273,6 +291,22 @@ pub trait Learner<G: Game>: Sized + Send + Sync {
     /// lowest action) at `s`, whose game's earlier decision states are `past` (oldest first,
     /// as the search's): the `model:RUN@I` player and the WR_p player.
     fn greedy_action(&self, g: &G, s: &G::State, past: &[G::State], legal: &[Action]) -> Action;
+
+    /// A search of the learner's own model from the decision state `at.0` (after the game's
+    /// `at.1`, `ply` plies in) with the run's search settings `config`, every draw from
+    /// `rng`; its result's actions are the state's legal actions, ascending, as a search over
+    /// the rules would give them. `None` (the default, and where [`Learner::PLANS`] is
+    /// false): searches run over the game's rules with [`Learner::evaluator`].
+    fn plan(
+        &self,
+        _g: &G,
+        _config: SearchConfig,
+        _at: (&G::State, &[G::State]),
+        _ply: u32,
+        _rng: &mut crate::rng::StreamRng,
+    ) -> Option<Result<crate::search::SearchResult, crate::search::SearchError>> {
+        None
+    }
 
     /// The exploration rate epsilon of a learner that plays its own self-play moves without
     /// search in iteration `iteration` (Q-learning: epsilon-greedy on
@@ -392,6 +426,9 @@ impl<G: Game, L: Learner<G>> Model<G> for L {
         ply: u32,
         rng: &mut crate::rng::StreamRng,
     ) -> Result<crate::search::SearchResult, crate::search::SearchError> {
+        if let Some(r) = Learner::plan(self, g, *search.config(), (s, past), ply, rng) {
+            return r;
+        }
         let mut eval = self.evaluator();
         search.run(g, s, past, ply, &mut eval, rng)
     }
@@ -426,25 +463,31 @@ pub enum LearnerKind {
     /// Liu et al.'s baseline).
     #[serde(rename = "q-learning")]
     QLearning,
+    /// MuZero: a learned model of the game searched instead of the rules ([`MuZero`],
+    /// docs/muzero.md).
+    #[serde(rename = "muzero")]
+    MuZero,
 }
 
 impl LearnerKind {
     /// Every learner's name, for error messages.
-    pub const NAMES: &'static str = "tabular-az, network, q-learning";
+    pub const NAMES: &'static str = "tabular-az, network, q-learning, muzero";
 
     pub fn name(self) -> &'static str {
         match self {
             LearnerKind::TabularAz => "tabular-az",
             LearnerKind::Network => "network",
             LearnerKind::QLearning => "q-learning",
+            LearnerKind::MuZero => "muzero",
         }
     }
 
     /// Every learner, in [`LearnerKind::NAMES`] order.
-    pub const ALL: [LearnerKind; 3] = [
+    pub const ALL: [LearnerKind; 4] = [
         LearnerKind::TabularAz,
         LearnerKind::Network,
         LearnerKind::QLearning,
+        LearnerKind::MuZero,
     ];
 
     /// The model files a checkout of this learner's runs exports (`tabula checkout
@@ -453,6 +496,7 @@ impl LearnerKind {
     pub fn exports(self) -> &'static [ModelFormat] {
         match self {
             LearnerKind::Network => &[ModelFormat::Onnx, ModelFormat::Safetensors],
+            LearnerKind::MuZero => &[ModelFormat::Onnx],
             LearnerKind::TabularAz | LearnerKind::QLearning => &[],
         }
     }
@@ -474,6 +518,7 @@ impl LearnerKind {
             LearnerKind::TabularAz => tabular::TABULAR_METRICS,
             LearnerKind::Network => tabular::TABULAR_METRICS,
             LearnerKind::QLearning => tabular::TABULAR_METRICS,
+            LearnerKind::MuZero => tabular::TABULAR_METRICS,
         }
     }
 
@@ -485,6 +530,7 @@ impl LearnerKind {
         match self {
             LearnerKind::TabularAz => None,
             LearnerKind::Network => Some(named()),
+            LearnerKind::MuZero => Some(s.muzero.as_ref().and_then(|m| m.input.as_deref())),
             LearnerKind::QLearning => match q::settings_of(s).approximator {
                 q::Approximator::Table => None,
                 q::Approximator::Network => Some(named()),
@@ -499,7 +545,27 @@ impl LearnerKind {
             LearnerKind::TabularAz => tabular::FIXED_SETTINGS.to_vec(),
             LearnerKind::Network => network::FIXED_SETTINGS.to_vec(),
             LearnerKind::QLearning => q::fixed_settings(),
+            LearnerKind::MuZero => muzero::FIXED_SETTINGS.to_vec(),
         }
+    }
+}
+
+impl LearnerSettings {
+    /// The settings a branch of a run with these settings cannot change
+    /// ([`LearnerKind::fixed_settings`]), and for a MuZero run without
+    /// `[learner.muzero.stochastic]` the table's remaining key too: such a branch would
+    /// continue a model without afterstates, codes or encoder.
+    pub(crate) fn fixed_settings(&self) -> Vec<(&'static str, &'static str)> {
+        let mut out = self.kind.fixed_settings();
+        let plain = self.muzero.as_ref().is_none_or(|m| m.stochastic.is_none());
+        if self.kind == LearnerKind::MuZero && plain {
+            out.push((
+                "learner.muzero.stochastic.commitment",
+                "a MuZero run's branch cannot become Stochastic MuZero: the model it continues \
+                 has no afterstates, codes or encoder",
+            ));
+        }
+        out
     }
 }
 
@@ -526,6 +592,10 @@ pub struct LearnerSettings {
     /// the settings record when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub q: Option<q::QSettings>,
+    /// `[learner.muzero]`: MuZero's settings (docs/muzero.md); absent: its defaults. Left
+    /// out of the settings record when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub muzero: Option<muzero::MuZeroSettings>,
 }
 
 impl LearnerSettings {
@@ -562,6 +632,13 @@ pub(crate) fn validate<G: Abilities>(check: SettingsCheck<'_>) -> Result<(), Set
             "only with learner.kind = \"q-learning\"",
         ));
     }
+    if check.learner.muzero.is_some() && kind != LearnerKind::MuZero {
+        return Err(SettingError::new(
+            "learner.muzero",
+            "a table",
+            "only with learner.kind = \"muzero\"",
+        ));
+    }
     crate::with_learner!(kind, L => <L<G> as Learner<G>>::validate(check))
 }
 
@@ -585,6 +662,11 @@ macro_rules! with_learner {
             $crate::learners::LearnerKind::QLearning => {
                 #[allow(dead_code)]
                 type $l<GG> = $crate::learners::QLearning<GG>;
+                $body
+            }
+            $crate::learners::LearnerKind::MuZero => {
+                #[allow(dead_code)]
+                type $l<GG> = $crate::learners::MuZero<GG>;
                 $body
             }
         }

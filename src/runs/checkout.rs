@@ -315,7 +315,11 @@ impl ExportFormat {
 #[derive(Clone, Debug)]
 pub struct ExportedModel {
     pub format: ExportFormat,
+    /// The file's bytes (empty when the model's networks are named `parts`).
     pub bytes: Vec<u8>,
+    /// A model of several networks (MuZero's): each network's name and file bytes, written
+    /// to the asked path with the name before its extension.
+    pub parts: Vec<(String, Vec<u8>)>,
     /// The ONNX operator set (`Some` for [`ExportFormat::Onnx`]).
     pub opset: Option<i64>,
     /// The ONNX IR version (`Some` for [`ExportFormat::Onnx`]).
@@ -367,7 +371,7 @@ pub fn export_model_at(
         0 => "none (the untrained network)".to_string(),
         _ => records.get(i)?.snapshot.to_hex(),
     };
-    let graph = crate::with_game!(&cfg.game, |g| network_graph(
+    let mut graphs = crate::with_game!(&cfg.game, |g| model_graphs(
         g,
         store,
         &cfg.settings,
@@ -385,15 +389,25 @@ pub fn export_model_at(
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    let bytes = match model {
-        ModelFormat::Onnx => graph
-            .onnx(&meta)
-            .map_err(|e| RunError::Usage(format!("{text}@{i}: {e}")))?,
-        ModelFormat::Safetensors => graph.safetensors(&meta),
+    let mut files = Vec::with_capacity(graphs.len());
+    for (name, graph) in &graphs {
+        let bytes = match model {
+            ModelFormat::Onnx => graph
+                .onnx(&meta)
+                .map_err(|e| RunError::Usage(format!("{text}@{i}: {e}")))?,
+            ModelFormat::Safetensors => graph.safetensors(&meta),
+        };
+        files.push((name.to_string(), bytes));
+    }
+    let (bytes, parts) = match files.as_slice() {
+        [(name, _)] if name.is_empty() => (files.swap_remove(0).1, Vec::new()),
+        _ => (Vec::new(), files),
     };
+    let graph = graphs.swap_remove(0).1;
     Ok(ExportedModel {
         format,
         bytes,
+        parts,
         opset: (format == ExportFormat::Onnx).then_some(crate::nn::export::OPSET),
         ir_version: (format == ExportFormat::Onnx).then_some(crate::nn::export::IR_VERSION),
         input: graph.input,
@@ -404,16 +418,19 @@ pub fn export_model_at(
     })
 }
 
-/// The network of iteration `i`, restored, as an export graph.
-fn network_graph<G: Abilities>(
+/// The networks of iteration `i`'s model, restored, as export graphs
+/// ([`Learner::graphs`](crate::learners::Learner::graphs)).
+fn model_graphs<G: Abilities>(
     g: &G,
     store: &Store,
     settings: &Settings,
     model_seed: u64,
     records: &mut Chain<'_>,
     i: u32,
-) -> Result<crate::nn::export::Graph, RunError> {
-    let m: crate::learners::Network<G> = restore_at(g, store, settings, model_seed, records, i)?;
-    crate::nn::export::Graph::of(m.layout(), m.params())
-        .map_err(|e| RunError::Usage(format!("network checkpoint: {e}")))
+) -> Result<Vec<(&'static str, crate::nn::export::Graph)>, RunError> {
+    use crate::learners::Learner;
+    crate::with_learner!(settings.learner.kind, L => {
+        let m: L<G> = restore_at(g, store, settings, model_seed, records, i)?;
+        Ok(Learner::<G>::graphs(&m)?)
+    })
 }

@@ -61,6 +61,10 @@ pub(crate) fn replay_tree<G: Abilities, L: Learner<G>>(
     iteration: u32,
     game: u32,
 ) -> Result<Vec<G::State>, RunError> {
+    if L::PLANS {
+        // A planned move's tree holds model states: self-play kept none (docs/muzero.md).
+        return Ok(Vec::new());
+    }
     let mut search = Search::<G>::new(cfg.settings.search.at_iteration(iteration))
         .map_err(|e| RunError::Usage(format!("the run's search settings: {e}")))?;
     let mut eval = model.evaluator();

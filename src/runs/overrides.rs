@@ -243,7 +243,7 @@ fn json_of(v: &toml::Value) -> serde_json::Value {
 
 /// The rule that covers `key` over the base settings `base` (None: no setting).
 fn rule_of(base: &Settings, key: &str, value: &toml::Value) -> Option<&'static Rule> {
-    let fixed = base.learner.kind.fixed_settings();
+    let fixed = base.learner.fixed_settings();
     RULES.iter().find(|r| match r.keys {
         Keys::Key(k) => k == key,
         Keys::Fixed => fixed.iter().any(|(k, _)| *k == key),
@@ -270,7 +270,7 @@ pub fn judge(place: Place, base: &Settings, key: &str, value: &toml::Value) -> R
         Some(Allowed) => Ok(()),
         Some(Refused(why)) => Err(refuse(why.to_string())),
         Some(FixedMidRun) => {
-            let fixed = base.learner.kind.fixed_settings();
+            let fixed = base.learner.fixed_settings();
             let why = fixed.iter().find(|(k, _)| *k == key).map_or("", |(_, w)| w);
             Err(refuse(format!("{key} cannot change mid-run: {why}")))
         }
@@ -311,7 +311,7 @@ pub(crate) fn allowed_keys(place: Place, base: &Settings) -> Vec<String> {
     let fixed_ok = RULES
         .iter()
         .any(|r| matches!(r.keys, Keys::Fixed) && r.verdicts[col] == Allowed);
-    let fixed = base.learner.kind.fixed_settings();
+    let fixed = base.learner.fixed_settings();
     let own: Vec<&str> = RULES
         .iter()
         .filter_map(|r| match r.keys {

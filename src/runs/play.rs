@@ -20,8 +20,11 @@ use crate::game_record::GameRecord;
 use crate::games::Abilities;
 use crate::learners::{Learner, LearnerContext};
 use crate::par;
-use crate::rng::GameSlot;
-use crate::selfplay::{GreedyPolicy, LaneGame, Moves, Played, Seats, play_games_by};
+use crate::rng::{GameSlot, StreamRng};
+use crate::search::{SearchConfig, SearchError, SearchResult};
+use crate::selfplay::{
+    GreedyPolicy, LaneGame, Mover, Moves, Planner, Played, Seats, play_games_by,
+};
 use crate::store::Encoded;
 use crate::store::{ObjectHash, RunGameRow, address};
 
@@ -333,12 +336,30 @@ pub(super) fn play_lanes<G: Abilities, L: Learner<G>>(
     let search = settings.search.at_iteration(i);
     let greedy =
         |s: &G::State, past: &[G::State], legal: &[Action]| model.greedy_action(g, s, past, legal);
-    let seats = seats_of::<G, L>(settings, ctx, i, &greedy);
+    let plan = |s: &G::State, past: &[G::State], ply: u32, rng: &mut StreamRng| {
+        planned(g, model, search, (s, past), ply, rng)
+    };
+    let seats = seats_of::<G, L>(settings, ctx, i, &greedy, &plan);
     let evaluator = || model.evaluator();
     let lanes = L::SELF_PLAY_LANES;
     Ok(play_games_by(
         g, seats, search, &evaluator, games, lanes, until,
     )?)
+}
+
+/// The learner's plan ([`Learner::plan`]) with the search settings `config`; a learner that
+/// plans nothing is refused (only a learner with [`Learner::PLANS`] is asked).
+pub(super) fn planned<G: Abilities, L: Learner<G>>(
+    g: &G,
+    model: &L,
+    config: SearchConfig,
+    at: (&G::State, &[G::State]),
+    ply: u32,
+    rng: &mut StreamRng,
+) -> Result<SearchResult, SearchError> {
+    model
+        .plan(g, config, at, ply, rng)
+        .unwrap_or_else(|| Err(SearchError::Start(format!("{} plans no search", L::NAME))))
 }
 
 /// Who moves in iteration `i`'s self-play games: the learner's own epsilon-greedy moves
@@ -349,9 +370,11 @@ pub(super) fn seats_of<'a, G: Abilities, L: Learner<G>>(
     ctx: LearnerContext<'_>,
     i: u32,
     greedy: GreedyPolicy<'a, G>,
+    plan: Planner<'a, G>,
 ) -> Seats<'a, G> {
     let moves = match L::exploration(ctx, i) {
         Some(epsilon) => Moves::EpsilonGreedy { epsilon, greedy },
+        None if L::PLANS && settings.selfplay.mover == Mover::Search => Moves::Planned(plan),
         None => Moves::Mover(settings.selfplay.mover),
     };
     Seats {

@@ -103,7 +103,11 @@ fn replay_game<G: Abilities, L: Learner<G>>(
     let greedy = |s: &G::State, past: &[G::State], legal: &[crate::game::Action]| {
         model.greedy_action(g, s, past, legal)
     };
-    let seats = super::play::seats_of::<G, L>(&cfg.settings, ctx, iteration, &greedy);
+    let config = cfg.settings.search.at_iteration(iteration);
+    let plan = |s: &G::State, past: &[G::State], ply: u32, rng: &mut crate::rng::StreamRng| {
+        super::play::planned(g, &model, config, (s, past), ply, rng)
+    };
+    let seats = super::play::seats_of::<G, L>(&cfg.settings, ctx, iteration, &greedy, &plan);
     let r = crate::selfplay::self_play_game_by(
         g,
         seats,

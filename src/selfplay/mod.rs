@@ -37,8 +37,8 @@ use crate::search::{Evaluator, Search, SearchConfig, SearchError};
 use greedy::greedy_self_play_game;
 use seats::seated_game;
 pub use seats::{
-    DEFAULT_MARGIN, GREEDY, GreedyPolicy, Moves, Seats, SoftLimit, epsilon_greedy, learner_seat,
-    learner_seats,
+    DEFAULT_MARGIN, GREEDY, GreedyPolicy, Moves, Planner, Seats, SoftLimit, epsilon_greedy,
+    learner_seat, learner_seats,
 };
 
 use batched::self_play_lanes_until;

@@ -43,6 +43,18 @@ pub const GREEDY: &str = "greedy";
 pub type GreedyPolicy<'a, G> =
     &'a (dyn Fn(&<G as Game>::State, &[<G as Game>::State], &[Action]) -> Action + Sync);
 
+/// A learner's search of its own model ([`crate::learners::Learner::plan`]: MuZero) from a
+/// decision state after the game's past, `ply` plies in, its draws from the game's stream.
+pub type Planner<'a, G> = &'a (
+        dyn Fn(
+    &<G as Game>::State,
+    &[<G as Game>::State],
+    u32,
+    &mut StreamRng,
+) -> Result<crate::search::SearchResult, SearchError>
+            + Sync
+    );
+
 /// How the learner's seat moves.
 pub enum Moves<'a, G: Game> {
     /// The run's mover (`[selfplay] mover`).
@@ -52,6 +64,10 @@ pub enum Moves<'a, G: Game> {
         epsilon: f64,
         greedy: GreedyPolicy<'a, G>,
     },
+    /// The learner's search of its own model in place of the run's search over the rules:
+    /// its result is the move and the record's search statistics, as a searched move's (no
+    /// search-tree states: its tree holds model states).
+    Planned(Planner<'a, G>),
 }
 
 /// Who plays the moves of an iteration's self-play games: the learner's seat and the
@@ -190,6 +206,7 @@ pub(crate) fn seated_game<G: Abilities, E: Evaluator<G>>(
             Moves::Mover(Mover::Search) => {
                 searched_move(g, search, eval, (s, past), ply, rng, tree.as_deref_mut())
             }
+            Moves::Planned(plan) => plan(s, past, ply, rng).map(Decision::searched),
             Moves::EpsilonGreedy { epsilon, greedy } => {
                 g.legal_actions(s, &mut legal);
                 legal.sort_unstable();

@@ -455,8 +455,33 @@ impl Layout {
         s.grads[g.logits][..n * self.actions].copy_from_slice(&dlogits[..n * self.actions]);
         s.grads[g.value][..n].copy_from_slice(&dvalues[..n]);
         for (i, op) in g.ops.iter().enumerate().rev() {
-            self.op_backward(w, op, n, s, i, gs);
+            self.op_backward(w, op, n, s, (i, false), gs);
         }
+    }
+
+    /// [`Layout::run_backward`], and the gradient with respect to the inputs into `dx`
+    /// (`n x input().len()`, overwritten): for networks chained one into another (MuZero's
+    /// representation, dynamics and prediction). Every operation reading the input takes the
+    /// input-gradient path that its other inputs take, so each element of `dx` is one chain
+    /// in a fixed order. The valid stem has no input gradient ([`Layout::input_gradient`]).
+    pub(crate) fn run_backward_to_input(
+        &self,
+        w: &Weights,
+        s: &mut Scratch,
+        n: usize,
+        (dlogits, dvalues): (&[f32], &[f32]),
+        gs: &mut [Vec<f32>],
+        dx: &mut [f32],
+    ) {
+        s.ensure_grads(n);
+        let g = &self.graph;
+        s.grads[g.logits][..n * self.actions].copy_from_slice(&dlogits[..n * self.actions]);
+        s.grads[g.value][..n].copy_from_slice(&dvalues[..n]);
+        for (i, op) in g.ops.iter().enumerate().rev() {
+            self.op_backward(w, op, n, s, (i, true), gs);
+        }
+        let len = self.input.len();
+        dx[..n * len].copy_from_slice(&s.grads[0][..n * len]);
     }
 
     fn op_backward(
@@ -465,7 +490,7 @@ impl Layout {
         op: &Op,
         n: usize,
         s: &mut Scratch,
-        i: usize,
+        (i, input_grad): (usize, bool),
         gs: &mut [Vec<f32>],
     ) {
         let (ly, lx) = (s.sizes[op.y], s.sizes[op.x]);
@@ -487,7 +512,7 @@ impl Layout {
             }
         }
         let dy: &[f32] = dy;
-        let want_dx = op.x != 0;
+        let want_dx = op.x != 0 || input_grad;
         let dx = &mut glo[op.x][..if want_dx { n * lx } else { 0 }];
         let x = &s.bufs[op.x][..n * lx];
         let start = if op.x_first {

@@ -385,6 +385,56 @@ impl Layout {
     }
 }
 
+/// Training passes of networks chained one into another (MuZero: Schrittwieser et al. 2020,
+/// the representation's output is the dynamics' input, whose output is the prediction's):
+/// the forward pass keeps every activation, the backward pass returns the gradient with
+/// respect to the inputs as well as the parameters'. The bits follow the rules of
+/// [`train_step`] (module docs): chunks of [`Layout::grad_chunks`] positions, each with its
+/// own gradient vector, each parameter's gradient one term per position in order.
+impl Layout {
+    /// Whether [`Layout::backward_to_input`] can give the inputs' gradient: every
+    /// architecture but a residual net with the unpadded (valid) stem, whose convolution has
+    /// no input-gradient kernel.
+    pub fn input_gradient(&self) -> bool {
+        !matches!(&self.arch, Arch::ResNet(r) if r.stem == Stem::Valid)
+    }
+
+    /// Gradient vectors a backward pass over `n` positions adds to (one per [`CHUNK`]).
+    pub fn grad_chunks(n: usize) -> usize {
+        n.div_ceil(CHUNK)
+    }
+
+    /// The training forward pass of `n` positions (`x`: their inputs, one after another) with
+    /// `w` packed from `p` for training ([`Layout::pack`] with `backward`): fills
+    /// `s.logits[..n * actions]` and `s.values[..n]` (before the value head's squashing) and
+    /// keeps the activations for [`Layout::backward_to_input`].
+    pub fn forward_train(&self, p: &[f32], w: &Weights, x: &[f32], n: usize, s: &mut Scratch) {
+        self.run_forward(p, w, x, n, s, Mode::Train);
+    }
+
+    /// After [`Layout::forward_train`] of the same `n` positions in `s`: adds the gradients
+    /// of the losses whose gradients with respect to the logits and the values (before the
+    /// squashing) are `dlogits` and `dvalues` to `gs` (at least [`Layout::grad_chunks`]`(n)`
+    /// vectors of [`Layout::params`] each; the caller zeroes them), and writes the gradient
+    /// with respect to the inputs into `dx` (`n x input().len()`). Returns `false`, doing
+    /// nothing, where [`Layout::input_gradient`] is false.
+    pub fn backward_to_input(
+        &self,
+        w: &Weights,
+        s: &mut Scratch,
+        n: usize,
+        outputs: (&[f32], &[f32]),
+        gs: &mut [Vec<f32>],
+        dx: &mut [f32],
+    ) -> bool {
+        if !self.input_gradient() {
+            return false;
+        }
+        self.run_backward_to_input(w, s, n, outputs, gs, dx);
+        true
+    }
+}
+
 /// The softmax of `logits` over the `legal` actions, into `out` (same length as `legal`),
 /// computed in f64.
 pub fn legal_softmax(logits: &[f32], legal: &[u16], out: &mut [f64]) {

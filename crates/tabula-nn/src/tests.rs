@@ -951,3 +951,68 @@ fn resnet_outputs_match_the_naive_reference() {
         }
     }
 }
+
+/// The inputs' gradient of a chained network's backward pass
+/// ([`Layout::backward_to_input`], MuZero's) matches central differences of a linear
+/// function of the outputs, on MLPs and a padded residual net (no batch normalisation: its
+/// batch statistics couple the positions), for a batch over two chunks; and the valid stem,
+/// which has no input gradient, is refused.
+#[test]
+fn input_gradients_match_finite_differences() {
+    let cases = [
+        (Arch::Mlp { hidden: vec![7, 5] }, planes(3, 2, 2)),
+        (Arch::Mlp { hidden: vec![] }, planes(5, 1, 1)),
+        (res(1, 3), planes(2, 3, 3)),
+    ];
+    for (arch, input) in cases {
+        let (actions, n) = (4, CHUNK + 3);
+        let l = Layout::new(&arch, input, actions);
+        let p = l.init(&mut stream(5, "input-grad"));
+        let mut rng = stream(6, "input-grad-x");
+        let x: Vec<f32> = (0..n * input.len())
+            .map(|_| (uniform_index(&mut rng, 1000) as f32 / 500.0) - 1.0)
+            .collect();
+        // The loss: sum over positions of c . logits + d * value.
+        let c: Vec<f32> = (0..n * actions)
+            .map(|i| ((i % 7) as f32 - 3.0) / 4.0)
+            .collect();
+        let d: Vec<f32> = (0..n).map(|i| ((i % 5) as f32 - 2.0) / 3.0).collect();
+        let loss = |x: &[f32]| {
+            let mut s = l.scratch();
+            l.forward_batch(&p, &l.weights(&p), x, n, &mut s);
+            let lp: f64 = (s.logits[..n * actions].iter().zip(&c))
+                .map(|(&a, &b)| f64::from(a) * f64::from(b))
+                .sum();
+            let lv: f64 = (s.values[..n].iter().zip(&d))
+                .map(|(&a, &b)| f64::from(a) * f64::from(b))
+                .sum();
+            lp + lv
+        };
+        let mut w = Weights::default();
+        l.pack(&p, true, &mut w);
+        let mut s = l.scratch();
+        l.forward_train(&p, &w, &x, n, &mut s);
+        let mut gs = vec![vec![0.0f32; l.params()]; Layout::grad_chunks(n)];
+        let mut dx = vec![0.0f32; n * input.len()];
+        assert!(l.backward_to_input(&w, &mut s, n, (&c, &d), &mut gs, &mut dx));
+        let fd = |i: usize, eps: f32| {
+            let (mut plus, mut minus) = (x.clone(), x.clone());
+            plus[i] += eps;
+            minus[i] -= eps;
+            (loss(&plus) - loss(&minus)) / (2.0 * f64::from(eps))
+        };
+        for i in (0..x.len()).step_by(5) {
+            let an = f64::from(dx[i]);
+            // A ReLU's kink inside one step spoils that difference: either step may match.
+            let ok = [1e-3, 2e-4].map(|eps| (an - fd(i, eps)).abs() <= 2e-3 + 1e-2 * an.abs());
+            assert!(
+                ok.contains(&true),
+                "{arch:?} input {i}: analytic {an}, finite differences {} and {}",
+                fd(i, 1e-3),
+                fd(i, 2e-4)
+            );
+        }
+    }
+    let valid = Layout::new(&res_valid(1, 3), planes(2, 3, 3), 4);
+    assert!(!valid.input_gradient());
+}

@@ -169,6 +169,12 @@ impl<G: Abilities> Learner<G> for Network<G> {
         })
     }
 
+    fn graphs(&self) -> Result<Vec<(&'static str, crate::nn::export::Graph)>, LearnerError> {
+        let graph = crate::nn::export::Graph::of(self.layout(), self.params())
+            .map_err(|e| LearnerError::Usage(format!("network checkpoint: {e}")))?;
+        Ok(vec![("", graph)])
+    }
+
     fn evaluator(&self) -> NetEval<'_, G> {
         self.playing().eval()
     }
