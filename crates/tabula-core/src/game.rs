@@ -158,6 +158,15 @@ pub fn last_past<S>(past: &[S], n: usize) -> &[S] {
     &past[past.len().saturating_sub(n)..]
 }
 
+/// The draws of a random playout ([`Game::fused_playout`]): the stream the generic loop
+/// draws from (`crate::rng`'s stream implements it).
+pub trait PlayoutDraws {
+    /// A uniform number in [0, 1), as a chance step's `sample_outcome` draws it.
+    fn unit(&mut self) -> f64;
+    /// A uniform index in `0..n` (`n > 0`), as a decision's `uniform_index` draws it.
+    fn index(&mut self, n: usize) -> usize;
+}
+
 /// A two-player zero-sum game with perfect information and explicit chance.
 ///
 /// Methods take `&self` because a game value carries its parameters (board size, material,
@@ -204,18 +213,19 @@ pub trait Game: Clone + Debug + Send + Sync + 'static {
 
     /// A random playout from `s` to the end in one loop of the game's own, or `None` to
     /// leave it to the generic loop (`tabula::play::random_playout`). A game overrides it
-    /// only to save the generic loop's lists: it must draw from `rng` exactly what the
-    /// generic loop draws (chance: one [`crate::rng::sample_outcome`] over
-    /// [`Game::chance_outcomes`]; a decision: one [`crate::rng::uniform_index`] over the
-    /// legal actions, ascending) and return its result and plies (decisions), so a playout
-    /// is the same bits either way. The default declines.
+    /// only to save the generic loop's lists: it must take from `draws` exactly what the
+    /// generic loop takes (chance: one [`PlayoutDraws::unit`], compared with the running
+    /// sums of [`Game::chance_outcomes`]' probabilities as `sample_outcome` does; a decision:
+    /// one [`PlayoutDraws::index`] over the legal actions, ascending) and return its result
+    /// and plies (decisions), so a playout is the same bits either way. The default
+    /// declines.
     #[inline(always)]
-    fn fused_playout(
+    fn fused_playout<D: PlayoutDraws>(
         &self,
         s: &Self::State,
-        rng: &mut crate::rng::StreamRng,
+        draws: &mut D,
     ) -> Option<(GameResult, u32)> {
-        let _ = (s, rng);
+        let _ = (s, draws);
         None
     }
 

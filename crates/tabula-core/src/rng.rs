@@ -113,6 +113,18 @@ pub fn sample_outcome(rng: &mut StreamRng, outcomes: &[ChanceOutcome]) -> usize 
     below.min(outcomes.len() - 1)
 }
 
+impl crate::game::PlayoutDraws for StreamRng {
+    #[inline(always)]
+    fn unit(&mut self) -> f64 {
+        self.random()
+    }
+
+    #[inline(always)]
+    fn index(&mut self, n: usize) -> usize {
+        uniform_index(self, n)
+    }
+}
+
 /// A uniform index in `0..n` (`n > 0`).
 #[inline]
 pub fn uniform_index(rng: &mut StreamRng, n: usize) -> usize {

@@ -72,12 +72,9 @@
 mod abilities;
 mod encode;
 
-use rand::RngExt;
-
 use crate::error::GameError;
-use crate::game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, Turn};
+use crate::game::{Action, ChanceOutcome, Game, GameResult, Outcome, Player, PlayoutDraws, Turn};
 use crate::games::{FamilyInfo, VariantSpec, parse_dims};
-use crate::rng::{StreamRng, uniform_index};
 
 pub(crate) const FAMILY: FamilyInfo = FamilyInfo {
     name: "ewn",
@@ -645,9 +642,9 @@ impl Ewn {
     /// draws it, then a uniformly random legal move, applied: what the generic playout's
     /// chance step and decision do, without building the decision state in between.
     #[inline(always)]
-    fn roll_and_move(&self, v: u128, side: Player, rng: &mut StreamRng) -> EwnState {
+    fn roll_and_move<D: PlayoutDraws>(&self, v: u128, side: Player, draws: &mut D) -> EwnState {
         let k = self.k as usize;
-        let u: f64 = rng.random();
+        let u = draws.unit();
         let below = self.die_sums[..k].iter().filter(|&&acc| acc <= u).count();
         let die = below.min(k - 1) as u8 + 1;
         let movers = self.movable(v, side, die);
@@ -663,7 +660,7 @@ impl Ewn {
         let (lo, hi) = (movers & NO_MOVER, movers >> 4);
         let mask = usize::from(steps(lo)) | usize::from(steps(hi)) << 3;
         let (list, n) = &ACTION_LISTS[mask];
-        let a = usize::from(list[uniform_index(rng, usize::from(*n))]);
+        let a = usize::from(list[draws.index(usize::from(*n))]);
         let i = if a >= 3 { hi } else { lo };
         let to = byte(i).wrapping_add(self.step_delta[si][a % 3]);
         self.moved(v, side, usize::from(i), to)
@@ -673,9 +670,9 @@ impl Ewn {
     /// the legal actions, ascending (as `legal_actions` lists them; a table lookup, no loop
     /// whose length the branch predictor would have to guess).
     #[inline(always)]
-    fn random_move(&self, s: &EwnState, rng: &mut StreamRng) -> EwnState {
+    fn random_move<D: PlayoutDraws>(&self, s: &EwnState, draws: &mut D) -> EwnState {
         let (list, n) = &ACTION_LISTS[self.action_mask(s)];
-        self.apply(s, list[uniform_index(rng, *n as usize)])
+        self.apply(s, list[draws.index(*n as usize)])
     }
 
     /// The `movers` of a decision state with pieces `v` (its `u128`), `side` to move and
@@ -859,19 +856,23 @@ impl Game for Ewn {
     /// side with no piece has lost), so the loop is roll-and-move until the game is over.
     /// From a placement state (the start) the generic loop plays.
     #[inline]
-    fn fused_playout(&self, s: &EwnState, rng: &mut StreamRng) -> Option<(GameResult, u32)> {
+    fn fused_playout<D: PlayoutDraws>(
+        &self,
+        s: &EwnState,
+        draws: &mut D,
+    ) -> Option<(GameResult, u32)> {
         let mut s = *s;
         let mut plies = 0;
         match s.phase() {
             Phase::PlaceRed | Phase::PlaceBlue => return None,
             Phase::Move => {
-                s = self.random_move(&s, rng);
+                s = self.random_move(&s, draws);
                 plies += 1;
             }
             Phase::Roll | Phase::Over => {}
         }
         while s.phase() != Phase::Over {
-            s = self.roll_and_move(s.v, s.side(), rng);
+            s = self.roll_and_move(s.v, s.side(), draws);
             plies += 1;
         }
         Some((GameResult::Win(s.side().other()), plies))
@@ -1202,7 +1203,7 @@ mod tests {
     #[test]
     fn the_fused_playout_draws_what_the_generic_loop_draws() {
         use crate::play::{Scratch, generic_playout, random_playout, step_chance};
-        use crate::rng::stream;
+        use crate::rng::{stream, uniform_index};
         use rand::Rng;
         let mut scratch = Scratch::new();
         let mut checked = 0;

@@ -150,20 +150,17 @@ fn step_losses(
     out
 }
 
-/// Every network's training gradient is the paper's loss's, checked by central differences
-/// on one sample unrolled K = 2 steps: the unrolled steps weighted 1/K, the gradient halved
-/// at the start of the second recurrent step (phi's input s^1); the afterstate value and
-/// sigma's cross-entropy against the encoder's code.
-#[test]
-fn stochastic_gradients_match_finite_differences() {
-    let (g, m) = tiny_stochastic(2);
-    let s = decision(&g, 0);
+/// One sample unrolled K = 2 steps from EWN's first decision, with the real observations
+/// after chance, and the encoder's codes of those observations (fixed under the
+/// perturbations of the gradient check).
+fn gradient_sample(g: &Ewn, m: &MuZero<Ewn>) -> (MuSample, [usize; 2]) {
+    let s = decision(g, 0);
     let mut x = vec![0.0; m.encoder.planes().len()];
     m.encoder.encode(&s, &[], &mut x);
     let obs: Vec<Vec<f32>> = (1..=2)
         .map(|o| {
             let mut y = vec![0.0; x.len()];
-            m.encoder.encode(&decision(&g, o), &[], &mut y);
+            m.encoder.encode(&decision(g, o), &[], &mut y);
             y
         })
         .collect();
@@ -180,7 +177,6 @@ fn stochastic_gradients_match_finite_differences() {
         chance: obs.clone(),
         first: true,
     };
-    // The encoder's codes of the two observations (fixed under the perturbations).
     let e = &m.chance.as_ref().unwrap().e;
     let codes = [0, 1].map(|i| {
         let mut sc = e.layout.scratch();
@@ -188,21 +184,15 @@ fn stochastic_gradients_match_finite_differences() {
             .forward_batch(&e.params, &e.weights, &obs[i], 1, &mut sc);
         argmax(&sc.logits[..3])
     });
-    let mut t = MuTrainer::new(&m);
-    let losses = m.gradients(&[&sample], &mut t);
-    assert!(losses.q > 0.0 && losses.sigma > 0.0 && losses.commitment > 0.0);
-    let grads = t.grads_for_test();
-    assert_eq!(grads.len(), 6);
-    assert!(grads[5].iter().any(|&x| x != 0.0), "the encoder learns");
-    let eps = 1e-3f32;
-    let close = |an: f64, fd: f64, what: &str| {
-        assert!(
-            (an - fd).abs() <= 2e-3 + 3e-2 * an.abs(),
-            "{what}: analytic {an}, finite differences {fd}"
-        );
-    };
-    type Perturb = fn(&mut MuZero<Ewn>, usize, f32);
-    let nets: [(usize, &str, Perturb); 5] = [
+    (sample, codes)
+}
+
+type Perturb = fn(&mut MuZero<Ewn>, usize, f32);
+
+/// The five networks the gradient check perturbs: index into the trainer's gradients, name,
+/// and how to move parameter i by e.
+fn perturbations() -> [(usize, &'static str, Perturb); 5] {
+    [
         (0, "representation", |mm, i, e| {
             mm.h.params[i] += e;
             mm.h.repack();
@@ -225,8 +215,31 @@ fn stochastic_gradients_match_finite_differences() {
             c.psi.params[i] += e;
             c.psi.repack();
         }),
-    ];
-    for (j, name, perturb) in nets {
+    ]
+}
+
+/// Every network's training gradient is the paper's loss's, checked by central differences
+/// on one sample unrolled K = 2 steps: the unrolled steps weighted 1/K, the gradient halved
+/// at the start of the second recurrent step (phi's input s^1); the afterstate value and
+/// sigma's cross-entropy against the encoder's code.
+#[test]
+fn stochastic_gradients_match_finite_differences() {
+    let (g, m) = tiny_stochastic(2);
+    let (sample, codes) = gradient_sample(&g, &m);
+    let mut t = MuTrainer::new(&m);
+    let losses = m.gradients(&[&sample], &mut t);
+    assert!(losses.q > 0.0 && losses.sigma > 0.0 && losses.commitment > 0.0);
+    let grads = t.grads_for_test();
+    assert_eq!(grads.len(), 6);
+    assert!(grads[5].iter().any(|&x| x != 0.0), "the encoder learns");
+    let eps = 1e-3f32;
+    let close = |an: f64, fd: f64, what: &str| {
+        assert!(
+            (an - fd).abs() <= 2e-3 + 3e-2 * an.abs(),
+            "{what}: analytic {an}, finite differences {fd}"
+        );
+    };
+    for (j, name, perturb) in perturbations() {
         let mut checked = 0;
         for (i, &an) in grads[j].iter().enumerate() {
             let an = f64::from(an);

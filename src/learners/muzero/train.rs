@@ -382,12 +382,8 @@ impl<G: Game> MuZero<G> {
             // The state the recurrent step read is s^{step-1}: halved unless it is s^0.
             let scale = if step > 1 { 0.5 } else { 1.0 };
             if let Some(c) = &self.chance {
-                for i in 0..b {
-                    let row = &dgin[i * gl..(i + 1) * gl];
-                    dafter[i * hs..(i + 1) * hs].copy_from_slice(&row[..hs]);
-                    let at = ((step - 1) * b + i) * cn;
-                    dcodes[at..at + cn].copy_from_slice(&row[hs..]);
-                }
+                let codes = &mut dcodes[(step - 1) * b * cn..step * b * cn];
+                split_rows(&dgin, gl, &mut dafter, codes);
                 scaling_backward(
                     (&fwd.after, &fwd.after_mm),
                     &das_all,
@@ -405,19 +401,9 @@ impl<G: Game> MuZero<G> {
                     &mut t.grads[3],
                     &mut dpin,
                 );
-                for i in 0..b {
-                    let from = &dpin[i * (hs + a)..i * (hs + a) + hs];
-                    for (c, &x) in carry[i * hs..(i + 1) * hs].iter_mut().zip(from) {
-                        *c = scale * x;
-                    }
-                }
+                carry_rows(&mut carry, &dpin, hs + a, scale);
             } else {
-                for i in 0..b {
-                    let from = &dgin[i * gl..i * gl + hs];
-                    for (c, &x) in carry[i * hs..(i + 1) * hs].iter_mut().zip(from) {
-                        *c = scale * x;
-                    }
-                }
+                carry_rows(&mut carry, &dgin, gl, scale);
             }
         }
         scaling_backward((&fwd.states, &fwd.mm), &ds_all, &carry, (0, b, hs), &mut du);
@@ -430,10 +416,18 @@ impl<G: Game> MuZero<G> {
             &mut t.grads[0],
             &mut dx,
         );
+        self.encoder_backward(t, &dcodes, k, b)
+    }
+
+    /// The encoder's backward pass (Stochastic MuZero; 0 for MuZero): the codes' gradients
+    /// `dcodes` straight through, with the commitment loss. Returns the mean commitment loss
+    /// (weighted 1/K per step).
+    fn encoder_backward(&self, t: &mut MuTrainer, dcodes: &[f32], k: usize, b: usize) -> f64 {
         let (Some(c), Some(esc)) = (&self.chance, &mut t.esc) else {
             return 0.0;
         };
-        // The encoder: the codes' gradients straight through, with the commitment loss.
+        let cn = self.codes();
+        let zeros = vec![0.0f32; k * b];
         let w = 1.0 / k as f64;
         let mut dle = vec![0.0f32; k * b * cn];
         let mut commit = 0.0;
@@ -459,6 +453,33 @@ impl<G: Game> MuZero<G> {
             &mut dxe,
         );
         commit / b.max(1) as f64
+    }
+}
+
+/// Splits each row of `rows` (`width` wide) into its first `head.len() / n` values, to
+/// `head`, and the rest, to `tail` (n rows each): g's input gradient into the afterstate's
+/// and the code's.
+fn split_rows(rows: &[f32], width: usize, head: &mut [f32], tail: &mut [f32]) {
+    let n = rows.len() / width;
+    let hs = head.len() / n.max(1);
+    for i in 0..n {
+        let row = &rows[i * width..(i + 1) * width];
+        head[i * hs..(i + 1) * hs].copy_from_slice(&row[..hs]);
+        tail[i * (width - hs)..(i + 1) * (width - hs)].copy_from_slice(&row[hs..]);
+    }
+}
+
+/// `carry`'s rows (each `hs = carry.len() / rows` wide) from the first `hs` of each row of
+/// `from` (`width` wide), times `scale`: the gradient a recurrent step passes back to the
+/// state it read.
+fn carry_rows(carry: &mut [f32], from: &[f32], width: usize, scale: f32) {
+    let rows = from.len() / width;
+    let hs = carry.len() / rows.max(1);
+    for i in 0..rows {
+        let src = &from[i * width..i * width + hs];
+        for (c, &x) in carry[i * hs..(i + 1) * hs].iter_mut().zip(src) {
+            *c = scale * x;
+        }
     }
 }
 
