@@ -45,7 +45,13 @@ pub const DEFAULT_TABLE_BITS: u32 = 24;
 const NEAR_LEFT: i32 = 20;
 
 /// Bits of the small table's size (at most the large table's): 2^18 entries of 8 bytes, 2 MiB.
+/// Its slot is a multiplicative hash of the key (no division) and its entry holds the whole
+/// key (keys have at most 56 bits, entries 57 for it), so it never answers for another
+/// position either.
 const NEAR_BITS: u32 = 18;
+
+/// Fibonacci hashing's multiplier (2^64 / the golden ratio, odd).
+const NEAR_MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// Bits of a bound in a table entry. Bounds are encoded in `1..=2 * (max - min) + 2`, at most
 /// 102 on any board the search takes (56 cells: scores -25..=25).
@@ -169,10 +175,9 @@ struct Search<const H: usize, E> {
     size: u64,
     /// floor(2^64 / size), for the slot's remainder without a division.
     reciprocal: u64,
-    /// The small table of the nodes near the end ([`NEAR_LEFT`]), its size and reciprocal.
+    /// The small table of the nodes near the end ([`NEAR_LEFT`]), 2^`near_bits` entries.
     near: Vec<u64>,
-    near_size: u64,
-    near_reciprocal: u64,
+    near_bits: u32,
     /// Whether this processor has the `popcnt` instruction (the move ordering counts bits).
     popcnt: bool,
     nodes: u64,
@@ -221,16 +226,16 @@ impl C4Solver {
             });
         }
         let size = prime_above(1 << table_bits);
-        let near_size = prime_above(1 << NEAR_BITS.min(table_bits));
+        let near_bits = NEAR_BITS.min(table_bits);
         // The largest quotient of a key of `bits` bits decides the entry's width.
         let narrow = (u64::MAX >> (64 - bits)) / size < 1 << <u32 as Entry>::TAG_BITS;
         macro_rules! by_height {
             ($($hh:literal)*) => {
                 match (h, narrow) {
                     $(
-                        ($hh, true) => Box::new(Search::<$hh, u32>::new(w, size, near_size))
+                        ($hh, true) => Box::new(Search::<$hh, u32>::new(w, size, near_bits))
                             as Box<dyn Searcher>,
-                        ($hh, false) => Box::new(Search::<$hh, u64>::new(w, size, near_size)),
+                        ($hh, false) => Box::new(Search::<$hh, u64>::new(w, size, near_bits)),
                     )*
                     // `ConnectFour::new` takes heights 4..=15 only.
                     _ => unreachable!("c4 height {h} passed the key-size check"),
@@ -301,7 +306,7 @@ fn huge_page_table<E: Entry>(len: usize) -> Vec<E> {
 }
 
 impl<const H: usize, E: Entry> Search<H, E> {
-    fn new(w: usize, size: u64, near_size: u64) -> Search<H, E> {
+    fn new(w: usize, size: u64, near_bits: u32) -> Search<H, E> {
         let mut bottom = 0u64;
         let mut columns = [0u64; 16];
         for (c, col) in columns.iter_mut().enumerate().take(w) {
@@ -328,9 +333,8 @@ impl<const H: usize, E: Entry> Search<H, E> {
             table: huge_page_table(size as usize),
             size,
             reciprocal: u64::MAX / size,
-            near: huge_page_table(near_size as usize),
-            near_size,
-            near_reciprocal: u64::MAX / near_size,
+            near: huge_page_table(1 << near_bits),
+            near_bits,
             #[cfg(target_arch = "x86_64")]
             popcnt: std::arch::is_x86_feature_detected!("popcnt"),
             #[cfg(not(target_arch = "x86_64"))]
@@ -430,11 +434,13 @@ impl<const H: usize, E: Entry> Search<H, E> {
         (r as usize, q)
     }
 
-    /// The slot and quotient of `key` in the table of a node with `left` empty squares.
+    /// The slot of `key` in the table of a node with `left` empty squares, and the tag its
+    /// entry holds there (the large table's quotient; the small table's whole key).
     #[inline(always)]
     fn slot(&self, key: u64, left: i32) -> (usize, u64) {
         if left <= NEAR_LEFT {
-            Self::reduce(key, self.near_size, self.near_reciprocal)
+            let slot = key.wrapping_mul(NEAR_MULTIPLIER) >> (64 - self.near_bits);
+            (slot as usize, key)
         } else {
             Self::reduce(key, self.size, self.reciprocal)
         }
