@@ -421,14 +421,14 @@ impl<const H: usize, E: Entry> Search<H, E> {
         }
     }
 
-    /// `(key mod size, key / size)` by Barrett reduction (`reciprocal` = floor(2^64 / size)):
-    /// the estimated quotient is at most one short.
+    /// `(key mod size, key / size)` of the large table by Barrett reduction: the estimated
+    /// quotient is at most one short.
     #[inline(always)]
-    fn reduce(key: u64, size: u64, reciprocal: u64) -> (usize, u64) {
-        let mut q = ((u128::from(key) * u128::from(reciprocal)) >> 64) as u64;
-        let mut r = key - q * size;
-        if r >= size {
-            r -= size;
+    fn reduce(&self, key: u64) -> (usize, u64) {
+        let mut q = ((u128::from(key) * u128::from(self.reciprocal)) >> 64) as u64;
+        let mut r = key - q * self.size;
+        if r >= self.size {
+            r -= self.size;
             q += 1;
         }
         (r as usize, q)
@@ -442,7 +442,7 @@ impl<const H: usize, E: Entry> Search<H, E> {
             let slot = key.wrapping_mul(NEAR_MULTIPLIER) >> (64 - self.near_bits);
             (slot as usize, key)
         } else {
-            Self::reduce(key, self.size, self.reciprocal)
+            self.reduce(key)
         }
     }
 

@@ -452,6 +452,7 @@ impl Ewn {
                 prob,
             };
         }
+        let mut die_acc = 0.0;
         Ok(Ewn {
             w: w as u8,
             h: h as u8,
@@ -465,12 +466,9 @@ impl Ewn {
             target: [(n - 1) as u8, 0],
             side_bytes: [0, ku].map(|base| ((1u128 << (8 * ku)) - 1) << (8 * base)),
             die_outcomes,
-            die_sums: std::array::from_fn(|o| {
-                let mut acc = 0.0;
-                for x in &die_outcomes[..=o] {
-                    acc += x.prob;
-                }
-                acc
+            die_sums: die_outcomes.map(|x| {
+                die_acc += x.prob;
+                die_acc
             }),
         })
     }
@@ -647,32 +645,27 @@ impl Ewn {
         let u = draws.unit();
         let below = self.die_sums[..k].iter().filter(|&&acc| acc <= u).count();
         let die = below.min(k - 1) as u8 + 1;
-        let movers = self.movable(v, side, die);
-        let si = side.index();
-        let byte = |i: u8| (EwnState { v }).byte(usize::from(i));
-        let steps = |i: u8| {
-            if usize::from(i) < 2 * KMAX {
-                self.step_mask[si][usize::from(byte(i))]
-            } else {
-                0
-            }
-        };
-        let (lo, hi) = (movers & NO_MOVER, movers >> 4);
-        let mask = usize::from(steps(lo)) | usize::from(steps(hi)) << 3;
-        let (list, n) = &ACTION_LISTS[mask];
-        let a = usize::from(list[draws.index(usize::from(*n))]);
-        let i = if a >= 3 { hi } else { lo };
-        let to = byte(i).wrapping_add(self.step_delta[si][a % 3]);
-        self.moved(v, side, usize::from(i), to)
+        self.random_step(v, side, self.movable(v, side, die), draws)
     }
 
-    /// A uniformly random legal move of decision state `s`, applied: one uniform index into
-    /// the legal actions, ascending (as `legal_actions` lists them; a table lookup, no loop
-    /// whose length the branch predictor would have to guess).
+    /// A uniformly random legal move of a decision state (pieces `v`, `side` to move, the
+    /// die's `movers`), applied: one uniform index into the legal actions, ascending (as
+    /// `legal_actions` lists them; a table lookup, no loop whose length the branch predictor
+    /// would have to guess).
     #[inline(always)]
-    fn random_move<D: PlayoutDraws>(&self, s: &EwnState, draws: &mut D) -> EwnState {
-        let (list, n) = &ACTION_LISTS[self.action_mask(s)];
-        self.apply(s, list[draws.index(*n as usize)])
+    fn random_step<D: PlayoutDraws>(
+        &self,
+        v: u128,
+        side: Player,
+        movers: u8,
+        draws: &mut D,
+    ) -> EwnState {
+        let (list, n) = &ACTION_LISTS[self.steps_of(v, side, movers)];
+        let a = usize::from(list[draws.index(usize::from(*n))]);
+        let i = movers >> (4 * usize::from(a >= 3)) & NO_MOVER;
+        let from = EwnState { v }.byte(usize::from(i));
+        let to = from.wrapping_add(self.step_delta[side.index()][a % 3]);
+        self.moved(v, side, usize::from(i), to)
     }
 
     /// The `movers` of a decision state with pieces `v` (its `u128`), `side` to move and
@@ -705,12 +698,19 @@ impl Ewn {
     /// The legal actions of a decision state as a mask (bit `3h + dir`).
     #[inline]
     fn action_mask(&self, s: &EwnState) -> usize {
-        let masks = &self.step_mask[s.side().index()];
+        self.steps_of(s.v, s.side(), s.byte(MOVERS))
+    }
+
+    /// The legal actions as a mask (bit `3h + dir`) of `side` with pieces `v` and the die's
+    /// `movers` (the `movers` byte's layout).
+    #[inline(always)]
+    fn steps_of(&self, v: u128, side: Player, movers: u8) -> usize {
+        let masks = &self.step_mask[side.index()];
         let mut m = 0;
         for h in 0..2 {
-            let i = s.mover(h) as usize;
+            let i = usize::from(movers >> (4 * h) & NO_MOVER);
             if i < 2 * KMAX {
-                m |= usize::from(masks[s.byte(i) as usize]) << (3 * h);
+                m |= usize::from(masks[usize::from(EwnState { v }.byte(i))]) << (3 * h);
             }
         }
         m
@@ -866,7 +866,7 @@ impl Game for Ewn {
         match s.phase() {
             Phase::PlaceRed | Phase::PlaceBlue => return None,
             Phase::Move => {
-                s = self.random_move(&s, draws);
+                s = self.random_step(s.v, s.side(), s.byte(MOVERS), draws);
                 plies += 1;
             }
             Phase::Roll | Phase::Over => {}
