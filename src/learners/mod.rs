@@ -559,11 +559,16 @@ impl LearnerSettings {
         let mut out = self.kind.fixed_settings();
         let plain = self.muzero.as_ref().is_none_or(|m| m.stochastic.is_none());
         if self.kind == LearnerKind::MuZero && plain {
-            out.push((
+            for key in [
                 "learner.muzero.stochastic.commitment",
-                "a MuZero run's branch cannot become Stochastic MuZero: the model it continues \
-                 has no afterstates, codes or encoder",
-            ));
+                "learner.muzero.stochastic.diversity",
+            ] {
+                out.push((
+                    key,
+                    "a MuZero run's branch cannot become Stochastic MuZero: the model it \
+                     continues has no afterstates, codes or encoder",
+                ));
+            }
         }
         out
     }

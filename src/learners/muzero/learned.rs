@@ -31,12 +31,72 @@ use crate::games::Abilities;
 use crate::rng::StreamRng;
 use crate::search::{Evaluator, Search, SearchConfig, SearchError, SearchResult};
 
-use super::model::{MuScratch, MuZero};
+use super::model::{ChanceNets, MuScratch, MuZero, Net, encode_dynamics_input, min_max, softmax};
+use crate::nn::Scratch;
 
-/// Stochastic MuZero's learned chance: each afterstate's sigma over the codes, by node,
-/// filled by the evaluator when it expands the afterstate's parent (so before the search
-/// adds the afterstate's chance node) and read by [`Game::chance_outcomes`].
-pub(crate) type Sigmas = Arc<Mutex<HashMap<u128, Vec<f64>>>>;
+/// Stochastic MuZero's learned chance, shared by the game and the evaluator of one search
+/// (one search runs on one thread): the decision nodes' hidden states, filled by the
+/// evaluator, and each afterstate with its sigma, computed by [`Game::chance_outcomes`] when
+/// the search first reaches it (the searches add a chance node as soon as a descent reaches
+/// it, before they evaluate anything below). So a node's expansion computes phi and psi only
+/// for the actions the search takes, not for every action of the action space.
+pub(crate) type Sigmas = Arc<Mutex<ChanceTable>>;
+
+/// See [`Sigmas`].
+#[derive(Debug)]
+pub(crate) struct ChanceTable {
+    /// Copies of the model's phi and psi for the search's duration, their scratch and
+    /// phi's input.
+    phi: Net,
+    psi: Net,
+    codes: usize,
+    scratch: (Scratch, Scratch, Vec<f32>),
+    /// Decision nodes' hidden states, by node.
+    decisions: HashMap<u128, Vec<f32>>,
+    /// Afterstates (scaled) and their sigma over the codes, by node.
+    afters: HashMap<u128, (Vec<f32>, Vec<f64>)>,
+}
+
+impl ChanceTable {
+    /// An empty table for a search in the model with these chance networks.
+    pub(crate) fn shared(c: &ChanceNets) -> Sigmas {
+        Arc::new(Mutex::new(ChanceTable {
+            phi: c.phi.clone(),
+            psi: c.psi.clone(),
+            codes: c.codes,
+            scratch: (
+                c.phi.layout.scratch(),
+                c.psi.layout.scratch(),
+                vec![0.0; c.phi.layout.input().len()],
+            ),
+            decisions: HashMap::new(),
+            afters: HashMap::new(),
+        }))
+    }
+
+    /// The afterstate `node` = phi(its parent's state, `a`) and its sigma = psi's softmax
+    /// over the codes, computed on first use (the same passes as [`MuZero::afterstate`] and
+    /// [`MuZero::afterstate_predict`], so the same bits). None if the parent was never
+    /// evaluated (a search evaluates a parent before descending below it).
+    fn after(&mut self, node: u128, parent: u128, a: Action) -> Option<&(Vec<f32>, Vec<f64>)> {
+        if !self.afters.contains_key(&node) {
+            let state = self.decisions.get(&parent)?;
+            let (phi_sc, psi_sc, ain) = &mut self.scratch;
+            encode_dynamics_input(state, a, ain);
+            let (phi, psi) = (&self.phi, &self.psi);
+            phi.layout
+                .forward_batch(&phi.params, &phi.weights, ain, 1, phi_sc);
+            let mut after = vec![0.0; state.len()];
+            min_max(&phi_sc.logits[..after.len()], &mut after);
+            psi.layout
+                .forward_batch(&psi.params, &psi.weights, &after, 1, psi_sc);
+            let mut sigma = Vec::with_capacity(self.codes);
+            softmax(&psi_sc.logits[..self.codes], &mut sigma);
+            self.afters.insert(node, (after, sigma));
+        }
+        self.afters.get(&node)
+    }
+}
 
 /// The learned model as a game: the root's legal actions and the action space; for
 /// Stochastic MuZero the codebook's size and the learned chance.
@@ -148,9 +208,9 @@ impl Game for LearnedGame {
         }
     }
 
-    /// The codes 0..C with the learned sigma (an afterstate's parent was expanded before
-    /// the afterstate is reached, so its sigma is in the table; uniform otherwise, never
-    /// taken).
+    /// The codes 0..C with the learned sigma (computed on first use from the afterstate's
+    /// parent, which the search evaluated before descending below it; uniform if it was
+    /// not, never taken).
     fn chance_outcomes(&self, s: &ModelState, out: &mut Vec<ChanceOutcome>) {
         out.clear();
         let Some((c, sigmas)) = &self.chance else {
@@ -159,14 +219,16 @@ impl Game for LearnedGame {
         if !s.after {
             return;
         }
-        let table = sigmas
+        let mut table = sigmas
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match table.get(&s.node) {
-            Some(sigma) => out.extend(sigma.iter().enumerate().map(|(o, &prob)| ChanceOutcome {
-                outcome: o as Outcome,
-                prob,
-            })),
+        match table.after(s.node, s.parent, s.action) {
+            Some((_, sigma)) => {
+                out.extend(sigma.iter().enumerate().map(|(o, &prob)| ChanceOutcome {
+                    outcome: o as Outcome,
+                    prob,
+                }))
+            }
             None => out.extend((0..*c).map(|o| ChanceOutcome {
                 outcome: o as Outcome,
                 prob: 1.0 / *c as f64,
@@ -281,6 +343,14 @@ impl<G: Abilities> Evaluator<LearnedGame> for LearnedEval<'_, G> {
         let mut state = vec![0.0; model.state_len()];
         if s.depth == 0 {
             state.copy_from_slice(root);
+        } else if let Some(sigmas) = sigmas {
+            // Below an afterstate: g(afterstate, code). The chance node was reached (its
+            // sigma computed) before the search descended to this node.
+            let table = sigmas
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let parent = table.afters.get(&s.parent).map_or(&root[..], |(v, _)| v);
+            model.dynamics(parent, s.action, sc, &mut state);
         } else {
             // A parent is evaluated before its children, so its vector is stored (the
             // root's is `root`); the fallback to the root is never taken.
@@ -292,22 +362,17 @@ impl<G: Abilities> Evaluator<LearnedGame> for LearnedEval<'_, G> {
         }
         let v = model.predict(&state, sc);
         crate::nn::legal_softmax(&sc.f.logits, legal, priors);
-        if let Some(sigmas) = sigmas {
-            // Each action's afterstate and its learned chance, in `legal`'s order.
-            let mut after = vec![0.0; model.state_len()];
-            let mut sigma = Vec::new();
-            let mut table = sigmas
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            for &a in legal {
-                model.afterstate(&state, a, sc, &mut after);
-                model.afterstate_predict(&after, sc, &mut sigma);
-                let node = child_node(s.node, a);
-                table.insert(node, sigma.clone());
-                states.insert(node, after.clone());
+        match sigmas {
+            Some(sigmas) => {
+                let mut table = sigmas
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                table.decisions.insert(s.node, state);
+            }
+            None => {
+                states.insert(s.node, state);
             }
         }
-        states.insert(s.node, state);
         v
     }
 }
@@ -330,7 +395,7 @@ impl<G: Abilities> MuZero<G> {
         };
         let mut legal = Vec::new();
         g.legal_actions(s, &mut legal);
-        let sigmas: Option<Sigmas> = self.chance.as_ref().map(|_| Sigmas::default());
+        let sigmas: Option<Sigmas> = self.chance.as_ref().map(ChanceTable::shared);
         let chance = sigmas.clone().map(|t| (self.codes(), t));
         let lg = LearnedGame::new(g.num_actions(), legal, chance);
         let mut search =

@@ -110,6 +110,8 @@ pub(crate) struct ChanceNets {
     pub(crate) codes: usize,
     /// beta.
     pub(crate) commitment: f64,
+    /// delta, the diversity loss's weight.
+    pub(crate) diversity: f64,
 }
 
 /// The MuZero learner's model (docs/muzero.md).
@@ -236,6 +238,7 @@ impl<G: crate::games::Abilities> MuZero<G> {
                 e: Net::new(&st.encoder, encoder.planes(), c, &optim, seed, "encoder"),
                 codes: c,
                 commitment: st.commitment,
+                diversity: st.diversity,
             }
         });
         // MuZero's dynamics reads an action, Stochastic MuZero's a chance code.
@@ -483,6 +486,50 @@ pub(crate) fn straight_through(
         *o = (pj * (d - dot)) as f32;
     }
     (code, commit)
+}
+
+/// The codebook diversity loss (Baevski et al. 2020, wav2vec 2.0, Section 3.2, for one
+/// codebook): delta (1 - H(p_mean) / log C), p_mean the mean over `rows` rows of the
+/// encoder's softmax c^e, which is low when the minibatch's observations spread over the
+/// codes. Adds `scale` times its gradient with respect to each row's logits to `dlogits`
+/// (rows in index order, so the sums are the same bits on every thread) and returns the
+/// unweighted loss 1 - H / log C. A named addition to SMZ's loss against the codebook's
+/// collapse (docs/muzero.md, "The codebook's collapse").
+pub(crate) fn diversity(
+    logits: &[f32],
+    codes: usize,
+    delta: f64,
+    scale: f64,
+    dlogits: &mut [f32],
+) -> f64 {
+    let rows = logits.len() / codes;
+    if rows == 0 {
+        return 0.0;
+    }
+    let mut p = Vec::with_capacity(codes);
+    let mut mean = vec![0.0f64; codes];
+    for r in 0..rows {
+        softmax(&logits[r * codes..(r + 1) * codes], &mut p);
+        for (m, &q) in mean.iter_mut().zip(&p) {
+            *m += q / rows as f64;
+        }
+    }
+    let log_c = (codes as f64).ln();
+    let entropy: f64 = -mean.iter().map(|&m| m * m.max(1e-300).ln()).sum::<f64>();
+    // dL/dp_mean = delta (log p_mean + 1) / log C; each row's softmax carries 1/rows of it.
+    let v: Vec<f64> = mean
+        .iter()
+        .map(|&m| scale * delta * (m.max(1e-300).ln() + 1.0) / (log_c * rows as f64))
+        .collect();
+    for r in 0..rows {
+        let span = r * codes..(r + 1) * codes;
+        softmax(&logits[span.clone()], &mut p);
+        let dot: f64 = v.iter().zip(&p).map(|(d, q)| d * q).sum();
+        for ((o, &d), &q) in dlogits[span].iter_mut().zip(&v).zip(&p) {
+            *o += (q * (d - dot)) as f32;
+        }
+    }
+    1.0 - entropy / log_c
 }
 
 /// The value head's tanh output on the [0, 1] scale.

@@ -86,6 +86,16 @@ pub struct StochasticSettings {
     pub encoder: Vec<u32>,
     /// beta: the weight of the encoder's commitment loss.
     pub commitment: f64,
+    /// delta: the weight of the codebook diversity loss (Baevski et al. 2020, wav2vec 2.0,
+    /// Section 3.2), 1 - H(mean c^e) / log C over a minibatch's codes; 0 (the default,
+    /// SMZ's loss) leaves it out. Left out of the settings record at 0, so runs without it
+    /// hash as before.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub diversity: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Default for StochasticSettings {
@@ -96,6 +106,7 @@ impl Default for StochasticSettings {
             afterstate_prediction: vec![64],
             encoder: vec![64],
             commitment: 0.25,
+            diversity: 0.0,
         }
     }
 }
@@ -297,6 +308,13 @@ impl StochasticSettings {
                 "stochastic.commitment",
                 self.commitment,
                 "a number from 0 to 100 (the commitment loss's weight beta)",
+            ));
+        }
+        if !(self.diversity.is_finite() && (0.0..=100.0).contains(&self.diversity)) {
+            return Err(bad(
+                "stochastic.diversity",
+                self.diversity,
+                "a number from 0 to 100 (the codebook diversity loss's weight delta)",
             ));
         }
         Ok(())

@@ -2,7 +2,7 @@
 //! unroll's chance observations, the gradient of every network by finite differences, the
 //! straight-through step, and the same bits at 1 and 2 threads.
 
-use super::model::{MuZero, argmax, min_max, softmax, straight_through};
+use super::model::{MuZero, argmax, diversity, min_max, softmax, straight_through};
 use super::tests::{decision, ewn, parse, pool, record};
 use super::train::MuTrainer;
 use super::unroll::{MuSample, game_samples};
@@ -398,7 +398,7 @@ fn the_stochastic_search_and_training_are_the_same_bits_at_any_thread_count() {
 /// state g(as, c), the other player to move, valued f(g(as, c)).
 #[test]
 fn the_learned_game_has_chance_nodes_with_the_learned_sigma() {
-    use super::learned::{LearnedEval, LearnedGame, Sigmas};
+    use super::learned::{ChanceTable, LearnedEval, LearnedGame};
     use crate::search::Evaluator;
     let (g, m) = tiny_stochastic(2);
     let s = decision(&g, 2);
@@ -407,7 +407,7 @@ fn the_learned_game_has_chance_nodes_with_the_learned_sigma() {
     };
     let mut legal = Vec::new();
     g.legal_actions(&s, &mut legal);
-    let sigmas = Sigmas::default();
+    let sigmas = ChanceTable::shared(m.chance.as_ref().unwrap());
     let lg = LearnedGame::new(g.num_actions(), legal.clone(), Some((3, sigmas.clone())));
     let mut eval = LearnedEval::new(&m, &s, &[]).with_sigmas(sigmas);
     let root = LearnedGame::root(p);
@@ -440,4 +440,33 @@ fn the_learned_game_has_chance_nodes_with_the_learned_sigma() {
             assert_eq!(v, m.predict(&st, &mut sc));
         }
     }
+}
+
+/// The diversity loss: delta (1 - H(mean softmax) / log C) over the rows, its gradient
+/// (times `scale`) added to every row's logits, against central differences; a minibatch
+/// whose rows all favour one code scores higher than one spread over the codes.
+#[test]
+fn the_diversity_loss_gradient_matches_finite_differences() {
+    let (codes, delta, scale) = (4usize, 0.8, 3.0);
+    let logits = [
+        0.3f32, -1.2, 0.9, 0.1, 1.5, 0.2, -0.4, 0.0, -0.3, 0.6, 0.25, -1.0,
+    ];
+    let mut dl = vec![0.5f32; logits.len()];
+    let loss = diversity(&logits, codes, delta, scale, &mut dl);
+    let value = |z: &[f32]| diversity(z, codes, 1.0, 0.0, &mut vec![0.0; z.len()]);
+    assert!((loss - value(&logits)).abs() < 1e-12);
+    for i in 0..logits.len() {
+        let eps = 1e-3f32;
+        let (mut a, mut b) = (logits, logits);
+        a[i] += eps;
+        b[i] -= eps;
+        let step = f64::from(a[i]) - f64::from(b[i]);
+        let fd = scale * delta * (value(&a) - value(&b)) / step;
+        let got = f64::from(dl[i]) - 0.5;
+        assert!((got - fd).abs() < 1e-4, "logit {i}: {got} vs {fd}");
+    }
+    let collapsed = [2.0f32, 0.0, 0.0, 0.0, 2.5, 0.1, 0.0, 0.0];
+    let spread = [2.0f32, 0.0, 0.0, 0.0, 0.0, 2.5, 0.1, 0.0];
+    assert!(value(&collapsed) > value(&spread) + 0.1);
+    assert!(value(&spread) >= 0.0 && value(&collapsed) <= 1.0);
 }

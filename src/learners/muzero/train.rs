@@ -22,8 +22,8 @@ use crate::game::{Action, Game};
 use crate::nn::{Layout, Scratch, Weights};
 
 use super::model::{
-    MinMax, MuLosses, MuZero, Net, argmax, encode_dynamics_input, min_max, min_max_backward,
-    straight_through,
+    MinMax, MuLosses, MuZero, Net, argmax, diversity, encode_dynamics_input, min_max,
+    min_max_backward, straight_through,
 };
 use super::unroll::MuSample;
 
@@ -442,6 +442,11 @@ impl<G: Game> MuZero<G> {
                 &mut dle[span],
             );
             commit += w * c.commitment * l;
+        }
+        if c.diversity > 0.0 {
+            // Over all K b codes of the minibatch; times b because the optimiser step
+            // divides the summed gradient by b (the loss is the minibatch's, not a row's).
+            diversity(&esc.logits, cn, c.diversity, b as f64, &mut dle);
         }
         let mut dxe = vec![0.0f32; k * b * c.e.layout.input().len()];
         c.e.layout.backward_to_input(
