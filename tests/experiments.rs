@@ -1160,3 +1160,97 @@ fn a_staged_sweep_is_calibrated_stage_by_stage() {
     assert!(dry.contains("estimated cost: 0:"), "{dry}");
     assert!(!db.exists(), "a dry run wrote the store");
 }
+
+/// A study's arms as sweeps of their own (issue 50: AlphaZero and MuZero differ in a
+/// learner table no axis can vary): `plot A --with B` draws both in one figure, each line
+/// labelled with its sweep; `--metrics` draws several metrics' final values along x, x
+/// labelled by what follows their shared prefix; misuse is refused with the reason.
+#[test]
+fn several_sweeps_and_several_metrics_in_one_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = setup(dir.path(), 2, 20);
+    let other = dir.path().join("other.toml");
+    std::fs::write(
+        &other,
+        "name = \"other\"\nbase = \"base.toml\"\nseeds = [1, 2]\n[set]\n\"search.simulations\" = 4\n",
+    )
+    .unwrap();
+    let db = dir.path().join("arms.db");
+    for f in [&tiny, &other] {
+        ok(&tabula(
+            &db,
+            &[
+                "sweep",
+                f.to_str().unwrap(),
+                "--no-calibrate",
+                "--threads",
+                "1",
+            ],
+        ));
+    }
+    let svg = dir.path().join("arms.svg");
+    let plot = |extra: &[&str]| {
+        let mut args = vec!["plot", "tiny", "--out", svg.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        tabula(&db, &args)
+    };
+    let csv = ok(&plot(&[
+        "--with",
+        "other",
+        "--where",
+        "search.init_q=loss",
+        "--csv",
+    ]));
+    let labels: std::collections::BTreeSet<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split('"').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        labels.into_iter().collect::<Vec<_>>(),
+        ["other", "tiny"],
+        "{csv}"
+    );
+    // Two iterations (and the baseline, iteration 0) a line, two seeds a point.
+    assert_eq!(csv.lines().count(), 1 + 2 * 3, "{csv}");
+    assert!(csv.lines().skip(1).all(|l| l.ends_with(",2")), "{csv}");
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        picture.contains("sweep other ("),
+        "the caption names both sweeps"
+    );
+    assert!(picture.contains("sweep tiny ("));
+
+    let csv = ok(&plot(&[
+        "--with",
+        "other",
+        "--metrics",
+        "wr_p,err_p",
+        "--csv",
+    ]));
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    // 3 lines (tiny's two grid points, other's one) x 2 metrics.
+    assert_eq!(rows.len(), 6, "{csv}");
+    assert!(
+        rows.iter()
+            .any(|r| r[0] == "\"other\"" && r[1] == "\"err_p\"")
+    );
+    let out = ok(&plot(&["--metrics", "mae_v,mae_v"]));
+    assert!(
+        out.contains("1 lines of 2 metrics") || out.contains("2 lines of 2 metrics"),
+        "{out}"
+    );
+
+    let err = fails(&plot(&["--with", "other", "--x", "search.init_q"]));
+    assert!(err.contains("--x and --by draw one sweep's axis"), "{err}");
+    let err = fails(&plot(&["--with", "nosuch"]));
+    assert!(err.contains("nosuch"), "{err}");
+    let err = fails(&plot(&["--metrics", "wr_p,err_p", "--metric", "mae_v"]));
+    assert!(err.contains("give the metrics in --metrics alone"), "{err}");
+    let err = fails(&plot(&["--metrics", "no_such,other_one"]));
+    assert!(err.contains("no final values"), "{err}");
+}

@@ -813,6 +813,18 @@ pub(crate) struct PlotArgs {
     /// remaining grid points: fix every axis but one for one line per value of that axis.
     #[arg(long = "where", value_name = "KEY=VALUE")]
     pub filter: Vec<String>,
+    /// Another sweep drawn in the same figure (repeatable), every grid point of it, each line
+    /// labelled with its sweep's name: the arms of a study that no sweep axis can vary (a
+    /// learner kind with its own settings table), e.g. `plot ewn-az --with ewn-muzero`.
+    /// --where applies to the first sweep. Not with --x.
+    #[arg(long = "with", value_name = "SWEEP")]
+    pub with: Vec<String>,
+    /// Draw several metrics' values at --at (final, max or auc) along x instead of one metric
+    /// against iteration, a line per grid point (and per --with sweep), x labelled by what
+    /// follows the metrics' shared prefix: `--metrics mae_v_depth_0,mae_v_depth_1,...`
+    /// (MuZero's value error by unroll depth). Not with --x or --metric.
+    #[arg(long, value_name = "M1,M2,...", value_delimiter = ',')]
+    pub metrics: Vec<String>,
     /// The SVG file to write.
     #[arg(long, value_name = "FILE", default_value = "plot.svg")]
     pub out: std::path::PathBuf,

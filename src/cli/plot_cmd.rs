@@ -19,6 +19,19 @@ pub(crate) fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
     let store = Store::open_read_only(&db)?;
     let data = load(&store, &args.sweep)?;
     let filter = parse_filter(&args.filter, &data)?;
+    if !args.with.is_empty() || !args.metrics.is_empty() {
+        if args.x.is_some() || args.by.is_some() {
+            anyhow::bail!(
+                "--with and --metrics draw curves against iteration or metrics along x; --x and \
+                 --by draw one sweep's axis (leave out one or the other)"
+            );
+        }
+        let mut sweeps = vec![data];
+        for w in &args.with {
+            sweeps.push(load(&store, w)?);
+        }
+        return plot_compared(&sweeps, args, &filter, (&out, &db));
+    }
     if let Some(x) = &args.x {
         return plot_finals(&data, args, x, &filter, (&out, &db));
     }
@@ -115,6 +128,94 @@ fn plot_finals(
         eprintln!(
             "note: {} unfinished runs left out (their last value is not a final one)",
             f.unfinished
+        );
+    }
+    Ok(())
+}
+
+/// `--with` or `--metrics`: several sweeps in one figure (`tabula::experiments::compare`).
+fn plot_compared(
+    sweeps: &[tabula::experiments::plot::SweepData],
+    args: &PlotArgs,
+    filter: &[(String, serde_json::Value)],
+    (out, db): (&OutputFile<'_>, &Path),
+) -> anyhow::Result<()> {
+    use tabula::experiments::compare;
+    let names: Vec<&str> = sweeps.iter().map(|d| d.stored.row.name.as_str()).collect();
+    if args.metrics.is_empty() {
+        if args.at != "final" {
+            anyhow::bail!(
+                "--at goes with --x or --metrics; against iteration every value is drawn"
+            );
+        }
+        let cs = compare::compared_curves(sweeps, &args.metric, filter);
+        let mut title = format!("{} — {}", names.join(" / "), args.metric);
+        if !args.filter.is_empty() {
+            title = format!("{title} ({})", args.filter.join(", "));
+        }
+        let picture = compare::curves_svg(sweeps, &cs, &title, &args.metric, (860, 500))?;
+        out.write(db, |w| w.write_all(picture.as_bytes()))?;
+        if args.csv {
+            outln!("label,iteration,mean,lo,hi,seeds");
+            for c in &cs {
+                for (i, s) in &c.points {
+                    outln!("\"{}\",{i},{},{},{},{}", c.label, s.mean, s.lo, s.hi, s.n);
+                }
+            }
+        } else {
+            outln!("{} lines written to {}", cs.len(), args.out.display());
+        }
+        return Ok(());
+    }
+    if args.metric != "wr_p" {
+        anyhow::bail!(
+            "--metric {} and --metrics: give the metrics in --metrics alone",
+            args.metric
+        );
+    }
+    let at: tabula::experiments::plot::At = args.at.parse()?;
+    let (lines, unfinished) = compare::metric_lines(sweeps, &args.metrics, at, filter);
+    let (axis, labels) = compare::metric_axis(&args.metrics);
+    let title = format!(
+        "{} — {} ({})",
+        names.join(" / "),
+        axis.trim_end_matches('_'),
+        at.name()
+    );
+    let picture = compare::metrics_svg(
+        sweeps,
+        lines.clone(),
+        (&args.metrics, at),
+        &title,
+        (860, 500),
+    )?;
+    out.write(db, |w| w.write_all(picture.as_bytes()))?;
+    if args.csv {
+        outln!("line,x,mean,lo,hi,seeds");
+        for l in &lines {
+            for (x, s) in &l.points {
+                outln!(
+                    "\"{}\",\"{}\",{},{},{},{}",
+                    l.label,
+                    labels[*x as usize],
+                    s.mean,
+                    s.lo,
+                    s.hi,
+                    s.n
+                );
+            }
+        }
+    } else {
+        outln!(
+            "{} lines of {} metrics written to {}",
+            lines.len(),
+            args.metrics.len(),
+            args.out.display()
+        );
+    }
+    if unfinished > 0 {
+        eprintln!(
+            "note: {unfinished} unfinished runs left out (their last value is not a final one)"
         );
     }
     Ok(())

@@ -21,6 +21,7 @@
 //! Merging stores is the store's own operation ([`crate::store::Store::merge_from`]).
 
 pub mod chart;
+pub mod compare;
 pub mod cost;
 mod paired;
 pub mod plot;
