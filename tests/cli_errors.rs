@@ -158,6 +158,8 @@ const CASES: &[Case] = &[
     case(&["match", "ewn:3x3x2", "--a", "mcts:sims=8,rollouts=4294967295", "--b", "random"], 1, "rollouts=4294967295 is not allowed; allowed: an integer from 1 to 1000000"),
     case(&["match", "ewn:3x3x2", "--a", "mcts-solver:sims=4294967295", "--b", "random"], 1, "sims=4294967295 is not allowed; allowed: an integer from 1 to 1000000"),
     case(&["--db", "{db}", "match", "ewn:3x3x2", "--a", "model:tiny@1,sims=4294967295", "--b", "random"], 1, "sims=4294967295 is not allowed; allowed: an integer from 1 to 1000000"),
+    case(&["--db", "{db}", "match", "ewn:3x3x2", "--a", "model:tiny@1,sims=4,tree=table", "--b", "random"], 1, "tree=table: allowed: model (the learner's own search"),
+    case(&["--db", "{db}", "match", "ewn:3x3x2", "--a", "model:tiny@1,tree=rules", "--b", "random"], 1, "tree=rules goes with sims=N"),
     case(&["--db", "{db}", "sweep", "{dir}/sw.toml", "--jobs", "1000"], 1, "--jobs 1000 is out of range; allowed: 1 to 256"),
     case(&["--db", "{db}", "sweep", "{dir}/sw.toml", "--jobs", "0", "--dry-run"], 1, "--jobs 0 is out of range; allowed: 1 to 256"),
     case(&["--db", "{db}", "sweep", "{dir}/sw.toml", "--threads", "0", "--dry-run"], 1, "--threads 0: give at least one thread"),

@@ -1019,7 +1019,14 @@ fn muzero_lifecycle(name: &str, delay_seed: u64, nets: &[&str], metrics: &[(&str
     let game = games.lines().nth(2).unwrap().split_whitespace().nth(1);
     let r = ok(&tabula(&one, &["replay", game.unwrap()]));
     assert!(r.contains("identical, hash checked"), "{r}");
-    for a in ["model:1@6", "model:1@6,sims=8"] {
+    // The greedy policy, the search in the learned model, and the same search over the
+    // rules (`tree=rules`, the study's cost in play): the last two play different games.
+    let mut hashes = Vec::new();
+    for a in [
+        "model:1@6",
+        "model:1@6,sims=8",
+        "model:1@6,sims=8,tree=rules",
+    ] {
         let m = json(&tabula(
             &one,
             &[
@@ -1035,7 +1042,14 @@ fn muzero_lifecycle(name: &str, delay_seed: u64, nets: &[&str], metrics: &[(&str
             ],
         ));
         assert_eq!(m["games"], 20, "{a}");
+        assert_eq!(m["a"], a);
+        let detail = m["games_detail"].as_array().unwrap();
+        hashes.push(detail.iter().map(|g| g["hash"].clone()).collect::<Vec<_>>());
     }
+    assert_ne!(
+        hashes[1], hashes[2],
+        "tree=rules searches the rules, not the model"
+    );
     let path = dir.path().join("m.onnx");
     let c = json(&tabula(
         &one,

@@ -132,6 +132,7 @@ fn players(cfg: &RateConfig, store: &Store) -> anyhow::Result<Vec<(PlayerSpec, S
                 run: run.clone(),
                 iteration,
                 sims: *sims,
+                rules: false,
             };
             let name = spec.to_string();
             (spec, name)
@@ -390,6 +391,7 @@ fn chart(report: &RateReport<'_>, specs: &[PlayerSpec]) -> Chart {
             run,
             iteration,
             sims,
+            ..
         } = spec
         else {
             continue;

@@ -388,14 +388,15 @@ pub(crate) fn searched_decisions<G: Game>(
 pub trait Model<G: Game>: Send + Sync {
     /// The policy's most probable legal action of `s` (after the game's `past`, oldest first).
     fn greedy_action(&self, g: &G, s: &G::State, past: &[G::State], legal: &[Action]) -> Action;
-    /// A search from `s` (after the game's `past`) with the model as leaf evaluator.
+    /// A search from `s` (after the game's `past`), `ply` plies in: the learner's own
+    /// ([`Learner::plan`], MuZero's in its learned model) unless `rules` or the learner has
+    /// none, else over the game's rules with the model as leaf evaluator.
     fn search(
         &self,
         g: &G,
         search: &mut crate::search::Search<G>,
-        s: &G::State,
-        past: &[G::State],
-        ply: u32,
+        at: (&G::State, &[G::State]),
+        ply_rules: (u32, bool),
         rng: &mut crate::rng::StreamRng,
     ) -> Result<crate::search::SearchResult, crate::search::SearchError>;
     /// The model's own evaluation of decision state `s` (after the game's `past`), what a
@@ -421,12 +422,11 @@ impl<G: Game, L: Learner<G>> Model<G> for L {
         &self,
         g: &G,
         search: &mut crate::search::Search<G>,
-        s: &G::State,
-        past: &[G::State],
-        ply: u32,
+        (s, past): (&G::State, &[G::State]),
+        (ply, rules): (u32, bool),
         rng: &mut crate::rng::StreamRng,
     ) -> Result<crate::search::SearchResult, crate::search::SearchError> {
-        if let Some(r) = Learner::plan(self, g, *search.config(), (s, past), ply, rng) {
+        if !rules && let Some(r) = Learner::plan(self, g, *search.config(), (s, past), ply, rng) {
             return r;
         }
         let mut eval = self.evaluator();

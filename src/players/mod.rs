@@ -99,6 +99,7 @@ impl<G: Abilities> Player<G> {
                 run,
                 iteration,
                 sims,
+                ..
             } => {
                 let store = store.ok_or_else(|| unsupported("a model player needs a store"))?;
                 let (m, run_search) = crate::runs::load_model(g, store, run, *iteration)
@@ -184,9 +185,10 @@ impl<G: Abilities> Player<G> {
                 },
             ),
             PlayerSpec::MctsSolver(cfg) => AgentKind::MctsSolver(Box::new(MctsSolver::new(*cfg))),
-            PlayerSpec::Model { sims, .. } => match &self.model {
+            PlayerSpec::Model { sims, rules, .. } => match &self.model {
                 Some((m, config)) => AgentKind::Model(
                     m.clone(),
+                    *rules,
                     sims.map(|_| {
                         Box::new(Search::new(*config).unwrap_or_else(|_| {
                             Search::new(SearchConfig::evaluation(config.simulations.first()))
@@ -243,7 +245,12 @@ enum AgentKind<G: Abilities> {
     Mcts(Box<Search<G>>, AgentEval),
     MctsSolver(Box<MctsSolver<G>>),
     /// A trained model: its greedy policy, or the search it guides.
-    Model(Arc<dyn crate::learners::Model<G>>, Option<Box<Search<G>>>),
+    /// The model, whether its search runs over the rules (`tree=rules`), and the search.
+    Model(
+        Arc<dyn crate::learners::Model<G>>,
+        bool,
+        Option<Box<Search<G>>>,
+    ),
     /// A GTP engine (a child process).
     Gtp(Box<gtp::GtpAgent<G>>),
 }
@@ -314,13 +321,17 @@ impl<G: Abilities> Agent<G> {
             AgentKind::Mcts(search, eval) => {
                 Ok(Decision::searched(search.run(g, s, past, ply, eval, rng)?))
             }
-            AgentKind::Model(model, None) => {
+            AgentKind::Model(model, _, None) => {
                 g.legal_actions(s, &mut self.actions);
                 Ok(play(model.greedy_action(g, s, past, &self.actions)))
             }
-            AgentKind::Model(model, Some(search)) => Ok(Decision::searched(
-                model.search(g, search, s, past, ply, rng)?,
-            )),
+            AgentKind::Model(model, rules, Some(search)) => Ok(Decision::searched(model.search(
+                g,
+                search,
+                (s, past),
+                (ply, *rules),
+                rng,
+            )?)),
             AgentKind::Gtp(engine) => engine.decide(g, s),
             AgentKind::MctsSolver(m) => {
                 let r = m.run(g, s, rng)?;

@@ -21,8 +21,10 @@
 //!   picks its outcome).
 //! - `mcts-solver[:sims=N,c=X]`: MCTS-Solver ([`crate::search::mcts_solver`]), `sims` 1000,
 //!   `c` 1.
-//! - `model:RUN@I[,sims=N]`: a trained model from the store (a run's id, name or hash prefix
-//!   and an iteration): its greedy policy, or the PUCT search of `sims` simulations it guides.
+//! - `model:RUN@I[,sims=N][,tree=rules]`: a trained model from the store (a run's id, name or
+//!   hash prefix and an iteration): its greedy policy, or the PUCT search of `sims`
+//!   simulations it guides (`tree=rules`: over the game's rules even for a learner that
+//!   searches its own model, MuZero).
 //! - `gtp:COMMAND` (Go only): any GTP engine, started as `sh -c "exec COMMAND"` for each game
 //!   (e.g. `gtp:gnugo --mode gtp --level 1`); everything after `gtp:` is the command, commas
 //!   and `=` included ([`crate::players::gtp`], docs/gtp.md).
@@ -40,7 +42,7 @@ use crate::search::{
 
 /// Every player name, for error messages.
 pub const PLAYER_NAMES: &str = "random, optimal, greedy, greedy-stochastic, mcts, mcts-solver, \
-     model:RUN@I[,sims=N], gtp:COMMAND";
+     model:RUN@I[,sims=N][,tree=rules], gtp:COMMAND";
 
 /// The leaf evaluator of an MCTS player.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -74,6 +76,10 @@ pub enum PlayerSpec {
         run: String,
         iteration: u32,
         sims: Option<u32>,
+        /// `tree=rules`: the search runs over the game's rules with the model at its leaves
+        /// even where the learner searches a model of its own (MuZero's learned dynamics,
+        /// docs/muzero.md); false (`tree=model`, the default): the learner's own search.
+        rules: bool,
     },
     /// A GTP engine, started by this command line for each game (Go only).
     Gtp {
@@ -582,8 +588,21 @@ fn parse_model(text: &str, rest: &str) -> Result<PlayerSpec, PlayerError> {
     let iteration =
         parse(it.trim(), ITERATION).map_err(|r| bad(text, r.message("@", it.trim())))?;
     let mut sims = None;
+    let mut rules = false;
     for part in rest.split(',').filter(|p| !p.trim().is_empty()) {
         match part.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
+            Some(("tree", "rules")) => rules = true,
+            Some(("tree", "model")) => rules = false,
+            Some(("tree", v)) => {
+                return Err(bad(
+                    text,
+                    format!(
+                        "tree={v}: allowed: model (the learner's own search: MuZero's in its \
+                         learned model) or rules (a search over the game's rules with the \
+                         model at the leaves)"
+                    ),
+                ));
+            }
             Some(("sims", v)) => {
                 let n: u32 = count(v).map_err(|r| bad(text, r.message("sims", v)))?;
                 if n == 0 {
@@ -592,17 +611,27 @@ fn parse_model(text: &str, rest: &str) -> Result<PlayerSpec, PlayerError> {
                 sims = Some(n);
             }
             _ => {
-                return Err(bad(text, format!("`{part}`: allowed: sims=N")));
+                return Err(bad(
+                    text,
+                    format!("`{part}`: allowed: sims=N, tree=model|rules"),
+                ));
             }
         }
     }
     if run.trim().is_empty() {
         return Err(bad(text, "give model:RUN@I (a run and an iteration)"));
     }
+    if rules && sims.is_none() {
+        return Err(bad(
+            text,
+            "tree=rules goes with sims=N (without it the model plays its greedy policy, no search)",
+        ));
+    }
     Ok(PlayerSpec::Model {
         run: run.trim().to_string(),
         iteration,
         sims,
+        rules,
     })
 }
 
@@ -621,10 +650,14 @@ impl fmt::Display for PlayerSpec {
                 run,
                 iteration,
                 sims,
+                rules,
             } => {
                 write!(f, "model:{run}@{iteration}")?;
                 if let Some(n) = sims {
                     write!(f, ",sims={n}")?;
+                }
+                if *rules {
+                    write!(f, ",tree=rules")?;
                 }
                 Ok(())
             }
@@ -880,7 +913,8 @@ mod tests {
                 .prop_map(|(run, iteration, sims)| PlayerSpec::Model {
                     run,
                     iteration,
-                    sims
+                    rules: sims.is_some_and(|n| n % 2 == 0),
+                    sims,
                 }),
             mcts_spec(),
             // A command line: anything without outer spaces.
