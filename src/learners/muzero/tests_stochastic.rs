@@ -13,13 +13,14 @@ use crate::learners::Learner;
 use crate::rng::stream;
 use crate::search::SearchConfig;
 
-/// A tiny Stochastic MuZero (state 4, hidden layers of 6, C = 3 codes) with unroll `k`.
+/// A tiny Stochastic MuZero (state 4, hidden layers of 6, C = 3 codes, the diversity term on,
+/// so the thread-count test covers it) with unroll `k`.
 fn tiny_stochastic(k: u32) -> (Ewn, MuZero<Ewn>) {
     let cfg = parse(&format!(
         "[learner.muzero]\nstate = 4\nrepresentation = [6]\ndynamics = [6]\n\
          prediction = [6]\nunroll_steps = {k}\n[learner.muzero.stochastic]\ncodes = 3\n\
          afterstate_dynamics = [6]\nafterstate_prediction = [6]\nencoder = [6]\n\
-         commitment = 0.5\n"
+         commitment = 0.5\ndiversity = 0.3\n"
     ))
     .unwrap();
     let g = ewn(&cfg);
@@ -31,7 +32,7 @@ fn tiny_stochastic(k: u32) -> (Ewn, MuZero<Ewn>) {
 fn stochastic_settings_are_validated_with_their_keys() {
     let c = parse("[learner.muzero.stochastic]\n").unwrap();
     let st = super::settings::settings_of(&c.settings.learner).stochastic;
-    assert_eq!(st.map(|s| s.codes), Some(32));
+    assert_eq!(st.as_ref().map(|s| (s.codes, s.diversity)), Some((32, 0.0)));
     for (extra, key) in [
         ("codes = 1\n", "learner.muzero.stochastic.codes"),
         ("codes = 2000\n", "learner.muzero.stochastic.codes"),
@@ -39,6 +40,8 @@ fn stochastic_settings_are_validated_with_their_keys() {
             "commitment = -1.0\n",
             "learner.muzero.stochastic.commitment",
         ),
+        ("diversity = nan\n", "learner.muzero.stochastic.diversity"),
+        ("diversity = 101.0\n", "learner.muzero.stochastic.diversity"),
         ("encoder = [0]\n", "learner.muzero.stochastic.encoder"),
         (
             "afterstate_dynamics = [0]\n",
