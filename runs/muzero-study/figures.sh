@@ -17,3 +17,8 @@ for g in ewn cdc; do
   $t plot $g-smz-seeds --db "$db" --with $g-smz-paper-seeds --metric code_usage \
     --out "$out/$g-code_usage.svg"
 done
+# Three times the self-play on EWN (the *-long-seeds sweeps).
+$t plot ewn-az-long-seeds --db "$db" --with ewn-muzero-long-seeds --with ewn-smz-long-seeds \
+  --metric wr_p --out "$out/ewn-long-wr_p.svg"
+$t plot ewn-muzero-long-seeds --db "$db" --with ewn-smz-long-seeds \
+  --metrics mae_root_model,mae_root_rules --out "$out/ewn-long-root.svg"

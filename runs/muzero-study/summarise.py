@@ -48,7 +48,7 @@ def main():
         vals.setdefault(arm, {}).setdefault(metric, []).append(value)
     print("| arm | seeds | " + " | ".join(METRICS) + " |")
     print("|---|--:|" + "--:|" * len(METRICS))
-    for arm in ARMS:
+    for arm in ARMS + sorted(a for a in vals if a not in ARMS):
         if arm in vals:
             n = len(vals[arm].get("wr_p", []))
             print(f"| {arm} | {n} | " + " | ".join(show(vals[arm].get(m, [])) for m in METRICS)

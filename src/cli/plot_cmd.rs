@@ -59,15 +59,27 @@ pub(crate) fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
             known.into_iter().cloned().collect::<Vec<_>>().join(", ")
         );
     }
-    let mut title = format!("{} — {}", data.stored.row.name, args.metric);
-    if !args.filter.is_empty() {
-        title = format!("{title} ({})", args.filter.join(", "));
-    }
+    let title = titled(format!("{} — {}", data.stored.row.name, args.metric), args);
     let picture = svg(&data, &cs, &title, &args.metric, (860, 500))?;
     out.write(&db, |w| w.write_all(picture.as_bytes()))?;
+    print_curves(&cs, args);
+    Ok(())
+}
+
+/// A figure's title, with the `--where` filters if any.
+fn titled(title: String, args: &PlotArgs) -> String {
+    if args.filter.is_empty() {
+        title
+    } else {
+        format!("{title} ({})", args.filter.join(", "))
+    }
+}
+
+/// The curves' data as CSV with `--csv`, else a line saying where the figure went.
+fn print_curves(cs: &[tabula::experiments::plot::Curve], args: &PlotArgs) {
     if args.csv {
         outln!("label,iteration,mean,lo,hi,seeds");
-        for c in &cs {
+        for c in cs {
             for (i, s) in &c.points {
                 outln!("\"{}\",{i},{},{},{},{}", c.label, s.mean, s.lo, s.hi, s.n);
             }
@@ -75,7 +87,6 @@ pub(crate) fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
     } else {
         outln!("{} lines written to {}", cs.len(), args.out.display());
     }
-    Ok(())
 }
 
 /// `--x AXIS`: the metric's value at `--at` against the axis, a line per value of `--by`.
@@ -88,16 +99,16 @@ fn plot_finals(
 ) -> anyhow::Result<()> {
     let at: At = args.at.parse()?;
     let f = finals(data, &args.metric, at, x, args.by.as_deref(), filter)?;
-    let mut title = format!(
-        "{} — {} {} by {}",
-        data.stored.row.name,
-        args.metric,
-        at.name(),
-        x.rsplit('.').next().unwrap_or(x)
+    let title = titled(
+        format!(
+            "{} — {} {} by {}",
+            data.stored.row.name,
+            args.metric,
+            at.name(),
+            x.rsplit('.').next().unwrap_or(x)
+        ),
+        args,
     );
-    if !args.filter.is_empty() {
-        title = format!("{title} ({})", args.filter.join(", "));
-    }
     let counts = tabula::experiments::plot::is_count_metric(data, &args.metric);
     let picture = f.svg(data, &title, (860, 500), None, counts);
     out.write(db, |w| w.write_all(picture.as_bytes()))?;
@@ -149,22 +160,10 @@ fn plot_compared(
             );
         }
         let cs = compare::compared_curves(sweeps, &args.metric, filter);
-        let mut title = format!("{} — {}", names.join(" / "), args.metric);
-        if !args.filter.is_empty() {
-            title = format!("{title} ({})", args.filter.join(", "));
-        }
+        let title = titled(format!("{} — {}", names.join(" / "), args.metric), args);
         let picture = compare::curves_svg(sweeps, &cs, &title, &args.metric, (860, 500))?;
         out.write(db, |w| w.write_all(picture.as_bytes()))?;
-        if args.csv {
-            outln!("label,iteration,mean,lo,hi,seeds");
-            for c in &cs {
-                for (i, s) in &c.points {
-                    outln!("\"{}\",{i},{},{},{},{}", c.label, s.mean, s.lo, s.hi, s.n);
-                }
-            }
-        } else {
-            outln!("{} lines written to {}", cs.len(), args.out.display());
-        }
+        print_curves(&cs, args);
         return Ok(());
     }
     if args.metric != "wr_p" {
@@ -176,11 +175,14 @@ fn plot_compared(
     let at: tabula::experiments::plot::At = args.at.parse()?;
     let (lines, unfinished) = compare::metric_lines(sweeps, &args.metrics, at, filter);
     let (axis, labels) = compare::metric_axis(&args.metrics);
-    let title = format!(
-        "{} — {} ({})",
-        names.join(" / "),
-        axis.trim_end_matches('_'),
-        at.name()
+    let title = titled(
+        format!(
+            "{} — {} ({})",
+            names.join(" / "),
+            axis.trim_end_matches('_'),
+            at.name()
+        ),
+        args,
     );
     let picture = compare::metrics_svg(
         sweeps,
