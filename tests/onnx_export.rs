@@ -490,3 +490,87 @@ fn export_errors_are_clear_and_leave_no_partial_file() {
     after.sort();
     assert_eq!(files(d), after, "no temporary file left");
 }
+
+/// MuZero's export (issue 50; docs/muzero.md, "Checkpoints and export"): a tiny Stochastic
+/// MuZero run (all six networks) exported by the binary, one ONNX file per network; ONNX
+/// Runtime runs each file (`tests/python/onnx_muzero_check.py`) on inputs spread over
+/// [-2, 3] and must give tabula's own outputs within 1e-5: the logits, the value squashed by
+/// tanh, and for the dynamics the reward unsquashed (the value head it is trained as).
+#[test]
+fn exported_muzero_networks_match_onnx_runtime() {
+    use tabula::games::Ewn;
+    use tabula::learners::MuZero;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("mz.db");
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("runs/stochastic-muzero-tiny.toml");
+    ok(&tabula(
+        &db,
+        &[
+            "run",
+            spec.to_str().unwrap(),
+            "--set",
+            "iterations=2",
+            "--threads",
+            "2",
+        ],
+    ));
+    let path = dir.path().join("mz.onnx");
+    let o = json(&tabula(
+        &db,
+        &[
+            "checkout",
+            "stochastic-muzero-tiny@2",
+            "--export",
+            path.to_str().unwrap(),
+            "--json",
+        ],
+    ));
+    assert_eq!(o["format"], "onnx");
+    let g = Ewn::new(3, 3, 3).unwrap();
+    let store = Store::open_read_only(&db).unwrap();
+    let m: MuZero<Ewn> = tabula::runs::model_at(&g, &store, "stochastic-muzero-tiny", 2).unwrap();
+    let mut graphs = Vec::new();
+    for (k, (name, len)) in m.exported_inputs().into_iter().enumerate() {
+        let file = dir.path().join(format!("mz.{name}.onnx"));
+        assert!(file.exists(), "{}", file.display());
+        let cases: Vec<serde_json::Value> = (0..8u32)
+            .map(|r| {
+                let x: Vec<f32> = (0..len as u32)
+                    .map(|i| ((i * 7919 + r * 104_729) % 1000) as f32 / 200.0 - 2.0)
+                    .collect();
+                let (logits, value) = m.run_exported(k, &x).unwrap();
+                serde_json::json!({"x": x, "logits": logits, "value": value})
+            })
+            .collect();
+        graphs.push(serde_json::json!({"name": name, "file": file, "cases": cases}));
+    }
+    assert_eq!(graphs.len(), 6);
+    let py = match python() {
+        Ok(py) => py,
+        Err(why) => {
+            loud_skip(&why);
+            return;
+        }
+    };
+    let cases_path = dir.path().join("mz-cases.json");
+    std::fs::write(
+        &cases_path,
+        serde_json::json!({"graphs": graphs}).to_string(),
+    )
+    .unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/onnx_muzero_check.py");
+    let out = Command::new(&py)
+        .arg(&script)
+        .arg(&cases_path)
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "onnx_muzero_check.py failed\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(r["failures"], serde_json::json!([]));
+    assert_eq!(r["networks"].as_object().unwrap().len(), 6, "{r}");
+}

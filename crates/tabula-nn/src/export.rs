@@ -71,6 +71,8 @@ pub(crate) enum Op {
     Gemm,
     Tanh,
     Sigmoid,
+    /// The value unchanged (a linear value output, [`Graph::with_linear_value`]).
+    Identity,
 }
 
 impl Op {
@@ -84,6 +86,7 @@ impl Op {
             Op::Gemm => "Gemm",
             Op::Tanh => "Tanh",
             Op::Sigmoid => "Sigmoid",
+            Op::Identity => "Identity",
         }
     }
 }
@@ -302,6 +305,17 @@ impl Graph {
         })
     }
 
+    /// The same graph with its value output linear: the value head's raw output, not
+    /// squashed (a head trained as a plain number: MuZero's reward, docs/muzero.md), `words`
+    /// saying how it reads.
+    pub fn with_linear_value(mut self, words: &'static str) -> Graph {
+        if let Some(last) = self.nodes.iter_mut().rev().find(|n| n.output == VALUE) {
+            last.op = Op::Identity;
+        }
+        self.value = words;
+        self
+    }
+
     /// What the export says of itself (ONNX `metadata_props`, safetensors `__metadata__`),
     /// then `extra` (the run, the iteration...).
     fn metadata(&self, extra: &[(String, String)]) -> Vec<(String, String)> {
@@ -455,7 +469,7 @@ fn node(p: &mut Pb, n: &Node, k: usize) {
         Op::BatchNorm => p.message(5, |a| float(a, "epsilon", BN_EPS as f32)),
         Op::Flatten => p.message(5, |a| int(a, "axis", 1)),
         Op::Gemm => p.message(5, |a| int(a, "transB", 1)),
-        Op::Relu | Op::Add | Op::Tanh | Op::Sigmoid => {}
+        Op::Relu | Op::Add | Op::Tanh | Op::Sigmoid | Op::Identity => {}
     }
 }
 

@@ -24,6 +24,9 @@ use crate::search::{SearchConfig, SearchError, SearchResult};
 use crate::store::{Encoded, ObjectHash, Store};
 
 /// The networks' names, in checkpoint order (the last three Stochastic MuZero's).
+/// How the dynamics graph's `value` output reads (docs/muzero.md, "Checkpoints and export").
+const REWARD_WORDS: &str = "linear: the reward r, on the [-1, 1] scale (not squashed)";
+
 const NETS: [&str; 6] = [
     "representation",
     "dynamics",
@@ -167,8 +170,12 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
     fn graphs(&self) -> Result<Vec<(&'static str, crate::nn::export::Graph)>, LearnerError> {
         let mut out = Vec::with_capacity(6);
         for (name, net) in NETS.into_iter().zip(self.nets()) {
-            let graph = crate::nn::export::Graph::of(&net.layout, &net.params)
+            let mut graph = crate::nn::export::Graph::of(&net.layout, &net.params)
                 .map_err(|e| LearnerError::Usage(format!("muzero {name} network: {e}")))?;
+            if name == "dynamics" {
+                // g's value is the reward, trained and read as the raw output.
+                graph = graph.with_linear_value(REWARD_WORDS);
+            }
             out.push((name, graph));
         }
         Ok(out)
@@ -437,5 +444,40 @@ impl<G: Abilities> MuZero<G> {
             full: true,
             bytes,
         })
+    }
+}
+
+impl<G: Abilities> MuZero<G> {
+    /// The exported networks' names and input lengths, in the order of the files
+    /// `checkout --export` writes ([`Learner::graphs`]).
+    #[doc(hidden)]
+    pub fn exported_inputs(&self) -> Vec<(&'static str, usize)> {
+        NETS.into_iter()
+            .zip(self.nets())
+            .map(|(name, n)| (name, n.layout.input().len()))
+            .collect()
+    }
+
+    /// Runs exported network `index` on one input `x` as tabula does: its logits, and its
+    /// value as the export's `value` output reads (tanh of the value head, the raw reward
+    /// for the dynamics). What ONNX Runtime must give on the exported files
+    /// (tests/onnx_export.rs); `None` for an index past the last network or an input of
+    /// another length.
+    #[doc(hidden)]
+    pub fn run_exported(&self, index: usize, x: &[f32]) -> Option<(Vec<f32>, f64)> {
+        let net = *self.nets().get(index)?;
+        if x.len() != net.layout.input().len() {
+            return None;
+        }
+        let mut sc = net.layout.scratch();
+        net.layout
+            .forward_batch(&net.params, &net.weights, x, 1, &mut sc);
+        let pre = f64::from(sc.values[0]);
+        let value = if NETS[index] == "dynamics" {
+            pre
+        } else {
+            pre.tanh()
+        };
+        Some((sc.logits[..net.layout.actions()].to_vec(), value))
     }
 }

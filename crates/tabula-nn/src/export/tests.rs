@@ -94,6 +94,7 @@ fn interpret(g: &Graph, x: &[f32]) -> HashMap<String, (Vec<usize>, Vec<f64>)> {
             Op::Relu => (shape, x.iter().map(|v| v.max(0.0)).collect()),
             Op::Tanh => (shape, x.iter().map(|v| v.tanh()).collect()),
             Op::Sigmoid => (shape, x.iter().map(|v| 1.0 / (1.0 + (-v).exp())).collect()),
+            Op::Identity => (shape, x),
             Op::Add => {
                 let (_, y) = &vals[&n.inputs[1]];
                 (shape, x.iter().zip(y).map(|(a, b)| a + b).collect())
