@@ -91,7 +91,8 @@ fn labelled(sweep: &str, label: &str) -> String {
 }
 
 /// The metrics' shared name prefix up to an underscore (`mae_v_depth_` for
-/// `mae_v_depth_0..5`) and each metric's rest: the x-axis's name and labels.
+/// `mae_v_depth_0..5`) and each metric's rest, one word each: the x-axis's name and labels
+/// (else `metric` and the whole names).
 pub fn metric_axis(metrics: &[String]) -> (String, Vec<String>) {
     let first = &metrics[0];
     let mut cut = first.len();
@@ -105,7 +106,12 @@ pub fn metric_axis(metrics: &[String]) -> (String, Vec<String>) {
         );
     }
     let cut = first[..cut].rfind('_').map_or(0, |i| i + 1);
-    if cut == 0 || metrics.iter().any(|m| m.len() == cut) {
+    // Each label one word (`0`, `rules`), or the metrics' whole names.
+    if cut == 0
+        || metrics
+            .iter()
+            .any(|m| m.len() == cut || m[cut..].contains('_'))
+    {
         return ("metric".into(), metrics.to_vec());
     }
     (
