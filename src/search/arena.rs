@@ -120,9 +120,10 @@ pub(super) fn sample_outcome_edge(
     // The running sums are the walk's own (`Edge::q`), so the first edge whose sum exceeds
     // `u` is the count of those that do not: independent comparisons instead of a chain of
     // additions and an early exit.
-    let sums = &edges[first as usize..(first + len) as usize];
-    let below = sums.iter().filter(|e| e.q <= u).count() as u32;
-    first + below.min(len - 1)
+    let sums = edges[first as usize..(first + len) as usize]
+        .iter()
+        .map(|e| e.q);
+    first + crate::rng::pick_by_sums(u, sums, len as usize) as u32
 }
 
 /// How exact ties in a selection or in the final move choice are broken.

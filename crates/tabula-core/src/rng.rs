@@ -104,13 +104,21 @@ impl GameSlot {
 pub fn sample_outcome(rng: &mut StreamRng, outcomes: &[ChanceOutcome]) -> usize {
     debug_assert!(!outcomes.is_empty());
     let u: f64 = rng.random();
-    let mut acc = 0.0;
-    let mut below = 0;
-    for o in outcomes {
-        acc += o.prob;
-        below += usize::from(acc <= u);
-    }
-    below.min(outcomes.len() - 1)
+    let sums = outcomes.iter().scan(0.0, |acc, o| {
+        *acc += o.prob;
+        Some(*acc)
+    });
+    pick_by_sums(u, sums, outcomes.len())
+}
+
+/// The outcome an inverse-CDF draw `u` in [0, 1) picks from the running sums `sums` of its
+/// `n` outcomes' probabilities (in outcome order): the number of sums not above `u`, capped
+/// at the last outcome (sums that end just under 1 never index past it). Independent
+/// comparisons, no early exit. The one rule of every chance draw ([`sample_outcome`], the
+/// searches' chance edges, a game's fused playout), so a fast path draws as the generic one.
+#[inline(always)]
+pub fn pick_by_sums(u: f64, sums: impl Iterator<Item = f64>, n: usize) -> usize {
+    sums.filter(|&s| s <= u).count().min(n - 1)
 }
 
 impl crate::game::PlayoutDraws for StreamRng {

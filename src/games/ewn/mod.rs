@@ -643,8 +643,7 @@ impl Ewn {
     fn roll_and_move<D: PlayoutDraws>(&self, v: u128, side: Player, draws: &mut D) -> EwnState {
         let k = self.k as usize;
         let u = draws.unit();
-        let below = self.die_sums[..k].iter().filter(|&&acc| acc <= u).count();
-        let die = below.min(k - 1) as u8 + 1;
+        let die = crate::rng::pick_by_sums(u, self.die_sums[..k].iter().copied(), k) as u8 + 1;
         self.random_step(v, side, self.movable(v, side, die), draws)
     }
 
