@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::SettingError;
+use crate::learners::network::OptimizerKeys;
 use crate::learners::{LearnerSettings, SettingsCheck};
 use crate::nn::OptimConfig;
 
@@ -182,44 +183,17 @@ impl MuZeroSettings {
         Ok(())
     }
 
+    /// The optimiser keys, checked as the network learner's.
     fn validate_optimizer(&self) -> Result<(), SettingError> {
-        let lr = &self.lr;
-        if lr.is_empty() || lr[0].0 != 1 {
-            return Err(bad(
-                "lr",
-                format!("{lr:?}"),
-                "a non-empty list of [from_iteration, rate] pairs, the first from iteration 1",
-            ));
+        OptimizerKeys {
+            lr: &self.lr,
+            momentum: self.momentum,
+            adam_beta1: self.adam_beta1,
+            adam_beta2: self.adam_beta2,
+            weight_decay: self.weight_decay,
+            adam_eps: self.adam_eps,
         }
-        for (i, &(from, rate)) in lr.iter().enumerate() {
-            if !(rate.is_finite() && rate > 0.0 && rate <= 10.0) || (i > 0 && from <= lr[i - 1].0) {
-                return Err(bad(
-                    &format!("lr[{i}]"),
-                    format!("[{from}, {rate}]"),
-                    "a rate > 0 and at most 10, from_iteration strictly increasing",
-                ));
-            }
-        }
-        for (key, x) in [
-            ("momentum", self.momentum),
-            ("adam_beta1", self.adam_beta1),
-            ("adam_beta2", self.adam_beta2),
-        ] {
-            if !(x.is_finite() && (0.0..1.0).contains(&x)) {
-                return Err(bad(key, x, "a number in [0, 1)"));
-            }
-        }
-        if !(0.0..=1.0).contains(&self.weight_decay) {
-            return Err(bad(
-                "weight_decay",
-                self.weight_decay,
-                "a number from 0 to 1 (the paper's 1e-4)",
-            ));
-        }
-        if !(1e-20..=1.0).contains(&self.adam_eps) {
-            return Err(bad("adam_eps", self.adam_eps, "a number from 1e-20 to 1"));
-        }
-        Ok(())
+        .check(&|k: &str, v: String, allowed: &str| bad(k, v, allowed))
     }
 
     fn validate_training(&self, check: SettingsCheck<'_>) -> Result<(), SettingError> {

@@ -30,7 +30,7 @@ pub use model::{NetSample, Network};
 pub use records::NetworkEvaluation;
 pub(crate) use records::{CheckpointRecord, OptimizerRecord, ParamsRecord};
 pub use settings::{ArchKind, ArithKind, AugmentKind, HeadKind, NetworkSettings, ValueHeadKind};
-pub(crate) use settings::{FIXED_SETTINGS, input_of, settings_of};
+pub(crate) use settings::{FIXED_SETTINGS, OptimizerKeys, input_of, settings_of};
 
 const OWN_METRICS: [MetricDef; 12] = [
     SHARED[0],

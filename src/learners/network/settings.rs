@@ -280,6 +280,69 @@ pub(super) fn bad(key: &str, value: impl ToString, allowed: &str) -> SettingErro
     SettingError::new(format!("learner.network.{key}"), value, allowed)
 }
 
+/// The optimiser keys the network and MuZero learners share, checked alike.
+pub(crate) struct OptimizerKeys<'a> {
+    pub(crate) lr: &'a [(u32, f64)],
+    pub(crate) momentum: f64,
+    pub(crate) adam_beta1: f64,
+    pub(crate) adam_beta2: f64,
+    pub(crate) weight_decay: f64,
+    pub(crate) adam_eps: f64,
+}
+
+impl OptimizerKeys<'_> {
+    /// Checks the learning-rate schedule, momenta, weight decay and epsilon; `bad` names a
+    /// key in its learner's table (`learner.network.KEY`, `learner.muzero.KEY`).
+    pub(crate) fn check(
+        &self,
+        bad: &dyn Fn(&str, String, &str) -> SettingError,
+    ) -> Result<(), SettingError> {
+        let lr = self.lr;
+        if lr.is_empty() || lr[0].0 != 1 {
+            return Err(bad(
+                "lr",
+                format!("{lr:?}"),
+                "a non-empty list of [from_iteration, rate] pairs, the first from iteration 1",
+            ));
+        }
+        for (i, &(from, rate)) in lr.iter().enumerate() {
+            if !(rate.is_finite() && rate > 0.0 && rate <= 10.0) || (i > 0 && from <= lr[i - 1].0) {
+                return Err(bad(
+                    &format!("lr[{i}]"),
+                    format!("[{from}, {rate}]"),
+                    "a rate > 0 and at most 10, from_iteration strictly increasing",
+                ));
+            }
+        }
+        for (key, x) in [
+            ("momentum", self.momentum),
+            ("adam_beta1", self.adam_beta1),
+            ("adam_beta2", self.adam_beta2),
+        ] {
+            if !(x.is_finite() && (0.0..1.0).contains(&x)) {
+                return Err(bad(key, x.to_string(), "a number in [0, 1)"));
+            }
+        }
+        // Upper bounds keep the arithmetic finite (a larger step overflows f32 within one
+        // update); what still diverges is caught by the driver as a NaN metric.
+        if !(0.0..=1.0).contains(&self.weight_decay) {
+            return Err(bad(
+                "weight_decay",
+                self.weight_decay.to_string(),
+                "a number from 0 to 1 (the studies use 1e-4)",
+            ));
+        }
+        if !(1e-20..=1.0).contains(&self.adam_eps) {
+            return Err(bad(
+                "adam_eps",
+                self.adam_eps.to_string(),
+                "a number from 1e-20 to 1 (default 1e-8; the engine computes in f32)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl NetworkSettings {
     /// Checks every key against the driver's window (errors name `learner.network.KEY`), group
     /// by group in the order of the keys in the spec.
@@ -383,49 +446,15 @@ impl NetworkSettings {
 
     /// The optimiser: the learning-rate schedule, momenta, weight decay and epsilon.
     fn validate_optimizer(&self) -> Result<(), SettingError> {
-        let lr = &self.lr;
-        if lr.is_empty() || lr[0].0 != 1 {
-            return Err(bad(
-                "lr",
-                format!("{lr:?}"),
-                "a non-empty list of [from_iteration, rate] pairs, the first from iteration 1",
-            ));
+        OptimizerKeys {
+            lr: &self.lr,
+            momentum: self.momentum,
+            adam_beta1: self.adam_beta1,
+            adam_beta2: self.adam_beta2,
+            weight_decay: self.weight_decay,
+            adam_eps: self.adam_eps,
         }
-        for (i, &(from, rate)) in lr.iter().enumerate() {
-            if !(rate.is_finite() && rate > 0.0 && rate <= 10.0) || (i > 0 && from <= lr[i - 1].0) {
-                return Err(bad(
-                    &format!("lr[{i}]"),
-                    format!("[{from}, {rate}]"),
-                    "a rate > 0 and at most 10, from_iteration strictly increasing",
-                ));
-            }
-        }
-        for (key, x) in [
-            ("momentum", self.momentum),
-            ("adam_beta1", self.adam_beta1),
-            ("adam_beta2", self.adam_beta2),
-        ] {
-            if !(x.is_finite() && (0.0..1.0).contains(&x)) {
-                return Err(bad(key, x, "a number in [0, 1)"));
-            }
-        }
-        // Upper bounds keep the arithmetic finite (a larger step overflows f32 within one
-        // update); what still diverges is caught by the driver as a NaN metric.
-        if !(0.0..=1.0).contains(&self.weight_decay) {
-            return Err(bad(
-                "weight_decay",
-                self.weight_decay,
-                "a number from 0 to 1 (the studies use 1e-4)",
-            ));
-        }
-        if !(1e-20..=1.0).contains(&self.adam_eps) {
-            return Err(bad(
-                "adam_eps",
-                self.adam_eps,
-                "a number from 1e-20 to 1 (default 1e-8; the engine computes in f32)",
-            ));
-        }
-        Ok(())
+        .check(&|k: &str, v: String, allowed: &str| bad(k, v, allowed))
     }
 
     /// The training: minibatches, steps or epochs, and the retained fraction.
