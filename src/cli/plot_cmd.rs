@@ -116,14 +116,7 @@ fn plot_finals(
         outln!("line,x,mean,lo,hi,seeds");
         for (label, pts) in &f.lines {
             for (i, s) in pts {
-                outln!(
-                    "\"{label}\",\"{}\",{},{},{},{}",
-                    f.x_values[*i],
-                    s.mean,
-                    s.lo,
-                    s.hi,
-                    s.n
-                );
+                csv_row(label, &f.x_values[*i], s);
             }
         }
     } else {
@@ -196,15 +189,7 @@ fn plot_compared(
         outln!("line,x,mean,lo,hi,seeds");
         for l in &lines {
             for (x, s) in &l.points {
-                outln!(
-                    "\"{}\",\"{}\",{},{},{},{}",
-                    l.label,
-                    labels[*x as usize],
-                    s.mean,
-                    s.lo,
-                    s.hi,
-                    s.n
-                );
+                csv_row(&l.label, &labels[*x as usize], s);
             }
         }
     } else {
@@ -221,4 +206,9 @@ fn plot_compared(
         );
     }
     Ok(())
+}
+
+/// One CSV row of a final-value figure: line, x, mean, lo, hi, seeds.
+fn csv_row(line: &str, x: &str, s: &tabula::experiments::plot::Stat) {
+    outln!("\"{line}\",\"{x}\",{},{},{},{}", s.mean, s.lo, s.hi, s.n);
 }
