@@ -289,9 +289,9 @@ impl Game for LearnedGame {
 
 /// The model as the learned game's leaf evaluator: the root's hidden state from the
 /// representation of the real position, every other node's from the dynamics. Stochastic
-/// MuZero: a decision node's expansion also computes the afterstate phi(s, a) of each of
-/// its actions and psi's sigma over the codes (into the game's table); a decision node
-/// below an afterstate is g(afterstate, code).
+/// MuZero: a decision node's state goes into the table it shares with the game (whose
+/// `chance_outcomes` computes an afterstate phi(s, a) and its sigma when the search first
+/// reaches it); a decision node below an afterstate is g(afterstate, code).
 pub(crate) struct LearnedEval<'a, G: Game> {
     model: &'a MuZero<G>,
     /// The root's hidden state.

@@ -397,7 +397,8 @@ fn the_stochastic_search_and_training_are_the_same_bits_at_any_thread_count() {
 }
 
 /// The learned game's afterstates are chance nodes over the C codes with the learned sigma
-/// of psi(phi(s, a)), filled when their parent is evaluated; a code leads to the decision
+/// of psi(phi(s, a)), computed when first reached (after their parent is evaluated, as a
+/// search reaches them); a code leads to the decision
 /// state g(as, c), the other player to move, valued f(g(as, c)).
 #[test]
 fn the_learned_game_has_chance_nodes_with_the_learned_sigma() {
