@@ -31,7 +31,7 @@ use crate::games::Abilities;
 use crate::rng::StreamRng;
 use crate::search::{Evaluator, Search, SearchConfig, SearchError, SearchResult};
 
-use super::model::{ChanceNets, MuScratch, MuZero, Net, encode_dynamics_input, min_max, softmax};
+use super::model::{ChanceNets, MuScratch, MuZero, Net, afterstate_of, chance_of};
 use crate::nn::Scratch;
 
 /// Stochastic MuZero's learned chance, shared by the game and the evaluator of one search
@@ -75,23 +75,23 @@ impl ChanceTable {
     }
 
     /// The afterstate `node` = phi(its parent's state, `a`) and its sigma = psi's softmax
-    /// over the codes, computed on first use (the same passes as [`MuZero::afterstate`] and
-    /// [`MuZero::afterstate_predict`], so the same bits). None if the parent was never
+    /// over the codes, computed on first use (the passes [`MuZero::afterstate`] and
+    /// [`MuZero::afterstate_predict`] make, so the same bits). None if the parent was never
     /// evaluated (a search evaluates a parent before descending below it).
     fn after(&mut self, node: u128, parent: u128, a: Action) -> Option<&(Vec<f32>, Vec<f64>)> {
         if !self.afters.contains_key(&node) {
             let state = self.decisions.get(&parent)?;
             let (phi_sc, psi_sc, ain) = &mut self.scratch;
-            encode_dynamics_input(state, a, ain);
-            let (phi, psi) = (&self.phi, &self.psi);
-            phi.layout
-                .forward_batch(&phi.params, &phi.weights, ain, 1, phi_sc);
             let mut after = vec![0.0; state.len()];
-            min_max(&phi_sc.logits[..after.len()], &mut after);
-            psi.layout
-                .forward_batch(&psi.params, &psi.weights, &after, 1, psi_sc);
+            afterstate_of(
+                &self.phi,
+                state,
+                a,
+                (phi_sc, ain.as_mut_slice()),
+                &mut after,
+            );
             let mut sigma = Vec::with_capacity(self.codes);
-            softmax(&psi_sc.logits[..self.codes], &mut sigma);
+            chance_of(&self.psi, self.codes, &after, psi_sc, &mut sigma);
             self.afters.insert(node, (after, sigma));
         }
         self.afters.get(&node)
@@ -104,8 +104,8 @@ impl ChanceTable {
 pub(crate) struct LearnedGame {
     actions: usize,
     root_legal: Vec<Action>,
-    /// C and sigma (None: MuZero, no chance nodes).
-    chance: Option<(usize, Sigmas)>,
+    /// The learned chance (None: MuZero, no chance nodes).
+    chance: Option<Sigmas>,
 }
 
 /// A model state (see the module docs).
@@ -142,7 +142,7 @@ impl LearnedGame {
     pub(crate) fn new(
         actions: usize,
         root_legal: Vec<Action>,
-        chance: Option<(usize, Sigmas)>,
+        chance: Option<Sigmas>,
     ) -> LearnedGame {
         LearnedGame {
             actions,
@@ -213,7 +213,7 @@ impl Game for LearnedGame {
     /// not, never taken).
     fn chance_outcomes(&self, s: &ModelState, out: &mut Vec<ChanceOutcome>) {
         out.clear();
-        let Some((c, sigmas)) = &self.chance else {
+        let Some(sigmas) = &self.chance else {
             return;
         };
         if !s.after {
@@ -222,6 +222,7 @@ impl Game for LearnedGame {
         let mut table = sigmas
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let c = table.codes;
         match table.after(s.node, s.parent, s.action) {
             Some((_, sigma)) => {
                 out.extend(sigma.iter().enumerate().map(|(o, &prob)| ChanceOutcome {
@@ -229,9 +230,9 @@ impl Game for LearnedGame {
                     prob,
                 }))
             }
-            None => out.extend((0..*c).map(|o| ChanceOutcome {
+            None => out.extend((0..c).map(|o| ChanceOutcome {
                 outcome: o as Outcome,
-                prob: 1.0 / *c as f64,
+                prob: 1.0 / c as f64,
             })),
         }
     }
@@ -396,8 +397,7 @@ impl<G: Abilities> MuZero<G> {
         let mut legal = Vec::new();
         g.legal_actions(s, &mut legal);
         let sigmas: Option<Sigmas> = self.chance.as_ref().map(ChanceTable::shared);
-        let chance = sigmas.clone().map(|t| (self.codes(), t));
-        let lg = LearnedGame::new(g.num_actions(), legal, chance);
+        let lg = LearnedGame::new(g.num_actions(), legal, sigmas.clone());
         let mut search =
             Search::<LearnedGame>::new(config).map_err(|e| SearchError::Start(e.to_string()))?;
         let mut eval = LearnedEval::new(self, s, past);

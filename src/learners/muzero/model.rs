@@ -380,10 +380,7 @@ impl<G: Game> MuZero<G> {
         let (Some(c), Some((phi, _, _, ain))) = (&self.chance, &mut sc.chance) else {
             return;
         };
-        encode_dynamics_input(state, a, ain);
-        let n = &c.phi;
-        n.layout.forward_batch(&n.params, &n.weights, ain, 1, phi);
-        min_max(&phi.logits[..out.len()], out);
+        afterstate_of(&c.phi, state, a, (phi, ain.as_mut_slice()), out);
     }
 
     /// psi(afterstate): sigma over the C codes into `sigma`; returns Q on the [0, 1] scale
@@ -398,11 +395,7 @@ impl<G: Game> MuZero<G> {
         let (Some(c), Some((_, psi, _, _))) = (&self.chance, &mut sc.chance) else {
             return 0.5;
         };
-        let n = &c.psi;
-        n.layout
-            .forward_batch(&n.params, &n.weights, afterstate, 1, psi);
-        softmax(&psi.logits[..c.codes], sigma);
-        unit(psi.values[0])
+        chance_of(&c.psi, c.codes, afterstate, psi, sigma)
     }
 
     /// The code e assigns to the observation `s` after the game's `past`: the argmax of
@@ -530,6 +523,37 @@ pub(crate) fn diversity(
         }
     }
     1.0 - entropy / log_c
+}
+
+/// The afterstate phi(s, a), scaled, into `out` (phi's input written into `ain`): one pass
+/// of `phi`, shared by the model ([`MuZero::afterstate`]) and the search's chance table
+/// (learned.rs), so both give the same bits.
+pub(crate) fn afterstate_of(
+    phi: &Net,
+    state: &[f32],
+    a: Action,
+    (sc, ain): (&mut Scratch, &mut [f32]),
+    out: &mut [f32],
+) {
+    encode_dynamics_input(state, a, ain);
+    phi.layout
+        .forward_batch(&phi.params, &phi.weights, ain, 1, sc);
+    min_max(&sc.logits[..out.len()], out);
+}
+
+/// psi(afterstate): sigma, the softmax over the first `codes` logits, into `sigma`; returns
+/// Q on the [0, 1] scale for the side to move after chance. Shared as [`afterstate_of`].
+pub(crate) fn chance_of(
+    psi: &Net,
+    codes: usize,
+    afterstate: &[f32],
+    sc: &mut Scratch,
+    sigma: &mut Vec<f64>,
+) -> f64 {
+    psi.layout
+        .forward_batch(&psi.params, &psi.weights, afterstate, 1, sc);
+    softmax(&sc.logits[..codes], sigma);
+    unit(sc.values[0])
 }
 
 /// The value head's tanh output on the [0, 1] scale.

@@ -301,7 +301,7 @@ fn gradients_match_finite_differences_with_the_papers_scalings() {
     assert!(checked.iter().all(|&c| c >= 3), "{checked:?}");
 }
 
-pub(super) fn pool(threads: usize) -> rayon::ThreadPool {
+fn pool(threads: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -312,38 +312,56 @@ pub(super) fn pool(threads: usize) -> rayon::ThreadPool {
 /// and 2 threads.
 #[test]
 fn the_learned_search_and_training_are_the_same_bits_at_any_thread_count() {
-    let (g, mut m) = tiny(3);
+    let (g, m) = tiny(3);
+    same_bits_at_1_and_2_threads(
+        &g,
+        m,
+        false,
+        &[
+            "algorithm = \"puct\"\nsimulations = 24\n",
+            "algorithm = \"gumbel\"\nsimulations = 24\n",
+        ],
+    );
+}
+
+/// A training step of every network on a batch of 40 samples (three chunks) from 4 games
+/// unrolled 3 steps, and the searches `configs` (TOML `[search]` tables) in the learned model
+/// from a decision state, each at 1 and 2 threads: the same bits. Each search's root is
+/// masked to the real legal actions, and the learner's `plan` is the same search.
+pub(super) fn same_bits_at_1_and_2_threads(
+    g: &Ewn,
+    mut m: MuZero<Ewn>,
+    stochastic: bool,
+    configs: &[&str],
+) {
     let mut samples = Vec::new();
     for game in 0..4 {
-        let rec = record(&g, game);
-        let states = rec.states(&g).unwrap();
-        game_samples(&g, &m.encoder, (3, false), &rec, &states, &mut samples);
+        let rec = record(g, game);
+        let states = rec.states(g).unwrap();
+        game_samples(g, &m.encoder, (3, stochastic), &rec, &states, &mut samples);
     }
     let batch: Vec<&MuSample> = samples.iter().cycle().take(40).collect();
     let step = |m: &mut MuZero<Ewn>| {
         let mut t = MuTrainer::new(m);
         m.train_step(&batch, 0.05, &mut t);
-        m.h.params
+        m.nets()
             .iter()
-            .chain(&m.g.params)
-            .chain(&m.f.params)
-            .map(|x| x.to_bits())
+            .flat_map(|n| n.params.iter().map(|x| x.to_bits()))
             .collect::<Vec<_>>()
     };
     let mut a = m.copy_for_test();
     let one = pool(1).install(|| step(&mut a));
     let two = pool(2).install(|| step(&mut m));
     assert_eq!(one, two);
-    let s = decision(&g, 1);
-    for algorithm in ["puct", "gumbel"] {
-        let config: SearchConfig =
-            toml::from_str(&format!("simulations = 24\nalgorithm = \"{algorithm}\"\n")).unwrap();
+    let s = decision(g, 1);
+    for text in configs {
+        let config: SearchConfig = toml::from_str(text).unwrap();
         let run = || {
             let mut rng = stream(3, "plan");
-            m.plan(&g, config, (&s, &[]), 0, &mut rng).unwrap()
+            m.plan(g, config, (&s, &[]), 0, &mut rng).unwrap()
         };
         let (r1, r2) = (pool(1).install(run), pool(2).install(run));
-        assert_eq!(r1, r2, "{algorithm}");
+        assert_eq!(r1, r2, "{text}");
         let mut legal = Vec::new();
         g.legal_actions(&s, &mut legal);
         assert_eq!(r1.actions, legal, "masked at the root");
@@ -352,9 +370,9 @@ fn the_learned_search_and_training_are_the_same_bits_at_any_thread_count() {
     // The learner's plan is the same search.
     let config: SearchConfig = toml::from_str("simulations = 16\n").unwrap();
     let mut rng = stream(3, "plan");
-    let via = Learner::plan(&m, &g, config, (&s, &[]), 0, &mut rng)
+    let via = Learner::plan(&m, g, config, (&s, &[]), 0, &mut rng)
         .unwrap()
         .unwrap();
     let mut rng = stream(3, "plan");
-    assert_eq!(via, m.plan(&g, config, (&s, &[]), 0, &mut rng).unwrap());
+    assert_eq!(via, m.plan(g, config, (&s, &[]), 0, &mut rng).unwrap());
 }

@@ -3,15 +3,13 @@
 //! straight-through step, and the same bits at 1 and 2 threads.
 
 use super::model::{MuZero, argmax, diversity, min_max, softmax, straight_through};
-use super::tests::{decision, ewn, parse, pool, record};
+use super::tests::{decision, ewn, parse, record, same_bits_at_1_and_2_threads};
 use super::train::MuTrainer;
 use super::unroll::{MuSample, game_samples};
 use crate::game::{Action, Game, Turn};
 use crate::game_record::Step;
 use crate::games::Ewn;
-use crate::learners::Learner;
 use crate::rng::stream;
-use crate::search::SearchConfig;
 
 /// A tiny Stochastic MuZero (state 4, hidden layers of 6, C = 3 codes, the diversity term on,
 /// so the thread-count test covers it) with unroll `k`.
@@ -343,57 +341,20 @@ fn the_straight_through_step_copies_the_codes_gradient() {
 }
 
 /// The search with learned chance (PUCT with either chance rule, and Gumbel) and a training
-/// step give the same bits at 1 and 2 threads; the tree holds chance nodes over the codes.
+/// step of all six networks give the same bits at 1 and 2 threads.
 #[test]
 fn the_stochastic_search_and_training_are_the_same_bits_at_any_thread_count() {
-    let (g, mut m) = tiny_stochastic(3);
-    let mut samples = Vec::new();
-    for game in 0..4 {
-        let rec = record(&g, game);
-        let states = rec.states(&g).unwrap();
-        game_samples(&g, &m.encoder, (3, true), &rec, &states, &mut samples);
-    }
-    let batch: Vec<&MuSample> = samples.iter().cycle().take(40).collect();
-    let step = |m: &mut MuZero<Ewn>| {
-        let mut t = MuTrainer::new(m);
-        m.train_step(&batch, 0.05, &mut t);
-        m.nets()
-            .iter()
-            .flat_map(|n| n.params.iter().map(|x| x.to_bits()))
-            .collect::<Vec<_>>()
-    };
-    let mut a = m.copy_for_test();
-    let one = pool(1).install(|| step(&mut a));
-    let two = pool(2).install(|| step(&mut m));
-    assert_eq!(one, two);
-    let s = decision(&g, 1);
-    for (algorithm, chance) in [
-        ("puct", "sample"),
-        ("puct", "proportional"),
-        ("gumbel", "sample"),
-    ] {
-        let config: SearchConfig = toml::from_str(&format!(
-            "simulations = 32\nalgorithm = \"{algorithm}\"\nchance = \"{chance}\"\n"
-        ))
-        .unwrap();
-        let run = || {
-            let mut rng = stream(3, "plan");
-            m.plan(&g, config, (&s, &[]), 0, &mut rng).unwrap()
-        };
-        let (r1, r2) = (pool(1).install(run), pool(2).install(run));
-        assert_eq!(r1, r2, "{algorithm} {chance}");
-        let mut legal = Vec::new();
-        g.legal_actions(&s, &mut legal);
-        assert_eq!(r1.actions, legal, "masked at the root");
-        assert!(r1.visits.iter().sum::<u32>() > 0);
-    }
-    let config: SearchConfig = toml::from_str("simulations = 16\n").unwrap();
-    let mut rng = stream(3, "plan");
-    let via = Learner::plan(&m, &g, config, (&s, &[]), 0, &mut rng)
-        .unwrap()
-        .unwrap();
-    let mut rng = stream(3, "plan");
-    assert_eq!(via, m.plan(&g, config, (&s, &[]), 0, &mut rng).unwrap());
+    let (g, m) = tiny_stochastic(3);
+    same_bits_at_1_and_2_threads(
+        &g,
+        m,
+        true,
+        &[
+            "algorithm = \"puct\"\nchance = \"sample\"\nsimulations = 32\n",
+            "algorithm = \"puct\"\nchance = \"proportional\"\nsimulations = 32\n",
+            "algorithm = \"gumbel\"\nchance = \"sample\"\nsimulations = 32\n",
+        ],
+    );
 }
 
 /// The learned game's afterstates are chance nodes over the C codes with the learned sigma
@@ -412,7 +373,7 @@ fn the_learned_game_has_chance_nodes_with_the_learned_sigma() {
     let mut legal = Vec::new();
     g.legal_actions(&s, &mut legal);
     let sigmas = ChanceTable::shared(m.chance.as_ref().unwrap());
-    let lg = LearnedGame::new(g.num_actions(), legal.clone(), Some((3, sigmas.clone())));
+    let lg = LearnedGame::new(g.num_actions(), legal.clone(), Some(sigmas.clone()));
     let mut eval = LearnedEval::new(&m, &s, &[]).with_sigmas(sigmas);
     let root = LearnedGame::root(p);
     let mut priors = vec![0.0; legal.len()];
