@@ -60,7 +60,13 @@ pub(crate) fn plot(db: Option<&Path>, args: &PlotArgs) -> anyhow::Result<()> {
         );
     }
     let title = titled(format!("{} — {}", data.stored.row.name, args.metric), args);
-    let picture = svg(&data, &cs, &title, &args.metric, (860, 500))?;
+    let picture = svg(
+        std::slice::from_ref(&data),
+        &cs,
+        &title,
+        &args.metric,
+        (860, 500),
+    )?;
     out.write(&db, |w| w.write_all(picture.as_bytes()))?;
     print_curves(&cs, args);
     Ok(())
@@ -154,7 +160,7 @@ fn plot_compared(
         }
         let cs = compare::compared_curves(sweeps, &args.metric, filter);
         let title = titled(format!("{} — {}", names.join(" / "), args.metric), args);
-        let picture = compare::curves_svg(sweeps, &cs, &title, &args.metric, (860, 500))?;
+        let picture = svg(sweeps, &cs, &title, &args.metric, (860, 500))?;
         out.write(db, |w| w.write_all(picture.as_bytes()))?;
         print_curves(&cs, args);
         return Ok(());

@@ -8,7 +8,9 @@
 
 use super::ExperimentError;
 use super::chart::{Chart, Series, XAxis};
-use super::plot::{At, Curve, Stat, SweepData, curves, points, reference};
+use super::plot::{
+    At, Curve, Stat, SweepData, caption, curves, finished_values, point_labels, points,
+};
 
 /// The curves of `metric` against iteration of every sweep (the first one's grid points
 /// matching `filter`, every grid point of the others), labelled by sweep.
@@ -42,27 +44,13 @@ pub fn metric_lines(
     for (i, data) in sweeps.iter().enumerate() {
         let f: &[(String, serde_json::Value)] = if i == 0 { filter } else { &[] };
         let pts = points(data, f);
-        let labels: Vec<String> = curves(data, &metrics[0], f)
-            .into_iter()
-            .map(|c| c.label)
-            .collect();
-        for (pi, (_, _, runs)) in pts.iter().enumerate() {
+        for ((_, _, runs), label) in pts.iter().zip(point_labels(data, &pts)) {
             let mut line = Vec::new();
             for (mi, m) in metrics.iter().enumerate() {
-                let mut xs = Vec::new();
-                for r in runs {
-                    if !data.finished.contains(r) {
-                        unfinished += usize::from(mi == 0);
-                        continue;
-                    }
-                    if let Some(v) = data
-                        .metrics
-                        .get(r)
-                        .and_then(|s| s.get(m))
-                        .and_then(|s| at.of(s))
-                    {
-                        xs.push(v);
-                    }
+                let (xs, left_out) = finished_values(data, runs, m, at);
+                // A run is counted once, not once per metric.
+                if mi == 0 {
+                    unfinished += left_out;
                 }
                 if let Some(st) = Stat::of(&xs) {
                     line.push((mi as f64, st));
@@ -71,9 +59,8 @@ pub fn metric_lines(
             if line.is_empty() {
                 continue; // a sweep without these metrics (an arm that has no model)
             }
-            let label = labels.get(pi).map_or("", String::as_str);
             lines.push(Series {
-                label: labelled(&data.stored.row.name, label),
+                label: labelled(&data.stored.row.name, &label),
                 points: line,
             });
         }
@@ -120,63 +107,6 @@ pub fn metric_axis(metrics: &[String]) -> (String, Vec<String>) {
     )
 }
 
-/// The caption of a figure over several sweeps: what a point is, the interval, then one
-/// line per sweep (name, hash, commits, dates).
-fn caption(metric: &str, series: &[Series], sweeps: &[SweepData]) -> Vec<String> {
-    let mut lines = Vec::new();
-    for (i, data) in sweeps.iter().enumerate() {
-        let row = &data.stored.row;
-        let c = super::provenance::caption(
-            metric,
-            series,
-            (&row.name, &row.hash.to_hex()),
-            &data.provenance,
-        );
-        if i == 0 {
-            lines.extend(c);
-        } else if let Some(last) = c.last() {
-            lines.push(last.clone());
-        }
-    }
-    lines
-}
-
-/// Curves of several sweeps against iteration as SVG.
-pub fn curves_svg(
-    sweeps: &[SweepData],
-    curves: &[Curve],
-    title: &str,
-    metric: &str,
-    size: (u32, u32),
-) -> Result<String, ExperimentError> {
-    let series: Vec<Series> = curves
-        .iter()
-        .map(|c| Series {
-            label: c.label.clone(),
-            points: c.points.iter().map(|(i, s)| (f64::from(*i), *s)).collect(),
-        })
-        .collect();
-    if super::chart::data_range(&series, None).is_none() {
-        return Err(ExperimentError::Usage(format!(
-            "no values of `{metric}` to plot (is the metric measured by these runs?)"
-        )));
-    }
-    Ok(Chart {
-        title: title.to_string(),
-        x: XAxis::Numeric {
-            name: "iteration".into(),
-        },
-        y_name: metric.to_string(),
-        y_range: None,
-        integer_y: false,
-        reference: reference(metric),
-        caption: caption(metric, &series, sweeps),
-        series,
-        size,
-    }
-    .svg())
-}
-
 /// Several metrics' final values along x as SVG (x labelled by [`metric_axis`]).
 pub fn metrics_svg(
     sweeps: &[SweepData],
@@ -205,7 +135,7 @@ pub fn metrics_svg(
         y_range: None,
         integer_y: false,
         reference: None,
-        caption: caption(&what, &lines, sweeps),
+        caption: caption(sweeps, &what, &lines),
         series: lines,
         size,
     }

@@ -215,14 +215,8 @@ fn axis_keys(data: &SweepData) -> Vec<String> {
         .collect()
 }
 
-/// The curves of `metric` for the grid points matching `filter`.
-pub fn curves(
-    data: &SweepData,
-    metric: &str,
-    filter: &[(String, serde_json::Value)],
-) -> Vec<Curve> {
-    let pts = points(data, filter);
-    // Label by the axes that vary among the chosen points.
+/// The labels of grid points `pts`: the values of the axes that vary among them.
+pub(crate) fn point_labels(data: &SweepData, pts: &[GridPoint]) -> Vec<String> {
     let keys: Vec<String> = axis_keys(data)
         .into_iter()
         .filter(|k| {
@@ -231,7 +225,47 @@ pub fn curves(
         })
         .collect();
     pts.iter()
-        .map(|(point, values, runs)| {
+        .map(|(_, values, _)| label(values, &keys))
+        .collect()
+}
+
+/// The values of `metric` at `at` of the finished runs among `runs` (in order), and how
+/// many of `runs` are unfinished (left out: their last value is not a final one).
+pub(crate) fn finished_values(
+    data: &SweepData,
+    runs: &[i64],
+    metric: &str,
+    at: At,
+) -> (Vec<f64>, usize) {
+    let mut xs = Vec::new();
+    let mut unfinished = 0;
+    for r in runs {
+        if !data.finished.contains(r) {
+            unfinished += 1;
+            continue;
+        }
+        if let Some(v) = data
+            .metrics
+            .get(r)
+            .and_then(|m| m.get(metric))
+            .and_then(|s| at.of(s))
+        {
+            xs.push(v);
+        }
+    }
+    (xs, unfinished)
+}
+
+/// The curves of `metric` for the grid points matching `filter`.
+pub fn curves(
+    data: &SweepData,
+    metric: &str,
+    filter: &[(String, serde_json::Value)],
+) -> Vec<Curve> {
+    let pts = points(data, filter);
+    pts.iter()
+        .zip(point_labels(data, &pts))
+        .map(|((point, _, runs), label)| {
             let mut by_it: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
             for r in runs {
                 if let Some(series) = data.metrics.get(r).and_then(|m| m.get(metric)) {
@@ -241,7 +275,7 @@ pub fn curves(
                 }
             }
             Curve {
-                label: label(values, &keys),
+                label,
                 point: *point,
                 points: by_it
                     .into_iter()
@@ -276,36 +310,47 @@ pub(crate) fn reference(metric: &str) -> Option<(f64, String)> {
 }
 
 /// A figure's caption (its provenance, [`super::provenance`]): `metric` and what its points
-/// are, the sweep of `data`, its runs' commits and dates.
+/// are, the interval, then one line per sweep drawn (its name, hash, runs' commits and
+/// dates; one sweep, or a study's arms drawn together, [`super::compare`]).
 pub(crate) fn caption(
-    data: &SweepData,
+    sweeps: &[SweepData],
     metric: &str,
     series: &[super::chart::Series],
 ) -> Vec<String> {
-    let row = &data.stored.row;
-    super::provenance::caption(
-        metric,
-        series,
-        (&row.name, &row.hash.to_hex()),
-        &data.provenance,
-    )
+    let mut lines = Vec::new();
+    for (i, data) in sweeps.iter().enumerate() {
+        let row = &data.stored.row;
+        let c = super::provenance::caption(
+            metric,
+            series,
+            (&row.name, &row.hash.to_hex()),
+            &data.provenance,
+        );
+        if i == 0 {
+            lines.extend(c);
+        } else if let Some(last) = c.last() {
+            lines.push(last.clone());
+        }
+    }
+    lines
 }
 
-/// Draws curves (a metric against iteration) of sweep `data` as an SVG document (`width` x
-/// `height` pixels, and a caption saying where they come from).
+/// Draws curves (a metric against iteration) of `sweeps` (one sweep, or several drawn
+/// together) as an SVG document (`width` x `height` pixels, and a caption saying where they
+/// come from).
 pub fn svg(
-    data: &SweepData,
+    sweeps: &[SweepData],
     curves: &[Curve],
     title: &str,
     y_label: &str,
     size: (u32, u32),
 ) -> Result<String, ExperimentError> {
-    svg_styled(data, curves, title, y_label, size, None, false)
+    svg_styled(sweeps, curves, title, y_label, size, None, false)
 }
 
 /// [`svg`] with a given y-range (shared with other figures) and integer ticks for counts.
 pub(crate) fn svg_styled(
-    data: &SweepData,
+    sweeps: &[SweepData],
     curves: &[Curve],
     title: &str,
     y_label: &str,
@@ -335,7 +380,7 @@ pub(crate) fn svg_styled(
         y_range,
         integer_y,
         reference,
-        caption: caption(data, y_label, &series),
+        caption: caption(sweeps, y_label, &series),
         series,
         size,
     }
@@ -554,21 +599,9 @@ impl Along<'_> {
                 {
                     continue;
                 }
-                for r in runs {
-                    if !self.data.finished.contains(r) {
-                        *unfinished += 1;
-                        continue;
-                    }
-                    if let Some(v) = self
-                        .data
-                        .metrics
-                        .get(r)
-                        .and_then(|m| m.get(self.metric))
-                        .and_then(|s| self.at.of(s))
-                    {
-                        xs.push(v);
-                    }
-                }
+                let (vs, left_out) = finished_values(self.data, runs, self.metric, self.at);
+                xs.extend(vs);
+                *unfinished += left_out;
             }
             if let Some(st) = Stat::of(&xs) {
                 line.push((xi, st));
@@ -603,7 +636,7 @@ impl Finals {
         let series = self.series();
         super::chart::Chart {
             caption: caption(
-                data,
+                std::slice::from_ref(data),
                 &format!("{} ({}, finished runs)", self.metric, self.at.name()),
                 &series,
             ),

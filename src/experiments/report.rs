@@ -525,7 +525,7 @@ fn figures(
                 format!("{metric}, {}", facet_text.join(", ")).replace('"', "")
             };
             let picture = svg_styled(
-                data,
+                std::slice::from_ref(data),
                 &cs,
                 &fig_title,
                 metric,
