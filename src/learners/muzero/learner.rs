@@ -27,6 +27,12 @@ use crate::store::{Encoded, ObjectHash, Store};
 /// How the dynamics graph's `value` output reads (docs/muzero.md, "Checkpoints and export").
 const REWARD_WORDS: &str = "linear: the reward r, on the [-1, 1] scale (not squashed)";
 
+/// Whether network `name`'s value output is linear: g's is the reward, trained and read as
+/// the raw output; every other value head is read through tanh.
+fn linear_value(name: &str) -> bool {
+    name == "dynamics"
+}
+
 const NETS: [&str; 6] = [
     "representation",
     "dynamics",
@@ -172,8 +178,7 @@ impl<G: Abilities> Learner<G> for MuZero<G> {
         for (name, net) in NETS.into_iter().zip(self.nets()) {
             let mut graph = crate::nn::export::Graph::of(&net.layout, &net.params)
                 .map_err(|e| LearnerError::Usage(format!("muzero {name} network: {e}")))?;
-            if name == "dynamics" {
-                // g's value is the reward, trained and read as the raw output.
+            if linear_value(name) {
                 graph = graph.with_linear_value(REWARD_WORDS);
             }
             out.push((name, graph));
@@ -473,7 +478,7 @@ impl<G: Abilities> MuZero<G> {
         net.layout
             .forward_batch(&net.params, &net.weights, x, 1, &mut sc);
         let pre = f64::from(sc.values[0]);
-        let value = if NETS[index] == "dynamics" {
+        let value = if linear_value(NETS[index]) {
             pre
         } else {
             pre.tanh()
