@@ -44,7 +44,8 @@ def main():
     ap.add_argument("--db", required=True)
     ap.add_argument("--variant", required=True)
     ap.add_argument("--players", nargs="+", required=True,
-                    help="player specs without commas (model:RUN@I: the greedy policy)")
+                    help="player specs as `tabula match` takes them (model:RUN@I: the greedy policy; "
+                         "model:RUN@I,sims=N[,tree=rules]: a search)")
     ap.add_argument("--games", type=int, default=400)
     ap.add_argument("--tabula", default="target/release/tabula")
     args = ap.parse_args()
